@@ -1,0 +1,141 @@
+# specsim — one entry point. `make` builds build/specsim and build/calibrate
+# (CUDA parts only when nvcc is found); `make SAN=1` builds the same tree under
+# build/asan with AddressSanitizer and UBSan.
+#
+# Layout rules, so modules can be added without touching this file:
+#   sim/*.c            -> libspecsim.a (sim/main.c is the CLI only)
+#   kernels/*.c        -> libkernels.a (kernels/calibrate_main.c is the CLI)
+#   kernels/*_avx2.c   compiled with -mavx2 -mfma -mf16c
+#   kernels/*_avx512.c compiled with -mavx512f -mavx512bw -mavx512vl -mfma -mf16c
+#   kernels/cuda/*.cu  -> libkernels_cuda.a when nvcc exists
+#   tests/unit/test_*.c, tests/kernels/test_*.c -> one test binary each
+#   tests/cli/*.sh     shell tests run by tests/run.sh
+
+SAN      ?= 0
+ifeq ($(SAN),1)
+BUILD    ?= build/asan
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+OPT      := -O1 -g
+else
+BUILD    ?= build
+SANFLAGS :=
+OPT      := -O2 -g
+endif
+
+CC       ?= gcc
+PKGS     := gsl yaml-0.1
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lgsl -lgslcblas -lyaml -lm)
+WARN     := -Wall -Wextra -Werror
+CFLAGS   := -std=c11 $(OPT) $(WARN) -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
+            $(PKG_CFLAGS) $(SANFLAGS) -Isim -Ikernels -MMD -MP \
+            -DSPECSIM_ROOT='"$(CURDIR)"'
+KCFLAGS  := $(filter-out -O1 -O2,$(CFLAGS)) -O3
+LDFLAGS  := $(SANFLAGS)
+LDLIBS   := $(PKG_LIBS) -lpthread -lm
+
+NVCC     := $(shell command -v nvcc 2>/dev/null)
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+NVFLAGS  := -O3 -std=c++17 -Ikernels -Isim --generate-code arch=compute_90,code=sm_90 \
+            --generate-code arch=compute_80,code=sm_80 -Xcompiler -Wall,-Wextra,-Werror
+CUDA_LIBS := -L$(CUDA_HOME)/lib64 -lcublasLt -lcublas -lcudart
+
+SIM_SRC  := $(filter-out sim/main.c,$(wildcard sim/*.c))
+SIM_OBJ  := $(SIM_SRC:%.c=$(BUILD)/%.o)
+KER_SRC  := $(filter-out kernels/calibrate_main.c,$(wildcard kernels/*.c))
+KER_OBJ  := $(KER_SRC:%.c=$(BUILD)/%.o)
+CU_SRC   := $(wildcard kernels/cuda/*.cu)
+CU_OBJ   := $(CU_SRC:%.cu=$(BUILD)/%.o)
+UNIT_SRC := $(wildcard tests/unit/test_*.c) $(wildcard tests/kernels/test_*.c)
+UNIT_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+CUT_SRC  := $(wildcard tests/cuda/test_*.cu)
+CUT_BIN  := $(patsubst tests/%.cu,$(BUILD)/tests/%,$(CUT_SRC))
+
+BINS := $(BUILD)/specsim $(BUILD)/calibrate
+ifneq ($(NVCC),)
+ifneq ($(CU_SRC),)
+BINS += $(CUT_BIN)
+CAL_CUDA_OBJ := $(CU_OBJ)
+CAL_CUDA_LIBS := $(CUDA_LIBS) -lstdc++
+CFLAGS += -DSPECSIM_HAVE_CUDA=1
+endif
+endif
+
+.PHONY: all deps run test test-gpu bench figures clean asan
+all: $(BINS) $(UNIT_BIN)
+
+deps:
+	@./scripts/install-deps.sh
+
+run: deps
+	@$(MAKE) --no-print-directory all
+	$(BUILD)/specsim run scenarios/default.yaml
+
+# The whole suite twice: optimised, then under ASan+UBSan. tests/run.sh prints
+# the closing `N passed, N failed` line over both.
+test: deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory SAN=1 all
+	@./tests/run.sh build build/asan
+
+test-gpu: all
+	@./tests/run-gpu.sh $(BUILD)
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	@./scripts/bench.sh $(BUILD)
+
+figures: deps
+	@$(MAKE) --no-print-directory all
+	@./scripts/figures.sh $(BUILD)
+
+clean:
+	rm -rf build
+
+$(BUILD)/libspecsim.a: $(SIM_OBJ)
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+
+$(BUILD)/libkernels.a: $(KER_OBJ)
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+
+$(BUILD)/libkernels_cuda.a: $(CU_OBJ)
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+
+$(BUILD)/specsim: $(BUILD)/sim/main.o $(BUILD)/libspecsim.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/calibrate: $(BUILD)/kernels/calibrate_main.o $(BUILD)/libkernels.a $(BUILD)/libspecsim.a $(if $(CAL_CUDA_OBJ),$(BUILD)/libkernels_cuda.a)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CAL_CUDA_LIBS) $(LDLIBS)
+
+$(BUILD)/tests/%: tests/%.c $(BUILD)/libspecsim.a $(BUILD)/libkernels.a tests/check.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(BUILD)/libspecsim.a $(BUILD)/libkernels.a $(LDLIBS)
+
+$(BUILD)/tests/cuda/%: tests/cuda/%.cu $(BUILD)/libkernels_cuda.a $(BUILD)/libkernels.a $(BUILD)/libspecsim.a
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -Itests -o $@ $< $(BUILD)/libkernels_cuda.a $(BUILD)/libkernels.a $(BUILD)/libspecsim.a $(CUDA_LIBS) $(PKG_LIBS)
+
+$(BUILD)/sim/%.o: sim/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/kernels/%_avx2.o: kernels/%_avx2.c
+	@mkdir -p $(@D)
+	$(CC) $(KCFLAGS) -mavx2 -mfma -mf16c -c -o $@ $<
+
+$(BUILD)/kernels/%_avx512.o: kernels/%_avx512.c
+	@mkdir -p $(@D)
+	$(CC) $(KCFLAGS) -mavx512f -mavx512bw -mavx512vl -mfma -mf16c -c -o $@ $<
+
+$(BUILD)/kernels/%.o: kernels/%.c
+	@mkdir -p $(@D)
+	$(CC) $(KCFLAGS) -c -o $@ $<
+
+$(BUILD)/kernels/cuda/%.o: kernels/cuda/%.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -c -o $@ $<
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

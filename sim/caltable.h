@@ -1,0 +1,79 @@
+/* caltable — calibration tables (results/calibration/NAME.yaml): reading them
+ * for the service model, writing them for build/calibrate.
+ *
+ * A table is only ever written by a real measurement (build/calibrate). Format
+ * (YAML, one document):
+ *
+ *   format: specsim-calibration/1
+ *   provenance:
+ *     command: "build/calibrate --device cpu --model models/llm/llama-2-7b.yaml"
+ *     date: 2026-11-29T15:02:11Z
+ *     host: hostname
+ *     device: "AMD EPYC ... (2 cores)"   # CPU model or GPU name
+ *     compiler: "gcc 12.2.0 -O3 ..."      # and for CUDA: nvcc, driver, runtime
+ *     notes: free text (clocks, threads, ISA path chosen)
+ *   device_kind: cpu | cuda
+ *   model: llama-2-7b                     # the LLM card's name
+ *   quant: w4a16 | fp16 | fp32 | w8a16
+ *   ceilings:
+ *     read_gbs: 21.3        # measured read bandwidth, GB/s (1e9 B/s)
+ *     copy_gbs: 18.0        # optional (GPU: device-to-device copy)
+ *     fp16_tflops: 0.0      # optional (GPU: large FP16 GEMM)
+ *   ops:                    # one flow mapping per measured shape
+ *     - {op: linear, name: qkv, quant: w4a16, m: 1, n: 12288, k: 4096,
+ *        time_s: 1.23e-4, gbs: 20.1, gflops: 0.82, ceiling_frac: 0.94}
+ *     - {op: attention, q: 5, context: 1024, heads: 32, kv_heads: 32,
+ *        head_dim: 128, batch: 1, time_s: ..., gbs: ..., gflops: ...}
+ *     - {op: token, m: 1, context: 0, time_s: ...}   # one whole forward step
+ *                                                      # of the model (all layers
+ *                                                      # + lm_head), M tokens
+ *
+ * Linear `name`s: qkv (fused q,k,v projections, n = (heads+2·kv_heads)·head_dim),
+ * o (n = k = hidden), gate_up (fused gate+up, n = 2·ffn; up only when not
+ * gated: n = ffn), down (n = hidden, k = ffn), lm_head (n = vocab, k = hidden).
+ * Shapes are per layer; time_s is the median of repeated runs in seconds.
+ */
+#ifndef SPECSIM_CALTABLE_H
+#define SPECSIM_CALTABLE_H
+
+#include <stdio.h>
+
+#include "err.h"
+
+enum caltable_op { CAL_LINEAR = 0, CAL_ATTENTION, CAL_TOKEN };
+
+typedef struct caltable_row {
+    enum caltable_op op;
+    char name[32];      /* linear: qkv, o, gate_up, down, lm_head */
+    char quant[16];     /* linear: precision of the weights */
+    int m, n, k;        /* linear: tokens, output rows, input width; token: m */
+    int q, context;     /* attention: query tokens per sequence, KV length;
+                           token: context */
+    int heads, kv_heads, head_dim, batch;
+    double time_s;
+    double gbs, gflops, ceiling_frac;   /* 0 where not recorded */
+    int line;           /* source line, for messages */
+} caltable_row_t;
+
+typedef struct caltable {
+    char path[512];
+    char device_kind[16];
+    char device[256];
+    char model[64];
+    char quant[16];
+    char command[1024];
+    char date[64];
+    double read_gbs, copy_gbs, fp16_tflops;
+    caltable_row_t *rows;   /* owned */
+    int nrows;
+} caltable_t;
+
+/* Reads a table. Malformed input: -1, err code ERR_INPUT, message
+ * "FILE:LINE:COLUMN: key: problem". The caller owns *out (caltable_free). */
+int caltable_load(const char *path, caltable_t *out, err_t *err);
+void caltable_free(caltable_t *t);
+
+/* Writes a table in the format above (used by build/calibrate). 0 or -1. */
+int caltable_write(const caltable_t *t, FILE *f);
+
+#endif

@@ -1,0 +1,63 @@
+/* cards — LLM architecture cards and hardware cards (models/llm, models/hardware).
+ *
+ * A card is YAML; a scenario names one by path (relative to the repository
+ * root, see cards_resolve_path) or inlines its keys. Values are datasheet
+ * values; every card file carries a `source:` naming where they come from.
+ */
+#ifndef SPECSIM_CARDS_H
+#define SPECSIM_CARDS_H
+
+#include <stddef.h>
+
+#define CARD_NAME_MAX 64
+#define CARD_TEXT_MAX 256
+
+typedef struct llm_card {
+    char name[CARD_NAME_MAX];
+    int layers;
+    int hidden;     /* model width d */
+    int heads;      /* attention (query) heads */
+    int kv_heads;   /* KV heads (GQA when < heads) */
+    int ffn;        /* MLP inner width */
+    int vocab;
+    int gated_mlp;  /* 1: SwiGLU (gate, up, down); 0: (up, down) */
+    char source[CARD_TEXT_MAX];
+} llm_card_t;
+
+/* Precisions a hardware card gives peak rates for. */
+enum precision {
+    PREC_FP32 = 0,
+    PREC_FP16,
+    PREC_W8A16,
+    PREC_W4A16,
+    PREC_W4A4,
+    PREC_COUNT
+};
+
+typedef struct hw_card {
+    char name[CARD_NAME_MAX];
+    char kind[16];              /* "gpu" or "cpu" (SoC) */
+    double mem_bw;              /* bytes/s, datasheet peak */
+    double mem_bytes;           /* device memory in bytes */
+    double flops[PREC_COUNT];   /* peak FLOP/s (dense) by compute precision:
+                                   W8A16 and W4A16 compute in fp16; W4A4 in int4
+                                   (0 where the device has no such path) */
+    double bw_eff;              /* default achieved fraction of mem_bw */
+    double flops_eff;           /* default achieved fraction of peak */
+    char source[CARD_TEXT_MAX];
+} hw_card_t;
+
+/* Parses "fp16", "w8a16", "w4a16", "w4a4", "fp32"; -1 when unknown. */
+int precision_parse(const char *s);
+const char *precision_name(int prec);
+/* Bytes per weight including quantisation metadata (g128 fp16 scale + 4-bit
+ * zero per group for the w4 formats; fp16 scale per row-group for w8). */
+double precision_weight_bytes(int prec);
+
+/* Writes into out (size outsz) the path to open for a card reference: as
+ * given if absolute or if it exists relative to the working directory, else
+ * relative to $SPECSIM_ROOT, else relative to the build-time source root.
+ * Returns 0, or -1 when no candidate exists (out then holds the name). */
+int cards_resolve_path(const char *ref, char *out, size_t outsz);
+
+#endif

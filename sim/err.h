@@ -1,0 +1,24 @@
+/* err — the error record every fallible function fills instead of printing.
+ *
+ * Library code never prints or exits: it fills an err_t and returns -1 (or
+ * NULL). The CLI prints err.msg and exits with err.code. Messages about input
+ * start with "FILE:LINE:COLUMN: " and name the dotted key.
+ */
+#ifndef SPECSIM_ERR_H
+#define SPECSIM_ERR_H
+
+#define ERR_MSG_MAX 1024
+
+enum { ERR_RUNTIME = 1, ERR_INPUT = 2 };
+
+typedef struct err {
+    int code;              /* ERR_INPUT (bad usage/scenario) or ERR_RUNTIME */
+    char msg[ERR_MSG_MAX];
+} err_t;
+
+/* Sets code and a printf-formatted message; a NULL err is allowed (ignored).
+ * Always returns -1 so callers can `return err_set(...)`. */
+int err_set(err_t *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif

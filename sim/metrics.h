@@ -1,0 +1,98 @@
+/* metrics — the contract's metric names (DESIGN §5), bounded-memory
+ * percentiles and the across-replication summary with Student-t CIs.
+ *
+ * A run produces one value per metric per replication (metrics_rep_t); the
+ * summary is their mean with a 95% half-width t(0.975, R-1)·sd/√R (0 when
+ * R = 1). Percentiles come from log-bucketed histograms whose relative error
+ * is at most 0.5% and whose memory does not depend on how much is recorded.
+ */
+#ifndef SPECSIM_METRICS_H
+#define SPECSIM_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* X-macro so the enum, names and descriptions stay in one place and in the
+ * contract's order. Names are contract: never rename, only append. */
+#define METRICS_LIST(X)                                                      \
+    X(ITL_MEAN, "itl_mean_s", "per-token inter-token latency, mean (s)")     \
+    X(ITL_P50, "itl_p50_s", "per-token inter-token latency, median (s)")     \
+    X(ITL_P95, "itl_p95_s", "per-token inter-token latency, p95 (s)")        \
+    X(ITL_P99, "itl_p99_s", "per-token inter-token latency, p99 (s)")        \
+    X(COMMIT_GAP_P99, "commit_gap_p99_s", "p99 of raw gaps between commits (s)") \
+    X(TTFT_MEAN, "ttft_mean_s", "request start -> first token at the edge, mean (s)") \
+    X(TTFT_P99, "ttft_p99_s", "request start -> first token at the edge, p99 (s)") \
+    X(E2E_MEAN, "e2e_mean_s", "request start -> last token, mean (s)")       \
+    X(TOKENS_PER_S_TENANT, "tokens_per_s_tenant", "decode rate of one tenant while decoding (tok/s)") \
+    X(THROUGHPUT, "throughput_tok_s", "committed tokens per second, all tenants") \
+    X(ACCEPTANCE_RATE, "acceptance_rate", "accepted drafts / verified non-stale drafts") \
+    X(ACCEPTED_LEN_MEAN, "accepted_len_mean", "tokens committed per verdict") \
+    X(DRAFT_WASTE_FRAC, "draft_waste_frac", "drafted tokens discarded / drafted") \
+    X(GPU_UTIL, "gpu_util", "GPU busy time / time, mean over replicas")      \
+    X(GPU_WASTE_FRAC, "gpu_waste_frac", "stale verified tokens / verified tokens") \
+    X(BATCH_MEAN, "batch_mean", "jobs per iteration, mean")                  \
+    X(BATCH_P99, "batch_p99", "jobs per iteration, p99")                     \
+    X(QUEUE_DELAY_MEAN, "queue_delay_mean_s", "job arrival at cloud -> iteration start, mean (s)") \
+    X(QUEUE_DELAY_P99, "queue_delay_p99_s", "job arrival at cloud -> iteration start, p99 (s)") \
+    X(EDGE_STALL_FRAC, "edge_stall_frac", "edge waiting time / decode time") \
+    X(NET_UP_BYTES_PER_TOK, "net_up_bytes_per_tok", "uplink bytes per committed token") \
+    X(NET_DOWN_BYTES_PER_TOK, "net_down_bytes_per_tok", "downlink bytes per committed token") \
+    X(GPU_S_PER_KTOK, "gpu_s_per_ktok", "GPU busy seconds per 1000 committed tokens") \
+    X(REQUESTS_DONE, "requests_done", "requests finished after warm-up")     \
+    X(EVENTS, "events", "events processed")                                  \
+    X(WALL_S, "wall_s", "wall-clock seconds of the run")                     \
+    X(EVENTS_PER_S, "events_per_s", "events processed per wall-clock second")
+
+enum metric_id {
+#define METRICS_ENUM(id, name, desc) METRIC_##id,
+    METRICS_LIST(METRICS_ENUM)
+#undef METRICS_ENUM
+    METRIC_COUNT
+};
+
+const char *metric_name(int id);
+const char *metric_desc(int id);
+/* Index of a metric by name, or -1. */
+int metric_find(const char *name);
+/* 1 for wall_s and events_per_s: the only metrics that differ between two
+ * runs of the same scenario and seed. */
+int metric_is_timing(int id);
+
+/* One replication's values, NAN where undefined (e.g. no commits). */
+typedef struct metrics_rep {
+    double v[METRIC_COUNT];
+} metrics_rep_t;
+
+/* Across replications: mean and 95% half-width per metric. NAN-valued
+ * replications are left out of that metric's mean; ci95 is 0 when fewer than
+ * two replications have a value. */
+typedef struct metrics_summary {
+    int reps;
+    double value[METRIC_COUNT];
+    double ci95[METRIC_COUNT];
+} metrics_summary_t;
+
+void metrics_summarize(const metrics_rep_t *reps, int n, metrics_summary_t *out);
+
+/* ---- bounded-memory log histogram --------------------------------------
+ * Buckets grow geometrically by (1+2e) so any value in a bucket is within
+ * relative error e of the bucket's geometric centre; e = 0.005 by default.
+ * Values below `min` are counted in an underflow bucket reported as the exact
+ * smallest value seen; above `max`, in an overflow bucket reported as the
+ * largest value seen; exact zeros are kept separately. */
+typedef struct hist hist_t;
+
+/* Returns a new histogram (caller frees with hist_free), NULL on allocation
+ * failure or bad arguments (min <= 0, max <= min, rel_err <= 0). */
+hist_t *hist_create(double min, double max, double rel_err);
+void hist_free(hist_t *h);
+void hist_reset(hist_t *h);
+/* Records x with weight w (w copies of x; w may be fractional). */
+void hist_add(hist_t *h, double x, double w);
+double hist_count(const hist_t *h);
+double hist_mean(const hist_t *h);   /* exact: from the running sum */
+/* q in [0,1]; NAN when empty. */
+double hist_quantile(const hist_t *h, double q);
+size_t hist_bytes(const hist_t *h);
+
+#endif

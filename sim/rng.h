@@ -1,0 +1,70 @@
+/* rng — random streams and the distributions scenarios use for times/lengths.
+ *
+ * Every random source in a run owns one gsl_rng stream seeded from
+ * (scenario seed, replication, entity id, purpose) through a 64-bit hash, so
+ * adding a tenant or a purpose never shifts another stream's draws.
+ */
+#ifndef SPECSIM_RNG_H
+#define SPECSIM_RNG_H
+
+#include <gsl/gsl_rng.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Purposes: one stream per (entity, purpose). Append only — values are part
+ * of the reproducibility contract (changing one changes every result). */
+enum rng_purpose {
+    RNG_DRAFT_TIME = 1,  /* per-token draft time distribution draws */
+    RNG_ACCEPT,          /* acceptance decisions */
+    RNG_ACCEPT_PARAM,    /* per-tenant acceptance parameters (beta) */
+    RNG_UPLINK,          /* uplink jitter */
+    RNG_DOWNLINK,        /* downlink jitter */
+    RNG_THINK,           /* think time / inter-arrival */
+    RNG_PROMPT,          /* prompt length */
+    RNG_OUTPUT,          /* output length */
+    RNG_VERIFY_TIME,     /* cloud iteration time distribution draws */
+    RNG_PLACEMENT,       /* replica choice tie-breaks */
+    RNG_START            /* start offsets */
+};
+
+/* Returns a new generator (gsl_rng_mt19937) seeded by hashing the four keys;
+ * the caller owns it and frees it with gsl_rng_free(). NULL on allocation
+ * failure. */
+gsl_rng *rng_stream(uint64_t seed, uint64_t replication, uint64_t entity,
+                    uint64_t purpose);
+
+/* splitmix64-based mixing of the keys; exposed for tests. */
+uint64_t rng_hash(uint64_t seed, uint64_t replication, uint64_t entity,
+                  uint64_t purpose);
+
+enum dist_kind {
+    DIST_CONST = 0,
+    DIST_UNIFORM,      /* a = min, b = max */
+    DIST_EXPONENTIAL,  /* a = mean */
+    DIST_NORMAL,       /* a = mean, b = sd */
+    DIST_LOGNORMAL,    /* a = mean, b = sd of the variable itself */
+    DIST_PARETO,       /* a = scale (minimum x_m), b = shape */
+    DIST_EMPIRICAL     /* values[n], drawn uniformly */
+};
+
+/* A distribution of a non-negative quantity (time in s, tokens, ...).
+ * `values` is owned by whoever owns the dist (see dist_free/dist_copy). */
+typedef struct dist {
+    enum dist_kind kind;
+    double a, b;
+    double *values;
+    size_t n;
+} dist_t;
+
+/* One draw. Times and lengths are non-negative: normal is truncated at 0
+ * (rejection, so the result follows the truncated law). */
+double dist_sample(const dist_t *d, gsl_rng *r);
+/* The mean of the distribution as drawn (truncation included). */
+double dist_mean(const dist_t *d);
+/* Deep copy into *dst; returns 0, or -1 on allocation failure. */
+int dist_copy(dist_t *dst, const dist_t *src);
+void dist_free(dist_t *d);
+/* dist_const(x): a constant; nothing to free. */
+dist_t dist_const(double x);
+
+#endif

@@ -1,0 +1,158 @@
+/* scenario — YAML scenario files into validated, fully resolved structs.
+ *
+ * Loading goes: YAML file -> node tree (with line:column marks) -> `--set`
+ * overrides applied to the tree by dotted path -> resolution through the key
+ * table (type, unit, range, default) into scenario_t. Tenant groups inherit
+ * every key of the `tenants:` section and override what they give. Errors
+ * name FILE:LINE:COLUMN and the dotted key; unknown keys get a "did you mean".
+ *
+ * Units: durations `40ms`, `150us`, `2s`, `1min` (stored in seconds); rates
+ * `100Mbps`, `1Gbps`, `inf` (stored in bits/s, INFINITY for inf); sizes `4GiB`,
+ * `512MB` (stored in bytes). A bare number is accepted only where the key has
+ * no unit (counts, probabilities).
+ */
+#ifndef SPECSIM_SCENARIO_H
+#define SPECSIM_SCENARIO_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cards.h"
+#include "err.h"
+#include "rng.h"
+
+#define SCEN_PATH_MAX 512
+
+enum proto_mode { MODE_SYNC = 0, MODE_ASYNC, MODE_CLOUD_ONLY, MODE_EDGE_ONLY };
+enum accept_model { ACC_IID = 0, ACC_POSITIONAL, ACC_BETA, ACC_MARKOV, ACC_TRACE };
+enum arrival_kind { ARRIVAL_CLOSED = 0, ARRIVAL_POISSON };
+enum batch_policy { BATCH_CONTINUOUS = 0, BATCH_WINDOW };
+enum pin_policy { PIN_ROUND_ROBIN = 0, PIN_LEAST_LOADED };
+
+typedef struct protocol_cfg {
+    enum proto_mode mode;
+    int gamma;           /* draft tokens per block, >= 1 */
+    int window;          /* async: max unverified blocks in flight, >= 1 */
+} protocol_cfg_t;
+
+typedef struct accept_cfg {
+    enum accept_model model;
+    double alpha;                 /* iid; also the mean reported for others */
+    double *positional;           /* positional: alpha per position, n = npos */
+    int npos;                     /* (last value repeats past npos) */
+    double beta_a, beta_b;        /* beta: per-tenant alpha ~ Beta(a, b) */
+    double alpha_good, alpha_bad; /* markov: per-state alpha */
+    double p_good_bad, p_bad_good;/* markov: switch probability per draft token */
+    char trace_file[SCEN_PATH_MAX];/* trace: accepted lengths, one per line */
+    int *trace;                   /* loaded trace values */
+    int ntrace;
+} accept_cfg_t;
+
+typedef struct edge_cfg {
+    char device_ref[SCEN_PATH_MAX]; /* card path as written (or "inline") */
+    hw_card_t device;
+    char draft_ref[SCEN_PATH_MAX];
+    llm_card_t draft;               /* draft model */
+    int quant;                      /* enum precision, default PREC_W4A16 */
+    char calibration[SCEN_PATH_MAX];/* "" = none */
+    int has_draft_time;             /* draft_time given: overrides the model */
+    dist_t draft_time;              /* seconds per drafted token */
+    int has_prefill_time;
+    dist_t prefill_time;            /* seconds for the whole prompt */
+    double overhead;                /* s per draft step (model path only) */
+} edge_cfg_t;
+
+typedef struct network_cfg {
+    double rtt;              /* s, base round trip (rtt/2 each way) */
+    dist_t jitter;           /* s, added per message per direction; const 0 = none */
+    double uplink_bps;       /* bits/s; INFINITY = unlimited */
+    double downlink_bps;
+    double overhead_bytes;   /* per message (headers) */
+    double bytes_per_token;  /* payload bytes per token id / verdict entry */
+} network_cfg_t;
+
+typedef struct workload_cfg {
+    enum arrival_kind arrival;
+    dist_t think;            /* closed: think time between requests (s) */
+    double rate;             /* poisson: requests/s per tenant */
+    dist_t prompt_tokens;    /* rounded to >= 1 */
+    dist_t output_tokens;    /* rounded to >= 1 */
+} workload_cfg_t;
+
+typedef struct tenant_group {
+    char name[64];
+    int count;               /* >= 1 */
+    edge_cfg_t edge;
+    network_cfg_t network;
+    workload_cfg_t workload;
+} tenant_group_t;
+
+typedef struct batching_cfg {
+    enum batch_policy policy;
+    int max_batch;           /* jobs per iteration, >= 1 */
+    double max_wait;         /* window policy: s to wait for a full batch */
+    int max_tokens;          /* tokens per iteration; 0 = unlimited */
+} batching_cfg_t;
+
+typedef struct cloud_cfg {
+    int replicas;
+    char gpu_ref[SCEN_PATH_MAX];
+    hw_card_t gpu;
+    char target_ref[SCEN_PATH_MAX];
+    llm_card_t target;
+    int precision;           /* enum precision, default PREC_FP16 */
+    char calibration[SCEN_PATH_MAX];
+    batching_cfg_t batching;
+    enum pin_policy pinning;
+    double overhead;         /* s per iteration (model path only) */
+    double kv_capacity_bytes;/* 0 = derive: gpu memory - weights */
+    int has_verify_time;     /* verify_time given: every iteration takes it */
+    dist_t verify_time;
+} cloud_cfg_t;
+
+typedef struct scenario {
+    char name[128];
+    char file[SCEN_PATH_MAX];  /* where it was loaded from ("" = string) */
+    uint64_t seed;
+    double duration;           /* s of simulated time per replication */
+    double warmup;             /* s deleted from every metric */
+    int replications;
+    protocol_cfg_t protocol;
+    accept_cfg_t acceptance;
+    tenant_group_t *groups;    /* owned; ngroups >= 1 */
+    int ngroups;
+    int ntenants;              /* sum of group counts */
+    cloud_cfg_t cloud;
+} scenario_t;
+
+/* A `--set PATH=VALUE` override; value is parsed as a YAML scalar or flow
+ * node ("{dist: exponential, mean: 6ms}", "[1, 2]"). */
+typedef struct scenario_override {
+    const char *path;
+    const char *value;
+} scenario_override_t;
+
+/* Loads, applies the overrides in order, validates and resolves into *out
+ * (every default filled in, cards loaded). path "-" reads stdin. On error
+ * returns -1 with err filled (code ERR_INPUT, message FILE:LINE:COL: key: ...)
+ * and *out left empty. The caller owns *out and frees it with
+ * scenario_free(). */
+int scenario_load(const char *path, const scenario_override_t *ov, int nov,
+                  scenario_t *out, err_t *err);
+/* Same, from a YAML string; `name` is used in messages in place of a file. */
+int scenario_load_string(const char *name, const char *yaml,
+                         const scenario_override_t *ov, int nov,
+                         scenario_t *out, err_t *err);
+void scenario_free(scenario_t *s);
+
+/* Prints the fully resolved scenario as YAML that scenario_load accepts and
+ * that resolves to the same scenario (round trip). Returns 0 or -1 on a
+ * write error. */
+int scenario_write_yaml(const scenario_t *s, FILE *f);
+
+/* The group a tenant index (0..ntenants-1) belongs to. */
+const tenant_group_t *scenario_tenant_group(const scenario_t *s, int tenant);
+
+const char *scenario_mode_name(enum proto_mode m);
+
+#endif

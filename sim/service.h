@@ -1,0 +1,66 @@
+/* service — one roofline service model for edge drafting and cloud
+ * verification (DESIGN §2).
+ *
+ * An iteration processing jobs (each q new tokens over a KV context of c
+ * tokens) costs a fixed overhead plus, per operator, max(flops / rate,
+ * bytes / bandwidth): the linear layers as an M×K·K×N product with
+ * M = Σq (weights read once per iteration), attention of each job over its
+ * own context, and lm_head. Rates come, in order, from a calibration table
+ * (interpolated in M and context), a roofline fitted to the table outside its
+ * range, or the hardware card's datasheet peak times default efficiencies.
+ */
+#ifndef SPECSIM_SERVICE_H
+#define SPECSIM_SERVICE_H
+
+#include "cards.h"
+#include "caltable.h"
+#include "err.h"
+
+typedef struct service service_t;
+
+typedef struct service_job {
+    int tokens;    /* new tokens processed for this job (q) */
+    int context;   /* KV tokens already cached for this job */
+} service_job_t;
+
+/* The roofline decomposition of one iteration (seconds). */
+typedef struct service_terms {
+    double linear_mem_s, linear_compute_s;   /* all layers' linear ops */
+    double attn_mem_s, attn_compute_s;
+    double lm_head_s;
+    double overhead_s;
+    double total_s;
+    double weight_bytes, kv_bytes, flops;
+} service_terms_t;
+
+/* Creates the model. calibration: path of a table or NULL/"" for datasheet
+ * only; a table for another model or quantisation is an ERR_INPUT error.
+ * Returns NULL with err filled on failure; the caller frees with
+ * service_free(). */
+service_t *service_create(const hw_card_t *hw, const llm_card_t *model,
+                          int precision, const char *calibration,
+                          double overhead_s, err_t *err);
+void service_free(service_t *sv);
+
+/* "table", "fitted" (table present, some shapes outside its range) or
+ * "datasheet". */
+const char *service_source(const service_t *sv);
+
+double service_iter_time(const service_t *sv, const service_job_t *jobs,
+                         int njobs);
+/* One drafted token (M = 1) over `context` cached tokens. */
+double service_draft_time(const service_t *sv, int context);
+/* Prefill of a prompt of n tokens (one job, context 0). */
+double service_prefill_time(const service_t *sv, int n);
+void service_terms(const service_t *sv, const service_job_t *jobs, int njobs,
+                   service_terms_t *out);
+/* Pure datasheet roofline, ignoring any table (for `analytic`'s side-by-side
+ * view). */
+double service_iter_time_datasheet(const service_t *sv,
+                                   const service_job_t *jobs, int njobs);
+
+double service_weight_bytes(const service_t *sv);
+/* K and V bytes per cached token (fp16, all layers). */
+double service_kv_bytes_per_token(const service_t *sv);
+
+#endif

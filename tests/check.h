@@ -1,0 +1,75 @@
+/* check.h — the test harness: one binary per test file, one line per test.
+ *
+ * Each test function runs through RUN(); it prints `PASS name` or
+ * `FAIL name` (after the failing checks, each with file:line and values), and
+ * check_done() returns the exit status. tests/run.sh counts these lines, so a
+ * binary that crashes loses its remaining tests and is counted as failed.
+ */
+#ifndef SPECSIM_CHECK_H
+#define SPECSIM_CHECK_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int check_failed_now;
+static int check_n_pass, check_n_fail;
+
+#define CHECK(cond)                                                         \
+    do {                                                                    \
+        if (!(cond)) {                                                      \
+            printf("  %s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
+            check_failed_now = 1;                                           \
+        }                                                                   \
+    } while (0)
+
+/* |a - b| <= rel * |b| (b is the independently derived expectation). */
+#define CHECK_REL(a, b, rel)                                                \
+    do {                                                                    \
+        double check_a_ = (a), check_b_ = (b);                              \
+        if (!(fabs(check_a_ - check_b_) <= (rel) * fabs(check_b_))) {      \
+            printf("  %s:%d: %s = %.9g, expected %s = %.9g (rel tol %g)\n",  \
+                   __FILE__, __LINE__, #a, check_a_, #b, check_b_,          \
+                   (double)(rel));                                          \
+            check_failed_now = 1;                                           \
+        }                                                                   \
+    } while (0)
+
+#define CHECK_ABS(a, b, tol)                                                \
+    do {                                                                    \
+        double check_a_ = (a), check_b_ = (b);                              \
+        if (!(fabs(check_a_ - check_b_) <= (tol))) {                        \
+            printf("  %s:%d: %s = %.9g, expected %s = %.9g (abs tol %g)\n",  \
+                   __FILE__, __LINE__, #a, check_a_, #b, check_b_,          \
+                   (double)(tol));                                          \
+            check_failed_now = 1;                                           \
+        }                                                                   \
+    } while (0)
+
+#define CHECK_STR(a, b)                                                     \
+    do {                                                                    \
+        const char *check_a_ = (a), *check_b_ = (b);                        \
+        if (!check_a_ || !check_b_ || strcmp(check_a_, check_b_) != 0) {    \
+            printf("  %s:%d: %s = \"%s\", expected \"%s\"\n", __FILE__,      \
+                   __LINE__, #a, check_a_ ? check_a_ : "(null)",            \
+                   check_b_ ? check_b_ : "(null)");                         \
+            check_failed_now = 1;                                           \
+        }                                                                   \
+    } while (0)
+
+#define RUN(fn)                                                             \
+    do {                                                                    \
+        check_failed_now = 0;                                               \
+        fn();                                                               \
+        printf("%s %s\n", check_failed_now ? "FAIL" : "PASS", #fn);         \
+        fflush(stdout);                                                     \
+        if (check_failed_now) check_n_fail++; else check_n_pass++;          \
+    } while (0)
+
+static inline int check_done(void)
+{
+    return check_n_fail ? 1 : 0;
+}
+
+#endif
