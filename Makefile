@@ -54,7 +54,10 @@ CUT_BIN  := $(patsubst tests/%.cu,$(BUILD)/tests/%,$(CUT_SRC))
 BINS := $(BUILD)/specsim $(BUILD)/calibrate
 ifneq ($(NVCC),)
 ifneq ($(CU_SRC),)
+# CUDA test binaries are linked by nvcc, which cannot link sanitizer builds.
+ifeq ($(SAN),0)
 BINS += $(CUT_BIN)
+endif
 CAL_CUDA_OBJ := $(CU_OBJ)
 CAL_CUDA_LIBS := $(CUDA_LIBS) -lstdc++
 CFLAGS += -DSPECSIM_HAVE_CUDA=1
@@ -104,7 +107,15 @@ $(BUILD)/libkernels_cuda.a: $(CU_OBJ)
 	@mkdir -p $(@D)
 	$(AR) rcs $@ $^
 
-$(BUILD)/specsim: $(BUILD)/sim/main.o $(BUILD)/libspecsim.a
+# scenarios/default.yaml becomes a C string so `specsim run` needs no file.
+$(BUILD)/gen/default_scenario.c: scenarios/default.yaml scripts/embed.sh
+	@mkdir -p $(@D)
+	./scripts/embed.sh specsim_default_scenario $< > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/gen/%.o: $(BUILD)/gen/%.c
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/specsim: $(BUILD)/sim/main.o $(BUILD)/gen/default_scenario.o $(BUILD)/libspecsim.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/calibrate: $(BUILD)/kernels/calibrate_main.o $(BUILD)/libkernels.a $(BUILD)/libspecsim.a $(if $(CAL_CUDA_OBJ),$(BUILD)/libkernels_cuda.a)

@@ -48,4 +48,19 @@ void w4a16_gemm_ref(const w4a16_t *w, const uint16_t *x, int m, uint16_t *y);
 float fp16_to_f32(uint16_t h);
 uint16_t f32_to_fp16(float f);
 
+/* Added by the kernels owner.
+ *
+ * Note on w4a16_quantize (asymmetric): the group's range is widened to
+ * contain 0, [min(min, 0), max(max, 0)], as GPTQ and AWQ do, so z =
+ * round(−min/s) never needs clamping, 0 is exact, and every weight lies
+ * within s/2 of a level (plus the fp16 rounding of s). An all-zero group gets
+ * s = 0, z = 0. */
+
+/* One 4-bit weight of row `row`, input `col` (0..15), read or written in the
+ * packed qweight. */
+unsigned w4a16_get_q(const w4a16_t *w, int row, int col);
+void w4a16_set_q(w4a16_t *w, int row, int col, unsigned q);
+/* w4a16_quantize from fp16 weights. 0, or -1 when out of memory. */
+int w4a16_quantize_fp16(const uint16_t *w, int symmetric, w4a16_t *out);
+
 #endif

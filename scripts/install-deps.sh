@@ -2,7 +2,7 @@
 # Installs the Debian packages specsim builds against. Idempotent: when every
 # package is already present it does nothing (no apt-get update, no network).
 set -eu
-pkgs="libgsl-dev libyaml-dev gnuplot-nox pkg-config make gcc"
+pkgs="libgsl-dev libyaml-dev gnuplot-nox pkg-config make gcc time"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -1,10 +1,574 @@
-/* PLACEHOLDER — replaced by the service module's owner. */
+/* caltable — reading and writing calibration tables (format: caltable.h).
+ *
+ * The reader walks a libyaml document tree and checks every key against a
+ * small table per mapping, so unknown keys, duplicates, missing required keys
+ * and malformed values are all reported the same way: FILE:LINE:COLUMN of the
+ * offending node, the dotted key, the problem. Numbers are written in the
+ * shortest form that parses back to the same double, so a table survives a
+ * write/read cycle bit for bit.
+ */
 #include "caltable.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <yaml.h>
+
+#include "cards.h"
+
+#define CALTABLE_FORMAT "specsim-calibration/1"
+
+/* Parsing context: where messages point and what they name. */
+typedef struct ctx {
+    const char *path;
+    yaml_document_t *doc;
+    err_t *err;
+} ctx_t;
+
+static int fail_at(const ctx_t *c, const yaml_node_t *n, const char *key,
+                   const char *problem)
+{
+    int line = n ? (int)n->start_mark.line + 1 : 1;
+    int col = n ? (int)n->start_mark.column + 1 : 1;
+    return err_set(c->err, ERR_INPUT, "%s:%d:%d: %s: %s", c->path, line, col,
+                   key, problem);
+}
+
+static yaml_node_t *node(const ctx_t *c, int id)
+{
+    return yaml_document_get_node(c->doc, id);
+}
+
+static const char *scalar(const yaml_node_t *n)
+{
+    return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value
+                                            : NULL;
+}
+
+/* Levenshtein distance, capped at 99 (keys are short). */
+static int edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 40 || lb > 40) return 99;
+    int prev[41], cur[41];
+    for (size_t j = 0; j <= lb; j++) prev[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        cur[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+            int del = prev[j] + 1, ins = cur[j - 1] + 1;
+            cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+        memcpy(prev, cur, sizeof(int) * (lb + 1));
+    }
+    return prev[lb];
+}
+
+/* "unknown key (did you mean 'x'?)" when one allowed key is close. */
+static int fail_unknown(const ctx_t *c, const yaml_node_t *keynode,
+                        const char *dotted, const char *const *allowed,
+                        int nallowed)
+{
+    const char *k = scalar(keynode);
+    const char *best = NULL;
+    int bestd = 3;
+    for (int i = 0; k && i < nallowed; i++) {
+        int d = edit_distance(k, allowed[i]);
+        if (d < bestd) { bestd = d; best = allowed[i]; }
+    }
+    char msg[160];
+    if (best)
+        snprintf(msg, sizeof msg, "unknown key (did you mean '%s'?)", best);
+    else
+        snprintf(msg, sizeof msg, "unknown key");
+    return fail_at(c, keynode, dotted, msg);
+}
+
+/* Optional text may be empty (""), required text may not. */
+static int get_text(const ctx_t *c, const yaml_node_t *v, const char *key,
+                    char *out, size_t outsz, int allow_empty)
+{
+    const char *s = scalar(v);
+    if (!s) return fail_at(c, v, key, "expected a string");
+    size_t len = v->data.scalar.length;
+    if (len == 0 && !allow_empty) return fail_at(c, v, key, "empty string");
+    if (len >= outsz) {
+        char msg[64];
+        snprintf(msg, sizeof msg, "too long (at most %zu characters)", outsz - 1);
+        return fail_at(c, v, key, msg);
+    }
+    if (memchr(s, 0, len)) return fail_at(c, v, key, "contains a NUL byte");
+    memcpy(out, s, len);
+    out[len] = 0;
+    return 0;
+}
+
+static int get_string(const ctx_t *c, const yaml_node_t *v, const char *key,
+                      char *out, size_t outsz)
+{
+    return get_text(c, v, key, out, outsz, 0);
+}
+
+/* A finite number >= lo (strictly > lo when strict). */
+static int get_double(const ctx_t *c, const yaml_node_t *v, const char *key,
+                      double lo, int strict, double *out)
+{
+    const char *s = scalar(v);
+    if (!s || !*s) return fail_at(c, v, key, "expected a number");
+    char *end;
+    errno = 0;
+    double x = strtod(s, &end);
+    /* ERANGE on underflow still yields the nearest (denormal) value. */
+    if (end == s || *end || !isfinite(x))
+        return fail_at(c, v, key, "expected a finite number");
+    if (strict ? !(x > lo) : !(x >= lo))
+        return fail_at(c, v, key, strict ? (lo == 0 ? "must be > 0" : "out of range")
+                                         : (lo == 0 ? "must be >= 0" : "out of range"));
+    *out = x;
+    return 0;
+}
+
+static int get_int(const ctx_t *c, const yaml_node_t *v, const char *key,
+                   long lo, int *out)
+{
+    const char *s = scalar(v);
+    if (!s || !*s) return fail_at(c, v, key, "expected an integer");
+    char *end;
+    errno = 0;
+    long x = strtol(s, &end, 10);
+    if (end == s || *end || errno == ERANGE || x > INT32_MAX)
+        return fail_at(c, v, key, "expected an integer");
+    if (x < lo) return fail_at(c, v, key, lo == 1 ? "must be >= 1" : "must be >= 0");
+    *out = (int)x;
+    return 0;
+}
+
+/* ---- rows ---------------------------------------------------------------- */
+
+enum ftype { F_STR, F_INT1, F_INT0, F_POS, F_NONNEG };
+#define OPBIT(o) (1u << (o))
+#define ALLOPS (OPBIT(CAL_LINEAR) | OPBIT(CAL_ATTENTION) | OPBIT(CAL_TOKEN))
+
+typedef struct field {
+    const char *key;
+    enum ftype type;
+    size_t off, size;     /* offset in caltable_row_t; size for strings */
+    unsigned allowed;     /* ops that may give it */
+    unsigned required;    /* ops that must give it */
+} field_t;
+
+#define ROWF(k, t, member, al, rq) \
+    {k, t, offsetof(caltable_row_t, member), sizeof(((caltable_row_t *)0)->member), al, rq}
+
+static const field_t row_fields[] = {
+    ROWF("name", F_STR, name, OPBIT(CAL_LINEAR), OPBIT(CAL_LINEAR)),
+    ROWF("quant", F_STR, quant, OPBIT(CAL_LINEAR), 0),
+    ROWF("m", F_INT1, m, OPBIT(CAL_LINEAR) | OPBIT(CAL_TOKEN),
+         OPBIT(CAL_LINEAR) | OPBIT(CAL_TOKEN)),
+    ROWF("n", F_INT1, n, OPBIT(CAL_LINEAR), OPBIT(CAL_LINEAR)),
+    ROWF("k", F_INT1, k, OPBIT(CAL_LINEAR), OPBIT(CAL_LINEAR)),
+    ROWF("q", F_INT1, q, OPBIT(CAL_ATTENTION), OPBIT(CAL_ATTENTION)),
+    ROWF("context", F_INT0, context, OPBIT(CAL_ATTENTION) | OPBIT(CAL_TOKEN),
+         OPBIT(CAL_ATTENTION) | OPBIT(CAL_TOKEN)),
+    ROWF("heads", F_INT1, heads, OPBIT(CAL_ATTENTION), OPBIT(CAL_ATTENTION)),
+    ROWF("kv_heads", F_INT1, kv_heads, OPBIT(CAL_ATTENTION), OPBIT(CAL_ATTENTION)),
+    ROWF("head_dim", F_INT1, head_dim, OPBIT(CAL_ATTENTION), OPBIT(CAL_ATTENTION)),
+    ROWF("batch", F_INT1, batch, OPBIT(CAL_ATTENTION), 0),
+    ROWF("time_s", F_POS, time_s, ALLOPS, ALLOPS),
+    ROWF("gbs", F_NONNEG, gbs, ALLOPS, 0),
+    ROWF("gflops", F_NONNEG, gflops, ALLOPS, 0),
+    ROWF("ceiling_frac", F_NONNEG, ceiling_frac, ALLOPS, 0),
+};
+#define NROWF ((int)(sizeof row_fields / sizeof row_fields[0]))
+
+static const char *const op_names[] = {"linear", "attention", "token"};
+static const char *const linear_names[] = {"qkv", "o", "gate_up", "down", "lm_head"};
+
+static int set_field(const ctx_t *c, const field_t *f, const yaml_node_t *v,
+                     const char *key, caltable_row_t *row)
+{
+    char *p = (char *)row + f->off;
+    switch (f->type) {
+    case F_STR: return get_text(c, v, key, p, f->size, !f->required);
+    case F_INT1: return get_int(c, v, key, 1, (int *)(void *)p);
+    case F_INT0: return get_int(c, v, key, 0, (int *)(void *)p);
+    case F_POS: return get_double(c, v, key, 0, 1, (double *)(void *)p);
+    case F_NONNEG: return get_double(c, v, key, 0, 0, (double *)(void *)p);
+    }
+    return fail_at(c, v, key, "internal: bad field type");
+}
+
+static int parse_row(const ctx_t *c, const yaml_node_t *rn, int idx,
+                     caltable_row_t *row)
+{
+    char key[96];
+    snprintf(key, sizeof key, "ops.%d", idx);
+    if (rn->type != YAML_MAPPING_NODE)
+        return fail_at(c, rn, key, "expected a mapping {op: ..., ...}");
+    memset(row, 0, sizeof *row);
+    row->line = (int)rn->start_mark.line + 1;
+    row->column = (int)rn->start_mark.column + 1;
+
+    /* The op decides which keys are allowed, so find it first. */
+    const yaml_node_t *opv = NULL;
+    yaml_node_pair_t *pr;
+    for (pr = rn->data.mapping.pairs.start; pr < rn->data.mapping.pairs.top; pr++) {
+        const char *k = scalar(node(c, pr->key));
+        if (k && strcmp(k, "op") == 0) { opv = node(c, pr->value); break; }
+    }
+    if (!opv) {
+        snprintf(key, sizeof key, "ops.%d.op", idx);
+        return fail_at(c, rn, key, "missing required key (linear, attention or token)");
+    }
+    int op = -1;
+    const char *ops = scalar(opv);
+    for (int i = 0; ops && i < 3; i++)
+        if (strcmp(ops, op_names[i]) == 0) op = i;
+    if (op < 0) {
+        snprintf(key, sizeof key, "ops.%d.op", idx);
+        return fail_at(c, opv, key, "expected linear, attention or token");
+    }
+    row->op = (enum caltable_op)op;
+    if (op == CAL_ATTENTION) row->batch = 1;   /* optional, one sequence */
+
+    unsigned seen = 0;
+    int seen_op = 0;
+    const char *allowed[NROWF + 1];
+    int nallowed = 0;
+    allowed[nallowed++] = "op";
+    for (int i = 0; i < NROWF; i++)
+        if (row_fields[i].allowed & OPBIT(op)) allowed[nallowed++] = row_fields[i].key;
+
+    for (pr = rn->data.mapping.pairs.start; pr < rn->data.mapping.pairs.top; pr++) {
+        const yaml_node_t *kn = node(c, pr->key), *vn = node(c, pr->value);
+        const char *k = scalar(kn);
+        if (!k) return fail_at(c, kn, key, "keys must be scalars");
+        char dotted[160];
+        snprintf(dotted, sizeof dotted, "ops.%d.%s", idx, k);
+        if (strcmp(k, "op") == 0) {
+            if (seen_op++) return fail_at(c, kn, dotted, "duplicate key");
+            continue;
+        }
+        int fi = -1;
+        for (int i = 0; i < NROWF; i++)
+            if (strcmp(k, row_fields[i].key) == 0) fi = i;
+        if (fi < 0 || !(row_fields[fi].allowed & OPBIT(op))) {
+            if (fi >= 0) {
+                char msg[96];
+                snprintf(msg, sizeof msg, "not a key of a %s row", op_names[op]);
+                return fail_at(c, kn, dotted, msg);
+            }
+            return fail_unknown(c, kn, dotted, allowed, nallowed);
+        }
+        if (seen & (1u << fi)) return fail_at(c, kn, dotted, "duplicate key");
+        seen |= 1u << fi;
+        if (set_field(c, &row_fields[fi], vn, dotted, row) != 0) return -1;
+    }
+    for (int i = 0; i < NROWF; i++) {
+        if ((row_fields[i].required & OPBIT(op)) && !(seen & (1u << i))) {
+            char dotted[160];
+            snprintf(dotted, sizeof dotted, "ops.%d.%s", idx, row_fields[i].key);
+            return fail_at(c, rn, dotted, "missing required key");
+        }
+    }
+    if (op == CAL_LINEAR) {
+        int ok = 0;
+        for (int i = 0; i < 5; i++) ok |= strcmp(row->name, linear_names[i]) == 0;
+        if (!ok) {
+            for (pr = rn->data.mapping.pairs.start; pr < rn->data.mapping.pairs.top; pr++)
+                if (strcmp(scalar(node(c, pr->key)), "name") == 0) break;
+            char dotted[96];
+            snprintf(dotted, sizeof dotted, "ops.%d.name", idx);
+            return fail_at(c, node(c, pr->value), dotted,
+                           "expected qkv, o, gate_up, down or lm_head");
+        }
+        if (row->quant[0] && precision_parse(row->quant) < 0) {
+            for (pr = rn->data.mapping.pairs.start; pr < rn->data.mapping.pairs.top; pr++)
+                if (strcmp(scalar(node(c, pr->key)), "quant") == 0) break;
+            char dotted[96];
+            snprintf(dotted, sizeof dotted, "ops.%d.quant", idx);
+            return fail_at(c, node(c, pr->value), dotted,
+                           "expected fp32, fp16, w8a16, w4a16 or w4a4");
+        }
+    }
+    return 0;
+}
+
+/* ---- top level ----------------------------------------------------------- */
+
+/* A mapping of named scalar fields (provenance, ceilings). */
+typedef struct sfield {
+    const char *key;
+    int is_num;       /* 0 string, 1 non-negative number */
+    void *dst;
+    size_t size;
+    int required;
+} sfield_t;
+
+static int parse_fields(const ctx_t *c, const yaml_node_t *m, const char *prefix,
+                        sfield_t *fs, int nf)
+{
+    if (m->type != YAML_MAPPING_NODE)
+        return fail_at(c, m, prefix, "expected a mapping");
+    const char *allowed[16];
+    for (int i = 0; i < nf; i++) allowed[i] = fs[i].key;
+    unsigned seen = 0;
+    for (yaml_node_pair_t *pr = m->data.mapping.pairs.start;
+         pr < m->data.mapping.pairs.top; pr++) {
+        const yaml_node_t *kn = node(c, pr->key), *vn = node(c, pr->value);
+        const char *k = scalar(kn);
+        if (!k) return fail_at(c, kn, prefix, "keys must be scalars");
+        char dotted[160];
+        snprintf(dotted, sizeof dotted, "%s.%s", prefix, k);
+        int fi = -1;
+        for (int i = 0; i < nf; i++)
+            if (strcmp(k, fs[i].key) == 0) fi = i;
+        if (fi < 0) return fail_unknown(c, kn, dotted, allowed, nf);
+        if (seen & (1u << fi)) return fail_at(c, kn, dotted, "duplicate key");
+        seen |= 1u << fi;
+        int rc = fs[fi].is_num ? get_double(c, vn, dotted, 0, 0, fs[fi].dst)
+                               : get_text(c, vn, dotted, fs[fi].dst, fs[fi].size,
+                                          !fs[fi].required);
+        if (rc != 0) return -1;
+    }
+    for (int i = 0; i < nf; i++) {
+        if (fs[i].required && !(seen & (1u << i))) {
+            char dotted[160];
+            snprintf(dotted, sizeof dotted, "%s.%s", prefix, fs[i].key);
+            return fail_at(c, m, dotted, "missing required key");
+        }
+    }
+    return 0;
+}
+
+static int parse_ops(const ctx_t *c, const yaml_node_t *v, caltable_t *t)
+{
+    if (v->type != YAML_SEQUENCE_NODE)
+        return fail_at(c, v, "ops", "expected a list of rows");
+    ptrdiff_t n = v->data.sequence.items.top - v->data.sequence.items.start;
+    if (n <= 0) return fail_at(c, v, "ops", "empty: a table needs measured rows");
+    if (n > 10000000) return fail_at(c, v, "ops", "too many rows");
+    t->rows = calloc((size_t)n, sizeof *t->rows);
+    if (!t->rows) return err_set(c->err, ERR_RUNTIME, "%s: out of memory", c->path);
+    for (ptrdiff_t i = 0; i < n; i++) {
+        const yaml_node_t *rn = node(c, v->data.sequence.items.start[i]);
+        if (parse_row(c, rn, (int)i, &t->rows[i]) != 0) return -1;
+        t->nrows = (int)i + 1;
+    }
+    return 0;
+}
+
+static const char *const top_keys[] = {"format", "provenance", "device_kind", "model",
+                                       "quant", "ceilings", "ops"};
+enum { K_FORMAT, K_PROV, K_KIND, K_MODEL, K_QUANT, K_CEIL, K_OPS, K_N };
+
+static int parse_root(const ctx_t *c, const yaml_node_t *root, caltable_t *t)
+{
+    if (root->type != YAML_MAPPING_NODE)
+        return fail_at(c, root, "(top level)", "expected a mapping");
+    const yaml_node_t *val[K_N] = {0};
+    for (yaml_node_pair_t *pr = root->data.mapping.pairs.start;
+         pr < root->data.mapping.pairs.top; pr++) {
+        const yaml_node_t *kn = node(c, pr->key);
+        const char *k = scalar(kn);
+        if (!k) return fail_at(c, kn, "(top level)", "keys must be scalars");
+        int ki = -1;
+        for (int i = 0; i < K_N; i++)
+            if (strcmp(k, top_keys[i]) == 0) ki = i;
+        if (ki < 0) return fail_unknown(c, kn, k, top_keys, K_N);
+        if (val[ki]) return fail_at(c, kn, k, "duplicate key");
+        val[ki] = node(c, pr->value);
+    }
+    static const int required[] = {K_FORMAT, K_PROV, K_MODEL, K_QUANT, K_OPS};
+    for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
+        if (!val[required[i]])
+            return fail_at(c, root, top_keys[required[i]], "missing required key");
+
+    char fmt[64];
+    if (get_string(c, val[K_FORMAT], "format", fmt, sizeof fmt) != 0) return -1;
+    if (strcmp(fmt, CALTABLE_FORMAT) != 0)
+        return fail_at(c, val[K_FORMAT], "format",
+                       "unsupported format (expected " CALTABLE_FORMAT ")");
+
+    sfield_t prov[] = {
+        {"command", 0, t->command, sizeof t->command, 1},
+        {"date", 0, t->date, sizeof t->date, 0},
+        {"host", 0, t->host, sizeof t->host, 0},
+        {"device", 0, t->device, sizeof t->device, 0},
+        {"compiler", 0, t->compiler, sizeof t->compiler, 0},
+        {"notes", 0, t->notes, sizeof t->notes, 0},
+    };
+    if (parse_fields(c, val[K_PROV], "provenance", prov, 6) != 0) return -1;
+
+    if (val[K_KIND]) {
+        if (get_text(c, val[K_KIND], "device_kind", t->device_kind,
+                     sizeof t->device_kind, 1) != 0)
+            return -1;
+        if (t->device_kind[0] && strcmp(t->device_kind, "cpu") != 0 &&
+            strcmp(t->device_kind, "cuda") != 0)
+            return fail_at(c, val[K_KIND], "device_kind", "expected cpu or cuda");
+    }
+    if (get_string(c, val[K_MODEL], "model", t->model, sizeof t->model) != 0) return -1;
+    t->model_line = (int)val[K_MODEL]->start_mark.line + 1;
+    t->model_column = (int)val[K_MODEL]->start_mark.column + 1;
+    t->quant_line = (int)val[K_QUANT]->start_mark.line + 1;
+    t->quant_column = (int)val[K_QUANT]->start_mark.column + 1;
+    if (get_string(c, val[K_QUANT], "quant", t->quant, sizeof t->quant) != 0) return -1;
+    if (precision_parse(t->quant) < 0)
+        return fail_at(c, val[K_QUANT], "quant",
+                       "expected fp32, fp16, w8a16, w4a16 or w4a4");
+    if (val[K_CEIL]) {
+        sfield_t ceil[] = {
+            {"read_gbs", 1, &t->read_gbs, 0, 0},
+            {"copy_gbs", 1, &t->copy_gbs, 0, 0},
+            {"fp16_tflops", 1, &t->fp16_tflops, 0, 0},
+        };
+        if (parse_fields(c, val[K_CEIL], "ceilings", ceil, 3) != 0) return -1;
+    }
+    return parse_ops(c, val[K_OPS], t);
+}
+
 int caltable_load(const char *path, caltable_t *out, err_t *err)
 {
     memset(out, 0, sizeof *out);
-    return err_set(err, ERR_INPUT, "%s: calibration tables not implemented yet", path);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return err_set(err, ERR_INPUT, "%s: cannot open calibration table: %s",
+                       path, strerror(errno));
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    if (!yaml_parser_initialize(&parser)) {
+        fclose(f);
+        return err_set(err, ERR_RUNTIME, "%s: out of memory", path);
+    }
+    yaml_parser_set_input_file(&parser, f);
+    int rc = -1;
+    if (!yaml_parser_load(&parser, &doc)) {
+        err_set(err, ERR_INPUT, "%s:%d:%d: (yaml): %s%s%s", path,
+                (int)parser.problem_mark.line + 1, (int)parser.problem_mark.column + 1,
+                parser.problem ? parser.problem : "syntax error",
+                parser.context ? " " : "", parser.context ? parser.context : "");
+        yaml_parser_delete(&parser);
+        fclose(f);
+        return -1;
+    }
+    ctx_t c = {path, &doc, err};
+    yaml_node_t *root = yaml_document_get_root_node(&doc);
+    if (!root) {
+        err_set(err, ERR_INPUT, "%s:1:1: (top level): empty calibration table", path);
+    } else {
+        snprintf(out->path, sizeof out->path, "%s", path);
+        rc = parse_root(&c, root, out);
+    }
+    yaml_document_delete(&doc);
+    yaml_parser_delete(&parser);
+    if (ferror(f) && rc == 0)
+        rc = err_set(err, ERR_INPUT, "%s: read error", path);
+    fclose(f);
+    if (rc != 0) caltable_free(out);
+    return rc;
 }
-void caltable_free(caltable_t *t) { (void)t; }
-int caltable_write(const caltable_t *t, FILE *f) { (void)t; (void)f; return -1; }
+
+void caltable_free(caltable_t *t)
+{
+    if (!t) return;
+    free(t->rows);
+    memset(t, 0, sizeof *t);
+}
+
+/* ---- writing ------------------------------------------------------------- */
+
+/* Shortest %g form that reads back as exactly x. */
+static void fmt_double(char *buf, size_t sz, double x)
+{
+    for (int p = 6; p <= 17; p++) {
+        snprintf(buf, sz, "%.*g", p, x);
+        if (strtod(buf, NULL) == x) return;
+    }
+}
+
+static void put_quoted(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
+        else if (*p == '\n') fputs("\\n", f);
+        else if (*p == '\t') fputs("\\t", f);
+        else if (*p < 0x20 || *p == 0x7f) fprintf(f, "\\x%02x", *p);
+        else fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+static void put_kv_str(FILE *f, const char *indent, const char *k, const char *v)
+{
+    if (!v[0]) return;
+    fprintf(f, "%s%s: ", indent, k);
+    put_quoted(f, v);
+    fputc('\n', f);
+}
+
+static void put_num(FILE *f, const char *sep, const char *k, double v)
+{
+    char b[40];
+    fmt_double(b, sizeof b, v);
+    fprintf(f, "%s%s: %s", sep, k, b);
+}
+
+static void put_row(FILE *f, const caltable_row_t *r)
+{
+    int op = (unsigned)r->op < 3 ? (int)r->op : 0;
+    fprintf(f, "  - {op: %s", op_names[op]);
+    switch (r->op) {
+    case CAL_LINEAR:
+        fputs(", name: ", f);
+        put_quoted(f, r->name);
+        if (r->quant[0]) { fputs(", quant: ", f); put_quoted(f, r->quant); }
+        fprintf(f, ", m: %d, n: %d, k: %d", r->m, r->n, r->k);
+        break;
+    case CAL_ATTENTION:
+        fprintf(f, ", q: %d, context: %d, heads: %d, kv_heads: %d, head_dim: %d, batch: %d",
+                r->q, r->context, r->heads, r->kv_heads, r->head_dim, r->batch);
+        break;
+    case CAL_TOKEN:
+        fprintf(f, ", m: %d, context: %d", r->m, r->context);
+        break;
+    }
+    put_num(f, ", ", "time_s", r->time_s);
+    if (r->gbs != 0) put_num(f, ", ", "gbs", r->gbs);
+    if (r->gflops != 0) put_num(f, ", ", "gflops", r->gflops);
+    if (r->ceiling_frac != 0) put_num(f, ", ", "ceiling_frac", r->ceiling_frac);
+    fputs("}\n", f);
+}
+
+int caltable_write(const caltable_t *t, FILE *f)
+{
+    fputs("# specsim calibration table: written by a measurement (build/calibrate),\n"
+          "# never edited by hand. Format: sim/caltable.h.\n", f);
+    fputs("format: " CALTABLE_FORMAT "\n", f);
+    fputs("provenance:\n", f);
+    put_kv_str(f, "  ", "command", t->command);
+    put_kv_str(f, "  ", "date", t->date);
+    put_kv_str(f, "  ", "host", t->host);
+    put_kv_str(f, "  ", "device", t->device);
+    put_kv_str(f, "  ", "compiler", t->compiler);
+    put_kv_str(f, "  ", "notes", t->notes);
+    put_kv_str(f, "", "device_kind", t->device_kind);
+    put_kv_str(f, "", "model", t->model);
+    put_kv_str(f, "", "quant", t->quant);
+    if (t->read_gbs != 0 || t->copy_gbs != 0 || t->fp16_tflops != 0) {
+        fputs("ceilings:\n", f);
+        if (t->read_gbs != 0) { put_num(f, "  ", "read_gbs", t->read_gbs); fputc('\n', f); }
+        if (t->copy_gbs != 0) { put_num(f, "  ", "copy_gbs", t->copy_gbs); fputc('\n', f); }
+        if (t->fp16_tflops != 0) {
+            put_num(f, "  ", "fp16_tflops", t->fp16_tflops);
+            fputc('\n', f);
+        }
+    }
+    fputs("ops:\n", f);
+    for (int i = 0; i < t->nrows; i++) put_row(f, &t->rows[i]);
+    return ferror(f) ? -1 : 0;
+}

@@ -52,7 +52,8 @@ typedef struct caltable_row {
     int heads, kv_heads, head_dim, batch;
     double time_s;
     double gbs, gflops, ceiling_frac;   /* 0 where not recorded */
-    int line;           /* source line, for messages */
+    int line;           /* source line, for messages (1-based; 0 = not read) */
+    int column;         /* source column (1-based) */
 } caltable_row_t;
 
 typedef struct caltable {
@@ -63,17 +64,32 @@ typedef struct caltable {
     char quant[16];
     char command[1024];
     char date[64];
+    char host[128];         /* provenance.host (optional) */
+    char compiler[512];     /* provenance.compiler (optional) */
+    char notes[1024];       /* provenance.notes (optional) */
     double read_gbs, copy_gbs, fp16_tflops;
+    int model_line, model_column;  /* where model and quant were read */
+    int quant_line, quant_column;  /* (1-based; 0 = not read), for messages */
     caltable_row_t *rows;   /* owned */
     int nrows;
 } caltable_t;
 
 /* Reads a table. Malformed input: -1, err code ERR_INPUT, message
- * "FILE:LINE:COLUMN: key: problem". The caller owns *out (caltable_free). */
+ * "FILE:LINE:COLUMN: key: problem" (key dotted, e.g. ops.3.time_s). Required:
+ * format (exactly "specsim-calibration/1"), provenance.command, model, quant,
+ * a non-empty ops list, and per row op, time_s and the op's shape keys
+ * (linear: name m n k; attention: q context heads kv_heads head_dim; token: m
+ * context). Optional text may be "" (e.g. provenance.notes, row quant).
+ * Unknown keys anywhere are errors (with a "did you mean"). On
+ * success the caller owns *out (caltable_free); on failure *out is empty. */
 int caltable_load(const char *path, caltable_t *out, err_t *err);
 void caltable_free(caltable_t *t);
 
-/* Writes a table in the format above (used by build/calibrate). 0 or -1. */
+/* Writes a table in the format above (used by build/calibrate): every double
+ * in the shortest form that reads back to the same value, strings
+ * double-quoted, empty strings and zero optional numbers omitted, so
+ * caltable_load(caltable_write(t)) == t (path, line and column aside).
+ * Returns 0, or -1 on a write error. */
 int caltable_write(const caltable_t *t, FILE *f);
 
 #endif

@@ -1,19 +1,323 @@
-/* PLACEHOLDER — replaced by the scenario module's owner. */
+/* cards — LLM and hardware cards (see cards.h). */
 #include "cards.h"
+
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "keytab.h"
+#include "ynode.h"
+
+#ifndef SPECSIM_ROOT
+#define SPECSIM_ROOT "."
+#endif
+
+static const char *const PREC_NAMES[] = {"fp32", "fp16", "w8a16", "w4a16",
+                                         "w4a4", NULL};
+
 int precision_parse(const char *s)
 {
-    static const char *n[] = {"fp32", "fp16", "w8a16", "w4a16", "w4a4"};
-    for (int i = 0; i < PREC_COUNT; i++) if (strcmp(s, n[i]) == 0) return i;
+    for (int i = 0; i < PREC_COUNT; i++)
+        if (strcmp(s, PREC_NAMES[i]) == 0) return i;
     return -1;
 }
+
 const char *precision_name(int p)
 {
-    static const char *n[] = {"fp32", "fp16", "w8a16", "w4a16", "w4a4"};
-    return (unsigned)p < PREC_COUNT ? n[p] : "?";
+    return (unsigned)p < PREC_COUNT ? PREC_NAMES[p] : "?";
 }
-double precision_weight_bytes(int p) { (void)p; return 2.0; }
+
+/* Group size 128 along K. w8a16: int8 weight + one fp16 scale per group.
+ * w4a16/w4a4: 4-bit weight + fp16 scale (2 B) + 4-bit zero (0.5 B) per
+ * group — the DESIGN §6 reference format. */
+double precision_weight_bytes(int p)
+{
+    switch (p) {
+    case PREC_FP32: return 4.0;
+    case PREC_FP16: return 2.0;
+    case PREC_W8A16: return 1.0 + 2.0 / 128.0;
+    case PREC_W4A16:
+    case PREC_W4A4: return 0.5 + (2.0 + 0.5) / 128.0;
+    default: return 0.0;
+    }
+}
+
+static int try_path(const char *dir, const char *ref, char *out, size_t outsz)
+{
+    int w = snprintf(out, outsz, "%s/%s", dir, ref);
+    return w > 0 && (size_t)w < outsz && access(out, R_OK) == 0 ? 0 : -1;
+}
+
 int cards_resolve_path(const char *ref, char *out, size_t outsz)
 {
-    strncpy(out, ref, outsz - 1); out[outsz - 1] = 0; return -1;
+    if (ref[0] == '/' || access(ref, R_OK) == 0) {
+        snprintf(out, outsz, "%s", ref);
+        return strlen(ref) < outsz && access(ref, R_OK) == 0 ? 0 : -1;
+    }
+    const char *env = getenv("SPECSIM_ROOT");
+    if (env && *env && try_path(env, ref, out, outsz) == 0) return 0;
+    if (try_path(SPECSIM_ROOT, ref, out, outsz) == 0) return 0;
+    snprintf(out, outsz, "%s", ref);
+    return -1;
+}
+
+/* --- key tables ---------------------------------------------------------- */
+
+#define LLM_INT(n, f, req) \
+    {n, KT_INT, offsetof(llm_card_t, f), 0, UNIT_NUMBER, 1, 1e7, req, NULL, NULL, 0, NULL, NULL}
+
+static const keytab_key_t LLM_KEYS[] = {
+    {"name", KT_STRING, offsetof(llm_card_t, name), 0, UNIT_NUMBER, 0, 0,
+     KF_SKIPEMPTY, NULL, NULL, CARD_NAME_MAX, NULL, NULL},
+    LLM_INT("layers", layers, KF_REQUIRED),
+    LLM_INT("hidden", hidden, KF_REQUIRED),
+    LLM_INT("heads", heads, KF_REQUIRED),
+    LLM_INT("kv_heads", kv_heads, 0),
+    LLM_INT("ffn", ffn, KF_REQUIRED),
+    LLM_INT("vocab", vocab, KF_REQUIRED),
+    {"gated_mlp", KT_BOOL, offsetof(llm_card_t, gated_mlp), 0, UNIT_NUMBER, 0, 0,
+     0, "true", NULL, 0, NULL, NULL},
+    {"source", KT_STRING, offsetof(llm_card_t, source), 0, UNIT_NUMBER, 0, 0, 0,
+     NULL, NULL, CARD_TEXT_MAX, NULL, NULL},
+    {"base", KT_SKIP, 0, 0, UNIT_NUMBER, 0, 0, 0, NULL, NULL, 0, NULL, NULL},
+    {NULL, KT_END, 0, 0, UNIT_NUMBER, 0, 0, 0, NULL, NULL, 0, NULL, NULL}};
+
+#define FLOPS_KEY(n, p, req, def) \
+    {n, KT_NUM, (p) * sizeof(double), 0, UNIT_FLOPS, 0, 1e21, req, def, NULL, 0, NULL, NULL}
+
+/* w8a16 and w4a16 have no default here: they default to the fp16 rate
+ * (hw_post), since both compute in fp16 after dequantising. */
+static const keytab_key_t FLOPS_KEYS[] = {
+    FLOPS_KEY("fp32", PREC_FP32, KF_REQUIRED | KF_MIN_OPEN, NULL),
+    FLOPS_KEY("fp16", PREC_FP16, KF_REQUIRED | KF_MIN_OPEN, NULL),
+    FLOPS_KEY("w8a16", PREC_W8A16, 0, NULL),
+    FLOPS_KEY("w4a16", PREC_W4A16, 0, NULL),
+    FLOPS_KEY("w4a4", PREC_W4A4, 0, "0"),
+    {NULL, KT_END, 0, 0, UNIT_NUMBER, 0, 0, 0, NULL, NULL, 0, NULL, NULL}};
+
+static const char *const HW_KINDS[] = {"gpu", "cpu", NULL};
+
+static const keytab_key_t HW_KEYS[] = {
+    {"name", KT_STRING, offsetof(hw_card_t, name), 0, UNIT_NUMBER, 0, 0,
+     KF_SKIPEMPTY, NULL, NULL, CARD_NAME_MAX, NULL, NULL},
+    {"kind", KT_ENUM, offsetof(hw_card_t, kind), 0, UNIT_NUMBER, 0, 0,
+     KF_REQUIRED | KF_ENUMSTR, NULL, HW_KINDS, sizeof(((hw_card_t *)0)->kind),
+     NULL, NULL},
+    {"mem_bw", KT_NUM, offsetof(hw_card_t, mem_bw), 0, UNIT_BANDWIDTH, 0, 1e18,
+     KF_REQUIRED | KF_MIN_OPEN, NULL, NULL, 0, NULL, NULL},
+    {"mem", KT_NUM, offsetof(hw_card_t, mem_bytes), 0, UNIT_SIZE, 0, 1e18,
+     KF_REQUIRED | KF_MIN_OPEN, NULL, NULL, 0, NULL, NULL},
+    {"flops", KT_SECTION, offsetof(hw_card_t, flops), 0, UNIT_NUMBER, 0, 0, 0,
+     NULL, FLOPS_KEYS, 0, NULL, NULL},
+    {"bw_eff", KT_NUM, offsetof(hw_card_t, bw_eff), 0, UNIT_NUMBER, 0, 1,
+     KF_MIN_OPEN, "0.8", NULL, 0, NULL, NULL},
+    {"flops_eff", KT_NUM, offsetof(hw_card_t, flops_eff), 0, UNIT_NUMBER, 0, 1,
+     KF_MIN_OPEN, "0.6", NULL, 0, NULL, NULL},
+    {"source", KT_STRING, offsetof(hw_card_t, source), 0, UNIT_NUMBER, 0, 0, 0,
+     NULL, NULL, CARD_TEXT_MAX, NULL, NULL},
+    {"base", KT_SKIP, 0, 0, UNIT_NUMBER, 0, 0, 0, NULL, NULL, 0, NULL, NULL},
+    {NULL, KT_END, 0, 0, UNIT_NUMBER, 0, 0, 0, NULL, NULL, 0, NULL, NULL}};
+
+/* --- loading ------------------------------------------------------------- */
+
+enum card_kind { CARD_LLM, CARD_HW };
+
+typedef struct card_load {
+    keytab_ctx_t c;
+    keytab_layer_t layers[2];
+    int nl;
+    ynode_t *file_root;       /* owned */
+    char path[KEYTAB_PATH_MAX];/* resolved card file: node src, keep alive */
+} card_load_t;
+
+/* The node giving `name` in the last layer that has it (for messages). */
+static const ynode_t *layer_node(const card_load_t *L, const char *name)
+{
+    for (int l = L->nl - 1; l >= 0; l--) {
+        const ynode_t *v = ynode_get(L->layers[l].map, name);
+        if (v) return v;
+    }
+    return L->layers[L->nl - 1].map;
+}
+
+static const char *layer_prefix(const card_load_t *L, const char *name)
+{
+    for (int l = L->nl - 1; l >= 0; l--)
+        if (ynode_get(L->layers[l].map, name)) return L->layers[l].prefix;
+    return L->layers[L->nl - 1].prefix;
+}
+
+static int layer_err(card_load_t *L, const char *name, const char *msg)
+{
+    char key[KEYTAB_KEY_MAX];
+    keytab_join(key, layer_prefix(L, name), name);
+    return keytab_err(&L->c, layer_node(L, name), key, "%s", msg);
+}
+
+/* Opens the card file `ref` (node gives the mark and key for messages). */
+static int open_card(card_load_t *L, const ynode_t *node, const char *key)
+{
+    if (node->kind != YNODE_SCALAR)
+        return keytab_err(&L->c, node, key, "expected a card file path, got %s",
+                          ynode_kind_name(node));
+    if (cards_resolve_path(node->str, L->path, sizeof L->path) != 0)
+        return keytab_err(&L->c, node, key,
+                          "card file '%s' not found (looked in the working "
+                          "directory, $SPECSIM_ROOT and %s)",
+                          node->str, SPECSIM_ROOT);
+    char *text;
+    size_t len;
+    err_t rerr;
+    if (ynode_read_file(L->path, &text, &len, &rerr) != 0)
+        return keytab_err(&L->c, node, key, "cannot read card file: %s", rerr.msg);
+    int rc = ynode_parse(L->path, NULL, text, len, 1, 0, &L->file_root, L->c.err);
+    free(text);
+    if (rc != 0) return -1;
+    if (!L->file_root)
+        return err_set(L->c.err, ERR_INPUT, "%s:1:1: (top level): the card file is empty",
+                       L->path);
+    L->c.where = L->file_root;
+    const ynode_pair_t *b = ynode_find(L->file_root, "base");
+    if (b)
+        return err_set(L->c.err, ERR_INPUT, "%s:%d:%d: base: only an inline card may "
+                       "name a base file", b->ksrc, b->kline, b->kcol);
+    if (L->file_root->kind == YNODE_MAP && !ynode_get(L->file_root, "source"))
+        return err_set(L->c.err, ERR_INPUT,
+                       "%s:%d:%d: source: required in a card file (say where "
+                       "the numbers come from)",
+                       L->path, L->file_root->line, L->file_root->col);
+    L->layers[L->nl++] = (keytab_layer_t){L->file_root, ""};
+    return 0;
+}
+
+static void file_stem(const char *path, char *out, size_t outsz)
+{
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    size_t n = strcspn(b, ".");
+    if (n >= outsz) n = outsz - 1;
+    memcpy(out, b, n);
+    out[n] = 0;
+}
+
+/* Sets up the layers for a card value: path, or inline mapping [+ base]. */
+static int card_layers(card_load_t *L, const ynode_t *node, const char *key,
+                       char *ref, size_t refsz, err_t *err)
+{
+    memset(L, 0, sizeof *L);
+    L->c.err = err;
+    L->c.dir = "";
+    L->c.where = node;
+    if (node->kind == YNODE_SCALAR) {
+        if (open_card(L, node, key) != 0) return -1;
+        snprintf(ref, refsz, "%s", node->str);
+        return 0;
+    }
+    if (node->kind != YNODE_MAP)
+        return keytab_err(&L->c, node, key,
+                          "expected a card file path or a mapping, got %s",
+                          ynode_kind_name(node));
+    const ynode_t *base = ynode_get(node, "base");
+    snprintf(ref, refsz, "inline");
+    if (base && !ynode_is_null(base)) {
+        char bkey[KEYTAB_KEY_MAX];
+        keytab_join(bkey, key, "base");
+        if (open_card(L, base, bkey) != 0) return -1;
+        snprintf(ref, refsz, "inline (base %s)", base->str);
+    }
+    L->layers[L->nl++] = (keytab_layer_t){node, key};
+    return 0;
+}
+
+static void default_text(card_load_t *L, char *field, size_t size,
+                         const char *def)
+{
+    if (*field) return;
+    if (L->file_root) file_stem(L->path, field, size);
+    else snprintf(field, size, "%s", def);
+}
+
+static int llm_post(card_load_t *L, llm_card_t *m)
+{
+    default_text(L, m->name, sizeof m->name, "inline");
+    default_text(L, m->source, sizeof m->source, "inline");
+    if (m->kv_heads == 0) m->kv_heads = m->heads;
+    if (m->hidden % m->heads != 0)
+        return layer_err(L, "heads", "hidden must be a multiple of heads");
+    if (m->heads % m->kv_heads != 0 || m->kv_heads > m->heads)
+        return layer_err(L, "kv_heads", "heads must be a multiple of kv_heads");
+    return 0;
+}
+
+static int hw_post(card_load_t *L, hw_card_t *h)
+{
+    default_text(L, h->name, sizeof h->name, "inline");
+    default_text(L, h->source, sizeof h->source, "inline");
+    if (h->flops[PREC_W8A16] < 0) h->flops[PREC_W8A16] = h->flops[PREC_FP16];
+    if (h->flops[PREC_W4A16] < 0) h->flops[PREC_W4A16] = h->flops[PREC_FP16];
+    return 0;
+}
+
+static int card_from_node(enum card_kind kind, const ynode_t *node,
+                          const char *key, void *out, char *ref, size_t refsz,
+                          err_t *err)
+{
+    card_load_t L;
+    int rc = card_layers(&L, node, key, ref, refsz, err);
+    if (rc == 0 && kind == CARD_LLM) {
+        llm_card_t *m = out;
+        memset(m, 0, sizeof *m);
+        rc = keytab_resolve(&L.c, LLM_KEYS, L.layers, L.nl, m);
+        if (rc == 0) rc = llm_post(&L, m);
+    } else if (rc == 0) {
+        hw_card_t *h = out;
+        memset(h, 0, sizeof *h);
+        h->flops[PREC_W8A16] = h->flops[PREC_W4A16] = -1;
+        rc = keytab_resolve(&L.c, HW_KEYS, L.layers, L.nl, h);
+        if (rc == 0) rc = hw_post(&L, h);
+    }
+    ynode_free(L.file_root);
+    return rc;
+}
+
+int cards_llm_from_node(const struct ynode *node, const char *key,
+                        llm_card_t *out, char *ref, size_t refsz, err_t *err)
+{
+    return card_from_node(CARD_LLM, node, key, out, ref, refsz, err);
+}
+
+int cards_hw_from_node(const struct ynode *node, const char *key,
+                       hw_card_t *out, char *ref, size_t refsz, err_t *err)
+{
+    return card_from_node(CARD_HW, node, key, out, ref, refsz, err);
+}
+
+static int load_file(enum card_kind kind, const char *path, void *out,
+                     err_t *err)
+{
+    ynode_t n = {.kind = YNODE_SCALAR, .src = path, .line = 1, .col = 1,
+                 .str = (char *)(uintptr_t)path, .plain = 1};
+    char ref[KEYTAB_PATH_MAX];
+    return card_from_node(kind, &n, "card", out, ref, sizeof ref, err);
+}
+
+int cards_load_llm_file(const char *path, llm_card_t *out, err_t *err)
+{
+    return load_file(CARD_LLM, path, out, err);
+}
+
+int cards_load_hw_file(const char *path, hw_card_t *out, err_t *err)
+{
+    return load_file(CARD_HW, path, out, err);
+}
+
+int cards_write_llm(FILE *f, const llm_card_t *c, int indent)
+{
+    return keytab_write(f, LLM_KEYS, c, indent);
+}
+
+int cards_write_hw(FILE *f, const hw_card_t *c, int indent)
+{
+    return keytab_write(f, HW_KEYS, c, indent);
 }

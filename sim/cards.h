@@ -8,6 +8,11 @@
 #define SPECSIM_CARDS_H
 
 #include <stddef.h>
+#include <stdio.h>
+
+#include "err.h"
+
+struct ynode;
 
 #define CARD_NAME_MAX 64
 #define CARD_TEXT_MAX 256
@@ -59,5 +64,28 @@ double precision_weight_bytes(int prec);
  * relative to $SPECSIM_ROOT, else relative to the build-time source root.
  * Returns 0, or -1 when no candidate exists (out then holds the name). */
 int cards_resolve_path(const char *ref, char *out, size_t outsz);
+
+/* Loads a card file into *out (zeroed first). Errors are ERR_INPUT
+ * "CARDFILE:LINE:COL: key: problem" (a file must carry `source:`). */
+int cards_load_llm_file(const char *path, llm_card_t *out, err_t *err);
+int cards_load_hw_file(const char *path, hw_card_t *out, err_t *err);
+
+/* A card from a scenario value: a path scalar (see cards_resolve_path) or an
+ * inline mapping of the card's keys, optionally with `base: PATH`, a card
+ * file whose keys the mapping then overrides. `key` is the dotted key used in
+ * messages about the reference and the inline keys (errors inside a card
+ * file name that file and the card key). `ref` (size refsz) receives the path
+ * as written, or "inline" / "inline (base PATH)". Defaults: kv_heads = heads,
+ * gated_mlp true; w8a16 and w4a16 rates = the fp16 rate, w4a4 0, bw_eff 0.8,
+ * flops_eff 0.6; name = file stem (or "inline"). */
+int cards_llm_from_node(const struct ynode *node, const char *key,
+                        llm_card_t *out, char *ref, size_t refsz, err_t *err);
+int cards_hw_from_node(const struct ynode *node, const char *key,
+                       hw_card_t *out, char *ref, size_t refsz, err_t *err);
+
+/* Write every key of a card as a block mapping at `indent`, in a form
+ * cards_*_from_node reads back to the same card. 0 or -1 on write error. */
+int cards_write_llm(FILE *f, const llm_card_t *c, int indent);
+int cards_write_hw(FILE *f, const hw_card_t *c, int indent);
 
 #endif

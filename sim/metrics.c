@@ -1,36 +1,263 @@
-/* PLACEHOLDER — replaced by the metrics module's owner. */
+/* metrics — metric names, the across-replication summary, and the bounded
+ * memory log histogram behind every percentile.
+ *
+ * Histogram layout (one block of doubles, sized at creation):
+ *   cell 0           negative values (only reachable by misuse; reported as
+ *                    the smallest value seen)
+ *   cell 1           exact zeros (gaps of 0 are common: commits at one time)
+ *   cell 2           0 < x < min   (reported as the smallest such value)
+ *   cells 3..nb+2    [min·r^i, min·r^(i+1)), r = 1 + 2e
+ *   cell nb+3        x > max       (reported as the largest value seen)
+ * The cells are in increasing value order, so a quantile is one prefix scan.
+ */
 #include "metrics.h"
+
+#include <gsl/gsl_cdf.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
-static const char *names[] = {
-#define X(id, name, desc) name,
-    METRICS_LIST(X)
-#undef X
+
+static const char *const metric_names[METRIC_COUNT] = {
+#define METRICS_NAME(id, name, desc) name,
+    METRICS_LIST(METRICS_NAME)
+#undef METRICS_NAME
 };
-static const char *descs[] = {
-#define X(id, name, desc) desc,
-    METRICS_LIST(X)
-#undef X
+
+static const char *const metric_descs[METRIC_COUNT] = {
+#define METRICS_DESC(id, name, desc) desc,
+    METRICS_LIST(METRICS_DESC)
+#undef METRICS_DESC
 };
-const char *metric_name(int id) { return (unsigned)id < METRIC_COUNT ? names[id] : "?"; }
-const char *metric_desc(int id) { return (unsigned)id < METRIC_COUNT ? descs[id] : "?"; }
+
+const char *metric_name(int id)
+{
+    return (id >= 0 && id < METRIC_COUNT) ? metric_names[id] : "?";
+}
+
+const char *metric_desc(int id)
+{
+    return (id >= 0 && id < METRIC_COUNT) ? metric_descs[id] : "?";
+}
+
 int metric_find(const char *name)
 {
-    for (int i = 0; i < METRIC_COUNT; i++) if (strcmp(names[i], name) == 0) return i;
+    if (!name) return -1;
+    for (int i = 0; i < METRIC_COUNT; i++)
+        if (strcmp(metric_names[i], name) == 0) return i;
     return -1;
 }
-int metric_is_timing(int id) { return id == METRIC_WALL_S || id == METRIC_EVENTS_PER_S; }
+
+int metric_is_timing(int id)
+{
+    return id == METRIC_WALL_S || id == METRIC_EVENTS_PER_S;
+}
+
+/* ---- summary over replications ----------------------------------------- */
+
+/* Mean and 95% half-width of the non-NaN values of one metric. Two passes
+ * (mean, then squared deviations) because replications of a stable metric
+ * agree to many digits and the one-pass formula would cancel them away. */
+static void summarize_one(const metrics_rep_t *reps, int n, int m,
+                          double *value, double *ci95)
+{
+    int k = 0;
+    double sum = 0.0;
+    for (int r = 0; r < n; r++) {
+        double x = reps[r].v[m];
+        if (isnan(x)) continue;
+        sum += x;
+        k++;
+    }
+    if (k == 0) {
+        *value = NAN;
+        *ci95 = NAN;
+        return;
+    }
+    double mean = sum / k;
+    *value = mean;
+    if (k < 2) {
+        *ci95 = 0.0;
+        return;
+    }
+    double ss = 0.0;
+    for (int r = 0; r < n; r++) {
+        double x = reps[r].v[m];
+        if (isnan(x)) continue;
+        ss += (x - mean) * (x - mean);
+    }
+    double sd = sqrt(ss / (k - 1));
+    *ci95 = gsl_cdf_tdist_Pinv(0.975, (double)(k - 1)) * sd / sqrt((double)k);
+}
+
 void metrics_summarize(const metrics_rep_t *reps, int n, metrics_summary_t *out)
 {
-    memset(out, 0, sizeof *out);
-    out->reps = n;
-    for (int m = 0; m < METRIC_COUNT; m++) out->value[m] = n ? reps[0].v[m] : NAN;
+    out->reps = n > 0 ? n : 0;
+    for (int m = 0; m < METRIC_COUNT; m++) {
+        if (!reps || n <= 0) {
+            out->value[m] = NAN;
+            out->ci95[m] = NAN;
+            continue;
+        }
+        summarize_one(reps, n, m, &out->value[m], &out->ci95[m]);
+    }
 }
-hist_t *hist_create(double min, double max, double rel_err) { (void)min; (void)max; (void)rel_err; return NULL; }
-void hist_free(hist_t *h) { (void)h; }
-void hist_reset(hist_t *h) { (void)h; }
-void hist_add(hist_t *h, double x, double w) { (void)h; (void)x; (void)w; }
-double hist_count(const hist_t *h) { (void)h; return 0; }
-double hist_mean(const hist_t *h) { (void)h; return NAN; }
-double hist_quantile(const hist_t *h, double q) { (void)h; (void)q; return NAN; }
-size_t hist_bytes(const hist_t *h) { (void)h; return 0; }
+
+/* ---- histogram ---------------------------------------------------------- */
+
+enum { CELL_NEG = 0, CELL_ZERO = 1, CELL_UNDER = 2, CELL_FIRST = 3 };
+
+struct hist {
+    double min, max;      /* range of the geometric buckets */
+    double log_min;       /* log(min) */
+    double log_r;         /* log(1 + 2e): width of a bucket in log space */
+    double inv_log_r;
+    int nb;               /* geometric buckets */
+    int ncell;            /* nb + 4 */
+    double total;         /* sum of weights */
+    double sum;           /* sum of weight·x: the exact mean */
+    double seen_min;      /* smallest value recorded */
+    double seen_max;      /* largest value recorded */
+    double under_min;     /* smallest value in the (0, min) cell */
+    double cell[];        /* ncell weights */
+};
+
+hist_t *hist_create(double min, double max, double rel_err)
+{
+    if (!(min > 0.0) || !(max > min) || !(rel_err > 0.0) || !(rel_err < 0.5) ||
+        !isfinite(max))
+        return NULL;
+    double log_r = log1p(2.0 * rel_err);
+    double nbf = ceil((log(max) - log(min)) / log_r);
+    /* A bound on memory keeps a typo (rel_err 1e-9) from asking for
+     * gigabytes; 2^24 buckets is 128 MiB, far beyond any sane request. */
+    if (!(nbf >= 1.0) || nbf > (double)(1 << 24)) return NULL;
+    int nb = (int)nbf;
+    int ncell = nb + 4;
+    hist_t *h = malloc(sizeof *h + (size_t)ncell * sizeof h->cell[0]);
+    if (!h) return NULL;
+    h->min = min;
+    h->max = max;
+    h->log_min = log(min);
+    h->log_r = log_r;
+    h->inv_log_r = 1.0 / log_r;
+    h->nb = nb;
+    h->ncell = ncell;
+    hist_reset(h);
+    return h;
+}
+
+void hist_free(hist_t *h)
+{
+    free(h);
+}
+
+void hist_reset(hist_t *h)
+{
+    if (!h) return;
+    memset(h->cell, 0, (size_t)h->ncell * sizeof h->cell[0]);
+    h->total = 0.0;
+    h->sum = 0.0;
+    h->seen_min = INFINITY;
+    h->seen_max = -INFINITY;
+    h->under_min = INFINITY;
+}
+
+static int hist_cell_of(const hist_t *h, double x)
+{
+    if (x < 0.0) return CELL_NEG;
+    if (x == 0.0) return CELL_ZERO;
+    if (x < h->min) return CELL_UNDER;
+    if (x > h->max) return h->ncell - 1;
+    int i = (int)((log(x) - h->log_min) * h->inv_log_r);
+    /* Rounding in log() can push a value at the very top edge one bucket up
+     * (or, for x == min, to -0.x); the error this costs is ~1e-16. */
+    if (i < 0) i = 0;
+    if (i >= h->nb) i = h->nb - 1;
+    return CELL_FIRST + i;
+}
+
+void hist_add(hist_t *h, double x, double w)
+{
+    if (!h || isnan(x) || !(w > 0.0) || !isfinite(w)) return;
+    h->cell[hist_cell_of(h, x)] += w;
+    h->total += w;
+    h->sum += w * x;
+    if (x < h->seen_min) h->seen_min = x;
+    if (x > h->seen_max) h->seen_max = x;
+    if (x > 0.0 && x < h->min && x < h->under_min) h->under_min = x;
+}
+
+int hist_merge(hist_t *dst, const hist_t *src)
+{
+    if (!dst || !src || dst->ncell != src->ncell || dst->min != src->min ||
+        dst->log_r != src->log_r)
+        return -1;
+    for (int i = 0; i < dst->ncell; i++) dst->cell[i] += src->cell[i];
+    dst->total += src->total;
+    dst->sum += src->sum;
+    if (src->seen_min < dst->seen_min) dst->seen_min = src->seen_min;
+    if (src->seen_max > dst->seen_max) dst->seen_max = src->seen_max;
+    if (src->under_min < dst->under_min) dst->under_min = src->under_min;
+    return 0;
+}
+
+double hist_count(const hist_t *h)
+{
+    return h ? h->total : 0.0;
+}
+
+double hist_mean(const hist_t *h)
+{
+    if (!h || !(h->total > 0.0)) return NAN;
+    return h->sum / h->total;
+}
+
+double hist_min(const hist_t *h)
+{
+    return (h && h->total > 0.0) ? h->seen_min : NAN;
+}
+
+double hist_max(const hist_t *h)
+{
+    return (h && h->total > 0.0) ? h->seen_max : NAN;
+}
+
+/* The value a cell stands for: its geometric centre, within e of anything in
+ * it, clamped to what was seen (so the answer never leaves the data's range
+ * and a one-valued histogram answers that value exactly). */
+static double hist_cell_value(const hist_t *h, int c)
+{
+    double v;
+    if (c == CELL_NEG) return h->seen_min;
+    if (c == CELL_ZERO) return 0.0;
+    if (c == CELL_UNDER) v = h->under_min;
+    else if (c == h->ncell - 1) return h->seen_max;
+    else v = exp(h->log_min + ((double)(c - CELL_FIRST) + 0.5) * h->log_r);
+    if (v < h->seen_min) v = h->seen_min;
+    if (v > h->seen_max) v = h->seen_max;
+    return v;
+}
+
+double hist_quantile(const hist_t *h, double q)
+{
+    if (!h || !(h->total > 0.0) || isnan(q)) return NAN;
+    if (q < 0.0) q = 0.0;
+    if (q > 1.0) q = 1.0;
+    /* The total is re-added in scan order so that q = 1 reaches the last
+     * non-empty cell exactly, whatever order the weights came in. */
+    double total = 0.0;
+    for (int c = 0; c < h->ncell; c++) total += h->cell[c];
+    double target = q * total;
+    double cum = 0.0;
+    for (int c = 0; c < h->ncell; c++) {
+        if (h->cell[c] == 0.0) continue;
+        cum += h->cell[c];
+        if (cum >= target) return hist_cell_value(h, c);
+    }
+    return h->seen_max;
+}
+
+size_t hist_bytes(const hist_t *h)
+{
+    return h ? sizeof *h + (size_t)h->ncell * sizeof h->cell[0] : 0;
+}

@@ -95,4 +95,25 @@ double hist_mean(const hist_t *h);   /* exact: from the running sum */
 double hist_quantile(const hist_t *h, double q);
 size_t hist_bytes(const hist_t *h);
 
+/* ---- additions by the metrics module ------------------------------------
+ * The relative error every caller should pass to hist_create. */
+#define HIST_REL_ERR 0.005
+
+/* Quantile definition used by hist_quantile: the smallest recorded value x
+ * such that the weight of values <= x is >= q·total (q = 0 gives the
+ * smallest value). The histogram finds the cell holding that x exactly and
+ * reports the cell's geometric centre clamped to [smallest, largest value
+ * seen], so the answer is within relative error rel_err of it for values in
+ * [min, max]; zeros are exact, under/overflow as described above.
+ *
+ * summary: a metric no replication has a value for gets value and ci95 NAN
+ * (not 0: the half-width of an undefined mean is undefined). */
+
+/* Adds src's counts into dst; both must come from hist_create with the same
+ * min, max and rel_err. Returns 0, or -1 (dst unchanged) when they differ. */
+int hist_merge(hist_t *dst, const hist_t *src);
+/* Exact smallest / largest value recorded; NAN when empty. */
+double hist_min(const hist_t *h);
+double hist_max(const hist_t *h);
+
 #endif

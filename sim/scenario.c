@@ -1,25 +1,856 @@
-/* PLACEHOLDER — replaced by the scenario module's owner. */
+/* scenario — YAML scenario files into resolved structs (see scenario.h).
+ *
+ * Pipeline: text -> ynode tree -> `--set` overrides edit the tree -> key
+ * tables (keytab) resolve it section by section into scenario_t. Tenant
+ * groups are resolved with two layers, the tenants-level section and the
+ * group's own, so a group inherits every key it does not give.
+ *
+ * `--set` messages use the source name "--set", line = the override's
+ * position on the command line (1 = first --set), column = the 1-based
+ * column inside the "PATH=VALUE" argument.
+ */
 #include "scenario.h"
 
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "keytab.h"
+#include "units.h"
+#include "ynode.h"
+
+#define SET_SRC "--set"
+/* More tenants than this is certainly a mistake (and int sums overflow). */
+#define MAX_TENANTS 100000000.0
+
+/* --- custom key types: cards and the acceptance trace ------------------ */
+
+static int parse_hw(keytab_ctx_t *c, const ynode_t *node, const char *key,
+                    const keytab_key_t *k, void *base)
+{
+    return cards_hw_from_node(node, key, (hw_card_t *)((char *)base + k->off),
+                              (char *)base + k->aux, SCEN_PATH_MAX, c->err);
+}
+
+static int parse_llm(keytab_ctx_t *c, const ynode_t *node, const char *key,
+                     const keytab_key_t *k, void *base)
+{
+    return cards_llm_from_node(node, key, (llm_card_t *)((char *)base + k->off),
+                               (char *)base + k->aux, SCEN_PATH_MAX, c->err);
+}
+
+/* "name: # from REF" then the card's keys, so the output says where the
+ * numbers came from while staying self-contained. */
+static int write_card_head(FILE *f, const char *ref)
+{
+    if (*ref && strncmp(ref, "inline", 6) != 0 && !strchr(ref, '\n'))
+        return fprintf(f, "  # %s\n", ref) < 0 ? -1 : 0;
+    return fputc('\n', f) == EOF ? -1 : 0;
+}
+
+static int write_hw(FILE *f, const keytab_key_t *k, const void *base, int indent)
+{
+    if (write_card_head(f, (const char *)base + k->aux) != 0) return -1;
+    return cards_write_hw(f, (const hw_card_t *)((const char *)base + k->off),
+                          indent + 2);
+}
+
+static int write_llm(FILE *f, const keytab_key_t *k, const void *base, int indent)
+{
+    if (write_card_head(f, (const char *)base + k->aux) != 0) return -1;
+    return cards_write_llm(f, (const llm_card_t *)((const char *)base + k->off),
+                           indent + 2);
+}
+
+/* Trace file: accepted lengths, one non-negative integer per line; blank
+ * lines and #-comments skipped. */
+static int parse_trace(keytab_ctx_t *c, const ynode_t *node, const char *key,
+                       const keytab_key_t *k, void *base)
+{
+    (void)k;
+    accept_cfg_t *a = base;
+    if (node->kind != YNODE_SCALAR)
+        return keytab_err(c, node, key, "expected a file path, got %s",
+                          ynode_kind_name(node));
+    if (keytab_find_file(c, node->str, a->trace_file, sizeof a->trace_file) != 0)
+        return keytab_err(c, node, key,
+                          "file '%s' not found (looked next to the scenario, in "
+                          "the working directory and the specsim root)",
+                          node->str);
+    char *text;
+    size_t len;
+    err_t rerr;
+    if (ynode_read_file(a->trace_file, &text, &len, &rerr) != 0)
+        return keytab_err(c, node, key, "cannot read: %s", rerr.msg);
+    int *v = NULL, n = 0, cap = 0, line = 0, rc = 0;
+    for (char *p = text, *next; p && *p && rc == 0; p = next) {
+        char *nl = strchr(p, '\n');
+        next = nl ? nl + 1 : NULL;
+        if (nl) *nl = 0;
+        line++;
+        const char *start = p;
+        while (*p == ' ' || *p == '\t') p++;
+        size_t l = strlen(p);
+        while (l && (p[l - 1] == ' ' || p[l - 1] == '\t' || p[l - 1] == '\r'))
+            p[--l] = 0;
+        if (!*p || *p == '#') continue;
+        size_t d = strspn(p, "0123456789");
+        if (d == 0 || p[d] || d > 6) {
+            ynode_t at = {.src = a->trace_file, .line = line,
+                          .col = (int)(p - start) + 1};
+            rc = keytab_err(c, &at, key, "'%.60s' is not a non-negative integer "
+                            "(an accepted length)", p);
+            break;
+        }
+        if (n == cap) {
+            int nc = cap ? 2 * cap : 256;
+            int *nv = realloc(v, (size_t)nc * sizeof *nv);
+            if (!nv) {
+                rc = err_set(c->err, ERR_RUNTIME, "out of memory");
+                break;
+            }
+            v = nv;
+            cap = nc;
+        }
+        v[n++] = atoi(p);
+    }
+    free(text);
+    if (rc == 0 && n == 0)
+        rc = keytab_err(c, node, key, "trace file '%s' holds no accepted lengths",
+                        a->trace_file);
+    if (rc != 0) {
+        free(v);
+        return -1;
+    }
+    free(a->trace);
+    a->trace = v;
+    a->ntrace = n;
+    return 0;
+}
+
+static int write_trace(FILE *f, const keytab_key_t *k, const void *base,
+                       int indent)
+{
+    (void)k;
+    (void)indent;
+    const accept_cfg_t *a = base;
+    if (fputc(' ', f) == EOF || keytab_write_string(f, a->trace_file) != 0)
+        return -1;
+    return fputc('\n', f) == EOF ? -1 : 0;
+}
+
+/* --- key tables ---------------------------------------------------------- */
+
+static const char *const MODE_NAMES[] = {"sync", "async", "cloud-only",
+                                         "edge-only", NULL};
+static const char *const ACCEPT_NAMES[] = {"iid", "positional", "beta",
+                                           "markov", "trace", NULL};
+static const char *const PREC_NAMES[] = {"fp32", "fp16", "w8a16", "w4a16",
+                                         "w4a4", NULL};
+static const char *const ARRIVAL_NAMES[] = {"closed", "poisson", NULL};
+static const char *const BATCH_NAMES[] = {"continuous", "window", NULL};
+static const char *const PIN_NAMES[] = {"round-robin", "least-loaded", NULL};
+
+#define BIG 1e300
+#define END {.name = NULL}
+
+static const keytab_key_t PROTOCOL_KEYS[] = {
+    {.name = "mode", .type = KT_ENUM, .off = offsetof(protocol_cfg_t, mode),
+     .sub = MODE_NAMES, .def = "async"},
+    {.name = "gamma", .type = KT_INT, .off = offsetof(protocol_cfg_t, gamma),
+     .min = 1, .max = 1024, .def = "4"},
+    {.name = "window", .type = KT_INT, .off = offsetof(protocol_cfg_t, window),
+     .min = 1, .max = 1e6, .def = "4"},
+    END};
+
+#define PROB(n, f) {.name = n, .type = KT_NUM, .off = offsetof(accept_cfg_t, f), \
+                    .min = 0, .max = 1, .flags = KF_NOWRITE}
+static const keytab_key_t ACCEPT_KEYS[] = {
+    {.name = "model", .type = KT_ENUM, .off = offsetof(accept_cfg_t, model),
+     .sub = ACCEPT_NAMES, .def = "iid"},
+    {.name = "alpha", .type = KT_NUM, .off = offsetof(accept_cfg_t, alpha),
+     .min = 0, .max = 1, .def = "0.8", .flags = KF_NOWRITE},
+    {.name = "alphas", .type = KT_LIST, .off = offsetof(accept_cfg_t, positional),
+     .aux = offsetof(accept_cfg_t, npos), .min = 0, .max = 1,
+     .flags = KF_NOWRITE | KF_SKIPEMPTY},
+    {.name = "a", .type = KT_NUM, .off = offsetof(accept_cfg_t, beta_a), .min = 0,
+     .max = BIG, .flags = KF_MIN_OPEN | KF_NOWRITE},
+    {.name = "b", .type = KT_NUM, .off = offsetof(accept_cfg_t, beta_b), .min = 0,
+     .max = BIG, .flags = KF_MIN_OPEN | KF_NOWRITE},
+    PROB("alpha_good", alpha_good),
+    PROB("alpha_bad", alpha_bad),
+    PROB("p_good_bad", p_good_bad),
+    PROB("p_bad_good", p_bad_good),
+    {.name = "file", .type = KT_CUSTOM, .parse = parse_trace, .write = write_trace,
+     .flags = KF_NOWRITE},
+    END};
+
+static const keytab_key_t EDGE_KEYS[] = {
+    {.name = "device", .type = KT_CUSTOM, .off = offsetof(edge_cfg_t, device),
+     .aux = offsetof(edge_cfg_t, device_ref), .parse = parse_hw, .write = write_hw,
+     .def = "models/hardware/snapdragon-8-gen-3.yaml"},
+    {.name = "draft", .type = KT_CUSTOM, .off = offsetof(edge_cfg_t, draft),
+     .aux = offsetof(edge_cfg_t, draft_ref), .parse = parse_llm, .write = write_llm,
+     .def = "models/llm/llama-2-7b.yaml"},
+    {.name = "quant", .type = KT_ENUM, .off = offsetof(edge_cfg_t, quant),
+     .sub = PREC_NAMES, .def = "w4a16"},
+    {.name = "calibration", .type = KT_PATH, .off = offsetof(edge_cfg_t, calibration),
+     .size = SCEN_PATH_MAX, .flags = KF_SKIPEMPTY},
+    {.name = "draft_time", .type = KT_DIST, .off = offsetof(edge_cfg_t, draft_time),
+     .aux = offsetof(edge_cfg_t, has_draft_time), .unit = UNIT_DURATION,
+     .max = BIG, .flags = KF_HAS},
+    {.name = "prefill_time", .type = KT_DIST,
+     .off = offsetof(edge_cfg_t, prefill_time),
+     .aux = offsetof(edge_cfg_t, has_prefill_time), .unit = UNIT_DURATION,
+     .max = BIG, .flags = KF_HAS},
+    {.name = "overhead", .type = KT_NUM, .off = offsetof(edge_cfg_t, overhead),
+     .unit = UNIT_DURATION, .max = BIG, .def = "0s"},
+    END};
+
+static const keytab_key_t NETWORK_KEYS[] = {
+    {.name = "rtt", .type = KT_NUM, .off = offsetof(network_cfg_t, rtt),
+     .unit = UNIT_DURATION, .max = BIG, .def = "40ms"},
+    {.name = "jitter", .type = KT_DIST, .off = offsetof(network_cfg_t, jitter),
+     .unit = UNIT_DURATION, .max = BIG, .flags = KF_NONE, .def = "none"},
+    {.name = "uplink", .type = KT_NUM, .off = offsetof(network_cfg_t, uplink_bps),
+     .unit = UNIT_RATE, .max = BIG, .flags = KF_MIN_OPEN | KF_INF, .def = "inf"},
+    {.name = "downlink", .type = KT_NUM,
+     .off = offsetof(network_cfg_t, downlink_bps), .unit = UNIT_RATE, .max = BIG,
+     .flags = KF_MIN_OPEN | KF_INF, .def = "inf"},
+    {.name = "overhead_bytes", .type = KT_NUM,
+     .off = offsetof(network_cfg_t, overhead_bytes), .max = 1e12, .def = "64"},
+    {.name = "bytes_per_token", .type = KT_NUM,
+     .off = offsetof(network_cfg_t, bytes_per_token), .max = 1e12, .def = "4"},
+    END};
+
+static const keytab_key_t WORKLOAD_KEYS[] = {
+    {.name = "arrival", .type = KT_ENUM, .off = offsetof(workload_cfg_t, arrival),
+     .sub = ARRIVAL_NAMES, .def = "closed"},
+    {.name = "think", .type = KT_DIST, .off = offsetof(workload_cfg_t, think),
+     .unit = UNIT_DURATION, .max = BIG, .def = "0s"},
+    {.name = "rate", .type = KT_NUM, .off = offsetof(workload_cfg_t, rate),
+     .min = 0, .max = BIG, .flags = KF_MIN_OPEN | KF_SKIPEMPTY},
+    {.name = "prompt_tokens", .type = KT_DIST,
+     .off = offsetof(workload_cfg_t, prompt_tokens), .min = 1, .max = 1e12,
+     .def = "128"},
+    {.name = "output_tokens", .type = KT_DIST,
+     .off = offsetof(workload_cfg_t, output_tokens), .min = 1, .max = 1e12,
+     .def = "256"},
+    END};
+
+static const keytab_key_t BATCH_KEYS[] = {
+    {.name = "policy", .type = KT_ENUM, .off = offsetof(batching_cfg_t, policy),
+     .sub = BATCH_NAMES, .def = "continuous"},
+    {.name = "max_batch", .type = KT_INT, .off = offsetof(batching_cfg_t, max_batch),
+     .min = 1, .max = 1e6, .def = "32"},
+    {.name = "max_wait", .type = KT_NUM, .off = offsetof(batching_cfg_t, max_wait),
+     .unit = UNIT_DURATION, .max = BIG, .def = "5ms"},
+    {.name = "max_tokens", .type = KT_INT,
+     .off = offsetof(batching_cfg_t, max_tokens), .min = 0, .max = 1e9, .def = "0"},
+    END};
+
+static const keytab_key_t CLOUD_KEYS[] = {
+    {.name = "replicas", .type = KT_INT, .off = offsetof(cloud_cfg_t, replicas),
+     .min = 1, .max = 1e5, .def = "1"},
+    {.name = "gpu", .type = KT_CUSTOM, .off = offsetof(cloud_cfg_t, gpu),
+     .aux = offsetof(cloud_cfg_t, gpu_ref), .parse = parse_hw, .write = write_hw,
+     .def = "models/hardware/h200.yaml"},
+    {.name = "target", .type = KT_CUSTOM, .off = offsetof(cloud_cfg_t, target),
+     .aux = offsetof(cloud_cfg_t, target_ref), .parse = parse_llm,
+     .write = write_llm, .def = "models/llm/llama-2-7b.yaml"},
+    {.name = "precision", .type = KT_ENUM, .off = offsetof(cloud_cfg_t, precision),
+     .sub = PREC_NAMES, .def = "fp16"},
+    {.name = "calibration", .type = KT_PATH, .off = offsetof(cloud_cfg_t, calibration),
+     .size = SCEN_PATH_MAX, .flags = KF_SKIPEMPTY},
+    {.name = "pinning", .type = KT_ENUM, .off = offsetof(cloud_cfg_t, pinning),
+     .sub = PIN_NAMES, .def = "least-loaded"},
+    {.name = "overhead", .type = KT_NUM, .off = offsetof(cloud_cfg_t, overhead),
+     .unit = UNIT_DURATION, .max = BIG, .def = "0.5ms"},
+    {.name = "kv_capacity", .type = KT_NUM,
+     .off = offsetof(cloud_cfg_t, kv_capacity_bytes), .unit = UNIT_SIZE,
+     .max = BIG, .def = "0"},
+    {.name = "verify_time", .type = KT_DIST, .off = offsetof(cloud_cfg_t, verify_time),
+     .aux = offsetof(cloud_cfg_t, has_verify_time), .unit = UNIT_DURATION,
+     .max = BIG, .flags = KF_HAS},
+    {.name = "batching", .type = KT_SECTION, .off = offsetof(cloud_cfg_t, batching),
+     .sub = BATCH_KEYS},
+    END};
+
+static const keytab_key_t OUTPUT_KEYS[] = {
+    {.name = "file", .type = KT_STRING, .off = offsetof(output_cfg_t, file),
+     .size = SCEN_PATH_MAX, .flags = KF_SKIPEMPTY},
+    {.name = "trace", .type = KT_STRING, .off = offsetof(output_cfg_t, trace),
+     .size = SCEN_PATH_MAX, .flags = KF_SKIPEMPTY},
+    END};
+
+static const keytab_key_t TOP_KEYS[] = {
+    {.name = "name", .type = KT_STRING, .off = offsetof(scenario_t, name),
+     .size = sizeof(((scenario_t *)0)->name)},
+    {.name = "seed", .type = KT_U64, .off = offsetof(scenario_t, seed), .def = "1"},
+    {.name = "duration", .type = KT_NUM, .off = offsetof(scenario_t, duration),
+     .unit = UNIT_DURATION, .max = BIG, .flags = KF_MIN_OPEN, .def = "60s"},
+    {.name = "warmup", .type = KT_NUM, .off = offsetof(scenario_t, warmup),
+     .unit = UNIT_DURATION, .max = BIG, .def = "5s"},
+    {.name = "replications", .type = KT_INT, .off = offsetof(scenario_t, replications),
+     .min = 1, .max = 1e6, .def = "1"},
+    {.name = "protocol", .type = KT_SECTION, .off = offsetof(scenario_t, protocol),
+     .sub = PROTOCOL_KEYS},
+    {.name = "acceptance", .type = KT_SECTION, .off = offsetof(scenario_t, acceptance),
+     .sub = ACCEPT_KEYS},
+    {.name = "tenants", .type = KT_SKIP},
+    {.name = "cloud", .type = KT_SECTION, .off = offsetof(scenario_t, cloud),
+     .sub = CLOUD_KEYS},
+    {.name = "output", .type = KT_SECTION, .off = offsetof(scenario_t, output),
+     .sub = OUTPUT_KEYS},
+    {.name = "sweep", .type = KT_SKIP},
+    END};
+
+static const keytab_key_t TENANTS_KEYS[] = {
+    {.name = "count", .type = KT_INT, .off = offsetof(tenant_group_t, count),
+     .min = 1, .max = MAX_TENANTS, .def = "1"},
+    {.name = "edge", .type = KT_SKIP},
+    {.name = "network", .type = KT_SKIP},
+    {.name = "workload", .type = KT_SKIP},
+    {.name = "groups", .type = KT_SKIP},
+    END};
+
+static const keytab_key_t GROUP_KEYS[] = {
+    {.name = "name", .type = KT_STRING, .off = offsetof(tenant_group_t, name),
+     .size = sizeof(((tenant_group_t *)0)->name)},
+    {.name = "count", .type = KT_INT, .off = offsetof(tenant_group_t, count),
+     .min = 1, .max = MAX_TENANTS, .flags = KF_REQUIRED},
+    {.name = "edge", .type = KT_SKIP},
+    {.name = "network", .type = KT_SKIP},
+    {.name = "workload", .type = KT_SKIP},
+    END};
+
+/* The three per-tenant sections, each resolved over two layers. */
+static const struct {
+    const char *name;
+    const keytab_key_t *keys;
+    size_t off;
+} TENANT_SECTIONS[] = {
+    {"edge", EDGE_KEYS, offsetof(tenant_group_t, edge)},
+    {"network", NETWORK_KEYS, offsetof(tenant_group_t, network)},
+    {"workload", WORKLOAD_KEYS, offsetof(tenant_group_t, workload)},
+};
+
+/* Dotted-path segments that name a card: a `--set` that descends into a
+ * card given as a path turns it into {base: PATH} first. */
+static int is_card_key(const char *seg)
+{
+    return !strcmp(seg, "device") || !strcmp(seg, "draft") ||
+           !strcmp(seg, "gpu") || !strcmp(seg, "target");
+}
+
+/* --- overrides ----------------------------------------------------------- */
+
+typedef struct set_ctx {
+    const scenario_override_t *o;
+    int line;          /* 1-based index of the override */
+    err_t *err;
+} set_ctx_t;
+
+static int set_err(const set_ctx_t *s, int col, const char *path, size_t plen,
+                   const char *fmt, const char *a, const char *b)
+{
+    char msg[600];
+    snprintf(msg, sizeof msg, fmt, a, b);
+    return err_set(s->err, ERR_INPUT, "%s:%d:%d: %.*s: %s", SET_SRC, s->line, col,
+                   (int)plen, path, msg);
+}
+
+static int all_digits(const char *s)
+{
+    if (!*s) return 0;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9') return 0;
+    return 1;
+}
+
+/* Index of the item of seq addressed by seg: a number, or the value of the
+ * items' `name:` key. -1 when none (n = append position). */
+static long seq_index(const ynode_t *seq, const char *seg)
+{
+    if (all_digits(seg)) {
+        if (strlen(seg) > 9) return -1;
+        long i = atol(seg);
+        return i <= (long)seq->n ? i : -1;
+    }
+    for (size_t i = 0; i < seq->n; i++) {
+        const ynode_t *nm = ynode_get(seq->items[i], "name");
+        if (nm && nm->kind == YNODE_SCALAR && !strcmp(nm->str, seg)) return (long)i;
+    }
+    return -1;
+}
+
+/* Makes *slot a mapping to descend into: null -> new map, card path ->
+ * {base: path}; anything else that is not a mapping is an error. */
+static int make_descendable(const set_ctx_t *s, ynode_t **slot, const char *seg,
+                            int col, const char *path, size_t plen)
+{
+    ynode_t *v = *slot;
+    if (v->kind == YNODE_MAP) return 0;
+    if (ynode_is_null(v)) {
+        ynode_t *m = ynode_new_map(SET_SRC, s->line, col);
+        if (!m) return err_set(s->err, ERR_RUNTIME, "out of memory");
+        ynode_free(v);
+        *slot = m;
+        return 0;
+    }
+    if (v->kind == YNODE_SCALAR && is_card_key(seg)) {
+        ynode_t *m = ynode_new_map(v->src, v->line, v->col);
+        if (!m) return err_set(s->err, ERR_RUNTIME, "out of memory");
+        *slot = m;
+        if (ynode_map_put(m, "base", v->src, v->line, v->col, v) != 0)
+            return err_set(s->err, ERR_RUNTIME, "out of memory");
+        return 0;
+    }
+    if (v->kind == YNODE_SEQ) return 0;
+    return set_err(s, col, path, plen, "is a value ('%.80s'), not a mapping%s",
+                   v->str, "");
+}
+
+static int apply_override(ynode_t *root, const set_ctx_t *s)
+{
+    const char *path = s->o->path ? s->o->path : "";
+    const char *value = s->o->value ? s->o->value : "";
+    size_t plen = strlen(path);
+    if (plen == 0 || plen >= KEYTAB_KEY_MAX)
+        return set_err(s, 1, "(path)", 6, "%s%s",
+                       plen ? "path too long" : "empty path", "");
+    ynode_t *v = NULL;
+    if (ynode_parse(SET_SRC, path, value, strlen(value), s->line, (int)plen + 1,
+                    &v, s->err) != 0)
+        return -1;
+    if (!v) v = ynode_new_scalar(SET_SRC, s->line, (int)plen + 2, "");
+    if (!v) return err_set(s->err, ERR_RUNTIME, "out of memory");
+
+    ynode_t *cur = root;
+    size_t pos = 0;
+    while (pos <= plen) {
+        size_t seglen = strcspn(path + pos, ".");
+        int col = (int)pos + 1;
+        size_t upto = pos + seglen;
+        char seg[KEYTAB_KEY_MAX];
+        memcpy(seg, path + pos, seglen);
+        seg[seglen] = 0;
+        int last = upto == plen;
+        if (seglen == 0) {
+            ynode_free(v);
+            return set_err(s, col, path, plen, "empty key in the path%s%s", "", "");
+        }
+        ynode_t **slot = NULL;
+        if (cur->kind == YNODE_MAP) {
+            ynode_pair_t *p = ynode_find(cur, seg);
+            if (!p) {
+                ynode_t *n = last ? v : ynode_new_map(SET_SRC, s->line, col);
+                if (!n) {
+                    ynode_free(v);
+                    return err_set(s->err, ERR_RUNTIME, "out of memory");
+                }
+                if (ynode_map_put(cur, seg, SET_SRC, s->line, col, n) != 0) {
+                    if (!last) ynode_free(v);
+                    return err_set(s->err, ERR_RUNTIME, "out of memory");
+                }
+                if (last) return 0;
+                cur = n;
+                pos = upto + 1;
+                continue;
+            }
+            slot = &p->val;
+        } else {
+            long i = seq_index(cur, seg);
+            if (i < 0) {
+                ynode_free(v);
+                return set_err(s, col, path, upto,
+                               "no list item '%s' (give an index or an item's name)%s",
+                               seg, "");
+            }
+            if ((size_t)i == cur->n) {
+                ynode_t *n = last ? v : ynode_new_map(SET_SRC, s->line, col);
+                if (!n || ynode_seq_append(cur, n) != 0)
+                    return err_set(s->err, ERR_RUNTIME, "out of memory");
+                if (last) return 0;
+                cur = n;
+                pos = upto + 1;
+                continue;
+            }
+            slot = &cur->items[i];
+        }
+        if (last) {
+            ynode_free(*slot);
+            *slot = v;
+            return 0;
+        }
+        if (make_descendable(s, slot, seg, col, path, upto) != 0) {
+            ynode_free(v);
+            return -1;
+        }
+        cur = *slot;
+        pos = upto + 1;
+    }
+    ynode_free(v);
+    return 0;
+}
+
+/* --- resolution ---------------------------------------------------------- */
+
+typedef struct sctx {
+    keytab_ctx_t kc;
+    const ynode_t *root;
+    scenario_t *s;
+} sctx_t;
+
+static int oom(sctx_t *x)
+{
+    return err_set(x->kc.err, ERR_RUNTIME, "out of memory");
+}
+
+static const ynode_t *present(const ynode_t *n)
+{
+    return n && !ynode_is_null(n) ? n : NULL;
+}
+
+static int resolve_group(sctx_t *x, const ynode_t *T, const ynode_t *G, int i)
+{
+    tenant_group_t *g = &x->s->groups[i];
+    char prefix[KEYTAB_KEY_MAX] = "tenants";
+    const ynode_t *gi = NULL;
+    if (G) {
+        gi = G->items[i];
+        snprintf(prefix, sizeof prefix, "tenants.groups.%d", i);
+        if (gi->kind != YNODE_MAP)
+            return keytab_err(&x->kc, gi, prefix, "expected a mapping "
+                              "{name, count, edge, network, workload}, got %s",
+                              ynode_kind_name(gi));
+        keytab_layer_t L = {gi, prefix};
+        if (keytab_resolve(&x->kc, GROUP_KEYS, &L, 1, g) != 0) return -1;
+        if (!g->name[0]) snprintf(g->name, sizeof g->name, "group%d", i);
+    } else {
+        keytab_layer_t L = {T, "tenants"};
+        if (keytab_resolve(&x->kc, TENANTS_KEYS, &L, 1, g) != 0) return -1;
+        snprintf(g->name, sizeof g->name, "default");
+    }
+    for (size_t k = 0; k < sizeof TENANT_SECTIONS / sizeof *TENANT_SECTIONS; k++) {
+        char p0[KEYTAB_KEY_MAX], p1[KEYTAB_KEY_MAX];
+        keytab_join(p0, "tenants", TENANT_SECTIONS[k].name);
+        keytab_join(p1, prefix, TENANT_SECTIONS[k].name);
+        keytab_layer_t L[2] = {{ynode_get(T, TENANT_SECTIONS[k].name), p0},
+                               {ynode_get(gi, TENANT_SECTIONS[k].name), p1}};
+        const ynode_t *where = x->kc.where;
+        if (present(T)) x->kc.where = T;
+        if (present(gi)) x->kc.where = gi;
+        int rc = keytab_resolve(&x->kc, TENANT_SECTIONS[k].keys, L, G ? 2 : 1,
+                                (char *)g + TENANT_SECTIONS[k].off);
+        x->kc.where = where;
+        if (rc != 0) return -1;
+    }
+    if (g->workload.arrival == ARRIVAL_POISSON && g->workload.rate <= 0) {
+        const ynode_t *w = present(ynode_get(gi, "workload"));
+        if (!w) w = present(ynode_get(T, "workload"));
+        const ynode_t *a = w ? ynode_get(w, "arrival") : NULL;
+        char key[KEYTAB_KEY_MAX];
+        keytab_join(key, G && ynode_get(ynode_get(gi, "workload"), "arrival")
+                             ? prefix : "tenants", "workload.rate");
+        return keytab_err(&x->kc, a ? a : w, key,
+                          "required when arrival is poisson (requests/s per tenant)");
+    }
+    return 0;
+}
+
+static int resolve_tenants(sctx_t *x)
+{
+    const ynode_t *T = present(ynode_get(x->root, "tenants"));
+    if (T && T->kind != YNODE_MAP)
+        return keytab_err(&x->kc, T, "tenants", "expected a mapping, got %s",
+                          ynode_kind_name(T));
+    if (keytab_check_keys(&x->kc, TENANTS_KEYS, T, "tenants") != 0) return -1;
+    const ynode_pair_t *gp = ynode_find(T, "groups");
+    const ynode_t *G = gp ? present(gp->val) : NULL;
+    if (G && present(ynode_get(T, "count")))
+        return err_set(x->kc.err, ERR_INPUT,
+                       "%s:%d:%d: tenants.groups: give either tenants.count or "
+                       "tenants.groups, not both",
+                       gp->ksrc, gp->kline, gp->kcol);
+    if (G && G->kind != YNODE_SEQ)
+        return keytab_err(&x->kc, G, "tenants.groups",
+                          "expected a list of groups, got %s", ynode_kind_name(G));
+    if (G && G->n == 0)
+        return keytab_err(&x->kc, G, "tenants.groups", "the list is empty");
+    if (G && G->n > 1000000)
+        return keytab_err(&x->kc, G, "tenants.groups", "too many groups");
+    int n = G ? (int)G->n : 1;
+    x->s->groups = calloc((size_t)n, sizeof *x->s->groups);
+    if (!x->s->groups) return oom(x);
+    x->s->ngroups = n;
+    double total = 0;
+    for (int i = 0; i < n; i++) {
+        if (resolve_group(x, T, G, i) != 0) return -1;
+        total += x->s->groups[i].count;
+    }
+    for (int i = 0; G && i < n; i++) {
+        for (int j = 0; j < i; j++) {
+            if (strcmp(x->s->groups[i].name, x->s->groups[j].name) != 0) continue;
+            char key[KEYTAB_KEY_MAX];
+            snprintf(key, sizeof key, "tenants.groups.%d.name", i);
+            const ynode_t *nm = ynode_get(G->items[i], "name");
+            return keytab_err(&x->kc, nm ? nm : G->items[i], key,
+                              "duplicate group name '%s'", x->s->groups[i].name);
+        }
+    }
+    if (total > MAX_TENANTS)
+        return keytab_err(&x->kc, G ? G : T, "tenants",
+                          "%.0f tenants in all; at most %.0f", total, MAX_TENANTS);
+    x->s->ntenants = (int)total;
+    return 0;
+}
+
+/* The acceptance model's own parameters must be given; `alpha` becomes the
+ * model's mean acceptance probability for reporting. */
+static int resolve_acceptance(sctx_t *x)
+{
+    accept_cfg_t *a = &x->s->acceptance;
+    const ynode_t *A = present(ynode_get(x->root, "acceptance"));
+    const ynode_t *at = A ? present(ynode_get(A, "model")) : NULL;
+    if (!at) at = A;
+    static const char *const need[][5] = {
+        {NULL}, {"alphas", NULL}, {"a", "b", NULL},
+        {"alpha_good", "alpha_bad", "p_good_bad", "p_bad_good", NULL},
+        {"file", NULL}};
+    for (int i = 0; need[a->model][i]; i++) {
+        if (A && present(ynode_get(A, need[a->model][i]))) continue;
+        char key[KEYTAB_KEY_MAX];
+        keytab_join(key, "acceptance", need[a->model][i]);
+        return keytab_err(&x->kc, at, key, "required when model is %s",
+                          ACCEPT_NAMES[a->model]);
+    }
+    switch (a->model) {
+    case ACC_POSITIONAL: {
+        double sum = 0;
+        int g = x->s->protocol.gamma;
+        for (int i = 0; i < g; i++)
+            sum += a->positional[i < a->npos ? i : a->npos - 1];
+        a->alpha = sum / g;
+        break;
+    }
+    case ACC_BETA:
+        a->alpha = a->beta_a / (a->beta_a + a->beta_b);
+        break;
+    case ACC_MARKOV: {
+        double s = a->p_good_bad + a->p_bad_good;
+        /* Stationary share of the good state; with no switching the chain
+         * stays in its start state (good). */
+        double pg = s > 0 ? a->p_bad_good / s : 1.0;
+        a->alpha = pg * a->alpha_good + (1 - pg) * a->alpha_bad;
+        break;
+    }
+    default:
+        break;
+    }
+    return 0;
+}
+
+static void file_stem(const char *path, char *out, size_t outsz)
+{
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    size_t n = strcspn(b, ". ");
+    if (n == 0) {
+        b = "scenario";
+        n = strlen(b);
+    }
+    if (n >= outsz) n = outsz - 1;
+    memcpy(out, b, n);
+    out[n] = 0;
+}
+
+static int resolve(sctx_t *x, const char *stem_of)
+{
+    scenario_t *s = x->s;
+    keytab_layer_t L = {x->root, ""};
+    if (keytab_resolve(&x->kc, TOP_KEYS, &L, 1, s) != 0) return -1;
+    if (!s->name[0]) file_stem(stem_of, s->name, sizeof s->name);
+    if (s->warmup >= s->duration) {
+        const ynode_t *w = present(ynode_get(x->root, "warmup"));
+        const char *key = w ? "warmup" : "duration";
+        if (!w) w = present(ynode_get(x->root, "duration"));
+        char d[64], wu[64];
+        if (units_format(s->duration, UNIT_DURATION, d, sizeof d) < 0) d[0] = 0;
+        if (units_format(s->warmup, UNIT_DURATION, wu, sizeof wu) < 0) wu[0] = 0;
+        return keytab_err(&x->kc, w, key,
+                          "warmup (%s) must be less than duration (%s)", wu, d);
+    }
+    if (resolve_acceptance(x) != 0) return -1;
+    return resolve_tenants(x);
+}
+
+static void dir_of(const char *path, char *out, size_t outsz)
+{
+    const char *slash = strrchr(path, '/');
+    size_t n = slash ? (size_t)(slash - path) : 0;
+    if (slash && n == 0) n = 1; /* "/x.yaml" -> "/" */
+    if (n >= outsz) n = 0;
+    memcpy(out, path, n);
+    out[n] = 0;
+}
+
+/* Parses text, applies the overrides, resolves into out. src names the
+ * text in messages; dir is where relative data files are looked up first. */
+static int load_text(const char *src, const char *dir, const char *text,
+                     size_t len, const scenario_override_t *ov, int nov,
+                     scenario_t *out, err_t *err)
+{
+    ynode_t *root = NULL;
+    memset(out, 0, sizeof *out);
+    if (ynode_parse(src, NULL, text, len, 1, 0, &root, err) != 0) return -1;
+    if (!root || ynode_is_null(root)) {
+        ynode_free(root);
+        root = ynode_new_map(src, 1, 1);
+        if (!root) return err_set(err, ERR_RUNTIME, "out of memory");
+    }
+    int rc = 0;
+    if (root->kind != YNODE_MAP)
+        rc = err_set(err, ERR_INPUT, "%s:%d:%d: (top level): a scenario is a "
+                     "mapping of sections, got %s",
+                     src, root->line, root->col, ynode_kind_name(root));
+    for (int i = 0; rc == 0 && i < nov; i++) {
+        set_ctx_t sc = {&ov[i], i + 1, err};
+        rc = apply_override(root, &sc);
+    }
+    if (rc == 0) {
+        sctx_t x = {{err, dir, root, NULL}, root, out};
+        rc = resolve(&x, src);
+    }
+    ynode_free(root);
+    if (rc != 0) scenario_free(out);
+    return rc;
+}
 
 int scenario_load(const char *path, const scenario_override_t *ov, int nov,
                   scenario_t *out, err_t *err)
 {
-    (void)ov; (void)nov;
     memset(out, 0, sizeof *out);
-    return err_set(err, ERR_INPUT, "%s: scenario loading not implemented yet", path);
+    if (strlen(path) >= sizeof out->file)
+        return err_set(err, ERR_INPUT, "%s: path too long", path);
+    char *text;
+    size_t len;
+    if (ynode_read_file(path, &text, &len, err) != 0) return -1;
+    int is_stdin = strcmp(path, "-") == 0;
+    const char *src = is_stdin ? "<stdin>" : path;
+    char dir[SCEN_PATH_MAX];
+    dir_of(is_stdin ? "" : path, dir, sizeof dir);
+    int rc = load_text(src, dir, text, len, ov, nov, out, err);
+    free(text);
+    if (rc == 0) {
+        snprintf(out->file, sizeof out->file, "%s", path);
+        if (is_stdin && !strcmp(out->name, "<stdin>")) snprintf(out->name, sizeof out->name, "stdin");
+    }
+    return rc;
 }
+
 int scenario_load_string(const char *name, const char *yaml,
                          const scenario_override_t *ov, int nov,
                          scenario_t *out, err_t *err)
 {
-    (void)yaml; (void)ov; (void)nov;
-    memset(out, 0, sizeof *out);
-    return err_set(err, ERR_INPUT, "%s: scenario loading not implemented yet", name);
+    return load_text(name, "", yaml, strlen(yaml), ov, nov, out, err);
 }
-void scenario_free(scenario_t *s) { (void)s; }
-int scenario_write_yaml(const scenario_t *s, FILE *f) { (void)s; (void)f; return -1; }
+
+static void edge_free(edge_cfg_t *e)
+{
+    dist_free(&e->draft_time);
+    dist_free(&e->prefill_time);
+}
+
+void scenario_free(scenario_t *s)
+{
+    if (!s) return;
+    for (int i = 0; s->groups && i < s->ngroups; i++) {
+        tenant_group_t *g = &s->groups[i];
+        edge_free(&g->edge);
+        dist_free(&g->network.jitter);
+        dist_free(&g->workload.think);
+        dist_free(&g->workload.prompt_tokens);
+        dist_free(&g->workload.output_tokens);
+    }
+    free(s->groups);
+    free(s->acceptance.positional);
+    free(s->acceptance.trace);
+    dist_free(&s->cloud.verify_time);
+    memset(s, 0, sizeof *s);
+}
+
+/* --- writing ------------------------------------------------------------- */
+
+static const keytab_key_t *find_key(const keytab_key_t *tab, const char *name)
+{
+    for (; tab->name; tab++)
+        if (!strcmp(tab->name, name)) return tab;
+    return NULL;
+}
+
+static int write_acceptance(FILE *f, const accept_cfg_t *a)
+{
+    static const char *const keys[][5] = {
+        {"alpha", NULL}, {"alphas", NULL}, {"a", "b", NULL},
+        {"alpha_good", "alpha_bad", "p_good_bad", "p_bad_good", NULL},
+        {"alpha", "file", NULL}};
+    if (fprintf(f, "acceptance:\n") < 0) return -1;
+    if (keytab_write_key(f, find_key(ACCEPT_KEYS, "model"), a, 2) != 0) return -1;
+    for (int i = 0; keys[a->model][i]; i++)
+        if (keytab_write_key(f, find_key(ACCEPT_KEYS, keys[a->model][i]), a, 2) != 0)
+            return -1;
+    return 0;
+}
+
+static int write_sections(FILE *f, const tenant_group_t *g, int indent)
+{
+    for (size_t k = 0; k < sizeof TENANT_SECTIONS / sizeof *TENANT_SECTIONS; k++) {
+        if (fprintf(f, "%*s%s:\n", indent, "", TENANT_SECTIONS[k].name) < 0) return -1;
+        if (keytab_write(f, TENANT_SECTIONS[k].keys,
+                         (const char *)g + TENANT_SECTIONS[k].off, indent + 2) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int write_tenants(FILE *f, const scenario_t *s)
+{
+    if (fprintf(f, "tenants:\n") < 0) return -1;
+    if (s->ngroups == 1 && !strcmp(s->groups[0].name, "default")) {
+        if (fprintf(f, "  count: %d\n", s->groups[0].count) < 0) return -1;
+        return write_sections(f, &s->groups[0], 2);
+    }
+    if (fprintf(f, "  groups:\n") < 0) return -1;
+    for (int i = 0; i < s->ngroups; i++) {
+        const tenant_group_t *g = &s->groups[i];
+        if (fprintf(f, "    - name: ") < 0 || keytab_write_string(f, g->name) != 0 ||
+            fprintf(f, "\n      count: %d\n", g->count) < 0)
+            return -1;
+        if (write_sections(f, g, 6) != 0) return -1;
+    }
+    return 0;
+}
+
+int scenario_write_yaml(const scenario_t *s, FILE *f)
+{
+    if (fprintf(f, "# specsim scenario, fully resolved%s%s\n",
+                s->file[0] ? " from " : "", s->file) < 0)
+        return -1;
+    for (const keytab_key_t *k = TOP_KEYS; k->name; k++) {
+        int rc = 0;
+        if (!strcmp(k->name, "acceptance")) rc = write_acceptance(f, &s->acceptance);
+        else if (!strcmp(k->name, "tenants")) rc = write_tenants(f, s);
+        else if (!strcmp(k->name, "output") && !s->output.file[0] &&
+                 !s->output.trace[0]) rc = 0;
+        else rc = keytab_write_key(f, k, s, 0);
+        if (rc != 0) return -1;
+    }
+    return ferror(f) ? -1 : 0;
+}
+
 const tenant_group_t *scenario_tenant_group(const scenario_t *s, int tenant)
 {
     int base = 0;
@@ -29,8 +860,8 @@ const tenant_group_t *scenario_tenant_group(const scenario_t *s, int tenant)
     }
     return NULL;
 }
+
 const char *scenario_mode_name(enum proto_mode m)
 {
-    static const char *names[] = {"sync", "async", "cloud-only", "edge-only"};
-    return (unsigned)m < 4 ? names[m] : "?";
+    return (unsigned)m < 4 ? MODE_NAMES[m] : "?";
 }

@@ -6,6 +6,13 @@
  * every key of the `tenants:` section and override what they give. Errors
  * name FILE:LINE:COLUMN and the dotted key; unknown keys get a "did you mean".
  *
+ * `--set` errors read "--set:N:COL: path: problem": N = which override
+ * (1-based), COL = 1-based column inside its "PATH=VALUE" text. A path may
+ * address list items by index or by their `name:` (tenants.groups.phones),
+ * index = length appends; missing mappings are created; a path that enters a
+ * card given as a file (cloud.gpu.mem_bw) turns it into {base: FILE, ...}.
+ * An empty VALUE is YAML null: the key takes its default again.
+ *
  * Units: durations `40ms`, `150us`, `2s`, `1min` (stored in seconds); rates
  * `100Mbps`, `1Gbps`, `inf` (stored in bits/s, INFINITY for inf); sizes `4GiB`,
  * `512MB` (stored in bytes). A bare number is accepted only where the key has
@@ -110,6 +117,11 @@ typedef struct cloud_cfg {
     dist_t verify_time;
 } cloud_cfg_t;
 
+typedef struct output_cfg {
+    char file[SCEN_PATH_MAX];  /* output.file: default for --out ("" = none) */
+    char trace[SCEN_PATH_MAX]; /* output.trace: default for --trace */
+} output_cfg_t;
+
 typedef struct scenario {
     char name[128];
     char file[SCEN_PATH_MAX];  /* where it was loaded from ("" = string) */
@@ -123,6 +135,7 @@ typedef struct scenario {
     int ngroups;
     int ntenants;              /* sum of group counts */
     cloud_cfg_t cloud;
+    output_cfg_t output;
 } scenario_t;
 
 /* A `--set PATH=VALUE` override; value is parsed as a YAML scalar or flow

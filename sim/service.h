@@ -23,7 +23,12 @@ typedef struct service_job {
     int context;   /* KV tokens already cached for this job */
 } service_job_t;
 
-/* The roofline decomposition of one iteration (seconds). */
+/* The roofline decomposition of one iteration (seconds). The memory and
+ * compute parts use the rates in use: datasheet rates, or with a table the
+ * rates fitted to it (so with a table total_s, the interpolated time, need not
+ * equal the sum of the parts' maxima). lm_head_s is lm_head's actual time.
+ * weight_bytes: weights read (linear + lm_head); kv_bytes: K,V read by all
+ * jobs, all layers; flops: linear + lm_head + attention. */
 typedef struct service_terms {
     double linear_mem_s, linear_compute_s;   /* all layers' linear ops */
     double attn_mem_s, attn_compute_s;
@@ -42,13 +47,33 @@ service_t *service_create(const hw_card_t *hw, const llm_card_t *model,
                           double overhead_s, err_t *err);
 void service_free(service_t *sv);
 
-/* "table", "fitted" (table present, some shapes outside its range) or
- * "datasheet". */
+/* Where iteration times come from, decided at create:
+ *   "datasheet"  no table: card peak × default efficiencies;
+ *   "table"      a table with rows for every operator (qkv, o, gate_up, down,
+ *                lm_head and attention): times interpolated from it;
+ *   "fitted"     a table that lacks some operator: that operator's time comes
+ *                from the roofline fitted to the table's rows.
+ * Lookups outside the measured M / context range are extrapolated with the
+ * fitted roofline even when the source is "table"; service_in_table() tells
+ * whether particular lookups stayed inside the measured range. */
 const char *service_source(const service_t *sv);
+/* Same for service_draft_time: "table" when the table has whole-token rows
+ * (op: token, m: 1), else service_source(). */
+const char *service_draft_source(const service_t *sv);
+/* 1 when a table is used and every lookup of this iteration (each linear op
+ * at M = Σq, attention of each job) lies inside the measured range; else 0. */
+int service_in_table(const service_t *sv, const service_job_t *jobs, int njobs);
+/* Same for service_draft_time(sv, context). */
+int service_draft_in_table(const service_t *sv, int context);
 
+/* Time of one iteration (seconds), overhead included; 0 when the jobs hold
+ * no tokens. O(njobs), no allocation, safe to call from several threads. */
 double service_iter_time(const service_t *sv, const service_job_t *jobs,
                          int njobs);
-/* One drafted token (M = 1) over `context` cached tokens. */
+/* One drafted token (M = 1) over `context` cached tokens. With whole-token
+ * table rows this is the measured token time interpolated in context (the
+ * attention model adds the difference outside the measured contexts), plus
+ * the overhead; else service_iter_time of one 1-token job. */
 double service_draft_time(const service_t *sv, int context);
 /* Prefill of a prompt of n tokens (one job, context 0). */
 double service_prefill_time(const service_t *sv, int n);
@@ -59,6 +84,9 @@ void service_terms(const service_t *sv, const service_job_t *jobs, int njobs,
 double service_iter_time_datasheet(const service_t *sv,
                                    const service_job_t *jobs, int njobs);
 
+/* Weight footprint in bytes: every layer's linear weights and lm_head at the
+ * model's precision (scales and zeros included) plus the token embedding
+ * table, stored fp16 (vocab × hidden × 2). Norm weights are ignored. */
 double service_weight_bytes(const service_t *sv);
 /* K and V bytes per cached token (fp16, all layers). */
 double service_kv_bytes_per_token(const service_t *sv);

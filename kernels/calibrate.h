@@ -1,0 +1,43 @@
+/* calibrate — the CPU measurement driver behind build/calibrate: argument
+ * parsing, the calibration run (read ceiling, every linear shape at M = 1..16,
+ * attention, whole draft-model tokens) and the --bench comparison of W4A16
+ * against fp16 / fp32 GEMV. Library code: fills an err_t, never exits;
+ * progress goes to the FILE it is given (stderr from the CLI).
+ */
+#ifndef SPECSIM_CALIBRATE_H
+#define SPECSIM_CALIBRATE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "err.h"
+
+typedef struct calibrate_args {
+    char device[16];      /* cpu (default) | cuda */
+    char model[512];      /* LLM card path (required unless bench) */
+    char quant[16];       /* w4a16 (default) | fp16 */
+    char out[512];        /* table path; "" = stdout */
+    char isa[16];         /* auto (default) | scalar | avx2 | avx512 | neon */
+    int threads;          /* 0 = one per online CPU */
+    int quick;            /* fewer repetitions and contexts (tests, smoke runs) */
+    int bench;            /* --bench: W4A16 vs fp16 vs fp32 GEMV side by side */
+    int help;
+    size_t llc_bytes;     /* 0: detect; tests set a small value so the
+                             rotated working sets (4× LLC) stay small */
+    char command[1024];   /* the exact command line, for provenance */
+} calibrate_args_t;
+
+/* Parses argv into *a (defaults filled). Usage errors: -1, ERR_INPUT. */
+int calibrate_parse_args(int argc, char **argv, calibrate_args_t *a, err_t *err);
+void calibrate_usage(FILE *f);
+
+/* The CPU calibration: measures, then writes the table to a->out (through a
+ * temporary file renamed into place) or stdout. 0 or -1. */
+int calibrate_cpu(const calibrate_args_t *a, FILE *progress, err_t *err);
+
+/* The benchmark: prints to out, per shape, W4A16 GEMV GB/s, its fraction of
+ * the measured read ceiling, and its speedup over fp16 and fp32 GEMV run
+ * with the same SIMD path on the same shapes. 0 or -1. */
+int calibrate_bench(const calibrate_args_t *a, FILE *out, err_t *err);
+
+#endif

@@ -1,0 +1,26 @@
+/* calibrate_cuda — the CUDA half of build/calibrate, implemented under
+ * kernels/cuda/ (helper F) and linked only when nvcc exists.
+ *
+ * calibrate_main.c parses nothing for CUDA: on `--device cuda` it hands the
+ * whole command line over, so the CUDA side owns its options, its progress
+ * line and its table. The declaration is unconditional (nvcc does not see
+ * -DSPECSIM_HAVE_CUDA); only the call is guarded by SPECSIM_HAVE_CUDA.
+ * kernels/calibrate.h offers the shared pieces (argument parsing, LLM card
+ * reading, linear shapes, table emission) to reuse from C or C++.
+ */
+#ifndef SPECSIM_CALIBRATE_CUDA_H
+#define SPECSIM_CALIBRATE_CUDA_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* argc/argv exactly as main() received them (argv[0] included). Returns the
+ * process exit status: 0 ok, 1 runtime failure, 2 bad usage or bad card. */
+int calibrate_cuda_run(int argc, char **argv);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

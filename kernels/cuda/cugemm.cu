@@ -1,0 +1,84 @@
+/* cugemm — see cugemm.cuh. */
+#include "cugemm.cuh"
+
+#include <string.h>
+
+#include "cucheck.cuh"
+
+int cugemm_init(cugemm_t *g, err_t *err)
+{
+    memset(g, 0, sizeof *g);
+    CUBLAS_TRY(cublasCreate(&g->h));
+    CUBLAS_TRY(cublasLtCreate(&g->lt));
+    CU_TRY(cudaMalloc(&g->ws, CUGEMM_WORKSPACE));
+    CUBLAS_TRY(cublasSetWorkspace(g->h, g->ws, CUGEMM_WORKSPACE));
+    return 0;
+}
+
+void cugemm_free(cugemm_t *g)
+{
+    if (g->h) CU_IGNORE(cublasDestroy(g->h));
+    if (g->lt) CU_IGNORE(cublasLtDestroy(g->lt));
+    if (g->ws) CU_IGNORE(cudaFree(g->ws));
+    memset(g, 0, sizeof *g);
+}
+
+int cugemm_ex(cugemm_t *g, const __half *w, const __half *x, __half *y, int t,
+              int n, int k, cudaStream_t st, err_t *err)
+{
+    const float alpha = 1.f, beta = 0.f;
+    CUBLAS_TRY(cublasSetStream(g->h, st));
+    CUBLAS_TRY(cublasGemmEx(g->h, CUBLAS_OP_T, CUBLAS_OP_N, n, t, k, &alpha, w,
+                            CUDA_R_16F, k, x, CUDA_R_16F, k, &beta, y, CUDA_R_16F,
+                            n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    return 0;
+}
+
+void cugemm_plan_free(cugemm_plan_t *p)
+{
+    if (p->op) CU_IGNORE(cublasLtMatmulDescDestroy(p->op));
+    if (p->a) CU_IGNORE(cublasLtMatrixLayoutDestroy(p->a));
+    if (p->b) CU_IGNORE(cublasLtMatrixLayoutDestroy(p->b));
+    if (p->c) CU_IGNORE(cublasLtMatrixLayoutDestroy(p->c));
+    memset(p, 0, sizeof *p);
+}
+
+int cugemm_plan_init(cugemm_t *g, cugemm_plan_t *p, int t, int n, int k, err_t *err)
+{
+    memset(p, 0, sizeof *p);
+    p->t = t; p->n = n; p->k = k;
+    cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+    CUBLAS_TRY(cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    CUBLAS_TRY(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+    CUBLAS_TRY(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+    CUBLAS_TRY(cublasLtMatrixLayoutCreate(&p->a, CUDA_R_16F, k, n, k));
+    CUBLAS_TRY(cublasLtMatrixLayoutCreate(&p->b, CUDA_R_16F, k, t, k));
+    CUBLAS_TRY(cublasLtMatrixLayoutCreate(&p->c, CUDA_R_16F, n, t, n));
+
+    cublasLtMatmulPreference_t pref = NULL;
+    size_t ws = CUGEMM_WORKSPACE;
+    CUBLAS_TRY(cublasLtMatmulPreferenceCreate(&pref));
+    cublasStatus_t s = cublasLtMatmulPreferenceSetAttribute(
+        pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = cublasLtMatmulAlgoGetHeuristic(g->lt, p->op, p->a, p->b, p->c, p->c, pref,
+                                           CUGEMM_MAX_ALGOS, p->algo, &p->nalgo);
+    CU_IGNORE(cublasLtMatmulPreferenceDestroy(pref));
+    CUBLAS_TRY(s);
+    if (p->nalgo < 1)
+        return err_set(err, ERR_RUNTIME, "%s:%d: cublasLt heuristic found no algorithm "
+                       "for t=%d n=%d k=%d", __FILE__, __LINE__, t, n, k);
+    return 0;
+}
+
+int cugemm_plan_run(cugemm_t *g, const cugemm_plan_t *p, int which, const __half *w,
+                    const __half *x, __half *y, cudaStream_t st, err_t *err)
+{
+    const float alpha = 1.f, beta = 0.f;
+    if (which < 0 || which >= p->nalgo)
+        return err_set(err, ERR_INPUT, "cugemm_plan_run: algorithm %d of %d", which,
+                       p->nalgo);
+    CUBLAS_TRY(cublasLtMatmul(g->lt, p->op, &alpha, w, p->a, x, p->b, &beta, y, p->c,
+                              y, p->c, &p->algo[which].algo, g->ws, CUGEMM_WORKSPACE, st));
+    return 0;
+}

@@ -1,0 +1,441 @@
+/* gemv — dispatch, thread pool, repacking and the portable path (gemv.h). */
+#include "gemv.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpuid.h"
+#include "gemv_impl.h"
+
+/* ---- packed layout ---------------------------------------------------- */
+
+static void *alloc64(size_t bytes)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, 64, bytes ? bytes : 64) != 0) return NULL;
+    return p;
+}
+
+int w4a16_packed_alloc(w4a16_packed_t *p, int n, int k, int group)
+{
+    memset(p, 0, sizeof *p);
+    if (n <= 0 || k <= 0 || group <= 0 || group % 32 != 0 || k % group != 0) return -1;
+    size_t groups = (size_t)n * (size_t)(k / group);
+    p->q = alloc64((size_t)n * (size_t)k / 2);
+    p->scales = alloc64(groups * sizeof *p->scales);
+    p->zeros = alloc64(groups);
+    if (!p->q || !p->scales || !p->zeros) {
+        w4a16_packed_free(p);
+        return -1;
+    }
+    p->n = n;
+    p->k = k;
+    p->group = group;
+    return 0;
+}
+
+void w4a16_packed_free(w4a16_packed_t *p)
+{
+    if (!p) return;
+    free(p->q);
+    free(p->scales);
+    free(p->zeros);
+    memset(p, 0, sizeof *p);
+}
+
+int w4a16_repack(const w4a16_t *w, w4a16_packed_t *out)
+{
+    if (w4a16_packed_alloc(out, w->n, w->k, w->group) != 0) return -1;
+    size_t groups = (size_t)w->n * (size_t)(w->k / w->group);
+    memcpy(out->scales, w->scales, groups * sizeof *w->scales);
+    memcpy(out->zeros, w->zeros, groups);
+    for (int r = 0; r < w->n; r++) {
+        uint8_t *row = out->q + (size_t)r * (size_t)w->k / 2;
+        for (int b = 0; b < w->k / 32; b++)
+            for (int j = 0; j < 16; j++)
+                row[16 * b + j] = (uint8_t)(w4a16_get_q(w, r, 32 * b + j) |
+                                            w4a16_get_q(w, r, 32 * b + 16 + j) << 4);
+    }
+    return 0;
+}
+
+double w4a16_packed_bytes(const w4a16_packed_t *p)
+{
+    return (double)p->n * (double)p->k / 2.0 + (double)p->n * (double)(p->k / p->group) * 3.0;
+}
+
+/* ---- portable path ---------------------------------------------------- */
+
+static void scalar_w4(const w4a16_packed_t *w, const float *x, const float *xsum, int m, int r0,
+                      int r1, uint16_t *y)
+{
+    (void)xsum;
+    int groups = w->k / w->group;
+    for (int r = r0; r < r1; r++) {
+        const uint8_t *q = w->q + (size_t)r * (size_t)w->k / 2;
+        for (int i = 0; i < m; i++) {
+            const float *xi = x + (size_t)i * (size_t)w->k;
+            float acc = 0.0f;
+            for (int g = 0; g < groups; g++) {
+                float s = fp16_to_f32(w->scales[(size_t)r * (size_t)groups + (size_t)g]);
+                int z = w->zeros[(size_t)r * (size_t)groups + (size_t)g];
+                for (int c = g * w->group; c < (g + 1) * w->group; c += 32) {
+                    const uint8_t *blk = q + c / 2;
+                    for (int j = 0; j < 16; j++) {
+                        acc += (float)((blk[j] & 15) - z) * s * xi[c + j];
+                        acc += (float)((blk[j] >> 4) - z) * s * xi[c + 16 + j];
+                    }
+                }
+            }
+            y[(size_t)i * (size_t)w->n + (size_t)r] = f32_to_fp16(acc);
+        }
+    }
+}
+
+static void scalar_f16(const uint16_t *w, int n, int k, const float *x, int m, int r0, int r1,
+                       uint16_t *y)
+{
+    for (int r = r0; r < r1; r++)
+        for (int i = 0; i < m; i++) {
+            float acc = 0.0f;
+            for (int c = 0; c < k; c++)
+                acc += fp16_to_f32(w[(size_t)r * (size_t)k + (size_t)c]) * x[(size_t)i * (size_t)k + (size_t)c];
+            y[(size_t)i * (size_t)n + (size_t)r] = f32_to_fp16(acc);
+        }
+}
+
+static void scalar_f32(const float *w, int n, int k, const float *x, int m, int r0, int r1,
+                       float *y)
+{
+    for (int r = r0; r < r1; r++)
+        for (int i = 0; i < m; i++) {
+            float acc = 0.0f;
+            for (int c = 0; c < k; c++)
+                acc += w[(size_t)r * (size_t)k + (size_t)c] * x[(size_t)i * (size_t)k + (size_t)c];
+            y[(size_t)i * (size_t)n + (size_t)r] = acc;
+        }
+}
+
+static void scalar_h2f(const uint16_t *h, float *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++) f[i] = fp16_to_f32(h[i]);
+}
+
+static float scalar_dot_f16(const float *q, const uint16_t *h, int d)
+{
+    float s = 0.0f;
+    for (int i = 0; i < d; i++) s += q[i] * fp16_to_f32(h[i]);
+    return s;
+}
+
+static void scalar_axpy_f16(float a, const uint16_t *h, float *acc, int d)
+{
+    for (int i = 0; i < d; i++) acc[i] += a * fp16_to_f32(h[i]);
+}
+
+const gemv_impl_t gemv_impl_scalar = {scalar_w4, scalar_f16, scalar_f32, scalar_h2f,
+                                      scalar_dot_f16, scalar_axpy_f16};
+
+/* ---- ISA selection ---------------------------------------------------- */
+
+static const gemv_impl_t *impl_for(int isa)
+{
+    switch (isa) {
+    case GEMV_ISA_SCALAR: return &gemv_impl_scalar;
+#if defined(__x86_64__) || defined(__i386__)
+    case GEMV_ISA_AVX2: return (cpu_features() & CPU_AVX2) ? &gemv_impl_avx2 : NULL;
+    case GEMV_ISA_AVX512: return (cpu_features() & CPU_AVX512) ? &gemv_impl_avx512 : NULL;
+#endif
+#if defined(__ARM_NEON) && defined(__aarch64__)
+    case GEMV_ISA_NEON: return &gemv_impl_neon;
+#endif
+    default: return NULL;
+    }
+}
+
+int gemv_isa_available(int isa)
+{
+    return impl_for(isa) != NULL;
+}
+
+const char *gemv_isa_name(int isa)
+{
+    static const char *const names[GEMV_ISA_COUNT] = {"scalar", "avx2", "avx512", "neon"};
+    return isa >= 0 && isa < GEMV_ISA_COUNT ? names[isa] : "auto";
+}
+
+int gemv_isa_best(void)
+{
+    static const int order[] = {GEMV_ISA_AVX512, GEMV_ISA_AVX2, GEMV_ISA_NEON};
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+        if (gemv_isa_available(order[i])) return order[i];
+    return GEMV_ISA_SCALAR;
+}
+
+/* ---- thread pool ------------------------------------------------------ */
+
+/* Work is handed out in chunks claimed with one compare-and-swap on
+ * `work` = generation << 32 | next chunk << 16 | chunk count. The caller
+ * claims chunks too, so a worker the OS has descheduled (2 cores shared by
+ * many processes) costs at most the chunk it holds, never the whole call; a
+ * worker that wakes after the job is over sees a new generation and claims
+ * nothing. fn/arg are read only after a successful claim, and the caller
+ * waits for every claimed chunk, so they stay valid while used. Workers spin
+ * briefly before sleeping: a GEMV lasts 0.1–2 ms and a condition-variable
+ * wake-up costs tens of µs. */
+#define SPIN_LIMIT 20000
+#define MAX_CHUNKS 0xFFFF
+
+struct gemv_ctx {
+    int nth, isa;
+    const gemv_impl_t *impl;
+    pthread_t *th;
+    int started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    _Atomic uint64_t work;
+    atomic_int completed;
+    atomic_int stop;
+    void (*fn)(void *, int, int);
+    void *arg;
+    float *xbuf;
+    size_t xcap;
+};
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* Claims and runs chunks of generation gen until none is left. */
+static void run_chunks(gemv_ctx_t *c, uint32_t gen)
+{
+    uint64_t w = atomic_load_explicit(&c->work, memory_order_acquire);
+    for (;;) {
+        uint32_t next = (uint32_t)(w >> 16) & 0xFFFF, total = (uint32_t)w & 0xFFFF;
+        if ((uint32_t)(w >> 32) != gen || next >= total) return;
+        if (!atomic_compare_exchange_weak_explicit(&c->work, &w, w + (1u << 16),
+                                                   memory_order_acq_rel, memory_order_acquire))
+            continue;
+        c->fn(c->arg, (int)next, (int)total);
+        atomic_fetch_add_explicit(&c->completed, 1, memory_order_release);
+        w = atomic_load_explicit(&c->work, memory_order_acquire);
+    }
+}
+
+static void *worker_main(void *p)
+{
+    gemv_ctx_t *c = p;
+    uint32_t seen = 0;
+    for (;;) {
+        uint32_t g;
+        int spins = 0;
+        while ((g = (uint32_t)(atomic_load_explicit(&c->work, memory_order_acquire) >> 32)) == seen &&
+               !atomic_load(&c->stop)) {
+            if (++spins < SPIN_LIMIT) {
+                cpu_relax();
+                continue;
+            }
+            pthread_mutex_lock(&c->mu);
+            while ((uint32_t)(atomic_load(&c->work) >> 32) == seen && !atomic_load(&c->stop))
+                pthread_cond_wait(&c->cv, &c->mu);
+            pthread_mutex_unlock(&c->mu);
+        }
+        if (atomic_load(&c->stop)) return NULL;
+        seen = g;
+        run_chunks(c, g);
+    }
+}
+
+gemv_ctx_t *gemv_ctx_create(int threads, int isa, err_t *err)
+{
+    if (isa == GEMV_ISA_AUTO) isa = gemv_isa_best();
+    const gemv_impl_t *impl = impl_for(isa);
+    if (!impl) {
+        err_set(err, ERR_INPUT, "kernel path %s is not available on this CPU or build",
+                gemv_isa_name(isa));
+        return NULL;
+    }
+    gemv_ctx_t *c = calloc(1, sizeof *c);
+    if (!c) {
+        err_set(err, ERR_RUNTIME, "out of memory");
+        return NULL;
+    }
+    c->nth = threads > 0 ? threads : cpu_count();
+    c->isa = isa;
+    c->impl = impl;
+    atomic_init(&c->work, 0);
+    atomic_init(&c->completed, 0);
+    atomic_init(&c->stop, 0);
+    c->th = calloc((size_t)c->nth, sizeof *c->th);
+    if (!c->th || pthread_mutex_init(&c->mu, NULL) != 0) {
+        free(c->th);
+        free(c);
+        err_set(err, ERR_RUNTIME, "out of memory");
+        return NULL;
+    }
+    if (pthread_cond_init(&c->cv, NULL) != 0) {
+        pthread_mutex_destroy(&c->mu);
+        free(c->th);
+        free(c);
+        err_set(err, ERR_RUNTIME, "pthread_cond_init failed");
+        return NULL;
+    }
+    for (int t = 1; t < c->nth; t++) {
+        if (pthread_create(&c->th[t], NULL, worker_main, c) != 0) {
+            err_set(err, ERR_RUNTIME, "pthread_create failed (thread %d of %d)", t, c->nth);
+            gemv_ctx_free(c);
+            return NULL;
+        }
+        c->started = t;
+    }
+    return c;
+}
+
+void gemv_ctx_free(gemv_ctx_t *c)
+{
+    if (!c) return;
+    pthread_mutex_lock(&c->mu);
+    atomic_store(&c->stop, 1);
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    for (int t = 1; t <= c->started; t++) pthread_join(c->th[t], NULL);
+    pthread_cond_destroy(&c->cv);
+    pthread_mutex_destroy(&c->mu);
+    free(c->th);
+    free(c->xbuf);
+    free(c);
+}
+
+int gemv_ctx_isa(const gemv_ctx_t *c) { return c->isa; }
+int gemv_ctx_threads(const gemv_ctx_t *c) { return c->nth; }
+
+void gemv_parallel(gemv_ctx_t *c, void (*fn)(void *, int, int), void *arg, int nchunks)
+{
+    if (nchunks > MAX_CHUNKS) nchunks = MAX_CHUNKS;
+    if (nchunks <= 0) return;
+    if (c->nth == 1 || nchunks == 1) {
+        for (int i = 0; i < nchunks; i++) fn(arg, i, nchunks);
+        return;
+    }
+    c->fn = fn;
+    c->arg = arg;
+    atomic_store_explicit(&c->completed, 0, memory_order_relaxed);
+    uint32_t gen = (uint32_t)(atomic_load(&c->work) >> 32) + 1u;
+    pthread_mutex_lock(&c->mu);
+    atomic_store_explicit(&c->work, (uint64_t)gen << 32 | (uint64_t)nchunks, memory_order_release);
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    run_chunks(c, gen);
+    int spins = 0;
+    while (atomic_load_explicit(&c->completed, memory_order_acquire) < nchunks) {
+        if (++spins < SPIN_LIMIT) cpu_relax();
+        else sched_yield();
+    }
+}
+
+/* ---- GEMV entry points ------------------------------------------------ */
+
+enum { KIND_W4, KIND_F16, KIND_F32 };
+
+struct gemv_job {
+    const gemv_impl_t *impl;
+    int kind, n, k, m;
+    const void *w;
+    const float *x, *xsum;
+    void *y;
+};
+
+/* Chunk i of nch: a contiguous slab of rows, streamed start to end. */
+static void gemv_job_run(void *arg, int i, int nch)
+{
+    const struct gemv_job *j = arg;
+    int r0 = (int)((long long)j->n * i / nch), r1 = (int)((long long)j->n * (i + 1) / nch);
+    if (r0 >= r1) return;
+    switch (j->kind) {
+    case KIND_W4: j->impl->w4(j->w, j->x, j->xsum, j->m, r0, r1, j->y); break;
+    case KIND_F16: j->impl->f16(j->w, j->n, j->k, j->x, j->m, r0, r1, j->y); break;
+    default: j->impl->f32(j->w, j->n, j->k, j->x, j->m, r0, r1, j->y); break;
+    }
+}
+
+/* Four chunks per thread balance a straggler; chunks under 8 rows cost more
+ * in hand-off than they save. */
+static void run_job(gemv_ctx_t *c, struct gemv_job *j)
+{
+    int nch = 4 * c->nth;
+    if (nch > j->n / 8) nch = j->n / 8;
+    if (nch < 1) nch = 1;
+    gemv_parallel(c, gemv_job_run, j, nch);
+}
+
+/* Converts x to fp32 in the context's scratch, which has room for `extra`
+ * more floats after the count converted. */
+static float *activations(gemv_ctx_t *c, const uint16_t *x, size_t count, size_t extra)
+{
+    if (count + extra > c->xcap) {
+        float *nb = alloc64((count + extra) * sizeof *nb);
+        if (!nb) return NULL;
+        free(c->xbuf);
+        c->xbuf = nb;
+        c->xcap = count + extra;
+    }
+    c->impl->h2f(x, c->xbuf, count);
+    return c->xbuf;
+}
+
+int gemv_w4a16(gemv_ctx_t *c, const w4a16_packed_t *w, const uint16_t *x, int m, uint16_t *y)
+{
+    int groups = w->k / w->group;
+    size_t count = (size_t)m * (size_t)w->k;
+    float *xf = activations(c, x, count, (size_t)m * (size_t)groups);
+    if (!xf) return -1;
+    float *xsum = xf + count;
+    for (size_t gi = 0; gi < (size_t)m * (size_t)groups; gi++) {
+        float s = 0.0f;
+        for (int e = 0; e < w->group; e++) s += xf[gi * (size_t)w->group + (size_t)e];
+        xsum[gi] = s;
+    }
+    struct gemv_job j = {c->impl, KIND_W4, w->n, w->k, m, w, xf, xsum, y};
+    run_job(c, &j);
+    return 0;
+}
+
+int gemv_f16(gemv_ctx_t *c, const uint16_t *w, int n, int k, const uint16_t *x, int m,
+             uint16_t *y)
+{
+    const float *xf = activations(c, x, (size_t)m * (size_t)k, 0);
+    if (!xf) return -1;
+    struct gemv_job j = {c->impl, KIND_F16, n, k, m, w, xf, NULL, y};
+    run_job(c, &j);
+    return 0;
+}
+
+int gemv_f32(gemv_ctx_t *c, const float *w, int n, int k, const float *x, int m, float *y)
+{
+    struct gemv_job j = {c->impl, KIND_F32, n, k, m, w, x, NULL, y};
+    run_job(c, &j);
+    return 0;
+}
+
+void gemv_h2f(const gemv_ctx_t *c, const uint16_t *h, float *f, size_t n)
+{
+    c->impl->h2f(h, f, n);
+}
+
+float gemv_dot_f16(const gemv_ctx_t *c, const float *q, const uint16_t *h, int d)
+{
+    return c->impl->dot_f16(q, h, d);
+}
+
+void gemv_axpy_f16(const gemv_ctx_t *c, float a, const uint16_t *h, float *acc, int d)
+{
+    c->impl->axpy_f16(a, h, acc, d);
+}

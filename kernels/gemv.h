@@ -1,0 +1,92 @@
+/* gemv — fast CPU GEMV and small-M GEMM (M ≤ 16 is the target; any M works)
+ * for W4A16, fp16 and fp32 weights, multithreaded over output rows, with the
+ * SIMD path chosen at run time (AVX-512, AVX2+FMA+F16C, NEON, portable C).
+ *
+ * The W4A16 kernels read their own layout, w4a16_packed_t, made from the
+ * reference format by w4a16_repack(): same bytes per weight, but the nibbles
+ * of each block of 32 inputs are ordered so that one AND and one shift give
+ * 16 consecutive inputs each (the ggml q4_0 order). Every kernel is tested
+ * against the scalar references (w4a16_gemm_ref, ref_gemm_f16/f32).
+ *
+ * Re-entrant: all state lives in a gemv_ctx_t (thread pool + scratch). One
+ * context must not be used by two threads at once; use one per thread.
+ */
+#ifndef SPECSIM_GEMV_H
+#define SPECSIM_GEMV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "w4a16.h"
+
+typedef struct w4a16_packed {
+    int n, k, group;      /* group % 32 == 0, k % group == 0 */
+    uint8_t *q;           /* [n][k/2]: for inputs 32b..32b+31 of a row, 16 bytes;
+                             byte j = q(32b+j) | q(32b+16+j) << 4 */
+    uint16_t *scales;     /* [n][k/group] fp16 bits */
+    uint8_t *zeros;       /* [n][k/group] 0..15 */
+} w4a16_packed_t;
+
+/* Allocates an uninitialised packed matrix (64-byte aligned arrays). 0, or
+ * -1 on a shape the kernels do not take (group % 32 != 0, k % group != 0) or
+ * no memory. The caller owns it: w4a16_packed_free. */
+int w4a16_packed_alloc(w4a16_packed_t *p, int n, int k, int group);
+void w4a16_packed_free(w4a16_packed_t *p);
+/* Reference layout → kernel layout (allocates *out). 0 or -1 as above. */
+int w4a16_repack(const w4a16_t *w, w4a16_packed_t *out);
+/* Bytes the packed matrix occupies (zeros take a byte each here, so this is
+ * 0.4 % above w4a16_bytes() at group 128; rates are reported on the format's
+ * bytes, which understates them slightly). */
+double w4a16_packed_bytes(const w4a16_packed_t *p);
+
+enum gemv_isa {
+    GEMV_ISA_AUTO = -1,
+    GEMV_ISA_SCALAR = 0,  /* portable C */
+    GEMV_ISA_AVX2,        /* AVX2 + FMA + F16C */
+    GEMV_ISA_AVX512,      /* AVX-512 F/BW/VL + FMA + F16C */
+    GEMV_ISA_NEON,        /* AArch64 Advanced SIMD */
+    GEMV_ISA_COUNT
+};
+
+/* 1 when this build and this CPU can run the path. */
+int gemv_isa_available(int isa);
+const char *gemv_isa_name(int isa);
+/* The path GEMV_ISA_AUTO picks here: the widest available. */
+int gemv_isa_best(void);
+
+typedef struct gemv_ctx gemv_ctx_t;
+
+/* threads ≤ 0: one per online CPU. isa: GEMV_ISA_AUTO or a specific path
+ * (an unavailable one is an ERR_INPUT error). NULL on failure. The caller
+ * owns the context: gemv_ctx_free (joins the threads). */
+gemv_ctx_t *gemv_ctx_create(int threads, int isa, err_t *err);
+void gemv_ctx_free(gemv_ctx_t *c);
+int gemv_ctx_isa(const gemv_ctx_t *c);
+int gemv_ctx_threads(const gemv_ctx_t *c);
+
+/* y[m][n] = x[m][k] · W^T. fp16 activations and output, fp32 accumulation.
+ * 0, or -1 when scratch memory cannot be grown. */
+int gemv_w4a16(gemv_ctx_t *c, const w4a16_packed_t *w, const uint16_t *x, int m, uint16_t *y);
+/* fp16 weights w[n][k]. */
+int gemv_f16(gemv_ctx_t *c, const uint16_t *w, int n, int k, const uint16_t *x, int m,
+             uint16_t *y);
+/* fp32 weights, activations and output. */
+int gemv_f32(gemv_ctx_t *c, const float *w, int n, int k, const float *x, int m, float *y);
+
+/* fp16 → fp32 of n values with the context's SIMD path. */
+void gemv_h2f(const gemv_ctx_t *c, const uint16_t *h, float *f, size_t n);
+
+/* Runs fn(arg, i, nchunks) for every chunk i in 0..nchunks−1 (at most
+ * 65535) on the context's threads, the caller included, each chunk exactly
+ * once, and returns when all are done. Chunks are claimed dynamically, so a
+ * descheduled thread delays the call by at most one chunk. */
+void gemv_parallel(gemv_ctx_t *c, void (*fn)(void *arg, int i, int nchunks), void *arg,
+                   int nchunks);
+
+/* The context's vector primitives, for kernels built on top (attention):
+ * Σ q[i]·h[i] over d values, and acc[i] += a·h[i]. */
+float gemv_dot_f16(const gemv_ctx_t *c, const float *q, const uint16_t *h, int d);
+void gemv_axpy_f16(const gemv_ctx_t *c, float a, const uint16_t *h, float *acc, int d);
+
+#endif

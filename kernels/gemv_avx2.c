@@ -1,0 +1,218 @@
+/* gemv_avx2 — AVX2 + FMA + F16C kernels; compiled with those flags only here
+ * and called only when cpu_features() reports them. Same scheme as
+ * gemv_avx512.c with 8-lane vectors: per block of 32 inputs one 16-byte load,
+ * in-lane byte shuffles spread 8 bytes over 8 dwords, AND / shift give the
+ * low and high nibbles, convert, FMA into per-group sums.
+ */
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+
+#include "gemv_impl.h"
+
+#define AI static inline __attribute__((always_inline))
+#define TMAX 8
+#define NACC(T) ((T) <= 1 ? 4 : (T) <= 2 ? 2 : 1)
+
+static inline uint16_t to_h(float f)
+{
+    return (uint16_t)_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+
+static inline float hsum(__m256 v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+/* Dword i of 128-bit lane L takes byte 8H + 4L + i of the broadcast block:
+ * half H = 0 spreads bytes 0..7, H = 1 bytes 8..15, with in-lane shuffles. */
+#define SPREAD_IDX(B) (char)(B), (char)0x80, (char)0x80, (char)0x80, \
+                      (char)((B) + 1), (char)0x80, (char)0x80, (char)0x80, \
+                      (char)((B) + 2), (char)0x80, (char)0x80, (char)0x80, \
+                      (char)((B) + 3), (char)0x80, (char)0x80, (char)0x80
+
+AI void w4_tile(const uint8_t *q, const uint16_t *sc, const uint8_t *zp, int groups, int group,
+                const float *x, const float *xsum, int k, const int T, float *out)
+{
+    __m256 acc[TMAX];
+    float corr[TMAX];
+    for (int t = 0; t < T; t++) {
+        acc[t] = _mm256_setzero_ps();
+        corr[t] = 0.0f;
+    }
+    const __m256i sp0 = _mm256_setr_epi8(SPREAD_IDX(0), SPREAD_IDX(4));
+    const __m256i sp1 = _mm256_setr_epi8(SPREAD_IDX(8), SPREAD_IDX(12));
+    const __m256i mask = _mm256_set1_epi32(0x0F);
+    const int nb = group / 32;
+    for (int g = 0; g < groups; g++) {
+        const uint8_t *qg = q + (size_t)g * (size_t)(group / 2);
+        const float *xg = x + (size_t)g * (size_t)group;
+        /* Σ q·x per group in fresh accumulators, then acc += s·Σ; the zero
+         * enters as −z·s·Σx (see gemv_avx512.c). */
+        __m256 ga[TMAX][2];
+        for (int t = 0; t < T; t++) ga[t][0] = ga[t][1] = _mm256_setzero_ps();
+        for (int b = 0; b < nb; b++) {
+            __m256i v = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(qg + 16 * b)));
+            __m256i v0 = _mm256_shuffle_epi8(v, sp0), v1 = _mm256_shuffle_epi8(v, sp1);
+            __m256 w0 = _mm256_cvtepi32_ps(_mm256_and_si256(v0, mask));
+            __m256 w1 = _mm256_cvtepi32_ps(_mm256_and_si256(v1, mask));
+            __m256 w2 = _mm256_cvtepi32_ps(_mm256_srli_epi32(v0, 4));   /* dword ≤ 255 */
+            __m256 w3 = _mm256_cvtepi32_ps(_mm256_srli_epi32(v1, 4));
+            for (int t = 0; t < T; t++) {
+                const float *xt = xg + (size_t)t * (size_t)k + 32 * b;
+                ga[t][0] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(xt), ga[t][0]);
+                ga[t][1] = _mm256_fmadd_ps(w1, _mm256_loadu_ps(xt + 8), ga[t][1]);
+                ga[t][0] = _mm256_fmadd_ps(w2, _mm256_loadu_ps(xt + 16), ga[t][0]);
+                ga[t][1] = _mm256_fmadd_ps(w3, _mm256_loadu_ps(xt + 24), ga[t][1]);
+            }
+        }
+        float s = _cvtsh_ss(sc[g]);
+        const __m256 vs = _mm256_set1_ps(s);
+        float zs = s * (float)zp[g];
+        for (int t = 0; t < T; t++) {
+            acc[t] = _mm256_fmadd_ps(_mm256_add_ps(ga[t][0], ga[t][1]), vs, acc[t]);
+            corr[t] += zs * xsum[(size_t)t * (size_t)groups + (size_t)g];
+        }
+    }
+    for (int t = 0; t < T; t++) out[t] = hsum(acc[t]) - corr[t];
+}
+
+static void w4_rows(const w4a16_packed_t *w, const float *x, const float *xsum, int m, int r0,
+                    int r1, uint16_t *y)
+{
+    int groups = w->k / w->group;
+    for (int r = r0; r < r1; r++) {
+        const uint8_t *q = w->q + (size_t)r * (size_t)w->k / 2;
+        const uint16_t *sc = w->scales + (size_t)r * (size_t)groups;
+        const uint8_t *zp = w->zeros + (size_t)r * (size_t)groups;
+        for (int m0 = 0; m0 < m; m0 += TMAX) {
+            int T = m - m0 < TMAX ? m - m0 : TMAX;
+            const float *xt = x + (size_t)m0 * (size_t)w->k;
+            const float *st = xsum + (size_t)m0 * (size_t)groups;
+            float out[TMAX];
+            switch (T) {
+            case 1: w4_tile(q, sc, zp, groups, w->group, xt, st, w->k, 1, out); break;
+            case 2: w4_tile(q, sc, zp, groups, w->group, xt, st, w->k, 2, out); break;
+            case 3: w4_tile(q, sc, zp, groups, w->group, xt, st, w->k, 3, out); break;
+            case 4: w4_tile(q, sc, zp, groups, w->group, xt, st, w->k, 4, out); break;
+            case 5: w4_tile(q, sc, zp, groups, w->group, xt, st, w->k, 5, out); break;
+            case 6: w4_tile(q, sc, zp, groups, w->group, xt, st, w->k, 6, out); break;
+            case 7: w4_tile(q, sc, zp, groups, w->group, xt, st, w->k, 7, out); break;
+            default: w4_tile(q, sc, zp, groups, w->group, xt, st, w->k, 8, out); break;
+            }
+            for (int t = 0; t < T; t++) y[(size_t)(m0 + t) * (size_t)w->n + (size_t)r] = to_h(out[t]);
+        }
+    }
+}
+
+/* Dense tiles: 32 inputs per main step (4 vectors), then 8, then scalar. */
+#define DENSE_TILE(NAME, WT, LOADW, SCALARW)                                                  \
+    AI void NAME(const WT *w, int k, const float *x, const int T, float *out)                 \
+    {                                                                                        \
+        const int NA = NACC(T);                                                              \
+        __m256 acc[TMAX][4];                                                                 \
+        float tail[TMAX];                                                                    \
+        for (int t = 0; t < T; t++) {                                                        \
+            tail[t] = 0.0f;                                                                  \
+            for (int a = 0; a < NA; a++) acc[t][a] = _mm256_setzero_ps();                    \
+        }                                                                                    \
+        int c = 0;                                                                           \
+        for (; c + 32 <= k; c += 32) {                                                       \
+            __m256 w0 = LOADW(w + c), w1 = LOADW(w + c + 8);                                 \
+            __m256 w2 = LOADW(w + c + 16), w3 = LOADW(w + c + 24);                           \
+            for (int t = 0; t < T; t++) {                                                    \
+                const float *xt = x + (size_t)t * (size_t)k + c;                             \
+                acc[t][0] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(xt), acc[t][0]);             \
+                acc[t][1 % NA] = _mm256_fmadd_ps(w1, _mm256_loadu_ps(xt + 8), acc[t][1 % NA]); \
+                acc[t][2 % NA] = _mm256_fmadd_ps(w2, _mm256_loadu_ps(xt + 16), acc[t][2 % NA]); \
+                acc[t][3 % NA] = _mm256_fmadd_ps(w3, _mm256_loadu_ps(xt + 24), acc[t][3 % NA]); \
+            }                                                                                \
+        }                                                                                    \
+        for (; c + 8 <= k; c += 8) {                                                         \
+            __m256 w0 = LOADW(w + c);                                                        \
+            for (int t = 0; t < T; t++)                                                      \
+                acc[t][0] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(x + (size_t)t * (size_t)k + c), \
+                                            acc[t][0]);                                      \
+        }                                                                                    \
+        for (; c < k; c++)                                                                   \
+            for (int t = 0; t < T; t++) tail[t] += SCALARW(w[c]) * x[(size_t)t * (size_t)k + c]; \
+        for (int t = 0; t < T; t++) {                                                        \
+            __m256 s = acc[t][0];                                                            \
+            for (int a = 1; a < NA; a++) s = _mm256_add_ps(s, acc[t][a]);                    \
+            out[t] = hsum(s) + tail[t];                                                      \
+        }                                                                                    \
+    }
+
+#define LOAD_H(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
+#define LOAD_F(p) _mm256_loadu_ps(p)
+#define SCALAR_H(v) _cvtsh_ss(v)
+#define SCALAR_F(v) (v)
+
+DENSE_TILE(f16_tile, uint16_t, LOAD_H, SCALAR_H)
+DENSE_TILE(f32_tile, float, LOAD_F, SCALAR_F)
+
+#define DENSE_ROWS(NAME, TILE, WT, YT, STORE)                                                 \
+    static void NAME(const WT *w, int n, int k, const float *x, int m, int r0, int r1, YT *y) \
+    {                                                                                        \
+        for (int r = r0; r < r1; r++) {                                                      \
+            const WT *wr = w + (size_t)r * (size_t)k;                                        \
+            for (int m0 = 0; m0 < m; m0 += TMAX) {                                           \
+                int T = m - m0 < TMAX ? m - m0 : TMAX;                                       \
+                const float *xt = x + (size_t)m0 * (size_t)k;                                \
+                float out[TMAX];                                                             \
+                switch (T) {                                                                 \
+                case 1: TILE(wr, k, xt, 1, out); break;                                      \
+                case 2: TILE(wr, k, xt, 2, out); break;                                      \
+                case 3: TILE(wr, k, xt, 3, out); break;                                      \
+                case 4: TILE(wr, k, xt, 4, out); break;                                      \
+                case 5: TILE(wr, k, xt, 5, out); break;                                      \
+                case 6: TILE(wr, k, xt, 6, out); break;                                      \
+                case 7: TILE(wr, k, xt, 7, out); break;                                      \
+                default: TILE(wr, k, xt, 8, out); break;                                     \
+                }                                                                            \
+                for (int t = 0; t < T; t++) y[(size_t)(m0 + t) * (size_t)n + (size_t)r] = STORE(out[t]); \
+            }                                                                                \
+        }                                                                                    \
+    }
+
+#define STORE_F(v) (v)
+DENSE_ROWS(f16_rows, f16_tile, uint16_t, uint16_t, to_h)
+DENSE_ROWS(f32_rows, f32_tile, float, float, STORE_F)
+
+static void h2f(const uint16_t *h, float *f, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(f + i, LOAD_H(h + i));
+    for (; i < n; i++) f[i] = _cvtsh_ss(h[i]);
+}
+
+static float dot_f16(const float *q, const uint16_t *h, int d)
+{
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+    int i = 0;
+    for (; i + 16 <= d; i += 16) {
+        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), LOAD_H(h + i), a0);
+        a1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 8), LOAD_H(h + i + 8), a1);
+    }
+    for (; i + 8 <= d; i += 8) a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), LOAD_H(h + i), a0);
+    float s = hsum(_mm256_add_ps(a0, a1));
+    for (; i < d; i++) s += q[i] * _cvtsh_ss(h[i]);
+    return s;
+}
+
+static void axpy_f16(float a, const uint16_t *h, float *acc, int d)
+{
+    const __m256 va = _mm256_set1_ps(a);
+    int i = 0;
+    for (; i + 8 <= d; i += 8)
+        _mm256_storeu_ps(acc + i, _mm256_fmadd_ps(va, LOAD_H(h + i), _mm256_loadu_ps(acc + i)));
+    for (; i < d; i++) acc[i] += a * _cvtsh_ss(h[i]);
+}
+
+const gemv_impl_t gemv_impl_avx2 = {w4_rows, f16_rows, f32_rows, h2f, dot_f16, axpy_f16};
+
+#else
+typedef int gemv_avx2_empty_unit;
+#endif

@@ -1,0 +1,33 @@
+/* gemv_impl — the table each SIMD translation unit (gemv_<isa>.c) fills; private
+ * to kernels/gemv*.c. Row-range kernels: compute output rows [r0, r1) for all
+ * m activation rows; x is fp32 [m][k]; y is [m][n]. */
+#ifndef SPECSIM_GEMV_IMPL_H
+#define SPECSIM_GEMV_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gemv.h"
+
+typedef struct gemv_impl {
+    /* xsum [m][k/group]: Σ x over each group, for the −z·s·Σx zero term. */
+    void (*w4)(const w4a16_packed_t *w, const float *x, const float *xsum, int m, int r0, int r1,
+               uint16_t *y);
+    void (*f16)(const uint16_t *w, int n, int k, const float *x, int m, int r0, int r1,
+                uint16_t *y);
+    void (*f32)(const float *w, int n, int k, const float *x, int m, int r0, int r1, float *y);
+    void (*h2f)(const uint16_t *h, float *f, size_t n);
+    float (*dot_f16)(const float *q, const uint16_t *h, int d);
+    void (*axpy_f16)(float a, const uint16_t *h, float *acc, int d);
+} gemv_impl_t;
+
+extern const gemv_impl_t gemv_impl_scalar;
+#if defined(__x86_64__) || defined(__i386__)
+extern const gemv_impl_t gemv_impl_avx2;
+extern const gemv_impl_t gemv_impl_avx512;
+#endif
+#if defined(__ARM_NEON) && defined(__aarch64__)
+extern const gemv_impl_t gemv_impl_neon;
+#endif
+
+#endif

@@ -1,0 +1,80 @@
+#!/bin/sh
+# scripts/figures.sh [BUILD] — runs the paper sweeps of scenarios/paper/ and
+# renders every figure into results/figures/ as PDF (papers) and PNG (README).
+# Called by `make figures` (BUILD = the build directory, default build).
+# Sweep data and their sidecars go to results/sweeps/paper/ (git-ignored).
+#   JOBS=N            threads per sweep (default: number of cores)
+#   FIGURES_RESUME=1  keep finished points of an earlier, identical sweep
+#                     (default: every sweep starts over, so figures always
+#                     come from the simulator as built)
+set -eu
+cd "$(dirname "$0")/.."
+build=${1:-build}
+specsim=$build/specsim
+out=results/figures
+data=results/sweeps/paper
+jobs=${JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)}
+mode=--force
+[ "${FIGURES_RESUME:-0}" = 1 ] && mode=--resume
+
+[ -x "$specsim" ] || { echo "figures: $specsim not built (run make)" >&2; exit 1; }
+command -v gnuplot >/dev/null 2>&1 ||
+    { echo "figures: gnuplot not found (scripts/install-deps.sh installs it)" >&2; exit 1; }
+if ! gnuplot -e 'set terminal' 2>&1 | grep -q pngcairo; then
+    echo "figures: this gnuplot has no cairo terminals (pdfcairo, pngcairo);" \
+         "install gnuplot-nox >= 5 or gnuplot-qt" >&2
+    exit 1
+fi
+mkdir -p "$out" "$data"
+
+t_all=$(date +%s)
+t0=0
+begin() { printf 'figures: %-18s ' "$1" >&2; t0=$(date +%s); }
+end() { echo "$(( $(date +%s) - t0 )) s" >&2; }
+
+# sweep_figure SCENARIO SCRIPT: sweep scenarios/paper/SCENARIO.yaml, plot it
+# with scripts/SCRIPT.gp into results/figures/SCRIPT.{pdf,png}.
+sweep_figure() {
+    begin "$2"
+    "$specsim" sweep "scenarios/paper/$1.yaml" -j "$jobs" $mode --quiet \
+        --out "$data/$1.csv"
+    gnuplot -c "scripts/$2.gp" "$data/$1.csv" "$out/$2"
+    end
+}
+sweep_figure itl-vs-rtt itl-vs-rtt
+sweep_figure speedup-alpha-gamma speedup-heatmap
+sweep_figure tenants-vs-batch tenants-vs-batch
+sweep_figure cost-vs-itl cost-vs-itl
+
+begin timeline
+"$specsim" run scenarios/paper/timeline.yaml --quiet \
+    --trace "$data/timeline.trace.csv" >/dev/null
+gnuplot -c scripts/timeline.gp "$data/timeline.trace.csv" "$out/timeline" 2.5 3
+end
+
+begin verify-roofline
+if "$specsim" roofline --help >/dev/null 2>&1; then
+    "$specsim" roofline scenarios/paper/roofline.yaml >"$data/roofline.csv"
+    # Measured points: the first CUDA table for the target model in FP16.
+    meas="" label=""
+    for t in results/calibration/*.yaml; do
+        [ -f "$t" ] || continue
+        grep -q '^device_kind: *cuda' "$t" && grep -q '^model: *llama-2-7b *$' "$t" &&
+            grep -q '^quant: *fp16' "$t" || continue
+        "$specsim" roofline --measured "$t" >"$data/roofline-measured.csv" || continue
+        [ "$(wc -l <"$data/roofline-measured.csv")" -gt 1 ] || continue
+        meas="$data/roofline-measured.csv"
+        label="measured: $(sed -n 's/^ *device: *"\{0,1\}\([^"]*\)"\{0,1\} *$/\1/p' "$t" | head -n 1)"
+        break
+    done
+    if [ -n "$meas" ]; then
+        gnuplot -c scripts/verify-roofline.gp "$data/roofline.csv" "$out/verify-roofline" \
+            "$meas" "$label"
+    else
+        gnuplot -c scripts/verify-roofline.gp "$data/roofline.csv" "$out/verify-roofline"
+    fi
+    end
+else
+    echo "skipped: this specsim has no roofline subcommand" >&2
+fi
+echo "figures: done in $(( $(date +%s) - t_all )) s -> $out/" >&2

@@ -1,0 +1,32 @@
+# tenants-vs-batch.gp — cloud throughput and p99 inter-token latency against
+# the number of tenants, one curve per max batch size B: where queueing takes
+# over.
+# Usage: gnuplot -c scripts/tenants-vs-batch.gp SWEEP.csv OUT
+# Input: a sweep over cloud.batching.max_batch and tenants.count.
+if (ARGC < 2) { print "usage: gnuplot -c tenants-vs-batch.gp SWEEP.csv OUT"; exit status 2 }
+IN = ARG1; OUT = ARG2
+dir = system("dirname '" . ARG0 . "'") . "/"
+load dir . "style.gp"
+bs = system("awk -F, -v col=cloud.batching.max_batch -f '" . dir . "csvcol.awk' '" . IN . "'")
+set logscale x 2
+set xtics 4
+set format x "%.0s%c"   # 1, 4, 16, 64, 256, 1k
+set xlabel "tenants"
+sel(i) = (strcol("cloud.batching.max_batch") eq word(bs, i) ? column("tenants.count") : NaN)
+do for [fmt in "pdf png"] {
+    if (fmt eq "pdf") { eval TERM_PDF; set terminal pdfcairo size 7in,3in } \
+    else { eval TERM_PNG; set terminal pngcairo size 1400,600 }
+    set output OUT . "." . fmt
+    set multiplot layout 1,2
+    set ylabel "throughput (tokens/s)"
+    set key bottom right
+    set logscale y 10
+    plot for [i = 1:words(bs)] IN using (sel(i)):(column("throughput_tok_s")) \
+        with linespoints ls i title "B = " . word(bs, i)
+    set ylabel "p99 inter-token latency (ms)"
+    set key top left
+    plot for [i = 1:words(bs)] IN using (sel(i)):(column("itl_p99_s") * 1e3) \
+        with linespoints ls i title "B = " . word(bs, i)
+    unset multiplot
+    set output
+}

@@ -1,0 +1,598 @@
+/* analytic — closed forms for one tenant without queueing behind others.
+ *
+ * Sync: a block takes γd + rtt + v and commits a+1 tokens, so by
+ * renewal-reward the rate is E[a+1]/block with E[a+1] = (1−α^(γ+1))/(1−α)
+ * for iid acceptance.
+ *
+ * Async (derivation; semantics.md states the same result): call a cycle the
+ * time from the edge starting to draft after a rollback to the arrival of the
+ * next rejecting verdict. Blocks are drafted back to back; block j finishes
+ * drafting at s_j and its verdict reaches the edge at r_j. The first block
+ * with a rejection is J ~ Geometric(q), q = 1 − P(a = γ) (1 − α^γ for iid);
+ * blocks before it commit γ tokens each, block J commits a+1 with a < γ.
+ *   E[tokens] = (1/q − 1)·γ + Σ_{i<γ} (i+1)·P(a = i)/q   (= 1/(1−α) for iid:
+ *               every token until the first rejection, plus the correction)
+ *   E[cycle]  = Σ_j q(1−q)^(j−1) · r_j.
+ * When nothing stalls (window W with rtt + v ≤ (W−1)·γd, v ≤ γd, each link's
+ * serialisation ≤ γd), s_j = jγd and r_j = jγd + rtt + v, so
+ * E[cycle] = γd/q + rtt + v, and rate = E[tokens]/E[cycle]:
+ * α → 1 gives 1/d, α = 0 gives 1/(γd + rtt + v). Otherwise r_j comes from
+ * the deterministic recursion (edge waits for the verdict of block j−W, the
+ * cloud and each link serve one block at a time); for α = 1 the rate is
+ * γ/P with P = max(γd, v, link times, (γd + rtt + v)/W), the throughput of a
+ * closed cyclic pipeline of W blocks.
+ */
+#include "analytic.h"
+
+#include <gsl/gsl_integration.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The per-block timing that the protocols share (seconds). */
+typedef struct pipe {
+    int gamma, window;
+    double d, v;
+    double up_ser, up_prop;      /* block upload: serialisation, propagation */
+    double down_ser, down_prop;  /* verdict download */
+} pipe_t;
+
+/* ---- acceptance ---------------------------------------------------------- */
+
+/* The law of a block's accepted length a, modulated by a hidden state that
+ * carries over from block to block (markov: 2 states; otherwise 1):
+ * rej[(s·γ + a)·ns + s2] = P(a < γ accepted, next block starts in s2 | this
+ * block starts in s), full[s][s2] the same for a = γ. */
+typedef struct blaw {
+    int ns, gamma;
+    double *rej;
+    double full[2][2];
+} blaw_t;
+
+static double *rej_at(const blaw_t *L, int s, int a, int s2)
+{
+    return &L->rej[((size_t)s * L->gamma + a) * L->ns + s2];
+}
+
+static int blaw_init(blaw_t *L, int ns, int gamma)
+{
+    memset(L, 0, sizeof *L);
+    L->ns = ns;
+    L->gamma = gamma;
+    L->rej = calloc((size_t)ns * gamma * ns, sizeof(double));
+    return L->rej ? 0 : -1;
+}
+
+/* α_i for draft position i (0-based); the last listed value repeats. */
+static double pos_alpha(const accept_cfg_t *a, int i, double alpha)
+{
+    return a->npos > 0 ? a->positional[i < a->npos ? i : a->npos - 1] : alpha;
+}
+
+/* iid (positional = 0) or positional acceptance: one state. */
+static void blaw_positional(blaw_t *L, const accept_cfg_t *a, double alpha, int positional)
+{
+    double surv = 1;   /* P(first i accepted) */
+    for (int i = 0; i < L->gamma; i++) {
+        double ai = positional ? pos_alpha(a, i, alpha) : alpha;
+        *rej_at(L, 0, i, 0) = surv * (1 - ai);
+        surv *= ai;
+    }
+    L->full[0][0] = surv;
+}
+
+/* markov, as sim/accept.c draws it: the state (0 good, 1 bad) decides each
+ * evaluated draft's α, and after every evaluated draft (accepted ones and the
+ * first rejected one) switches with p_good_bad / p_bad_good. */
+static void blaw_markov(blaw_t *L, const accept_cfg_t *a)
+{
+    double al[2] = {a->alpha_good, a->alpha_bad}, sw[2] = {a->p_good_bad, a->p_bad_good};
+    for (int s = 0; s < 2; s++) {
+        double alive[2] = {s == 0, s == 1};
+        for (int i = 0; i < L->gamma; i++) {
+            double next[2] = {0, 0};
+            for (int c = 0; c < 2; c++) {
+                double acc = alive[c] * al[c], rj = alive[c] * (1 - al[c]);
+                *rej_at(L, s, i, c) += rj * (1 - sw[c]);
+                *rej_at(L, s, i, !c) += rj * sw[c];
+                next[c] += acc * (1 - sw[c]);
+                next[!c] += acc * sw[c];
+            }
+            alive[0] = next[0];
+            alive[1] = next[1];
+        }
+        L->full[s][0] = alive[0];
+        L->full[s][1] = alive[1];
+    }
+}
+
+/* Stationary law of a 2-state chain with off-diagonal rates p01, p10
+ * (an absorbing-free chain; a frozen chain counts both states equally). */
+static void stationary2(double p01, double p10, double *nu)
+{
+    double s = p01 + p10;
+    nu[0] = s > 0 ? p10 / s : 0.5;
+    nu[1] = 1 - nu[0];
+}
+
+/* E[a+1] per block in the long run (sync commits a+1, γ+1 on full accept). */
+static double blaw_sync_len(const blaw_t *L)
+{
+    double nu[2] = {1, 0};
+    if (L->ns == 2) {
+        double m01 = L->full[0][1], m10 = L->full[1][0];
+        for (int a = 0; a < L->gamma; a++) {
+            m01 += *rej_at(L, 0, a, 1);
+            m10 += *rej_at(L, 1, a, 0);
+        }
+        stationary2(m01, m10, nu);
+    }
+    double e = 0;
+    for (int s = 0; s < L->ns; s++) {
+        double es = 0;
+        for (int s2 = 0; s2 < L->ns; s2++) {
+            for (int a = 0; a < L->gamma; a++) es += (a + 1) * *rej_at(L, s, a, s2);
+            es += (L->gamma + 1) * L->full[s][s2];
+        }
+        e += nu[s] * es;
+    }
+    return e;
+}
+
+/* E over Beta(a, b) of (1 − α^(γ+1))/(1 − α) = Σ_{i=0}^{γ} E[α^i], with
+ * E[α^i] = Π_{j<i} (a+j)/(a+b+j). */
+static double beta_expected_len(double a, double b, int gamma)
+{
+    double e = 0, m = 1;
+    for (int i = 0; i <= gamma; i++) {
+        e += m;
+        m *= (a + i) / (a + b + i);
+    }
+    return e;
+}
+
+/* ---- async --------------------------------------------------------------- */
+
+/* The steady block period of the pipeline with no rejection: the slowest
+ * single server, or the window's W blocks around the whole loop. */
+static double pipe_period(const pipe_t *pp)
+{
+    double gd = pp->gamma * pp->d;
+    double loop = gd + pp->up_ser + pp->up_prop + pp->v + pp->down_ser + pp->down_prop;
+    double per = fmax(fmax(gd, pp->v), fmax(pp->up_ser, pp->down_ser));
+    return fmax(per, loop / pp->window);
+}
+
+static double pipe_delay(const pipe_t *pp)
+{
+    return pp->up_ser + pp->up_prop + pp->v + pp->down_ser + pp->down_prop;
+}
+
+/* Nothing waits: every server keeps up with a block per γd and the verdict
+ * of block j−W is back before block j is due. Then r_j = jγd + delay. */
+static int pipe_stall_free(const pipe_t *pp)
+{
+    double gd = pp->gamma * pp->d;
+    return pp->v <= gd && pp->up_ser <= gd && pp->down_ser <= gd &&
+           pipe_delay(pp) <= (pp->window - 1) * gd;
+}
+
+/* r_1, r_2, ...: when the verdict of the j-th block of a cycle reaches the
+ * edge, if no block so far was rejected. */
+typedef struct pipe_iter {
+    const pipe_t *pp;
+    int free_run, w, j;
+    double *ring;                      /* r of the last w blocks */
+    double s, ufree, cloud, dfree;
+} pipe_iter_t;
+
+static int pipe_iter_init(pipe_iter_t *it, const pipe_t *pp, int maxj)
+{
+    memset(it, 0, sizeof *it);
+    it->pp = pp;
+    it->free_run = pipe_stall_free(pp);
+    it->cloud = -INFINITY;
+    if (it->free_run) return 0;
+    it->w = pp->window < maxj ? pp->window : maxj;
+    it->ring = malloc(sizeof(double) * (size_t)it->w);
+    return it->ring ? 0 : -1;
+}
+
+static double pipe_next(pipe_iter_t *it)
+{
+    const pipe_t *pp = it->pp;
+    double gd = pp->gamma * pp->d;
+    int j = ++it->j;
+    if (it->free_run) return j * gd + pipe_delay(pp);
+    double start = it->s;
+    if (j > pp->window) start = fmax(start, it->ring[(j - 1) % it->w]);
+    it->s = start + gd;
+    it->ufree = fmax(it->s, it->ufree) + pp->up_ser;
+    it->cloud = fmax(it->ufree + pp->up_prop, it->cloud) + pp->v;
+    it->dfree = fmax(it->cloud, it->dfree) + pp->down_ser;
+    double r = it->dfree + pp->down_prop;
+    it->ring[(j - 1) % it->w] = r;
+    return r;
+}
+
+#define ASYNC_MAX_BLOCKS 200000
+
+/* Long-run tokens per second of one tenant (Markov renewal-reward over
+ * rollback cycles: per cycle start state, expected tokens and time, weighted
+ * by the stationary law of the cycle-start chain). Beyond ASYNC_MAX_BLOCKS
+ * blocks in one cycle the verdict times grow by the steady period and the
+ * block law is frozen at its last state mix (exact for one state). */
+static double async_rate(const pipe_t *pp, const blaw_t *L)
+{
+    int ns = L->ns, g = L->gamma;
+    double anyrej = 0;
+    for (int s = 0; s < ns; s++)
+        for (int a = 0; a < g; a++)
+            for (int s2 = 0; s2 < ns; s2++) anyrej += *rej_at(L, s, a, s2);
+    double P = pipe_period(pp);
+    if (anyrej <= 0) return g / P;
+    if (ns == 1 && pipe_stall_free(pp)) {   /* the closed form of the header */
+        double q = 1 - L->full[0][0], rt = 0;
+        for (int a = 0; a < g; a++) rt += (a + 1) * *rej_at(L, 0, a, 0);
+        return ((1 / q - 1) * g + rt / q) / (g * pp->d / q + pipe_delay(pp));
+    }
+
+    pipe_iter_t it;
+    if (pipe_iter_init(&it, pp, ASYNC_MAX_BLOCKS) != 0) return NAN;
+    double tok[2] = {0, 0}, tim[2] = {0, 0}, C[2][2] = {{0, 0}, {0, 0}};
+    double alive[2][2] = {{1, 0}, {0, 1}};   /* [cycle start][current state] */
+    double r = 0, mass = 1;
+    int j;
+    for (j = 1; j <= ASYNC_MAX_BLOCKS; j++) {
+        r = pipe_next(&it);
+        double next[2][2] = {{0, 0}, {0, 0}};
+        mass = 0;
+        for (int s0 = 0; s0 < ns; s0++) {
+            for (int s = 0; s < ns; s++) {
+                double m = alive[s0][s];
+                if (m == 0) continue;
+                for (int a = 0; a < g; a++)
+                    for (int s2 = 0; s2 < ns; s2++) {
+                        double w = m * *rej_at(L, s, a, s2);
+                        tim[s0] += w * r;
+                        tok[s0] += w * ((double)(j - 1) * g + a + 1);
+                        C[s0][s2] += w;
+                    }
+                for (int s2 = 0; s2 < ns; s2++) next[s0][s2] += m * L->full[s][s2];
+            }
+            for (int s2 = 0; s2 < ns; s2++) mass = fmax(mass, next[s0][s2]);
+        }
+        memcpy(alive, next, sizeof alive);
+        if (mass < 1e-18) break;
+    }
+    free(it.ring);
+    if (j > ASYNC_MAX_BLOCKS) {
+        /* Tail: each cycle start's surviving mix as one frozen state. */
+        int N = ASYNC_MAX_BLOCKS;
+        for (int s0 = 0; s0 < ns; s0++) {
+            double m = 0, stay = 0, rt = 0, end[2] = {0, 0};
+            for (int s = 0; s < ns; s++) {
+                m += alive[s0][s];
+                for (int s2 = 0; s2 < ns; s2++) {
+                    stay += alive[s0][s] * L->full[s][s2];
+                    for (int a = 0; a < g; a++) {
+                        double w = alive[s0][s] * *rej_at(L, s, a, s2);
+                        rt += w * (a + 1);
+                        end[s2] += w;
+                    }
+                }
+            }
+            if (m <= 0) continue;
+            double q = 1 - stay / m;
+            if (q <= 0) return g / P;
+            double qm = m * q;   /* rejection mass per block */
+            /* Σ_{k≥1} (1−q)^(k−1)·(qm)·(time at block N+k) etc. */
+            tim[s0] += m * (r + P / q);
+            tok[s0] += m * (N * (double)g + (1 / q - 1) * g) + rt / qm * m;
+            for (int s2 = 0; s2 < ns; s2++) C[s0][s2] += end[s2] / qm * m;
+        }
+    }
+    double nu[2] = {1, 0};
+    if (ns == 2) stationary2(C[0][1], C[1][0], nu);
+    double T = 0, K = 0;
+    for (int s = 0; s < ns; s++) {
+        T += nu[s] * tim[s];
+        K += nu[s] * tok[s];
+    }
+    return K / T;
+}
+
+/* Mean over tenants of the async rate when each tenant's α ~ Beta(a, b):
+ * 64-point Gauss–Jacobi quadrature with weight x^(a−1)(1−x)^(b−1),
+ * normalised by the weights' own sum. */
+static double beta_async_rate(const pipe_t *pp, double a, double b, blaw_t *L)
+{
+    gsl_integration_fixed_workspace *w =
+        gsl_integration_fixed_alloc(gsl_integration_fixed_jacobi, 64, 0, 1, b - 1, a - 1);
+    if (!w) return NAN;
+    const double *x = gsl_integration_fixed_nodes(w), *wt = gsl_integration_fixed_weights(w);
+    double num = 0, den = 0;
+    for (size_t i = 0; i < gsl_integration_fixed_n(w); i++) {
+        blaw_positional(L, NULL, x[i], 0);
+        num += wt[i] * async_rate(pp, L);
+        den += wt[i];
+    }
+    gsl_integration_fixed_free(w);
+    return num / den;
+}
+
+/* A trace is replayed cyclically, so the long run is exact: cut the cyclic
+ * sequence after each rejecting entry; a segment of k full blocks and one
+ * rejection of a commits kγ + a + 1 tokens in r_{k+1}. */
+static double trace_async_rate(const pipe_t *pp, const int *tr, int n)
+{
+    int g = pp->gamma, last = -1;
+    for (int i = 0; i < n; i++)
+        if (tr[i] < g) last = i;
+    if (last < 0) return g / pipe_period(pp);
+    double *r = malloc(sizeof(double) * ((size_t)n + 1));
+    pipe_iter_t it;
+    if (!r || pipe_iter_init(&it, pp, n + 1) != 0) { free(r); return NAN; }
+    for (int j = 0; j <= n; j++) r[j] = pipe_next(&it);   /* r[j] = r_{j+1} */
+    free(it.ring);
+    double K = 0, T = 0;
+    int k = 0;
+    for (int step = 1; step <= n; step++) {     /* from just after `last` */
+        int v = tr[(last + step) % n];
+        if (v >= g) { k++; continue; }
+        K += (double)k * g + (v < 0 ? 0 : v) + 1;
+        T += r[k];
+        k = 0;
+    }
+    free(r);
+    return K / T;
+}
+
+/* ---- service times ------------------------------------------------------- */
+
+static double nan_terms(service_terms_t *t)
+{
+    memset(t, 0, sizeof *t);
+    t->total_s = NAN;
+    return NAN;
+}
+
+/* Fills the model-path figures of one side. A model that cannot be built is
+ * an error only when the times depend on it (need = 1). */
+static int side_times(const hw_card_t *hw, const llm_card_t *m, int prec,
+                      const char *cal, double overhead, int need, int draft,
+                      service_job_t job, double *time, double *datasheet,
+                      service_terms_t *terms, char *source, size_t srcsz,
+                      double *cloud_iter, err_t *err)
+{
+    err_t e2;
+    service_t *sv = service_create(hw, m, prec, need ? cal : NULL, overhead,
+                                   need ? err : &e2);
+    if (!sv) {
+        if (need) return -1;
+        *datasheet = nan_terms(terms);
+        return 0;
+    }
+    service_job_t one = {1, job.context};
+    *datasheet = service_iter_time_datasheet(sv, &job, 1);
+    service_terms(sv, &job, 1, terms);
+    if (cloud_iter && need) *cloud_iter = service_iter_time(sv, &one, 1);
+    if (need) {
+        const char *src;
+        if (draft) {
+            *time = service_draft_time(sv, job.context);
+            src = service_draft_source(sv);
+            if (strcmp(src, "table") == 0 && !service_draft_in_table(sv, job.context))
+                src = "fitted";
+        } else {
+            *time = service_iter_time(sv, &job, 1);
+            src = service_source(sv);
+            if (strcmp(src, "table") == 0 && !service_in_table(sv, &job, 1))
+                src = "fitted";
+        }
+        snprintf(source, srcsz, "%s", src);
+    }
+    service_free(sv);
+    return 0;
+}
+
+static const char *dist_source(const dist_t *d)
+{
+    return d->kind == DIST_CONST ? "fixed" : "distribution";
+}
+
+static double link_ser(double bytes, double bps)
+{
+    return isinf(bps) || !(bps > 0) ? 0 : 8 * bytes / bps;
+}
+
+int analytic_compute(const scenario_t *s, analytic_t *out, err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!s->groups || s->ngroups < 1)
+        return err_set(err, ERR_INPUT, "tenants: no tenant group");
+    const tenant_group_t *g = &s->groups[0];
+    const edge_cfg_t *ed = &g->edge;
+    const cloud_cfg_t *cl = &s->cloud;
+    int gamma = s->protocol.gamma;
+    if (gamma < 1) return err_set(err, ERR_INPUT, "protocol.gamma: must be >= 1");
+
+    double ctx = floor(dist_mean(&g->workload.prompt_tokens) + 0.5);
+    if (ctx < 1) ctx = 1;
+    out->context_tokens = ctx;
+
+    /* Draft time per token. */
+    service_job_t djob = {1, (int)ctx};
+    if (ed->has_draft_time) {
+        out->draft_time_s = dist_mean(&ed->draft_time);
+        snprintf(out->edge_source, sizeof out->edge_source, "%s", dist_source(&ed->draft_time));
+    }
+    if (side_times(&ed->device, &ed->draft, ed->quant, ed->calibration, ed->overhead,
+                   !ed->has_draft_time, 1, djob, &out->draft_time_s,
+                   &out->draft_time_datasheet_s, &out->draft_terms, out->edge_source,
+                   sizeof out->edge_source, NULL, err) != 0)
+        return -1;
+
+    /* Verify time of one block of γ+1 tokens, and a cloud-only decode step. */
+    service_job_t vjob = {gamma + 1, (int)ctx};
+    if (cl->has_verify_time) {
+        out->verify_time_s = out->cloud_iter_time_s = dist_mean(&cl->verify_time);
+        snprintf(out->cloud_source, sizeof out->cloud_source, "%s",
+                 dist_source(&cl->verify_time));
+    }
+    if (side_times(&cl->gpu, &cl->target, cl->precision, cl->calibration, cl->overhead,
+                   !cl->has_verify_time, 0, vjob, &out->verify_time_s,
+                   &out->verify_time_datasheet_s, &out->verify_terms, out->cloud_source,
+                   sizeof out->cloud_source, &out->cloud_iter_time_s, err) != 0)
+        return -1;
+
+    /* Acceptance: the law of a per block, and E[a+1]. */
+    const accept_cfg_t *ac = &s->acceptance;
+    blaw_t L;
+    int markov = ac->model == ACC_MARKOV;
+    if (blaw_init(&L, markov ? 2 : 1, gamma) != 0)
+        return err_set(err, ERR_RUNTIME, "analytic: out of memory");
+    switch (ac->model) {
+    case ACC_IID:
+        blaw_positional(&L, ac, ac->alpha, 0);
+        out->alpha_mean = ac->alpha;
+        break;
+    case ACC_POSITIONAL: {
+        blaw_positional(&L, ac, ac->alpha, 1);
+        double sum = 0;
+        for (int i = 0; i < gamma; i++) sum += pos_alpha(ac, i, ac->alpha);
+        out->alpha_mean = sum / gamma;
+        break;
+    }
+    case ACC_BETA:
+        if (!(ac->beta_a > 0 && ac->beta_b > 0)) {
+            free(L.rej);
+            return err_set(err, ERR_INPUT, "acceptance: beta a and b must be > 0");
+        }
+        out->alpha_mean = ac->beta_a / (ac->beta_a + ac->beta_b);
+        break;
+    case ACC_MARKOV: {
+        blaw_markov(&L, ac);
+        double nu[2];
+        stationary2(ac->p_good_bad, ac->p_bad_good, nu);
+        out->alpha_mean = nu[0] * ac->alpha_good + nu[1] * ac->alpha_bad;
+        break;
+    }
+    case ACC_TRACE: {
+        if (ac->ntrace <= 0 || !ac->trace) {
+            free(L.rej);
+            return err_set(err, ERR_INPUT, "acceptance.file: the trace holds no values");
+        }
+        double sum = 0;
+        for (int i = 0; i < ac->ntrace; i++)
+            sum += (ac->trace[i] < 0 ? 0 : ac->trace[i] > gamma ? gamma : ac->trace[i]) + 1;
+        out->accepted_len_expected = sum / ac->ntrace;
+        out->alpha_mean = NAN;   /* a trace gives lengths, not a per-draft α */
+        break;
+    }
+    }
+    if (ac->model == ACC_BETA)
+        out->accepted_len_expected = beta_expected_len(ac->beta_a, ac->beta_b, gamma);
+    else if (ac->model != ACC_TRACE)
+        out->accepted_len_expected = blaw_sync_len(&L);
+
+    /* Network, with mean jitter and serialisation at the link rates. */
+    const network_cfg_t *nw = &g->network;
+    double jit = dist_mean(&nw->jitter);
+    double bpt = nw->bytes_per_token, ovh = nw->overhead_bytes;
+    pipe_t pp = {
+        .gamma = gamma, .window = s->protocol.window > 0 ? s->protocol.window : 1,
+        .d = out->draft_time_s, .v = out->verify_time_s,
+        .up_ser = link_ser(gamma * bpt + ovh, nw->uplink_bps),
+        .up_prop = nw->rtt / 2 + jit,
+        .down_ser = link_ser(ovh + (gamma + 1) * bpt, nw->downlink_bps),
+        .down_prop = nw->rtt / 2 + jit,
+    };
+    double E = out->accepted_len_expected;
+    out->block_time_sync_s = gamma * pp.d + pp.up_ser + pp.up_prop + pp.v +
+                             link_ser(ovh + E * bpt, nw->downlink_bps) + pp.down_prop;
+    out->throughput_sync_tok_s = E / out->block_time_sync_s;
+    out->itl_sync_s = out->block_time_sync_s / E;
+    if (ac->model == ACC_BETA)
+        out->throughput_async_tok_s = beta_async_rate(&pp, ac->beta_a, ac->beta_b, &L);
+    else if (ac->model == ACC_TRACE)
+        out->throughput_async_tok_s = trace_async_rate(&pp, ac->trace, ac->ntrace);
+    else
+        out->throughput_async_tok_s = async_rate(&pp, &L);
+    free(L.rej);
+    if (isnan(out->throughput_async_tok_s))
+        return err_set(err, ERR_RUNTIME, "analytic: out of memory");
+    out->throughput_cloud_only_tok_s = 1 / out->cloud_iter_time_s;
+    out->throughput_edge_only_tok_s = 1 / out->draft_time_s;
+    return 0;
+}
+
+/* ---- printing ------------------------------------------------------------ */
+
+typedef struct named { const char *name; double v; } named_t;
+
+static int collect(const analytic_t *a, named_t *o)
+{
+    int n = 0;
+#define ADD(k, x) (o[n].name = (k), o[n].v = (x), n++)
+    ADD("accepted_len_expected", a->accepted_len_expected);
+    ADD("alpha_mean", a->alpha_mean);
+    ADD("context_tokens", a->context_tokens);
+    ADD("draft_time_s", a->draft_time_s);
+    ADD("draft_time_datasheet_s", a->draft_time_datasheet_s);
+    ADD("verify_time_s", a->verify_time_s);
+    ADD("verify_time_datasheet_s", a->verify_time_datasheet_s);
+    ADD("block_time_sync_s", a->block_time_sync_s);
+    ADD("itl_sync_s", a->itl_sync_s);
+    ADD("throughput_sync_tok_s", a->throughput_sync_tok_s);
+    ADD("throughput_async_tok_s", a->throughput_async_tok_s);
+    ADD("cloud_iter_time_s", a->cloud_iter_time_s);
+    ADD("throughput_cloud_only_tok_s", a->throughput_cloud_only_tok_s);
+    ADD("throughput_edge_only_tok_s", a->throughput_edge_only_tok_s);
+    const service_terms_t *t[2] = {&a->draft_terms, &a->verify_terms};
+    static const char *const pre[2][10] = {
+        {"draft_linear_mem_s", "draft_linear_compute_s", "draft_attn_mem_s",
+         "draft_attn_compute_s", "draft_lm_head_s", "draft_overhead_s", "draft_total_s",
+         "draft_weight_bytes", "draft_kv_bytes", "draft_flops"},
+        {"verify_linear_mem_s", "verify_linear_compute_s", "verify_attn_mem_s",
+         "verify_attn_compute_s", "verify_lm_head_s", "verify_overhead_s",
+         "verify_total_s", "verify_weight_bytes", "verify_kv_bytes", "verify_flops"}};
+    for (int i = 0; i < 2; i++) {
+        ADD(pre[i][0], t[i]->linear_mem_s);
+        ADD(pre[i][1], t[i]->linear_compute_s);
+        ADD(pre[i][2], t[i]->attn_mem_s);
+        ADD(pre[i][3], t[i]->attn_compute_s);
+        ADD(pre[i][4], t[i]->lm_head_s);
+        ADD(pre[i][5], t[i]->overhead_s);
+        ADD(pre[i][6], t[i]->total_s);
+        ADD(pre[i][7], t[i]->weight_bytes);
+        ADD(pre[i][8], t[i]->kv_bytes);
+        ADD(pre[i][9], t[i]->flops);
+    }
+#undef ADD
+    return n;
+}
+
+int analytic_print(FILE *f, const analytic_t *a, int json)
+{
+    named_t v[48];
+    int n = collect(a, v);
+    if (json) {
+        fprintf(f, "{\"edge_source\": \"%s\", \"cloud_source\": \"%s\"", a->edge_source,
+                a->cloud_source);
+        for (int i = 0; i < n; i++) {
+            if (isfinite(v[i].v)) fprintf(f, ", \"%s\": %.10g", v[i].name, v[i].v);
+            else fprintf(f, ", \"%s\": null", v[i].name);
+        }
+        fputs("}\n", f);
+    } else {
+        fprintf(f, "%-28s %s\n%-28s %s\n", "edge_source:", a->edge_source,
+                "cloud_source:", a->cloud_source);
+        for (int i = 0; i < n; i++) {
+            char k[64];
+            snprintf(k, sizeof k, "%s:", v[i].name);
+            fprintf(f, "%-28s %.10g\n", k, v[i].v);
+        }
+    }
+    return ferror(f) ? -1 : 0;
+}

@@ -1,0 +1,56 @@
+/* analytic — closed-form predictions for a scenario (DESIGN §5, `specsim
+ * analytic`): single tenant, no queueing, mean service times.
+ */
+#ifndef SPECSIM_ANALYTIC_H
+#define SPECSIM_ANALYTIC_H
+
+#include <stdio.h>
+
+#include "err.h"
+#include "scenario.h"
+#include "service.h"
+
+typedef struct analytic {
+    double accepted_len_expected;    /* E = (1 − α^(γ+1))/(1 − α) (sync) */
+    double draft_time_s;             /* per token (mean) */
+    double verify_time_s;            /* one block of γ+1 tokens, batch of 1 */
+    double block_time_sync_s;        /* γ·draft + rtt + verify */
+    double throughput_sync_tok_s;    /* E / block_time_sync */
+    double throughput_async_tok_s;   /* renewal-reward, large window */
+    double throughput_cloud_only_tok_s;
+    double throughput_edge_only_tok_s;
+    /* Where the times came from and, when a table is used, the datasheet
+     * value beside it. */
+    char edge_source[32], cloud_source[32];
+    double draft_time_datasheet_s, verify_time_datasheet_s;
+    service_terms_t verify_terms;    /* roofline terms of one verify block */
+    service_terms_t draft_terms;     /* roofline terms of one draft token */
+    /* Added by the analytic module. */
+    double alpha_mean;               /* mean acceptance probability of a draft */
+    double context_tokens;           /* context of the model-path times (mean prompt) */
+    double itl_sync_s;               /* block_time_sync / E */
+    double cloud_iter_time_s;        /* one cloud-only decode iteration (1 token) */
+} analytic_t;
+
+/* Fills *out for s (first tenant group's edge and network). -1 with err on
+ * failure (e.g. a calibration table that cannot be read).
+ *
+ * Model path (no fixed draft_time / verify_time): times at a context of the
+ * mean prompt length. Network: rtt plus the mean jitter of each direction plus
+ * serialisation of the messages at the link rates.
+ * Acceptance: iid exact; positional exact (E = 1 + Σ_i Π_{j≤i} α_j); beta
+ * exact for E (Σ_i E[α^i], Beta moments) and the async rate averaged over the
+ * Beta law by 64-point Gauss–Jacobi quadrature; markov: exact under
+ * sim/accept.c's reading (the state switches after every evaluated draft), as
+ * a Markov renewal over block (sync) or rollback-cycle (async) start states;
+ * trace: exact for its cyclic replay (min(a, γ)).
+ * Async: renewal-reward over rollback cycles; the cycle time comes from the
+ * deterministic pipeline at the mean times (window, cloud and link queueing
+ * included), which reduces to γd/q + rtt + v when nothing stalls (see
+ * analytic.c). With random draft/verify times or jitter the means are used:
+ * exact for sync, an approximation for async. */
+int analytic_compute(const scenario_t *s, analytic_t *out, err_t *err);
+/* Prints name: value lines (json = 0) or one JSON object (json = 1). */
+int analytic_print(FILE *f, const analytic_t *a, int json);
+
+#endif

@@ -1,0 +1,445 @@
+#include "cloud.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_rng.h>
+
+typedef struct replica {
+    int head, tail, nqueue;        /* job FIFO */
+    int busy, kick_pending;
+    uint32_t timer_gen;            /* window timers: only the newest counts */
+    double timer_at;               /* pending timer's time, or -1 */
+    double iter_start;
+    int nbatch;
+    int *bjob, *btok;              /* running batch: job index, tokens */
+    service_job_t *sjob;
+    double kv_cap, kv_used;
+    int adm_head, adm_tail;        /* tenants waiting for KV (linked) */
+    int pinned;
+    gsl_rng *vrng;
+} replica_t;
+
+struct cloud {
+    const cloud_cfg_t *cfg;
+    const service_t *sv;
+    engine_t *eng;
+    uint32_t ev_iter, ev_kick;
+    cloud_cb_t cb;
+    tally_t *tally;
+    trace_t *trace;
+    replica_t *rep;
+    int nrep, ntenants;
+    int max_batch, max_tokens;
+    cloud_job_t *jobs;             /* pool; indices are stable */
+    int jcap, jfree;               /* capacity, free-list head */
+    int *thead, *ttail;            /* per tenant: its queued jobs, in order */
+    uint32_t *stamp;               /* per tenant: batch formation marker */
+    uint32_t cur_stamp;
+    int *adm_next;                 /* per tenant: admission queue link */
+    double *adm_bytes;
+    int rr;
+    /* Jobs waiting for their first iteration, integrated over time for the
+     * Little's-law check. */
+    int nwaiting;
+    double area_t;
+};
+
+/* Kick payloads: 0 = start if idle; else (gen << 1) | 1 = window timer. */
+#define KICK 0u
+
+static void area_to(cloud_t *c, double now)
+{
+    c->tally->raw.queue_area += c->nwaiting * (now - c->area_t);
+    c->area_t = now;
+}
+
+static int job_alloc(cloud_t *c)
+{
+    if (c->jfree < 0) {
+        int ncap = c->jcap ? 2 * c->jcap : 64;
+        cloud_job_t *j = realloc(c->jobs, (size_t)ncap * sizeof *j);
+        if (!j) return -1;
+        c->jobs = j;
+        for (int i = ncap - 1; i >= c->jcap; i--) {
+            j[i].next = c->jfree;
+            c->jfree = i;
+        }
+        c->jcap = ncap;
+    }
+    int i = c->jfree;
+    c->jfree = c->jobs[i].next;
+    return i;
+}
+
+static void job_release(cloud_t *c, int i)
+{
+    c->jobs[i].next = c->jfree;
+    c->jfree = i;
+}
+
+/* Unlinks job i from its replica queue and from its tenant's list (it is
+ * always the tenant's oldest when taken into a batch or finished; a purge
+ * walks the tenant list itself). */
+static void unlink_queue(cloud_t *c, replica_t *r, int i)
+{
+    cloud_job_t *j = &c->jobs[i];
+    if (j->prev >= 0) c->jobs[j->prev].next = j->next; else r->head = j->next;
+    if (j->next >= 0) c->jobs[j->next].prev = j->prev; else r->tail = j->prev;
+    r->nqueue--;
+}
+
+static void unlink_tenant_head(cloud_t *c, int i)
+{
+    int t = c->jobs[i].tenant;
+    c->thead[t] = c->jobs[i].tnext;
+    if (c->thead[t] < 0) c->ttail[t] = -1;
+}
+
+static int on_iter_end(void *ctx, const engine_event_t *ev);
+static int on_kick(void *ctx, const engine_event_t *ev);
+
+cloud_t *cloud_create(const cloud_cfg_t *cfg, int ntenants,
+                      const service_t *sv, double kv_capacity, engine_t *eng,
+                      uint32_t ev_iter, uint32_t ev_kick, const cloud_cb_t *cb,
+                      tally_t *tally, trace_t *trace, uint64_t seed, int rep,
+                      err_t *err)
+{
+    cloud_t *c = calloc(1, sizeof *c);
+    if (!c) goto oom;
+    c->cfg = cfg;
+    c->sv = sv;
+    c->eng = eng;
+    c->ev_iter = ev_iter;
+    c->ev_kick = ev_kick;
+    c->cb = *cb;
+    c->tally = tally;
+    c->trace = trace;
+    c->nrep = cfg->replicas;
+    c->ntenants = ntenants;
+    c->max_batch = cfg->batching.max_batch;
+    c->max_tokens = cfg->batching.max_tokens > 0 ? cfg->batching.max_tokens : INT_MAX;
+    c->jfree = -1;
+    c->rep = calloc((size_t)c->nrep, sizeof *c->rep);
+    c->thead = malloc((size_t)ntenants * sizeof *c->thead);
+    c->ttail = malloc((size_t)ntenants * sizeof *c->ttail);
+    c->stamp = calloc((size_t)ntenants, sizeof *c->stamp);
+    c->adm_next = malloc((size_t)ntenants * sizeof *c->adm_next);
+    c->adm_bytes = calloc((size_t)ntenants, sizeof *c->adm_bytes);
+    if (!c->rep || !c->thead || !c->ttail || !c->stamp || !c->adm_next || !c->adm_bytes)
+        goto oom;
+    for (int t = 0; t < ntenants; t++) c->thead[t] = c->ttail[t] = -1;
+    for (int i = 0; i < c->nrep; i++) {
+        replica_t *r = &c->rep[i];
+        r->head = r->tail = -1;
+        r->adm_head = r->adm_tail = -1;
+        r->timer_at = -1;
+        r->kv_cap = kv_capacity;
+        r->bjob = malloc((size_t)c->max_batch * sizeof *r->bjob);
+        r->btok = malloc((size_t)c->max_batch * sizeof *r->btok);
+        r->sjob = malloc((size_t)c->max_batch * sizeof *r->sjob);
+        if (!r->bjob || !r->btok || !r->sjob) goto oom;
+        if (cfg->has_verify_time && cfg->verify_time.kind != DIST_CONST) {
+            r->vrng = rng_stream(seed, (uint64_t)rep, (1ULL << 32) + (uint64_t)i,
+                                 RNG_VERIFY_TIME);
+            if (!r->vrng) goto oom;
+        }
+    }
+    if (engine_on(eng, ev_iter, on_iter_end, c) || engine_on(eng, ev_kick, on_kick, c)) {
+        cloud_free(c);
+        err_set(err, ERR_RUNTIME, "cloud: bad event type");
+        return NULL;
+    }
+    return c;
+oom:
+    cloud_free(c);
+    err_set(err, ERR_RUNTIME, "cloud: out of memory");
+    return NULL;
+}
+
+void cloud_free(cloud_t *c)
+{
+    if (!c) return;
+    if (c->rep) {
+        for (int i = 0; i < c->nrep; i++) {
+            free(c->rep[i].bjob);
+            free(c->rep[i].btok);
+            free(c->rep[i].sjob);
+            if (c->rep[i].vrng) gsl_rng_free(c->rep[i].vrng);
+        }
+    }
+    free(c->rep);
+    free(c->jobs);
+    free(c->thead);
+    free(c->ttail);
+    free(c->stamp);
+    free(c->adm_next);
+    free(c->adm_bytes);
+    free(c);
+}
+
+int cloud_pin(cloud_t *c)
+{
+    int best = 0;
+    if (c->cfg->pinning == PIN_ROUND_ROBIN) {
+        best = c->rr;
+        c->rr = (c->rr + 1) % c->nrep;
+    } else {
+        for (int i = 1; i < c->nrep; i++)
+            if (c->rep[i].pinned < c->rep[best].pinned) best = i;
+    }
+    c->rep[best].pinned++;
+    return best;
+}
+
+void cloud_unpin(cloud_t *c, int replica) { c->rep[replica].pinned--; }
+
+static int fits(const replica_t *r, double bytes)
+{
+    return r->kv_used + bytes <= r->kv_cap || r->kv_used <= 0;
+}
+
+int cloud_reserve(cloud_t *c, int replica, int tenant, double bytes)
+{
+    replica_t *r = &c->rep[replica];
+    if (r->adm_head < 0 && fits(r, bytes)) {
+        r->kv_used += bytes;
+        return 1;
+    }
+    /* FIFO admission: nobody overtakes a waiting request. */
+    c->adm_next[tenant] = -1;
+    c->adm_bytes[tenant] = bytes;
+    if (r->adm_tail >= 0) c->adm_next[r->adm_tail] = tenant; else r->adm_head = tenant;
+    r->adm_tail = tenant;
+    return 0;
+}
+
+int cloud_release(cloud_t *c, int replica, double bytes, double now)
+{
+    replica_t *r = &c->rep[replica];
+    r->kv_used -= bytes;
+    if (r->kv_used < 1e-9 * r->kv_cap || r->kv_used < 0) r->kv_used = 0;
+    while (r->adm_head >= 0 && fits(r, c->adm_bytes[r->adm_head])) {
+        int t = r->adm_head;
+        r->adm_head = c->adm_next[t];
+        if (r->adm_head < 0) r->adm_tail = -1;
+        r->kv_used += c->adm_bytes[t];
+        if (c->cb.admitted(c->cb.ctx, t, replica, now) != 0) return -1;
+    }
+    return 0;
+}
+
+static int schedule_kick(cloud_t *c, int ri, double now)
+{
+    replica_t *r = &c->rep[ri];
+    if (r->kick_pending) return 0;
+    r->kick_pending = 1;
+    return engine_schedule(c->eng, now, c->ev_kick, (uint32_t)ri, KICK);
+}
+
+/* Forms a batch from the queue and starts its iteration. */
+static int start_iteration(cloud_t *c, int ri, double now)
+{
+    replica_t *r = &c->rep[ri];
+    tally_t *tl = c->tally;
+    if (++c->cur_stamp == 0) {   /* wrapped: old marks could collide */
+        memset(c->stamp, 0, (size_t)c->ntenants * sizeof *c->stamp);
+        c->cur_stamp = 1;
+    }
+    uint32_t st = c->cur_stamp;
+    int budget = c->max_tokens, nb = 0;
+    int count = now >= tl->warmup;
+    for (int i = r->head; i >= 0 && nb < c->max_batch && budget > 0;) {
+        cloud_job_t *j = &c->jobs[i];
+        int nxt = j->next;
+        /* One job per tenant per batch; marking also on a misfit keeps the
+         * tenant's later jobs behind its first. */
+        if (c->stamp[j->tenant] == st) { i = nxt; continue; }
+        c->stamp[j->tenant] = st;
+        int take = j->tokens;
+        if (j->kind == CLOUD_PREFILL && take > budget) take = budget;
+        if (take > budget) { i = nxt; continue; }
+        if (!j->started) {
+            j->started = 1;
+            double d = now - j->arrive;
+            area_to(c, now);
+            c->nwaiting--;
+            tl->raw.queue_started++;
+            tl->raw.queue_delay_sum += d;
+            if (count) hist_add(tl->qdelay, d, 1);
+        }
+        if (j->kind != CLOUD_PREFILL) {
+            unlink_queue(c, r, i);
+            unlink_tenant_head(c, i);
+        }
+        if (c->trace)
+            trace_event(c->trace, now, j->tenant,
+                        j->kind == CLOUD_VERIFY ? "verify_start"
+                        : j->kind == CLOUD_PREFILL ? "prefill_start" : "decode_start",
+                        j->kind == CLOUD_VERIFY ? (long)j->block : -1L, take);
+        r->bjob[nb] = i;
+        r->btok[nb] = take;
+        r->sjob[nb].tokens = take;
+        r->sjob[nb].context = j->context;
+        nb++;
+        budget -= take;
+        i = nxt;
+    }
+    if (nb == 0) return 0;   /* nothing fits (cannot happen when validated) */
+    double dt;
+    if (c->cfg->has_verify_time)
+        dt = dist_sample(&c->cfg->verify_time, r->vrng);
+    else
+        dt = service_iter_time(c->sv, r->sjob, nb);
+    if (!(dt >= 0)) dt = 0;
+    r->busy = 1;
+    r->nbatch = nb;
+    r->iter_start = now;
+    r->timer_gen++;   /* a pending window timer is now moot */
+    r->timer_at = -1;
+    tl->raw.iterations++;
+    if (count) hist_add(tl->batch, nb, 1);
+    return engine_schedule(c->eng, now + dt, c->ev_iter, (uint32_t)ri, 0);
+}
+
+/* Starts an iteration if the policy says so, else arms the window timer. */
+static int try_start(cloud_t *c, int ri, double now)
+{
+    replica_t *r = &c->rep[ri];
+    if (r->busy || r->nqueue == 0) return 0;
+    if (c->cfg->batching.policy == BATCH_WINDOW && r->nqueue < c->max_batch) {
+        double due = c->jobs[r->head].arrive + c->cfg->batching.max_wait;
+        if (due > now) {
+            if (r->timer_at == due) return 0;
+            r->timer_at = due;
+            r->timer_gen++;
+            return engine_schedule(c->eng, due, c->ev_kick, (uint32_t)ri,
+                                   ((uint64_t)r->timer_gen << 1) | 1u);
+        }
+    }
+    return start_iteration(c, ri, now);
+}
+
+static int on_kick(void *ctx, const engine_event_t *ev)
+{
+    cloud_t *c = ctx;
+    replica_t *r = &c->rep[ev->a];
+    if (ev->b == KICK) {
+        r->kick_pending = 0;
+    } else {
+        if ((uint32_t)(ev->b >> 1) != r->timer_gen) return 0;   /* cancelled */
+        r->timer_at = -1;
+    }
+    return try_start(c, (int)ev->a, ev->time);
+}
+
+int cloud_submit(cloud_t *c, int ri, const cloud_job_t *spec, double now)
+{
+    int i = job_alloc(c);
+    if (i < 0) return -1;
+    replica_t *r = &c->rep[ri];
+    cloud_job_t *j = &c->jobs[i];
+    *j = *spec;
+    j->arrive = now;
+    j->started = 0;
+    j->prev = r->tail;
+    j->next = -1;
+    j->tnext = -1;
+    if (r->tail >= 0) c->jobs[r->tail].next = i; else r->head = i;
+    r->tail = i;
+    r->nqueue++;
+    int t = j->tenant;
+    if (c->ttail[t] >= 0) c->jobs[c->ttail[t]].tnext = i; else c->thead[t] = i;
+    c->ttail[t] = i;
+    area_to(c, now);
+    c->nwaiting++;
+    c->tally->raw.queue_arrivals++;
+    if (r->busy) return 0;
+    if (c->cfg->batching.policy == BATCH_WINDOW && r->nqueue < c->max_batch)
+        return try_start(c, ri, now);   /* arms the timer */
+    return schedule_kick(c, ri, now);
+}
+
+int cloud_purge(cloud_t *c, int ri, int tenant, double now)
+{
+    replica_t *r = &c->rep[ri];
+    int n = 0, keep_head = -1, keep_tail = -1;
+    area_to(c, now);
+    for (int i = c->thead[tenant]; i >= 0;) {
+        cloud_job_t *j = &c->jobs[i];
+        int nxt = j->tnext;
+        if (j->kind == CLOUD_VERIFY) {
+            unlink_queue(c, r, i);
+            if (!j->started) {
+                c->nwaiting--;
+                c->tally->raw.queue_purged++;
+                c->tally->raw.queue_purged_sojourn += now - j->arrive;
+            }
+            job_release(c, i);
+            n++;
+        } else {
+            j->tnext = -1;
+            if (keep_tail >= 0) c->jobs[keep_tail].tnext = i; else keep_head = i;
+            keep_tail = i;
+        }
+        i = nxt;
+    }
+    c->thead[tenant] = keep_head;
+    c->ttail[tenant] = keep_tail;
+    return n;
+}
+
+static int on_iter_end(void *ctx, const engine_event_t *ev)
+{
+    cloud_t *c = ctx;
+    int ri = (int)ev->a;
+    replica_t *r = &c->rep[ri];
+    double now = ev->time;
+    tally_t *tl = c->tally;
+    tl->raw.busy_s += now - r->iter_start;
+    tl->busy += tally_clip(tl, r->iter_start, now);
+    for (int b = 0; b < r->nbatch; b++) {
+        int i = r->bjob[b];
+        cloud_job_t *j = &c->jobs[i];
+        int finished = 1;
+        if (j->kind == CLOUD_PREFILL) {
+            j->tokens -= r->btok[b];
+            j->context += r->btok[b];
+            finished = j->tokens <= 0;
+            if (finished) {
+                unlink_queue(c, r, i);
+                unlink_tenant_head(c, i);
+            }
+        }
+        /* Copy: the callback may submit jobs and move the pool. */
+        cloud_job_t done = *j;
+        if (finished) job_release(c, i);
+        if (c->cb.job_done(c->cb.ctx, &done, r->btok[b], now) != 0) return -1;
+    }
+    r->busy = 0;
+    r->nbatch = 0;
+    return try_start(c, ri, now);
+}
+
+void cloud_finish(cloud_t *c, double end)
+{
+    tally_t *tl = c->tally;
+    area_to(c, end);
+    for (int ri = 0; ri < c->nrep; ri++) {
+        replica_t *r = &c->rep[ri];
+        if (r->busy) {
+            tl->busy += tally_clip(tl, r->iter_start, end);
+            tl->raw.busy_s += end - r->iter_start;
+        }
+        for (int i = r->head; i >= 0; i = c->jobs[i].next) {
+            if (c->jobs[i].started) continue;
+            tl->raw.queue_waiting_end++;
+            tl->raw.queue_open_sojourn += end - c->jobs[i].arrive;
+        }
+    }
+}
+
+int cloud_queued(const cloud_t *c, int replica) { return c->rep[replica].nqueue; }
+int cloud_busy(const cloud_t *c, int replica) { return c->rep[replica].busy; }

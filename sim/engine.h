@@ -1,0 +1,62 @@
+/* engine — simulated clock and event queue; knows nothing of LLMs.
+ *
+ * Events are small values (time, insertion sequence, type, two integer
+ * payloads) kept in a binary min-heap ordered by (time, seq): events with
+ * equal times run in the order they were scheduled, so runs are
+ * deterministic. The heap is one growable array, so scheduling allocates only
+ * when the number of pending events exceeds every earlier peak (amortised,
+ * never per event once warm). Models register one handler per event type;
+ * cancellation is the model's business (a generation number in the payload,
+ * checked by the handler), which keeps the heap free of deletions.
+ */
+#ifndef SPECSIM_ENGINE_H
+#define SPECSIM_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+#define ENGINE_MAX_TYPES 32
+
+typedef struct engine_event {
+    double time;
+    uint64_t seq;      /* insertion order: tie-break for equal times */
+    uint32_t type;     /* handler index, < ENGINE_MAX_TYPES */
+    uint32_t a;        /* payloads, meaning defined by the model */
+    uint64_t b;
+} engine_event_t;
+
+typedef struct engine engine_t;
+
+/* A handler returns 0, or -1 to stop the run (the model keeps its own error
+ * record). ev points into engine storage valid only during the call. */
+typedef int (*engine_fn)(void *ctx, const engine_event_t *ev);
+
+/* Returns a new engine at time 0 with room for `capacity` pending events
+ * (grown on demand); the caller frees it with engine_free(). NULL with err
+ * filled on allocation failure. */
+engine_t *engine_create(size_t capacity, err_t *err);
+void engine_free(engine_t *e);
+
+/* Registers fn(ctx, ev) for events of `type`. Returns 0, or -1 for a type
+ * out of range. */
+int engine_on(engine_t *e, uint32_t type, engine_fn fn, void *ctx);
+
+/* Schedules an event at absolute time t >= now. Returns 0, or -1 when the
+ * heap cannot grow (allocation failure) or t is before now / not a number. */
+int engine_schedule(engine_t *e, double t, uint32_t type, uint32_t a,
+                    uint64_t b);
+
+/* Runs events in order while the earliest is before `until` (strictly);
+ * the clock is left at the last event run. Returns 0 when the queue is empty
+ * or the next event is at/after `until`, -1 when a handler failed or an
+ * event has no handler. */
+int engine_run(engine_t *e, double until);
+
+double engine_now(const engine_t *e);
+uint64_t engine_events(const engine_t *e);   /* events run so far */
+size_t engine_pending(const engine_t *e);
+size_t engine_capacity(const engine_t *e);   /* allocated slots */
+
+#endif

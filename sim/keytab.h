@@ -1,0 +1,149 @@
+/* keytab — resolution of YAML mappings into C structs through key tables.
+ *
+ * A key table is a static array of keytab_key_t (ended by a {NULL} entry)
+ * describing each key of a section: name, type, unit, range, default (as
+ * YAML text, parsed by the same code as user input, so defaults and input
+ * can never disagree), and where the value goes (a byte offset into the
+ * struct being filled). Resolution checks every key the user wrote (unknown
+ * key -> error with a "did you mean"), parses and range-checks every value,
+ * fills the defaults, and recurses into sub-sections.
+ *
+ * Layers: a section may be given by several mappings, later ones overriding
+ * earlier ones key by key (tenant groups over the tenants-level settings, an
+ * inline card over its `base:` file). A value is taken whole from the last
+ * layer that gives it; only KT_SECTION keys merge deeper.
+ *
+ * Errors are ERR_INPUT "SRC:LINE:COL: dotted.key: problem", the location
+ * being the offending key or value as written.
+ */
+#ifndef SPECSIM_KEYTAB_H
+#define SPECSIM_KEYTAB_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "err.h"
+#include "units.h"
+#include "ynode.h"
+
+#define KEYTAB_KEY_MAX 256   /* longest dotted key in messages */
+#define KEYTAB_PATH_MAX 512  /* resolved data-file paths */
+
+enum keytab_type {
+    KT_END = 0,
+    KT_SECTION,  /* sub-mapping: sub = const keytab_key_t *, off = struct */
+    KT_SKIP,     /* accepted and ignored here (handled by the caller) */
+    KT_STRING,   /* char[size] */
+    KT_PATH,     /* char[size]: a data file, resolved (see keytab_find_file)
+                    and stored as the path to open */
+    KT_INT,      /* int, integral number */
+    KT_U64,      /* uint64_t, decimal digits */
+    KT_NUM,      /* double with `unit` (UNIT_NUMBER: plain) */
+    KT_BOOL,     /* int 0/1: true | false */
+    KT_ENUM,     /* int index into names (sub = const char *const[], NULL-
+                    terminated); KF_ENUMSTR stores the name in char[size] */
+    KT_DIST,     /* dist_t; unit UNIT_DURATION (time) or UNIT_NUMBER (tokens) */
+    KT_LIST,     /* double *, count in the int at aux (owned, malloc) */
+    KT_CUSTOM    /* parse/write callbacks */
+};
+
+enum {
+    KF_MIN_OPEN = 1u << 0, /* value > min (else >= min) */
+    KF_MAX_OPEN = 1u << 1, /* value < max (else <= max) */
+    KF_INF = 1u << 2,      /* `inf` accepted */
+    KF_REQUIRED = 1u << 3, /* missing -> error (no default) */
+    KF_HAS = 1u << 4,      /* int at aux set to 1 when the user gave it */
+    KF_NONE = 1u << 5,     /* KT_DIST: `none` = constant 0 */
+    KF_ENUMSTR = 1u << 6,  /* KT_ENUM stores the name, not the index */
+    KF_NOWRITE = 1u << 7,  /* keytab_write skips it (the caller writes it) */
+    KF_SKIPEMPTY = 1u << 8 /* keytab_write skips it when empty / zero */
+};
+
+typedef struct keytab_ctx keytab_ctx_t;
+typedef struct keytab_key keytab_key_t;
+
+/* Custom parser: node is the value (or a default scalar), key the dotted
+ * key, base the struct being filled. Returns 0 or -1 with c->err set. */
+typedef int (*keytab_parse_fn)(keytab_ctx_t *c, const ynode_t *node,
+                               const char *key, const keytab_key_t *k,
+                               void *base);
+/* Custom writer: called after "name:" is printed (no space); prints the
+ * rest, ending with a newline (a block value: newline, then lines indented
+ * by indent + 2). */
+typedef int (*keytab_write_fn)(FILE *f, const keytab_key_t *k,
+                               const void *base, int indent);
+
+struct keytab_key {
+    const char *name;
+    enum keytab_type type;
+    size_t off;            /* offset of the field in the struct */
+    size_t aux;            /* offset of a second field (KF_HAS, KT_LIST) */
+    enum unit_kind unit;
+    double min, max;       /* range (both inclusive unless KF_*_OPEN) */
+    unsigned flags;
+    const char *def;       /* default as YAML scalar text; NULL = none */
+    const void *sub;       /* section table / enum names */
+    size_t size;           /* KT_STRING, KT_PATH, KF_ENUMSTR: buffer size */
+    keytab_parse_fn parse; /* KT_CUSTOM */
+    keytab_write_fn write; /* KT_CUSTOM */
+};
+
+struct keytab_ctx {
+    err_t *err;
+    const char *dir;       /* directory of the scenario file ("" = none):
+                              relative data files are looked up there first */
+    const ynode_t *where;  /* mark used when no layer gives one */
+    void *user;            /* for custom parsers */
+};
+
+typedef struct keytab_layer {
+    const ynode_t *map;    /* NULL or null scalar = absent */
+    const char *prefix;    /* dotted key of this mapping ("" = top level) */
+} keytab_layer_t;
+
+/* Resolves the section given by layers[0..nl) into base. */
+int keytab_resolve(keytab_ctx_t *c, const keytab_key_t *tab,
+                   const keytab_layer_t *layers, int nl, void *base);
+
+/* Checks that every key written in map (a mapping, or absent) is in tab; the
+ * error names prefix.key and suggests the nearest known key. */
+int keytab_check_keys(keytab_ctx_t *c, const keytab_key_t *tab,
+                      const ynode_t *map, const char *prefix);
+
+/* Writes the section's keys as block YAML at the given indent. 0 or -1. */
+int keytab_write(FILE *f, const keytab_key_t *tab, const void *base,
+                 int indent);
+
+/* Writes one key ("name: value" or "name:" + block), honouring KF_HAS and
+ * KF_SKIPEMPTY but not KF_NOWRITE. 0 or -1. */
+int keytab_write_key(FILE *f, const keytab_key_t *k, const void *base,
+                     int indent);
+
+/* Error at node (or c->where when NULL): "SRC:LINE:COL: key: <fmt>". */
+int keytab_err(keytab_ctx_t *c, const ynode_t *node, const char *key,
+               const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Joins prefix and name with a dot into out (KEYTAB_KEY_MAX). */
+void keytab_join(char *out, const char *prefix, const char *name);
+
+/* The nearest of cands (n strings) to s by edit distance, or NULL when none
+ * is close enough to be a plausible typo. */
+const char *keytab_suggest(const char *s, const char *const *cands, size_t n);
+
+/* Parses a scalar value with unit and range of k (KT_NUM semantics). */
+int keytab_parse_number(keytab_ctx_t *c, const ynode_t *node, const char *key,
+                        const keytab_key_t *k, double *out);
+
+/* Finds a data file: as given when absolute; else relative to c->dir; else
+ * through cards_resolve_path (working directory, $SPECSIM_ROOT, source
+ * root). Returns 0 with the path to open in out, or -1 (no err set). */
+int keytab_find_file(const keytab_ctx_t *c, const char *ref, char *out,
+                     size_t outsz);
+
+/* YAML text for a string: plain when safe, else double-quoted. */
+int keytab_write_string(FILE *f, const char *s);
+/* A dist_t as YAML flow text (constant: the value with unit). */
+int keytab_write_dist(FILE *f, const void *dist, enum unit_kind unit,
+                      int none_ok);
+
+#endif

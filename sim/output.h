@@ -1,0 +1,53 @@
+/* output — results as a readable summary, one JSON object, or CSV rows.
+ *
+ * Numbers are printed with "%.10g" so that the same run gives byte-identical
+ * files; NaN is written as `null` in JSON and as an empty field in CSV. A
+ * metric's 95% half-width is the column/key `<name>_ci95`.
+ */
+#ifndef SPECSIM_OUTPUT_H
+#define SPECSIM_OUTPUT_H
+
+#include <stdio.h>
+
+#include "err.h"
+#include "metrics.h"
+#include "scenario.h"
+#include "sim.h"
+
+/* The human summary `specsim run` prints: scenario line, service-time
+ * sources, then metrics grouped (latency, throughput, speculation, cloud,
+ * network, cost, bookkeeping) with ± CI where replications > 1. */
+int output_summary(FILE *f, const scenario_t *s, const sim_sources_t *src,
+                   const metrics_summary_t *m);
+
+/* Exactly one JSON object: "scenario", "mode", "seed", "replications",
+ * "tenants", "edge_service_source", "cloud_service_source", then every
+ * metric of METRICS_LIST in order, each followed by "<name>_ci95" when
+ * replications > 1. Ends with a newline. */
+int output_json(FILE *f, const scenario_t *s, const sim_sources_t *src,
+                const metrics_summary_t *m);
+
+/* CSV: `keys` are leading columns (sweep axes, by dotted path); then every
+ * metric and its _ci95 column. Header and row are separate so sweeps can
+ * append rows. Fields containing , " or newline are quoted. */
+int output_csv_header(FILE *f, const char *const *keys, int nkeys);
+int output_csv_row(FILE *f, const char *const *values, int nkeys,
+                   const metrics_summary_t *m);
+
+/* Writes the results to `path` atomically (temporary file in the same
+ * directory, fsync, rename), choosing the format by extension (.csv or
+ * .json; anything else is an ERR_INPUT error). A CSV also gets the resolved
+ * scenario as the sidecar PATH-without-.csv + ".scenario.yaml"; JSON embeds
+ * nothing else. Nothing is left behind on failure. */
+int output_write_file(const char *path, const scenario_t *s,
+                      const sim_sources_t *src, const metrics_summary_t *m,
+                      err_t *err);
+
+/* Opens "<path>.tmp.<pid>" for writing; output_commit fsyncs, closes and
+ * renames it onto path, output_abort closes and removes it. Shared by every
+ * writer that must never leave a half-written file. */
+FILE *output_open_atomic(const char *path, char *tmp, size_t tmpsz, err_t *err);
+int output_commit(FILE *f, const char *tmp, const char *path, err_t *err);
+void output_abort(FILE *f, const char *tmp);
+
+#endif

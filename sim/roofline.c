@@ -1,0 +1,168 @@
+/* roofline — verify iteration time vs batch tokens (see roofline.h). */
+#include "roofline.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "caltable.h"
+#include "err.h"
+#include "scenario.h"
+#include "service.h"
+
+#define MAX_SETS 64
+
+static const char usage[] =
+    "usage: specsim roofline SCENARIO [--set PATH=VALUE]... [--b-max N]\n"
+    "                        [--context C] [--points K]\n"
+    "       specsim roofline --measured TABLE.yaml\n"
+    "\n"
+    "Prints CSV on stdout. With a scenario: for K batch sizes B from 1 to N\n"
+    "(log-spaced, default 1..512, 40 points), one cloud verify iteration of B\n"
+    "blocks of gamma+1 tokens, each over C cached tokens (default 512), on the\n"
+    "scenario's cloud (gpu, target, precision, calibration, overhead):\n"
+    "  batch,m,context,time_s,memory_s,compute_s,overhead_s,datasheet_s\n"
+    "m = B*(gamma+1); time_s is the service model (table when the scenario\n"
+    "names one), datasheet_s the pure datasheet roofline; memory_s and\n"
+    "compute_s are overhead plus the memory-bound and compute-bound times of\n"
+    "the linear layers and attention (each a lower bound of datasheet_s).\n"
+    "With --measured: the table's whole-step rows (op: token):\n"
+    "  m,context,time_s\n";
+
+static int bad(const char *fmt, const char *arg)
+{
+    fputs("specsim roofline: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputs("\n(specsim roofline --help for usage)\n", stderr);
+    return ERR_INPUT;
+}
+
+static int measured(const char *path)
+{
+    caltable_t t;
+    err_t err = {0};
+    if (caltable_load(path, &t, &err) != 0) {
+        fprintf(stderr, "specsim roofline: %s\n", err.msg);
+        return err.code ? err.code : ERR_RUNTIME;
+    }
+    printf("m,context,time_s\n");
+    for (int i = 0; i < t.nrows; i++)
+        if (t.rows[i].op == CAL_TOKEN)
+            printf("%d,%d,%.10g\n", t.rows[i].m, t.rows[i].context, t.rows[i].time_s);
+    caltable_free(&t);
+    return fflush(stdout) == 0 ? 0 : ERR_RUNTIME;
+}
+
+static int curve(const scenario_t *s, int bmax, int context, int points)
+{
+    err_t err = {0};
+    const cloud_cfg_t *c = &s->cloud;
+    service_t *sv = service_create(&c->gpu, &c->target, c->precision,
+                                   c->calibration, c->overhead, &err);
+    if (!sv) {
+        fprintf(stderr, "specsim roofline: %s\n", err.msg);
+        return err.code ? err.code : ERR_RUNTIME;
+    }
+    int q = s->protocol.gamma + 1;
+    service_job_t *jobs = malloc((size_t)bmax * sizeof *jobs);
+    if (!jobs) {
+        service_free(sv);
+        fprintf(stderr, "specsim roofline: out of memory\n");
+        return ERR_RUNTIME;
+    }
+    for (int j = 0; j < bmax; j++) {
+        jobs[j].tokens = q;
+        jobs[j].context = context;
+    }
+    printf("batch,m,context,time_s,memory_s,compute_s,overhead_s,datasheet_s\n");
+    int last = 0;
+    for (int i = 0; i < points; i++) {
+        double f = points == 1 ? 0.0 : (double)i / (points - 1);
+        int b = (int)lround(pow((double)bmax, f));
+        if (b <= last) continue;   /* small B repeat after rounding */
+        last = b;
+        service_terms_t t;
+        service_terms(sv, jobs, b, &t);
+        printf("%d,%d,%d,%.10g,%.10g,%.10g,%.10g,%.10g\n", b, b * q, context,
+               service_iter_time(sv, jobs, b),
+               t.overhead_s + t.linear_mem_s + t.attn_mem_s,
+               t.overhead_s + t.linear_compute_s + t.attn_compute_s, t.overhead_s,
+               service_iter_time_datasheet(sv, jobs, b));
+    }
+    free(jobs);
+    service_free(sv);
+    return fflush(stdout) == 0 ? 0 : ERR_RUNTIME;
+}
+
+static int parse_int(const char *v, int lo, int hi, int *out)
+{
+    char *end;
+    long x = v ? strtol(v, &end, 10) : 0;
+    if (!v || end == v || *end || x < lo || x > hi) return -1;
+    *out = (int)x;
+    return 0;
+}
+
+int roofline_cli(int argc, char **argv)
+{
+    scenario_override_t ov[MAX_SETS];
+    char *owned[MAX_SETS];
+    int nov = 0, rc = 0;
+    int bmax = 512, context = 512, points = 40;
+    const char *scen = NULL, *table = NULL;
+    for (int i = 1; rc == 0 && i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            fputs(usage, stdout);
+            goto out;
+        } else if (strcmp(a, "--set") == 0) {
+            const char *eq = v ? strchr(v, '=') : NULL;
+            if (!eq || eq == v) rc = bad("--set needs PATH=VALUE, got '%s'", v ? v : "");
+            else if (nov == MAX_SETS) rc = bad("%s", "too many --set options");
+            else if (!(owned[nov] = strdup(v))) rc = ERR_RUNTIME;
+            else {
+                owned[nov][eq - v] = '\0';
+                ov[nov].path = owned[nov];
+                ov[nov].value = owned[nov] + (eq - v) + 1;
+                nov++;
+            }
+            i++;
+        } else if (strcmp(a, "--b-max") == 0) {
+            if (parse_int(v, 1, 1 << 20, &bmax)) rc = bad("--b-max needs an integer >= 1, got '%s'", v ? v : "");
+            i++;
+        } else if (strcmp(a, "--context") == 0) {
+            if (parse_int(v, 0, 1 << 24, &context)) rc = bad("--context needs an integer >= 0, got '%s'", v ? v : "");
+            i++;
+        } else if (strcmp(a, "--points") == 0) {
+            if (parse_int(v, 1, 100000, &points)) rc = bad("--points needs an integer >= 1, got '%s'", v ? v : "");
+            i++;
+        } else if (strcmp(a, "--measured") == 0) {
+            if (!v) rc = bad("%s", "--measured needs a table");
+            table = v;
+            i++;
+        } else if (a[0] == '-' && a[1]) {
+            rc = bad("unknown option '%s'", a);
+        } else if (scen) {
+            rc = bad("one scenario only (extra argument '%s')", a);
+        } else {
+            scen = a;
+        }
+    }
+    if (rc) goto out;
+    if (table) { rc = measured(table); goto out; }
+    if (!scen) { rc = bad("%s", "no SCENARIO given"); goto out; }
+    scenario_t s;
+    err_t err = {0};
+    if (scenario_load(scen, ov, nov, &s, &err) != 0) {
+        fprintf(stderr, "specsim roofline: %s\n", err.msg);
+        rc = err.code ? err.code : ERR_RUNTIME;
+        goto out;
+    }
+    rc = curve(&s, bmax, context, points);
+    scenario_free(&s);
+out:
+    for (int k = 0; k < nov; k++) free(owned[k]);
+    return rc;
+}

@@ -1,0 +1,75 @@
+/* sweepfile — the files a sweep writes: FILE.csv (one row per point, in point
+ * order) and its sidecar FILE.scenario.yaml; resuming and merging them.
+ *
+ * CSV: header `point,<axis paths...>,<every metric and its _ci95>`, then one
+ * row per point; `point` is the point's index in the whole sweep (so shards
+ * and resumed runs can be merged and checked). Rows are appended with one
+ * write() each batch and fsync'ed, so a crash leaves at most a torn last
+ * line, which resuming truncates.
+ *
+ * Sidecar: a first line `# specsim sweep: points N, id HEX` (HEX = FNV-1a of
+ * the rest), the resolved base scenario, then the `sweep:` section with every
+ * axis written out. It is a runnable sweep scenario itself, identical for
+ * every shard of one sweep: that is how merge and resume recognise a sweep.
+ */
+#ifndef SPECSIM_SWEEPFILE_H
+#define SPECSIM_SWEEPFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "err.h"
+#include "metrics.h"
+#include "scenario.h"
+#include "sweepspec.h"
+
+/* FILE.csv -> FILE.scenario.yaml (else FILE + ".scenario.yaml"). -1 if it
+ * does not fit in n bytes. */
+int sweepfile_sidecar_path(const char *csv, char *out, size_t n);
+
+/* The CSV header line (with its newline). Returns a malloc'ed string the
+ * caller frees, or NULL with err filled. */
+char *sweepfile_header(const sweepspec_t *sp, err_t *err);
+
+/* The sidecar text for base + sp. malloc'ed (caller frees), NULL on error. */
+char *sweepfile_sidecar(const scenario_t *base, const sweepspec_t *sp,
+                        err_t *err);
+
+/* Reads "points N" from a sidecar text's first line. 0 or -1. */
+int sweepfile_sidecar_points(const char *text, uint64_t *npoints);
+
+/* Appends the row of `point` (axis values from sp, metrics m) to f. 0/-1. */
+int sweepfile_row(FILE *f, const sweepspec_t *sp, uint64_t point,
+                  const metrics_summary_t *m);
+
+/* Starts a new output: writes the sidecar, then the CSV holding only the
+ * header, each atomically (an existing file is replaced). 0 or -1. */
+int sweepfile_create(const char *csv, const char *sidecar, const char *header,
+                     err_t *err);
+
+/* Prepares `csv` for resuming the sweep described by sidecar/header: the
+ * existing sidecar must equal `sidecar` and the CSV's header `header`
+ * (ERR_INPUT otherwise: the file belongs to another sweep). A torn last line
+ * is truncated away. Every row's point must be < total and belong to shard
+ * si/sn; done[point] is set to 1 for each. *fresh = 1 (and nothing is read)
+ * when the CSV does not exist or holds no complete header yet, in which case
+ * the caller starts over with sweepfile_create. 0 or -1. */
+int sweepfile_resume(const char *csv, const char *sidecar, const char *header,
+                     uint64_t total, uint64_t si, uint64_t sn,
+                     unsigned char *done, uint64_t *ndone, int *fresh,
+                     err_t *err);
+
+/* Writes buf[0..n) to fd with as few write() calls as the kernel allows, then
+ * fdatasync's it when fd is a regular file. 0 or -1 (ERR_RUNTIME). */
+int sweepfile_append(int fd, const char *buf, size_t n, err_t *err);
+
+/* `specsim merge`: checks the parts belong to one sweep (equal sidecars and
+ * headers, rows consistent), that together they hold every point, and
+ * writes `out` (+ its sidecar) exactly as an unsharded run would have.
+ * Returns 0 or -1: ERR_INPUT for parts of different sweeps or conflicting
+ * rows, ERR_RUNTIME for missing points or I/O failures. */
+int sweepfile_merge(const char *out, const char *const *parts, int nparts,
+                    err_t *err);
+
+#endif

@@ -1,0 +1,80 @@
+/* sweepspec — the `sweep:` section of a scenario file: axes addressed by
+ * dotted path, expanded into the list of points a sweep runs.
+ *
+ *   sweep:
+ *     zip: false                  # optional: pair axes instead of crossing them
+ *     independent_seeds: false    # optional: per-point seeds (default: CRN)
+ *     protocol.gamma: [1, 2, 4, 8]                        # a list
+ *     tenants.network.rtt: {from: 10ms, to: 100ms, step: 10ms}
+ *     cloud.batching.max_batch: {from: 1, to: 64, count: 7, scale: log,
+ *                                integer: true}
+ *
+ * Every key other than zip/independent_seeds is an axis; an axis is a list
+ * (items are scalars or flow nodes such as distributions) or a range:
+ * {from, to, step} or {from, to, count[, scale: lin|log][, integer: BOOL]}.
+ * Range values keep the unit of `from` (other units of the same dimension are
+ * converted), so `10ms` ranges produce "10ms", "20ms", ... — the strings
+ * handed to the scenario loader as `--set PATH=VALUE`.
+ *
+ * Points are numbered 0..npoints-1: Cartesian product with the first axis
+ * outermost (the last axis varies fastest), or with zip the i-th value of
+ * every axis. Errors are ERR_INPUT with "FILE:LINE:COLUMN: sweep.PATH: ...".
+ */
+#ifndef SPECSIM_SWEEPSPEC_H
+#define SPECSIM_SWEEPSPEC_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "err.h"
+#include "scenario.h"
+
+/* More points than this is certainly a mistake (and would overflow row
+ * bookkeeping); the limit is an input error. */
+#define SWEEPSPEC_MAX_POINTS 100000000ULL
+
+typedef struct sweep_axis {
+    char *path;          /* dotted path, owned */
+    char **values;       /* owned strings, nvalues >= 1: the --set values */
+    int *vline, *vcol;   /* 1-based mark of the node each value came from */
+    int nvalues;
+    int line, col;       /* 1-based mark of the axis key */
+} sweep_axis_t;
+
+typedef struct sweepspec {
+    char file[SCEN_PATH_MAX];
+    sweep_axis_t *axes;  /* owned, naxes >= 1 */
+    int naxes;
+    int zip;
+    int independent_seeds;
+    int line, col;       /* mark of the `sweep:` key */
+    char out_file[SCEN_PATH_MAX]; /* the scenario's output.file, "" if none */
+    uint64_t npoints;
+} sweepspec_t;
+
+/* Reads the `sweep:` (and `output.file`) sections of a scenario file. A file
+ * without a `sweep:` section is an ERR_INPUT error. The caller owns *out and
+ * frees it with sweepspec_free (also safe after a failed load). */
+int sweepspec_load(const char *path, sweepspec_t *out, err_t *err);
+/* Same from a YAML string; `name` stands for the file in messages. */
+int sweepspec_load_string(const char *name, const char *yaml, sweepspec_t *out,
+                          err_t *err);
+void sweepspec_free(sweepspec_t *sp);
+
+/* The value of every axis at `point` (< npoints): values[a] points into sp. */
+void sweepspec_point(const sweepspec_t *sp, uint64_t point,
+                     const char **values);
+
+/* Checks every axis value against the scenario loader: loads `scenario` with
+ * the overrides `base` followed by each axis set to each of its values (the
+ * other axes at their first value). An unknown path or a bad value is an
+ * ERR_INPUT error at the value's FILE:LINE:COLUMN naming sweep.PATH. Returns
+ * the number of scenario loads done (>= 1) or -1. */
+int sweepspec_validate(const sweepspec_t *sp, const char *scenario,
+                       const scenario_override_t *base, int nbase, err_t *err);
+
+/* Writes the section back as YAML (`sweep:` with every axis as an explicit
+ * list), so a sidecar is itself a runnable sweep. 0 or -1 on write error. */
+int sweepspec_write_yaml(const sweepspec_t *sp, FILE *f);
+
+#endif

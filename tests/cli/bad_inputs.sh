@@ -1,0 +1,28 @@
+# Every file in tests/data/scenarios/bad/ and badref/ is rejected by
+# `specsim check` with exit status 2 and a message naming FILE:LINE:COLUMN and
+# the dotted key given on the file's first line: `# expect: LINE:COLUMN key`
+# (the scenario itself), or `# expect: PATH:LINE:COLUMN key` when the error
+# lies in a file the scenario references (matched as a path suffix).
+. tests/cli/lib.sh
+n=0
+for f in tests/data/scenarios/bad/*.yaml tests/data/scenarios/badref/*.yaml; do
+    [ -f "$f" ] || continue
+    n=$((n + 1))
+    name=bad_$(basename "$f" .yaml)
+    exp=$(sed -n '1s/^# expect: *//p' "$f")
+    loc=${exp%% *}
+    key=${exp#* }
+    "$SPECSIM" check "$f" >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    if [ "$rc" -ne 2 ]; then fail "$name" "exit $rc, expected 2"; continue; fi
+    if [ -s "$TMP/out" ]; then fail "$name" "wrote to stdout on error"; continue; fi
+    case "$loc" in
+        *[!0-9:]*) where=$loc ;;   # names another file
+        *) where=$f:$loc ;;
+    esac
+    if ! grep -qF "$where" "$TMP/err"; then fail "$name" "no $where in: $(cat "$TMP/err")"; continue; fi
+    if [ -n "$key" ] && [ "$key" != "$exp" ] && ! grep -qF "$key" "$TMP/err"; then
+        fail "$name" "key $key not named in: $(cat "$TMP/err")"; continue; fi
+    pass "$name"
+done
+[ "$n" -ge 12 ] && pass at_least_12_bad_inputs || fail at_least_12_bad_inputs "only $n"

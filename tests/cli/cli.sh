@@ -1,0 +1,103 @@
+# CLI contract: help, exit codes, --json holds every metric, determinism,
+# --out / --trace files, check round trip.
+. tests/cli/lib.sh
+
+# Metric names straight from the contract's X-macro, independent of the binary.
+names=$(sed -n 's/^ *X([A-Z0-9_]*, "\([a-z0-9_]*\)".*/\1/p' sim/metrics.h)
+[ -n "$names" ] || { fail metric_names_parsed "no names parsed from sim/metrics.h"; }
+
+expect_exit help_main 0 "$SPECSIM" --help
+for c in run check analytic sweep merge; do
+    expect_exit "help_$c" 0 "$SPECSIM" "$c" --help
+done
+expect_exit no_args_is_usage 2 "$SPECSIM"
+expect_exit unknown_command 2 "$SPECSIM" frobnicate
+expect_exit unknown_option 2 "$SPECSIM" run scenarios/default.yaml --frob
+expect_exit set_without_equals 2 "$SPECSIM" run scenarios/default.yaml --set protocol.gamma
+expect_exit seed_not_number 2 "$SPECSIM" run scenarios/default.yaml --seed abc
+expect_exit missing_file 2 "$SPECSIM" run "$TMP/nope.yaml"
+expect_exit set_unknown_key 2 "$SPECSIM" check scenarios/default.yaml --set protocol.gama=3
+grep -q "gamma" "$TMP/err" && pass set_unknown_key_suggests || fail set_unknown_key_suggests "$(cat "$TMP/err")"
+expect_exit set_out_of_range 2 "$SPECSIM" check scenarios/default.yaml --set acceptance.alpha=1.5
+grep -q "acceptance.alpha" "$TMP/err" && pass set_out_of_range_names_key || fail set_out_of_range_names_key "$(cat "$TMP/err")"
+
+# A short version of the default scenario keeps this test fast under ASan.
+short="--set duration=8s --set warmup=1s --set replications=2"
+
+# --json: exactly one JSON object holding every metric name once.
+# shellcheck disable=SC2086
+if "$SPECSIM" run scenarios/default.yaml $short --json >"$TMP/a.json" 2>"$TMP/err"; then
+    pass run_json_exit0
+    missing=""
+    for n in $names; do
+        c=$(grep -o "\"$n\":" "$TMP/a.json" | wc -l)
+        [ "$c" -eq 1 ] || missing="$missing $n($c)"
+    done
+    [ -z "$missing" ] && pass json_has_every_metric || fail json_has_every_metric "$missing"
+    if command -v python3 >/dev/null 2>&1; then
+        python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert isinstance(d, dict)' \
+            "$TMP/a.json" && pass json_parses || fail json_parses "python3 json.load failed"
+    fi
+else
+    fail run_json_exit0 "$(head -c 400 "$TMP/err")"
+fi
+
+# Determinism: same scenario and seed -> byte-identical JSON apart from the
+# two wall-clock metrics.
+strip() { sed -E 's/"(wall_s|events_per_s)(_ci95)?": *[^,}]*//g' "$1"; }
+# shellcheck disable=SC2086
+"$SPECSIM" run scenarios/default.yaml $short --json >"$TMP/b.json" 2>/dev/null
+strip "$TMP/a.json" >"$TMP/a.s"; strip "$TMP/b.json" >"$TMP/b.s"
+if [ -s "$TMP/a.s" ] && cmp -s "$TMP/a.s" "$TMP/b.s"; then pass deterministic_json
+else fail deterministic_json "$(diff "$TMP/a.s" "$TMP/b.s" | head -5)"; fi
+# A different seed must change the results (else the check above is vacuous).
+# shellcheck disable=SC2086
+"$SPECSIM" run scenarios/default.yaml $short --seed 99 --json >"$TMP/c.json" 2>/dev/null
+strip "$TMP/c.json" >"$TMP/c.s"
+if ! cmp -s "$TMP/a.s" "$TMP/c.s"; then pass seed_changes_results
+else fail seed_changes_results "seed 99 gave identical output"; fi
+
+# --out CSV with its sidecar; --trace; both written whole.
+# shellcheck disable=SC2086
+if "$SPECSIM" run scenarios/default.yaml $short --quiet --out "$TMP/r.csv" \
+        --trace "$TMP/t.csv" >"$TMP/sum.txt" 2>"$TMP/err"; then
+    pass run_out_trace_exit0
+    [ "$(wc -l <"$TMP/r.csv")" -eq 2 ] && pass out_csv_two_lines || fail out_csv_two_lines "$(wc -l <"$TMP/r.csv")"
+    hdr=$(head -1 "$TMP/r.csv" | tr ',' '\n' | wc -l)
+    row=$(sed -n 2p "$TMP/r.csv" | tr ',' '\n' | wc -l)
+    [ "$hdr" -eq "$row" ] && pass out_csv_columns_agree || fail out_csv_columns_agree "$hdr vs $row"
+    [ -s "$TMP/r.scenario.yaml" ] && "$SPECSIM" check "$TMP/r.scenario.yaml" >/dev/null 2>&1 &&
+        pass out_sidecar_loads || fail out_sidecar_loads "sidecar missing or invalid"
+    head -1 "$TMP/t.csv" | grep -q '^time,tenant,event,block,tokens' && pass trace_header ||
+        fail trace_header "$(head -1 "$TMP/t.csv")"
+    [ "$(wc -l <"$TMP/t.csv")" -gt 100 ] && pass trace_has_events || fail trace_has_events
+    grep -q "itl_mean_s\|ITL" "$TMP/sum.txt" && pass summary_printed || fail summary_printed
+    ls "$TMP" | grep -q '\.tmp' && fail no_temp_files_left "$(ls "$TMP")" || pass no_temp_files_left
+else
+    fail run_out_trace_exit0 "$(head -c 400 "$TMP/err")"
+fi
+# An unwritable --out leaves nothing behind and fails.
+# shellcheck disable=SC2086
+"$SPECSIM" run scenarios/default.yaml $short --quiet --out "$TMP/no/such/dir/r.csv" >/dev/null 2>&1
+rc=$?
+[ "$rc" -ne 0 ] && [ ! -e "$TMP/no" ] && pass out_unwritable_fails || fail out_unwritable_fails "exit $rc"
+
+# check prints a resolved scenario that resolves to itself (comments aside:
+# they name the file each card came from).
+if "$SPECSIM" check scenarios/default.yaml >"$TMP/r1.yaml" 2>"$TMP/err" &&
+   "$SPECSIM" check "$TMP/r1.yaml" >"$TMP/r2.yaml" 2>>"$TMP/err" &&
+   sed -e '/^#/d' -e 's/  # .*$//' "$TMP/r1.yaml" >"$TMP/r1.s" &&
+   sed -e '/^#/d' -e 's/  # .*$//' "$TMP/r2.yaml" >"$TMP/r2.s" &&
+   cmp -s "$TMP/r1.s" "$TMP/r2.s"; then pass check_round_trip
+else fail check_round_trip "$(head -c 400 "$TMP/err")"; fi
+
+# Every example scenario is valid and runs.
+for f in scenarios/default.yaml scenarios/examples/*.yaml scenarios/paper/*.yaml; do
+    [ -f "$f" ] || continue
+    n=$(basename "$f" .yaml)
+    expect_exit "check_$n" 0 "$SPECSIM" check "$f"
+done
+for f in scenarios/examples/*.yaml; do
+    [ -f "$f" ] || continue
+    expect_exit "run_$(basename "$f" .yaml)" 0 "$SPECSIM" run "$f" --quiet --set replications=1
+done

@@ -1,0 +1,179 @@
+#!/bin/sh
+# CLI tests of `specsim sweep` and `specsim merge`: determinism across -j,
+# shards merged == unsharded, SIGKILL + --resume == uninterrupted, bad sweep
+# specs exit 2 with FILE:LINE:COLUMN, --explain reproduces a row.
+. "$(dirname "$0")/lib.sh"
+
+# Fixed draft and verify times keep every point a few milliseconds long.
+base() {
+    cat <<EOF
+name: $1
+seed: 3
+duration: $2
+warmup: 1s
+replications: 2
+protocol: {mode: sync, gamma: 4}
+acceptance: {model: iid, alpha: 0.7}
+tenants:
+  count: $3
+  edge: {draft_time: 10ms}
+  network: {rtt: 40ms, jitter: {dist: exponential, mean: 2ms}}
+  workload: {prompt_tokens: 1, output_tokens: 50}
+cloud:
+  verify_time: 5ms
+  batching: {max_batch: 4}
+EOF
+}
+
+{ base small 4s 2; cat <<EOF
+sweep:
+  tenants.network.rtt: {from: 10ms, to: 40ms, step: 10ms}
+  acceptance.alpha: [0.5, 0.9]
+  protocol.mode: [sync, async]
+EOF
+} >"$TMP/s.yaml"
+
+# --- -j 1 and -j 4 give byte-identical files, in point order -------------
+$SPECSIM sweep "$TMP/s.yaml" -j 1 --out "$TMP/j1.csv" 2>"$TMP/err1"
+rc1=$?
+$SPECSIM sweep "$TMP/s.yaml" -j 4 --out "$TMP/j4.csv" 2>"$TMP/err4"
+rc4=$?
+if [ $rc1 -eq 0 ] && [ $rc4 -eq 0 ] && cmp -s "$TMP/j1.csv" "$TMP/j4.csv"; then
+    pass sweep_j1_equals_j4
+else
+    fail sweep_j1_equals_j4 "rc $rc1/$rc4: $(head -c 300 "$TMP/err1" "$TMP/err4")"
+fi
+# 4 rtt x 2 alpha x 2 modes = 16 rows plus the header; `point` counts 0..15
+# and the last axis varies fastest.
+rows=$(tail -n +2 "$TMP/j1.csv" | cut -d, -f1 | tr '\n' ' ')
+want=$(seq 0 15 | tr '\n' ' ')
+r5=$(sed -n 7p "$TMP/j1.csv" | cut -d, -f1-4)
+if [ "$rows" = "$want" ] && [ "$r5" = "5,20ms,0.5,async" ] &&
+   [ "$(head -n 1 "$TMP/j1.csv" | cut -d, -f1-5)" = \
+     "point,tenants.network.rtt,acceptance.alpha,protocol.mode,itl_mean_s" ]; then
+    pass sweep_point_order
+else
+    fail sweep_point_order "points: $rows; row 5: $r5"
+fi
+# Not a terminal: no progress line, nothing on stderr at all.
+if [ ! -s "$TMP/err1" ]; then pass sweep_silent_without_tty; else
+    fail sweep_silent_without_tty "$(head -c 200 "$TMP/err1")"; fi
+# The sidecar is itself a sweep scenario that reproduces the file.
+$SPECSIM sweep "$TMP/j1.scenario.yaml" -j 2 --out "$TMP/again.csv" 2>"$TMP/err"
+if cmp -s "$TMP/j1.csv" "$TMP/again.csv"; then pass sweep_sidecar_reruns; else
+    fail sweep_sidecar_reruns "$(head -c 300 "$TMP/err")"; fi
+
+# --- four shards merged == unsharded -----------------------------------------
+ok=1
+for i in 0 1 2 3; do
+    $SPECSIM sweep "$TMP/s.yaml" -j 2 --shard $i/4 --out "$TMP/part$i.csv" \
+        2>"$TMP/err" || ok=0
+done
+$SPECSIM merge "$TMP/merged.csv" "$TMP/part2.csv" "$TMP/part0.csv" \
+    "$TMP/part3.csv" "$TMP/part1.csv" 2>>"$TMP/err" || ok=0
+if [ $ok -eq 1 ] && cmp -s "$TMP/merged.csv" "$TMP/j1.csv" &&
+   cmp -s "$TMP/merged.scenario.yaml" "$TMP/j1.scenario.yaml"; then
+    pass merge_equals_unsharded
+else
+    fail merge_equals_unsharded "$(head -c 300 "$TMP/err")"
+fi
+# Shard 1/4 holds exactly points 1, 5, 9, 13.
+if [ "$(tail -n +2 "$TMP/part1.csv" | cut -d, -f1 | tr '\n' ' ')" = "1 5 9 13 " ]; then
+    pass shard_points
+else
+    fail shard_points "$(cut -d, -f1 "$TMP/part1.csv" | tr '\n' ' ')"
+fi
+expect_exit merge_missing_part 1 $SPECSIM merge "$TMP/m2.csv" "$TMP/part0.csv" \
+    "$TMP/part1.csv" "$TMP/part2.csv"
+$SPECSIM sweep "$TMP/s.yaml" -j 2 --shard 3/4 --set seed=4 \
+    --out "$TMP/other3.csv" 2>/dev/null
+expect_exit merge_other_sweep 2 $SPECSIM merge "$TMP/m3.csv" "$TMP/part0.csv" \
+    "$TMP/part1.csv" "$TMP/part2.csv" "$TMP/other3.csv"
+
+# --- SIGKILL mid-run, then --resume == uninterrupted -----------------------
+{ base kill 200s 8; cat <<EOF
+sweep:
+  tenants.network.rtt: {from: 10ms, to: 200ms, step: 10ms}
+  acceptance.alpha: [0.5, 0.7, 0.9]
+EOF
+} >"$TMP/k.yaml"
+$SPECSIM sweep "$TMP/k.yaml" -j 2 --out "$TMP/kref.csv" 2>"$TMP/err"
+total=$(wc -l <"$TMP/kref.csv")
+$SPECSIM sweep "$TMP/k.yaml" -j 2 --out "$TMP/k.csv" 2>/dev/null &
+pid=$!
+# Kill once a few rows are in; poll every 10 ms (up to 30 s).
+n=0
+while [ $n -lt 3000 ]; do
+    [ -f "$TMP/k.csv" ] && [ "$(wc -l <"$TMP/k.csv")" -ge 4 ] && break
+    sleep 0.01
+    n=$((n + 1))
+done
+kill -9 $pid 2>/dev/null
+wait $pid 2>/dev/null
+got=$(wc -l <"$TMP/k.csv")
+if [ "$got" -ge "$total" ]; then
+    fail sweep_kill_resume "the sweep finished before the kill ($got lines)"
+else
+    # A torn line as a crash could leave: --resume must cut it off.
+    printf '57,190ms,0.7,0.0123' >>"$TMP/k.csv"
+    $SPECSIM sweep "$TMP/k.yaml" -j 3 --resume --out "$TMP/k.csv" 2>"$TMP/err"
+    if cmp -s "$TMP/k.csv" "$TMP/kref.csv"; then
+        pass sweep_kill_resume
+    else
+        fail sweep_kill_resume "killed at $got of $total lines; $(head -c 300 "$TMP/err")"
+    fi
+fi
+# Resuming a finished file runs nothing and changes nothing.
+expect_exit resume_complete 0 $SPECSIM sweep "$TMP/k.yaml" --resume --out "$TMP/k.csv"
+cmp -s "$TMP/k.csv" "$TMP/kref.csv" && pass resume_complete_unchanged ||
+    fail resume_complete_unchanged
+# A different sweep must not be appended to it, nor an existing file replaced
+# without --force.
+expect_exit resume_other_sweep 2 $SPECSIM sweep "$TMP/k.yaml" --resume \
+    --set seed=9 --out "$TMP/k.csv"
+expect_exit refuse_overwrite 2 $SPECSIM sweep "$TMP/k.yaml" --out "$TMP/k.csv"
+
+# --- bad sweep specs: exit 2, FILE:LINE:COLUMN naming the key --------------
+bad_spec() { # NAME EXPECTED-PREFIX SWEEP-LINE
+    { base bad 2s 1; printf 'sweep:\n%s\n' "$3"; } >"$TMP/$1.yaml"
+    $SPECSIM sweep "$TMP/$1.yaml" --out "$TMP/$1.csv" >/dev/null 2>"$TMP/err"
+    rc=$?
+    if [ $rc -eq 2 ] && grep -qF "$TMP/$1.yaml:$2" "$TMP/err"; then pass "$1"; else
+        fail "$1" "exit $rc, stderr: $(head -c 300 "$TMP/err")"; fi
+}
+# The base is 15 lines, `sweep:` is line 16, the axis line 17.
+bad_spec bad_unknown_path '17:3: sweep.protocol.gama' '  protocol.gama: [1, 2]'
+bad_spec bad_empty_list '17:19: sweep.protocol.gamma: empty list' '  protocol.gamma: []'
+bad_spec bad_step_zero '17:53: sweep.tenants.network.rtt.step: step is 0' \
+    '  tenants.network.rtt: {from: 10ms, to: 50ms, step: 0ms}'
+bad_spec bad_log_through_zero '17:57: sweep.acceptance.alpha.scale: log scale through 0' \
+    '  acceptance.alpha: {from: 0, to: 0.9, count: 4, scale: log}'
+bad_spec bad_value '17:23: sweep.protocol.gamma: value' '  protocol.gamma: [1, 0]'
+base nosweep 2s 1 >"$TMP/nosweep.yaml"
+$SPECSIM sweep "$TMP/nosweep.yaml" >/dev/null 2>"$TMP/err"
+rc=$?
+if [ $rc -eq 2 ] && grep -qF "$TMP/nosweep.yaml:1:1: sweep:" "$TMP/err"; then
+    pass bad_no_sweep_section
+else
+    fail bad_no_sweep_section "exit $rc: $(head -c 200 "$TMP/err")"
+fi
+expect_exit bad_shard 2 $SPECSIM sweep "$TMP/k.yaml" --shard 4/4
+
+# --- --explain prints the run command of a row -----------------------------
+cmd=$($SPECSIM sweep --explain 5 "$TMP/s.yaml" 2>"$TMP/err")
+want="specsim run $TMP/s.yaml --set tenants.network.rtt=20ms --set acceptance.alpha=0.5 --set protocol.mode=async"
+if [ "$cmd" = "$want" ]; then pass sweep_explain; else
+    fail sweep_explain "got: $cmd $(head -c 200 "$TMP/err")"; fi
+# ... and running it gives the row's metrics (wall-clock columns aside).
+run=$(echo "$cmd" | sed "s|^specsim|$SPECSIM|")
+eval "$run --out '$TMP/row5.csv' --quiet" >/dev/null 2>"$TMP/err"
+metrics() { # FILE ROW: the metric columns of that data row, timing blanked
+    awk -F, -v row="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "itl_mean_s") s = i;
+        for (i = 1; i <= NF; i++) name[i] = $i; next }
+        NR == row + 1 { for (i = s; i <= NF; i++) {
+            v = (name[i] ~ /^(wall_s|events_per_s)/) ? "" : $i; printf "%s,", v } print "" }' "$1"
+}
+a=$(metrics "$TMP/j1.csv" 6)
+b=$(metrics "$TMP/row5.csv" 1)
+if [ -n "$a" ] && [ "$a" = "$b" ]; then pass sweep_explain_reproduces; else
+    fail sweep_explain_reproduces "sweep: $(echo "$a" | head -c 120) run: $(echo "$b" | head -c 120) $(head -c 200 "$TMP/err")"; fi

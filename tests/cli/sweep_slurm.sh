@@ -1,0 +1,60 @@
+#!/bin/sh
+# scripts/slurm-sweep.sh against a stand-in `sbatch` that runs each job at
+# once (array tasks in turn): the shards it submits, merged by the dependent
+# job, must give the file an unsharded sweep writes.
+. "$(dirname "$0")/lib.sh"
+
+mkdir -p "$TMP/bin"
+cat >"$TMP/bin/sbatch" <<'SB'
+#!/bin/sh
+# Minimal sbatch: --array=0-K, --dependency (recorded), --wrap CMD.
+array="" wrap="" 
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --array=*) array=${1#--array=} ;;
+        --dependency=*) echo "$1" >>"$SBATCH_LOG" ;;
+        --wrap) wrap=$2; shift ;;
+    esac
+    shift
+done
+n=$(($(cat "$SBATCH_LOG.n" 2>/dev/null || echo 100) + 1)); echo $n >"$SBATCH_LOG.n"
+if [ -n "$array" ]; then
+    i=${array%-*}
+    while [ "$i" -le "${array#*-}" ]; do
+        SLURM_ARRAY_TASK_ID=$i sh -c "$wrap" || exit 1
+        i=$((i + 1))
+    done
+else
+    sh -c "$wrap" || exit 1
+fi
+echo "$n"
+SB
+chmod +x "$TMP/bin/sbatch"
+
+cat >"$TMP/s.yaml" <<'EOF2'
+name: slurm
+seed: 5
+duration: 3s
+warmup: 0.5s
+replications: 2
+protocol: {mode: async, gamma: 3}
+tenants:
+  count: 2
+  edge: {draft_time: 8ms}
+  network: {rtt: 30ms}
+  workload: {prompt_tokens: 1, output_tokens: 40}
+cloud: {verify_time: 4ms}
+sweep:
+  acceptance.alpha: [0.6, 0.8, 0.95]
+  tenants.network.rtt: [10ms, 50ms]
+EOF2
+$SPECSIM sweep "$TMP/s.yaml" -j 2 --out "$TMP/ref.csv" 2>"$TMP/err"
+SBATCH_LOG="$TMP/sbatch.log" PATH="$TMP/bin:$PATH" SPECSIM="$SPECSIM" \
+    sh scripts/slurm-sweep.sh -n 4 -c 1 "$TMP/s.yaml" "$TMP/out.csv" >>"$TMP/err" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && cmp -s "$TMP/out.csv" "$TMP/ref.csv" &&
+   grep -q -- '--dependency=afterok:101' "$TMP/sbatch.log"; then
+    pass slurm_sweep_merged
+else
+    fail slurm_sweep_merged "exit $rc; $(tail -c 400 "$TMP/err")"
+fi

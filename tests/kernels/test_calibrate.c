@@ -1,0 +1,187 @@
+/* calibrate: linear shapes from a card (by hand), command-line quoting, the
+ * table writer read back by the simulator's reader (sim/caltable.c), and a
+ * quick in-process calibration of a tiny model whose table must load and be
+ * self-consistent (every rate recomputed from its own row). */
+#include <stdint.h>
+#include <unistd.h>
+
+#include "calibrate.h"
+#include "calwrite.h"
+#include "check.h"
+#include "gemv.h"
+
+/* The Makefile links libspecsim.a before libkernels.a: pull in what the
+ * kernels library needs from the simulator library. */
+int (*const test_keep_err_set)(err_t *, int, const char *, ...) = err_set;
+int (*const test_keep_cards)(const char *, llm_card_t *, err_t *) = cards_load_llm_file;
+int (*const test_keep_resolve)(const char *, char *, size_t) = cards_resolve_path;
+
+static void test_shapes(void)
+{
+    /* llama-2-7b: 32 heads of 128, MHA, ffn 11008, vocab 32000. */
+    llm_card_t c = {.layers = 32, .hidden = 4096, .heads = 32, .kv_heads = 32, .ffn = 11008,
+                    .vocab = 32000, .gated_mlp = 1};
+    calwrite_shape_t s[CALWRITE_NSHAPES];
+    CHECK(calwrite_linear_shapes(&c, s) == 5);
+    CHECK_STR(s[0].name, "qkv");
+    CHECK(s[0].n == 3 * 4096 && s[0].k == 4096);
+    CHECK(s[1].n == 4096 && s[1].k == 4096);
+    CHECK(s[2].n == 22016 && s[2].k == 4096);
+    CHECK(s[3].n == 4096 && s[3].k == 11008);
+    CHECK(s[4].n == 32000 && s[4].k == 4096);
+    /* TinyLlama: 32 heads of 64, 4 KV heads → qkv (32 + 8)·64 = 2560. */
+    llm_card_t t = {.layers = 22, .hidden = 2048, .heads = 32, .kv_heads = 4, .ffn = 5632,
+                    .vocab = 32000, .gated_mlp = 0};
+    calwrite_linear_shapes(&t, s);
+    CHECK(s[0].n == 2560);
+    CHECK(s[2].n == 5632);   /* not gated: up only */
+}
+
+static void test_command_quoting(void)
+{
+    char *argv[] = {"build/calibrate", "--model", "my card.yaml", "it's", "--quick"};
+    char buf[256];
+    calwrite_command(5, argv, buf, sizeof buf);
+    CHECK_STR(buf, "build/calibrate --model 'my card.yaml' 'it'\\''s' --quick");
+}
+
+static void test_table_reads_back(void)
+{
+    caltable_row_t rows[3];
+    memset(rows, 0, sizeof rows);
+    rows[0] = (caltable_row_t){.op = CAL_LINEAR, .name = "qkv", .quant = "w4a16", .m = 4,
+                               .n = 12288, .k = 4096, .time_s = 1.25e-4, .gbs = 200.5,
+                               .gflops = 3.25, .ceiling_frac = 0.875};
+    rows[1] = (caltable_row_t){.op = CAL_ATTENTION, .q = 1, .context = 512, .heads = 32,
+                               .kv_heads = 4, .head_dim = 64, .batch = 1, .time_s = 2e-5,
+                               .gbs = 10, .gflops = 1, .ceiling_frac = 0.5};
+    rows[2] = (caltable_row_t){.op = CAL_TOKEN, .m = 1, .context = 2048, .time_s = 0.125};
+    caltable_t t;
+    memset(&t, 0, sizeof t);
+    strcpy(t.device_kind, "cpu");
+    strcpy(t.model, "tiny-test");
+    strcpy(t.quant, "w4a16");
+    t.read_gbs = 21.5;
+    t.rows = rows;
+    t.nrows = 3;
+    calwrite_prov_t p;
+    memset(&p, 0, sizeof p);
+    strcpy(p.command, "build/calibrate --model 'a \"b\" c'");
+    calwrite_date_utc(p.date, sizeof p.date);
+    strcpy(p.host, "h");
+    strcpy(p.device, "CPU \\ x");
+    strcpy(p.compiler, "gcc");
+    strcpy(p.notes, "n");
+    char path[] = "/tmp/specsim-test-calwrite-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    CHECK(f && calwrite_table(f, &p, &t) == 0);
+    fclose(f);
+    caltable_t back;
+    err_t e;
+    int rc = caltable_load(path, &back, &e);
+    if (rc != 0) printf("  %s\n", e.msg);
+    CHECK(rc == 0);
+    if (rc == 0) {
+        CHECK_STR(back.model, "tiny-test");
+        CHECK_STR(back.device_kind, "cpu");
+        CHECK_STR(back.command, p.command);
+        CHECK_STR(back.device, p.device);
+        CHECK(back.read_gbs == 21.5);
+        CHECK(back.nrows == 3);
+        if (back.nrows == 3) {
+            CHECK(back.rows[0].op == CAL_LINEAR && back.rows[0].m == 4 && back.rows[0].n == 12288);
+            CHECK_STR(back.rows[0].name, "qkv");
+            CHECK_REL(back.rows[0].time_s, 1.25e-4, 1e-6);
+            CHECK_REL(back.rows[0].ceiling_frac, 0.875, 1e-4);
+            CHECK(back.rows[1].op == CAL_ATTENTION && back.rows[1].kv_heads == 4);
+            CHECK(back.rows[2].op == CAL_TOKEN && back.rows[2].context == 2048);
+            CHECK_REL(back.rows[2].time_s, 0.125, 1e-6);
+        }
+        caltable_free(&back);
+    }
+    unlink(path);
+}
+
+/* A 2-layer toy model through the whole driver (--quick). */
+static void test_quick_run(void)
+{
+    char card[] = "/tmp/specsim-test-card-XXXXXX";
+    int fd = mkstemp(card);
+    CHECK(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("name: toy\nsource: test\nlayers: 2\nhidden: 256\nheads: 4\nkv_heads: 2\n"
+          "ffn: 384\nvocab: 1000\ngated_mlp: true\n", f);
+    fclose(f);
+    char out[] = "/tmp/specsim-test-table-XXXXXX";
+    close(mkstemp(out));
+    char *argv[] = {"calibrate", "--device", "cpu", "--model", card, "--quick", "--out", out};
+    calibrate_args_t a;
+    err_t e;
+    CHECK(calibrate_parse_args(8, argv, &a, &e) == 0);
+    a.llc_bytes = (size_t)1 << 20;   /* rotate 4 MiB per shape, not 4× the real LLC */
+    int rc = calibrate_cpu(&a, NULL, &e);
+    if (rc) printf("  %s\n", e.msg);
+    CHECK(rc == 0);
+    caltable_t t;
+    rc = caltable_load(out, &t, &e);
+    if (rc) printf("  %s\n", e.msg);
+    CHECK(rc == 0);
+    if (rc == 0) {
+        CHECK_STR(t.model, "toy");
+        CHECK(t.read_gbs > 0);
+        /* 5 shapes × 5 M, attention at context 512, tokens at 0 and 512. */
+        CHECK(t.nrows == 25 + 1 + 2);
+        int lin = 0, tok = 0;
+        for (int i = 0; i < t.nrows; i++) {
+            const caltable_row_t *r = &t.rows[i];
+            CHECK(r->time_s > 0 && r->time_s < 10);
+            if (r->op == CAL_LINEAR) {
+                lin++;
+                double bytes = w4a16_bytes(r->n, r->k, 128) + 2.0 * r->m * (r->k + r->n);
+                CHECK_REL(r->gbs, bytes / r->time_s / 1e9, 1e-4);
+                CHECK_REL(r->gflops, 2.0 * r->m * r->n * r->k / r->time_s / 1e9, 1e-4);
+                CHECK_REL(r->ceiling_frac, r->gbs / t.read_gbs, 1e-3);
+            }
+            tok += r->op == CAL_TOKEN;
+        }
+        CHECK(lin == 25 && tok == 2);
+        /* qkv of the toy: (4 + 2·2)·64 = 512 rows. */
+        CHECK(t.rows[0].n == 512 && t.rows[0].k == 256 && t.rows[0].m == 1);
+        caltable_free(&t);
+    }
+    unlink(card);
+    unlink(out);
+}
+
+static void test_args(void)
+{
+    calibrate_args_t a;
+    err_t e;
+    char *bad1[] = {"calibrate", "--device", "tpu", "--model", "x"};
+    CHECK(calibrate_parse_args(5, bad1, &a, &e) == -1 && e.code == ERR_INPUT);
+    char *bad2[] = {"calibrate", "--frobnicate"};
+    CHECK(calibrate_parse_args(2, bad2, &a, &e) == -1 && e.code == ERR_INPUT);
+    char *bad3[] = {"calibrate", "--device", "cpu"};
+    CHECK(calibrate_parse_args(3, bad3, &a, &e) == -1 && e.code == ERR_INPUT);
+    char *bad4[] = {"calibrate", "--model", "m", "--threads", "0"};
+    CHECK(calibrate_parse_args(5, bad4, &a, &e) == -1);
+    char *ok[] = {"calibrate", "--model", "m.yaml", "--threads", "3", "--quant", "fp16"};
+    CHECK(calibrate_parse_args(7, ok, &a, &e) == 0);
+    CHECK(a.threads == 3 && !strcmp(a.quant, "fp16") && !strcmp(a.device, "cpu"));
+    CHECK_STR(a.command, "calibrate --model m.yaml --threads 3 --quant fp16");
+    char *badq[] = {"calibrate", "--model", "models/llm/tinyllama-1.1b.yaml", "--quant", "w8a8"};
+    CHECK(calibrate_parse_args(5, badq, &a, &e) == 0);
+    CHECK(calibrate_cpu(&a, NULL, &e) == -1 && e.code == ERR_INPUT);
+}
+
+int main(void)
+{
+    RUN(test_shapes);
+    RUN(test_command_quoting);
+    RUN(test_table_reads_back);
+    RUN(test_args);
+    RUN(test_quick_run);
+    return check_done();
+}

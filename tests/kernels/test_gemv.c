@@ -1,0 +1,268 @@
+/* Every SIMD path this CPU runs (and the portable one), 1 and 2 threads,
+ * against the scalar references at awkward shapes: K a multiple of the group
+ * but not of 256, N = 1, 3, 17, 4099, M = 1..16.
+ *
+ * Tolerance. Kernel and reference both sum K fp32 terms, in different orders
+ * (and the W4A16 kernels as Σ_g s·(Σq·x − z·Σx)); each differs from the exact
+ * sum by at most (K + g)·u·B, u = 2^−24, where B bounds the magnitudes summed:
+ * B = Σ_g s_g·Σ_k (q_k + z_g)·|x_k| ≥ Σ|w·x| (since |q − z| ≤ q + z). So the
+ * fp32 results differ by δ ≤ 2(K + g)·u·B, and rounding both to fp16 adds at
+ * most one fp16 ulp at the result's magnitude. For dense fp16/fp32 weights
+ * B = Σ|w·x| and g = 0 (fp32 output: no ulp term). A deliberately corrupted
+ * weight is shown to break this tolerance, so it is tight enough to fail.
+ */
+#include <stdint.h>
+
+#include "check.h"
+#include "gemv.h"
+#include "ref.h"
+
+int (*const test_keep_err_set)(err_t *, int, const char *, ...) = err_set;
+
+static uint64_t rng = 0xD1B54A32D192ED03ull;
+
+static double urand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (double)(rng >> 11) / 9007199254740992.0;
+}
+
+static double ulp16(double v)
+{
+    v = fabs(v);
+    if (v < 0x1p-14) return 0x1p-24;
+    return ldexp(1.0, (int)floor(log2(v)) - 10);
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#define BIG_N 1031
+#else
+#define BIG_N 4099
+#endif
+
+struct w4case {
+    w4a16_t w;
+    w4a16_packed_t p;
+    uint16_t *x, *yref;
+    double *bound;   /* [m][n] */
+    int m;
+};
+
+static void w4case_make(struct w4case *c, int n, int k, int group, int m)
+{
+    CHECK(w4a16_alloc(&c->w, n, k, group) == 0);
+    for (int r = 0; r < n; r++)
+        for (int col = 0; col < k; col++) w4a16_set_q(&c->w, r, col, (unsigned)(urand() * 16));
+    int groups = k / group;
+    for (int g = 0; g < n * groups; g++) {
+        c->w.scales[g] = f32_to_fp16((float)(0.002 + 0.02 * urand()));
+        c->w.zeros[g] = (uint8_t)(urand() * 16);
+    }
+    CHECK(w4a16_repack(&c->w, &c->p) == 0);
+    c->m = m;
+    c->x = malloc((size_t)m * k * 2);
+    c->yref = malloc((size_t)m * n * 2);
+    c->bound = malloc((size_t)m * n * sizeof *c->bound);
+    for (int i = 0; i < m * k; i++) c->x[i] = f32_to_fp16((float)(2 * urand() - 1));
+    w4a16_gemm_ref(&c->w, c->x, m, c->yref);
+    for (int i = 0; i < m; i++)
+        for (int r = 0; r < n; r++) {
+            double b = 0;
+            for (int g = 0; g < groups; g++) {
+                double s = fp16_to_f32(c->w.scales[r * groups + g]), t = 0;
+                int z = c->w.zeros[r * groups + g];
+                for (int e = 0; e < group; e++) {
+                    int col = g * group + e;
+                    t += (w4a16_get_q(&c->w, r, col) + z) * fabs(fp16_to_f32(c->x[i * k + col]));
+                }
+                b += s * t;
+            }
+            double delta = 2.0 * (k + group) * 0x1p-24 * b;
+            double ref = fp16_to_f32(c->yref[i * n + r]);
+            c->bound[i * n + r] = delta + ulp16(fabs(ref) + delta);
+        }
+}
+
+static void w4case_free(struct w4case *c)
+{
+    w4a16_free(&c->w);
+    w4a16_packed_free(&c->p);
+    free(c->x);
+    free(c->yref);
+    free(c->bound);
+}
+
+/* Count of outputs outside the bound for activation rows 0..m−1. */
+static int w4_mismatches(gemv_ctx_t *ctx, const struct w4case *c, const w4a16_packed_t *p, int m)
+{
+    int n = c->w.n, bad = 0;
+    uint16_t *y = malloc((size_t)m * n * 2);
+    CHECK(gemv_w4a16(ctx, p, c->x, m, y) == 0);
+    for (int i = 0; i < m; i++)
+        for (int r = 0; r < n; r++) {
+            double got = fp16_to_f32(y[i * n + r]), ref = fp16_to_f32(c->yref[i * n + r]);
+            if (!(fabs(got - ref) <= c->bound[i * n + r])) {
+                if (bad < 3)
+                    printf("  %s m=%d/%d n=%d k=%d row %d: %.9g vs ref %.9g (tol %.3g)\n",
+                           gemv_isa_name(gemv_ctx_isa(ctx)), i, m, n, c->w.k, r, got, ref,
+                           c->bound[i * n + r]);
+                bad++;
+            }
+        }
+    free(y);
+    return bad;
+}
+
+static gemv_ctx_t *ctxs[2 * GEMV_ISA_COUNT];
+static int nctx;
+
+static void make_contexts(void)
+{
+    err_t e;
+    for (int isa = 0; isa < GEMV_ISA_COUNT; isa++) {
+        if (!gemv_isa_available(isa)) {
+            CHECK(gemv_ctx_create(1, isa, &e) == NULL && e.code == ERR_INPUT);
+            printf("  (path %s not available here)\n", gemv_isa_name(isa));
+            continue;
+        }
+        for (int th = 1; th <= 2; th++) {
+            ctxs[nctx] = gemv_ctx_create(th, isa, &e);
+            CHECK(ctxs[nctx] != NULL);
+            if (ctxs[nctx]) nctx++;
+        }
+    }
+    CHECK(gemv_isa_available(GEMV_ISA_SCALAR));
+    CHECK(gemv_isa_available(gemv_isa_best()));
+}
+
+static void test_w4a16_small(void)
+{
+    static const int shapes[][3] = {{1, 384, 128}, {3, 640, 128}, {17, 384, 128},
+                                    {17, 96, 32}, {3, 192, 64}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        struct w4case c;
+        w4case_make(&c, shapes[s][0], shapes[s][1], shapes[s][2], 16);
+        for (int i = 0; i < nctx; i++)
+            for (int m = 1; m <= 16; m++) CHECK(w4_mismatches(ctxs[i], &c, &c.p, m) == 0);
+        w4case_free(&c);
+    }
+}
+
+static void test_w4a16_big_n(void)
+{
+    struct w4case c;
+    w4case_make(&c, BIG_N, 640, 128, 16);
+    static const int ms[] = {1, 2, 3, 5, 8, 11, 16};
+    for (int i = 0; i < nctx; i++)
+        for (size_t j = 0; j < sizeof ms / sizeof ms[0]; j++)
+            CHECK(w4_mismatches(ctxs[i], &c, &c.p, ms[j]) == 0);
+    w4case_free(&c);
+}
+
+/* Swapping two nibbles of one row (a layout bug in miniature) must be caught
+ * by the tolerance above, on every path. */
+static void test_tolerance_detects_corruption(void)
+{
+    struct w4case c;
+    w4case_make(&c, 17, 384, 128, 1);
+    for (int i = 0; i < nctx; i++) {
+        w4a16_packed_t bad;
+        CHECK(w4a16_packed_alloc(&bad, 17, 384, 128) == 0);
+        memcpy(bad.q, c.p.q, 17 * 192);
+        memcpy(bad.scales, c.p.scales, 17 * 3 * 2);
+        memcpy(bad.zeros, c.p.zeros, 17 * 3);
+        for (int b = 0; b < 12; b++) bad.q[5 * 192 + b] = (uint8_t)(c.p.q[5 * 192 + b] ^ 0x3C);
+        CHECK(w4_mismatches(ctxs[i], &c, &bad, 1) >= 1);
+        w4a16_packed_free(&bad);
+    }
+    w4case_free(&c);
+}
+
+static void dense_case(int n, int k, int m)
+{
+    uint16_t *wh = malloc((size_t)n * k * 2), *xh = malloc((size_t)m * k * 2);
+    float *wf = malloc((size_t)n * k * 4), *xf = malloc((size_t)m * k * 4);
+    uint16_t *yh = malloc((size_t)m * n * 2), *rh = malloc((size_t)m * n * 2);
+    float *yf = malloc((size_t)m * n * 4), *rf = malloc((size_t)m * n * 4);
+    for (int i = 0; i < n * k; i++) {
+        wh[i] = f32_to_fp16((float)(0.1 * (2 * urand() - 1)));
+        wf[i] = fp16_to_f32(wh[i]);
+    }
+    for (int i = 0; i < m * k; i++) {
+        xh[i] = f32_to_fp16((float)(2 * urand() - 1));
+        xf[i] = fp16_to_f32(xh[i]);
+    }
+    ref_gemm_f16(wh, n, k, xh, m, rh);
+    ref_gemm_f32(wf, n, k, xf, m, rf);
+    for (int c = 0; c < nctx; c++) {
+        CHECK(gemv_f16(ctxs[c], wh, n, k, xh, m, yh) == 0);
+        CHECK(gemv_f32(ctxs[c], wf, n, k, xf, m, yf) == 0);
+        int bad = 0;
+        for (int i = 0; i < m; i++)
+            for (int r = 0; r < n; r++) {
+                double b = 0;
+                for (int e = 0; e < k; e++) b += fabs((double)wf[r * k + e] * xf[i * k + e]);
+                double delta = 2.0 * k * 0x1p-24 * b;
+                double ref16 = fp16_to_f32(rh[i * n + r]);
+                bad += !(fabs(fp16_to_f32(yh[i * n + r]) - ref16) <= delta + ulp16(fabs(ref16) + delta));
+                bad += !(fabs((double)yf[i * n + r] - rf[i * n + r]) <= delta);
+            }
+        if (bad) printf("  %s dense n=%d k=%d m=%d: %d mismatches\n",
+                        gemv_isa_name(gemv_ctx_isa(ctxs[c])), n, k, m, bad);
+        CHECK(bad == 0);
+    }
+    free(wh);
+    free(xh);
+    free(wf);
+    free(xf);
+    free(yh);
+    free(rh);
+    free(yf);
+    free(rf);
+}
+
+static void test_dense(void)
+{
+    /* K = 1, 7, 77, 333: every vector-tail path (64-, 32-, 16-, 8-wide and
+     * scalar/masked remainders). */
+    static const int ks[] = {1, 7, 77, 333};
+    static const int ns[] = {1, 3, 17};
+    for (size_t a = 0; a < 4; a++)
+        for (size_t b = 0; b < 3; b++)
+            for (int m = 1; m <= 16; m += 5) dense_case(ns[b], ks[a], m);
+    dense_case(BIG_N, 100, 3);
+}
+
+static void chunk_hit(void *a, int i, int n)
+{
+    (void)n;
+    __atomic_fetch_add(&((int *)a)[i], 1, __ATOMIC_RELAXED);
+}
+
+static void test_parallel_chunks(void)
+{
+    /* Every chunk runs exactly once whatever the thread count, also when
+     * calls follow each other back to back (stale workers claim nothing). */
+    for (int c = 0; c < nctx; c++) {
+        int hits[1000] = {0};
+        for (int rep = 0; rep < 50; rep++) gemv_parallel(ctxs[c], chunk_hit, hits, 20);
+        gemv_parallel(ctxs[c], chunk_hit, hits, 1000);
+        int bad = 0;
+        for (int i = 0; i < 1000; i++) bad += hits[i] != (i < 20 ? 51 : 1);
+        CHECK(bad == 0);
+    }
+}
+
+int main(void)
+{
+    make_contexts();
+    RUN(test_w4a16_small);
+    RUN(test_w4a16_big_n);
+    RUN(test_tolerance_detects_corruption);
+    RUN(test_dense);
+    RUN(test_parallel_chunks);
+    for (int i = 0; i < nctx; i++) gemv_ctx_free(ctxs[i]);
+    return check_done();
+}

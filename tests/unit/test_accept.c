@@ -1,0 +1,373 @@
+/* test_accept — the acceptance models against their exact laws.
+ *
+ * Statistical checks use a stated tolerance: a frequency from n independent
+ * draws with probability p is checked within 4 standard deviations
+ * sqrt(p(1-p)/n) (false-failure chance ~6e-5 per check; the seeds are fixed,
+ * so a run is deterministic anyway). The markov chain's draws are correlated,
+ * so its checks use batch means (50 batches of 4000 blocks, far longer than
+ * the chain's mixing time of a few blocks) for the standard error.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "accept.h"
+#include "check.h"
+
+static accept_cfg_t cfg_base(enum accept_model m)
+{
+    accept_cfg_t c;
+    memset(&c, 0, sizeof c);
+    c.model = m;
+    return c;
+}
+
+/* Checks that an observed frequency k/n is within 4 sigma of p. */
+static void check_freq(long k, long n, double p, const char *what, int v)
+{
+    double f = (double)k / (double)n;
+    double sd = sqrt(p * (1.0 - p) / (double)n);
+    double tol = 4.0 * sd + 1e-12;
+    if (!(fabs(f - p) <= tol)) {
+        printf("  %s a=%d: frequency %.6f, expected %.6f (4 sigma = %.2g)\n", what, v,
+               f, p, tol);
+        check_failed_now = 1;
+    }
+}
+
+/* Draws n blocks and checks P(a = k) against pk[0..gamma]. */
+static void check_law(accept_t *a, int gamma, const double *pk, long n, const char *what)
+{
+    long cnt[64] = {0};
+    for (long i = 0; i < n; i++) {
+        int v = accept_draw(a, gamma);
+        CHECK(v >= 0 && v <= gamma);
+        if (v < 0 || v > gamma) return;
+        cnt[v]++;
+    }
+    for (int k = 0; k <= gamma; k++) check_freq(cnt[k], n, pk[k], what, k);
+}
+
+/* iid: P(a = k) = alpha^k (1 - alpha) for k < gamma, P(a = gamma) = alpha^gamma
+ * (k leading successes then a failure; or all gamma successes). This also
+ * proves the single-uniform geometric draw has the sequential law. */
+static void test_iid_law(void)
+{
+    const double alphas[] = {0.3, 0.7, 0.95};
+    const int gammas[] = {1, 4, 8};
+    for (int ia = 0; ia < 3; ia++)
+        for (int ig = 0; ig < 3; ig++) {
+            accept_cfg_t c = cfg_base(ACC_IID);
+            c.alpha = alphas[ia];
+            err_t e;
+            accept_t *a = accept_create(&c, 11, 0, ia * 3 + ig, &e);
+            CHECK(a != NULL);
+            if (!a) return;
+            int g = gammas[ig];
+            double pk[64];
+            for (int k = 0; k < g; k++) pk[k] = pow(c.alpha, k) * (1.0 - c.alpha);
+            pk[g] = pow(c.alpha, g);
+            check_law(a, g, pk, 100000, "iid");
+            CHECK(accept_alpha_mean(a) == c.alpha);
+            accept_free(a);
+        }
+}
+
+static void test_iid_extremes(void)
+{
+    accept_cfg_t c = cfg_base(ACC_IID);
+    err_t e;
+    c.alpha = 0.0;
+    accept_t *a0 = accept_create(&c, 1, 0, 0, &e);
+    c.alpha = 1.0;
+    accept_t *a1 = accept_create(&c, 1, 0, 0, &e);
+    CHECK(a0 && a1);
+    if (!a0 || !a1) return;
+    int bad0 = 0, bad1 = 0;
+    for (int i = 0; i < 10000; i++) {
+        bad0 += accept_draw(a0, 5) != 0;
+        bad1 += accept_draw(a1, 5) != 5;
+    }
+    CHECK(bad0 == 0);
+    CHECK(bad1 == 0);
+    CHECK(accept_draw(a1, 0) == 0);
+    accept_free(a0);
+    accept_free(a1);
+}
+
+/* positional: P(a >= k) = prod_{i<k} alpha_i, the last listed value repeating;
+ * P(a = k) = P(a >= k) - P(a >= k+1) for k < gamma. */
+static void test_positional_law(void)
+{
+    double al[] = {0.9, 0.7, 0.5};
+    accept_cfg_t c = cfg_base(ACC_POSITIONAL);
+    c.positional = al;
+    c.npos = 3;
+    err_t e;
+    accept_t *a = accept_create(&c, 3, 1, 2, &e);
+    CHECK(a != NULL);
+    if (!a) return;
+    const int g = 5;
+    double ge[7];
+    ge[0] = 1.0;
+    for (int k = 1; k <= g; k++) ge[k] = ge[k - 1] * al[k - 1 < 3 ? k - 1 : 2];
+    double pk[6];
+    for (int k = 0; k < g; k++) pk[k] = ge[k] - ge[k + 1];
+    pk[g] = ge[g];
+    check_law(a, g, pk, 100000, "positional");
+    CHECK_REL(accept_alpha_mean(a), (0.9 + 0.7 + 0.5) / 3.0, 1e-12);
+    accept_free(a);
+}
+
+/* beta: tenant alphas are independent Beta(a,b) draws: mean a/(a+b),
+ * variance ab/((a+b)^2 (a+b+1)); the mean of n tenants is within 4 sd/sqrt(n).
+ * Given its alpha, one tenant's blocks follow the iid law. */
+static void test_beta(void)
+{
+    accept_cfg_t c = cfg_base(ACC_BETA);
+    c.beta_a = 8.0;
+    c.beta_b = 2.0;
+    const int n = 4000;
+    double s = 0.0, s2 = 0.0;
+    err_t e;
+    for (int t = 0; t < n; t++) {
+        accept_t *a = accept_create(&c, 5, 0, t, &e);
+        CHECK(a != NULL);
+        if (!a) return;
+        double x = accept_alpha_mean(a);
+        CHECK(x >= 0.0 && x <= 1.0);
+        s += x;
+        s2 += x * x;
+        accept_free(a);
+    }
+    double ab = c.beta_a + c.beta_b;
+    double mean = c.beta_a / ab;
+    double var = c.beta_a * c.beta_b / (ab * ab * (ab + 1.0));
+    CHECK_ABS(s / n, mean, 4.0 * sqrt(var / n));
+    /* The sample variance of n draws has sd ~ var*sqrt(2/(n-1)) (near-normal
+     * law); 10% is > 4 of those for n = 4000 with this mildly skewed beta. */
+    CHECK_REL(s2 / n - (s / n) * (s / n), var, 0.10);
+
+    accept_t *a = accept_create(&c, 5, 0, 17, &e);
+    CHECK(a != NULL);
+    if (!a) return;
+    double al = accept_alpha_mean(a);
+    double pk[5];
+    for (int k = 0; k < 4; k++) pk[k] = pow(al, k) * (1.0 - al);
+    pk[4] = pow(al, 4);
+    check_law(a, 4, pk, 100000, "beta tenant");
+    accept_free(a);
+}
+
+/* markov, exact block law. The state advances once per evaluated draft, so
+ * the state at the start of a block is itself a Markov chain (not the
+ * per-token stationary law: a block ends on a rejection, which is likelier in
+ * the bad state). Propagate the unnormalised state mass v through the block:
+ * at position i the accepted mass v.*alpha then switches (v <- (v.*alpha) P),
+ * the rejected mass (v.*(1-alpha)) P ends the block with a = i-1. From start
+ * state s this gives E[a|s] and the next block's start law Q[s][.]; the
+ * stationary law rho of Q weights E[a|s]. Also returns P(a >= 1) etc. not
+ * needed here. */
+static double markov_block_mean(const accept_cfg_t *c, int gamma)
+{
+    double P[2][2] = {{1 - c->p_good_bad, c->p_good_bad},
+                      {c->p_bad_good, 1 - c->p_bad_good}}; /* 0 = good */
+    double al[2] = {c->alpha_good, c->alpha_bad};
+    double Ea[2], Q[2][2];
+    for (int s = 0; s < 2; s++) {
+        double v[2] = {s == 0, s == 1};
+        Ea[s] = 0.0;
+        Q[s][0] = Q[s][1] = 0.0;
+        for (int i = 0; i < gamma; i++) {
+            double acc[2] = {v[0] * al[0], v[1] * al[1]};
+            double rej[2] = {v[0] - acc[0], v[1] - acc[1]};
+            for (int j = 0; j < 2; j++) Q[s][j] += rej[0] * P[0][j] + rej[1] * P[1][j];
+            /* a >= i+1 with the mass that accepted position i+1 */
+            Ea[s] += acc[0] + acc[1];
+            v[0] = acc[0] * P[0][0] + acc[1] * P[1][0];
+            v[1] = acc[0] * P[0][1] + acc[1] * P[1][1];
+        }
+        Q[s][0] += v[0];
+        Q[s][1] += v[1];
+    }
+    double rho_g = Q[1][0] / (Q[0][1] + Q[1][0]);
+    return rho_g * Ea[0] + (1 - rho_g) * Ea[1];
+}
+
+static void test_markov(void)
+{
+    accept_cfg_t c = cfg_base(ACC_MARKOV);
+    c.alpha_good = 0.9;
+    c.alpha_bad = 0.3;
+    c.p_good_bad = 0.1;
+    c.p_bad_good = 0.3;
+    const int g = 4, nb = 50, per = 4000;
+    err_t e;
+    accept_t *a = accept_create(&c, 9, 0, 0, &e);
+    CHECK(a != NULL);
+    if (!a) return;
+    double pig = c.p_bad_good / (c.p_good_bad + c.p_bad_good);
+    double rate = pig * c.alpha_good + (1 - pig) * c.alpha_bad;
+    CHECK_REL(accept_alpha_mean(a), rate, 1e-12);
+    double Ea = markov_block_mean(&c, g);
+    double bm[50], br[50], sm = 0, sr = 0;
+    for (int b = 0; b < nb; b++) {
+        long acc = 0, ev = 0;
+        for (int i = 0; i < per; i++) {
+            int v = accept_draw(a, g);
+            acc += v;
+            ev += v + (v < g); /* the first rejected draft is evaluated too */
+        }
+        bm[b] = (double)acc / per;
+        br[b] = (double)acc / (double)ev;
+        sm += bm[b];
+        sr += br[b];
+    }
+    sm /= nb;
+    sr /= nb;
+    double vm = 0, vr = 0;
+    for (int b = 0; b < nb; b++) {
+        vm += (bm[b] - sm) * (bm[b] - sm);
+        vr += (br[b] - sr) * (br[b] - sr);
+    }
+    double sem = sqrt(vm / (nb - 1) / nb), ser = sqrt(vr / (nb - 1) / nb);
+    /* Every evaluated draft sees the stationary state law (the chain starts
+     * stationary and advances once per evaluated draft), so the fraction of
+     * evaluated drafts accepted is pi.alpha. */
+    CHECK_ABS(sr, rate, 4 * ser);
+    CHECK_ABS(sm, Ea, 4 * sem);
+    /* The block mean differs from the iid formula with the same rate: the
+     * bias the exact derivation accounts for must be real. */
+    double Eiid = 0;
+    for (int k = 1; k <= g; k++) Eiid += pow(rate, k);
+    CHECK(fabs(Ea - Eiid) > 8 * sem);
+    accept_free(a);
+}
+
+/* markov initial state ~ stationary law: with alpha_good = 1, alpha_bad = 0
+ * and gamma = 1, a tenant's first draw is 1 exactly when it starts good. */
+static void test_markov_start(void)
+{
+    accept_cfg_t c = cfg_base(ACC_MARKOV);
+    c.alpha_good = 1.0;
+    c.alpha_bad = 0.0;
+    c.p_good_bad = 0.2;
+    c.p_bad_good = 0.6;
+    const int n = 20000;
+    long good = 0;
+    err_t e;
+    for (int t = 0; t < n; t++) {
+        accept_t *a = accept_create(&c, 21, 3, t, &e);
+        CHECK(a != NULL);
+        if (!a) return;
+        good += accept_draw(a, 1);
+        accept_free(a);
+    }
+    check_freq(good, n, 0.75, "markov start good", 1);
+}
+
+/* trace: exact cyclic replay capped at gamma, tenant t starting at t mod n. */
+static void test_trace(void)
+{
+    int tr[] = {0, 3, 5, 2};
+    accept_cfg_t c = cfg_base(ACC_TRACE);
+    c.trace = tr;
+    c.ntrace = 4;
+    err_t e;
+    accept_t *a0 = accept_create(&c, 1, 0, 0, &e);
+    accept_t *a5 = accept_create(&c, 1, 0, 5, &e);
+    CHECK(a0 && a5);
+    if (!a0 || !a5) return;
+    const int want0[] = {0, 3, 4, 2, 0, 3, 4, 2, 0};
+    const int want5[] = {3, 4, 2, 0, 3, 4, 2, 0, 3};
+    for (int i = 0; i < 9; i++) {
+        CHECK(accept_draw(a0, 4) == want0[i]);
+        CHECK(accept_draw(a5, 4) == want5[i]);
+    }
+    CHECK_REL(accept_alpha_mean(a0), 10.0 / 14.0, 1e-12);
+    accept_free(a0);
+    accept_free(a5);
+}
+
+/* Same keys -> same draws; a different tenant or replication -> different
+ * draws; creating another tenant in between does not shift a stream. */
+static void test_streams(void)
+{
+    accept_cfg_t c = cfg_base(ACC_IID);
+    c.alpha = 0.6;
+    err_t e;
+    accept_t *x = accept_create(&c, 42, 0, 3, &e);
+    accept_t *other = accept_create(&c, 42, 0, 4, &e);
+    accept_t *y = accept_create(&c, 42, 0, 3, &e);
+    accept_t *z = accept_create(&c, 42, 1, 3, &e);
+    CHECK(x && y && z && other);
+    if (!x || !y || !z || !other) return;
+    int same = 1, diff_t = 0, diff_r = 0;
+    for (int i = 0; i < 200; i++) {
+        int vx = accept_draw(x, 6), vo = accept_draw(other, 6);
+        int vy = accept_draw(y, 6), vz = accept_draw(z, 6);
+        same &= vx == vy;
+        diff_t |= vx != vo;
+        diff_r |= vx != vz;
+    }
+    CHECK(same);
+    CHECK(diff_t);
+    CHECK(diff_r);
+    accept_free(x);
+    accept_free(y);
+    accept_free(z);
+    accept_free(other);
+}
+
+static void test_bad_config(void)
+{
+    err_t e;
+    accept_cfg_t c = cfg_base(ACC_IID);
+    c.alpha = 1.5;
+    e.code = 0;
+    CHECK(accept_create(&c, 1, 0, 0, &e) == NULL);
+    CHECK(e.code == ERR_INPUT && strstr(e.msg, "acceptance.alpha"));
+    c.alpha = NAN;
+    CHECK(accept_create(&c, 1, 0, 0, &e) == NULL);
+
+    c = cfg_base(ACC_BETA);
+    c.beta_a = 0.0;
+    c.beta_b = 1.0;
+    CHECK(accept_create(&c, 1, 0, 0, &e) == NULL);
+    CHECK(e.code == ERR_INPUT);
+
+    c = cfg_base(ACC_TRACE);
+    CHECK(accept_create(&c, 1, 0, 0, &e) == NULL);
+    int neg[] = {1, -2};
+    c.trace = neg;
+    c.ntrace = 2;
+    CHECK(accept_create(&c, 1, 0, 0, &e) == NULL);
+    CHECK(e.code == ERR_INPUT);
+
+    c = cfg_base(ACC_POSITIONAL);
+    CHECK(accept_create(&c, 1, 0, 0, &e) == NULL);
+    double al[] = {0.5, -0.1};
+    c.positional = al;
+    c.npos = 2;
+    CHECK(accept_create(&c, 1, 0, 0, &e) == NULL);
+
+    c = cfg_base(ACC_MARKOV);
+    c.alpha_good = 0.5;
+    c.p_bad_good = 2.0;
+    CHECK(accept_create(&c, 1, 0, 0, &e) == NULL);
+    CHECK(accept_create(NULL, 1, 0, 0, &e) == NULL);
+    accept_free(NULL);
+}
+
+int main(void)
+{
+    RUN(test_iid_law);
+    RUN(test_iid_extremes);
+    RUN(test_positional_law);
+    RUN(test_beta);
+    RUN(test_markov);
+    RUN(test_markov_start);
+    RUN(test_trace);
+    RUN(test_streams);
+    RUN(test_bad_config);
+    return check_done();
+}

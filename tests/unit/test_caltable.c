@@ -1,0 +1,303 @@
+/* test_caltable — the calibration-table reader and writer.
+ *
+ * Round trip: a table built here (values chosen to stress number and string
+ * formatting, not measurements) is written and read back field for field.
+ * Malformed tables: small texts whose faulty node's position is computed
+ * from the text itself (line = index of the line, column = offset of the
+ * needle + 1), so the expected FILE:LINE:COLUMN is independent of the parser.
+ */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "caltable.h"
+#include "calwrite.h"
+#include "check.h"
+
+static int tmp_file(char *path, size_t sz, const char *text)
+{
+    snprintf(path, sz, "/tmp/specsim_test_caltable_XXXXXX");
+    int fd = mkstemp(path);
+    if (fd < 0) return -1;
+    FILE *f = fdopen(fd, "w");
+    if (!f) { close(fd); return -1; }
+    fputs(text, f);
+    return fclose(f);
+}
+
+static void row_eq(const caltable_row_t *a, const caltable_row_t *b)
+{
+    CHECK(a->op == b->op);
+    CHECK_STR(a->name, b->name);
+    CHECK_STR(a->quant, b->quant);
+    CHECK(a->m == b->m && a->n == b->n && a->k == b->k);
+    CHECK(a->q == b->q && a->context == b->context);
+    CHECK(a->heads == b->heads && a->kv_heads == b->kv_heads);
+    CHECK(a->head_dim == b->head_dim && a->batch == b->batch);
+    CHECK(a->time_s == b->time_s);
+    CHECK(a->gbs == b->gbs && a->gflops == b->gflops);
+    CHECK(a->ceiling_frac == b->ceiling_frac);
+}
+
+static void test_round_trip(void)
+{
+    caltable_t t;
+    memset(&t, 0, sizeof t);
+    snprintf(t.command, sizeof t.command, "build/calibrate --model \"x y\" \\ tab\there");
+    snprintf(t.date, sizeof t.date, "2026-11-29T15:02:11Z");
+    snprintf(t.host, sizeof t.host, "host: with colon # and hash");
+    snprintf(t.device, sizeof t.device, "AMD EPYC 7B13 (2 cores) — ünïcode");
+    snprintf(t.compiler, sizeof t.compiler, "gcc 12.2.0 -O3 -mavx2");
+    snprintf(t.notes, sizeof t.notes, "line one\nline two");
+    snprintf(t.device_kind, sizeof t.device_kind, "cpu");
+    snprintf(t.model, sizeof t.model, "llama-2-7b");
+    snprintf(t.quant, sizeof t.quant, "w4a16");
+    t.read_gbs = 21.3;
+    t.fp16_tflops = 1.0 / 3.0;
+    caltable_row_t rows[4] = {
+        {.op = CAL_LINEAR, .name = "qkv", .quant = "w4a16", .m = 1, .n = 12288, .k = 4096,
+         .time_s = 1.23e-4, .gbs = 20.1, .gflops = 0.82, .ceiling_frac = 0.94},
+        {.op = CAL_LINEAR, .name = "lm_head", .m = 16, .n = 32000, .k = 4096,
+         .time_s = 0.1 + 0.2, .gbs = 0, .gflops = 1e300},
+        {.op = CAL_ATTENTION, .q = 5, .context = 1024, .heads = 32, .kv_heads = 8,
+         .head_dim = 128, .batch = 3, .time_s = 5e-324 * 1e10, .gbs = 123456789.123},
+        {.op = CAL_TOKEN, .m = 1, .context = 0, .time_s = 0.0123456789012345678},
+    };
+    t.rows = rows;
+    t.nrows = 4;
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/specsim_test_caltable_XXXXXX");
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    CHECK(f != NULL);
+    if (!f) return;
+    CHECK(caltable_write(&t, f) == 0);
+    CHECK(fclose(f) == 0);
+
+    caltable_t r;
+    err_t e = {0, ""};
+    int rc = caltable_load(path, &r, &e);
+    CHECK(rc == 0);
+    if (rc != 0) { printf("  %s\n", e.msg); unlink(path); return; }
+    CHECK_STR(r.path, path);
+    CHECK_STR(r.command, t.command);
+    CHECK_STR(r.date, t.date);
+    CHECK_STR(r.host, t.host);
+    CHECK_STR(r.device, t.device);
+    CHECK_STR(r.compiler, t.compiler);
+    CHECK_STR(r.notes, t.notes);
+    CHECK_STR(r.device_kind, t.device_kind);
+    CHECK_STR(r.model, t.model);
+    CHECK_STR(r.quant, t.quant);
+    CHECK(r.read_gbs == t.read_gbs && r.copy_gbs == 0 && r.fp16_tflops == t.fp16_tflops);
+    CHECK(r.nrows == 4);
+    for (int i = 0; i < 4 && i < r.nrows; i++) {
+        row_eq(&r.rows[i], &rows[i]);
+        CHECK(r.rows[i].line > 0 && r.rows[i].column == 5);
+        if (i) CHECK(r.rows[i].line == r.rows[i - 1].line + 1);
+    }
+    caltable_free(&r);
+    CHECK(r.rows == NULL && r.nrows == 0);
+    unlink(path);
+}
+
+/* The table the kernels' writer (kernels/calwrite.c, used by build/calibrate)
+ * emits must read back: empty optional strings, plain names, %.6e times. */
+static void test_reads_calwrite_output(void)
+{
+    calwrite_prov_t p;
+    memset(&p, 0, sizeof p);
+    snprintf(p.command, sizeof p.command, "build/calibrate --device cpu");
+    snprintf(p.date, sizeof p.date, "2026-11-29T15:02:11Z");
+    caltable_t t;
+    memset(&t, 0, sizeof t);
+    snprintf(t.device_kind, sizeof t.device_kind, "cpu");
+    snprintf(t.model, sizeof t.model, "tinyllama-1.1b");
+    snprintf(t.quant, sizeof t.quant, "w4a16");
+    t.read_gbs = 12.5;
+    caltable_row_t rows[3] = {
+        {.op = CAL_LINEAR, .name = "o", .quant = "w4a16", .m = 2, .n = 2048, .k = 2048,
+         .time_s = 2.5e-4, .gbs = 9.1, .gflops = 3.2, .ceiling_frac = 0.73},
+        {.op = CAL_ATTENTION, .q = 1, .context = 512, .heads = 32, .kv_heads = 4,
+         .head_dim = 64, .batch = 1, .time_s = 1.5e-5},
+        {.op = CAL_TOKEN, .m = 1, .context = 0, .time_s = 0.021},
+    };
+    t.rows = rows;
+    t.nrows = 3;
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/specsim_test_caltable_XXXXXX");
+    int fd = mkstemp(path);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    CHECK(f != NULL);
+    if (!f) return;
+    CHECK(calwrite_table(f, &p, &t) == 0);
+    CHECK(fclose(f) == 0);
+    caltable_t r;
+    err_t e = {0, ""};
+    int rc = caltable_load(path, &r, &e);
+    CHECK(rc == 0);
+    if (rc != 0) printf("  %s\n", e.msg);
+    if (rc == 0) {
+        CHECK_STR(r.command, p.command);
+        CHECK_STR(r.model, "tinyllama-1.1b");
+        CHECK(r.nrows == 3);
+        CHECK(r.nrows == 3 && r.rows[0].n == 2048 && r.rows[1].kv_heads == 4);
+        CHECK(r.nrows == 3 && r.rows[2].op == CAL_TOKEN);
+        CHECK_REL(r.rows[0].time_s, 2.5e-4, 1e-6);   /* written with 7 digits */
+        caltable_free(&r);
+    }
+    unlink(path);
+}
+
+/* A valid table; each malformed case edits one line of it. */
+static const char *const base[] = {
+    "format: specsim-calibration/1",                                        /* 1 */
+    "provenance:",                                                          /* 2 */
+    "  command: \"build/calibrate --device cpu\"",                          /* 3 */
+    "model: tiny",                                                          /* 4 */
+    "quant: fp16",                                                          /* 5 */
+    "ops:",                                                                 /* 6 */
+    "  - {op: linear, name: qkv, m: 1, n: 512, k: 256, time_s: 1.0e-6}",    /* 7 */
+    "  - {op: token, m: 1, context: 0, time_s: 2.0e-3}",                    /* 8 */
+};
+#define NBASE 8
+
+/* Builds the text with line `line` (1-based) replaced by `repl` (NULL: the
+ * base), writes it, loads it and checks the message starts with
+ * "PATH:LINE:COL: KEY" where COL is where `needle` starts in the line. */
+static void check_bad(int line, const char *repl, int eline, const char *needle,
+                      const char *key, const char *problem)
+{
+    char text[2048] = "";
+    const char *eline_text = NULL;
+    for (int i = 1; i <= NBASE; i++) {
+        const char *l = i == line && repl ? repl : base[i - 1];
+        if (i == eline) eline_text = l;
+        strcat(text, l);
+        strcat(text, "\n");
+    }
+    if (eline > NBASE) eline_text = repl;   /* an appended line */
+    if (line > NBASE && repl) { strcat(text, repl); strcat(text, "\n"); }
+    char path[64];
+    CHECK(tmp_file(path, sizeof path, text) == 0);
+    caltable_t t;
+    err_t e = {0, ""};
+    int rc = caltable_load(path, &t, &e);
+    CHECK(rc == -1);
+    CHECK(e.code == ERR_INPUT);
+    CHECK(t.rows == NULL && t.nrows == 0);
+    const char *at = eline_text ? strstr(eline_text, needle) : NULL;
+    CHECK(at != NULL);
+    char want[256];
+    snprintf(want, sizeof want, "%s:%d:%d: %s", path, eline,
+             at ? (int)(at - eline_text) + 1 : -1, key);
+    if (strncmp(e.msg, want, strlen(want)) != 0 || !strstr(e.msg, problem)) {
+        printf("  message \"%s\"\n  wanted  \"%s ...%s...\"\n", e.msg, want, problem);
+        check_failed_now = 1;
+    }
+    unlink(path);
+}
+
+static void test_base_is_valid(void)
+{
+    char text[2048] = "";
+    for (int i = 0; i < NBASE; i++) { strcat(text, base[i]); strcat(text, "\n"); }
+    char path[64];
+    CHECK(tmp_file(path, sizeof path, text) == 0);
+    caltable_t t;
+    err_t e = {0, ""};
+    CHECK(caltable_load(path, &t, &e) == 0);
+    CHECK(t.nrows == 2 && t.rows && t.rows[0].line == 7 && t.rows[1].line == 8);
+    CHECK(t.model_line == 4 && t.quant_line == 5);
+    caltable_free(&t);
+    unlink(path);
+}
+
+static void test_malformed_tables(void)
+{
+    /* Unknown top-level key, with a suggestion. */
+    check_bad(1, "formt: specsim-calibration/1", 1, "formt", "formt",
+              "did you mean 'format'");
+    /* A row without time_s: the row's mapping is named. */
+    check_bad(7, "  - {op: linear, name: qkv, m: 1, n: 512, k: 256}", 7, "{",
+              "ops.0.time_s", "missing required key");
+    /* A malformed integer. */
+    check_bad(7, "  - {op: linear, name: qkv, m: 1x, n: 512, k: 256, time_s: 1.0e-6}", 7,
+              "1x", "ops.0.m", "integer");
+    /* provenance without its command. */
+    check_bad(3, "  date: 2026-11-29T15:02:11Z", 3, "date", "provenance.command",
+              "missing required key");
+    /* Wrong format version. */
+    check_bad(1, "format: specsim-calibration/2", 1, "specsim", "format", "unsupported");
+    /* A time that is not positive. */
+    check_bad(8, "  - {op: token, m: 1, context: 0, time_s: -2.0e-3}", 8, "-2.0e-3",
+              "ops.1.time_s", "must be > 0");
+    /* An unknown op. */
+    check_bad(8, "  - {op: matmul, m: 1, context: 0, time_s: 2.0e-3}", 8, "matmul",
+              "ops.1.op", "expected linear, attention or token");
+    /* A key of another op's rows. */
+    check_bad(8, "  - {op: token, m: 1, context: 0, n: 3, time_s: 2.0e-3}", 8, "n: 3",
+              "ops.1.n", "not a key of a token row");
+    /* A misspelt row key, with a suggestion. */
+    check_bad(8, "  - {op: token, m: 1, contxt: 0, time_s: 2.0e-3}", 8, "contxt",
+              "ops.1.contxt", "did you mean 'context'");
+    /* A duplicate key. */
+    check_bad(9, "model: tiny2", 9, "model", "model", "duplicate key");
+    /* A linear op name outside the format's list. */
+    check_bad(7, "  - {op: linear, name: ffn, m: 1, n: 512, k: 256, time_s: 1.0e-6}", 7,
+              "ffn", "ops.0.name", "expected qkv");
+    /* A quantisation that does not exist. */
+    check_bad(5, "quant: int3", 5, "int3", "quant", "expected fp32");
+    /* Unterminated flow mapping: a YAML syntax error, still file:line:col. */
+    {
+        char path[64];
+        CHECK(tmp_file(path, sizeof path,
+                       "format: specsim-calibration/1\nops:\n  - {op: token, m: 1\n") == 0);
+        caltable_t t;
+        err_t e = {0, ""};
+        CHECK(caltable_load(path, &t, &e) == -1 && e.code == ERR_INPUT);
+        char want[80];
+        snprintf(want, sizeof want, "%s:", path);
+        int l = 0, c = 0;
+        CHECK(strncmp(e.msg, want, strlen(want)) == 0 &&
+              sscanf(e.msg + strlen(want), "%d:%d:", &l, &c) == 2 && l >= 3);
+        unlink(path);
+    }
+    /* Empty ops, missing file, not a mapping. */
+    {
+        char text[512] = "", path[64];
+        for (int i = 0; i < 5; i++) { strcat(text, base[i]); strcat(text, "\n"); }
+        strcat(text, "ops: []\n");
+        CHECK(tmp_file(path, sizeof path, text) == 0);
+        caltable_t t;
+        err_t e = {0, ""};
+        CHECK(caltable_load(path, &t, &e) == -1 && e.code == ERR_INPUT);
+        char want[96];
+        snprintf(want, sizeof want, "%s:6:6: ops: empty", path);
+        CHECK(strncmp(e.msg, want, strlen(want)) == 0);
+        unlink(path);
+    }
+    {
+        caltable_t t;
+        err_t e = {0, ""};
+        CHECK(caltable_load("/nonexistent/x.yaml", &t, &e) == -1 && e.code == ERR_INPUT);
+        char path[64];
+        CHECK(tmp_file(path, sizeof path, "- just\n- a list\n") == 0);
+        e.code = 0;
+        CHECK(caltable_load(path, &t, &e) == -1 && e.code == ERR_INPUT);
+        unlink(path);
+        CHECK(tmp_file(path, sizeof path, "") == 0);
+        e.code = 0;
+        CHECK(caltable_load(path, &t, &e) == -1 && e.code == ERR_INPUT);
+        unlink(path);
+    }
+}
+
+int main(void)
+{
+    RUN(test_round_trip);
+    RUN(test_reads_calwrite_output);
+    RUN(test_base_is_valid);
+    RUN(test_malformed_tables);
+    return check_done();
+}

@@ -1,0 +1,210 @@
+/* Cards (sim/cards.c): every shipped card loads; LLM cards reproduce the
+ * published parameter counts; precision byte counts; inline cards, bases,
+ * defaults; errors in card files name the card file's line:column. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cards.h"
+#include "check.h"
+#include "ynode.h"
+
+#define ROOT SPECSIM_ROOT "/"
+
+/* Parameters of a LLaMA-style decoder: embeddings + lm_head (untied), per
+ * layer q/o (hidden^2 each), k/v (hidden * kv_dim each), gated MLP
+ * (3 * hidden * ffn); norms are negligible (< 0.01%). */
+static double llm_params(const llm_card_t *m)
+{
+    double h = m->hidden, kv = (double)m->hidden / m->heads * m->kv_heads;
+    double layer = 2 * h * h + 2 * h * kv + (m->gated_mlp ? 3 : 2) * h * m->ffn;
+    return m->layers * layer + 2.0 * m->vocab * h;
+}
+
+static void test_llm_cards(void)
+{
+    /* Published sizes: Llama 2 paper / model cards (6.74B, 13.02B, 68.98B),
+     * Meta Llama 3 8B (8.03B), TinyLlama (1.10B). */
+    static const struct { const char *file; double params; } cards[] = {
+        {"llama-2-7b", 6.74e9}, {"llama-2-13b", 13.02e9}, {"llama-2-70b", 68.98e9},
+        {"llama-3-8b", 8.03e9}, {"tinyllama-1.1b", 1.10e9}};
+    for (size_t i = 0; i < sizeof cards / sizeof *cards; i++) {
+        char path[512];
+        snprintf(path, sizeof path, ROOT "models/llm/%s.yaml", cards[i].file);
+        llm_card_t m;
+        err_t err = {0};
+        int rc = cards_load_llm_file(path, &m, &err);
+        if (rc != 0) printf("  %s\n", err.msg);
+        CHECK(rc == 0);
+        CHECK_STR(m.name, cards[i].file);
+        CHECK(m.gated_mlp == 1);
+        CHECK(m.source[0] != 0);
+        CHECK_REL(llm_params(&m), cards[i].params, 0.01);
+    }
+}
+
+static void test_hw_cards(void)
+{
+    static const char *const files[] = {"h200", "h100-sxm", "a100-80g", "l4",
+                                        "jetson-orin-agx", "snapdragon-8-gen-3",
+                                        "apple-m2", "raspberry-pi-5"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        char path[512];
+        snprintf(path, sizeof path, ROOT "models/hardware/%s.yaml", files[i]);
+        hw_card_t h;
+        err_t err = {0};
+        int rc = cards_load_hw_file(path, &h, &err);
+        if (rc != 0) printf("  %s\n", err.msg);
+        CHECK(rc == 0);
+        CHECK_STR(h.name, files[i]);
+        CHECK(h.source[0] != 0);
+        CHECK(h.mem_bw > 1e9 && h.mem_bytes > 1e9);
+        /* fp16 is never slower than fp32 on these devices; w*a16 compute in
+         * fp16 so they run at the fp16 rate. */
+        CHECK(h.flops[PREC_FP16] >= h.flops[PREC_FP32] && h.flops[PREC_FP32] > 0);
+        CHECK(h.flops[PREC_W8A16] == h.flops[PREC_FP16]);
+        CHECK(h.flops[PREC_W4A16] == h.flops[PREC_FP16]);
+        CHECK(h.bw_eff > 0 && h.bw_eff <= 1 && h.flops_eff > 0 && h.flops_eff <= 1);
+    }
+    hw_card_t h;
+    err_t err = {0};
+    CHECK(cards_load_hw_file(ROOT "models/hardware/h200.yaml", &h, &err) == 0);
+    CHECK_STR(h.kind, "gpu");
+    CHECK_REL(h.mem_bw, 4.8e12, 1e-15);
+    CHECK(h.mem_bytes == 141e9);
+    CHECK(h.flops[PREC_FP16] == 989.5e12);
+}
+
+static void test_precision(void)
+{
+    CHECK(precision_weight_bytes(PREC_FP32) == 4.0);
+    CHECK(precision_weight_bytes(PREC_FP16) == 2.0);
+    /* A 4096x4096 W4A16 matrix: 4096*4096/2 B of nibbles, plus per row and
+     * 128-group an fp16 scale (2 B) and a 4-bit zero (0.5 B): 4096*32*2.5. */
+    double w4 = (4096.0 * 4096 / 2 + 4096.0 * 32 * 2.5) / (4096.0 * 4096);
+    CHECK(precision_weight_bytes(PREC_W4A16) == w4);
+    CHECK(precision_weight_bytes(PREC_W4A4) == w4);
+    CHECK(precision_weight_bytes(PREC_W8A16) == (4096.0 * 4096 + 4096.0 * 32 * 2) / (4096.0 * 4096));
+    CHECK(precision_parse("w4a16") == PREC_W4A16);
+    CHECK(precision_parse("int4") == -1);
+    CHECK_STR(precision_name(PREC_W8A16), "w8a16");
+}
+
+static ynode_t *parse(const char *text)
+{
+    ynode_t *n = NULL;
+    err_t err = {0};
+    if (ynode_parse("t", NULL, text, strlen(text), 1, 0, &n, &err) != 0)
+        printf("  parse: %s\n", err.msg);
+    return n;
+}
+
+static void test_inline_and_base(void)
+{
+    err_t err = {0};
+    char ref[512];
+    ynode_t *n = parse("{base: models/hardware/h200.yaml, mem_bw: 3TB/s, name: slow}");
+    hw_card_t h;
+    CHECK(n && cards_hw_from_node(n, "cloud.gpu", &h, ref, sizeof ref, &err) == 0);
+    CHECK(h.mem_bw == 3e12);
+    CHECK(h.flops[PREC_FP16] == 989.5e12);   /* from the base file */
+    CHECK_STR(h.name, "slow");
+    CHECK_STR(ref, "inline (base models/hardware/h200.yaml)");
+    ynode_free(n);
+
+    /* Defaults: w8a16/w4a16 = fp16, w4a4 0, efficiencies 0.8/0.6. */
+    n = parse("{kind: cpu, mem_bw: 10GB/s, mem: 1GB, flops: {fp32: 1TFLOPS, fp16: 2TFLOPS}}");
+    CHECK(n && cards_hw_from_node(n, "k", &h, ref, sizeof ref, &err) == 0);
+    CHECK(h.flops[PREC_W8A16] == 2e12 && h.flops[PREC_W4A16] == 2e12);
+    CHECK(h.flops[PREC_W4A4] == 0);
+    CHECK(h.bw_eff == 0.8 && h.flops_eff == 0.6);
+    CHECK_STR(h.name, "inline");
+    CHECK_STR(ref, "inline");
+    ynode_free(n);
+
+    llm_card_t m;
+    n = parse("{layers: 2, hidden: 64, heads: 8, ffn: 128, vocab: 100}");
+    CHECK(n && cards_llm_from_node(n, "k", &m, ref, sizeof ref, &err) == 0);
+    CHECK(m.kv_heads == 8 && m.gated_mlp == 1);
+    ynode_free(n);
+
+    n = parse("{layers: 2, hidden: 64, heads: 8, ffn: 128}");
+    CHECK(n && cards_llm_from_node(n, "cloud.target", &m, ref, sizeof ref, &err) == -1);
+    CHECK(err.code == ERR_INPUT);
+    CHECK(strncmp(err.msg, "t:1:1: cloud.target.vocab: required", 35) == 0);
+    ynode_free(n);
+}
+
+static char *write_temp(const char *text)
+{
+    static char path[64];
+    snprintf(path, sizeof path, "/tmp/specsim_test_card_XXXXXX");
+    int fd = mkstemp(path);
+    if (fd < 0) return NULL;
+    FILE *f = fdopen(fd, "w");
+    if (!f) return NULL;
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+static void test_card_file_errors(void)
+{
+    err_t err = {0};
+    llm_card_t m;
+    char *p = write_temp("name: x\nlayers: 2\nhidden: 64\nheads: 8\nffn: 128\nvocab: 100\n");
+    CHECK(p != NULL);
+    CHECK(cards_load_llm_file(p, &m, &err) == -1);
+    char want[128];
+    snprintf(want, sizeof want, "%s:1:1: source: required", p);
+    CHECK(strncmp(err.msg, want, strlen(want)) == 0);
+    remove(p);
+
+    p = write_temp("name: x\nsource: s\nlayers: 2\nhidden: 64\nheads: 8\n"
+                   "fnn: 128\nvocab: 100\n");
+    CHECK(cards_load_llm_file(p, &m, &err) == -1);
+    snprintf(want, sizeof want, "%s:6:1: fnn: unknown key (did you mean 'ffn'?)", p);
+    CHECK_STR(err.msg, want);
+    remove(p);
+
+    hw_card_t h;
+    p = write_temp("kind: tpu\nsource: s\n");
+    CHECK(cards_load_hw_file(p, &h, &err) == -1);
+    snprintf(want, sizeof want, "%s:1:7: kind: unknown value 'tpu'", p);
+    CHECK(strncmp(err.msg, want, strlen(want)) == 0);
+    remove(p);
+}
+
+/* A card written by cards_write_* reads back to the same values. */
+static void test_card_round_trip(void)
+{
+    hw_card_t a, b;
+    err_t err = {0};
+    char ref[512];
+    CHECK(cards_load_hw_file(ROOT "models/hardware/raspberry-pi-5.yaml", &a, &err) == 0);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    CHECK(f && cards_write_hw(f, &a, 0) == 0);
+    fclose(f);
+    ynode_t *n = parse(buf);
+    CHECK(n && cards_hw_from_node(n, "k", &b, ref, sizeof ref, &err) == 0);
+    CHECK_STR(a.name, b.name);
+    CHECK_STR(a.kind, b.kind);
+    CHECK_STR(a.source, b.source);
+    CHECK(a.mem_bw == b.mem_bw && a.mem_bytes == b.mem_bytes);
+    for (int i = 0; i < PREC_COUNT; i++) CHECK(a.flops[i] == b.flops[i]);
+    CHECK(a.bw_eff == b.bw_eff && a.flops_eff == b.flops_eff);
+    ynode_free(n);
+    free(buf);
+}
+
+int main(void)
+{
+    RUN(test_llm_cards);
+    RUN(test_hw_cards);
+    RUN(test_precision);
+    RUN(test_inline_and_base);
+    RUN(test_card_file_errors);
+    RUN(test_card_round_trip);
+    return check_done();
+}

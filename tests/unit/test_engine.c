@@ -1,0 +1,156 @@
+/* Engine: ordering by time, insertion order on ties, a stress run against a
+ * sorted reference, and no heap growth once the backlog has peaked. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "engine.h"
+
+typedef struct rec {
+    double t[4096];
+    uint64_t b[4096];
+    int n;
+    engine_t *e;
+    int reschedule;   /* each event schedules one successor */
+    uint64_t lcg;
+} rec_t;
+
+static int record(void *ctx, const engine_event_t *ev)
+{
+    rec_t *r = ctx;
+    if (r->n < 4096) {
+        r->t[r->n] = ev->time;
+        r->b[r->n] = ev->b;
+    }
+    r->n++;
+    if (r->reschedule) {
+        r->lcg = r->lcg * 6364136223846793005ULL + 1442695040888963407ULL;
+        double dt = (double)(r->lcg >> 40) / (double)(1 << 24);
+        if (engine_schedule(r->e, ev->time + dt, 0, 0, ev->b) != 0) return -1;
+    }
+    return 0;
+}
+
+static void test_order_and_ties(void)
+{
+    err_t err;
+    engine_t *e = engine_create(2, &err);
+    rec_t *r = calloc(1, sizeof *r);
+    CHECK(e && r);
+    engine_on(e, 0, record, r);
+    /* Times 3,1,2,1,1,2: expect 1(b=1),1(b=3),1(b=4),2(b=2),2(b=5),3(b=0). */
+    double ts[] = {3, 1, 2, 1, 1, 2};
+    for (int i = 0; i < 6; i++) CHECK(engine_schedule(e, ts[i], 0, 0, (uint64_t)i) == 0);
+    CHECK(engine_run(e, 10) == 0);
+    uint64_t want[] = {1, 3, 4, 2, 5, 0};
+    CHECK(r->n == 6);
+    for (int i = 0; i < 6; i++) CHECK(r->b[i] == want[i]);
+    CHECK(engine_events(e) == 6);
+    CHECK(engine_now(e) == 3);
+    /* Scheduling in the past is refused. */
+    CHECK(engine_schedule(e, 2.5, 0, 0, 0) == -1);
+    engine_free(e);
+    free(r);
+}
+
+static void test_until_is_strict(void)
+{
+    err_t err;
+    engine_t *e = engine_create(4, &err);
+    rec_t *r = calloc(1, sizeof *r);
+    engine_on(e, 0, record, r);
+    engine_schedule(e, 1, 0, 0, 0);
+    engine_schedule(e, 2, 0, 0, 1);
+    CHECK(engine_run(e, 2) == 0);
+    CHECK(r->n == 1);
+    CHECK(engine_pending(e) == 1);
+    engine_free(e);
+    free(r);
+}
+
+static int cmp_pair(const void *x, const void *y)
+{
+    const double *a = x, *b = y;
+    if (a[0] != b[0]) return a[0] < b[0] ? -1 : 1;
+    return a[1] < b[1] ? -1 : a[1] > b[1];
+}
+
+static void test_stress_vs_sorted(void)
+{
+    enum { N = 4000 };
+    err_t err;
+    engine_t *e = engine_create(1, &err);
+    rec_t *r = calloc(1, sizeof *r);
+    engine_on(e, 0, record, r);
+    double (*ref)[2] = malloc(sizeof(double[2]) * N);
+    uint64_t x = 12345;
+    for (int i = 0; i < N; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        /* Few distinct times so ties are frequent. */
+        double t = (double)((x >> 33) % 97);
+        ref[i][0] = t;
+        ref[i][1] = i;
+        CHECK(engine_schedule(e, t, 0, 0, (uint64_t)i) == 0);
+    }
+    qsort(ref, N, sizeof ref[0], cmp_pair);   /* by (time, insertion index) */
+    CHECK(engine_run(e, 1e9) == 0);
+    CHECK(r->n == N);
+    int bad = 0;
+    for (int i = 0; i < N; i++)
+        if (r->t[i] != ref[i][0] || r->b[i] != (uint64_t)ref[i][1]) bad++;
+    CHECK(bad == 0);
+    free(ref);
+    free(r);
+    engine_free(e);
+}
+
+static void test_no_growth_after_warmup(void)
+{
+    err_t err;
+    engine_t *e = engine_create(16, &err);
+    rec_t *r = calloc(1, sizeof *r);
+    r->e = e;
+    r->reschedule = 1;
+    r->lcg = 7;
+    engine_on(e, 0, record, r);
+    /* A steady backlog of 1000 events: each event schedules one successor. */
+    for (int i = 0; i < 1000; i++) engine_schedule(e, i * 1e-3, 0, 0, (uint64_t)i);
+    CHECK(engine_run(e, 5.0) == 0);
+    size_t cap = engine_capacity(e);
+    uint64_t ev0 = engine_events(e);
+    CHECK(engine_run(e, 500.0) == 0);
+    CHECK(engine_events(e) > ev0 + 100000);
+    CHECK(engine_capacity(e) == cap);
+    CHECK(engine_pending(e) == 1000);
+    engine_free(e);
+    free(r);
+}
+
+static int fail_handler(void *ctx, const engine_event_t *ev)
+{
+    (void)ctx; (void)ev;
+    return -1;
+}
+
+static void test_handler_failure_and_missing(void)
+{
+    err_t err;
+    engine_t *e = engine_create(4, &err);
+    engine_on(e, 1, fail_handler, NULL);
+    engine_schedule(e, 1, 1, 0, 0);
+    CHECK(engine_run(e, 10) == -1);
+    engine_schedule(e, 2, 2, 0, 0);  /* type 2 has no handler */
+    CHECK(engine_run(e, 10) == -1);
+    CHECK(engine_on(e, ENGINE_MAX_TYPES, fail_handler, NULL) == -1);
+    engine_free(e);
+}
+
+int main(void)
+{
+    RUN(test_order_and_ties);
+    RUN(test_until_is_strict);
+    RUN(test_stress_vs_sorted);
+    RUN(test_no_growth_after_warmup);
+    RUN(test_handler_failure_and_missing);
+    return check_done();
+}

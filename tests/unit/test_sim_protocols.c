@@ -1,0 +1,295 @@
+/* End-to-end protocol checks on hand-built scenarios with fixed times,
+ * against closed forms derived in the comments. (H's test_closed_form.c is
+ * the independent validation; these guard the simulator's own logic.) */
+#include "cards.h"
+#include "check.h"
+#include "service.h"
+#include "sim.h"
+#include "test_sim_scen.h"
+
+static int run(const scenario_t *s, metrics_summary_t *m, sim_totals_t *tot)
+{
+    err_t err;
+    int rc = sim_run_detailed(s, NULL, m, tot, &err);
+    if (rc) printf("  sim_run: %s\n", err.msg);
+    return rc;
+}
+
+/* Sync, one tenant: every block takes gamma·d + rtt + v exactly; a block
+ * commits min(a, gamma) + 1 tokens with a ~ truncated geometric, so
+ * E = (1 − α^(γ+1)) / (1 − α) tokens per block and itl_mean = block / E. */
+static void test_sync_closed_form(void)
+{
+    scenario_t *s = scen_new(1, 1, MODE_SYNC, 4, 0.7, 0.010, 0.005, 0.040);
+    metrics_summary_t m;
+    CHECK(run(s, &m, NULL) == 0);
+    double E = (1 - pow(0.7, 5)) / (1 - 0.7);
+    CHECK_REL(m.value[METRIC_ITL_MEAN], 0.085 / E, 0.01);
+    CHECK_REL(m.value[METRIC_ACCEPTED_LEN_MEAN], E, 0.01);
+    CHECK_REL(m.value[METRIC_ACCEPTANCE_RATE], (E - 1) / 4, 0.02);
+    /* Stall = rtt + v of every 85 ms block. */
+    CHECK_REL(m.value[METRIC_EDGE_STALL_FRAC], 0.045 / 0.085, 0.001);
+    /* One iteration of 5 ms per block. */
+    CHECK_REL(m.value[METRIC_GPU_UTIL], 0.005 / 0.085, 0.001);
+    CHECK_REL(m.value[METRIC_BATCH_MEAN], 1, 1e-9);
+    scen_del(s);
+}
+
+/* Async, α = 1: the edge never waits when the window covers the round
+ * trip, so tokens come at 1/d. α = 0: every block is rejected; the edge
+ * restarts only when the verdict arrives: a cycle is γd + rtt + v with one
+ * token. */
+static void test_async_extremes(void)
+{
+    scenario_t *s = scen_new(1, 1, MODE_ASYNC, 4, 1.0, 0.010, 0.005, 0.040);
+    metrics_summary_t m;
+    CHECK(run(s, &m, NULL) == 0);
+    CHECK_REL(m.value[METRIC_THROUGHPUT], 100.0, 0.001);
+    CHECK_REL(m.value[METRIC_ITL_MEAN], 0.010, 0.001);
+    CHECK_ABS(m.value[METRIC_EDGE_STALL_FRAC], 0, 1e-9);
+    CHECK_ABS(m.value[METRIC_DRAFT_WASTE_FRAC], 0, 1e-9);
+    s->acceptance.alpha = 0;
+    CHECK(run(s, &m, NULL) == 0);
+    CHECK_REL(m.value[METRIC_ITL_MEAN], 0.085, 0.001);
+    CHECK_REL(m.value[METRIC_ACCEPTED_LEN_MEAN], 1, 1e-9);
+    scen_del(s);
+}
+
+/* Async with rejections, large window, v <= γd: the semantics' renewal
+ * argument. q = 1 − α^γ, E[tokens/cycle] = (1/q − 1)·γ +
+ * Σ_{i<γ} (i+1)·α^i·(1−α)/q, E[cycle] = γd/q + rtt + v. */
+static void test_async_closed_form(void)
+{
+    double a = 0.8, d = 0.010, v = 0.005, rtt = 0.040;
+    int g = 4;
+    scenario_t *s = scen_new(1, 1, MODE_ASYNC, g, a, d, v, rtt);
+    s->duration = 2000;
+    metrics_summary_t m;
+    CHECK(run(s, &m, NULL) == 0);
+    double q = 1 - pow(a, g), tok = (1 / q - 1) * g;
+    for (int i = 0; i < g; i++) tok += (i + 1) * pow(a, i) * (1 - a) / q;
+    double cyc = g * d / q + rtt + v;
+    CHECK_REL(m.value[METRIC_THROUGHPUT], tok / cyc, 0.01);
+    scen_del(s);
+}
+
+/* Edge-only: every token takes d; cloud-only with one tenant: every
+ * iteration takes v and yields one token (the one-way delay is constant so
+ * arrivals are v apart); TTFT = rtt/2 + v (prefill) + rtt/2. */
+static void test_baselines(void)
+{
+    scenario_t *s = scen_new(1, 1, MODE_EDGE_ONLY, 4, 0.7, 0.010, 0.005, 0.040);
+    metrics_summary_t m;
+    CHECK(run(s, &m, NULL) == 0);
+    CHECK_REL(m.value[METRIC_ITL_MEAN], 0.010, 1e-6);
+    CHECK_REL(m.value[METRIC_THROUGHPUT], 100, 1e-3);
+    s->protocol.mode = MODE_CLOUD_ONLY;
+    s->groups[0].workload.output_tokens = dist_const(100);
+    CHECK(run(s, &m, NULL) == 0);
+    CHECK_REL(m.value[METRIC_ITL_MEAN], 0.005, 1e-6);
+    CHECK_REL(m.value[METRIC_TTFT_MEAN], 0.045, 1e-6);
+    /* e2e = TTFT + 99 more iterations. */
+    CHECK_REL(m.value[METRIC_E2E_MEAN], 0.045 + 99 * 0.005, 1e-6);
+    scen_del(s);
+}
+
+
+/* Async draft waste, one tenant, γ = 4, d = 10 ms, rtt = 40 ms, v = 5 ms,
+ * large window. Block k sent at t; its verdict is back at t + 45 ms. By then
+ * block k+1 (drafted t..t+40) is in flight and block k+2 has no finished
+ * token (its first ends at t+50). So a rejected block wastes its γ − a
+ * drafts plus the γ of block k+1; a cycle (blocks up to and including the
+ * first rejected one, J ~ Geometric(q), q = 1 − α^γ) drafts γJ + γ tokens.
+ * waste = (2γ − E[a | a < γ]) / (γ/q + γ), E[a | a<γ] = Σ_{i<γ} i α^i (1−α)/q.
+ * Every block in flight at a rollback arrives after the cloud bumped its
+ * epoch and is dropped, never verified: gpu_waste = 0. */
+static void test_async_draft_waste(void)
+{
+    double a = 0.6;
+    int g = 4;
+    scenario_t *s = scen_new(1, 1, MODE_ASYNC, g, a, 0.010, 0.005, 0.040);
+    s->duration = 2000;
+    metrics_summary_t m;
+    sim_totals_t t;
+    CHECK(run(s, &m, &t) == 0);
+    double q = 1 - pow(a, g), ea = 0;
+    for (int i = 0; i < g; i++) ea += i * pow(a, i) * (1 - a) / q;
+    CHECK_REL(m.value[METRIC_DRAFT_WASTE_FRAC], (2 * g - ea) / (g / q + g), 0.02);
+    CHECK_ABS(m.value[METRIC_GPU_WASTE_FRAC], 0, 0);
+    CHECK(t.blocks_dropped > 1000);
+    /* Every rejected cycle drops exactly the one block in flight. */
+    CHECK_REL(t.blocks_dropped, t.verdicts * q, 0.02);
+    scen_del(s);
+}
+
+static int load_cards(llm_card_t *llm, hw_card_t *gpu, hw_card_t *phone)
+{
+    char p[1024];
+    err_t err;
+    if (cards_resolve_path("models/llm/llama-2-7b.yaml", p, sizeof p) ||
+        cards_load_llm_file(p, llm, &err))
+        return -1;
+    if (cards_resolve_path("models/hardware/h200.yaml", p, sizeof p) ||
+        cards_load_hw_file(p, gpu, &err))
+        return -1;
+    if (cards_resolve_path("models/hardware/snapdragon-8-gen-3.yaml", p, sizeof p) ||
+        cards_load_hw_file(p, phone, &err))
+        return -1;
+    return 0;
+}
+
+/* KV admission. Cloud-only, 4 tenants, closed loop without think time,
+ * prompt 100 + output 100 tokens: a request reserves 200 · kv bytes/token
+ * (LLaMA-2-7B fp16: 2 (K,V) · layers · kv_heads · head_dim · 2 B). A
+ * capacity of 2.5 requests admits two at a time. Worked schedule (v = 10 ms,
+ * rtt = 40 ms): a pair holds the GPU for its prefill + 99 decode iterations
+ * = 1.0 s, and the other pair's prompts are already waiting when it
+ * releases, so the GPU never idles: 200 tokens per second, every batch 2.
+ * Unlimited: all four share every iteration (batch 4) and the GPU idles 40
+ * ms per 1.0 s cycle (last token down, next prompt up): 400/1.04 tok/s. */
+static void test_kv_admission_blocks(void)
+{
+    scenario_t *s = scen_new(1, 4, MODE_CLOUD_ONLY, 4, 0.8, 0.010, 0.010, 0.040);
+    if (load_cards(&s->cloud.target, &s->cloud.gpu, &s->groups[0].edge.device)) {
+        CHECK(!"cards");
+        scen_del(s);
+        return;
+    }
+    s->groups[0].workload.prompt_tokens = dist_const(100);
+    s->groups[0].workload.output_tokens = dist_const(100);
+    const llm_card_t *L = &s->cloud.target;
+    double kvpt = 2.0 * L->layers * L->kv_heads * (L->hidden / L->heads) * 2;
+    s->cloud.kv_capacity_bytes = 2.5 * 200 * kvpt;
+    metrics_summary_t m;
+    CHECK(run(s, &m, NULL) == 0);
+    CHECK_REL(m.value[METRIC_BATCH_MEAN], 2, 1e-9);
+    CHECK_REL(m.value[METRIC_THROUGHPUT], 200, 0.01);
+    CHECK_REL(m.value[METRIC_GPU_UTIL], 1, 0.001);
+    s->cloud.kv_capacity_bytes = 0;   /* fixed verify time: unlimited */
+    CHECK(run(s, &m, NULL) == 0);
+    CHECK_REL(m.value[METRIC_BATCH_MEAN], 4, 1e-9);
+    CHECK_REL(m.value[METRIC_THROUGHPUT], 400 / 1.04, 0.01);
+    scen_del(s);
+}
+
+/* The service-model path is called with the right shapes. Cloud-only, one
+ * tenant, prompt P, n output tokens: TTFT = rtt + iter({P, 0}) and each
+ * later token costs iter({1, P + k − 1}) (the last token plus the P + k − 1
+ * cached before it). Edge-only: e2e = prefill(P) + Σ_{c=1}^{n−1} draft(P+c)
+ * (token c+1 is drafted over the prompt and the c committed tokens). */
+static void test_service_model_path(void)
+{
+    scenario_t *s = scen_new(1, 1, MODE_CLOUD_ONLY, 4, 0.8, 0.010, 0.010, 0.040);
+    tenant_group_t *G = &s->groups[0];
+    if (load_cards(&s->cloud.target, &s->cloud.gpu, &G->edge.device)) {
+        CHECK(!"cards");
+        scen_del(s);
+        return;
+    }
+    G->edge.draft = s->cloud.target;
+    s->cloud.has_verify_time = 0;
+    s->cloud.overhead = 0.0005;
+    const int P = 64, n = 10;
+    G->workload.prompt_tokens = dist_const(P);
+    G->workload.output_tokens = dist_const(n);
+    G->workload.think = dist_const(1.0);
+    err_t err;
+    service_t *sv = service_create(&s->cloud.gpu, &s->cloud.target, PREC_FP16, "",
+                                   0.0005, &err);
+    CHECK(sv != NULL);
+    if (!sv) { scen_del(s); return; }
+    service_job_t pj = {P, 0};
+    double ttft = 0.040 + service_iter_time(sv, &pj, 1), e2e = ttft;
+    for (int k = 1; k < n; k++) {
+        service_job_t j = {1, P + k - 1};
+        e2e += service_iter_time(sv, &j, 1);
+    }
+    service_free(sv);
+    metrics_summary_t m;
+    CHECK(run(s, &m, NULL) == 0);
+    CHECK_REL(m.value[METRIC_TTFT_MEAN], ttft, 1e-9);
+    CHECK_REL(m.value[METRIC_E2E_MEAN], e2e, 1e-9);
+
+    s->protocol.mode = MODE_EDGE_ONLY;
+    G->edge.has_draft_time = 0;
+    G->edge.has_prefill_time = 0;
+    G->edge.overhead = 0.001;
+    sv = service_create(&G->edge.device, &G->edge.draft, PREC_W4A16, "", 0.001, &err);
+    CHECK(sv != NULL);
+    if (!sv) { scen_del(s); return; }
+    e2e = service_prefill_time(sv, P);
+    for (int c = 1; c < n; c++) e2e += service_draft_time(sv, P + c);
+    service_free(sv);
+    CHECK(run(s, &m, NULL) == 0);
+    CHECK_REL(m.value[METRIC_E2E_MEAN], e2e, 1e-9);
+    sim_sources_t src;
+    CHECK(sim_service_sources(s, &src, &err) == 0);
+    CHECK_STR(src.edge, "datasheet");
+    CHECK_STR(src.cloud, "datasheet");
+    scen_del(s);
+}
+
+/* Scenarios the model cannot run are input errors. */
+static void test_rejects(void)
+{
+    scenario_t *s = scen_new(1, 1, MODE_ASYNC, 4, 0.8, 0.010, 0.005, 0.040);
+    s->cloud.batching.max_tokens = 4;   /* < gamma + 1: nothing could verify */
+    metrics_summary_t m;
+    err_t err;
+    CHECK(sim_run(s, NULL, &m, &err) == -1 && err.code == ERR_INPUT);
+    CHECK(strstr(err.msg, "cloud.batching.max_tokens") != NULL);
+    s->cloud.batching.max_tokens = 0;
+    s->warmup = s->duration;
+    CHECK(sim_run(s, NULL, &m, &err) == -1 && err.code == ERR_INPUT);
+    scen_del(s);
+}
+
+/* The trace: a header, then rows of 5 fields, in time order. */
+static void test_trace(void)
+{
+    scenario_t *s = scen_new(1, 2, MODE_ASYNC, 4, 0.6, 0.010, 0.005, 0.040);
+    s->duration = 2;
+    s->warmup = 0.5;
+    FILE *f = tmpfile();
+    CHECK(f != NULL);
+    if (!f) { scen_del(s); return; }
+    sim_options_t o = {f, 1};
+    metrics_summary_t m;
+    err_t err;
+    CHECK(sim_run(s, &o, &m, &err) == 0);
+    rewind(f);
+    char line[256];
+    CHECK(fgets(line, sizeof line, f) && strcmp(line, "time,tenant,event,block,tokens\n") == 0);
+    int rows = 0, ordered = 1, rollbacks = 0;
+    double prev = 0;
+    while (fgets(line, sizeof line, f)) {
+        double t;
+        int tenant;
+        char ev[64];
+        long b, k;
+        if (sscanf(line, "%lf,%d,%63[^,],%ld,%ld", &t, &tenant, ev, &b, &k) != 5) break;
+        ordered &= t >= prev;
+        prev = t;
+        rollbacks += strcmp(ev, "rollback") == 0;
+        rows++;
+    }
+    CHECK(rows > 100);
+    CHECK(ordered);
+    CHECK(rollbacks > 5);
+    fclose(f);
+    scen_del(s);
+}
+
+int main(void)
+{
+    RUN(test_sync_closed_form);
+    RUN(test_async_extremes);
+    RUN(test_async_closed_form);
+    RUN(test_baselines);
+    RUN(test_async_draft_waste);
+    RUN(test_kv_admission_blocks);
+    RUN(test_service_model_path);
+    RUN(test_rejects);
+    RUN(test_trace);
+    return check_done();
+}

@@ -1,0 +1,163 @@
+/* Tests of the sweep output files: resume scanning (torn tails, foreign
+ * rows), merging and appending. Files are written by hand here, so expected
+ * contents are known byte for byte. */
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "sweepfile.h"
+
+static char dir[64];
+
+static const char *path(const char *name)
+{
+    static char buf[4][256];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
+    return buf[k];
+}
+
+static void put(const char *name, const char *text)
+{
+    FILE *f = fopen(path(name), "wb");
+    if (!f) { CHECK(0); return; }
+    fputs(text, f);
+    fclose(f);
+}
+
+static char *get(const char *name)
+{
+    static char buf[4096];
+    FILE *f = fopen(path(name), "rb");
+    if (!f) return NULL;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+#define SIDE "# specsim sweep: points 4, id 0000000000000000\nseed: 1\n"
+#define HEAD "point,x,itl_mean_s\n"
+
+static void test_sidecar_path(void)
+{
+    char p[64];
+    CHECK(sweepfile_sidecar_path("a/b.csv", p, sizeof p) == 0);
+    CHECK_STR(p, "a/b.scenario.yaml");
+    CHECK(sweepfile_sidecar_path("out", p, sizeof p) == 0);
+    CHECK_STR(p, "out.scenario.yaml");
+    CHECK(sweepfile_sidecar_path("a/b.csv", p, 8) == -1);
+    uint64_t n = 0;
+    CHECK(sweepfile_sidecar_points(SIDE, &n) == 0 && n == 4);
+    CHECK(sweepfile_sidecar_points("seed: 1\n", &n) == -1);
+}
+
+static void test_resume_truncates_torn_tail(void)
+{
+    put("r.scenario.yaml", SIDE);
+    put("r.csv", HEAD "0,1,0.5\n1,2,0.25\n2,3,0.1");
+    unsigned char done[4] = {0};
+    uint64_t ndone = 9;
+    int fresh = 7;
+    err_t err = {0};
+    CHECK(sweepfile_resume(path("r.csv"), SIDE, HEAD, 4, 0, 1, done, &ndone,
+                           &fresh, &err) == 0);
+    CHECK(fresh == 0 && ndone == 2);
+    CHECK(done[0] == 1 && done[1] == 1 && done[2] == 0 && done[3] == 0);
+    /* The torn "2,3,0.1" is gone; the complete rows stay byte for byte. */
+    CHECK_STR(get("r.csv"), HEAD "0,1,0.5\n1,2,0.25\n");
+}
+
+static void test_resume_rejects(void)
+{
+    unsigned char done[4] = {0};
+    uint64_t ndone;
+    int fresh;
+    err_t err = {0};
+    put("f.scenario.yaml", SIDE);
+    /* Point 9 is not in a 4-point sweep. */
+    put("f.csv", HEAD "0,1,0.5\n9,2,0.25\n");
+    CHECK(sweepfile_resume(path("f.csv"), SIDE, HEAD, 4, 0, 1, done, &ndone,
+                           &fresh, &err) == -1 && err.code == ERR_INPUT);
+    /* Point 0 does not belong to shard 1/2. */
+    memset(done, 0, sizeof done);
+    put("f.csv", HEAD "0,1,0.5\n");
+    CHECK(sweepfile_resume(path("f.csv"), SIDE, HEAD, 4, 1, 2, done, &ndone,
+                           &fresh, &err) == -1 && err.code == ERR_INPUT);
+    /* Another sweep's header, then another sweep's sidecar. */
+    memset(done, 0, sizeof done);
+    put("f.csv", "point,y,itl_mean_s\n");
+    CHECK(sweepfile_resume(path("f.csv"), SIDE, HEAD, 4, 0, 1, done, &ndone,
+                           &fresh, &err) == -1 && err.code == ERR_INPUT);
+    put("f.csv", HEAD);
+    put("f.scenario.yaml", SIDE "seed: 2\n");
+    CHECK(sweepfile_resume(path("f.csv"), SIDE, HEAD, 4, 0, 1, done, &ndone,
+                           &fresh, &err) == -1 && err.code == ERR_INPUT);
+    CHECK(strstr(err.msg, "different sweep") != NULL);
+    /* No file, or not even a whole header: start over. */
+    CHECK(sweepfile_resume(path("none.csv"), SIDE, HEAD, 4, 0, 1, done, &ndone,
+                           &fresh, &err) == 0 && fresh == 1);
+    put("f.csv", "point,x,itl");
+    CHECK(sweepfile_resume(path("f.csv"), SIDE, HEAD, 4, 0, 1, done, &ndone,
+                           &fresh, &err) == 0 && fresh == 1);
+}
+
+static void test_merge(void)
+{
+    err_t err = {0};
+    put("p0.scenario.yaml", SIDE);
+    put("p1.scenario.yaml", SIDE);
+    put("p0.csv", HEAD "0,1,0.5\n2,3,0.1\n");
+    /* A repeated identical row (point 2) is fine; the torn tail is ignored. */
+    put("p1.csv", HEAD "1,2,0.25\n2,3,0.1\n3,4,0.05\n3,4");
+    char p0[256], p1[256];   /* path() reuses its buffers: keep copies */
+    snprintf(p1, sizeof p1, "%s", path("p1.csv"));
+    snprintf(p0, sizeof p0, "%s", path("p0.csv"));
+    const char *parts[] = {p1, p0};
+    CHECK(sweepfile_merge(path("m.csv"), parts, 2, &err) == 0);
+    CHECK_STR(get("m.csv"), HEAD "0,1,0.5\n1,2,0.25\n2,3,0.1\n3,4,0.05\n");
+    CHECK_STR(get("m.scenario.yaml"), SIDE);
+    /* Missing point 3. */
+    put("p1.csv", HEAD "1,2,0.25\n");
+    CHECK(sweepfile_merge(path("m2.csv"), parts, 2, &err) == -1 &&
+          err.code == ERR_RUNTIME && strstr(err.msg, "1 of 4 points") != NULL);
+    CHECK(access(path("m2.csv"), F_OK) != 0);
+    /* The same point with different values. */
+    put("p1.csv", HEAD "1,2,0.25\n2,3,0.2\n3,4,0.05\n");
+    CHECK(sweepfile_merge(path("m2.csv"), parts, 2, &err) == -1 &&
+          err.code == ERR_INPUT);
+    /* Different sweeps. */
+    put("p1.csv", HEAD "1,2,0.25\n3,4,0.05\n");
+    put("p1.scenario.yaml", SIDE "seed: 2\n");
+    CHECK(sweepfile_merge(path("m2.csv"), parts, 2, &err) == -1 &&
+          err.code == ERR_INPUT);
+}
+
+static void test_append(void)
+{
+    err_t err = {0};
+    put("a.csv", HEAD);
+    int fd = open(path("a.csv"), O_WRONLY | O_APPEND);
+    CHECK(fd >= 0);
+    CHECK(sweepfile_append(fd, "0,1,0.5\n", 8, &err) == 0);
+    CHECK(sweepfile_append(fd, "1,2,0.25\n", 9, &err) == 0);
+    close(fd);
+    CHECK_STR(get("a.csv"), HEAD "0,1,0.5\n1,2,0.25\n");
+    CHECK(sweepfile_append(-1, "x\n", 2, &err) == -1 && err.code == ERR_RUNTIME);
+}
+
+int main(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/test_sweepfile.XXXXXX");
+    if (!mkdtemp(dir)) return 1;
+    RUN(test_sidecar_path);
+    RUN(test_resume_truncates_torn_tail);
+    RUN(test_resume_rejects);
+    RUN(test_merge);
+    RUN(test_append);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) return 1;
+    return check_done();
+}

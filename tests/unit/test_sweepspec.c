@@ -1,0 +1,210 @@
+/* Tests of the sweep: section parser. Expected values are written out by
+ * hand from the YAML in each test (positions counted in the text). */
+#include "check.h"
+#include "sweepspec.h"
+
+static int load(const char *yaml, sweepspec_t *sp, err_t *err)
+{
+    err->code = 0;
+    err->msg[0] = '\0';
+    return sweepspec_load_string("t.yaml", yaml, sp, err);
+}
+
+/* Message starts with prefix (the FILE:LINE:COLUMN: sweep.PATH part). */
+static int starts(const char *msg, const char *prefix)
+{
+    if (strncmp(msg, prefix, strlen(prefix)) == 0) return 1;
+    printf("  message \"%s\" does not start with \"%s\"\n", msg, prefix);
+    return 0;
+}
+
+static void test_list_axis(void)
+{
+    sweepspec_t sp;
+    err_t err;
+    CHECK(load("seed: 3\nsweep:\n  protocol.gamma: [1, 2, 8]\n", &sp, &err) == 0);
+    CHECK(sp.naxes == 1 && sp.npoints == 3);
+    CHECK_STR(sp.axes[0].path, "protocol.gamma");
+    CHECK_STR(sp.axes[0].values[2], "8");
+    /* "  protocol.gamma: [1, 2, 8]": key at column 3, the 8 at column 26. */
+    CHECK(sp.axes[0].line == 3 && sp.axes[0].col == 3);
+    CHECK(sp.axes[0].vline[2] == 3 && sp.axes[0].vcol[2] == 26);
+    CHECK(sp.line == 2 && sp.col == 1);
+    sweepspec_free(&sp);
+}
+
+static void test_flow_items(void)
+{
+    sweepspec_t sp;
+    err_t err;
+    CHECK(load("sweep:\n  tenants.workload.think:\n    - 0s\n"
+               "    - {dist: exponential, mean: 6ms}\n", &sp, &err) == 0);
+    CHECK(sp.npoints == 2);
+    CHECK_STR(sp.axes[0].values[0], "0s");
+    CHECK_STR(sp.axes[0].values[1], "{dist: exponential, mean: 6ms}");
+    sweepspec_free(&sp);
+}
+
+static void test_range_units(void)
+{
+    sweepspec_t sp;
+    err_t err;
+    /* 10, 20, ..., 100 ms: (100 - 10) / 10 + 1 = 10 values, unit kept. */
+    CHECK(load("sweep:\n  tenants.network.rtt: {from: 10ms, to: 100ms, step: 10ms}\n",
+               &sp, &err) == 0);
+    CHECK(sp.npoints == 10);
+    if (sp.npoints == 10) {
+        CHECK_STR(sp.axes[0].values[0], "10ms");
+        CHECK_STR(sp.axes[0].values[2], "30ms");
+        CHECK_STR(sp.axes[0].values[9], "100ms");
+    }
+    sweepspec_free(&sp);
+    /* to and step in other time units are converted to from's unit:
+     * 0.1s = 100ms, 20000us = 20ms -> 10, 30, ..., 90 (5 values). */
+    CHECK(load("sweep:\n  tenants.network.rtt: {from: 10ms, to: 0.1s, step: 20000us}\n",
+               &sp, &err) == 0);
+    CHECK(sp.npoints == 5);
+    if (sp.npoints == 5) CHECK_STR(sp.axes[0].values[4], "90ms");
+    sweepspec_free(&sp);
+    /* 0, 0.1, ..., 1: 11 values; 3 * 0.1 must print as 0.3. */
+    CHECK(load("sweep:\n  acceptance.alpha: {from: 0, to: 1, step: 0.1}\n", &sp, &err) == 0);
+    CHECK(sp.npoints == 11);
+    if (sp.npoints == 11) {
+        CHECK_STR(sp.axes[0].values[3], "0.3");
+        CHECK_STR(sp.axes[0].values[10], "1");
+    }
+    sweepspec_free(&sp);
+    /* Descending: 10, 7, 4, 1. */
+    CHECK(load("sweep:\n  tenants.count: {from: 10, to: 1, step: -3}\n", &sp, &err) == 0);
+    CHECK(sp.npoints == 4);
+    if (sp.npoints == 4) CHECK_STR(sp.axes[0].values[3], "1");
+    sweepspec_free(&sp);
+}
+
+static void test_range_count(void)
+{
+    sweepspec_t sp;
+    err_t err;
+    /* 1 * 64^(i/6) = 2^i, i = 0..6. */
+    CHECK(load("sweep:\n  cloud.batching.max_batch: {from: 1, to: 64, count: 7, scale: log}\n",
+               &sp, &err) == 0);
+    CHECK(sp.npoints == 7);
+    if (sp.npoints == 7) {
+        CHECK_STR(sp.axes[0].values[1], "2");
+        CHECK_STR(sp.axes[0].values[5], "32");
+        CHECK_STR(sp.axes[0].values[6], "64");
+    }
+    sweepspec_free(&sp);
+    /* 8^(i/6) = 2^(i/2): 1, 1.41, 2, 2.83, 4, 5.66, 8 -> rounded 1 1 2 3 4 6 8,
+     * the repeated 1 dropped. */
+    CHECK(load("sweep:\n  tenants.count: {from: 1, to: 8, count: 7, scale: log, "
+               "integer: true}\n", &sp, &err) == 0);
+    CHECK(sp.npoints == 6);
+    if (sp.npoints == 6) {
+        CHECK_STR(sp.axes[0].values[1], "2");
+        CHECK_STR(sp.axes[0].values[2], "3");
+        CHECK_STR(sp.axes[0].values[4], "6");
+    }
+    sweepspec_free(&sp);
+    /* Linear count: 0, 0.25, 0.5, 0.75, 1. */
+    CHECK(load("sweep:\n  acceptance.alpha: {from: 0, to: 1, count: 5}\n", &sp, &err) == 0);
+    CHECK(sp.npoints == 5);
+    if (sp.npoints == 5) CHECK_STR(sp.axes[0].values[3], "0.75");
+    sweepspec_free(&sp);
+}
+
+static void test_product_and_zip(void)
+{
+    sweepspec_t sp;
+    err_t err;
+    const char *v[2];
+    CHECK(load("sweep:\n  a.b: [1, 2]\n  c: [x, y, z]\n", &sp, &err) == 0);
+    CHECK(sp.npoints == 6 && sp.naxes == 2);
+    /* First axis outermost: point 4 = (a index 4/3 = 1, c index 4%3 = 1). */
+    sweepspec_point(&sp, 4, v);
+    CHECK_STR(v[0], "2");
+    CHECK_STR(v[1], "y");
+    sweepspec_point(&sp, 2, v);
+    CHECK_STR(v[0], "1");
+    CHECK_STR(v[1], "z");
+    sweepspec_free(&sp);
+    CHECK(load("sweep:\n  zip: true\n  a: [1, 2, 3]\n  c: [x, y, z]\n", &sp, &err) == 0);
+    CHECK(sp.npoints == 3 && sp.zip);
+    sweepspec_point(&sp, 1, v);
+    CHECK_STR(v[0], "2");
+    CHECK_STR(v[1], "y");
+    sweepspec_free(&sp);
+    CHECK(load("sweep:\n  zip: true\n  a: [1, 2, 3]\n  c: [x, y]\n", &sp, &err) != 0);
+    CHECK(err.code == ERR_INPUT && starts(err.msg, "t.yaml:4:3: sweep.c: zip"));
+    sweepspec_free(&sp);
+}
+
+static void test_errors(void)
+{
+    static const struct { const char *yaml, *prefix; } cases[] = {
+        {"sweep:\n  protocol.gamma: []\n", "t.yaml:2:19: sweep.protocol.gamma: empty list"},
+        {"sweep:\n  tenants.network.rtt: {from: 10ms, to: 50ms, step: 0ms}\n",
+         "t.yaml:2:53: sweep.tenants.network.rtt.step: step is 0"},
+        {"sweep:\n  x: {from: 0, to: 10, count: 4, scale: log}\n",
+         "t.yaml:2:41: sweep.x.scale: log scale through 0"},
+        {"sweep:\n  x: {from: -1, to: 10, count: 4, scale: log}\n",
+         "t.yaml:2:42: sweep.x.scale: log scale through 0"},
+        {"sweep:\n  x: {from: 1, to: 10, count: 0}\n", "t.yaml:2:31: sweep.x.count: count is 0"},
+        {"sweep:\n  x: {from: 5, to: 1, step: 1}\n", "t.yaml:2:29: sweep.x.step: from 5 to 1"},
+        {"sweep:\n  x: {from: 1, to: 5, stpe: 1}\n", "t.yaml:2:23: sweep.x.stpe: unknown key"},
+        {"sweep:\n  x: {from: 1ms, to: 5Mbps, step: 1ms}\n", "t.yaml:2:22: sweep.x.to: unit"},
+        {"sweep:\n  x: 5\n", "t.yaml:2:6: sweep.x: expected a list or a range"},
+        {"sweep:\n  x: [1]\n  x: [2]\n", "t.yaml:3:3: sweep.x: axis given twice"},
+        {"sweep:\n  zip: maybe\n  x: [1]\n", "t.yaml:2:8: sweep.zip: expected true or false"},
+        {"sweep: {}\n", "t.yaml:1:8: sweep: no axes"},
+        {"seed: 1\n", "t.yaml:1:1: sweep: no sweep: section"},
+        {"sweep:\n  x: [1, 2\n", "t.yaml:"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        sweepspec_t sp;
+        err_t err;
+        int rc = load(cases[i].yaml, &sp, &err);
+        CHECK(rc == -1);
+        CHECK(err.code == ERR_INPUT);
+        CHECK(starts(err.msg, cases[i].prefix));
+        sweepspec_free(&sp);
+    }
+}
+
+static void test_write_round_trip(void)
+{
+    sweepspec_t a, b;
+    err_t err;
+    CHECK(load("sweep:\n  independent_seeds: true\n  tenants.network.rtt: {from: 10ms, "
+               "to: 30ms, step: 10ms}\n  tenants.workload.think: [0s, {dist: "
+               "exponential, mean: 6ms}]\n  name: [\"a,b\", 'x: y']\n", &a, &err) == 0);
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    CHECK(f && sweepspec_write_yaml(&a, f) == 0);
+    if (f) fclose(f);
+    CHECK(buf && load(buf, &b, &err) == 0);
+    CHECK(b.npoints == a.npoints && b.naxes == 3 && b.independent_seeds == 1);
+    for (int x = 0; x < a.naxes && x < b.naxes; x++) {
+        CHECK_STR(b.axes[x].path, a.axes[x].path);
+        for (int i = 0; i < a.axes[x].nvalues && i < b.axes[x].nvalues; i++)
+            CHECK_STR(b.axes[x].values[i], a.axes[x].values[i]);
+    }
+    CHECK_STR(b.axes[2].values[0], "a,b");
+    CHECK_STR(b.axes[2].values[1], "x: y");
+    free(buf);
+    sweepspec_free(&a);
+    sweepspec_free(&b);
+}
+
+int main(void)
+{
+    RUN(test_list_axis);
+    RUN(test_flow_items);
+    RUN(test_range_units);
+    RUN(test_range_count);
+    RUN(test_product_and_zip);
+    RUN(test_errors);
+    RUN(test_write_round_trip);
+    return check_done();
+}
