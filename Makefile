@@ -61,6 +61,7 @@ endif
 CAL_CUDA_OBJ := $(CU_OBJ)
 CAL_CUDA_LIBS := $(CUDA_LIBS) -lstdc++
 CFLAGS += -DSPECSIM_HAVE_CUDA=1
+KCFLAGS += -DSPECSIM_HAVE_CUDA=1
 endif
 endif
 
@@ -118,14 +119,17 @@ $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 $(BUILD)/specsim: $(BUILD)/sim/main.o $(BUILD)/gen/default_scenario.o $(BUILD)/libspecsim.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/calibrate: $(BUILD)/kernels/calibrate_main.o $(BUILD)/libkernels.a $(BUILD)/libspecsim.a $(if $(CAL_CUDA_OBJ),$(BUILD)/libkernels_cuda.a)
+# libkernels_cuda.a first: it calls into the C libraries after it.
+$(BUILD)/calibrate: $(BUILD)/kernels/calibrate_main.o $(if $(CAL_CUDA_OBJ),$(BUILD)/libkernels_cuda.a) $(BUILD)/libkernels.a $(BUILD)/libspecsim.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(CAL_CUDA_LIBS) $(LDLIBS)
 
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libspecsim.a $(BUILD)/libkernels.a tests/check.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(BUILD)/libspecsim.a $(BUILD)/libkernels.a $(LDLIBS)
 
-$(BUILD)/tests/cuda/%: tests/cuda/%.cu $(BUILD)/libkernels_cuda.a $(BUILD)/libkernels.a $(BUILD)/libspecsim.a
+CU_HDR := $(wildcard kernels/cuda/*.cuh) $(wildcard tests/cuda/*.h)
+
+$(BUILD)/tests/cuda/%: tests/cuda/%.cu $(CU_HDR) $(BUILD)/libkernels_cuda.a $(BUILD)/libkernels.a $(BUILD)/libspecsim.a
 	@mkdir -p $(@D)
 	$(NVCC) $(NVFLAGS) -Itests -o $@ $< $(BUILD)/libkernels_cuda.a $(BUILD)/libkernels.a $(BUILD)/libspecsim.a $(CUDA_LIBS) $(PKG_LIBS)
 
@@ -145,7 +149,7 @@ $(BUILD)/kernels/%.o: kernels/%.c
 	@mkdir -p $(@D)
 	$(CC) $(KCFLAGS) -c -o $@ $<
 
-$(BUILD)/kernels/cuda/%.o: kernels/cuda/%.cu
+$(BUILD)/kernels/cuda/%.o: kernels/cuda/%.cu $(CU_HDR)
 	@mkdir -p $(@D)
 	$(NVCC) $(NVFLAGS) -c -o $@ $<
 

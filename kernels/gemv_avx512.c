@@ -3,13 +3,15 @@
  *
  * W4A16: per block of 32 inputs one broadcast 16-byte load and an in-lane
  * byte shuffle spread the 16 bytes over 16 dwords (cheaper than a cross-lane
- * widen). For 1–2 activation rows the decode is the limit, so each nibble
- * becomes its weight through a 16-entry table lut[i] = (i − z)·s with one
- * vpermps (which reads only the low 4 index bits: no mask) — exactly the
- * reference's (q − z)·s. With 3–8 rows the nibbles are converted to fp32 and
- * FMA'd into per-group sums Σq·x; the group adds s·Σq·x − z·s·Σx (Σx
- * precomputed once per call). Measured on Zen 5 (2 cores, M = 1, 11008×4096):
- * widen + (q·s − z·s) 32 GB/s, Σq·x form 33.5 GB/s, table form 39 GB/s.
+ * widen); each nibble becomes its weight through a 16-entry table
+ * lut[i] = (i − z)·s with one vpermps (which reads only the low 4 index bits:
+ * the low nibble needs no mask) — exactly the reference's (q − z)·s. Each
+ * decoded vector feeds up to 8 activation rows (tile T). Measured on this
+ * Zen 5 (2 cores, M = 1, 11008×4096 from DRAM): widen + (q·s − z·s) 32 GB/s,
+ * convert + Σq·x per group 33.5 GB/s, table 39 GB/s. For M ≥ 4 the limit was
+ * re-streaming x from L2 for every weight row; w4_rows therefore walks K in
+ * chunks whose activations stay in L1 across a block of 8 rows (M = 8,
+ * L2-resident weights, one core: 191 → 123 µs for 256×4096).
  */
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -19,7 +21,8 @@
 #define AI static inline __attribute__((always_inline))
 #define TMAX 8
 
-/* Accumulators per activation row for a tile of T rows (T compile-time). */
+/* Accumulators per activation row for a tile of T rows (T compile-time):
+ * with few rows, independent chains hide the FMA latency. */
 #define NACC(T) ((T) <= 1 ? 4 : (T) <= 2 ? 4 : (T) <= 4 ? 2 : 1)
 
 static inline uint16_t to_h(float f)
@@ -35,18 +38,21 @@ static inline uint16_t to_h(float f)
                       (char)(0x80), (char)(0x80), (char)(0x80), (char)(4 * (L) + 1), \
                       (char)(0x80), (char)(0x80), (char)(0x80), (char)(4 * (L) + 0)
 
-AI void w4_tile_lut(const uint8_t *q, const uint16_t *sc, const uint8_t *zp, int groups, int group,
-                const float *x, const float *xsum, int k, const int T, float *out)
+/* Groups g0..g1−1 of one weight row for T activation rows; the running
+ * sums live in accio[t] between calls (see w4_rows for why). */
+AI void w4_chunk(const uint8_t *q, const uint16_t *sc, const uint8_t *zp, int g0, int g1,
+                 int group, const float *x, int k, const int T, __m512 *accio)
 {
-    (void)xsum;
     const int NA = NACC(T);
     __m512 acc[TMAX][4];
-    for (int t = 0; t < T; t++)
-        for (int a = 0; a < NA; a++) acc[t][a] = _mm512_setzero_ps();
+    for (int t = 0; t < T; t++) {
+        acc[t][0] = accio[t];
+        for (int a = 1; a < NA; a++) acc[t][a] = _mm512_setzero_ps();
+    }
     const __m512i spread = _mm512_set_epi8(SPREAD_IDX(3), SPREAD_IDX(2), SPREAD_IDX(1), SPREAD_IDX(0));
     const __m512 iota = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     const int nb = group / 32;
-    for (int g = 0; g < groups; g++) {
+    for (int g = g0; g < g1; g++) {
         const uint8_t *qg = q + (size_t)g * (size_t)(group / 2);
         const float *xg = x + (size_t)g * (size_t)group;
         /* lut[i] = (i − z)·s, exact; vpermps reads only the low 4 bits of
@@ -76,85 +82,59 @@ AI void w4_tile_lut(const uint8_t *q, const uint16_t *sc, const uint8_t *zp, int
     for (int t = 0; t < T; t++) {
         __m512 s = acc[t][0];
         for (int a = 1; a < NA; a++) s = _mm512_add_ps(s, acc[t][a]);
-        out[t] = _mm512_reduce_add_ps(s);
+        accio[t] = s;
     }
 }
 
-AI void w4_tile_sum(const uint8_t *q, const uint16_t *sc, const uint8_t *zp, int groups, int group,
-                const float *x, const float *xsum, int k, const int T, float *out)
-{
-    __m512 acc[TMAX];
-    float corr[TMAX];
-    for (int t = 0; t < T; t++) {
-        acc[t] = _mm512_setzero_ps();
-        corr[t] = 0.0f;
-    }
-    const __m512i spread = _mm512_set_epi8(SPREAD_IDX(3), SPREAD_IDX(2), SPREAD_IDX(1), SPREAD_IDX(0));
-    const __m512i mask = _mm512_set1_epi32(0x0F);
-    const int nb = group / 32;
-    for (int g = 0; g < groups; g++) {
-        const uint8_t *qg = q + (size_t)g * (size_t)(group / 2);
-        const float *xg = x + (size_t)g * (size_t)group;
-        /* Σ q·x over the group in its own accumulators (independent of the
-         * previous group's, so out-of-order execution overlaps groups), then
-         * acc += s·Σ; the zero enters as −z·s·Σx with Σx precomputed. */
-        __m512 ga[TMAX][2];
-        for (int t = 0; t < T; t++) ga[t][0] = ga[t][1] = _mm512_setzero_ps();
-        for (int b = 0; b < nb; b++) {
-            __m512i v = _mm512_shuffle_epi8(
-                _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(qg + 16 * b))), spread);
-            __m512 w0 = _mm512_cvtepi32_ps(_mm512_and_si512(v, mask));
-            __m512 w1 = _mm512_cvtepi32_ps(_mm512_srli_epi32(v, 4)); /* dword ≤ 255 */
-            for (int t = 0; t < T; t++) {
-                const float *xt = xg + (size_t)t * (size_t)k + 32 * b;
-                ga[t][0] = _mm512_fmadd_ps(w0, _mm512_loadu_ps(xt), ga[t][0]);
-                ga[t][1] = _mm512_fmadd_ps(w1, _mm512_loadu_ps(xt + 16), ga[t][1]);
-            }
-        }
-        float s = _cvtsh_ss(sc[g]);
-        const __m512 vs = _mm512_set1_ps(s);
-        float zs = s * (float)zp[g];
-        for (int t = 0; t < T; t++) {
-            acc[t] = _mm512_fmadd_ps(_mm512_add_ps(ga[t][0], ga[t][1]), vs, acc[t]);
-            corr[t] += zs * xsum[(size_t)t * (size_t)groups + (size_t)g];
-        }
-    }
-    for (int t = 0; t < T; t++) out[t] = _mm512_reduce_add_ps(acc[t]) - corr[t];
-}
+/* Rows in blocks of RB, K in chunks whose activations (T rows) stay in L1:
+ * without the chunking every weight row re-streams all of x (T·K·4 bytes,
+ * 128 KiB at T = 8, K = 4096) from L2, which — not the decode — limited
+ * M ≥ 4. The block's running sums wait in part[][] between chunks. */
+#define RB 8
+#define X_CHUNK_FLOATS 4096
 
-/* One row (T = 1, 2: decode-bound, the LUT form is fastest) or up to 8
- * (decode amortised; the Σq·x form keeps fewer live registers). */
-AI void w4_tile(const uint8_t *q, const uint16_t *sc, const uint8_t *zp, int groups, int group,
-                const float *x, const float *xsum, int k, const int T, float *out)
+AI void w4_block(const w4a16_packed_t *w, const float *x, int rb, int re, const int T, float *out)
 {
-    if (T <= 2) w4_tile_lut(q, sc, zp, groups, group, x, xsum, k, T, out);
-    else w4_tile_sum(q, sc, zp, groups, group, x, xsum, k, T, out);
+    int groups = w->k / w->group;
+    int cg = X_CHUNK_FLOATS / T / w->group;
+    if (cg < 1) cg = 1;
+    __m512 part[RB][TMAX];
+    for (int r = 0; r < re - rb; r++)
+        for (int t = 0; t < T; t++) part[r][t] = _mm512_setzero_ps();
+    for (int g0 = 0; g0 < groups; g0 += cg) {
+        int g1 = g0 + cg < groups ? g0 + cg : groups;
+        for (int r = rb; r < re; r++)
+            w4_chunk(w->q + (size_t)r * (size_t)w->k / 2, w->scales + (size_t)r * (size_t)groups,
+                     w->zeros + (size_t)r * (size_t)groups, g0, g1, w->group, x, w->k, T,
+                     part[r - rb]);
+    }
+    for (int r = 0; r < re - rb; r++)
+        for (int t = 0; t < T; t++) out[r * TMAX + t] = _mm512_reduce_add_ps(part[r][t]);
 }
 
 static void w4_rows(const w4a16_packed_t *w, const float *x, const float *xsum, int m, int r0,
                     int r1, uint16_t *y)
 {
-    int groups = w->k / w->group;
-    for (int r = r0; r < r1; r++) {
-        const uint8_t *q = w->q + (size_t)r * (size_t)w->k / 2;
-        const uint16_t *sc = w->scales + (size_t)r * (size_t)groups;
-        const uint8_t *zp = w->zeros + (size_t)r * (size_t)groups;
+    (void)xsum;
+    for (int rb = r0; rb < r1; rb += RB) {
+        int re = rb + RB < r1 ? rb + RB : r1;
         for (int m0 = 0; m0 < m; m0 += TMAX) {
             int T = m - m0 < TMAX ? m - m0 : TMAX;
             const float *xt = x + (size_t)m0 * (size_t)w->k;
-            const float *st = xsum + (size_t)m0 * (size_t)groups;
-            float out[TMAX];
+            float out[RB * TMAX];
             switch (T) {
-            case 1: w4_tile(q, sc, zp, groups, w->group, xt, st, w->k, 1, out); break;
-            case 2: w4_tile(q, sc, zp, groups, w->group, xt, st, w->k, 2, out); break;
-            case 3: w4_tile(q, sc, zp, groups, w->group, xt, st, w->k, 3, out); break;
-            case 4: w4_tile(q, sc, zp, groups, w->group, xt, st, w->k, 4, out); break;
-            case 5: w4_tile(q, sc, zp, groups, w->group, xt, st, w->k, 5, out); break;
-            case 6: w4_tile(q, sc, zp, groups, w->group, xt, st, w->k, 6, out); break;
-            case 7: w4_tile(q, sc, zp, groups, w->group, xt, st, w->k, 7, out); break;
-            default: w4_tile(q, sc, zp, groups, w->group, xt, st, w->k, 8, out); break;
+            case 1: w4_block(w, xt, rb, re, 1, out); break;
+            case 2: w4_block(w, xt, rb, re, 2, out); break;
+            case 3: w4_block(w, xt, rb, re, 3, out); break;
+            case 4: w4_block(w, xt, rb, re, 4, out); break;
+            case 5: w4_block(w, xt, rb, re, 5, out); break;
+            case 6: w4_block(w, xt, rb, re, 6, out); break;
+            case 7: w4_block(w, xt, rb, re, 7, out); break;
+            default: w4_block(w, xt, rb, re, 8, out); break;
             }
-            for (int t = 0; t < T; t++) y[(size_t)(m0 + t) * (size_t)w->n + (size_t)r] = to_h(out[t]);
+            for (int r = rb; r < re; r++)
+                for (int t = 0; t < T; t++)
+                    y[(size_t)(m0 + t) * (size_t)w->n + (size_t)r] = to_h(out[(r - rb) * TMAX + t]);
         }
     }
 }

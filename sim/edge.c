@@ -20,11 +20,6 @@ static inline uint32_t msg_x(uint64_t m) { return (uint32_t)(m >> 3) & 0x3FFFu; 
 static inline uint32_t msg_y(uint64_t m) { return (uint32_t)(m >> 17) & 0x3FFFu; }
 static inline uint32_t msg_epoch(uint64_t m) { return (uint32_t)(m >> 32); }
 
-/* Entity ids for streams that are not per-tenant purposes of rng.h: the
- * edge prefill time draws use the RNG_DRAFT_TIME purpose of a separate
- * entity range, so they never shift the draft-time stream. */
-#define PREFILL_ENTITY(i) ((1ULL << 40) + (uint64_t)(i))
-
 static int fail(world_t *w, const char *what)
 {
     return err_set(w->err, ERR_RUNTIME, "simulation: %s", what);
@@ -81,8 +76,8 @@ int edge_tenant_init(world_t *w, int i, err_t *err)
             if (!T->draft_rng) return err_set(err, ERR_RUNTIME, "edge: out of memory");
         }
         if (G->edge.has_prefill_time && G->edge.prefill_time.kind != DIST_CONST) {
-            T->prefill_rng = rng_stream(seed, (uint64_t)w->rep, PREFILL_ENTITY(i),
-                                        RNG_DRAFT_TIME);
+            T->prefill_rng = rng_stream(seed, (uint64_t)w->rep, (uint64_t)i,
+                                        RNG_PREFILL_TIME);
             if (!T->prefill_rng) return err_set(err, ERR_RUNTIME, "edge: out of memory");
         }
     }

@@ -24,10 +24,11 @@ enum rng_purpose {
     RNG_OUTPUT,          /* output length */
     RNG_VERIFY_TIME,     /* cloud iteration time distribution draws */
     RNG_PLACEMENT,       /* replica choice tie-breaks */
-    RNG_START            /* start offsets */
+    RNG_START,           /* start offsets */
+    RNG_PREFILL_TIME     /* edge prefill time distribution draws */
 };
 
-/* Returns a new generator (gsl_rng_mt19937) seeded by hashing the four keys;
+/* Returns a new generator (gsl_rng_taus2) seeded by hashing the four keys;
  * the caller owns it and frees it with gsl_rng_free(). NULL on allocation
  * failure. */
 gsl_rng *rng_stream(uint64_t seed, uint64_t replication, uint64_t entity,

@@ -76,14 +76,51 @@ static int sidecar_body_fn(FILE *f, const void *arg)
     return sweepspec_write_yaml(a->sp, f);
 }
 
-/* FNV-1a, 64 bit: a short fingerprint for humans comparing sidecars; the
- * checks themselves compare the whole text. */
+/* The next line of text that is not a whole-line comment, or NULL at the
+ * end; *len gets its length (without the newline). Comments (such as "fully
+ * resolved from PATH") may differ between shards run from different
+ * directories without the sweep being different. */
+static const char *next_line(const char *s, size_t *len)
+{
+    while (*s) {
+        const char *e = strchr(s, '\n');
+        size_t n = e ? (size_t)(e - s) : strlen(s);
+        const char *t = s + strspn(s, " \t");
+        if (*t != '#' || t >= s + n) {
+            *len = n;
+            return s;
+        }
+        s += n + (e != NULL);
+    }
+    return NULL;
+}
+
+/* Sidecars describe the same sweep: equal but for comment lines. */
+static int sidecar_same(const char *a, const char *b)
+{
+    size_t na, nb;
+    for (;;) {
+        a = next_line(a, &na);
+        b = next_line(b, &nb);
+        if (!a || !b) return !a && !b;
+        if (na != nb || memcmp(a, b, na) != 0) return 0;
+        a += na + (a[na] == '\n');
+        b += nb + (b[nb] == '\n');
+    }
+}
+
+/* FNV-1a, 64 bit, over the non-comment lines: a short fingerprint for
+ * humans comparing sidecars; the checks compare the text itself. */
 static uint64_t fnv1a(const char *s)
 {
     uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
+    size_t n;
+    while ((s = next_line(s, &n)) != NULL) {
+        for (size_t i = 0; i <= n; i++) {
+            h ^= i < n ? (unsigned char)s[i] : (unsigned char)'\n';
+            h *= 1099511628211ULL;
+        }
+        s += n + (s[n] == '\n');
     }
     return h;
 }
@@ -210,7 +247,7 @@ static int check_sidecar(const char *csv, const char *expect, err_t *err)
     if (rc == 1)
         return err_set(err, ERR_INPUT, "%s: cannot resume: its sidecar %s is "
                        "missing (use --force to start over)", csv, side);
-    int same = strcmp(have, expect) == 0;
+    int same = sidecar_same(have, expect);
     free(have);
     if (!same)
         return err_set(err, ERR_INPUT, "%s: cannot resume: written by a "
@@ -337,7 +374,7 @@ static int merge_part(merge_state_t *m, const char *part, const char *first,
         m->total = total;
         m->sidecar = text;
     } else {
-        int same = strcmp(text, m->sidecar) == 0;
+        int same = sidecar_same(text, m->sidecar);
         free(text);
         if (!same)
             return err_set(err, ERR_INPUT, "%s: not part of the same sweep as %s "

@@ -10,7 +10,9 @@
  * Sidecar: a first line `# specsim sweep: points N, id HEX` (HEX = FNV-1a of
  * the rest), the resolved base scenario, then the `sweep:` section with every
  * axis written out. It is a runnable sweep scenario itself, identical for
- * every shard of one sweep: that is how merge and resume recognise a sweep.
+ * every shard of one sweep (whole-line comments aside, which may name the
+ * path the scenario was read from): that is how merge and resume recognise
+ * a sweep.
  */
 #ifndef SPECSIM_SWEEPFILE_H
 #define SPECSIM_SWEEPFILE_H

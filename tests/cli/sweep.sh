@@ -91,7 +91,7 @@ expect_exit merge_other_sweep 2 $SPECSIM merge "$TMP/m3.csv" "$TMP/part0.csv" \
     "$TMP/part1.csv" "$TMP/part2.csv" "$TMP/other3.csv"
 
 # --- SIGKILL mid-run, then --resume == uninterrupted -----------------------
-{ base kill 200s 8; cat <<EOF
+{ base kill 300s 8; cat <<EOF
 sweep:
   tenants.network.rtt: {from: 10ms, to: 200ms, step: 10ms}
   acceptance.alpha: [0.5, 0.7, 0.9]
@@ -99,7 +99,7 @@ EOF
 } >"$TMP/k.yaml"
 $SPECSIM sweep "$TMP/k.yaml" -j 2 --out "$TMP/kref.csv" 2>"$TMP/err"
 total=$(wc -l <"$TMP/kref.csv")
-$SPECSIM sweep "$TMP/k.yaml" -j 2 --out "$TMP/k.csv" 2>/dev/null &
+$SPECSIM sweep "$TMP/k.yaml" -j 1 --out "$TMP/k.csv" 2>/dev/null &
 pid=$!
 # Kill once a few rows are in; poll every 10 ms (up to 30 s).
 n=0
