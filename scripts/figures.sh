@@ -16,6 +16,9 @@ data=results/sweeps/paper
 jobs=${JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)}
 mode=--force
 [ "${FIGURES_RESUME:-0}" = 1 ] && mode=--resume
+# cairo stamps PDFs with this date instead of now, so the same data give the
+# same bytes and regenerated figures do not churn in git.
+export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-0}
 
 [ -x "$specsim" ] || { echo "figures: $specsim not built (run make)" >&2; exit 1; }
 command -v gnuplot >/dev/null 2>&1 ||

@@ -11,6 +11,7 @@
 #include "analytic.h"
 #include "err.h"
 #include "output.h"
+#include "roofline.h"
 #include "scenario.h"
 #include "sim.h"
 #include "sweep.h"
@@ -43,6 +44,7 @@ static const char usage_main[] =
     "  merge OUT PARTS... merge the CSV parts of a sharded sweep\n"
     "  check SCENARIO     validate and print the fully resolved scenario as YAML\n"
     "  analytic SCENARIO  closed-form predictions for the same scenario\n"
+    "  roofline SCENARIO  verify iteration time vs batch tokens M (CSV)\n"
     "\n"
     "`specsim COMMAND --help` describes each command. SCENARIO may be omitted\n"
     "(run, check, analytic): the built-in scenarios/default.yaml is used.\n"
@@ -305,6 +307,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "analytic") == 0) return cmd_analytic(argc - 1, argv + 1);
     if (strcmp(cmd, "sweep") == 0) return sweep_cli(argc - 1, argv + 1);
     if (strcmp(cmd, "merge") == 0) return merge_cli(argc - 1, argv + 1);
+    if (strcmp(cmd, "roofline") == 0) return roofline_cli(argc - 1, argv + 1);
     fprintf(stderr, "specsim: unknown command '%s'\n\n%s", cmd, usage_main);
     return 2;
 }
