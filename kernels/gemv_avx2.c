@@ -12,6 +12,8 @@
 #define AI static inline __attribute__((always_inline))
 #define TMAX 8
 #define NACC(T) ((T) <= 1 ? 4 : (T) <= 2 ? 2 : 1)
+/* Software prefetch distance along a weight row (see gemv_avx512.c). */
+#define PF_BYTES 8192
 
 static inline uint16_t to_h(float f)
 {
@@ -49,6 +51,7 @@ AI void w4_tile(const uint8_t *q, const uint16_t *sc, const uint8_t *zp, int gro
     for (int g = 0; g < groups; g++) {
         const uint8_t *qg = q + (size_t)g * (size_t)(group / 2);
         const float *xg = x + (size_t)g * (size_t)group;
+        _mm_prefetch((const char *)qg + PF_BYTES, _MM_HINT_T0);
         /* Σ q·x per group in fresh accumulators, then acc += s·Σ; the zero
          * enters as −z·s·Σx (see gemv_avx512.c). */
         __m256 ga[TMAX][2];
@@ -120,6 +123,8 @@ static void w4_rows(const w4a16_packed_t *w, const float *x, const float *xsum, 
         }                                                                                    \
         int c = 0;                                                                           \
         for (; c + 32 <= k; c += 32) {                                                       \
+            for (size_t l_ = 0; l_ < 32 * sizeof(WT); l_ += 64)                              \
+                _mm_prefetch((const char *)(w + c) + PF_BYTES + l_, _MM_HINT_T0);            \
             __m256 w0 = LOADW(w + c), w1 = LOADW(w + c + 8);                                 \
             __m256 w2 = LOADW(w + c + 16), w3 = LOADW(w + c + 24);                           \
             for (int t = 0; t < T; t++) {                                                    \

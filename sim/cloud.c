@@ -37,7 +37,11 @@ struct cloud {
     int jcap, jfree;               /* capacity, free-list head */
     int *thead, *ttail;            /* per tenant: its queued jobs, in order */
     uint32_t *stamp;               /* per tenant: batch formation marker */
+    int *bslot;                    /* per tenant, valid when stamped: batch
+                                      slot of its last job taken, -1 = its
+                                      later jobs must wait */
     uint32_t cur_stamp;
+    int multi;                     /* cfg batching.multi_block */
     int *adm_next;                 /* per tenant: admission queue link */
     double *adm_bytes;
     int rr;
@@ -121,14 +125,16 @@ cloud_t *cloud_create(const cloud_cfg_t *cfg, int ntenants,
     c->ntenants = ntenants;
     c->max_batch = cfg->batching.max_batch;
     c->max_tokens = cfg->batching.max_tokens > 0 ? cfg->batching.max_tokens : INT_MAX;
+    c->multi = cfg->batching.multi_block != 0;
     c->jfree = -1;
     c->rep = calloc((size_t)c->nrep, sizeof *c->rep);
     c->thead = malloc((size_t)ntenants * sizeof *c->thead);
     c->ttail = malloc((size_t)ntenants * sizeof *c->ttail);
     c->stamp = calloc((size_t)ntenants, sizeof *c->stamp);
+    c->bslot = malloc((size_t)ntenants * sizeof *c->bslot);
     c->adm_next = malloc((size_t)ntenants * sizeof *c->adm_next);
     c->adm_bytes = calloc((size_t)ntenants, sizeof *c->adm_bytes);
-    if (!c->rep || !c->thead || !c->ttail || !c->stamp || !c->adm_next || !c->adm_bytes)
+    if (!c->rep || !c->thead || !c->ttail || !c->stamp || !c->bslot || !c->adm_next || !c->adm_bytes)
         goto oom;
     for (int t = 0; t < ntenants; t++) c->thead[t] = c->ttail[t] = -1;
     for (int i = 0; i < c->nrep; i++) {
@@ -175,6 +181,7 @@ void cloud_free(cloud_t *c)
     free(c->thead);
     free(c->ttail);
     free(c->stamp);
+    free(c->bslot);
     free(c->adm_next);
     free(c->adm_bytes);
     free(c);
@@ -239,6 +246,20 @@ static int schedule_kick(cloud_t *c, int ri, double now)
     return engine_schedule(c->eng, now, c->ev_kick, (uint32_t)ri, KICK);
 }
 
+/* Whether job j may join the batch being formed although its tenant t
+ * already has a job there: only with multi_block, only a verify block right
+ * after a verify block of the same epoch. A tenant's jobs are scanned in
+ * their order, so the blocks that join are contiguous; the model computes
+ * each block's context over the drafts of the blocks before it, so block k+1
+ * attends to block k's tokens as one longer draft sequence would. */
+static int joins(const cloud_t *c, const replica_t *r, int t, const cloud_job_t *j)
+{
+    int p = c->bslot[t];
+    if (!c->multi || p < 0 || j->kind != CLOUD_VERIFY) return 0;
+    const cloud_job_t *prev = &c->jobs[r->bjob[p]];
+    return prev->kind == CLOUD_VERIFY && prev->epoch == j->epoch;
+}
+
 /* Forms a batch from the queue and starts its iteration. */
 static int start_iteration(cloud_t *c, int ri, double now)
 {
@@ -254,13 +275,21 @@ static int start_iteration(cloud_t *c, int ri, double now)
     for (int i = r->head; i >= 0 && nb < c->max_batch && budget > 0;) {
         cloud_job_t *j = &c->jobs[i];
         int nxt = j->next;
-        /* One job per tenant per batch; marking also on a misfit keeps the
-         * tenant's later jobs behind its first. */
-        if (c->stamp[j->tenant] == st) { i = nxt; continue; }
-        c->stamp[j->tenant] = st;
+        int t = j->tenant;
+        if (c->stamp[t] == st && !joins(c, r, t, j)) {
+            c->bslot[t] = -1;   /* waits, and the tenant's later jobs with it */
+            i = nxt;
+            continue;
+        }
+        c->stamp[t] = st;
         int take = j->tokens;
         if (j->kind == CLOUD_PREFILL && take > budget) take = budget;
-        if (take > budget) { i = nxt; continue; }
+        if (take > budget) {   /* waits, and keeps the tenant's later jobs behind */
+            c->bslot[t] = -1;
+            i = nxt;
+            continue;
+        }
+        c->bslot[t] = nb;
         if (!j->started) {
             j->started = 1;
             double d = now - j->arrive;

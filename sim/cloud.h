@@ -8,10 +8,15 @@
  * A batch takes up to max_batch jobs FCFS within max_tokens: prefill jobs are
  * chunked to fit (Sarathi-style) and stay at their place in the queue until
  * their last chunk; verify and decode jobs never split, and one that does not
- * fit waits. At most one job per tenant enters a batch, and a tenant's jobs
- * are taken in order, so block k+1 is never verified before block k's
- * iteration has ended. Iteration time: cloud.verify_time when given, else
- * service_iter_time over the batch's (tokens, context) jobs.
+ * fit waits. A tenant's jobs are taken in order, and a job that waits keeps
+ * the tenant's later jobs waiting too. One job per tenant enters a batch,
+ * except with batching.multi_block: then a tenant's queued verify blocks of
+ * one epoch may enter together (async pipelining: the target verifies block
+ * k and k+1 in one forward pass), each still one job of its own tokens
+ * towards max_batch and max_tokens. The callbacks see them in order, so the
+ * model can find block k+1 stale when block k is rejected. Iteration time:
+ * cloud.verify_time when given, else service_iter_time over the batch's
+ * (tokens, context) jobs.
  *
  * KV capacity per replica is reserved per request at admission; requests
  * that do not fit wait FIFO. A request larger than the whole capacity is

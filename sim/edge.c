@@ -458,7 +458,10 @@ static int verify_done(world_t *w, tenant_t *T, const cloud_job_t *job, double n
     int gamma = w->gamma, cnt = now >= tl->warmup;
     tl->raw.verified_tokens += gamma + 1;
     if (cnt) tl->verified_tokens += gamma + 1;
-    if (job->epoch != T->c_epoch) {   /* went stale while in the batch */
+    /* An earlier block of this tenant in the same iteration (multi_block)
+     * was rejected, or finished the request, after this one had started:
+     * its compute is spent, its verdict meaningless. */
+    if (job->epoch != T->c_epoch) {
         tl->raw.stale_tokens += gamma + 1;
         if (cnt) tl->stale_tokens += gamma + 1;
         return 0;

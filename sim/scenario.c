@@ -249,6 +249,8 @@ static const keytab_key_t BATCH_KEYS[] = {
      .unit = UNIT_DURATION, .max = BIG, .def = "5ms"},
     {.name = "max_tokens", .type = KT_INT,
      .off = offsetof(batching_cfg_t, max_tokens), .min = 0, .max = 1e9, .def = "0"},
+    {.name = "multi_block", .type = KT_BOOL,
+     .off = offsetof(batching_cfg_t, multi_block), .def = "true"},
     END};
 
 static const keytab_key_t CLOUD_KEYS[] = {

@@ -99,6 +99,8 @@ typedef struct batching_cfg {
     int max_batch;           /* jobs per iteration, >= 1 */
     double max_wait;         /* window policy: s to wait for a full batch */
     int max_tokens;          /* tokens per iteration; 0 = unlimited */
+    int multi_block;         /* async: several queued blocks of one tenant
+                                may share an iteration (default 1) */
 } batching_cfg_t;
 
 typedef struct cloud_cfg {

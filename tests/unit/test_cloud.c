@@ -37,8 +37,8 @@ static int on_admit(void *ctx, int tenant, int replica, double now)
     return 0;
 }
 
-static harness_t *setup(int policy, int max_batch, double max_wait, int max_tokens,
-                        int replicas, double kv)
+static harness_t *setup_multi(int policy, int max_batch, double max_wait,
+                              int max_tokens, int replicas, double kv, int multi)
 {
     harness_t *h = calloc(1, sizeof *h);
     err_t err;
@@ -49,6 +49,7 @@ static harness_t *setup(int policy, int max_batch, double max_wait, int max_toke
     h->cfg.batching.max_batch = max_batch;
     h->cfg.batching.max_wait = max_wait;
     h->cfg.batching.max_tokens = max_tokens;
+    h->cfg.batching.multi_block = multi;
     h->cfg.pinning = PIN_LEAST_LOADED;
     h->eng = engine_create(16, &err);
     h->tl = tally_create(0, 1e9);
@@ -56,6 +57,12 @@ static harness_t *setup(int policy, int max_batch, double max_wait, int max_toke
     h->c = cloud_create(&h->cfg, 16, NULL, kv, h->eng, 0, 1, &cb, h->tl, NULL, 1, 0, &err);
     if (!h->c) printf("  %s\n", err.msg);
     return h;
+}
+
+static harness_t *setup(int policy, int max_batch, double max_wait, int max_tokens,
+                        int replicas, double kv)
+{
+    return setup_multi(policy, max_batch, max_wait, max_tokens, replicas, kv, 0);
 }
 
 static void teardown(harness_t *h)
@@ -74,6 +81,18 @@ static void submit_at(harness_t *h, double t, int tenant, int kind, int tokens)
     j.tenant = tenant;
     j.kind = kind;
     j.tokens = tokens;
+    CHECK(cloud_submit(h->c, 0, &j, t) == 0);
+}
+
+/* Submits a verify block of `tokens` with an epoch at time t. */
+static void submit_block(harness_t *h, double t, int tenant, int tokens, uint32_t epoch)
+{
+    CHECK(engine_run(h->eng, t) == 0);
+    cloud_job_t j = {0};
+    j.tenant = tenant;
+    j.kind = CLOUD_VERIFY;
+    j.tokens = tokens;
+    j.epoch = epoch;
     CHECK(cloud_submit(h->c, 0, &j, t) == 0);
 }
 
@@ -205,6 +224,68 @@ static void test_purge(void)
 /* KV capacity 100: 50 and 40 fit; 30 waits; 5 would fit but waits behind
  * it (FIFO); releasing 50 admits 30 then 5 (40+30+5 = 75). A request larger
  * than the whole capacity gets in only on an empty replica. */
+/* multi_block. Queue at t = 0 (FCFS): A0, A1 (tenant 0), B (tenant 1), A2
+ * (tenant 0), all epoch 0, max_batch 3: A0, A1 and B fill [0,1] (each block
+ * is one job towards max_batch, so A2, though eligible, waits), A2 runs in
+ * [1,2]. Then at t = 5: C0 (epoch 0), C1 (epoch 1), C2 (epoch 1) of tenant
+ * 2 and D of tenant 3: C1 is of a new epoch, so it and C2 behind it wait;
+ * [5,6] = {C0, D}, [6,7] = {C1, C2}. Callbacks come in batch order, so a
+ * tenant's blocks are seen in order. */
+static void test_multi_block(void)
+{
+    harness_t *h = setup_multi(BATCH_CONTINUOUS, 3, 0, 0, 1, INFINITY, 1);
+    submit_block(h, 0, 0, 5, 0);
+    submit_block(h, 0, 0, 5, 0);
+    submit_block(h, 0, 1, 5, 0);
+    submit_block(h, 0, 0, 5, 0);
+    CHECK(engine_run(h->eng, 4) == 0);
+    CHECK(h->nrec == 4);
+    int want_t[] = {0, 0, 1, 0};
+    double want_at[] = {1, 1, 1, 2};
+    for (int i = 0; i < 4 && i < h->nrec; i++)
+        CHECK(h->rec[i].tenant == want_t[i] && h->rec[i].t == want_at[i]);
+    CHECK_REL(hist_mean(h->tl->batch), 2, 1e-12);
+    h->nrec = 0;
+    submit_block(h, 5, 2, 5, 0);
+    submit_block(h, 5, 2, 5, 1);
+    submit_block(h, 5, 2, 5, 1);
+    submit_block(h, 5, 3, 5, 0);
+    CHECK(engine_run(h->eng, 10) == 0);
+    CHECK(h->nrec == 4);
+    int want_t2[] = {2, 3, 2, 2};
+    double want_at2[] = {6, 6, 7, 7};
+    for (int i = 0; i < 4 && i < h->nrec; i++)
+        CHECK(h->rec[i].tenant == want_t2[i] && h->rec[i].t == want_at2[i]);
+    teardown(h);
+}
+
+/* multi_block within max_tokens 10. Tenant 0 queues blocks of 5, 6, 4
+ * tokens, tenant 1 one of 4: [0,1] takes 5; the 6 does not fit the 5 left
+ * and waits, and so does tenant 0's 4 behind it (a tenant's blocks keep
+ * their order), while tenant 1's 4 fits: {A5, B4}. [1,2] = {A6, A4} = 10
+ * tokens. Without multi_block the same queue gives {A5, B4}, {A6}, {A4}. */
+static void test_multi_block_tokens(void)
+{
+    for (int multi = 1; multi >= 0; multi--) {
+        harness_t *h = setup_multi(BATCH_CONTINUOUS, 8, 0, 10, 1, INFINITY, multi);
+        submit_block(h, 0, 0, 5, 0);
+        submit_block(h, 0, 0, 6, 0);
+        submit_block(h, 0, 0, 4, 0);
+        submit_block(h, 0, 1, 4, 0);
+        CHECK(engine_run(h->eng, 10) == 0);
+        CHECK(h->nrec == 4);
+        int want_tok[] = {5, 4, 6, 4};
+        int want_ten[] = {0, 1, 0, 0};
+        double want_at[2][4] = {{1, 1, 2, 3}, {1, 1, 2, 2}};
+        for (int i = 0; i < 4 && i < h->nrec; i++) {
+            CHECK(h->rec[i].tenant == want_ten[i]);
+            CHECK(h->rec[i].tokens_done == want_tok[i]);
+            CHECK(h->rec[i].t == want_at[multi][i]);
+        }
+        teardown(h);
+    }
+}
+
 static void test_kv_admission(void)
 {
     harness_t *h = setup(BATCH_CONTINUOUS, 8, 0, 0, 2, 100);
@@ -255,6 +336,8 @@ int main(void)
     RUN(test_window);
     RUN(test_max_tokens_chunking);
     RUN(test_purge);
+    RUN(test_multi_block);
+    RUN(test_multi_block_tokens);
     RUN(test_kv_admission);
     RUN(test_pinning);
     return check_done();

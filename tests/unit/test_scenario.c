@@ -108,6 +108,7 @@ static int scenario_eq(const scenario_t *a, const scenario_t *b)
     EQ(c->batching.policy == d->batching.policy && c->batching.max_batch == d->batching.max_batch);
     EQ(c->batching.max_wait == d->batching.max_wait &&
        c->batching.max_tokens == d->batching.max_tokens);
+    EQ(c->batching.multi_block == d->batching.multi_block);
     EQ(c->pinning == d->pinning && c->overhead == d->overhead);
     EQ(c->kv_capacity_bytes == d->kv_capacity_bytes);
     EQ(c->has_verify_time == d->has_verify_time && dist_eq(&c->verify_time, &d->verify_time));
@@ -319,6 +320,35 @@ static void test_override_errors(void)
     check_set_error("", f, 1, "--set:1:10: protocol..gamma: empty key");
     scenario_override_t g[] = {{"tenants.network.jitter", "{dist: normal, mean: 1ms}"}};
     check_set_error("", g, 1, "--set:1:24: tenants.network.jitter.sd: missing");
+}
+
+/* cloud.batching.multi_block: default true; false and --set are read;
+ * anything but a boolean is an input error naming the key; the resolved
+ * YAML writes it and reads back the same. */
+static void test_multi_block(void)
+{
+    scenario_t s, b;
+    if (load_ok("", NULL, 0, &s) != 0) return;
+    CHECK(s.cloud.batching.multi_block == 1);
+    scenario_free(&s);
+    if (load_ok("cloud: {batching: {multi_block: false}}\n", NULL, 0, &s) != 0) return;
+    CHECK(s.cloud.batching.multi_block == 0);
+    char *y = to_yaml(&s);
+    CHECK(y && strstr(y, "multi_block: false") != NULL);
+    err_t err = {0};
+    CHECK(y && scenario_load_string("rt.yaml", y, NULL, 0, &b, &err) == 0);
+    if (y && err.code == 0) {
+        CHECK(b.cloud.batching.multi_block == 0);
+        scenario_free(&b);
+    }
+    free(y);
+    scenario_free(&s);
+    scenario_override_t on[] = {{"cloud.batching.multi_block", "true"}};
+    if (load_ok("cloud: {batching: {multi_block: false}}\n", on, 1, &s) != 0) return;
+    CHECK(s.cloud.batching.multi_block == 1);
+    scenario_free(&s);
+    scenario_override_t bad[] = {{"cloud.batching.multi_block", "3"}};
+    check_set_error("", bad, 1, "--set:1:28: cloud.batching.multi_block:");
 }
 
 static void test_groups(void)
@@ -566,6 +596,7 @@ int main(void)
     RUN(test_closed_form_hook);
     RUN(test_overrides);
     RUN(test_override_errors);
+    RUN(test_multi_block);
     RUN(test_groups);
     RUN(test_acceptance_models);
     RUN(test_empirical_and_alias);

@@ -85,8 +85,28 @@ static void test_async_conservation(void)
     CHECK(t.queue_purged + t.blocks_dropped > 100);
     CHECK(t.requests_done > 100);
     CHECK(m.value[METRIC_DRAFT_WASTE_FRAC] > 0);
-    /* Blocks are verified in order, so none goes stale inside a batch. */
+    /* Without multi_block a tenant has at most one block per iteration,
+     * decided before its next one starts: none goes stale inside a batch. */
     CHECK_ABS(m.value[METRIC_GPU_WASTE_FRAC], 0, 0);
+    scen_del(s);
+}
+
+/* The same with multi_block and iterations slower than drafting (mean
+ * 40 ms = γ·d), so a tenant's blocks queue up and share iterations: some
+ * go stale inside a batch, and the identities still hold exactly. */
+static void test_async_multi_block_conservation(void)
+{
+    scenario_t *s = random_scenario(MODE_ASYNC);
+    s->cloud.batching.multi_block = 1;
+    s->cloud.verify_time = (dist_t){DIST_EXPONENTIAL, 0.040, 0, NULL, 0};
+    metrics_summary_t m;
+    sim_totals_t t;
+    err_t err;
+    CHECK(sim_run_detailed(s, NULL, &m, &t, &err) == 0);
+    check_identities(&t, 5, MODE_ASYNC);
+    CHECK(t.stale_tokens > 100);
+    CHECK(t.requests_done > 50);
+    CHECK(m.value[METRIC_GPU_WASTE_FRAC] > 0);
     scen_del(s);
 }
 
@@ -178,6 +198,7 @@ static void test_threads(void)
 int main(void)
 {
     RUN(test_async_conservation);
+    RUN(test_async_multi_block_conservation);
     RUN(test_other_modes_conservation);
     RUN(test_determinism);
     RUN(test_threads);

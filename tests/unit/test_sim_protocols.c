@@ -229,6 +229,122 @@ static void test_service_model_path(void)
     scen_del(s);
 }
 
+/* Async, multi_block, hand-worked. One tenant, gamma = 2, d = 10 ms,
+ * v = 45 ms, rtt = 2 ms (1 ms each way), prompt 1, edge prefill 0, window
+ * 64, warmup 0, duration 0.2 s; acceptance replays a trace.
+ *   0.001-0.046 cloud prefill; first token at the edge 0.047.
+ *   B0 drafted 0.047-0.067, at the cloud 0.068: iteration [0.068, 0.113].
+ *   B1 arrives 0.088, B2 0.108 (queued), B3 0.128.
+ *   0.113: B0's verdict a = 2 (all accepted). B1 and B2 (same tenant, same
+ *   epoch, queued) share the next iteration [0.113, 0.158]. B4 arrives 0.148.
+ * Trace {2, 0}: at 0.158 B1 gets a = 0: rejected, the cloud bumps the epoch
+ *   and purges B3, B4 (2 jobs); B2, in the same iteration after B1, is stale:
+ *   no verdict, its 3 tokens are wasted. The edge gets B1's verdict at 0.159,
+ *   commits 1, discards B1's 2 drafts, B2-B4 (6) and the 1 finished token of
+ *   B5 (drafting since 0.147): 9 discarded. It restarts: a new block
+ *   drafted 0.159-0.179, at the cloud 0.180, iteration [0.180, 0.225] runs
+ *   past the end; another drafted 0.179-0.199. Drafted: B0-B4 10 + 1 + 4 =
+ *   15 = 2 committed + 9 discarded + 4 in flight at the end.
+ *   Verified tokens 3·3 = 9 (B0, B1, B2), stale 3: gpu_waste = 1/3;
+ *   verdicts 2; iterations: prefill 1, {B0} 1, {B1, B2} 2, {B6} 1 -> batch
+ *   mean 5/4; committed 1 + 2 + 1 = 4.
+ * Trace {2} (all accepted): B1 and B2 both get verdicts at 0.158 (2
+ *   verdicts, no waste); B3, B4 (queued 0.128, 0.148) share [0.158, 0.203],
+ *   past the end. Verified 9 tokens in 3 verdicts; committed 1 + 2·3 = 7;
+ *   batches 1, 1, 2, 2 -> mean 1.5.
+ * multi_block off, trace {2, 0}: B1 runs alone [0.113, 0.158]; its
+ *   rejection purges B2-B4 (3 jobs): verified 6 tokens, none stale. */
+static void test_multi_block_hand(void)
+{
+    scenario_t *s = scen_new(1, 1, MODE_ASYNC, 2, 0, 0.010, 0.045, 0.002);
+    s->duration = 0.2;
+    s->warmup = 0;
+    s->cloud.batching.multi_block = 1;
+    int reject[] = {2, 0}, accept[] = {2};
+    s->acceptance.model = ACC_TRACE;
+    s->acceptance.trace = reject;
+    s->acceptance.ntrace = 2;
+    metrics_summary_t m;
+    sim_totals_t t;
+    CHECK(run(s, &m, &t) == 0);
+    CHECK(t.verified_tokens == 9 && t.stale_tokens == 3 && t.verdicts == 2);
+    CHECK_REL(m.value[METRIC_GPU_WASTE_FRAC], 1.0 / 3, 1e-12);
+    CHECK(t.queue_purged == 2);
+    CHECK(t.drafted == 15 && t.discarded == 9 && t.pending_drafts == 4);
+    CHECK(t.committed == 4);
+    CHECK_REL(m.value[METRIC_BATCH_MEAN], 1.25, 1e-12);
+    CHECK_REL(m.value[METRIC_ACCEPTANCE_RATE], 2.0 / 4, 1e-12);
+
+    s->acceptance.trace = accept;
+    s->acceptance.ntrace = 1;
+    CHECK(run(s, &m, &t) == 0);
+    CHECK(t.verified_tokens == 9 && t.stale_tokens == 0 && t.verdicts == 3);
+    CHECK_ABS(m.value[METRIC_GPU_WASTE_FRAC], 0, 0);
+    CHECK(t.committed == 7);
+    CHECK_REL(m.value[METRIC_BATCH_MEAN], 1.5, 1e-12);
+
+    s->cloud.batching.multi_block = 0;
+    s->acceptance.trace = reject;
+    s->acceptance.ntrace = 2;
+    CHECK(run(s, &m, &t) == 0);
+    CHECK(t.verified_tokens == 6 && t.stale_tokens == 0 && t.verdicts == 2);
+    CHECK(t.queue_purged == 3);
+    CHECK_ABS(m.value[METRIC_GPU_WASTE_FRAC], 0, 0);
+    scen_del(s);
+}
+
+/* Overloaded async: v = 50 ms > γ·d = 40 ms, so blocks queue behind each
+ * other and, with multi_block, share iterations; a rejection then finds
+ * later blocks of its tenant inside the batch: gpu_waste_frac > 0, and each
+ * verified block is either decided or stale. Without multi_block a tenant
+ * has one block per iteration and none can go stale inside it. */
+static void test_multi_block_overload(void)
+{
+    scenario_t *s = scen_new(1, 2, MODE_ASYNC, 4, 0.8, 0.010, 0.050, 0.040);
+    s->duration = 100;
+    s->cloud.batching.multi_block = 1;
+    metrics_summary_t m;
+    sim_totals_t t;
+    CHECK(run(s, &m, &t) == 0);
+    CHECK(m.value[METRIC_GPU_WASTE_FRAC] > 0.01);
+    CHECK_ABS(t.verified_tokens, 5 * t.verdicts + t.stale_tokens, 1e-9);
+    s->cloud.batching.multi_block = 0;
+    CHECK(run(s, &m, &t) == 0);
+    CHECK_ABS(m.value[METRIC_GPU_WASTE_FRAC], 0, 0);
+    CHECK(t.stale_tokens == 0);
+    /* Sync has one block in flight per tenant: the flag changes nothing. */
+    s->protocol.mode = MODE_SYNC;
+    metrics_summary_t m1;
+    CHECK(run(s, &m1, NULL) == 0);
+    s->cloud.batching.multi_block = 1;
+    CHECK(run(s, &m, NULL) == 0);
+    for (int i = 0; i < METRIC_COUNT; i++)
+        if (!metric_is_timing(i) && !isnan(m.value[i]))
+            CHECK(m.value[i] == m1.value[i]);
+    scen_del(s);
+}
+
+/* Bookkeeping: events are summed over replications. With α = 1 and fixed
+ * times nothing is random, so two replications run the same events as one
+ * does, twice. Edge-only uses no GPU: gpu_util and gpu_s_per_ktok are 0. */
+static void test_events_and_edge_only(void)
+{
+    scenario_t *s = scen_new(1, 2, MODE_ASYNC, 4, 1.0, 0.010, 0.005, 0.040);
+    s->duration = 20;
+    metrics_summary_t m1, m2;
+    CHECK(run(s, &m1, NULL) == 0);
+    s->replications = 2;
+    CHECK(run(s, &m2, NULL) == 0);
+    CHECK(m1.value[METRIC_EVENTS] > 1000);
+    CHECK(m2.value[METRIC_EVENTS] == 2 * m1.value[METRIC_EVENTS]);
+    CHECK_REL(m2.value[METRIC_EVENTS_PER_S],
+              m2.value[METRIC_EVENTS] / m2.value[METRIC_WALL_S], 1e-12);
+    s->protocol.mode = MODE_EDGE_ONLY;
+    CHECK(run(s, &m2, NULL) == 0);
+    CHECK(m2.value[METRIC_GPU_UTIL] == 0 && m2.value[METRIC_GPU_S_PER_KTOK] == 0);
+    scen_del(s);
+}
+
 /* Scenarios the model cannot run are input errors. */
 static void test_rejects(void)
 {
@@ -289,6 +405,9 @@ int main(void)
     RUN(test_async_draft_waste);
     RUN(test_kv_admission_blocks);
     RUN(test_service_model_path);
+    RUN(test_multi_block_hand);
+    RUN(test_multi_block_overload);
+    RUN(test_events_and_edge_only);
     RUN(test_rejects);
     RUN(test_trace);
     return check_done();
