@@ -324,20 +324,11 @@ static int read_values_file(keytab_ctx_t *c, const ynode_t *node,
         return keytab_err(c, node, key, "cannot read: %s", rerr.msg);
     size_t cap = 0, n = 0;
     double *v = NULL;
-    int rc = 0, line = 0;
-    for (char *p = text, *next; p && *p && rc == 0; p = next) {
-        line++;
-        char *nl = strchr(p, '\n');
-        next = nl ? nl + 1 : NULL;
-        if (nl) *nl = 0;
-        const char *start = p;
-        while (*p == ' ' || *p == '\t') p++;
-        size_t l = strlen(p);
-        while (l && (p[l - 1] == ' ' || p[l - 1] == '\t' || p[l - 1] == '\r'))
-            p[--l] = 0;
-        if (!*p || *p == '#') continue;
+    int rc = 0, line = 0, col = 0;
+    char *cursor = text, *p;
+    while (rc == 0 && (p = ynode_next_data_line(&cursor, &line, &col))) {
         ynode_t fake = {.kind = YNODE_SCALAR, .src = path, .line = line,
-                        .col = (int)(p - start) + 1, .str = p, .plain = 1};
+                        .col = col, .str = p, .plain = 1};
         double x;
         rc = parse_quantity(c, &fake, key, unit, 0, 0, &x);
         if (rc == 0 && n == cap) {

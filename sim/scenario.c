@@ -84,22 +84,12 @@ static int parse_trace(keytab_ctx_t *c, const ynode_t *node, const char *key,
     err_t rerr;
     if (ynode_read_file(a->trace_file, &text, &len, &rerr) != 0)
         return keytab_err(c, node, key, "cannot read: %s", rerr.msg);
-    int *v = NULL, n = 0, cap = 0, line = 0, rc = 0;
-    for (char *p = text, *next; p && *p && rc == 0; p = next) {
-        char *nl = strchr(p, '\n');
-        next = nl ? nl + 1 : NULL;
-        if (nl) *nl = 0;
-        line++;
-        const char *start = p;
-        while (*p == ' ' || *p == '\t') p++;
-        size_t l = strlen(p);
-        while (l && (p[l - 1] == ' ' || p[l - 1] == '\t' || p[l - 1] == '\r'))
-            p[--l] = 0;
-        if (!*p || *p == '#') continue;
+    int *v = NULL, n = 0, cap = 0, line = 0, col = 0, rc = 0;
+    char *cursor = text, *p;
+    while ((p = ynode_next_data_line(&cursor, &line, &col))) {
         size_t d = strspn(p, "0123456789");
         if (d == 0 || p[d] || d > 6) {
-            ynode_t at = {.src = a->trace_file, .line = line,
-                          .col = (int)(p - start) + 1};
+            ynode_t at = {.src = a->trace_file, .line = line, .col = col};
             rc = keytab_err(c, &at, key, "'%.60s' is not a non-negative integer "
                             "(an accepted length)", p);
             break;

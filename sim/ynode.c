@@ -482,3 +482,22 @@ int ynode_parse_file(const char *path, const char *src, ynode_t **out,
     free(text);
     return rc;
 }
+
+char *ynode_next_data_line(char **cursor, int *line, int *col)
+{
+    for (char *p = *cursor; p && *p; p = *cursor) {
+        char *nl = strchr(p, '\n');
+        *cursor = nl ? nl + 1 : NULL;
+        if (nl) *nl = 0;
+        ++*line;
+        const char *start = p;
+        while (*p == ' ' || *p == '\t') p++;
+        size_t l = strlen(p);
+        while (l && (p[l - 1] == ' ' || p[l - 1] == '\t' || p[l - 1] == '\r'))
+            p[--l] = 0;
+        if (!*p || *p == '#') continue;
+        *col = (int)(p - start) + 1;
+        return p;
+    }
+    return NULL;
+}

@@ -55,6 +55,12 @@ int ynode_parse(const char *src, const char *key, const char *text, size_t len,
  * cannot be read. */
 int ynode_read_file(const char *path, char **text, size_t *len, err_t *err);
 
+/* Walks the text of a data file (trace, empirical values) in place: returns
+ * the next line that is neither blank nor a #-comment, trimmed of blanks,
+ * with *line its 1-based number and *col the 1-based column where it starts;
+ * NULL at the end. *cursor starts at the text; line ends become NULs. */
+char *ynode_next_data_line(char **cursor, int *line, int *col);
+
 /* ynode_read_file + ynode_parse with line_base 1; src names the file in
  * messages and must outlive the tree. */
 int ynode_parse_file(const char *path, const char *src, ynode_t **out,
