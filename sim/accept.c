@@ -2,20 +2,10 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
-
-struct accept {
-    const accept_cfg_t *cfg;
-    enum accept_model model;
-    gsl_rng *rng;        /* RNG_ACCEPT: one stream per tenant */
-    double alpha;        /* iid and beta: the tenant's alpha */
-    double log_alpha;    /* cached log(alpha) for the geometric draw */
-    int good;            /* markov: 1 in the good state */
-    int trace_pos;       /* trace: next index into cfg->trace */
-    double alpha_mean;
-};
 
 static int prob_ok(double p)
 {
@@ -123,29 +113,36 @@ static int init_params(accept_t *a, uint64_t seed, int rep, int tenant, err_t *e
     return 0;
 }
 
+int accept_init(accept_t *a, const accept_cfg_t *cfg, uint64_t seed, int rep,
+                int tenant, err_t *err)
+{
+    memset(a, 0, sizeof *a);
+    if (!cfg)
+        return err_set(err, ERR_RUNTIME, "accept: no acceptance configuration");
+    if (check_cfg(cfg, err) < 0) return -1;
+    a->cfg = cfg;
+    a->model = cfg->model;
+    a->rng = rngbox_init(&a->box, seed, (uint64_t)rep, (uint64_t)tenant, RNG_ACCEPT,
+                         err);
+    if (!a->rng) return -1;
+    return init_params(a, seed, rep, tenant, err);
+}
+
+void accept_fini(accept_t *a)
+{
+    a->rng = NULL;   /* the stream lives in the box: nothing to free */
+}
+
 accept_t *accept_create(const accept_cfg_t *cfg, uint64_t seed, int rep, int tenant,
                         err_t *err)
 {
-    if (!cfg) {
-        err_set(err, ERR_RUNTIME, "accept: no acceptance configuration");
-        return NULL;
-    }
-    if (check_cfg(cfg, err) < 0) return NULL;
-    accept_t *a = calloc(1, sizeof *a);
+    accept_t *a = malloc(sizeof *a);
     if (!a) {
         err_set(err, ERR_RUNTIME, "accept: out of memory");
         return NULL;
     }
-    a->cfg = cfg;
-    a->model = cfg->model;
-    a->rng = rng_stream(seed, (uint64_t)rep, (uint64_t)tenant, RNG_ACCEPT);
-    if (!a->rng) {
-        err_set(err, ERR_RUNTIME, "accept: out of memory");
+    if (accept_init(a, cfg, seed, rep, tenant, err) < 0) {
         free(a);
-        return NULL;
-    }
-    if (init_params(a, seed, rep, tenant, err) < 0) {
-        accept_free(a);
         return NULL;
     }
     return a;
@@ -223,6 +220,6 @@ double accept_alpha_mean(const accept_t *a)
 void accept_free(accept_t *a)
 {
     if (!a) return;
-    gsl_rng_free(a->rng);
+    accept_fini(a);
     free(a);
 }

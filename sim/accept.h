@@ -28,9 +28,31 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "rngbox.h"
 #include "scenario.h"
 
-typedef struct accept accept_t;
+/* Public so a tenant can hold its state inline (accept_draw runs once per
+ * verdict; a separately allocated state cost a cache miss each time). The
+ * fields are private to accept.c. Not movable once initialised (rngbox). */
+typedef struct accept {
+    enum accept_model model;
+    gsl_rng *rng;        /* == &box.r: RNG_ACCEPT, one stream per tenant */
+    double alpha;        /* iid and beta: the tenant's alpha */
+    double log_alpha;    /* cached log(alpha) for the geometric draw */
+    int good;            /* markov: 1 in the good state */
+    int trace_pos;       /* trace: next index into cfg->trace */
+    const accept_cfg_t *cfg;
+    double alpha_mean;
+    rngbox_t box;
+} accept_t;
+
+/* Initialises the acceptance state *a in place (same contract as
+ * accept_create below, minus the allocation). Returns 0, or -1 with err.
+ * Release with accept_fini() (nothing to free today; kept so owners need
+ * not know). */
+int accept_init(accept_t *a, const accept_cfg_t *cfg, uint64_t seed, int rep,
+                int tenant, err_t *err);
+void accept_fini(accept_t *a);
 
 /* Returns a new per-tenant acceptance state; the caller owns it and frees it
  * with accept_free(). cfg is copied where needed (the trace array is

@@ -28,7 +28,7 @@ typedef struct tenant {
     int group;
     workload_t wl;
     network_link_t up, down;
-    accept_t *acc;
+    accept_t acc;         /* in place: one draw per verdict */
     gsl_rng *draft_rng, *prefill_rng;   /* NULL when constant / model */
     double *cum;          /* gamma cumulative draft times of the block drafted */
     /* edge view of the current request */

@@ -11,6 +11,7 @@ struct engine {
     double now;
     engine_fn fn[ENGINE_MAX_TYPES];
     void *ctx[ENGINE_MAX_TYPES];
+    engine_hint_fn hint[ENGINE_MAX_TYPES];
 };
 
 engine_t *engine_create(size_t capacity, err_t *err)
@@ -42,6 +43,13 @@ int engine_on(engine_t *e, uint32_t type, engine_fn fn, void *ctx)
     if (type >= ENGINE_MAX_TYPES) return -1;
     e->fn[type] = fn;
     e->ctx[type] = ctx;
+    return 0;
+}
+
+int engine_on_hint(engine_t *e, uint32_t type, engine_hint_fn hint)
+{
+    if (type >= ENGINE_MAX_TYPES) return -1;
+    e->hint[type] = hint;
     return 0;
 }
 
@@ -100,6 +108,10 @@ int engine_run(engine_t *e, double until)
         pop(e, &ev);
         e->now = ev.time;
         e->events++;
+        /* heap[0] is now the next event (unless this handler schedules an
+         * earlier one, when the hint is merely wasted). */
+        if (e->n > 0 && e->hint[e->heap[0].type])
+            e->hint[e->heap[0].type](e->ctx[e->heap[0].type], &e->heap[0]);
         engine_fn fn = e->fn[ev.type];
         if (!fn || fn(e->ctx[ev.type], &ev) != 0) return -1;
     }

@@ -25,15 +25,13 @@ int network_link_init(network_link_t *l, double rtt, double bps,
         l->ln_mu = log(jitter->a) - 0.5 * s2;
         l->ln_sigma = sqrt(s2);
     }
-    l->rng = rng_stream(seed, (uint64_t)rep, entity, (uint64_t)purpose);
-    if (!l->rng) return err_set(err, ERR_RUNTIME, "network: out of memory");
-    return 0;
+    l->rng = rngbox_init(&l->box, seed, (uint64_t)rep, entity, (uint64_t)purpose, err);
+    return l->rng ? 0 : -1;
 }
 
 void network_link_free(network_link_t *l)
 {
-    if (l->rng) gsl_rng_free(l->rng);
-    l->rng = NULL;
+    l->rng = NULL;   /* the stream lives in the box: nothing to free */
 }
 
 double network_send(network_link_t *l, double now, double bytes)

@@ -16,6 +16,7 @@
 
 #include "err.h"
 #include "rng.h"
+#include "rngbox.h"
 
 typedef struct network_link {
     double free_at;        /* serialiser busy until */
@@ -25,15 +26,18 @@ typedef struct network_link {
     const dist_t *jitter;  /* NULL when there is none (constant 0) */
     double ln_mu, ln_sigma;/* lognormal jitter: parameters of log(x), set
                               once (dist_sample would redo logs per draw) */
-    gsl_rng *rng;          /* owned; NULL for constant jitter */
+    gsl_rng *rng;          /* == &box.r; NULL for constant jitter */
     double bytes;          /* total bytes sent (for the caller's tallies) */
+    rngbox_t box;          /* the jitter stream, in place: one draw per
+                              message, so no pointer chase to a heap block */
 } network_link_t;
 
 /* Initialises a link with base round trip rtt (s), rate bps (INFINITY for
  * unlimited) and jitter (borrowed: must outlive the link; constant 0 means
  * none). The jitter stream is rng_stream(seed, rep, entity, purpose), drawn
  * only when the jitter is random. Returns 0, or -1 with err on allocation
- * failure. Free with network_link_free(). */
+ * failure. The link must not be moved once initialised (rngbox). Release
+ * with network_link_free(). */
 int network_link_init(network_link_t *l, double rtt, double bps,
                       const dist_t *jitter, uint64_t seed, int rep,
                       uint64_t entity, int purpose, err_t *err);
