@@ -16,9 +16,6 @@ data=results/sweeps/paper
 jobs=${JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)}
 mode=--force
 [ "${FIGURES_RESUME:-0}" = 1 ] && mode=--resume
-# cairo stamps PDFs with this date instead of now, so the same data give the
-# same bytes and regenerated figures do not churn in git.
-export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-0}
 
 [ -x "$specsim" ] || { echo "figures: $specsim not built (run make)" >&2; exit 1; }
 command -v gnuplot >/dev/null 2>&1 ||
@@ -80,4 +77,12 @@ if "$specsim" roofline --help >/dev/null 2>&1; then
 else
     echo "skipped: this specsim has no roofline subcommand" >&2
 fi
+# cairo stamps each PDF with the time it was drawn; a fixed stamp of the same
+# length (xref offsets stay valid) makes the same data give the same bytes, so
+# regenerated figures do not churn in git.
+for f in "$out"/*.pdf; do
+    [ -f "$f" ] || continue
+    sed 's|/CreationDate (D:[0-9]\{14\}Z)|/CreationDate (D:20000101000000Z)|' "$f" >"$f.tmp" &&
+        mv "$f.tmp" "$f"
+done
 echo "figures: done in $(( $(date +%s) - t_all )) s -> $out/" >&2
