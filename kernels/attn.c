@@ -34,6 +34,11 @@ static void attn_part(void *arg, int i, int nch)
         size_t off = ((size_t)i * (size_t)j->heads + (size_t)h) * (size_t)d;
         size_t hoff = (size_t)(h / per_kv) * (size_t)d;
         gemv_h2f(j->c, j->q + off, qf, (size_t)d);
+        if (gemv_attn_head(j->c, qf, j->kc + hoff, j->vc + hoff, stride, last + 1, d, scale, sc,
+                           acc) == 0) {
+            for (int e = 0; e < d; e++) j->out[off + (size_t)e] = f32_to_fp16(acc[e]);
+            continue;
+        }
         float mx = -INFINITY;
         for (int p = 0; p <= last; p++) {
             sc[p] = gemv_dot_f16(j->c, qf, j->kc + (size_t)p * stride + hoff, d) * scale;

@@ -469,10 +469,11 @@ static void fill_prov(calwrite_prov_t *p, const calibrate_args_t *a, const gemv_
              , __VERSION__);
     load_average(load, sizeof load);
     snprintf(p->notes, sizeof p->notes,
-             "threads %d, ISA path %s, weights g%d asymmetric; every timed call reads weight "
+             "threads %d, ISA path %s, weights %s%s; every timed call reads weight "
              "copies rotated to exceed 4x LLC; time_s = median after warm-up%s; load average "
              "at start %s%s%s",
-             gemv_ctx_threads(ctx), gemv_isa_name(gemv_ctx_isa(ctx)), W4A16_GROUP_DEFAULT,
+             gemv_ctx_threads(ctx), gemv_isa_name(gemv_ctx_isa(ctx)), a->quant,
+             strcmp(a->quant, "w4a16") ? "" : " g128 asymmetric (random nibbles, scales, zeros)",
              a->quick ? " (--quick: few samples)" : "", load, extra[0] ? "; " : "", extra);
 }
 
@@ -620,6 +621,7 @@ int calibrate_cpu(const calibrate_args_t *a, FILE *prog, err_t *err)
     progress(prog, step, total, "read bandwidth ceiling (again)");
     double again = membw_read_gbs(ctx, bw_bytes, a->quick ? 3 : 10, err);
     if (again <= 0) goto out;
+    double before = t.read_gbs;
     if (again > t.read_gbs) t.read_gbs = again;
     for (int i = 0; i < rs.n; i++) rs.r[i].ceiling_frac = rs.r[i].gbs / t.read_gbs;
 
@@ -655,9 +657,10 @@ int calibrate_cpu(const calibrate_args_t *a, FILE *prog, err_t *err)
 
     {
         calwrite_prov_t p;
-        char extra[160];
-        snprintf(extra, sizeof extra, "token: %d distinct layer weight sets rotated, KV cache "
-                 "per layer, RoPE omitted", tk.nsets);
+        char extra[256];
+        snprintf(extra, sizeof extra, "read ceiling before/after the kernels %.2f/%.2f GB/s "
+                 "(max used); token: %d distinct layer weight sets rotated, KV cache per layer, "
+                 "RoPE omitted", before, again, tk.nsets);
         fill_prov(&p, a, ctx, llc, extra);
         snprintf(t.device_kind, sizeof t.device_kind, "cpu");
         snprintf(t.model, sizeof t.model, "%s", card.name);

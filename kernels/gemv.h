@@ -88,5 +88,10 @@ void gemv_parallel(gemv_ctx_t *c, void (*fn)(void *arg, int i, int nchunks), voi
  * Σ q[i]·h[i] over d values, and acc[i] += a·h[i]. */
 float gemv_dot_f16(const gemv_ctx_t *c, const float *q, const uint16_t *h, int d);
 void gemv_axpy_f16(const gemv_ctx_t *c, float a, const uint16_t *h, float *acc, int d);
+/* One attention head, fused (see attn.c): q fp32 [d], K/V fp16 rows `stride`
+ * elements apart, npos positions, sc scratch [npos], out fp32 [d] (already
+ * divided by the softmax sum). -1 when the path has no fused kernel. */
+int gemv_attn_head(const gemv_ctx_t *c, const float *q, const uint16_t *k, const uint16_t *v,
+                   size_t stride, int npos, int d, float scale, float *sc, float *out);
 
 #endif

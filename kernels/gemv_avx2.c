@@ -6,6 +6,7 @@
  */
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+#include <math.h>
 
 #include "gemv_impl.h"
 
@@ -216,7 +217,83 @@ static void axpy_f16(float a, const uint16_t *h, float *acc, int d)
     for (; i < d; i++) acc[i] += a * _cvtsh_ss(h[i]);
 }
 
-const gemv_impl_t gemv_impl_avx2 = {w4_rows, f16_rows, f32_rows, h2f, dot_f16, axpy_f16};
+/* e^x for x ≤ 0, as in gemv_avx512.c (clamp at −87, Cephes ln2 split,
+ * degree-6 Taylor, 2^n built in the exponent field: n ≥ −126 after the
+ * clamp, so the result stays a normal float). */
+static inline __m256 exp_neg(__m256 x)
+{
+    x = _mm256_max_ps(x, _mm256_set1_ps(-87.0f));
+    __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+    __m256 p = _mm256_set1_ps(1.0f / 720.0f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+
+/* Positions ahead to prefetch (see gemv_avx512.c). */
+#define ATTN_PF 8
+
+/* Fused head (see gemv_avx512.c); d tails and position tails in scalar. */
+static void attn_head(const float *q, const uint16_t *k, const uint16_t *v, size_t stride,
+                      int npos, int d, float scale, float *sc, float *out)
+{
+    float mx = -INFINITY;
+    for (int p = 0; p < npos; p++) {
+        for (int l = 0; l < d; l += 32)
+            _mm_prefetch((const char *)(k + (size_t)(p + ATTN_PF) * stride + l), _MM_HINT_T0);
+        sc[p] = dot_f16(q, k + (size_t)p * stride, d) * scale;
+        mx = sc[p] > mx ? sc[p] : mx;
+    }
+    const __m256 vmax = _mm256_set1_ps(mx);
+    __m256 vsum = _mm256_setzero_ps();
+    int p = 0;
+    for (; p + 8 <= npos; p += 8) {
+        __m256 w = exp_neg(_mm256_sub_ps(_mm256_loadu_ps(sc + p), vmax));
+        _mm256_storeu_ps(sc + p, w);
+        vsum = _mm256_add_ps(vsum, w);
+    }
+    float sum = hsum(vsum);
+    for (; p < npos; p++) {
+        sc[p] = expf(sc[p] - mx);
+        sum += sc[p];
+    }
+    const float inv = 1.0f / sum;
+    int e0 = 0;
+    for (; e0 + 8 <= d; e0 += 64) {
+        int nv = (d - e0) / 8;
+        if (nv > 8) nv = 8;
+        __m256 acc[8];
+        for (int i = 0; i < 8; i++) acc[i] = _mm256_setzero_ps();
+        for (int q2 = 0; q2 < npos; q2++) {
+            const __m256 w = _mm256_set1_ps(sc[q2]);
+            const uint16_t *vp = v + (size_t)q2 * stride + e0;
+            for (int l = 0; l < 8 * nv; l += 32)
+                _mm_prefetch((const char *)(vp + ATTN_PF * stride + l), _MM_HINT_T0);
+            for (int i = 0; i < nv; i++) acc[i] = _mm256_fmadd_ps(w, LOAD_H(vp + 8 * i), acc[i]);
+        }
+        for (int i = 0; i < nv; i++)
+            _mm256_storeu_ps(out + e0 + 8 * i, _mm256_mul_ps(acc[i], _mm256_set1_ps(inv)));
+        if (nv < 8) {
+            e0 += 8 * nv;
+            break;
+        }
+    }
+    for (; e0 < d; e0++) {
+        float a = 0.0f;
+        for (int q2 = 0; q2 < npos; q2++) a += sc[q2] * _cvtsh_ss(v[(size_t)q2 * stride + (size_t)e0]);
+        out[e0] = a * inv;
+    }
+}
+
+const gemv_impl_t gemv_impl_avx2 = {w4_rows, f16_rows, f32_rows, h2f, dot_f16, axpy_f16, attn_head, NULL};
 
 #else
 typedef int gemv_avx2_empty_unit;

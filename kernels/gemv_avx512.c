@@ -11,10 +11,23 @@
  * convert + Σq·x per group 33.5 GB/s, table 39 GB/s. For M ≥ 4 the limit was
  * re-streaming x from L2 for every weight row; w4_rows therefore walks K in
  * chunks whose activations stay in L1 across a block of 8 rows (M = 8,
- * L2-resident weights, one core: 191 → 123 µs for 256×4096).
+ * L2-resident weights, one core: 191 → 123 µs for 256×4096). Weight rows
+ * are also prefetched 8 KiB ahead in software (PF_BYTES). For M ≤ 2 with
+ * groups of 128, w4_chunk128 drops the byte shuffle by reading x in a
+ * permuted order (w4_xperm): 11008×4096 M = 1, 2 threads, ≈ 38 → 42–44 GB/s.
+ * That is about what two cores can decode and FMA at this clock: the
+ * measured read ceiling (up to ~74 GB/s when the host is quiet) is out of
+ * reach for fp32 accumulation on 2 cores.
+ *
+ * Attention (attn_head): one fused pass per query head — scores, vector exp,
+ * weighted values — with software prefetch along the strided K/V rows; it
+ * replaced per-position calls and scalar expf (7B head shape, context 2048:
+ * 8.7 → 13.5 GB/s). Query heads sharing a KV head (GQA) still each re-read
+ * K/V from cache; grouping them is the next step.
  */
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+#include <math.h>
 #include <stddef.h>
 
 #include "gemv_impl.h"
@@ -89,6 +102,82 @@ AI void w4_chunk(const uint8_t *q, const uint16_t *sc, const uint8_t *zp, int g0
     }
 }
 
+/* Groups of 128 (or a multiple) with x permuted by w4_xperm: one 64-byte
+ * load holds 128 nibbles as 16 dwords of 8; nibble n of every dword is
+ * exposed by one shift (vpermps reads only the low 4 index bits), so the
+ * in-lane byte shuffle of w4_chunk disappears: 2 shuffle-port ops per 32
+ * weights instead of 3, which is what bounds this loop. */
+AI void w4_chunk128(const uint8_t *q, const uint16_t *sc, const uint8_t *zp, int g0, int g1,
+                    int group, const float *xp, int k, const int T, __m512 *accio, ptrdiff_t pf)
+{
+    const int NA = NACC(T);
+    __m512 acc[TMAX][4];
+    for (int t = 0; t < T; t++) {
+        acc[t][0] = accio[t];
+        for (int a = 1; a < NA; a++) acc[t][a] = _mm512_setzero_ps();
+    }
+    const __m512 iota = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    for (int g = g0; g < g1; g++) {
+        const __m512 lut = _mm512_mul_ps(_mm512_sub_ps(iota, _mm512_set1_ps((float)zp[g])),
+                                         _mm512_set1_ps(_cvtsh_ss(sc[g])));
+        for (int c = 0; c < group; c += 128) {
+            const uint8_t *qb = q + ((size_t)g * (size_t)group + (size_t)c) / 2;
+            const float *xb = xp + (size_t)g * (size_t)group + (size_t)c;
+            _mm_prefetch((const char *)qb + pf, _MM_HINT_T0);
+            const __m512i v = _mm512_loadu_si512((const void *)qb);
+#define W4_NIB(N)                                                                            \
+    do {                                                                                     \
+        __m512 w_ = _mm512_permutexvar_ps((N) ? _mm512_srli_epi32(v, 4 * (N)) : v, lut);      \
+        for (int t = 0; t < T; t++)                                                          \
+            acc[t][(N) % NA] = _mm512_fmadd_ps(                                              \
+                w_, _mm512_loadu_ps(xb + (size_t)t * (size_t)k + 16 * (N)), acc[t][(N) % NA]); \
+    } while (0)
+            W4_NIB(0);
+            W4_NIB(1);
+            W4_NIB(2);
+            W4_NIB(3);
+            W4_NIB(4);
+            W4_NIB(5);
+            W4_NIB(6);
+            W4_NIB(7);
+#undef W4_NIB
+        }
+    }
+    for (int t = 0; t < T; t++) {
+        __m512 s = acc[t][0];
+        for (int a = 1; a < NA; a++) s = _mm512_add_ps(s, acc[t][a]);
+        accio[t] = s;
+    }
+}
+
+/* The 128-nibble path pays off only while the decode is the bottleneck
+ * (M ≤ 2; 2 threads, M = 1: 11008×4096 38 → 42–44 GB/s, 2048×8192 35 → 42)
+ * and x stays in L1: with more rows (M = 8: 4.5 vs 3.1 ms) or K = 11008
+ * (39 → 26 GB/s, not understood) it lost to w4_chunk. Both sides of the
+ * call (w4_xperm, w4_block) apply this same rule. */
+static inline int use_chunk128(int m, int k, int group)
+{
+    return m <= 2 && k <= 8192 && group % 128 == 0;
+}
+
+/* x in the order w4_chunk128 consumes: within each block of 128 inputs,
+ * position 16n + i holds input 32(i/4) + 4(i mod 4) + n/2 + 16(n mod 2) —
+ * nibble n of dword i of the block's 64 bytes in the w4a16_packed_t layout.
+ * Returns 0 (x left alone) unless use_chunk128. */
+static int w4_xperm(const float *x, int m, int k, int group, float *xp)
+{
+    if (!use_chunk128(m, k, group)) return 0;
+    for (int t = 0; t < m; t++)
+        for (int b = 0; b < k; b += 128) {
+            const float *xs = x + (size_t)t * (size_t)k + (size_t)b;
+            float *xd = xp + (size_t)t * (size_t)k + (size_t)b;
+            for (int n = 0; n < 8; n++)
+                for (int i = 0; i < 16; i++)
+                    xd[16 * n + i] = xs[32 * (i / 4) + 4 * (i % 4) + n / 2 + 16 * (n % 2)];
+        }
+    return 1;
+}
+
 /* Rows in blocks of RB; for tiles of T ≥ CHUNK_MIN_T rows, K in chunks whose
  * activations stay in L1: without the chunking every weight row re-streams
  * all of x (T·K·4 bytes, 128 KiB at T = 8, K = 4096) from L2, which — not
@@ -105,7 +194,8 @@ AI void w4_chunk(const uint8_t *q, const uint16_t *sc, const uint8_t *zp, int g0
 #define PF_BYTES 8192
 #define X_CHUNK_FLOATS 4096
 
-AI void w4_block(const w4a16_packed_t *w, const float *x, int rb, int re, const int T, float *out)
+AI void w4_block(const w4a16_packed_t *w, const float *x, int m, int rb, int re, const int T,
+                 float *out)
 {
     int groups = w->k / w->group;
     int cg = X_CHUNK_FLOATS / T / w->group;
@@ -115,10 +205,16 @@ AI void w4_block(const w4a16_packed_t *w, const float *x, int rb, int re, const 
         for (int t = 0; t < T; t++) part[r][t] = _mm512_setzero_ps();
     for (int g0 = 0; g0 < groups; g0 += cg) {
         int g1 = g0 + cg < groups ? g0 + cg : groups;
-        for (int r = rb; r < re; r++)
-            w4_chunk(w->q + (size_t)r * (size_t)w->k / 2, w->scales + (size_t)r * (size_t)groups,
-                     w->zeros + (size_t)r * (size_t)groups, g0, g1, w->group, x, w->k, T,
-                     part[r - rb], cg == groups ? PF_BYTES : 0);
+        for (int r = rb; r < re; r++) {
+            const uint8_t *q = w->q + (size_t)r * (size_t)w->k / 2;
+            const uint16_t *sc = w->scales + (size_t)r * (size_t)groups;
+            const uint8_t *zp = w->zeros + (size_t)r * (size_t)groups;
+            ptrdiff_t pf = cg == groups ? PF_BYTES : 0;
+            if (use_chunk128(m, w->k, w->group))
+                w4_chunk128(q, sc, zp, g0, g1, w->group, x, w->k, T, part[r - rb], pf);
+            else
+                w4_chunk(q, sc, zp, g0, g1, w->group, x, w->k, T, part[r - rb], pf);
+        }
     }
     for (int r = 0; r < re - rb; r++)
         for (int t = 0; t < T; t++) out[r * TMAX + t] = _mm512_reduce_add_ps(part[r][t]);
@@ -135,14 +231,14 @@ static void w4_rows(const w4a16_packed_t *w, const float *x, const float *xsum, 
             const float *xt = x + (size_t)m0 * (size_t)w->k;
             float out[RB * TMAX];
             switch (T) {
-            case 1: w4_block(w, xt, rb, re, 1, out); break;
-            case 2: w4_block(w, xt, rb, re, 2, out); break;
-            case 3: w4_block(w, xt, rb, re, 3, out); break;
-            case 4: w4_block(w, xt, rb, re, 4, out); break;
-            case 5: w4_block(w, xt, rb, re, 5, out); break;
-            case 6: w4_block(w, xt, rb, re, 6, out); break;
-            case 7: w4_block(w, xt, rb, re, 7, out); break;
-            default: w4_block(w, xt, rb, re, 8, out); break;
+            case 1: w4_block(w, xt, m, rb, re, 1, out); break;
+            case 2: w4_block(w, xt, m, rb, re, 2, out); break;
+            case 3: w4_block(w, xt, m, rb, re, 3, out); break;
+            case 4: w4_block(w, xt, m, rb, re, 4, out); break;
+            case 5: w4_block(w, xt, m, rb, re, 5, out); break;
+            case 6: w4_block(w, xt, m, rb, re, 6, out); break;
+            case 7: w4_block(w, xt, m, rb, re, 7, out); break;
+            default: w4_block(w, xt, m, rb, re, 8, out); break;
             }
             for (int r = rb; r < re; r++)
                 for (int t = 0; t < T; t++)
@@ -265,7 +361,108 @@ static void axpy_f16(float a, const uint16_t *h, float *acc, int d)
     }
 }
 
-const gemv_impl_t gemv_impl_avx512 = {w4_rows, f16_rows, f32_rows, h2f, dot_f16, axpy_f16};
+/* e^x for x ≤ 0 (clamped at −87: e^−87 is still a normal float):
+ * x = n·ln2 + r, |r| ≤ ln2/2 (Cephes split of ln2), e^r by its degree-6
+ * Taylor polynomial (truncation 0.347^7/7! ≈ 1.3e−7 relative), times 2^n. */
+static inline __m512 exp_neg(__m512 x)
+{
+    x = _mm512_max_ps(x, _mm512_set1_ps(-87.0f));
+    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+    __m512 p = _mm512_set1_ps(1.0f / 720.0f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    return _mm512_scalef_ps(p, n);
+}
+
+/* Positions ahead to prefetch: rows of one head are `stride` apart (8 KiB
+ * for a 7B model), which the hardware prefetcher does not follow well. */
+#define ATTN_PF 8
+
+static inline __mmask16 tail_mask(int left)
+{
+    return left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
+}
+
+/* out[0..16·NV) (masked to `left` dims) = inv · Σ_p sc[p]·v[p]: NV is a
+ * compile-time constant so the accumulators stay in registers. */
+AI void attn_mix(const float *sc, const uint16_t *v, size_t stride, int npos, int left,
+                 const int NV, __m512 inv, float *out)
+{
+    __m512 acc[8];
+    __mmask16 mk[8];
+    for (int i = 0; i < NV; i++) {
+        acc[i] = _mm512_setzero_ps();
+        mk[i] = tail_mask(left - 16 * i);
+    }
+    for (int p = 0; p < npos; p++) {
+        const __m512 w = _mm512_set1_ps(sc[p]);
+        const uint16_t *vp = v + (size_t)p * stride;
+        for (int l = 0; l < 32 * NV; l += 32)
+            _mm_prefetch((const char *)(vp + ATTN_PF * stride + l), _MM_HINT_T0);
+        for (int i = 0; i < NV; i++) acc[i] = _mm512_fmadd_ps(w, LOAD_H_MASK(mk[i], vp + 16 * i), acc[i]);
+    }
+    for (int i = 0; i < NV; i++) _mm512_mask_storeu_ps(out + 16 * i, mk[i], _mm512_mul_ps(acc[i], inv));
+}
+
+/* Fused head: scores (one K row read per position), max, vector exp and
+ * sum, then values with up to 8 accumulators (128 dims) per pass. Replaces
+ * per-position calls and scalar expf, which left attention at 2–13 GB/s. */
+static void attn_head(const float *q, const uint16_t *k, const uint16_t *v, size_t stride,
+                      int npos, int d, float scale, float *sc, float *out)
+{
+    __m512 mx = _mm512_set1_ps(-INFINITY);
+    for (int p = 0; p < npos; p++) {
+        const uint16_t *kp = k + (size_t)p * stride;
+        for (int l = 0; l < d; l += 32)
+            _mm_prefetch((const char *)(kp + ATTN_PF * stride + l), _MM_HINT_T0);
+        __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
+        int e = 0;
+        for (; e + 32 <= d; e += 32) {
+            a0 = _mm512_fmadd_ps(_mm512_loadu_ps(q + e), LOAD_H(kp + e), a0);
+            a1 = _mm512_fmadd_ps(_mm512_loadu_ps(q + e + 16), LOAD_H(kp + e + 16), a1);
+        }
+        for (; e < d; e += 16) {
+            __mmask16 mk = tail_mask(d - e);
+            a0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mk, q + e), LOAD_H_MASK(mk, kp + e), a0);
+        }
+        sc[p] = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1)) * scale;
+    }
+    for (int p = 0; p < npos; p += 16)
+        mx = _mm512_mask_max_ps(mx, tail_mask(npos - p), mx,
+                                _mm512_maskz_loadu_ps(tail_mask(npos - p), sc + p));
+    const __m512 vmax = _mm512_set1_ps(_mm512_reduce_max_ps(mx));
+    __m512 vsum = _mm512_setzero_ps();
+    for (int p = 0; p < npos; p += 16) {
+        __mmask16 mk = tail_mask(npos - p);
+        __m512 w = _mm512_maskz_mov_ps(mk, exp_neg(_mm512_sub_ps(_mm512_maskz_loadu_ps(mk, sc + p), vmax)));
+        _mm512_mask_storeu_ps(sc + p, mk, w);
+        vsum = _mm512_add_ps(vsum, w);
+    }
+    const __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(vsum));
+    for (int e0 = 0; e0 < d; e0 += 128) {
+        int nv = (d - e0 + 15) / 16;
+        switch (nv > 8 ? 8 : nv) {
+        case 1: attn_mix(sc, v + e0, stride, npos, d - e0, 1, inv, out + e0); break;
+        case 2: attn_mix(sc, v + e0, stride, npos, d - e0, 2, inv, out + e0); break;
+        case 3: attn_mix(sc, v + e0, stride, npos, d - e0, 3, inv, out + e0); break;
+        case 4: attn_mix(sc, v + e0, stride, npos, d - e0, 4, inv, out + e0); break;
+        case 5: attn_mix(sc, v + e0, stride, npos, d - e0, 5, inv, out + e0); break;
+        case 6: attn_mix(sc, v + e0, stride, npos, d - e0, 6, inv, out + e0); break;
+        case 7: attn_mix(sc, v + e0, stride, npos, d - e0, 7, inv, out + e0); break;
+        default: attn_mix(sc, v + e0, stride, npos, d - e0, 8, inv, out + e0); break;
+        }
+    }
+}
+
+const gemv_impl_t gemv_impl_avx512 = {w4_rows, f16_rows, f32_rows, h2f, dot_f16, axpy_f16, attn_head,
+                                      w4_xperm};
 
 #else
 typedef int gemv_avx512_empty_unit;

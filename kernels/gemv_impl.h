@@ -19,6 +19,16 @@ typedef struct gemv_impl {
     void (*h2f)(const uint16_t *h, float *f, size_t n);
     float (*dot_f16)(const float *q, const uint16_t *h, int d);
     void (*axpy_f16)(float a, const uint16_t *h, float *acc, int d);
+    /* One query head over npos cached positions, fused (scores, softmax
+     * with a vector exp, weighted values); NULL where not written, then
+     * attn.c composes dot_f16 / axpy_f16 / expf. q fp32 [d]; k, v fp16 with
+     * `stride` elements between positions; sc: npos floats of scratch; out
+     * fp32 [d]. */
+    void (*attn_head)(const float *q, const uint16_t *k, const uint16_t *v, size_t stride,
+                      int npos, int d, float scale, float *sc, float *out);
+    /* NULL, or: writes into xp the activations [m][k] in the order the
+     * path's w4 kernel wants and returns 1, or returns 0 (use x as is). */
+    int (*w4_xperm)(const float *x, int m, int k, int group, float *xp);
 } gemv_impl_t;
 
 extern const gemv_impl_t gemv_impl_scalar;

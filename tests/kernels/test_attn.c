@@ -15,8 +15,6 @@
 #include "check.h"
 #include "ref.h"
 
-int (*const test_keep_err_set)(err_t *, int, const char *, ...) = err_set;
-
 static uint64_t rng = 0xA0761D6478BD642Full;
 
 static double urand(void)

@@ -10,12 +10,6 @@
 #include "check.h"
 #include "gemv.h"
 
-/* The Makefile links libspecsim.a before libkernels.a: pull in what the
- * kernels library needs from the simulator library. */
-int (*const test_keep_err_set)(err_t *, int, const char *, ...) = err_set;
-int (*const test_keep_cards)(const char *, llm_card_t *, err_t *) = cards_load_llm_file;
-int (*const test_keep_resolve)(const char *, char *, size_t) = cards_resolve_path;
-
 static void test_shapes(void)
 {
     /* llama-2-7b: 32 heads of 128, MHA, ffn 11008, vocab 32000. */

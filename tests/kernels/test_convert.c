@@ -8,8 +8,6 @@
 #include "check.h"
 #include "convert.h"
 
-int (*const test_keep_err_set)(err_t *, int, const char *, ...) = err_set;
-
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 
 static unsigned rnd(unsigned n)

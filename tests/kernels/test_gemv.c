@@ -17,8 +17,6 @@
 #include "gemv.h"
 #include "ref.h"
 
-int (*const test_keep_err_set)(err_t *, int, const char *, ...) = err_set;
-
 static uint64_t rng = 0xD1B54A32D192ED03ull;
 
 static double urand(void)

@@ -7,10 +7,6 @@
 #include "gemv.h"
 #include "w4a16.h"
 
-/* The Makefile links libspecsim.a before libkernels.a; the kernels call
- * err_set (sim/err.c), so the test itself must pull it in. */
-int (*const test_keep_err_set)(err_t *, int, const char *, ...) = err_set;
-
 static uint64_t rng = 0x2545F4914F6CDD1Dull;
 
 static double urand(void)   /* uniform [0, 1) */
