@@ -86,6 +86,10 @@ static void summarize_one(const metrics_rep_t *reps, int n, int m,
         ss += (x - mean) * (x - mean);
     }
     double sd = sqrt(ss / (k - 1));
+    /* Replications that agree up to rounding (a percentile falling in the
+     * same histogram bucket every time) would otherwise show a half-width
+     * of 1e-16 relative: that is arithmetic noise, not spread. */
+    if (sd <= 1e-12 * fabs(mean)) sd = 0.0;
     *ci95 = gsl_cdf_tdist_Pinv(0.975, (double)(k - 1)) * sd / sqrt((double)k);
 }
 
