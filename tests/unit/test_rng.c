@@ -1,0 +1,151 @@
+/* rng: stream keying and every distribution's law.
+ *
+ * Sample means are checked against the closed-form mean within 5 standard
+ * errors (sd/√n from the closed-form variance), so a correct sampler fails
+ * with probability < 1e-6 per check; the seeds are fixed, so runs repeat. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "rng.h"
+
+#define N 200000
+
+/* Sample mean and variance of n draws of d from stream (seed 1, entity e). */
+static void moments(const dist_t *d, uint64_t e, double *mean, double *var)
+{
+    gsl_rng *r = rng_stream(1, 0, e, RNG_THINK);
+    double s = 0, ss = 0;
+    for (int i = 0; i < N; i++) {
+        double x = dist_sample(d, r);
+        s += x;
+        ss += x * x;
+    }
+    gsl_rng_free(r);
+    *mean = s / N;
+    *var = ss / N - *mean * *mean;
+}
+
+/* |sample mean − mu| <= 5·sd/√N with sd the closed-form standard deviation. */
+static void check_mean(const char *what, const dist_t *d, double mu, double sd)
+{
+    double m, v;
+    moments(d, 7, &m, &v);
+    double tol = 5 * sd / sqrt((double)N);
+    if (!(fabs(m - mu) <= tol)) {
+        printf("  %s: sample mean %.9g, expected %.9g ± %.3g\n", what, m, mu, tol);
+        CHECK(0);
+    }
+    CHECK_REL(dist_mean(d), mu, 1e-9);
+}
+
+static void test_keys_give_distinct_streams(void)
+{
+    /* Each key changes the hash; swapping two keys' values does too. */
+    uint64_t h = rng_hash(1, 2, 3, 4);
+    CHECK(h != rng_hash(2, 2, 3, 4));
+    CHECK(h != rng_hash(1, 3, 3, 4));
+    CHECK(h != rng_hash(1, 2, 4, 4));
+    CHECK(h != rng_hash(1, 2, 3, 5));
+    CHECK(h != rng_hash(1, 3, 2, 4));
+    CHECK(rng_hash(1, 2, 3, 4) == h);
+}
+
+static void test_streams_repeat_and_are_independent_of_others(void)
+{
+    /* A tenant's draws depend only on its own keys: creating other streams
+     * (a new tenant, another purpose) before it changes nothing. */
+    gsl_rng *a = rng_stream(9, 1, 5, RNG_ACCEPT);
+    unsigned long first[8];
+    for (int i = 0; i < 8; i++) first[i] = gsl_rng_get(a);
+    gsl_rng_free(a);
+    gsl_rng *other = rng_stream(9, 1, 6, RNG_ACCEPT);
+    gsl_rng *other2 = rng_stream(9, 1, 5, RNG_THINK);
+    gsl_rng *b = rng_stream(9, 1, 5, RNG_ACCEPT);
+    int same = 1, differs = 0;
+    for (int i = 0; i < 8; i++) {
+        unsigned long x = gsl_rng_get(b);
+        same &= x == first[i];
+        differs |= x != gsl_rng_get(other);
+        (void)gsl_rng_get(other2);
+    }
+    CHECK(same);
+    CHECK(differs);
+    gsl_rng_free(b);
+    gsl_rng_free(other);
+    gsl_rng_free(other2);
+}
+
+static void test_const_uniform_exponential(void)
+{
+    dist_t c = dist_const(0.04);
+    double m, v;
+    moments(&c, 1, &m, &v);
+    CHECK_REL(m, 0.04, 1e-12);   /* summation rounding only */
+    CHECK(fabs(v) < 1e-15);
+    dist_t u = {.kind = DIST_UNIFORM, .a = 2, .b = 5};
+    check_mean("uniform", &u, 3.5, 3 / sqrt(12.0));
+    dist_t e = {.kind = DIST_EXPONENTIAL, .a = 0.006};
+    check_mean("exponential", &e, 0.006, 0.006);
+}
+
+static void test_truncated_normal(void)
+{
+    /* N(1, 1) truncated at 0: mean = mu + sd·φ(α)/(1−Φ(α)), α = −mu/sd = −1:
+     * φ(−1) = 0.2419707245, 1−Φ(−1) = 0.8413447461 → 1.287599971.
+     * Its variance: sd²[1 + αφ/(1−Φ) − (φ/(1−Φ))²]
+     *   = 1 − 0.2875999709 − 0.0827137 = 0.6296863. */
+    dist_t n = {.kind = DIST_NORMAL, .a = 1, .b = 1};
+    check_mean("normal truncated", &n, 1.287599971, sqrt(0.6296863));
+    /* Mostly below zero (mean −3 sd): the tail sampler, never negative. */
+    dist_t t = {.kind = DIST_NORMAL, .a = -3, .b = 1};
+    gsl_rng *r = rng_stream(1, 0, 0, RNG_THINK);
+    double lo = INFINITY;
+    for (int i = 0; i < 10000; i++) {
+        double x = dist_sample(&t, r);
+        if (x < lo) lo = x;
+    }
+    gsl_rng_free(r);
+    CHECK(lo >= 0);
+    /* Mean of the tail: −3 + φ(3)/(1−Φ(3)) = −3 + 0.004431848/0.001349898
+     * = 0.283099 */
+    CHECK_REL(dist_mean(&t), 0.2830999, 1e-5);
+}
+
+static void test_lognormal_by_its_own_moments(void)
+{
+    /* Parameterised by the variable's own mean and sd. */
+    dist_t l = {.kind = DIST_LOGNORMAL, .a = 0.002, .b = 0.002};
+    double m, v;
+    moments(&l, 3, &m, &v);
+    CHECK(fabs(m - 0.002) <= 5 * 0.002 / sqrt((double)N));
+    /* Sample sd of a heavy-ish tail: 5% is several standard errors here. */
+    CHECK_REL(sqrt(v), 0.002, 0.05);
+}
+
+static void test_pareto_and_empirical(void)
+{
+    /* Pareto(x_m = 1, shape 3): mean 3/2, variance 3/((3−1)²(3−2)) = 0.75. */
+    dist_t p = {.kind = DIST_PARETO, .a = 1, .b = 3};
+    check_mean("pareto", &p, 1.5, sqrt(0.75));
+    double vals[] = {1, 2, 2, 7};
+    dist_t e = {.kind = DIST_EMPIRICAL, .values = vals, .n = 4};
+    /* mean 3, variance (4+1+1+16)/4 = 5.5 */
+    check_mean("empirical", &e, 3.0, sqrt(5.5));
+    dist_t copy;
+    CHECK(dist_copy(&copy, &e) == 0);
+    CHECK(copy.values != vals && copy.n == 4 && copy.values[3] == 7);
+    dist_free(&copy);
+    CHECK(copy.values == NULL && copy.n == 0);
+}
+
+int main(void)
+{
+    RUN(test_keys_give_distinct_streams);
+    RUN(test_streams_repeat_and_are_independent_of_others);
+    RUN(test_const_uniform_exponential);
+    RUN(test_truncated_normal);
+    RUN(test_lognormal_by_its_own_moments);
+    RUN(test_pareto_and_empirical);
+    return check_done();
+}
