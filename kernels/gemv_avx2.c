@@ -159,30 +159,6 @@ static void w4_rows(const w4a16_packed_t *w, const float *x, const float *xsum, 
 DENSE_TILE(f16_tile, uint16_t, LOAD_H, SCALAR_H)
 DENSE_TILE(f32_tile, float, LOAD_F, SCALAR_F)
 
-#define DENSE_ROWS(NAME, TILE, WT, YT, STORE)                                                 \
-    static void NAME(const WT *w, int n, int k, const float *x, int m, int r0, int r1, YT *y) \
-    {                                                                                        \
-        for (int r = r0; r < r1; r++) {                                                      \
-            const WT *wr = w + (size_t)r * (size_t)k;                                        \
-            for (int m0 = 0; m0 < m; m0 += TMAX) {                                           \
-                int T = m - m0 < TMAX ? m - m0 : TMAX;                                       \
-                const float *xt = x + (size_t)m0 * (size_t)k;                                \
-                float out[TMAX];                                                             \
-                switch (T) {                                                                 \
-                case 1: TILE(wr, k, xt, 1, out); break;                                      \
-                case 2: TILE(wr, k, xt, 2, out); break;                                      \
-                case 3: TILE(wr, k, xt, 3, out); break;                                      \
-                case 4: TILE(wr, k, xt, 4, out); break;                                      \
-                case 5: TILE(wr, k, xt, 5, out); break;                                      \
-                case 6: TILE(wr, k, xt, 6, out); break;                                      \
-                case 7: TILE(wr, k, xt, 7, out); break;                                      \
-                default: TILE(wr, k, xt, 8, out); break;                                     \
-                }                                                                            \
-                for (int t = 0; t < T; t++) y[(size_t)(m0 + t) * (size_t)n + (size_t)r] = STORE(out[t]); \
-            }                                                                                \
-        }                                                                                    \
-    }
-
 #define STORE_F(v) (v)
 DENSE_ROWS(f16_rows, f16_tile, uint16_t, uint16_t, to_h)
 DENSE_ROWS(f32_rows, f32_tile, float, float, STORE_F)

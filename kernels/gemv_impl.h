@@ -40,4 +40,33 @@ extern const gemv_impl_t gemv_impl_avx512;
 extern const gemv_impl_t gemv_impl_neon;
 #endif
 
+/* Dense (fp16/fp32 weight) row kernels shared by the x86 paths: for each
+ * output row, tiles of up to 8 activation rows go to TILE(w_row, k, x, T,
+ * out), which the including file defines per ISA; the switch makes T a
+ * compile-time constant inside each inlined tile. The includer defines
+ * TMAX as 8 (the switch below covers 1..8). */
+#define DENSE_ROWS(NAME, TILE, WT, YT, STORE)                                                 \
+    static void NAME(const WT *w, int n, int k, const float *x, int m, int r0, int r1, YT *y) \
+    {                                                                                        \
+        for (int r = r0; r < r1; r++) {                                                      \
+            const WT *wr = w + (size_t)r * (size_t)k;                                        \
+            for (int m0 = 0; m0 < m; m0 += TMAX) {                                           \
+                int T = m - m0 < TMAX ? m - m0 : TMAX;                                       \
+                const float *xt = x + (size_t)m0 * (size_t)k;                                \
+                float out[TMAX];                                                             \
+                switch (T) {                                                                 \
+                case 1: TILE(wr, k, xt, 1, out); break;                                      \
+                case 2: TILE(wr, k, xt, 2, out); break;                                      \
+                case 3: TILE(wr, k, xt, 3, out); break;                                      \
+                case 4: TILE(wr, k, xt, 4, out); break;                                      \
+                case 5: TILE(wr, k, xt, 5, out); break;                                      \
+                case 6: TILE(wr, k, xt, 6, out); break;                                      \
+                case 7: TILE(wr, k, xt, 7, out); break;                                      \
+                default: TILE(wr, k, xt, 8, out); break;                                     \
+                }                                                                            \
+                for (int t = 0; t < T; t++) y[(size_t)(m0 + t) * (size_t)n + (size_t)r] = STORE(out[t]); \
+            }                                                                                \
+        }                                                                                    \
+    }
+
 #endif
