@@ -65,7 +65,7 @@ static const char usage_run[] =
     "  --out FILE        also write results to FILE (.csv with a .scenario.yaml\n"
     "                    sidecar, or .json); written atomically\n"
     "  --trace FILE      per-event timeline of replication 0 (CSV:\n"
-    "                    time,tenant,event,block,tokens)\n"
+    "                    time,tenant,event,block,tokens); - for stdout\n"
     "  --quiet           no progress messages on stderr\n";
 
 static const char usage_check[] =
@@ -243,6 +243,11 @@ static int run_with_trace(const cli_t *c, const scenario_t *s,
 {
     sim_options_t opt = {.trace = NULL, .quiet = c->quiet || c->json};
     char tmp[4096];
+    if (c->trace && strcmp(c->trace, "-") == 0) {
+        /* Standard output: for piping into a plotter; nothing to commit. */
+        opt.trace = stdout;
+        return sim_run(s, &opt, m, err);
+    }
     if (c->trace) {
         opt.trace = output_open_atomic(c->trace, tmp, sizeof tmp, err);
         if (!opt.trace) return -1;

@@ -101,3 +101,12 @@ for f in scenarios/examples/*.yaml; do
     [ -f "$f" ] || continue
     expect_exit "run_$(basename "$f" .yaml)" 0 "$SPECSIM" run "$f" --quiet --set replications=1
 done
+
+# --trace - streams the timeline to stdout and creates no file named "-".
+abs_specsim=$(cd "$(dirname "$SPECSIM")" && pwd)/$(basename "$SPECSIM")
+abs_scen=$(pwd)/scenarios/examples/sync.yaml
+( cd "$TMP" && "$abs_specsim" run "$abs_scen" --quiet --set duration=30s \
+    --trace - >"$TMP/tr.out" 2>"$TMP/err" )
+if head -1 "$TMP/tr.out" | grep -q '^time,tenant,event,block,tokens' && [ ! -e "$TMP/-" ]; then
+    pass trace_to_stdout
+else fail trace_to_stdout "$(head -c 300 "$TMP/err")"; fi
