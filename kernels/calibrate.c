@@ -21,11 +21,13 @@
 #include <time.h>
 
 #include "attn.h"
-#include "calwrite.h"
+#include "caltable.h"
+#include "calprov.h"
 #include "cards.h"
 #include "cpuid.h"
 #include "gemv.h"
 #include "membw.h"
+#include "shapes.h"
 
 #define MAX_SAMPLES 201
 
@@ -56,7 +58,7 @@ int calibrate_parse_args(int argc, char **argv, calibrate_args_t *a, err_t *err)
     strcpy(a->device, "cpu");
     strcpy(a->quant, "w4a16");
     strcpy(a->isa, "auto");
-    calwrite_command(argc, argv, a->command, sizeof a->command);
+    calprov_command(argc, argv, a->command, sizeof a->command);
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int rc = 0, takes = 1;
@@ -392,7 +394,7 @@ static void tok_free(struct tok *t)
     free(t->ah);
 }
 
-static int tok_alloc(struct tok *t, const calwrite_shape_t *sh, size_t llc, uint64_t *seed)
+static int tok_alloc(struct tok *t, const shapes_linear_t *sh, size_t llc, uint64_t *seed)
 {
     const llm_card_t *c = t->c;
     double layer_bytes = 0;
@@ -444,14 +446,15 @@ static void load_average(char *buf, size_t n)
     fclose(f);
 }
 
-static void fill_prov(calwrite_prov_t *p, const calibrate_args_t *a, const gemv_ctx_t *ctx,
+/* The table's provenance fields (command, date, host, device, compiler,
+ * notes). */
+static void fill_prov(caltable_t *p, const calibrate_args_t *a, const gemv_ctx_t *ctx,
                       size_t llc, const char *extra)
 {
     char model[200], load[64];
-    memset(p, 0, sizeof *p);
     snprintf(p->command, sizeof p->command, "%s", a->command);
-    calwrite_date_utc(p->date, sizeof p->date);
-    calwrite_host(p->host, sizeof p->host);
+    calprov_date_utc(p->date, sizeof p->date);
+    calprov_host(p->host, sizeof p->host);
     cpu_model_name(model, sizeof model);
     snprintf(p->device, sizeof p->device, "%s (%d logical CPUs, LLC %zu MiB)", model, cpu_count(),
              llc >> 20);
@@ -482,26 +485,6 @@ static void fill_prov(calwrite_prov_t *p, const calibrate_args_t *a, const gemv_
 static const int calib_m[] = {1, 2, 4, 8, 16};
 #define N_M (int)(sizeof calib_m / sizeof calib_m[0])
 
-static int write_out(const calibrate_args_t *a, const calwrite_prov_t *p, const caltable_t *t,
-                     err_t *err)
-{
-    if (!a->out[0]) {
-        if (calwrite_table(stdout, p, t) != 0) return err_set(err, ERR_RUNTIME, "write error on stdout");
-        return 0;
-    }
-    char tmp[600];
-    snprintf(tmp, sizeof tmp, "%s.tmp", a->out);
-    FILE *f = fopen(tmp, "w");
-    if (!f) return err_set(err, ERR_RUNTIME, "%s: cannot open for writing", tmp);
-    int bad = calwrite_table(f, p, t) != 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, a->out) != 0) {
-        remove(tmp);
-        return err_set(err, ERR_RUNTIME, "%s: write failed", a->out);
-    }
-    return 0;
-}
-
 int calibrate_cpu(const calibrate_args_t *a, FILE *prog, err_t *err)
 {
     int fp16 = !strcmp(a->quant, "fp16");
@@ -522,12 +505,12 @@ int calibrate_cpu(const calibrate_args_t *a, FILE *prog, err_t *err)
     if (!ctx) return -1;
     size_t llc = a->llc_bytes ? a->llc_bytes : cpu_llc_bytes();
     uint64_t seed = 0x9E3779B97F4A7C15ull;
-    calwrite_shape_t sh[CALWRITE_NSHAPES];
-    calwrite_linear_shapes(&card, sh);
+    shapes_linear_t sh[SHAPES_NLINEAR];
+    shapes_linear(&card, sh);
     static const int ctx_full[] = {0, 512, 2048}, ctx_quick[] = {0, 512};
     const int *ctxs = a->quick ? ctx_quick : ctx_full;
     int nctx = a->quick ? 2 : 3;
-    int total = 1 + CALWRITE_NSHAPES * N_M + (nctx - 1) + nctx, step = 0;
+    int total = 1 + SHAPES_NLINEAR * N_M + (nctx - 1) + nctx, step = 0;
     struct rows rs = {0};
     struct lin l = {0};
     struct att at = {0};
@@ -544,7 +527,7 @@ int calibrate_cpu(const calibrate_args_t *a, FILE *prog, err_t *err)
     if (t.read_gbs <= 0) goto out;
 
     int maxk = 0, maxn = 0;
-    for (int i = 0; i < CALWRITE_NSHAPES; i++) {
+    for (int i = 0; i < SHAPES_NLINEAR; i++) {
         if (sh[i].k > maxk) maxk = sh[i].k;
         if (sh[i].n > maxn) maxn = sh[i].n;
     }
@@ -553,7 +536,7 @@ int calibrate_cpu(const calibrate_args_t *a, FILE *prog, err_t *err)
     if (!x || !y) goto oom;
     fill_h(x, (size_t)16 * (size_t)maxk, 1.0f, &seed);
 
-    for (int s = 0; s < CALWRITE_NSHAPES; s++) {
+    for (int s = 0; s < SHAPES_NLINEAR; s++) {
         memset(&l, 0, sizeof l);
         l.ctx = ctx;
         l.quant_fp16 = fp16;
@@ -656,18 +639,17 @@ int calibrate_cpu(const calibrate_args_t *a, FILE *prog, err_t *err)
     if (prog) fprintf(prog, "\n");
 
     {
-        calwrite_prov_t p;
         char extra[256];
         snprintf(extra, sizeof extra, "read ceiling before/after the kernels %.2f/%.2f GB/s "
                  "(max used); token: %d distinct layer weight sets rotated, KV cache per layer, "
                  "RoPE omitted", before, again, tk.nsets);
-        fill_prov(&p, a, ctx, llc, extra);
+        fill_prov(&t, a, ctx, llc, extra);
         snprintf(t.device_kind, sizeof t.device_kind, "cpu");
         snprintf(t.model, sizeof t.model, "%s", card.name);
         snprintf(t.quant, sizeof t.quant, "%s", a->quant);
         t.rows = rs.r;
         t.nrows = rs.n;
-        rc = write_out(a, &p, &t, err);
+        rc = caltable_save(&t, a->out, err);
     }
     goto out;
 oom:

@@ -5,8 +5,9 @@
  * whole command line over, so the CUDA side owns its options, its progress
  * line and its table. The declaration is unconditional (nvcc does not see
  * -DSPECSIM_HAVE_CUDA); only the call is guarded by SPECSIM_HAVE_CUDA.
- * kernels/calibrate.h offers the shared pieces (argument parsing, LLM card
- * reading, linear shapes, table emission) to reuse from C or C++.
+ * Shared with the CPU driver, from C or C++: the linear shapes (shapes.h),
+ * the provenance strings (calprov.h) and the one table writer
+ * (caltable_save, sim/caltable.h).
  */
 #ifndef SPECSIM_CALIBRATE_CUDA_H
 #define SPECSIM_CALIBRATE_CUDA_H

@@ -201,6 +201,22 @@ static int set_field(const ctx_t *c, const field_t *f, const yaml_node_t *v,
     return fail_at(c, v, key, "internal: bad field type");
 }
 
+/* A bad value of a key the row is known to hold (it was parsed): the
+ * message points at that value and names ops.IDX.KEY. */
+static int fail_row_value(const ctx_t *c, const yaml_node_t *rn, int idx,
+                          const char *key, const char *problem)
+{
+    const yaml_node_t *v = rn;
+    for (yaml_node_pair_t *pr = rn->data.mapping.pairs.start;
+         pr < rn->data.mapping.pairs.top; pr++) {
+        const char *k = scalar(node(c, pr->key));
+        if (k && strcmp(k, key) == 0) { v = node(c, pr->value); break; }
+    }
+    char dotted[96];
+    snprintf(dotted, sizeof dotted, "ops.%d.%s", idx, key);
+    return fail_at(c, v, dotted, problem);
+}
+
 static int parse_row(const ctx_t *c, const yaml_node_t *rn, int idx,
                      caltable_row_t *row)
 {
@@ -277,22 +293,12 @@ static int parse_row(const ctx_t *c, const yaml_node_t *rn, int idx,
     if (op == CAL_LINEAR) {
         int ok = 0;
         for (int i = 0; i < 5; i++) ok |= strcmp(row->name, linear_names[i]) == 0;
-        if (!ok) {
-            for (pr = rn->data.mapping.pairs.start; pr < rn->data.mapping.pairs.top; pr++)
-                if (strcmp(scalar(node(c, pr->key)), "name") == 0) break;
-            char dotted[96];
-            snprintf(dotted, sizeof dotted, "ops.%d.name", idx);
-            return fail_at(c, node(c, pr->value), dotted,
-                           "expected qkv, o, gate_up, down or lm_head");
-        }
-        if (row->quant[0] && precision_parse(row->quant) < 0) {
-            for (pr = rn->data.mapping.pairs.start; pr < rn->data.mapping.pairs.top; pr++)
-                if (strcmp(scalar(node(c, pr->key)), "quant") == 0) break;
-            char dotted[96];
-            snprintf(dotted, sizeof dotted, "ops.%d.quant", idx);
-            return fail_at(c, node(c, pr->value), dotted,
-                           "expected fp32, fp16, w8a16, w4a16 or w4a4");
-        }
+        if (!ok)
+            return fail_row_value(c, rn, idx, "name",
+                                  "expected qkv, o, gate_up, down or lm_head");
+        if (row->quant[0] && precision_parse(row->quant) < 0)
+            return fail_row_value(c, rn, idx, "quant",
+                                  "expected fp32, fp16, w8a16, w4a16 or w4a4");
     }
     return 0;
 }
@@ -570,5 +576,36 @@ int caltable_write(const caltable_t *t, FILE *f)
     }
     fputs("ops:\n", f);
     for (int i = 0; i < t->nrows; i++) put_row(f, &t->rows[i]);
-    return ferror(f) ? -1 : 0;
+    /* Flushed here so a full disk or closed stdout shows up as an error. */
+    return fflush(f) != 0 || ferror(f) ? -1 : 0;
+}
+
+int caltable_save(const caltable_t *t, const char *path, err_t *err)
+{
+    if (!path || !path[0]) {
+        if (caltable_write(t, stdout) != 0)
+            return err_set(err, ERR_RUNTIME, "stdout: write error");
+        return 0;
+    }
+    size_t len = strlen(path);
+    char *tmp = malloc(len + 5);
+    if (!tmp) return err_set(err, ERR_RUNTIME, "%s: out of memory", path);
+    memcpy(tmp, path, len);
+    memcpy(tmp + len, ".tmp", 5);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        err_set(err, ERR_RUNTIME, "%s: cannot open for writing: %s", tmp, strerror(errno));
+        free(tmp);
+        return -1;
+    }
+    int bad = caltable_write(t, f) != 0;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path) != 0) {
+        err_set(err, ERR_RUNTIME, "%s: write failed: %s", path, strerror(errno));
+        remove(tmp);
+        free(tmp);
+        return -1;
+    }
+    free(tmp);
+    return 0;
 }

@@ -89,7 +89,12 @@ void caltable_free(caltable_t *t);
  * in the shortest form that reads back to the same value, strings
  * double-quoted, empty strings and zero optional numbers omitted, so
  * caltable_load(caltable_write(t)) == t (path, line and column aside).
- * Returns 0, or -1 on a write error. */
+ * Flushes f. Returns 0, or -1 on a write error. */
 int caltable_write(const caltable_t *t, FILE *f);
+
+/* caltable_write to path through path.tmp renamed into place (a failed run
+ * leaves no half table), or to stdout when path is NULL or "". 0, or -1 with
+ * err ERR_RUNTIME "PATH: ..." (path.tmp removed). */
+int caltable_save(const caltable_t *t, const char *path, err_t *err);
 
 #endif

@@ -25,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cublas_v2.h>
@@ -40,8 +39,10 @@
 
 extern "C" {
 #include "calibrate_cuda.h"
+#include "calprov.h"
 #include "caltable.h"
 #include "cards.h"
+#include "shapes.h"
 }
 
 typedef struct cal_opts {
@@ -277,17 +278,6 @@ static int measure_ceilings(cal_t *c, err_t *err)
     return measure_clock(c, err);
 }
 
-static void join_argv(int argc, char **argv, char *out, size_t sz)
-{
-    size_t n = 0;
-    out[0] = 0;
-    for (int i = 0; i < argc && n + 1 < sz; i++) {
-        int w = snprintf(out + n, sz - n, "%s%s", i ? " " : "", argv[i]);
-        if (w < 0) break;
-        n += (size_t)w;
-    }
-}
-
 static int provenance(cal_t *c, int argc, char **argv, err_t *err)
 {
     caltable_t *t = &c->table;
@@ -308,12 +298,9 @@ static int provenance(cal_t *c, int argc, char **argv, err_t *err)
              p.l2CacheSize / 1e6);
     snprintf(t->model, sizeof t->model, "%s", c->card.name);
     strcpy(t->quant, c->o.quant_w4 ? "w4a16" : "fp16");
-    join_argv(argc, argv, t->command, sizeof t->command);
-    time_t now = time(NULL);
-    struct tm g;
-    gmtime_r(&now, &g);
-    strftime(t->date, sizeof t->date, "%Y-%m-%dT%H:%M:%SZ", &g);
-    if (gethostname(t->host, sizeof t->host - 1)) strcpy(t->host, "unknown");
+    calprov_command(argc, argv, t->command, sizeof t->command);
+    calprov_date_utc(t->date, sizeof t->date);
+    calprov_host(t->host, sizeof t->host);
     snprintf(t->compiler, sizeof t->compiler,
              "nvcc %d.%d (-O3, sm_90 and sm_80 code); CUDA driver %d.%d, runtime %d.%d; "
              "cuBLAS %d", __CUDACC_VER_MAJOR__, __CUDACC_VER_MINOR__, drv / 1000,
@@ -337,28 +324,42 @@ static int provenance(cal_t *c, int argc, char **argv, err_t *err)
     return 0;
 }
 
-/* ---- shapes ----------------------------------------------------------- */
+/* ---- linear rows ------------------------------------------------------ */
 
-typedef struct shape { const char *name; int n, k; } shape_t;
+typedef shapes_linear_t shape_t;
 
-static int card_shapes(const llm_card_t *m, shape_t s[5])
+/* Fewest bytes of a linear layer at m tokens: the weights once, the fp16
+ * activations in and out. */
+static double fp16_linear_bytes(const shape_t *s, int m)
 {
-    int d = m->hidden / m->heads;
-    s[0] = (shape_t){"qkv", (m->heads + 2 * m->kv_heads) * d, m->hidden};
-    s[1] = (shape_t){"o", m->hidden, m->heads * d};
-    s[2] = (shape_t){"gate_up", m->gated_mlp ? 2 * m->ffn : m->ffn, m->hidden};
-    s[3] = (shape_t){"down", m->hidden, m->ffn};
-    s[4] = (shape_t){"lm_head", m->vocab, m->hidden};
-    return 5;
+    return 2.0 * ((double)s->n * s->k + (double)m * s->k + (double)m * s->n);
 }
 
-static void set_linear(caltable_row_t *r, const char *name, const char *quant, int m, int n, int k)
+static double w4_linear_bytes(const shape_t *s, int m)
+{
+    return w4a16_bytes(s->n, s->k, 128) + 2.0 * m * ((double)s->k + s->n);
+}
+
+/* The rates of a row from its measured time t: GB/s over the fewest bytes,
+ * GFLOP/s, and the roofline fraction. */
+static void set_rates(const cal_t *c, caltable_row_t *r, double bytes, double flops, double t)
+{
+    r->time_s = t;
+    r->gbs = bytes / t / 1e9;
+    r->gflops = flops / t / 1e9;
+    r->ceiling_frac = roof_frac(c, bytes, flops, t);
+}
+
+/* A linear row of shape s at m tokens timed at t seconds. */
+static void set_linear(const cal_t *c, caltable_row_t *r, const shape_t *s, const char *quant,
+                       int m, double bytes, double t)
 {
     memset(r, 0, sizeof *r);
     r->op = CAL_LINEAR;
-    snprintf(r->name, sizeof r->name, "%s", name);
+    snprintf(r->name, sizeof r->name, "%.15s", s->name);
     snprintf(r->quant, sizeof r->quant, "%s", quant);
-    r->m = m; r->n = n; r->k = k;
+    r->m = m; r->n = s->n; r->k = s->k;
+    set_rates(c, r, bytes, 2.0 * m * (double)s->n * s->k, t);
 }
 
 /* Times one fp16 linear shape at t tokens: GemmEx and every Lt candidate.
@@ -368,16 +369,13 @@ static int time_fp16_linear(cal_t *c, const shape_t *s, int t, const __half *w,
 {
     gemm_ctx_t g = {&c->gemm, NULL, -1, w, x, y, t, s->n, s->k};
     cugemm_plan_t plan;
-    double med = 0, bytes = 2.0 * ((double)s->n * s->k + (double)t * s->k + (double)t * s->n);
-    double flops = 2.0 * t * (double)s->n * s->k;
+    double med = 0, bytes = fp16_linear_bytes(s, t);
     caltable_row_t r;
     char variant[32];
-    set_linear(&r, s->name, "fp16", t, s->n, s->k);
     if (cubench_median(&c->bench, gemm_fn, &g, c->o.warmup, c->o.reps, 1, &med, NULL, err))
         return -1;
     *best_s = med;
-    r.time_s = med; r.gbs = bytes / med / 1e9; r.gflops = flops / med / 1e9;
-    r.ceiling_frac = roof_frac(c, bytes, flops, med);
+    set_linear(c, &r, s, "fp16", t, bytes, med);
     log_row(c, "gemmex", &r);
     if (cugemm_plan_init(&c->gemm, &plan, t, s->n, s->k, err)) {
         fprintf(stderr, "\ncalibrate: %s (cublasLt skipped for this shape)\n", err->msg);
@@ -392,8 +390,7 @@ static int time_fp16_linear(cal_t *c, const shape_t *s, int t, const __half *w,
             fprintf(stderr, "\ncalibrate: lt algo %d: %s (skipped)\n", a, e2.msg);
             continue;
         }
-        r.time_s = med; r.gbs = bytes / med / 1e9; r.gflops = flops / med / 1e9;
-        r.ceiling_frac = roof_frac(c, bytes, flops, med);
+        set_linear(c, &r, s, "fp16", t, bytes, med);
         snprintf(variant, sizeof variant, "lt%d", a);
         log_row(c, variant, &r);
         if (med < *best_s) *best_s = med;
@@ -404,8 +401,8 @@ static int time_fp16_linear(cal_t *c, const shape_t *s, int t, const __half *w,
 
 static int fp16_linears(cal_t *c, err_t *err)
 {
-    shape_t sh[5];
-    int ns = card_shapes(&c->card, sh), maxm = c->o.quick ? 16 : 1024;
+    shape_t sh[SHAPES_NLINEAR];
+    int ns = shapes_linear(&c->card, sh), maxm = c->o.quick ? 16 : 1024;
     for (int i = 0; i < ns; i++) {
         const shape_t *s = &sh[i];
         __half *w = NULL, *x = NULL, *y = NULL;
@@ -425,11 +422,7 @@ static int fp16_linears(cal_t *c, err_t *err)
                 rc = time_fp16_linear(c, s, m, w, x, y, &best, err);
                 if (rc) break;
                 caltable_row_t r;
-                double bytes = 2.0 * ((double)s->n * s->k + (double)m * s->k + (double)m * s->n);
-                double flops = 2.0 * m * (double)s->n * s->k;
-                set_linear(&r, s->name, "fp16", m, s->n, s->k);
-                r.time_s = best; r.gbs = bytes / best / 1e9; r.gflops = flops / best / 1e9;
-                r.ceiling_frac = roof_frac(c, bytes, flops, best);
+                set_linear(c, &r, s, "fp16", m, fp16_linear_bytes(s, m), best);
                 log_row(c, "best", &r);
                 rc = add_row(c, &r, err);
             }
@@ -446,8 +439,8 @@ static int fp16_linears(cal_t *c, err_t *err)
  * (logged as fp16_baseline; the summary prints the speedup). */
 static int w4_linears(cal_t *c, err_t *err)
 {
-    shape_t sh[5];
-    int ns = card_shapes(&c->card, sh);
+    shape_t sh[SHAPES_NLINEAR];
+    int ns = shapes_linear(&c->card, sh);
     fprintf(c->say, "W4A16 GEMV vs cuBLAS FP16 at M=1 (%s; copy ceiling %.0f GB/s):\n", c->card.name,
            c->copy_gbs);
     fprintf(c->say, "  %-8s %6s %6s %10s %8s %6s %10s %8s\n", "shape", "n", "k", "w4_us", "w4_GB/s",
@@ -478,11 +471,7 @@ static int w4_linears(cal_t *c, err_t *err)
                                     NULL, err);
                 if (rc) break;
                 caltable_row_t r;
-                double bytes = w4a16_bytes(s->n, s->k, 128) + 2.0 * m * ((double)s->k + s->n);
-                double flops = 2.0 * m * (double)s->n * s->k;
-                set_linear(&r, s->name, "w4a16", m, s->n, s->k);
-                r.time_s = med; r.gbs = bytes / med / 1e9; r.gflops = flops / med / 1e9;
-                r.ceiling_frac = roof_frac(c, bytes, flops, med);
+                set_linear(c, &r, s, "w4a16", m, w4_linear_bytes(s, m), med);
                 log_row(c, "w4simt", &r);
                 rc = add_row(c, &r, err);
                 if (m == 1) t1 = med;
@@ -491,12 +480,9 @@ static int w4_linears(cal_t *c, err_t *err)
                 rc = time_fp16_linear(c, s, 1, wh, x, y, &tf, err);
             if (rc == 0) {
                 caltable_row_t r;
-                double bytes = 2.0 * ((double)s->n * s->k + s->k + s->n);
-                set_linear(&r, s->name, "fp16", 1, s->n, s->k);
-                r.time_s = tf; r.gbs = bytes / tf / 1e9; r.gflops = 2.0 * s->n * (double)s->k / tf / 1e9;
-                r.ceiling_frac = roof_frac(c, bytes, 2.0 * s->n * (double)s->k, tf);
+                set_linear(c, &r, s, "fp16", 1, fp16_linear_bytes(s, 1), tf);
                 log_row(c, "fp16_baseline", &r);
-                double b4 = w4a16_bytes(s->n, s->k, 128) + 2.0 * ((double)s->k + s->n);
+                double b4 = w4_linear_bytes(s, 1);
                 fprintf(c->say, "  %-8s %6d %6d %10.2f %8.0f %6.3f %10.2f %8.2f\n", s->name, s->n, s->k,
                        t1 * 1e6, b4 / t1 / 1e9, b4 / t1 / 1e9 / c->copy_gbs, tf * 1e6, tf / t1);
             }
@@ -566,8 +552,7 @@ static int attention(cal_t *c, err_t *err)
                 r.op = CAL_ATTENTION;
                 r.q = q; r.context = ctxlen; r.heads = m->heads; r.kv_heads = m->kv_heads;
                 r.head_dim = D; r.batch = b;
-                r.time_s = med; r.gbs = bytes / med / 1e9; r.gflops = flops / med / 1e9;
-                r.ceiling_frac = roof_frac(c, bytes, flops, med);
+                set_rates(c, &r, bytes, flops, med);
                 char v[32];
                 snprintf(v, sizeof v, "splits%d", attn_cuda_auto_splits(&a.a, ws.sms));
                 log_row(c, v, &r);
@@ -598,29 +583,6 @@ typedef struct model_gpu {
     cugemm_t *g;
 } model_gpu_t;
 
-__global__ void final_norm_kernel(const __half *x, __half *y, int n)
-{
-    /* Same RMSNorm as the layers (one block per token). */
-    __shared__ float part[32];
-    const __half *xr = x + (size_t)blockIdx.x * n;
-    float s = 0.f;
-    for (int i = threadIdx.x; i < n; i += blockDim.x) {
-        float v = __half2float(xr[i]);
-        s = fmaf(v, v, s);
-    }
-    for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-    if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = s;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        float t = 0.f;
-        for (int w = 0; w < (int)(blockDim.x >> 5); w++) t += part[w];
-        part[0] = rsqrtf(t / (float)n + 1e-5f);
-    }
-    __syncthreads();
-    for (int i = threadIdx.x; i < n; i += blockDim.x)
-        y[(size_t)blockIdx.x * n + i] = __float2half_rn(__half2float(xr[i]) * part[0]);
-}
-
 static int model_fn(void *ctx, cudaStream_t st, err_t *err)
 {
     model_gpu_t *mg = (model_gpu_t *)ctx;
@@ -631,8 +593,7 @@ static int model_fn(void *ctx, cudaStream_t st, err_t *err)
             return -1;
         __half *t = in; in = out; out = t;
     }
-    final_norm_kernel<<<T, 256, 0, st>>>(in, mg->xn, H);
-    CU_LAUNCH_CHECK();
+    if (layer_cuda_rmsnorm(in, mg->xn, T, H, st, err)) return -1;
     if (mg->w4) return w4a16_cuda_gemm(&mg->lm_q, mg->xn, T, mg->logits, st, err);
     return cugemm_ex(mg->g, mg->lm_w, mg->xn, mg->logits, T, mg->lm_q.n, H, st, err);
 }
@@ -838,12 +799,7 @@ static int run(cal_t *c, int argc, char **argv, err_t *err)
     fprintf(c->say, "ceilings: copy %.1f GB/s, read %.1f GB/s, fp16 GEMM %.1f TFLOP/s, SM clock seen "
            "%.0f MHz\n", c->copy_gbs, c->read_gbs, c->tflops, c->sm_mhz);
 
-    FILE *f = c->o.out ? fopen(c->o.out, "w") : stdout;
-    if (!f) return err_set(err, ERR_RUNTIME, "%s: cannot open for writing", c->o.out);
-    int rc = caltable_write(&c->table, f);
-    if (c->o.out && fclose(f)) rc = -1;
-    if (rc) return err_set(err, ERR_RUNTIME, "%s: write failed", c->o.out ? c->o.out : "stdout");
-    return 0;
+    return caltable_save(&c->table, c->o.out, err);
 }
 
 extern "C" int calibrate_cuda_run(int argc, char **argv)

@@ -127,7 +127,7 @@ int layer_cuda_set_ctx(layer_cuda_t *l, const int *ctx, int batch, err_t *err)
 }
 
 /* One block per token; fp32 sum of squares; eps 1e-5. */
-__global__ void rmsnorm_kernel(const __half *__restrict__ x, __half *__restrict__ y, int n)
+static __global__ void rmsnorm_kernel(const __half *__restrict__ x, __half *__restrict__ y, int n)
 {
     __shared__ float part[32];
     const __half *xr = x + (size_t)blockIdx.x * n;
@@ -149,6 +149,14 @@ __global__ void rmsnorm_kernel(const __half *__restrict__ x, __half *__restrict_
     const float r = part[0];
     for (int i = threadIdx.x; i < n; i += blockDim.x)
         yr[i] = __float2half_rn(__half2float(xr[i]) * r);
+}
+
+int layer_cuda_rmsnorm(const __half *x, __half *y, int tokens, int n, cudaStream_t st,
+                       err_t *err)
+{
+    rmsnorm_kernel<<<tokens, 256, 0, st>>>(x, y, n);
+    CU_LAUNCH_CHECK();
+    return 0;
 }
 
 __global__ void add_kernel(const __half *a, const __half *b, __half *y, size_t n)
@@ -199,8 +207,7 @@ int layer_cuda_forward(layer_cuda_t *l, cugemm_t *g, const __half *x, __half *y,
         return err_set(err, ERR_INPUT, "layer_cuda_forward: batch %d q %d too large",
                        batch, q);
     const size_t th = (size_t)T * d->hidden;
-    rmsnorm_kernel<<<T, 256, 0, st>>>(x, l->xn, d->hidden);
-    CU_LAUNCH_CHECK();
+    if (layer_cuda_rmsnorm(x, l->xn, T, d->hidden, st, err)) return -1;
     if (linear(l, g, l->w_qkv, &l->q_qkv, l->xn, l->qkv, T, l->qkv_n, d->hidden, st, err)) return -1;
     if (attn_cuda_append(l->qkv, l->qkv_n, batch, q, d->heads, d->kv_heads, d->head_dim,
                          l->kc, l->vc, l->cap, l->ctx, st, err))
@@ -214,8 +221,7 @@ int layer_cuda_forward(layer_cuda_t *l, cugemm_t *g, const __half *x, __half *y,
     if (linear(l, g, l->w_o, &l->q_o, l->att, l->o, T, d->hidden, l->att_n, st, err)) return -1;
     add_kernel<<<ew_blocks(th), 256, 0, st>>>(x, l->o, l->h, th);
     CU_LAUNCH_CHECK();
-    rmsnorm_kernel<<<T, 256, 0, st>>>(l->h, l->hn, d->hidden);
-    CU_LAUNCH_CHECK();
+    if (layer_cuda_rmsnorm(l->h, l->hn, T, d->hidden, st, err)) return -1;
     if (linear(l, g, l->w_gu, &l->q_gu, l->hn, l->gu, T, l->gu_n, d->hidden, st, err)) return -1;
     act_kernel<<<ew_blocks((size_t)T * d->ffn), 256, 0, st>>>(l->gu, l->act, T, d->ffn,
                                                              d->gated);

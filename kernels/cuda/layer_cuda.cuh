@@ -65,6 +65,11 @@ void layer_cuda_free(layer_cuda_t *l);
 int layer_cuda_fill_random(layer_cuda_t *l, uint64_t seed, cudaStream_t st, err_t *err);
 /* Sets the cached lengths of sequences 0..batch−1 (synchronous copy). */
 int layer_cuda_set_ctx(layer_cuda_t *l, const int *ctx, int batch, err_t *err);
+/* y[t] = x[t] / rms(x[t]) for tokens rows of n (no weight vector, eps 1e-5,
+ * fp32 sums): the layer's norm, also the model's final norm before lm_head.
+ * Launched on st; 0, or -1 on a launch error. */
+int layer_cuda_rmsnorm(const __half *x, __half *y, int tokens, int n, cudaStream_t st,
+                       err_t *err);
 /* y = layer(x) for batch sequences of q tokens (x, y [batch·q][hidden]). */
 int layer_cuda_forward(layer_cuda_t *l, cugemm_t *g, const __half *x, __half *y,
                        int batch, int q, cudaStream_t st, err_t *err);

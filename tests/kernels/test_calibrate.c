@@ -1,22 +1,25 @@
 /* calibrate: linear shapes from a card (by hand), command-line quoting, the
- * table writer read back by the simulator's reader (sim/caltable.c), and a
+ * driver's table (provenance from calprov, written by caltable_save) read
+ * back by the simulator's reader (sim/caltable.c), and a
  * quick in-process calibration of a tiny model whose table must load and be
  * self-consistent (every rate recomputed from its own row). */
 #include <stdint.h>
 #include <unistd.h>
 
 #include "calibrate.h"
-#include "calwrite.h"
+#include "calprov.h"
+#include "caltable.h"
 #include "check.h"
 #include "gemv.h"
+#include "shapes.h"
 
 static void test_shapes(void)
 {
     /* llama-2-7b: 32 heads of 128, MHA, ffn 11008, vocab 32000. */
     llm_card_t c = {.layers = 32, .hidden = 4096, .heads = 32, .kv_heads = 32, .ffn = 11008,
                     .vocab = 32000, .gated_mlp = 1};
-    calwrite_shape_t s[CALWRITE_NSHAPES];
-    CHECK(calwrite_linear_shapes(&c, s) == 5);
+    shapes_linear_t s[SHAPES_NLINEAR];
+    CHECK(shapes_linear(&c, s) == 5);
     CHECK_STR(s[0].name, "qkv");
     CHECK(s[0].n == 3 * 4096 && s[0].k == 4096);
     CHECK(s[1].n == 4096 && s[1].k == 4096);
@@ -26,7 +29,7 @@ static void test_shapes(void)
     /* TinyLlama: 32 heads of 64, 4 KV heads → qkv (32 + 8)·64 = 2560. */
     llm_card_t t = {.layers = 22, .hidden = 2048, .heads = 32, .kv_heads = 4, .ffn = 5632,
                     .vocab = 32000, .gated_mlp = 0};
-    calwrite_linear_shapes(&t, s);
+    shapes_linear(&t, s);
     CHECK(s[0].n == 2560);
     CHECK(s[2].n == 5632);   /* not gated: up only */
 }
@@ -35,8 +38,17 @@ static void test_command_quoting(void)
 {
     char *argv[] = {"build/calibrate", "--model", "my card.yaml", "it's", "--quick"};
     char buf[256];
-    calwrite_command(5, argv, buf, sizeof buf);
+    calprov_command(5, argv, buf, sizeof buf);
     CHECK_STR(buf, "build/calibrate --model 'my card.yaml' 'it'\\''s' --quick");
+    /* Truncation: a prefix of the full line, NUL-terminated in the buffer
+     * (ASan checks the bound); sizes cut inside a word, a quote, an escape. */
+    for (size_t n = 1; n <= 24; n++) {
+        char small[24 + 8];
+        memset(small, 'X', sizeof small);
+        calprov_command(5, argv, small, n);
+        CHECK(strlen(small) == n - 1 && strncmp(small, buf, n - 1) == 0);
+        CHECK(small[n] == 'X');
+    }
 }
 
 static void test_table_reads_back(void)
@@ -58,30 +70,33 @@ static void test_table_reads_back(void)
     t.read_gbs = 21.5;
     t.rows = rows;
     t.nrows = 3;
-    calwrite_prov_t p;
-    memset(&p, 0, sizeof p);
-    strcpy(p.command, "build/calibrate --model 'a \"b\" c'");
-    calwrite_date_utc(p.date, sizeof p.date);
-    strcpy(p.host, "h");
-    strcpy(p.device, "CPU \\ x");
-    strcpy(p.compiler, "gcc");
-    strcpy(p.notes, "n");
-    char path[] = "/tmp/specsim-test-calwrite-XXXXXX";
-    int fd = mkstemp(path);
-    CHECK(fd >= 0);
-    FILE *f = fdopen(fd, "w");
-    CHECK(f && calwrite_table(f, &p, &t) == 0);
-    fclose(f);
-    caltable_t back;
+    strcpy(t.command, "build/calibrate --model 'a \"b\" c'");
+    calprov_date_utc(t.date, sizeof t.date);
+    calprov_host(t.host, sizeof t.host);
+    strcpy(t.device, "CPU \\ x");
+    strcpy(t.compiler, "gcc");
+    strcpy(t.notes, "n");
+    /* 2026-11-29T15:02:11Z: 20 characters, T and Z in place. */
+    CHECK(strlen(t.date) == 20 && t.date[10] == 'T' && t.date[19] == 'Z');
+    CHECK(t.host[0] != '\0');
+    char path[] = "/tmp/specsim-test-caltable-XXXXXX";
+    close(mkstemp(path));
     err_t e;
+    CHECK(caltable_save(&t, path, &e) == 0);
+    char tmp[sizeof path + 4];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    CHECK(access(tmp, F_OK) != 0);   /* renamed into place */
+    caltable_t back;
     int rc = caltable_load(path, &back, &e);
     if (rc != 0) printf("  %s\n", e.msg);
     CHECK(rc == 0);
     if (rc == 0) {
         CHECK_STR(back.model, "tiny-test");
         CHECK_STR(back.device_kind, "cpu");
-        CHECK_STR(back.command, p.command);
-        CHECK_STR(back.device, p.device);
+        /* The strings calprov made survive (every field: test_caltable). */
+        CHECK_STR(back.command, t.command);
+        CHECK_STR(back.date, t.date);
+        CHECK_STR(back.host, t.host);
         CHECK(back.read_gbs == 21.5);
         CHECK(back.nrows == 3);
         if (back.nrows == 3) {

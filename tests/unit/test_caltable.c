@@ -6,11 +6,11 @@
  * from the text itself (line = index of the line, column = offset of the
  * needle + 1), so the expected FILE:LINE:COLUMN is independent of the parser.
  */
+#include <glob.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "caltable.h"
-#include "calwrite.h"
 #include "check.h"
 
 static int tmp_file(char *path, size_t sz, const char *text)
@@ -101,52 +101,58 @@ static void test_round_trip(void)
     unlink(path);
 }
 
-/* The table the kernels' writer (kernels/calwrite.c, used by build/calibrate)
- * emits must read back: empty optional strings, plain names, %.6e times. */
-static void test_reads_calwrite_output(void)
+/* Every committed table (results/calibration/, written by build/calibrate
+ * at some earlier version of the writer) must still load: the reader keeps
+ * accepting what was once written. */
+static void test_committed_tables_load(void)
 {
-    calwrite_prov_t p;
-    memset(&p, 0, sizeof p);
-    snprintf(p.command, sizeof p.command, "build/calibrate --device cpu");
-    snprintf(p.date, sizeof p.date, "2026-11-29T15:02:11Z");
+    glob_t g;
+    int grc = glob(SPECSIM_ROOT "/results/calibration/*.yaml", 0, NULL, &g);
+    CHECK(grc == 0 && g.gl_pathc >= 1);
+    for (size_t i = 0; grc == 0 && i < g.gl_pathc; i++) {
+        caltable_t t;
+        err_t e = {0, ""};
+        int rc = caltable_load(g.gl_pathv[i], &t, &e);
+        if (rc != 0) printf("  %s\n", e.msg);
+        CHECK(rc == 0);
+        if (rc != 0) continue;
+        CHECK(t.command[0] && t.model[0] && t.device_kind[0] && t.nrows > 0);
+        CHECK(t.read_gbs > 0);
+        caltable_free(&t);
+    }
+    if (grc == 0) globfree(&g);
+}
+
+/* caltable_save: into place through a temporary, and a clean error (no
+ * temporary left behind) when the directory does not exist. */
+static void test_save(void)
+{
+    caltable_row_t row = {.op = CAL_TOKEN, .m = 1, .context = 0, .time_s = 0.021};
     caltable_t t;
     memset(&t, 0, sizeof t);
-    snprintf(t.device_kind, sizeof t.device_kind, "cpu");
+    snprintf(t.command, sizeof t.command, "build/calibrate --device cpu");
     snprintf(t.model, sizeof t.model, "tinyllama-1.1b");
     snprintf(t.quant, sizeof t.quant, "w4a16");
-    t.read_gbs = 12.5;
-    caltable_row_t rows[3] = {
-        {.op = CAL_LINEAR, .name = "o", .quant = "w4a16", .m = 2, .n = 2048, .k = 2048,
-         .time_s = 2.5e-4, .gbs = 9.1, .gflops = 3.2, .ceiling_frac = 0.73},
-        {.op = CAL_ATTENTION, .q = 1, .context = 512, .heads = 32, .kv_heads = 4,
-         .head_dim = 64, .batch = 1, .time_s = 1.5e-5},
-        {.op = CAL_TOKEN, .m = 1, .context = 0, .time_s = 0.021},
-    };
-    t.rows = rows;
-    t.nrows = 3;
-    char path[64];
-    snprintf(path, sizeof path, "/tmp/specsim_test_caltable_XXXXXX");
-    int fd = mkstemp(path);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    CHECK(f != NULL);
-    if (!f) return;
-    CHECK(calwrite_table(f, &p, &t) == 0);
-    CHECK(fclose(f) == 0);
-    caltable_t r;
+    t.rows = &row;
+    t.nrows = 1;
+    char path[64], tmp[80];
+    CHECK(tmp_file(path, sizeof path, "old contents\n") == 0);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
     err_t e = {0, ""};
+    CHECK(caltable_save(&t, path, &e) == 0);
+    CHECK(access(tmp, F_OK) != 0);
+    caltable_t r;
     int rc = caltable_load(path, &r, &e);
     CHECK(rc == 0);
-    if (rc != 0) printf("  %s\n", e.msg);
     if (rc == 0) {
-        CHECK_STR(r.command, p.command);
-        CHECK_STR(r.model, "tinyllama-1.1b");
-        CHECK(r.nrows == 3);
-        CHECK(r.nrows == 3 && r.rows[0].n == 2048 && r.rows[1].kv_heads == 4);
-        CHECK(r.nrows == 3 && r.rows[2].op == CAL_TOKEN);
-        CHECK_REL(r.rows[0].time_s, 2.5e-4, 1e-6);   /* written with 7 digits */
+        CHECK(r.nrows == 1 && r.rows[0].op == CAL_TOKEN && r.rows[0].time_s == 0.021);
         caltable_free(&r);
     }
     unlink(path);
+    e.code = 0;
+    CHECK(caltable_save(&t, "/nonexistent-dir/t.yaml", &e) == -1 && e.code == ERR_RUNTIME);
+    CHECK(strncmp(e.msg, "/nonexistent-dir/t.yaml.tmp:", 28) == 0);
+    CHECK(access("/nonexistent-dir/t.yaml.tmp", F_OK) != 0);
 }
 
 /* A valid table; each malformed case edits one line of it. */
@@ -246,6 +252,9 @@ static void test_malformed_tables(void)
     /* A linear op name outside the format's list. */
     check_bad(7, "  - {op: linear, name: ffn, m: 1, n: 512, k: 256, time_s: 1.0e-6}", 7,
               "ffn", "ops.0.name", "expected qkv");
+    /* A row's quantisation that does not exist: the value is pointed at. */
+    check_bad(7, "  - {op: linear, name: qkv, quant: int3, m: 1, n: 512, k: 256, time_s: 1.0e-6}",
+              7, "int3", "ops.0.quant", "expected fp32");
     /* A quantisation that does not exist. */
     check_bad(5, "quant: int3", 5, "int3", "quant", "expected fp32");
     /* Unterminated flow mapping: a YAML syntax error, still file:line:col. */
@@ -296,7 +305,8 @@ static void test_malformed_tables(void)
 int main(void)
 {
     RUN(test_round_trip);
-    RUN(test_reads_calwrite_output);
+    RUN(test_committed_tables_load);
+    RUN(test_save);
     RUN(test_base_is_valid);
     RUN(test_malformed_tables);
     return check_done();
