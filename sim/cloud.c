@@ -14,8 +14,8 @@ typedef struct replica {
     double timer_at;               /* pending timer's time, or -1 */
     double iter_start;
     int nbatch;
-    int *bjob, *btok;              /* running batch: job index, tokens */
-    service_job_t *sjob;
+    int *bjob;                     /* running batch: job index */
+    service_job_t *sjob;           /* and its tokens, context */
     double kv_cap, kv_used;
     int adm_head, adm_tail;        /* tenants waiting for KV (linked) */
     int pinned;
@@ -144,9 +144,8 @@ cloud_t *cloud_create(const cloud_cfg_t *cfg, int ntenants,
         r->timer_at = -1;
         r->kv_cap = kv_capacity;
         r->bjob = malloc((size_t)c->max_batch * sizeof *r->bjob);
-        r->btok = malloc((size_t)c->max_batch * sizeof *r->btok);
         r->sjob = malloc((size_t)c->max_batch * sizeof *r->sjob);
-        if (!r->bjob || !r->btok || !r->sjob) goto oom;
+        if (!r->bjob || !r->sjob) goto oom;
         if (cfg->has_verify_time && cfg->verify_time.kind != DIST_CONST) {
             r->vrng = rng_stream(seed, (uint64_t)rep, (1ULL << 32) + (uint64_t)i,
                                  RNG_VERIFY_TIME);
@@ -171,7 +170,6 @@ void cloud_free(cloud_t *c)
     if (c->rep) {
         for (int i = 0; i < c->nrep; i++) {
             free(c->rep[i].bjob);
-            free(c->rep[i].btok);
             free(c->rep[i].sjob);
             if (c->rep[i].vrng) gsl_rng_free(c->rep[i].vrng);
         }
@@ -260,6 +258,20 @@ static int joins(const cloud_t *c, const replica_t *r, int t, const cloud_job_t 
     return prev->kind == CLOUD_VERIFY && prev->epoch == j->epoch;
 }
 
+/* Job j leaves the waiting count at its first iteration; a prefill split
+ * over several iterations waits only once. */
+static void first_start(cloud_t *c, cloud_job_t *j, double now, int count)
+{
+    tally_t *tl = c->tally;
+    double d = now - j->arrive;
+    j->started = 1;
+    area_to(c, now);
+    c->nwaiting--;
+    tl->raw.queue_started++;
+    tl->raw.queue_delay_sum += d;
+    if (count) hist_add(tl->qdelay, d, 1);
+}
+
 /* Forms a batch from the queue and starts its iteration. */
 static int start_iteration(cloud_t *c, int ri, double now)
 {
@@ -290,15 +302,7 @@ static int start_iteration(cloud_t *c, int ri, double now)
             continue;
         }
         c->bslot[t] = nb;
-        if (!j->started) {
-            j->started = 1;
-            double d = now - j->arrive;
-            area_to(c, now);
-            c->nwaiting--;
-            tl->raw.queue_started++;
-            tl->raw.queue_delay_sum += d;
-            if (count) hist_add(tl->qdelay, d, 1);
-        }
+        if (!j->started) first_start(c, j, now, count);
         if (j->kind != CLOUD_PREFILL) {
             unlink_queue(c, r, i);
             unlink_tenant_head(c, i);
@@ -309,7 +313,6 @@ static int start_iteration(cloud_t *c, int ri, double now)
                         : j->kind == CLOUD_PREFILL ? "prefill_start" : "decode_start",
                         j->kind == CLOUD_VERIFY ? (long)j->block : -1L, take);
         r->bjob[nb] = i;
-        r->btok[nb] = take;
         r->sjob[nb].tokens = take;
         r->sjob[nb].context = j->context;
         nb++;
@@ -433,9 +436,10 @@ static int on_iter_end(void *ctx, const engine_event_t *ev)
         int i = r->bjob[b];
         cloud_job_t *j = &c->jobs[i];
         int finished = 1;
+        int took = r->sjob[b].tokens;
         if (j->kind == CLOUD_PREFILL) {
-            j->tokens -= r->btok[b];
-            j->context += r->btok[b];
+            j->tokens -= took;
+            j->context += took;
             finished = j->tokens <= 0;
             if (finished) {
                 unlink_queue(c, r, i);
@@ -445,7 +449,7 @@ static int on_iter_end(void *ctx, const engine_event_t *ev)
         /* Copy: the callback may submit jobs and move the pool. */
         cloud_job_t done = *j;
         if (finished) job_release(c, i);
-        if (c->cb.job_done(c->cb.ctx, &done, r->btok[b], now) != 0) return -1;
+        if (c->cb.job_done(c->cb.ctx, &done, took, now) != 0) return -1;
     }
     r->busy = 0;
     r->nbatch = 0;

@@ -471,18 +471,6 @@ int ynode_read_file(const char *path, char **text, size_t *len, err_t *err)
     return 0;
 }
 
-int ynode_parse_file(const char *path, const char *src, ynode_t **out,
-                     err_t *err)
-{
-    char *text;
-    size_t len;
-    *out = NULL;
-    if (ynode_read_file(path, &text, &len, err) != 0) return -1;
-    int rc = ynode_parse(src, NULL, text, len, 1, 0, out, err);
-    free(text);
-    return rc;
-}
-
 char *ynode_next_data_line(char **cursor, int *line, int *col)
 {
     for (char *p = *cursor; p && *p; p = *cursor) {

@@ -61,11 +61,6 @@ int ynode_read_file(const char *path, char **text, size_t *len, err_t *err);
  * NULL at the end. *cursor starts at the text; line ends become NULs. */
 char *ynode_next_data_line(char **cursor, int *line, int *col);
 
-/* ynode_read_file + ynode_parse with line_base 1; src names the file in
- * messages and must outlive the tree. */
-int ynode_parse_file(const char *path, const char *src, ynode_t **out,
-                     err_t *err);
-
 void ynode_free(ynode_t *n);
 
 /* New empty nodes (NULL on allocation failure); the caller owns them. */

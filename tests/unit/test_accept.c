@@ -12,6 +12,7 @@
 
 #include "accept.h"
 #include "check.h"
+#include "simtest.h"
 
 static accept_cfg_t cfg_base(enum accept_model m)
 {
@@ -64,8 +65,7 @@ static void test_iid_law(void)
             if (!a) return;
             int g = gammas[ig];
             double pk[64];
-            for (int k = 0; k < g; k++) pk[k] = pow(c.alpha, k) * (1.0 - c.alpha);
-            pk[g] = pow(c.alpha, g);
+            simtest_law_iid(c.alpha, g, pk);
             check_law(a, g, pk, 100000, "iid");
             CHECK(accept_alpha_mean(a) == c.alpha);
             accept_free(a);
@@ -152,45 +152,9 @@ static void test_beta(void)
     if (!a) return;
     double al = accept_alpha_mean(a);
     double pk[5];
-    for (int k = 0; k < 4; k++) pk[k] = pow(al, k) * (1.0 - al);
-    pk[4] = pow(al, 4);
+    simtest_law_iid(al, 4, pk);
     check_law(a, 4, pk, 100000, "beta tenant");
     accept_free(a);
-}
-
-/* markov, exact block law. The state advances once per evaluated draft, so
- * the state at the start of a block is itself a Markov chain (not the
- * per-token stationary law: a block ends on a rejection, which is likelier in
- * the bad state). Propagate the unnormalised state mass v through the block:
- * at position i the accepted mass v.*alpha then switches (v <- (v.*alpha) P),
- * the rejected mass (v.*(1-alpha)) P ends the block with a = i-1. From start
- * state s this gives E[a|s] and the next block's start law Q[s][.]; the
- * stationary law rho of Q weights E[a|s]. Also returns P(a >= 1) etc. not
- * needed here. */
-static double markov_block_mean(const accept_cfg_t *c, int gamma)
-{
-    double P[2][2] = {{1 - c->p_good_bad, c->p_good_bad},
-                      {c->p_bad_good, 1 - c->p_bad_good}}; /* 0 = good */
-    double al[2] = {c->alpha_good, c->alpha_bad};
-    double Ea[2], Q[2][2];
-    for (int s = 0; s < 2; s++) {
-        double v[2] = {s == 0, s == 1};
-        Ea[s] = 0.0;
-        Q[s][0] = Q[s][1] = 0.0;
-        for (int i = 0; i < gamma; i++) {
-            double acc[2] = {v[0] * al[0], v[1] * al[1]};
-            double rej[2] = {v[0] - acc[0], v[1] - acc[1]};
-            for (int j = 0; j < 2; j++) Q[s][j] += rej[0] * P[0][j] + rej[1] * P[1][j];
-            /* a >= i+1 with the mass that accepted position i+1 */
-            Ea[s] += acc[0] + acc[1];
-            v[0] = acc[0] * P[0][0] + acc[1] * P[1][0];
-            v[1] = acc[0] * P[0][1] + acc[1] * P[1][1];
-        }
-        Q[s][0] += v[0];
-        Q[s][1] += v[1];
-    }
-    double rho_g = Q[1][0] / (Q[0][1] + Q[1][0]);
-    return rho_g * Ea[0] + (1 - rho_g) * Ea[1];
 }
 
 static void test_markov(void)
@@ -208,7 +172,8 @@ static void test_markov(void)
     double pig = c.p_bad_good / (c.p_good_bad + c.p_bad_good);
     double rate = pig * c.alpha_good + (1 - pig) * c.alpha_bad;
     CHECK_REL(accept_alpha_mean(a), rate, 1e-12);
-    double Ea = markov_block_mean(&c, g);
+    double Ea =
+        simtest_markov_Ea(c.alpha_good, c.alpha_bad, c.p_good_bad, c.p_bad_good, g);
     double bm[50], br[50], sm = 0, sr = 0;
     for (int b = 0; b < nb; b++) {
         long acc = 0, ev = 0;

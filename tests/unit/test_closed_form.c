@@ -26,6 +26,7 @@
 #include "metrics.h"
 #include "scenario.h"
 #include "sim.h"
+#include "simtest.h"
 
 #define YAML_MAX 4096
 
@@ -96,15 +97,6 @@ static void expect_ci(const char *cs, const metrics_summary_t *m, int id, double
 
 /* ---- closed-form building blocks --------------------------------------- */
 
-/* Law of a (leading accepted drafts) under iid alpha, block of gamma:
- * P(a >= k) = alpha^k, so P(a = k) = alpha^k (1 - alpha) (k < gamma) and
- * P(a = gamma) = alpha^gamma. */
-static void law_iid(double alpha, int gamma, double *pk)
-{
-    for (int k = 0; k < gamma; k++) pk[k] = pow(alpha, k) * (1 - alpha);
-    pk[gamma] = pow(alpha, gamma);
-}
-
 /* positional: P(a >= k) = prod_{i=1..k} alpha_i (last value repeating). */
 static void law_positional(const double *al, int n, int gamma, double *pk)
 {
@@ -131,38 +123,6 @@ static void law_moments(const double *pk, int gamma, int bonus_full, double *mea
     }
     *mean = s;
     *sd = sqrt(s2 - s * s > 0 ? s2 - s * s : 0);
-}
-
-/* E[a] for the markov model in a long run. The state advances once per
- * evaluated draft (accepted ones and the first rejected one), so the state at
- * the start of a block is a Markov chain of its own. From start state s,
- * propagate the unnormalised mass v over states through the block: at each
- * position the accepted part v.*alpha contributes P(a >= i) and switches
- * (v <- (v.*alpha) P); the rejected part (v.*(1 - alpha)) P ends the block and
- * is the next block's start law. E[a] = rho . E[a|s] with rho stationary for
- * that block-to-block chain Q. */
-static double markov_Ea(double ag, double ab, double pgb, double pbg, int gamma)
-{
-    double P[2][2] = {{1 - pgb, pgb}, {pbg, 1 - pbg}};
-    double al[2] = {ag, ab};
-    double Ea[2], Q[2][2];
-    for (int s = 0; s < 2; s++) {
-        double v[2] = {s == 0, s == 1};
-        Ea[s] = 0;
-        Q[s][0] = Q[s][1] = 0;
-        for (int i = 0; i < gamma; i++) {
-            double acc[2] = {v[0] * al[0], v[1] * al[1]};
-            double rej[2] = {v[0] - acc[0], v[1] - acc[1]};
-            for (int j = 0; j < 2; j++) Q[s][j] += rej[0] * P[0][j] + rej[1] * P[1][j];
-            Ea[s] += acc[0] + acc[1];
-            v[0] = acc[0] * P[0][0] + acc[1] * P[1][0];
-            v[1] = acc[0] * P[0][1] + acc[1] * P[1][1];
-        }
-        Q[s][0] += v[0];
-        Q[s][1] += v[1];
-    }
-    double rho_g = Q[1][0] / (Q[0][1] + Q[1][0]);
-    return rho_g * Ea[0] + (1 - rho_g) * Ea[1];
 }
 
 /* Async pipeline, one tenant, fixed draft time d per token, T = rtt + v from
@@ -257,6 +217,18 @@ static void yaml_pipeline(char *buf, const char *name, const char *mode, int gam
              max_batch);
 }
 
+/* yaml_pipeline + run_yaml, for the cases that take the pipeline as is. */
+static int run_pipeline(metrics_summary_t *m, const char *name, const char *mode,
+                        int gamma, int window, const char *acc, int count, double d_ms,
+                        double rtt_ms, const char *verify, int max_batch, double dur_s,
+                        int reps)
+{
+    char y[YAML_MAX];
+    yaml_pipeline(y, name, mode, gamma, window, acc, count, d_ms, rtt_ms, verify,
+                  max_batch, dur_s, reps);
+    return run_yaml(name, y, m);
+}
+
 /* ---- a. sync pipeline ------------------------------------------------ */
 
 /* Sync, one tenant, fixed times: a block is drafted (γd), sent (rtt/2),
@@ -269,28 +241,11 @@ static void yaml_pipeline(char *buf, const char *name, const char *mode, int gam
  * blocks, SE = sd(a+1)/sqrt(n); ITL = B/Ē has the same relative SE. */
 static void test_sync_hook(void)
 {
-    const char *yaml =
-        "name: sync-closed-form\n"
-        "seed: 7\n"
-        "duration: 300s\n"
-        "warmup: 10s\n"
-        "replications: 4\n"
-        "protocol: {mode: sync, gamma: 4}\n"
-        "acceptance: {model: iid, alpha: 0.7}\n"
-        "tenants:\n"
-        "  count: 1\n"
-        "  edge: {draft_time: 10ms}\n"
-        "  network: {rtt: 40ms, jitter: none, uplink: inf, downlink: inf}\n"
-        "  workload: {arrival: closed, think: 0s, prompt_tokens: 1, output_tokens: "
-        "100000000}\n"
-        "cloud:\n"
-        "  replicas: 1\n"
-        "  verify_time: 5ms\n"
-        "  batching: {policy: continuous, max_batch: 1}\n";
+    const char *yaml = SIMTEST_SYNC_HOOK_YAML;
     metrics_summary_t m;
     if (run_yaml("sync-hook", yaml, &m) < 0) return;
     double pk[8], E, sd;
-    law_iid(0.7, 4, pk);
+    simtest_law_iid(0.7, 4, pk);
     law_moments(pk, 4, 1, &E, &sd);
     double B = 4 * 0.010 + 0.040 + 0.005;
     double n = 4 * (300.0 - 10.0) / B;
@@ -312,13 +267,12 @@ static void test_sync_hook(void)
  * (one endless request) = 1/ITL; acceptance_rate = E[a]/γ. */
 static void test_sync_pair2(void)
 {
-    char y[YAML_MAX];
-    yaml_pipeline(y, "sync-pair2", "sync", 2, 0, "{model: iid, alpha: 0.5}", 1, 20, 30,
-                  "8ms", 1, 1000, 4);
     metrics_summary_t m;
-    if (run_yaml("sync-pair2", y, &m) < 0) return;
+    if (run_pipeline(&m, "sync-pair2", "sync", 2, 0, "{model: iid, alpha: 0.5}", 1, 20,
+                     30, "8ms", 1, 1000, 4) < 0)
+        return;
     double pk[8], E, sd;
-    law_iid(0.5, 2, pk);
+    simtest_law_iid(0.5, 2, pk);
     law_moments(pk, 2, 1, &E, &sd);
     double B = 2 * 0.020 + 0.030 + 0.008;
     double n = 4 * 990.0 / B, rse = sd / sqrt(n) / E, tol = 4 * rse;
@@ -347,20 +301,17 @@ static void test_sync_pair2(void)
  * oh 64). GPU seconds per 1000 tokens: v per γ+1 tokens -> 1000 v/(γ+1). */
 static void test_sync_alpha_extremes(void)
 {
-    char y[YAML_MAX];
     metrics_summary_t m;
     const double B = 0.085;
-    yaml_pipeline(y, "sync-a0", "sync", 4, 0, "{model: iid, alpha: 0}", 1, 10, 40,
-                  "5ms", 1, 200, 1);
-    if (run_yaml("sync-a0", y, &m) == 0) {
+    if (run_pipeline(&m, "sync-a0", "sync", 4, 0, "{model: iid, alpha: 0}", 1, 10, 40,
+                     "5ms", 1, 200, 1) == 0) {
         expect_rel("c.sync-alpha0", &m, METRIC_ITL_MEAN, B, 0.01);
         expect_rel("c.sync-alpha0", &m, METRIC_ACCEPTED_LEN_MEAN, 1.0, 0.01);
         expect_abs("c.sync-alpha0", &m, METRIC_ACCEPTANCE_RATE, 0.0, 1e-12);
         expect_rel("c.sync-alpha0", &m, METRIC_THROUGHPUT, 1 / B, 0.01);
     }
-    yaml_pipeline(y, "sync-a1", "sync", 4, 0, "{model: iid, alpha: 1}", 1, 10, 40,
-                  "5ms", 1, 200, 1);
-    if (run_yaml("sync-a1", y, &m) == 0) {
+    if (run_pipeline(&m, "sync-a1", "sync", 4, 0, "{model: iid, alpha: 1}", 1, 10, 40,
+                     "5ms", 1, 200, 1) == 0) {
         const char *c = "c.sync-alpha1";
         expect_rel(c, &m, METRIC_ITL_MEAN, B / 5, 0.01);
         expect_rel(c, &m, METRIC_ACCEPTED_LEN_MEAN, 5.0, 0.01);
@@ -424,11 +375,10 @@ static void test_sync_bandwidth(void)
  * block j was found (γd > v): nothing stale is computed -> gpu_waste 0. */
 static void test_async_large_window(void)
 {
-    char y[YAML_MAX];
-    yaml_pipeline(y, "async-w8", "async", 4, 8, "{model: iid, alpha: 0.7}", 1, 10, 40,
-                  "5ms", 1, 2000, 8);
     metrics_summary_t m;
-    if (run_yaml("async-w8", y, &m) < 0) return;
+    if (run_pipeline(&m, "async-w8", "async", 4, 8, "{model: iid, alpha: 0.7}", 1, 10, 40,
+                     "5ms", 1, 2000, 8) < 0)
+        return;
     const double a = 0.7, q = 1 - pow(a, 4);
     double rate = async_rate(a, 4, 0.010, 0.045, 8);
     const char *c = "b.async-w8";
@@ -449,13 +399,12 @@ static void test_async_large_window(void)
  * independent with fixed length: SE from the per-block law. */
 static void test_async_window1(void)
 {
-    char y[YAML_MAX];
-    yaml_pipeline(y, "async-w1", "async", 4, 1, "{model: iid, alpha: 0.7}", 1, 10, 40,
-                  "5ms", 1, 1000, 4);
     metrics_summary_t m;
-    if (run_yaml("async-w1", y, &m) < 0) return;
+    if (run_pipeline(&m, "async-w1", "async", 4, 1, "{model: iid, alpha: 0.7}", 1, 10, 40,
+                     "5ms", 1, 1000, 4) < 0)
+        return;
     double pk[8], E, sd;
-    law_iid(0.7, 4, pk);
+    simtest_law_iid(0.7, 4, pk);
     law_moments(pk, 4, 0, &E, &sd);
     double Bk = 0.085, n = 4 * 990 / Bk, tol = 4 * sd / sqrt(n) / E;
     const char *c = "b.async-w1";
@@ -471,11 +420,10 @@ static void test_async_window1(void)
  * rate = 5 / (E[s_J] + T) by async_rate(). */
 static void test_async_window_binds(void)
 {
-    char y[YAML_MAX];
-    yaml_pipeline(y, "async-w2", "async", 2, 2, "{model: iid, alpha: 0.8}", 1, 10, 40,
-                  "5ms", 1, 2000, 8);
     metrics_summary_t m;
-    if (run_yaml("async-w2", y, &m) < 0) return;
+    if (run_pipeline(&m, "async-w2", "async", 2, 2, "{model: iid, alpha: 0.8}", 1, 10, 40,
+                     "5ms", 1, 2000, 8) < 0)
+        return;
     double rate = async_rate(0.8, 2, 0.010, 0.045, 2);
     expect_ci("b.async-w2-binding", &m, METRIC_ITL_MEAN, 1 / rate, 0.01);
     expect_ci("b.async-w2-binding", &m, METRIC_THROUGHPUT, rate, 0.01);
@@ -487,18 +435,15 @@ static void test_async_window_binds(void)
  * ITL = γd + rtt + v; accepted_len 1. */
 static void test_async_alpha_extremes(void)
 {
-    char y[YAML_MAX];
     metrics_summary_t m;
-    yaml_pipeline(y, "async-a1", "async", 4, 8, "{model: iid, alpha: 1}", 1, 10, 40,
-                  "5ms", 1, 200, 1);
-    if (run_yaml("async-a1", y, &m) == 0) {
+    if (run_pipeline(&m, "async-a1", "async", 4, 8, "{model: iid, alpha: 1}", 1, 10, 40,
+                     "5ms", 1, 200, 1) == 0) {
         expect_rel("c.async-alpha1", &m, METRIC_ITL_MEAN, 0.010, 0.01);
         expect_rel("c.async-alpha1", &m, METRIC_ACCEPTED_LEN_MEAN, 4.0, 0.01);
         expect_abs("c.async-alpha1", &m, METRIC_DRAFT_WASTE_FRAC, 0.0, 1e-9);
     }
-    yaml_pipeline(y, "async-a0", "async", 4, 8, "{model: iid, alpha: 0}", 1, 10, 40,
-                  "5ms", 1, 200, 1);
-    if (run_yaml("async-a0", y, &m) == 0) {
+    if (run_pipeline(&m, "async-a0", "async", 4, 8, "{model: iid, alpha: 0}", 1, 10, 40,
+                     "5ms", 1, 200, 1) == 0) {
         expect_rel("c.async-alpha0", &m, METRIC_ITL_MEAN, 0.085, 0.01);
         expect_rel("c.async-alpha0", &m, METRIC_ACCEPTED_LEN_MEAN, 1.0, 0.01);
         expect_abs("c.async-alpha0", &m, METRIC_ACCEPTANCE_RATE, 0.0, 1e-12);
@@ -516,11 +461,10 @@ static void test_async_alpha_extremes(void)
  * batch = 1. */
 static void test_mva_sync(void)
 {
-    char y[YAML_MAX];
-    yaml_pipeline(y, "mva", "sync", 4, 0, "{model: iid, alpha: 0.8}", 10, 10, 20,
-                  "{dist: exponential, mean: 6ms}", 1, 1000, 8);
     metrics_summary_t m;
-    if (run_yaml("mva", y, &m) < 0) return;
+    if (run_pipeline(&m, "mva", "sync", 4, 0, "{model: iid, alpha: 0.8}", 10, 10, 20,
+                     "{dist: exponential, mean: 6ms}", 1, 1000, 8) < 0)
+        return;
     double X, R;
     mva(10, 0.060, 0.006, &X, &R);
     double E = (1 - pow(0.8, 5)) / 0.2;
@@ -671,12 +615,11 @@ static void test_edge_only(void)
  * ITL = B/(1 + E[a]). SE from the per-block law. */
 static void test_positional(void)
 {
-    char y[YAML_MAX];
-    yaml_pipeline(y, "positional", "sync", 5, 0,
-                  "{model: positional, alphas: [0.9, 0.7, 0.5]}", 1, 10, 40, "5ms", 1,
-                  1000, 4);
     metrics_summary_t m;
-    if (run_yaml("positional", y, &m) < 0) return;
+    if (run_pipeline(&m, "positional", "sync", 5, 0,
+                     "{model: positional, alphas: [0.9, 0.7, 0.5]}", 1, 10, 40, "5ms", 1,
+                     1000, 4) < 0)
+        return;
     const double al[] = {0.9, 0.7, 0.5};
     double pk[8], E, sd;
     law_positional(al, 3, 5, pk);
@@ -689,19 +632,19 @@ static void test_positional(void)
 }
 
 /* markov (good .9 / bad .3, switch .1 / .3 per evaluated draft), γ = 4, sync,
- * B = 85 ms: E[a] from markov_Ea() (block-start chain, derivation above);
+ * B = 85 ms: E[a] from simtest_markov_Ea() (block-start chain, derivation
+ * in simtest.h);
  * accepted_len = 1 + E[a], acceptance_rate = E[a]/γ. Blocks are correlated
  * through the state: CI-based tolerance over 8 replications. */
 static void test_markov(void)
 {
-    char y[YAML_MAX];
-    yaml_pipeline(y, "markov", "sync", 4, 0,
-                  "{model: markov, alpha_good: 0.9, alpha_bad: 0.3, p_good_bad: 0.1, "
-                  "p_bad_good: 0.3}",
-                  1, 10, 40, "5ms", 1, 2000, 8);
     metrics_summary_t m;
-    if (run_yaml("markov", y, &m) < 0) return;
-    double Ea = markov_Ea(0.9, 0.3, 0.1, 0.3, 4);
+    if (run_pipeline(&m, "markov", "sync", 4, 0,
+                     "{model: markov, alpha_good: 0.9, alpha_bad: 0.3, p_good_bad: 0.1, "
+                     "p_bad_good: 0.3}",
+                     1, 10, 40, "5ms", 1, 2000, 8) < 0)
+        return;
+    double Ea = simtest_markov_Ea(0.9, 0.3, 0.1, 0.3, 4);
     const char *c = "f.markov";
     expect_ci(c, &m, METRIC_ACCEPTED_LEN_MEAN, 1 + Ea, 0.01);
     expect_ci(c, &m, METRIC_ACCEPTANCE_RATE, Ea / 4, 0.02);
@@ -850,13 +793,12 @@ static void test_sync_request_cycle(void)
  * replication): CI-based tolerance, R = 8 (512 tenant draws). */
 static void test_beta(void)
 {
-    char y[YAML_MAX];
     /* 256 tenants: the spread between replications comes from the tenants'
      * α draws (sd of Beta(8,2) is 0.12), so the CI narrows as 1/√tenants. */
-    yaml_pipeline(y, "beta", "sync", 4, 0, "{model: beta, a: 8, b: 2}", 256, 10, 40, "5ms",
-                  256, 100, 8);
     metrics_summary_t m;
-    if (run_yaml("beta", y, &m) < 0) return;
+    if (run_pipeline(&m, "beta", "sync", 4, 0, "{model: beta, a: 8, b: 2}", 256, 10, 40,
+                     "5ms", 256, 100, 8) < 0)
+        return;
     double mom = 1.0, E = 1.0;
     for (int k = 1; k <= 4; k++) {
         mom *= (8.0 + k - 1) / (10.0 + k - 1);
@@ -917,22 +859,30 @@ static void test_conservation(void)
 /* sim/analytic.c was derived separately; its single-tenant predictions must
  * match the formulas above for the hook's settings (sync and async, window 4:
  * T = 45 ms <= 3·γd, no stall) and for a binding window (γ = 2, W = 2). */
-static void test_analytic_agrees(void)
+/* Loads yaml_pipeline's scenario and computes its analytic predictions. */
+static int analytic_of(const char *name, const char *mode, int gamma, int window,
+                       const char *acc, analytic_t *an)
 {
     char y[YAML_MAX];
     scenario_t s;
     err_t e;
-    analytic_t an;
-    yaml_pipeline(y, "an", "async", 4, 4, "{model: iid, alpha: 0.7}", 1, 10, 40, "5ms", 1,
-                  100, 1);
+    yaml_pipeline(y, name, mode, gamma, window, acc, 1, 10, 40, "5ms", 1, 100, 1);
     memset(&s, 0, sizeof s);
-    if (scenario_load_string("an", y, NULL, 0, &s, &e) < 0 ||
-        analytic_compute(&s, &an, &e) < 0) {
+    int rc = 0;
+    if (scenario_load_string(name, y, NULL, 0, &s, &e) < 0 ||
+        analytic_compute(&s, an, &e) < 0) {
         printf("  analytic: %s\n", e.msg);
         check_failed_now = 1;
-        scenario_free(&s);
-        return;
+        rc = -1;
     }
+    scenario_free(&s);
+    return rc;
+}
+
+static void test_analytic_agrees(void)
+{
+    analytic_t an;
+    if (analytic_of("an", "async", 4, 4, "{model: iid, alpha: 0.7}", &an) < 0) return;
     double E = (1 - pow(0.7, 5)) / 0.3;
     row("j.analytic", "accepted_len_expected", E, an.accepted_len_expected, 1e-9);
     row("j.analytic", "block_time_sync_s", 0.085, an.block_time_sync_s, 1e-12);
@@ -941,22 +891,11 @@ static void test_analytic_agrees(void)
     row("j.analytic", "throughput_async_tok_s", ra, an.throughput_async_tok_s, 1e-9 * ra);
     row("j.analytic", "throughput_edge_only", 100, an.throughput_edge_only_tok_s, 1e-9);
     row("j.analytic", "throughput_cloud_only", 200, an.throughput_cloud_only_tok_s, 1e-9);
-    scenario_free(&s);
 
-    yaml_pipeline(y, "an2", "async", 2, 2, "{model: iid, alpha: 0.8}", 1, 10, 40, "5ms", 1,
-                  100, 1);
-    memset(&s, 0, sizeof s);
-    if (scenario_load_string("an2", y, NULL, 0, &s, &e) < 0 ||
-        analytic_compute(&s, &an, &e) < 0) {
-        printf("  analytic: %s\n", e.msg);
-        check_failed_now = 1;
-        scenario_free(&s);
-        return;
-    }
+    if (analytic_of("an2", "async", 2, 2, "{model: iid, alpha: 0.8}", &an) < 0) return;
     ra = async_rate(0.8, 2, 0.010, 0.045, 2);
     row("j.analytic-w2", "throughput_async_tok_s", ra, an.throughput_async_tok_s,
         1e-6 * ra);
-    scenario_free(&s);
 }
 
 int main(void)

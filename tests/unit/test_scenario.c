@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "simtest.h"
 #include "scenario.h"
 
 #define ROOT SPECSIM_ROOT "/"
@@ -208,23 +209,7 @@ static void test_defaults(void)
     scenario_free(&s);
 }
 
-static const char *CLOSED_FORM =
-    "name: sync-closed-form\n"
-    "seed: 7\n"
-    "duration: 300s\n"
-    "warmup: 10s\n"
-    "replications: 4\n"
-    "protocol: {mode: sync, gamma: 4}\n"
-    "acceptance: {model: iid, alpha: 0.7}\n"
-    "tenants:\n"
-    "  count: 1\n"
-    "  edge: {draft_time: 10ms}\n"
-    "  network: {rtt: 40ms, jitter: none, uplink: inf, downlink: inf}\n"
-    "  workload: {arrival: closed, think: 0s, prompt_tokens: 1, output_tokens: 100000000}\n"
-    "cloud:\n"
-    "  replicas: 1\n"
-    "  verify_time: 5ms\n"
-    "  batching: {policy: continuous, max_batch: 1}\n";
+static const char *CLOSED_FORM = SIMTEST_SYNC_HOOK_YAML;
 
 static void test_closed_form_hook(void)
 {
