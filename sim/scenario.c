@@ -405,6 +405,30 @@ static int make_descendable(const set_ctx_t *s, ynode_t **slot, const char *seg,
                    v->str, "");
 }
 
+/* Adds the child an override path creates under cur — at key seg of a
+ * mapping, or at the end of a sequence: v itself for the last segment, a new
+ * mapping to descend into otherwise. Returns the child, owned by the tree;
+ * NULL on allocation failure, with v freed whichever node failed. */
+static ynode_t *add_child(ynode_t *cur, const char *seg, const set_ctx_t *s,
+                          int col, int last, ynode_t *v)
+{
+    ynode_t *n = last ? v : ynode_new_map(SET_SRC, s->line, col);
+    if (!n) {
+        ynode_free(v);
+        return NULL;
+    }
+    /* Both insertions free n when they fail; v is then still ours unless it
+     * was n. */
+    int rc = cur->kind == YNODE_MAP
+                 ? ynode_map_put(cur, seg, SET_SRC, s->line, col, n)
+                 : ynode_seq_append(cur, n);
+    if (rc != 0) {
+        if (!last) ynode_free(v);
+        return NULL;
+    }
+    return n;
+}
+
 static int apply_override(ynode_t *root, const set_ctx_t *s)
 {
     const char *path = s->o->path ? s->o->path : "";
@@ -438,15 +462,8 @@ static int apply_override(ynode_t *root, const set_ctx_t *s)
         if (cur->kind == YNODE_MAP) {
             ynode_pair_t *p = ynode_find(cur, seg);
             if (!p) {
-                ynode_t *n = last ? v : ynode_new_map(SET_SRC, s->line, col);
-                if (!n) {
-                    ynode_free(v);
-                    return err_set(s->err, ERR_RUNTIME, "out of memory");
-                }
-                if (ynode_map_put(cur, seg, SET_SRC, s->line, col, n) != 0) {
-                    if (!last) ynode_free(v);
-                    return err_set(s->err, ERR_RUNTIME, "out of memory");
-                }
+                ynode_t *n = add_child(cur, seg, s, col, last, v);
+                if (!n) return err_set(s->err, ERR_RUNTIME, "out of memory");
                 if (last) return 0;
                 cur = n;
                 pos = upto + 1;
@@ -462,9 +479,8 @@ static int apply_override(ynode_t *root, const set_ctx_t *s)
                                seg, "");
             }
             if ((size_t)i == cur->n) {
-                ynode_t *n = last ? v : ynode_new_map(SET_SRC, s->line, col);
-                if (!n || ynode_seq_append(cur, n) != 0)
-                    return err_set(s->err, ERR_RUNTIME, "out of memory");
+                ynode_t *n = add_child(cur, seg, s, col, last, v);
+                if (!n) return err_set(s->err, ERR_RUNTIME, "out of memory");
                 if (last) return 0;
                 cur = n;
                 pos = upto + 1;
