@@ -112,7 +112,7 @@ if head -1 "$TMP/tr.out" | grep -q '^time,tenant,event,block,tokens' && [ ! -e "
 else fail trace_to_stdout "$(head -c 300 "$TMP/err")"; fi
 
 # The scenario the README teaches with is valid (docs cannot drift silently).
-awk '/^A minimal one:/ {f=1; next} f && /^```yaml/ {g=1; next} g && /^```/ {exit} g' README.md >"$TMP/readme.yaml"
+awk '/A minimal one:/ {f=1; next} f && /^```yaml/ {g=1; next} g && /^```/ {exit} g' README.md >"$TMP/readme.yaml"
 if [ -s "$TMP/readme.yaml" ] && "$SPECSIM" check "$TMP/readme.yaml" >/dev/null 2>"$TMP/err"; then
     pass readme_scenario_valid
 else fail readme_scenario_valid "$(head -c 300 "$TMP/err")"; fi
