@@ -453,7 +453,9 @@ static int on_iter_end(void *ctx, const engine_event_t *ev)
     }
     r->busy = 0;
     r->nbatch = 0;
-    return try_start(c, ri, now);
+    /* Deferred like any other start, so that jobs reaching the cloud at
+     * this same instant (events already queued for now) join the batch. */
+    return r->nqueue ? schedule_kick(c, ri, now) : 0;
 }
 
 void cloud_finish(cloud_t *c, double end)
