@@ -389,8 +389,8 @@ int cloud_submit(cloud_t *c, int ri, const cloud_job_t *spec, double now)
     c->nwaiting++;
     c->tally->raw.queue_arrivals++;
     if (r->busy) return 0;
-    if (c->cfg->batching.policy == BATCH_WINDOW && r->nqueue < c->max_batch)
-        return try_start(c, ri, now);   /* arms the timer */
+    /* Through the zero-delay kick for both policies: the kick decides (start,
+     * or arm the window timer) once every same-instant arrival is queued. */
     return schedule_kick(c, ri, now);
 }
 
