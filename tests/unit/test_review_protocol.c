@@ -39,6 +39,26 @@ static void test_same_instant_joins_after_iteration(void)
     scen_del(s);
 }
 
+/* Window batching with max_wait 0 closes the window at once, but only after
+ * every job arriving at that instant is queued: A's and B's prompts both
+ * reach the idle replica at H and share one prefill iteration [H, H+V]
+ * (max_batch 2), so both TTFTs are H + V + H. (Starting A's iteration on its
+ * own arrival would give B 2H + 2V.) */
+static void test_same_instant_window_zero_wait(void)
+{
+    scenario_t *s = scen_new(2, 1, MODE_CLOUD_ONLY, 2, 1.0, V, V, 2 * H);
+    s->duration = 0.25;
+    s->warmup = 0;
+    s->cloud.batching.policy = BATCH_WINDOW;
+    s->cloud.batching.max_batch = 2;
+    s->cloud.batching.max_wait = 0;
+    metrics_summary_t m;
+    sim_totals_t tot;
+    CHECK(run(s, &m, &tot) == 0);
+    CHECK_REL(m.value[METRIC_TTFT_MEAN], 2 * H + V, 1e-9);
+    scen_del(s);
+}
+
 /* Chunked prefill (max_tokens 4): a prompt of 10 tokens takes chunks of
  * 4, 4 and 2 in three iterations, so TTFT = H + 3V + H (edge prefill 0).
  * One request of 2 tokens, sync gamma 2, alpha 1: after the first token one
@@ -109,6 +129,7 @@ static void test_async_rollback_partial_draft(void)
 int main(void)
 {
     RUN(test_same_instant_joins_after_iteration);
+    RUN(test_same_instant_window_zero_wait);
     RUN(test_chunked_prefill_ttft);
     RUN(test_async_rollback_partial_draft);
     return check_done();
