@@ -1,8 +1,29 @@
 /* gemv_avx2 — AVX2 + FMA + F16C kernels; compiled with those flags only here
- * and called only when cpu_features() reports them. Same scheme as
- * gemv_avx512.c with 8-lane vectors: per block of 32 inputs one 16-byte load,
- * in-lane byte shuffles spread 8 bytes over 8 dwords, AND / shift give the
- * low and high nibbles, convert, FMA into per-group sums.
+ * and called only when cpu_features() reports them.
+ *
+ * W4A16, M ≤ 2 (w4_tile64): x is reordered and scaled once per call
+ * (w4_xperm) so that the packed bytes need no shuffle at all: one 32-byte
+ * load holds 64 nibbles as 8 dwords of 8; nibble n is isolated IN PLACE by
+ * one AND (the top one by a shift) and converted as the integer q·16^n —
+ * exact, four significant bits — against x·16^−n, also exact, so each
+ * product is the reference's q·x. Σq·x per group is scaled by s once per
+ * group and the zero enters as −z·s·Σx. That is 3 vector ops per 8 weights
+ * (AND, convert, FMA) against 3.5 for the older decode (w4_tile: two byte
+ * shuffles per 32 weights spread bytes over dwords, then AND / shift,
+ * convert, FMA), and op count is what bounds AVX2 here: the loop is
+ * compute-bound, not memory-bound. Measured on this 2-core Zen 5 (AVX2 path, 2 threads, M = 1,
+ * g128, weights from DRAM, `calibrate --bench --isa avx2`): w4_tile 24–25
+ * GB/s; in-place decode 28.6; group of 128 as a compile-time constant (the
+ * two 64-input steps unroll) 30.3 (4096×4096 at M = 2: 452 → 407 µs,
+ * weights in L3). Tried and dropped: 2 or 8 accumulators
+ * instead of 4 (27.8, 27.2); converting a row's scales and zero terms 64
+ * groups at a time (25: slower); and skipping the convert by reading the
+ * masked nibble as a denormal float, q·2^(4n−149), which reached 37 GB/s
+ * but gives wrong results under DAZ and relies on denormal FMA inputs being
+ * cheap, which Intel cores (most AVX2-only laptops) do not promise. With
+ * M ≥ 3 the activation traffic, not the decode, limits (4096×4096, M = 8:
+ * 2.0 ms w4_tile, 2.2 ms w4_tile64), so w4_tile stays for those and for
+ * groups that are not a multiple of 64.
  */
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -83,6 +104,88 @@ AI void w4_tile(const uint8_t *q, const uint16_t *sc, const uint8_t *zp, int gro
     for (int t = 0; t < T; t++) out[t] = hsum(acc[t]) - corr[t];
 }
 
+/* Groups that are a multiple of 64, x reordered and scaled by w4_xperm (see
+ * the header): per 64 inputs one 32-byte load, then per nibble position an
+ * AND (or the shift), a convert and an FMA. The 16^−n scaling of x is a
+ * power of two far from fp32 under/overflow (fp16 x ≥ 2^−24 → ≥ 2^−48), so
+ * the products equal q·x bit for bit. */
+AI void w4_tile64(const uint8_t *q, const uint16_t *sc, const uint8_t *zp, int groups, int group,
+                  const float *x, const float *xsum, int k, const int T, float *out)
+{
+    const int NA = NACC(T);
+    __m256 acc[TMAX];
+    float corr[TMAX];
+    for (int t = 0; t < T; t++) {
+        acc[t] = _mm256_setzero_ps();
+        corr[t] = 0.0f;
+    }
+    for (int g = 0; g < groups; g++) {
+        __m256 ga[TMAX][4];
+        for (int t = 0; t < T; t++)
+            for (int a = 0; a < NA; a++) ga[t][a] = _mm256_setzero_ps();
+        for (int c = 0; c < group; c += 64) {
+            const uint8_t *qb = q + ((size_t)g * (size_t)group + (size_t)c) / 2;
+            const float *xb = x + (size_t)g * (size_t)group + (size_t)c;
+            _mm_prefetch((const char *)qb + PF_BYTES, _MM_HINT_T0);
+            const __m256i v = _mm256_loadu_si256((const __m256i *)qb);
+#define W4_NIB(N)                                                                            \
+    do {                                                                                     \
+        __m256i n_ = (N) == 7 ? _mm256_srli_epi32(v, 28)                                     \
+                              : _mm256_and_si256(v, _mm256_set1_epi32(0xF << (4 * (N))));    \
+        __m256 w_ = _mm256_cvtepi32_ps(n_);                                                  \
+        for (int t = 0; t < T; t++)                                                          \
+            ga[t][(N) % NA] = _mm256_fmadd_ps(                                               \
+                w_, _mm256_loadu_ps(xb + (size_t)t * (size_t)k + 8 * (N)), ga[t][(N) % NA]); \
+    } while (0)
+            W4_NIB(0);
+            W4_NIB(1);
+            W4_NIB(2);
+            W4_NIB(3);
+            W4_NIB(4);
+            W4_NIB(5);
+            W4_NIB(6);
+            W4_NIB(7);
+#undef W4_NIB
+        }
+        const float s = _cvtsh_ss(sc[g]);
+        const __m256 vs = _mm256_set1_ps(s);
+        const float zs = s * (float)zp[g];
+        for (int t = 0; t < T; t++) {
+            __m256 sum = ga[t][0];
+            for (int a = 1; a < NA; a++) sum = _mm256_add_ps(sum, ga[t][a]);
+            acc[t] = _mm256_fmadd_ps(sum, vs, acc[t]);
+            corr[t] += zs * xsum[(size_t)t * (size_t)groups + (size_t)g];
+        }
+    }
+    for (int t = 0; t < T; t++) out[t] = hsum(acc[t]) - corr[t];
+}
+
+/* Both sides of the call (w4_xperm, w4_rows) apply this same rule. */
+static inline int use_tile64(int m, int group)
+{
+    return m <= 2 && group % 64 == 0;
+}
+
+/* x in the order w4_tile64 consumes: within each block of 64 inputs,
+ * position 8n + i holds input 32(i/4) + 4(i mod 4) + n/2 + 16(n mod 2) —
+ * nibble n of dword i of the block's 32 bytes in the w4a16_packed_t layout —
+ * times 16^−n (n < 7; the top nibble is shifted down instead). */
+static int w4_xperm(const float *x, int m, int k, int group, float *xp)
+{
+    static const float scale[8] = {1.0f, 0x1p-4f, 0x1p-8f, 0x1p-12f,
+                                   0x1p-16f, 0x1p-20f, 0x1p-24f, 1.0f};
+    if (!use_tile64(m, group)) return 0;
+    for (int t = 0; t < m; t++)
+        for (int b = 0; b < k; b += 64) {
+            const float *xs = x + (size_t)t * (size_t)k + (size_t)b;
+            float *xd = xp + (size_t)t * (size_t)k + (size_t)b;
+            for (int n = 0; n < 8; n++)
+                for (int i = 0; i < 8; i++)
+                    xd[8 * n + i] = xs[32 * (i / 4) + 4 * (i % 4) + n / 2 + 16 * (n % 2)] * scale[n];
+        }
+    return 1;
+}
+
 static void w4_rows(const w4a16_packed_t *w, const float *x, const float *xsum, int m, int r0,
                     int r1, uint16_t *y)
 {
@@ -96,15 +199,23 @@ static void w4_rows(const w4a16_packed_t *w, const float *x, const float *xsum, 
             const float *xt = x + (size_t)m0 * (size_t)w->k;
             const float *st = xsum + (size_t)m0 * (size_t)groups;
             float out[TMAX];
-            switch (T) {
-            case 1: w4_tile(q, sc, zp, groups, w->group, xt, st, w->k, 1, out); break;
-            case 2: w4_tile(q, sc, zp, groups, w->group, xt, st, w->k, 2, out); break;
-            case 3: w4_tile(q, sc, zp, groups, w->group, xt, st, w->k, 3, out); break;
-            case 4: w4_tile(q, sc, zp, groups, w->group, xt, st, w->k, 4, out); break;
-            case 5: w4_tile(q, sc, zp, groups, w->group, xt, st, w->k, 5, out); break;
-            case 6: w4_tile(q, sc, zp, groups, w->group, xt, st, w->k, 6, out); break;
-            case 7: w4_tile(q, sc, zp, groups, w->group, xt, st, w->k, 7, out); break;
-            default: w4_tile(q, sc, zp, groups, w->group, xt, st, w->k, 8, out); break;
+            if (use_tile64(m, w->group)) {
+                /* T = m ≤ 2; a constant group of 128 unrolls its two steps. */
+                if (w->group == 128 && T == 1) w4_tile64(q, sc, zp, groups, 128, xt, st, w->k, 1, out);
+                else if (w->group == 128) w4_tile64(q, sc, zp, groups, 128, xt, st, w->k, 2, out);
+                else if (T == 1) w4_tile64(q, sc, zp, groups, w->group, xt, st, w->k, 1, out);
+                else w4_tile64(q, sc, zp, groups, w->group, xt, st, w->k, 2, out);
+            } else {
+                switch (T) {
+                case 1: w4_tile(q, sc, zp, groups, w->group, xt, st, w->k, 1, out); break;
+                case 2: w4_tile(q, sc, zp, groups, w->group, xt, st, w->k, 2, out); break;
+                case 3: w4_tile(q, sc, zp, groups, w->group, xt, st, w->k, 3, out); break;
+                case 4: w4_tile(q, sc, zp, groups, w->group, xt, st, w->k, 4, out); break;
+                case 5: w4_tile(q, sc, zp, groups, w->group, xt, st, w->k, 5, out); break;
+                case 6: w4_tile(q, sc, zp, groups, w->group, xt, st, w->k, 6, out); break;
+                case 7: w4_tile(q, sc, zp, groups, w->group, xt, st, w->k, 7, out); break;
+                default: w4_tile(q, sc, zp, groups, w->group, xt, st, w->k, 8, out); break;
+                }
             }
             for (int t = 0; t < T; t++) y[(size_t)(m0 + t) * (size_t)w->n + (size_t)r] = to_h(out[t]);
         }
@@ -269,7 +380,7 @@ static void attn_head(const float *q, const uint16_t *k, const uint16_t *v, size
     }
 }
 
-const gemv_impl_t gemv_impl_avx2 = {w4_rows, f16_rows, f32_rows, h2f, dot_f16, axpy_f16, attn_head, NULL};
+const gemv_impl_t gemv_impl_avx2 = {w4_rows, f16_rows, f32_rows, h2f, dot_f16, axpy_f16, attn_head, w4_xperm};
 
 #else
 typedef int gemv_avx2_empty_unit;
