@@ -91,7 +91,9 @@ expect_exit merge_other_sweep 2 $SPECSIM merge "$TMP/m3.csv" "$TMP/part0.csv" \
     "$TMP/part1.csv" "$TMP/part2.csv" "$TMP/other3.csv"
 
 # --- SIGKILL mid-run, then --resume == uninterrupted -----------------------
-{ base kill 300s 8; cat <<EOF
+# Points of ~30 ms each (60 in all), so the kill after 4 rows lands mid-run
+# with a wide margin even on a slow or busy machine.
+{ base kill 1000s 8; cat <<EOF
 sweep:
   tenants.network.rtt: {from: 10ms, to: 200ms, step: 10ms}
   acceptance.alpha: [0.5, 0.7, 0.9]
