@@ -6,7 +6,7 @@
 # a binary or script that exits non-zero without printing a FAIL line (a crash,
 # a sanitizer report) is counted as one failure more.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 pass=0
 fail=0
 log=$(mktemp) || exit 1

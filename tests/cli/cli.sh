@@ -72,7 +72,8 @@ if "$SPECSIM" run scenarios/default.yaml $short --quiet --out "$TMP/r.csv" \
         fail trace_header "$(head -1 "$TMP/t.csv")"
     [ "$(wc -l <"$TMP/t.csv")" -gt 100 ] && pass trace_has_events || fail trace_has_events
     grep -q "itl_mean_s\|ITL" "$TMP/sum.txt" && pass summary_printed || fail summary_printed
-    ls "$TMP" | grep -q '\.tmp' && fail no_temp_files_left "$(ls "$TMP")" || pass no_temp_files_left
+    set -- "$TMP"/*.tmp*
+    if [ -e "$1" ]; then fail no_temp_files_left "$*"; else pass no_temp_files_left; fi
 else
     fail run_out_trace_exit0 "$(head -c 400 "$TMP/err")"
 fi

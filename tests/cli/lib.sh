@@ -1,6 +1,7 @@
 # tests/cli/lib.sh — sourced by the CLI tests. BUILD names the build directory.
 # pass/fail print the lines tests/run.sh counts.
 : "${BUILD:=build}"
+# shellcheck disable=SC2034  # used by the scripts that source this file
 SPECSIM="$BUILD/specsim"
 TMP=$(mktemp -d) || exit 1
 trap 'rm -rf "$TMP"' EXIT
