@@ -131,7 +131,7 @@ AI void w4_tile64(const uint8_t *q, const uint16_t *sc, const uint8_t *zp, int g
 #define W4_NIB(N)                                                                            \
     do {                                                                                     \
         __m256i n_ = (N) == 7 ? _mm256_srli_epi32(v, 28)                                     \
-                              : _mm256_and_si256(v, _mm256_set1_epi32(0xF << (4 * (N))));    \
+                              : _mm256_and_si256(v, _mm256_set1_epi32((int)(0xFu << (4 * (N)))));    \
         __m256 w_ = _mm256_cvtepi32_ps(n_);                                                  \
         for (int t = 0; t < T; t++)                                                          \
             ga[t][(N) % NA] = _mm256_fmadd_ps(                                               \
