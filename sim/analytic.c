@@ -550,13 +550,14 @@ static int collect(const analytic_t *a, named_t *o)
     ADD("throughput_cloud_only_tok_s", a->throughput_cloud_only_tok_s);
     ADD("throughput_edge_only_tok_s", a->throughput_edge_only_tok_s);
     const service_terms_t *t[2] = {&a->draft_terms, &a->verify_terms};
-    static const char *const pre[2][10] = {
+    static const char *const pre[2][11] = {
         {"draft_linear_mem_s", "draft_linear_compute_s", "draft_attn_mem_s",
          "draft_attn_compute_s", "draft_lm_head_s", "draft_overhead_s", "draft_total_s",
-         "draft_weight_bytes", "draft_kv_bytes", "draft_flops"},
+         "draft_weight_bytes", "draft_kv_bytes", "draft_flops", "draft_step_factor"},
         {"verify_linear_mem_s", "verify_linear_compute_s", "verify_attn_mem_s",
          "verify_attn_compute_s", "verify_lm_head_s", "verify_overhead_s",
-         "verify_total_s", "verify_weight_bytes", "verify_kv_bytes", "verify_flops"}};
+         "verify_total_s", "verify_weight_bytes", "verify_kv_bytes", "verify_flops",
+         "verify_step_factor"}};
     for (int i = 0; i < 2; i++) {
         ADD(pre[i][0], t[i]->linear_mem_s);
         ADD(pre[i][1], t[i]->linear_compute_s);
@@ -568,6 +569,7 @@ static int collect(const analytic_t *a, named_t *o)
         ADD(pre[i][7], t[i]->weight_bytes);
         ADD(pre[i][8], t[i]->kv_bytes);
         ADD(pre[i][9], t[i]->flops);
+        ADD(pre[i][10], t[i]->step_factor);
     }
 #undef ADD
     return n;

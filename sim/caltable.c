@@ -170,13 +170,13 @@ static const field_t row_fields[] = {
          OPBIT(CAL_LINEAR) | OPBIT(CAL_TOKEN)),
     ROWF("n", F_INT1, n, OPBIT(CAL_LINEAR), OPBIT(CAL_LINEAR)),
     ROWF("k", F_INT1, k, OPBIT(CAL_LINEAR), OPBIT(CAL_LINEAR)),
-    ROWF("q", F_INT1, q, OPBIT(CAL_ATTENTION), OPBIT(CAL_ATTENTION)),
+    ROWF("q", F_INT1, q, OPBIT(CAL_ATTENTION) | OPBIT(CAL_TOKEN), OPBIT(CAL_ATTENTION)),
     ROWF("context", F_INT0, context, OPBIT(CAL_ATTENTION) | OPBIT(CAL_TOKEN),
          OPBIT(CAL_ATTENTION) | OPBIT(CAL_TOKEN)),
     ROWF("heads", F_INT1, heads, OPBIT(CAL_ATTENTION), OPBIT(CAL_ATTENTION)),
     ROWF("kv_heads", F_INT1, kv_heads, OPBIT(CAL_ATTENTION), OPBIT(CAL_ATTENTION)),
     ROWF("head_dim", F_INT1, head_dim, OPBIT(CAL_ATTENTION), OPBIT(CAL_ATTENTION)),
-    ROWF("batch", F_INT1, batch, OPBIT(CAL_ATTENTION), 0),
+    ROWF("batch", F_INT1, batch, OPBIT(CAL_ATTENTION) | OPBIT(CAL_TOKEN), 0),
     ROWF("time_s", F_POS, time_s, ALLOPS, ALLOPS),
     ROWF("gbs", F_NONNEG, gbs, ALLOPS, 0),
     ROWF("gflops", F_NONNEG, gflops, ALLOPS, 0),
@@ -289,6 +289,14 @@ static int parse_row(const ctx_t *c, const yaml_node_t *rn, int idx,
             snprintf(dotted, sizeof dotted, "ops.%d.%s", idx, row_fields[i].key);
             return fail_at(c, rn, dotted, "missing required key");
         }
+    }
+    if (op == CAL_TOKEN) {
+        /* A step of `batch` jobs of q new tokens each; one job by default. */
+        if (!row->batch) row->batch = row->q ? row->m / row->q : 1;
+        if (!row->q) row->q = row->m / row->batch;
+        if ((long)row->q * row->batch != row->m)
+            return fail_row_value(c, rn, idx, "m", "must equal q x batch (jobs in the "
+                                  "step x new tokens per job)");
     }
     if (op == CAL_LINEAR) {
         int ok = 0;
@@ -541,6 +549,7 @@ static void put_row(FILE *f, const caltable_row_t *r)
         break;
     case CAL_TOKEN:
         fprintf(f, ", m: %d, context: %d", r->m, r->context);
+        if (r->batch > 1) fprintf(f, ", q: %d, batch: %d", r->q, r->batch);
         break;
     }
     put_num(f, ", ", "time_s", r->time_s);

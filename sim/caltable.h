@@ -27,6 +27,10 @@
  *     - {op: token, m: 1, context: 0, time_s: ...}   # one whole forward step
  *                                                      # of the model (all layers
  *                                                      # + lm_head), M tokens
+ *     - {op: token, m: 20, context: 1024, q: 5, batch: 4, time_s: ...}
+ *                             # a step of `batch` sequences of q new tokens
+ *                             # each (m = q·batch); q and batch are optional,
+ *                             # default one sequence of m tokens
  *
  * Linear `name`s: qkv (fused q,k,v projections, n = (heads+2·kv_heads)·head_dim),
  * o (n = k = hidden), gate_up (fused gate+up, n = 2·ffn; up only when not
@@ -47,8 +51,8 @@ typedef struct caltable_row {
     char name[32];      /* linear: qkv, o, gate_up, down, lm_head */
     char quant[16];     /* linear: precision of the weights */
     int m, n, k;        /* linear: tokens, output rows, input width; token: m */
-    int q, context;     /* attention: query tokens per sequence, KV length;
-                           token: context */
+    int q, context;     /* attention, token: new tokens per sequence, KV
+                           length (token rows: the reader sets q = m / batch) */
     int heads, kv_heads, head_dim, batch;
     double time_s;
     double gbs, gflops, ceiling_frac;   /* 0 where not recorded */

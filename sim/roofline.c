@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "caltable.h"
+#include "cards.h"
 #include "err.h"
 #include "scenario.h"
 #include "service.h"
@@ -16,7 +17,7 @@
 static const char usage[] =
     "usage: specsim roofline SCENARIO [--set PATH=VALUE]... [--b-max N]\n"
     "                        [--context C] [--points K]\n"
-    "       specsim roofline --measured TABLE.yaml\n"
+    "       specsim roofline --measured TABLE.yaml [--model CARD]\n"
     "\n"
     "Prints CSV on stdout. With a scenario: for K batch sizes B from 1 to N\n"
     "(log-spaced, default 1..512, 40 points), one cloud verify iteration of B\n"
@@ -27,8 +28,18 @@ static const char usage[] =
     "names one), datasheet_s the pure datasheet roofline; memory_s and\n"
     "compute_s are overhead plus the memory-bound and compute-bound times of\n"
     "the linear layers and attention (each a lower bound of datasheet_s).\n"
-    "With --measured: the table's whole-step rows (op: token):\n"
-    "  m,context,time_s\n";
+    "With --measured: the table's whole-step rows (op: token) beside the\n"
+    "service model's time for the same step composed from the table's\n"
+    "operator rows alone (linear, lm_head, attention; no overhead):\n"
+    "  m,context,time_s,composed_s,composed_ratio,step_factor,in_table\n"
+    "composed_ratio = composed_s / time_s shows what the per-operator model\n"
+    "leaves out (norms, activations, residuals, launch gaps); step_factor is\n"
+    "what the simulator multiplies composed steps of m tokens by (measured /\n"
+    "composed, averaged over the rows of each m, see sim/service.c); in_table is 1\n"
+    "when every lookup stayed inside the measured range (else the fitted\n"
+    "roofline extrapolated). The model card is models/llm/<table model>.yaml\n"
+    "unless --model names one; the rates outside the table come from the\n"
+    "table's own measured ceilings, not a datasheet.\n";
 
 static int bad(const char *fmt, const char *arg)
 {
@@ -38,20 +49,82 @@ static int bad(const char *fmt, const char *arg)
     return ERR_INPUT;
 }
 
-static int measured(const char *path)
+/* A hardware card made of the table's own measured ceilings, so that the
+ * composed time depends on nothing but the table (the rates only matter for
+ * lookups outside its range). */
+static void table_hw(const caltable_t *t, hw_card_t *hw)
+{
+    memset(hw, 0, sizeof *hw);
+    snprintf(hw->name, sizeof hw->name, "ceilings of %s", t->device_kind);
+    snprintf(hw->kind, sizeof hw->kind, "%s", strcmp(t->device_kind, "cpu") ? "gpu" : "cpu");
+    double bw = t->read_gbs > 0 ? t->read_gbs : t->copy_gbs;
+    double peak = t->fp16_tflops * 1e12;
+    for (int i = 0; i < t->nrows; i++) {
+        double gbs = t->rows[i].gbs, gf = t->rows[i].gflops * 1e9;
+        if (gbs > bw) bw = gbs;
+        if (t->fp16_tflops <= 0 && gf > peak) peak = gf;
+    }
+    hw->mem_bw = bw * 1e9;
+    hw->mem_bytes = 1e15;
+    for (int p = 0; p < PREC_COUNT; p++) hw->flops[p] = peak;
+    hw->bw_eff = hw->flops_eff = 1.0;
+}
+
+/* The step a whole-token row measured: batch jobs of q new tokens (the
+ * reader fills both). 0 when it does not fit in cap. */
+static int row_jobs(const caltable_row_t *r, service_job_t *jobs, int cap)
+{
+    if (r->batch < 1 || r->batch > cap) return 0;
+    for (int j = 0; j < r->batch; j++) jobs[j] = (service_job_t){r->q, r->context};
+    return r->batch;
+}
+
+static int measured(const char *path, const char *model_ref)
 {
     caltable_t t;
     err_t err = {0};
+    service_t *sv = NULL;
     if (caltable_load(path, &t, &err) != 0) {
         fprintf(stderr, "specsim roofline: %s\n", err.msg);
         return err.code ? err.code : ERR_RUNTIME;
     }
-    printf("m,context,time_s\n");
-    for (int i = 0; i < t.nrows; i++)
-        if (t.rows[i].op == CAL_TOKEN)
-            printf("%d,%d,%.10g\n", t.rows[i].m, t.rows[i].context, t.rows[i].time_s);
+    char ref[600], card_path[1024];
+    llm_card_t card;
+    hw_card_t hw;
+    if (model_ref) snprintf(ref, sizeof ref, "%s", model_ref);
+    else snprintf(ref, sizeof ref, "models/llm/%s.yaml", t.model);
+    if (cards_resolve_path(ref, card_path, sizeof card_path) != 0) {
+        err_set(&err, ERR_INPUT, "%s: no model card '%s' for the table's model '%s' "
+                "(name one with --model CARD)", path, ref, t.model);
+    } else if (cards_load_llm_file(card_path, &card, &err) == 0) {
+        table_hw(&t, &hw);
+        sv = service_create(&hw, &card, precision_parse(t.quant), path, 0.0, &err);
+    }
+    int rc = 0;
+    if (!sv) {
+        fprintf(stderr, "specsim roofline: %s\n", err.msg);
+        rc = err.code ? err.code : ERR_RUNTIME;
+        goto out;
+    }
+    printf("m,context,time_s,composed_s,composed_ratio,step_factor,in_table\n");
+    for (int i = 0; i < t.nrows; i++) {
+        const caltable_row_t *r = &t.rows[i];
+        if (r->op != CAL_TOKEN) continue;
+        service_job_t jobs[256];
+        int nj = row_jobs(r, jobs, 256);
+        if (nj == 0) {
+            printf("%d,%d,%.10g,,,,0\n", r->m, r->context, r->time_s);
+            continue;
+        }
+        double c = service_composed_time(sv, jobs, nj);
+        printf("%d,%d,%.10g,%.10g,%.6f,%.6f,%d\n", r->m, r->context, r->time_s, c,
+               c / r->time_s, service_step_factor(sv, r->m), service_in_table(sv, jobs, nj));
+    }
+    rc = fflush(stdout) == 0 ? 0 : ERR_RUNTIME;
+out:
+    service_free(sv);
     caltable_free(&t);
-    return fflush(stdout) == 0 ? 0 : ERR_RUNTIME;
+    return rc;
 }
 
 static int curve(const scenario_t *s, int bmax, int context, int points)
@@ -110,7 +183,7 @@ int roofline_cli(int argc, char **argv)
     char *owned[MAX_SETS];
     int nov = 0, rc = 0;
     int bmax = 512, context = 512, points = 40;
-    const char *scen = NULL, *table = NULL;
+    const char *scen = NULL, *table = NULL, *model = NULL;
     for (int i = 1; rc == 0 && i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -142,6 +215,10 @@ int roofline_cli(int argc, char **argv)
             if (!v) rc = bad("%s", "--measured needs a table");
             table = v;
             i++;
+        } else if (strcmp(a, "--model") == 0) {
+            if (!v) rc = bad("%s", "--model needs a card");
+            model = v;
+            i++;
         } else if (a[0] == '-' && a[1]) {
             rc = bad("unknown option '%s'", a);
         } else if (scen) {
@@ -151,7 +228,12 @@ int roofline_cli(int argc, char **argv)
         }
     }
     if (rc) goto out;
-    if (table) { rc = measured(table); goto out; }
+    if (model && !table) { rc = bad("%s", "--model goes with --measured"); goto out; }
+    if (table) {
+        if (scen) rc = bad("--measured takes no scenario (got '%s')", scen);
+        else rc = measured(table, model);
+        goto out;
+    }
     if (!scen) { rc = bad("%s", "no SCENARIO given"); goto out; }
     scenario_t s;
     err_t err = {0};

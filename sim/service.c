@@ -26,6 +26,15 @@
  * are interpolated the same way in (q, context), per job (time_s / batch).
  * Operators with no rows use the fit over all rows of the table.
  *
+ * The operators do not make a whole step: norms, activations, residual adds,
+ * RoPE and the gaps between kernels are not in any row (on the CPU tables
+ * they are 15-19% of a draft token). When the table also has whole-step rows
+ * (op: token: `batch` jobs of q tokens over a context), the step factor
+ * f(M) = measured step / operators composed for that step is computed at
+ * create, averaged per M, piecewise linear in M and clamped outside the
+ * measured Ms; a table-based iteration costs overhead + f(M)·(operators).
+ * Without whole-step rows f = 1.
+ *
  * Everything that does not depend on the batch is computed at create; an
  * iteration costs O(5 + njobs) with at most a few short binary searches.
  */
@@ -73,6 +82,8 @@ struct service {
     int have_table, all_ops;    /* table used; every op has rows */
     attn_table_t att;
     curve_t tok;                /* whole-token rows (m = 1) vs context */
+    curve_t step;               /* step factor vs M (n = 0: f = 1) */
+    int step_rows;              /* whole-step rows it was computed from */
     const char *source, *draft_source;
 };
 
@@ -256,10 +267,19 @@ static double att_batch_table(const service_t *sv, const service_job_t *jobs,
     return sv->layers * t;
 }
 
-static double iter_table(const service_t *sv, const service_job_t *jobs, int njobs,
-                         const sums_t *s, int *inside)
+static double step_factor(const service_t *sv, double m)
 {
-    double t = sv->overhead;
+    double mc;
+    int in;
+    return sv->step.n > 0 ? curve_at(&sv->step, m, &mc, &in) : 1.0;
+}
+
+/* The operators of one iteration composed from the table, no overhead and
+ * no step factor. */
+static double ops_table(const service_t *sv, const service_job_t *jobs, int njobs,
+                        const sums_t *s, int *inside)
+{
+    double t = 0;
     int all = 1, in;
     for (int i = 0; i < OP_N; i++) {
         t += sv->op[i].mult * lin_table(&sv->op[i], s->m, &in);
@@ -270,12 +290,27 @@ static double iter_table(const service_t *sv, const service_job_t *jobs, int njo
     return t;
 }
 
+static double iter_table(const service_t *sv, const service_job_t *jobs, int njobs,
+                         const sums_t *s, int *inside)
+{
+    return sv->overhead + step_factor(sv, s->m) * ops_table(sv, jobs, njobs, s, inside);
+}
+
 double service_iter_time(const service_t *sv, const service_job_t *jobs, int njobs)
 {
     sums_t s = job_sums(jobs, njobs);
     if (s.m <= 0) return 0;
     int in;
     return sv->have_table ? iter_table(sv, jobs, njobs, &s, &in) : iter_datasheet(sv, &s);
+}
+
+double service_composed_time(const service_t *sv, const service_job_t *jobs, int njobs)
+{
+    sums_t s = job_sums(jobs, njobs);
+    if (s.m <= 0) return 0;
+    int in;
+    if (sv->have_table) return ops_table(sv, jobs, njobs, &s, &in);
+    return iter_datasheet(sv, &s) - sv->overhead;
 }
 
 double service_iter_time_datasheet(const service_t *sv, const service_job_t *jobs,
@@ -310,7 +345,7 @@ static double draft_token_table(const service_t *sv, int context, int *inside)
 {
     double cc;
     double t = curve_at(&sv->tok, context, &cc, inside);
-    if (!*inside) t += att_job(sv, 1, context) - att_job(sv, 1, cc);
+    if (!*inside) t += step_factor(sv, 1) * (att_job(sv, 1, context) - att_job(sv, 1, cc));
     return t + sv->overhead;
 }
 
@@ -345,8 +380,10 @@ void service_terms(const service_t *sv, const service_job_t *jobs, int njobs,
                    service_terms_t *out)
 {
     memset(out, 0, sizeof *out);
+    out->step_factor = 1.0;
     sums_t s = job_sums(jobs, njobs);
     if (s.m <= 0) return;
+    if (sv->have_table) out->step_factor = step_factor(sv, s.m);
     for (int i = 0; i < OP_N; i++) {
         const linop_t *o = &sv->op[i];
         double bw = sv->have_table ? o->fit_bw : sv->bw;
@@ -373,6 +410,9 @@ void service_terms(const service_t *sv, const service_job_t *jobs, int njobs,
     out->overhead_s = sv->overhead;
     out->total_s = service_iter_time(sv, jobs, njobs);
 }
+
+double service_step_factor(const service_t *sv, double m) { return step_factor(sv, m); }
+int service_step_rows(const service_t *sv) { return sv->step_rows; }
 
 const char *service_source(const service_t *sv) { return sv->source; }
 const char *service_draft_source(const service_t *sv) { return sv->draft_source; }
@@ -614,6 +654,31 @@ static int build_token(service_t *sv, const caltable_t *t)
     return rc;
 }
 
+/* The step factor from the whole-step rows; needs every operator curve and
+ * fit in place. Rows of more than STEP_MAX_JOBS jobs are not used. */
+#define STEP_MAX_JOBS 256
+static int build_step(service_t *sv, const caltable_t *t)
+{
+    pt_t *pts = malloc(sizeof(pt_t) * (size_t)t->nrows);
+    if (!pts) return -1;
+    int n = 0;
+    for (int r = 0; r < t->nrows; r++) {
+        const caltable_row_t *row = &t->rows[r];
+        int b = row->batch;
+        if (row->op != CAL_TOKEN || b < 1 || b > STEP_MAX_JOBS) continue;
+        service_job_t jobs[STEP_MAX_JOBS];
+        for (int j = 0; j < b; j++) jobs[j] = (service_job_t){row->q, row->context};
+        sums_t s = job_sums(jobs, b);
+        int in;
+        double ops = ops_table(sv, jobs, b, &s, &in);
+        if (ops > 0) pts[n++] = (pt_t){s.m, row->time_s / ops};
+    }
+    int rc = n > 0 ? curve_build(&sv->step, pts, n) : 0;
+    if (rc == 0) sv->step_rows = n;
+    free(pts);
+    return rc;
+}
+
 static int use_table(service_t *sv, const llm_card_t *m, const char *path, err_t *err)
 {
     caltable_t t;
@@ -635,7 +700,7 @@ static int use_table(service_t *sv, const llm_card_t *m, const char *path, err_t
         }
         sv->att.fit_bw = gbw;
         sv->att.fit_rate = grate;
-        if (build_attention(sv, &t) != 0)
+        if (build_attention(sv, &t) != 0 || build_step(sv, &t) != 0)
             rc = err_set(err, ERR_RUNTIME, "%s: out of memory", path);
     }
     caltable_free(&t);
@@ -688,5 +753,6 @@ void service_free(service_t *sv)
     free(sv->att.cv);
     free(sv->att.qv);
     curve_free(&sv->tok);
+    curve_free(&sv->step);
     free(sv);
 }

@@ -8,6 +8,8 @@
  * own context, and lm_head. Rates come, in order, from a calibration table
  * (interpolated in M and context), a roofline fitted to the table outside its
  * range, or the hardware card's datasheet peak times default efficiencies.
+ * With a table that also has whole-step rows, the composed operators are
+ * scaled by a step factor measured from those rows (service_step_factor).
  */
 #ifndef SPECSIM_SERVICE_H
 #define SPECSIM_SERVICE_H
@@ -28,7 +30,9 @@ typedef struct service_job {
  * rates fitted to it (so with a table total_s, the interpolated time, need not
  * equal the sum of the parts' maxima). lm_head_s is lm_head's actual time.
  * weight_bytes: weights read (linear + lm_head); kv_bytes: K,V read by all
- * jobs, all layers; flops: linear + lm_head + attention. */
+ * jobs, all layers; flops: linear + lm_head + attention; step_factor: the
+ * factor total_s applies to the composed operators (1 without whole-step
+ * rows, see service_step_factor). */
 typedef struct service_terms {
     double linear_mem_s, linear_compute_s;   /* all layers' linear ops */
     double attn_mem_s, attn_compute_s;
@@ -36,6 +40,7 @@ typedef struct service_terms {
     double overhead_s;
     double total_s;
     double weight_bytes, kv_bytes, flops;
+    double step_factor;
 } service_terms_t;
 
 /* Creates the model. calibration: path of a table or NULL/"" for datasheet
@@ -57,6 +62,12 @@ void service_free(service_t *sv);
  * fitted roofline even when the source is "table"; service_in_table() tells
  * whether particular lookups stayed inside the measured range. */
 const char *service_source(const service_t *sv);
+/* The step factor f(M) applied to table-based iterations of M tokens:
+ * measured whole steps / the same steps composed from the table's operator
+ * rows (see service.c), 1 when the table has no whole-step rows or there is
+ * no table. service_step_rows: how many whole-step rows it came from. */
+double service_step_factor(const service_t *sv, double m);
+int service_step_rows(const service_t *sv);
 /* Same for service_draft_time: "table" when the table has whole-token rows
  * (op: token, m: 1), else service_source(). */
 const char *service_draft_source(const service_t *sv);
@@ -70,6 +81,10 @@ int service_draft_in_table(const service_t *sv, int context);
  * no tokens. O(njobs), no allocation, safe to call from several threads. */
 double service_iter_time(const service_t *sv, const service_job_t *jobs,
                          int njobs);
+/* The operators of that iteration alone, as the table (or without one the
+ * datasheet) gives them: no overhead, no step factor. What whole-step
+ * measurements are compared against (`specsim roofline --measured`). */
+double service_composed_time(const service_t *sv, const service_job_t *jobs, int njobs);
 /* One drafted token (M = 1) over `context` cached tokens. With whole-token
  * table rows this is the measured token time interpolated in context (the
  * attention model adds the difference outside the measured contexts), plus

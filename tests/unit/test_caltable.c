@@ -53,17 +53,21 @@ static void test_round_trip(void)
     snprintf(t.quant, sizeof t.quant, "w4a16");
     t.read_gbs = 21.3;
     t.fp16_tflops = 1.0 / 3.0;
-    caltable_row_t rows[4] = {
+    caltable_row_t rows[5] = {
         {.op = CAL_LINEAR, .name = "qkv", .quant = "w4a16", .m = 1, .n = 12288, .k = 4096,
          .time_s = 1.23e-4, .gbs = 20.1, .gflops = 0.82, .ceiling_frac = 0.94},
         {.op = CAL_LINEAR, .name = "lm_head", .m = 16, .n = 32000, .k = 4096,
          .time_s = 0.1 + 0.2, .gbs = 0, .gflops = 1e300},
         {.op = CAL_ATTENTION, .q = 5, .context = 1024, .heads = 32, .kv_heads = 8,
          .head_dim = 128, .batch = 3, .time_s = 5e-324 * 1e10, .gbs = 123456789.123},
-        {.op = CAL_TOKEN, .m = 1, .context = 0, .time_s = 0.0123456789012345678},
+        /* The reader fills q = m and batch = 1 when a token row gives
+         * neither; a batched step keeps both. */
+        {.op = CAL_TOKEN, .m = 1, .q = 1, .batch = 1, .context = 0,
+         .time_s = 0.0123456789012345678},
+        {.op = CAL_TOKEN, .m = 20, .q = 5, .batch = 4, .context = 1024, .time_s = 0.25},
     };
     t.rows = rows;
-    t.nrows = 4;
+    t.nrows = 5;
     char path[64];
     snprintf(path, sizeof path, "/tmp/specsim_test_caltable_XXXXXX");
     int fd = mkstemp(path);
@@ -90,8 +94,8 @@ static void test_round_trip(void)
     CHECK_STR(r.model, t.model);
     CHECK_STR(r.quant, t.quant);
     CHECK(r.read_gbs == t.read_gbs && r.copy_gbs == 0 && r.fp16_tflops == t.fp16_tflops);
-    CHECK(r.nrows == 4);
-    for (int i = 0; i < 4 && i < r.nrows; i++) {
+    CHECK(r.nrows == 5);
+    for (int i = 0; i < 5 && i < r.nrows; i++) {
         row_eq(&r.rows[i], &rows[i]);
         CHECK(r.rows[i].line > 0 && r.rows[i].column == 5);
         if (i) CHECK(r.rows[i].line == r.rows[i - 1].line + 1);
@@ -244,6 +248,11 @@ static void test_malformed_tables(void)
     /* A key of another op's rows. */
     check_bad(8, "  - {op: token, m: 1, context: 0, n: 3, time_s: 2.0e-3}", 8, "n: 3",
               "ops.1.n", "not a key of a token row");
+    /* A batched step whose m is not q x batch: the m value is pointed at. */
+    check_bad(8, "  - {op: token, m: 21, context: 0, q: 5, batch: 4, time_s: 2.0e-3}", 8,
+              "21", "ops.1.m", "must equal q x batch");
+    check_bad(8, "  - {op: token, m: 7, context: 0, batch: 2, time_s: 2.0e-3}", 8, "7,",
+              "ops.1.m", "must equal q x batch");
     /* A misspelt row key, with a suggestion. */
     check_bad(8, "  - {op: token, m: 1, contxt: 0, time_s: 2.0e-3}", 8, "contxt",
               "ops.1.contxt", "did you mean 'context'");

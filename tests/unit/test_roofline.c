@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "caltable.h"
+#include "cards.h"
 #include "check.h"
 #include "roofline.h"
 
@@ -68,6 +70,63 @@ static void test_bounds_by_hand(void)
     CHECK(rows >= 15 && last_b == 256);
 }
 
+/* --measured on a committed table: each whole-step row beside the step
+ * composed from the table's own rows, recomputed here straight from the
+ * table: layers x (qkv + o + gate_up + down at M = 1 + attention at q = 1 and
+ * the row's context) + lm_head, for the contexts the table has attention
+ * rows at (in_table 1). The step factor column is the mean measured /
+ * composed ratio over the M = 1 rows. */
+static void test_measured_composed(void)
+{
+    static char buf[1 << 14];
+    const char *path = SPECSIM_ROOT "/results/calibration/cpu-amd-epyc-llama-2-7b-w4a16.yaml";
+    char *argv[] = {"roofline", "--measured", (char *)path, NULL};
+    CHECK(capture(3, argv, buf, sizeof buf) == 0);
+    CHECK(strncmp(buf, "m,context,time_s,composed_s,composed_ratio,step_factor,in_table\n",
+                  64) == 0);
+    caltable_t t;
+    llm_card_t card;
+    err_t e = {0, ""};
+    CHECK(caltable_load(path, &t, &e) == 0);
+    CHECK(cards_load_llm_file(SPECSIM_ROOT "/models/llm/llama-2-7b.yaml", &card, &e) == 0);
+    double lin = 0, lm = 0;
+    for (int i = 0; i < t.nrows; i++) {
+        const caltable_row_t *r = &t.rows[i];
+        if (r->op != CAL_LINEAR || r->m != 1) continue;
+        if (strcmp(r->name, "lm_head") == 0) lm = r->time_s;
+        else lin += r->time_s;
+    }
+    CHECK(lin > 0 && lm > 0);
+    int rows = 0, checked = 0;
+    double ratio_sum = 0, factor = 0;
+    char *line = strchr(buf, '\n');
+    while (line && line[1]) {
+        int m, ctx, in;
+        double time_s, comp, ratio, f;
+        if (sscanf(line + 1, "%d,%d,%lf,%lf,%lf,%lf,%d", &m, &ctx, &time_s, &comp, &ratio, &f,
+                   &in) != 7) {
+            CHECK(0);
+            break;
+        }
+        rows++;
+        CHECK(m == 1);
+        CHECK_REL(ratio, comp / time_s, 1e-5);
+        ratio_sum += time_s / comp;
+        factor = f;
+        for (int i = 0; i < t.nrows; i++) {
+            const caltable_row_t *r = &t.rows[i];
+            if (r->op != CAL_ATTENTION || r->q != 1 || r->context != ctx) continue;
+            CHECK(in == 1);
+            CHECK_REL(comp, card.layers * (lin + r->time_s / r->batch) + lm, 1e-9);
+            checked++;
+        }
+        line = strchr(line + 1, '\n');
+    }
+    CHECK(rows == 3 && checked == 2);
+    CHECK_REL(factor, ratio_sum / rows, 1e-5);
+    caltable_free(&t);
+}
+
 static void test_usage_errors(void)
 {
     static char buf[4096];
@@ -78,11 +137,24 @@ static void test_usage_errors(void)
     char *a3[] = {"roofline", "scenarios/paper/roofline.yaml", "--set",
                   "cloud.gpux=1", NULL};
     CHECK(capture(4, a3, buf, sizeof buf) == 2);
+    /* --measured: no such card, a scenario besides, --model without it. */
+    const char *tab = SPECSIM_ROOT "/results/calibration/cpu-amd-epyc-llama-2-7b-w4a16.yaml";
+    char *a4[] = {"roofline", "--measured", (char *)tab, "--model", "models/llm/nope.yaml", NULL};
+    CHECK(capture(5, a4, buf, sizeof buf) == 2);
+    char *a5[] = {"roofline", "--measured", (char *)tab, "scenarios/paper/roofline.yaml", NULL};
+    CHECK(capture(4, a5, buf, sizeof buf) == 2);
+    char *a6[] = {"roofline", "--model", "models/llm/llama-2-7b.yaml", NULL};
+    CHECK(capture(3, a6, buf, sizeof buf) == 2);
+    /* A model card whose shapes are not the table's. */
+    char *a7[] = {"roofline", "--measured", (char *)tab, "--model", "models/llm/llama-2-70b.yaml",
+                  NULL};
+    CHECK(capture(5, a7, buf, sizeof buf) == 2);
 }
 
 int main(void)
 {
     RUN(test_bounds_by_hand);
+    RUN(test_measured_composed);
     RUN(test_usage_errors);
     return check_done();
 }

@@ -283,7 +283,10 @@ static double law_att(double q, double c, double R0)
 
 static double law_tok(double c) { return 1e-3 + c * 1e-7; }
 
-enum { T_LINEAR = 1, T_ATT = 2, T_TOKEN = 4 };
+/* A batched whole step: 2 sequences of 5 new tokens over 256 cached. */
+#define STEP_TIME 3e-3
+
+enum { T_LINEAR = 1, T_ATT = 2, T_TOKEN = 4, T_STEP = 8 };
 
 /* Writes a table of the chosen parts to a fresh temporary file named into
  * path; 0 or -1. The caller unlinks it. */
@@ -321,6 +324,9 @@ static int write_table(char *path, size_t sz, double R0, int parts, const char *
         rows[n++] = (caltable_row_t){.op = CAL_TOKEN, .m = 1, .context = 0,
                                      .time_s = law_tok(0)};
     }
+    if (parts & T_STEP)
+        rows[n++] = (caltable_row_t){.op = CAL_TOKEN, .m = 10, .q = 5, .batch = 2,
+                                     .context = 256, .time_s = STEP_TIME};
     t.rows = rows;
     t.nrows = n;
     snprintf(path, sz, "/tmp/specsim_test_service_XXXXXX");
@@ -454,9 +460,18 @@ static void test_table_fitted_attention(void)
     unlink(path);
 }
 
+/* The operators of a one-token step over c cached tokens, composed from the
+ * R0 = 1e11 table (rows at M = 1 and at contexts 0, 256, 1024; the law is
+ * linear in c at q = 1, so interpolation at other contexts is exact). */
+static double composed_tok(double c)
+{
+    return sum_lin(1, 1e11, 0, 0) + 2 * law_att(1, c, 1e11);
+}
+
 /* Whole-token rows give the draft time: interpolated in context, plus the
  * overhead; beyond the largest context the attention model adds the
- * difference (here the table's attention law: 2 layers × law_att). */
+ * difference (here the table's attention law: 2 layers × law_att) times the
+ * step factor at M = 1 (the mean of law_tok / composed over both rows). */
 static void test_table_token_rows(void)
 {
     char path[64];
@@ -473,9 +488,60 @@ static void test_table_token_rows(void)
         /* context 1024 > 512: law_tok(512) + 2·(law_att(1,1024) − law_att(1,512)),
          * where law_att(1,512) itself is interpolated between contexts 256 and
          * 1024 of the table (the law is linear there: memory-bound at q = 1). */
+        double f1 = (law_tok(0) / composed_tok(0) + law_tok(512) / composed_tok(512)) / 2;
         double extra = 2 * (law_att(1, 1024, 1e11) - law_att(1, 512, 1e11));
-        CHECK_REL(service_draft_time(sv, 1024), law_tok(512) + extra + 2e-5, 1e-12);
+        CHECK_REL(service_draft_time(sv, 1024), law_tok(512) + f1 * extra + 2e-5, 1e-12);
         CHECK(!service_draft_in_table(sv, 1024));
+    }
+    service_free(sv);
+    unlink(path);
+}
+
+/* The step factor: measured whole steps / the same steps composed from the
+ * operator rows, averaged per M (M = 1: two rows), linear in M between, clamped
+ * outside; table-based iterations are overhead + f(M) · operators. */
+static void test_step_factor(void)
+{
+    char path[64];
+    CHECK(write_table(path, sizeof path, 1e11, T_LINEAR | T_ATT, "tiny", "fp16") == 0);
+    service_t *sv = make(PREC_FP16, path, 2e-5);
+    CHECK(sv != NULL);
+    if (sv) {   /* no whole-step rows: f = 1 */
+        CHECK(service_step_rows(sv) == 0);
+        CHECK(service_step_factor(sv, 1) == 1.0 && service_step_factor(sv, 64) == 1.0);
+    }
+    service_free(sv);
+    unlink(path);
+
+    CHECK(write_table(path, sizeof path, 1e11, T_LINEAR | T_ATT | T_TOKEN | T_STEP, "tiny",
+                      "fp16") == 0);
+    sv = make(PREC_FP16, path, 2e-5);
+    CHECK(sv != NULL);
+    if (sv) {
+        double f1 = (law_tok(0) / composed_tok(0) + law_tok(512) / composed_tok(512)) / 2;
+        /* M = 10 lies between the rows at 8 and 16, both compute-bound (ridge
+         * 5), where the law is linear in M: interpolation gives the law. The
+         * attention rows hold q = 5 at context 256 exactly (per job). */
+        double ops10 = sum_lin(10, 1e11, 0, 0) + 2 * 2 * law_att(5, 256, 1e11);
+        double f10 = STEP_TIME / ops10;
+        CHECK(service_step_rows(sv) == 3);
+        CHECK_REL(service_step_factor(sv, 1), f1, 1e-12);
+        CHECK_REL(service_step_factor(sv, 10), f10, 1e-12);
+        CHECK_REL(service_step_factor(sv, 5.5), (f1 + f10) / 2, 1e-12);
+        CHECK_REL(service_step_factor(sv, 400), f10, 1e-12);
+        service_job_t two[2] = {{5, 256}, {5, 256}};
+        CHECK_REL(service_iter_time(sv, two, 2), STEP_TIME + 2e-5, 1e-12);
+        /* M = 2: linear rows exist; attention at q = 2 is interpolated in q
+         * between the rows at q = 1 and 5 (context 256); f linear in M. */
+        service_job_t j2 = {2, 256};
+        double a1 = law_att(1, 256, 1e11), a5 = law_att(5, 256, 1e11);
+        double ops2 = sum_lin(2, 1e11, 0, 0) + 2 * (a1 + (a5 - a1) / 4);
+        double f2 = f1 + (f10 - f1) / 9;
+        CHECK_REL(service_iter_time(sv, &j2, 1), 2e-5 + f2 * ops2, 1e-12);
+        service_terms_t tt;
+        service_terms(sv, &j2, 1, &tt);
+        CHECK_REL(tt.step_factor, f2, 1e-12);
+        CHECK_REL(tt.total_s, service_iter_time(sv, &j2, 1), 1e-15);
     }
     service_free(sv);
     unlink(path);
@@ -536,6 +602,7 @@ int main(void)
     RUN(test_table_fit_memory_bound_rows);
     RUN(test_table_fitted_attention);
     RUN(test_table_token_rows);
+    RUN(test_step_factor);
     RUN(test_table_mismatch);
     return check_done();
 }
