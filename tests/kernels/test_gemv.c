@@ -155,6 +155,24 @@ static void test_w4a16_big_n(void)
     w4case_free(&c);
 }
 
+/* Long rows: the paths that walk K in chunks so that 1–2 activation rows
+ * stay in L1 (K·M·4 bytes > 48 KiB: K = 6400 at M = 2 with the 128-nibble
+ * path, K = 11008 without it) and the usual chunking for M >= 3; K = 11008 is
+ * LLaMA-2-7B's down projection. */
+static void test_w4a16_long_k(void)
+{
+    static const int shapes[][3] = {{17, 11008, 128}, {9, 6400, 128}, {5, 12352, 64}};
+    static const int ms[] = {1, 2, 3, 4, 8, 9, 16};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        struct w4case c;
+        w4case_make(&c, shapes[s][0], shapes[s][1], shapes[s][2], 16);
+        for (int i = 0; i < nctx; i++)
+            for (size_t j = 0; j < sizeof ms / sizeof ms[0]; j++)
+                CHECK(w4_mismatches(ctxs[i], &c, &c.p, ms[j]) == 0);
+        w4case_free(&c);
+    }
+}
+
 /* Swapping two nibbles of one row (a layout bug in miniature) must be caught
  * by the tolerance above, on every path. */
 static void test_tolerance_detects_corruption(void)
@@ -254,6 +272,7 @@ int main(void)
     make_contexts();
     RUN(test_w4a16_small);
     RUN(test_w4a16_big_n);
+    RUN(test_w4a16_long_k);
     RUN(test_tolerance_detects_corruption);
     RUN(test_dense);
     RUN(test_parallel_chunks);
