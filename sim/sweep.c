@@ -407,6 +407,7 @@ static int format_batch(const pool_t *p, size_t k0, size_t k1, char **buf,
 static int write_in_order(pool_t *p, int fd, progress_t *pr, err_t *err)
 {
     size_t k = 0;
+    double synced = now_s();
     while (k < p->ntodo) {
         pthread_mutex_lock(&p->mu);
         while (!p->ring[k % p->window].done) pthread_cond_wait(&p->cv, &p->mu);
@@ -427,7 +428,10 @@ static int write_in_order(pool_t *p, int fd, progress_t *pr, err_t *err)
         size_t len = 0;
         if (format_batch(p, k, k1, &buf, &len) != 0)
             return err_set(err, ERR_RUNTIME, "formatting rows failed");
-        int rc = sweepfile_append(fd, buf, len, err);
+        double t = now_s();
+        int sync = k1 == p->ntodo || t - synced >= SWEEPFILE_SYNC_S;
+        int rc = sweepfile_append(fd, buf, len, sync, err);
+        if (sync) synced = t;
         free(buf);
         if (rc) return -1;
         pthread_mutex_lock(&p->mu);
@@ -583,7 +587,7 @@ static int sweep_main(sweep_opts_t *o, err_t *err)
     if (!done) { err_set(err, ERR_RUNTIME, "out of memory"); goto out; }
     if (to_stdout) {
         fd = STDOUT_FILENO;
-        if (sweepfile_append(fd, header, strlen(header), err)) goto out;
+        if (sweepfile_append(fd, header, strlen(header), 1, err)) goto out;
     } else if ((fd = open_output(o, out, sidecar, header, total, done, &ndone,
                                  err)) < 0) {
         goto out;

@@ -322,7 +322,7 @@ out:
     return rc;
 }
 
-int sweepfile_append(int fd, const char *buf, size_t n, err_t *err)
+int sweepfile_append(int fd, const char *buf, size_t n, int sync, err_t *err)
 {
     while (n > 0) {
         ssize_t w = write(fd, buf, n);
@@ -334,7 +334,7 @@ int sweepfile_append(int fd, const char *buf, size_t n, err_t *err)
         n -= (size_t)w;
     }
     struct stat st;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && fdatasync(fd) != 0)
+    if (sync && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && fdatasync(fd) != 0)
         return err_set(err, ERR_RUNTIME, "fdatasync failed: %s", strerror(errno));
     return 0;
 }

@@ -4,8 +4,10 @@
  * CSV: header `point,<axis paths...>,<every metric and its _ci95>`, then one
  * row per point; `point` is the point's index in the whole sweep (so shards
  * and resumed runs can be merged and checked). Rows are appended with one
- * write() each batch and fsync'ed, so a crash leaves at most a torn last
- * line, which resuming truncates.
+ * write() each batch, so a killed process leaves at most a torn last line,
+ * which resuming truncates; the file is fdatasync'ed at most every
+ * SWEEPFILE_SYNC_S seconds and at the end, so a power failure loses at most
+ * that much finished work (resume recomputes it).
  *
  * Sidecar: a first line `# specsim sweep: points N, id HEX` (HEX = FNV-1a of
  * the rest), the resolved base scenario, then the `sweep:` section with every
@@ -62,9 +64,15 @@ int sweepfile_resume(const char *csv, const char *sidecar, const char *header,
                      unsigned char *done, uint64_t *ndone, int *fresh,
                      err_t *err);
 
-/* Writes buf[0..n) to fd with as few write() calls as the kernel allows, then
- * fdatasync's it when fd is a regular file. 0 or -1 (ERR_RUNTIME). */
-int sweepfile_append(int fd, const char *buf, size_t n, err_t *err);
+/* Writes buf[0..n) to fd with as few write() calls as the kernel allows, then,
+ * when sync is set, fdatasync's it if fd is a regular file. 0 or -1
+ * (ERR_RUNTIME). */
+int sweepfile_append(int fd, const char *buf, size_t n, int sync, err_t *err);
+
+/* Longest time finished rows wait unsynced. Syncing every batch cost 10% of
+ * a -j 2 sweep of 1,000 half-millisecond points on a virtio disk (measured:
+ * 0.29 s vs 0.26 s on tmpfs, where fdatasync is free). */
+#define SWEEPFILE_SYNC_S 0.25
 
 /* `specsim merge`: checks the parts belong to one sweep (equal sidecars and
  * headers, rows consistent), that together they hold every point, and
