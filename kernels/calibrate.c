@@ -40,7 +40,11 @@ void calibrate_usage(FILE *f)
           "       calibrate --bench [--threads N] [--isa ...] [--quick]\n"
           "Measures this machine's kernels for the LLM card CARD and writes a calibration\n"
           "table (results/calibration/, format in sim/caltable.h) to FILE or stdout.\n"
-          "--bench prints W4A16 vs fp16 vs fp32 GEMV rates side by side instead.\n",
+          "--bench prints W4A16 vs fp16 vs fp32 GEMV rates side by side instead.\n"
+          "With --device cuda also: [--log FILE.csv] (every timed variant; default\n"
+          "FILE.csv beside --out), [--reps N] (timed repetitions, default 15),\n"
+          "[--warmup N] (default 3), [--max-context N] (attention, default 32768),\n"
+          "[--no-token] (skip whole-step rows).\n",
           f);
 }
 
@@ -67,6 +71,11 @@ int calibrate_parse_args(int argc, char **argv, calibrate_args_t *a, err_t *err)
         else if (!strcmp(o, "--quant")) rc = copy_arg(a->quant, sizeof a->quant, o, v, err);
         else if (!strcmp(o, "--out")) rc = copy_arg(a->out, sizeof a->out, o, v, err);
         else if (!strcmp(o, "--isa")) rc = copy_arg(a->isa, sizeof a->isa, o, v, err);
+        else if (!strcmp(o, "--log") || !strcmp(o, "--reps") || !strcmp(o, "--warmup") ||
+                 !strcmp(o, "--max-context")) {
+            if (!v) return err_set(err, ERR_INPUT, "calibrate: %s needs a value", o);
+            if (!a->cuda_opt) a->cuda_opt = o;
+        }
         else if (!strcmp(o, "--threads")) {
             char *end;
             long t = v ? strtol(v, &end, 10) : 0;
@@ -77,6 +86,7 @@ int calibrate_parse_args(int argc, char **argv, calibrate_args_t *a, err_t *err)
             takes = 0;
             if (!strcmp(o, "--quick")) a->quick = 1;
             else if (!strcmp(o, "--bench")) a->bench = 1;
+            else if (!strcmp(o, "--no-token")) { if (!a->cuda_opt) a->cuda_opt = o; }
             else if (!strcmp(o, "--help") || !strcmp(o, "-h")) a->help = 1;
             else return err_set(err, ERR_INPUT, "calibrate: unknown option '%s' (see --help)", o);
         }
@@ -86,6 +96,8 @@ int calibrate_parse_args(int argc, char **argv, calibrate_args_t *a, err_t *err)
     if (a->help) return 0;
     if (strcmp(a->device, "cpu") && strcmp(a->device, "cuda"))
         return err_set(err, ERR_INPUT, "calibrate: --device must be cpu or cuda, not '%s'", a->device);
+    if (a->cuda_opt && strcmp(a->device, "cuda"))
+        return err_set(err, ERR_INPUT, "calibrate: %s is an option of --device cuda", a->cuda_opt);
     if (!a->bench && !a->model[0])
         return err_set(err, ERR_INPUT, "calibrate: --model CARD is required (see --help)");
     return 0;

@@ -25,6 +25,8 @@ typedef struct calibrate_args {
     size_t llc_bytes;     /* 0: detect; tests set a small value so the
                              rotated working sets (4× LLC) stay small */
     char command[1024];   /* the exact command line, for provenance */
+    const char *cuda_opt; /* first option only --device cuda takes (NULL: none);
+                             calibrate_cuda_run parses those itself */
 } calibrate_args_t;
 
 /* Parses argv into *a (defaults filled). Usage errors: -1, ERR_INPUT. */

@@ -29,8 +29,10 @@ pass=0
 fail=0
 log=$(mktemp) || exit 1
 trap 'rm -f "$log"' EXIT
+# Each binary takes seconds on an H200 (kernels/cuda/NOTES.md); a hang must
+# not eat the one GPU run, so it is killed well before the script's budget.
 to=""
-command -v timeout >/dev/null 2>&1 && to="timeout 600"
+command -v timeout >/dev/null 2>&1 && to="timeout ${CUDA_TEST_TIMEOUT:-120}"
 
 for t in "$build"/tests/cuda/test_*; do
     [ -x "$t" ] || continue

@@ -380,6 +380,10 @@ static int time_fp16_linear(cal_t *c, const shape_t *s, int t, const __half *w,
     if (cugemm_plan_init(&c->gemm, &plan, t, s->n, s->k, err)) {
         fprintf(stderr, "\ncalibrate: %s (cublasLt skipped for this shape)\n", err->msg);
         err->msg[0] = 0;
+        err->code = 0;
+        /* A failed runtime call inside the library would otherwise be
+         * reported by the next CU_LAUNCH_CHECK as that launch's error. */
+        CU_IGNORE(cudaGetLastError());
         return 0;
     }
     g.p = &plan;
@@ -388,6 +392,7 @@ static int time_fp16_linear(cal_t *c, const shape_t *s, int t, const __half *w,
         err_t e2 = {0, {0}};
         if (cubench_median(&c->bench, gemm_fn, &g, c->o.warmup, c->o.reps, 1, &med, NULL, &e2)) {
             fprintf(stderr, "\ncalibrate: lt algo %d: %s (skipped)\n", a, e2.msg);
+            CU_IGNORE(cudaGetLastError());   /* see above */
             continue;
         }
         set_linear(c, &r, s, "fp16", t, bytes, med);
@@ -527,8 +532,15 @@ static int attention(cal_t *c, err_t *err)
         for (int ctxlen = 128; ctxlen <= c->o.max_context; ctxlen *= 2) {
             int hc[8];
             for (int i = 0; i < b; i++) hc[i] = ctxlen;
-            if (cudaMemcpy(ctx, hc, (size_t)b * sizeof(int), cudaMemcpyHostToDevice) != cudaSuccess) {
-                err_set(err, ERR_RUNTIME, "%s:%d: cudaMemcpy failed", __FILE__, __LINE__);
+            /* cudaMemcpy from pageable memory may return before the DMA
+             * lands and is ordered only on the legacy stream, not on the
+             * non-blocking bench stream the kernels run on: wait for it, or
+             * the first launches could read stale (or, at first, never
+             * written) lengths and index past the cache. */
+            if (cudaMemcpy(ctx, hc, (size_t)b * sizeof(int), cudaMemcpyHostToDevice) != cudaSuccess ||
+                cudaDeviceSynchronize() != cudaSuccess) {
+                err_set(err, ERR_RUNTIME, "%s:%d: cudaMemcpy of the context lengths failed",
+                        __FILE__, __LINE__);
                 goto done;
             }
             for (int q = 1; q <= qmax; q++) {
@@ -732,6 +744,9 @@ static int tokens(cal_t *c, err_t *err)
         } else {
             fprintf(stderr, "calibrate: graph replay unavailable (%s); direct launches kept\n",
                     ge.msg);
+            /* A failed capture leaves its error as the runtime's last error,
+             * which the next CU_LAUNCH_CHECK would report as its own. */
+            CU_IGNORE(cudaGetLastError());
             gmed = 0;
         }
         if (gc.exec) CU_IGNORE(cudaGraphExecDestroy(gc.exec));
@@ -764,6 +779,17 @@ static void summary_fp16(const cal_t *c)
 
 /* ---- entry ------------------------------------------------------------ */
 
+/* A phase failed after some rows were measured: say so in the table's
+ * provenance, so a partial table can never pass for a whole one. */
+static void note_partial(cal_t *c, const char *phase, const err_t *err)
+{
+    char *n = c->table.notes;
+    size_t used = strlen(n), cap = sizeof c->table.notes;
+    if (used + 1 < cap)
+        snprintf(n + used, cap - used, "; PARTIAL TABLE: %s failed (%.200s), later phases "
+                 "not run", phase, err->msg);
+}
+
 static int run(cal_t *c, int argc, char **argv, err_t *err)
 {
     char path[1024];
@@ -791,15 +817,36 @@ static int run(cal_t *c, int argc, char **argv, err_t *err)
     if (cubench_init(&c->bench, CUBENCH_FLUSH_BYTES, err) || cugemm_init(&c->gemm, err))
         return -1;
     if (measure_ceilings(c, err) || provenance(c, argc, argv, err)) return -1;
-    if (c->o.quant_w4 ? w4_linears(c, err) : fp16_linears(c, err)) return -1;
-    if (attention(c, err) || tokens(c, err)) return -1;
-    CU_TRY(cudaDeviceSynchronize());
+    /* Phases in order; the first failure stops the run, but the rows
+     * measured before it are still written, marked partial (the one GPU
+     * run must not lose its linear rows to a later phase). */
+    const char *failed = NULL;
+    if (c->o.quant_w4 ? w4_linears(c, err) : fp16_linears(c, err)) failed = "linear rows";
+    else if (attention(c, err)) failed = "attention rows";
+    else if (tokens(c, err)) failed = "token rows";
+    cudaError_t se = failed ? cudaSuccess : cudaDeviceSynchronize();
+    if (se != cudaSuccess) {
+        err_set(err, ERR_RUNTIME, "%s:%d: cudaDeviceSynchronize: %s", __FILE__, __LINE__,
+                cudaGetErrorString(se));
+        failed = "final synchronisation";
+    }
     progress(c, "done: %d rows\n", c->table.nrows);
     if (!c->o.quant_w4) summary_fp16(c);
     fprintf(c->say, "ceilings: copy %.1f GB/s, read %.1f GB/s, fp16 GEMM %.1f TFLOP/s, SM clock seen "
            "%.0f MHz\n", c->copy_gbs, c->read_gbs, c->tflops, c->sm_mhz);
+    if (!failed) return caltable_save(&c->table, c->o.out, err);
 
-    return caltable_save(&c->table, c->o.out, err);
+    fprintf(c->say, "calibrate: %s FAILED: %s\n", failed, err->msg);
+    if (c->table.nrows > 0) {
+        note_partial(c, failed, err);
+        err_t e2 = {0, {0}};
+        if (caltable_save(&c->table, c->o.out, &e2) == 0)
+            fprintf(c->say, "calibrate: PARTIAL table (%d rows before the failure) written%s%s\n",
+                    c->table.nrows, c->o.out ? " to " : "", c->o.out ? c->o.out : "");
+        else
+            fprintf(stderr, "calibrate: %s\n", e2.msg);
+    }
+    return -1;
 }
 
 extern "C" int calibrate_cuda_run(int argc, char **argv)

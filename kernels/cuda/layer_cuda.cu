@@ -68,6 +68,8 @@ int layer_cuda_init(layer_cuda_t *l, const layer_cuda_dims_t *d, int max_tokens,
     CU_TRY(cudaMalloc((void **)&l->ctx, (size_t)max_batch * sizeof(int)));
     CU_TRY(cudaMemset(l->ctx, 0, (size_t)max_batch * sizeof(int)));
     if (attn_cuda_ws_alloc(&l->ws, (long)T * d->heads, d->head_dim, err)) return -1;
+    /* The memset runs on the legacy stream; callers may use another. */
+    CU_TRY(cudaDeviceSynchronize());
     return 0;
 }
 
@@ -122,6 +124,10 @@ int layer_cuda_set_ctx(layer_cuda_t *l, const int *ctx, int batch, err_t *err)
         if (ctx[b] > mx) mx = ctx[b];
     }
     CU_TRY(cudaMemcpy(l->ctx, ctx, (size_t)batch * sizeof(int), cudaMemcpyHostToDevice));
+    /* A pageable host-to-device cudaMemcpy may return before its DMA lands,
+     * and it is ordered only on the legacy stream: kernels on a non-blocking
+     * stream (calibration's) could read the old lengths. Wait for it. */
+    CU_TRY(cudaDeviceSynchronize());
     l->ctx_max = mx;
     return 0;
 }

@@ -63,7 +63,8 @@ int layer_cuda_init(layer_cuda_t *l, const layer_cuda_dims_t *d, int max_tokens,
 void layer_cuda_free(layer_cuda_t *l);
 /* Random weights (scaled ~1/sqrt(k)) and cache contents. 0 or -1. */
 int layer_cuda_fill_random(layer_cuda_t *l, uint64_t seed, cudaStream_t st, err_t *err);
-/* Sets the cached lengths of sequences 0..batch−1 (synchronous copy). */
+/* Sets the cached lengths of sequences 0..batch−1; complete on return (the
+ * device is synchronised), so any stream may use them next. */
 int layer_cuda_set_ctx(layer_cuda_t *l, const int *ctx, int batch, err_t *err);
 /* y[t] = x[t] / rms(x[t]) for tokens rows of n (no weight vector, eps 1e-5,
  * fp32 sums): the layer's norm, also the model's final norm before lm_head.

@@ -76,6 +76,9 @@ int w4a16_cuda_upload(const w4a16_t *w, w4a16_cuda_t *d, err_t *err)
         e = cudaMemcpy(d->scales, w->scales, ng * 2, cudaMemcpyHostToDevice);
     if (e == cudaSuccess)
         e = cudaMemcpy(d->zeros, w->zeros, ng, cudaMemcpyHostToDevice);
+    /* Pageable copies may return before their DMA lands (legacy stream):
+     * complete them, so a kernel on any stream sees the weights. */
+    if (e == cudaSuccess) e = cudaDeviceSynchronize();
     if (e != cudaSuccess) {
         w4a16_cuda_free(d);
         return err_set(err, ERR_RUNTIME, "%s:%d: cudaMemcpy: %s", __FILE__,
@@ -206,13 +209,21 @@ typedef void (*w4_kernel_t)(const uint4 *, const __half *, const uint8_t *,
                             const __half *, __half *, int, int, int);
 
 /* Rows per warp and loads in flight: more rows share each activation load
- * when M is larger; fewer chunks in flight keep registers in check. */
+ * when M is larger; fewer chunks in flight keep registers in check.
+ * `if constexpr`, so only the variant used for each M is instantiated (a
+ * plain `if` compiled both: twice the build time, and unused ROWS = 2
+ * kernels for M > 4 that spill). tests/cli/cuda-static.sh fails on any
+ * spilling kernel in kernels/cuda. */
 template <int M>
 static w4_kernel_t w4_pick(int *rows)
 {
-    if (M <= 4) { *rows = 2; return w4a16_gemv_kernel<M, 2, 4>; }
-    *rows = 4;
-    return w4a16_gemv_kernel<M, 4, 2>;
+    if constexpr (M <= 4) {
+        *rows = 2;
+        return w4a16_gemv_kernel<M, 2, 4>;
+    } else {
+        *rows = 4;
+        return w4a16_gemv_kernel<M, 4, 2>;
+    }
 }
 
 int w4a16_cuda_gemm(const w4a16_cuda_t *w, const __half *x, int m, __half *y,

@@ -105,8 +105,14 @@ static void check_shape(int n, int k, int group, int symmetric, const int *ms, i
         int m = ms[mi];
         CT_CUDA(cudaMemset(dy, 0xff, (size_t)M * n * 2));   /* NaN poison */
         CT_OK(w4a16_cuda_gemm(&d, dx, m, dy, 0, &err), &err);
-        ct_download(y, dy, (size_t)m * n * 2);
+        ct_download(y, dy, (size_t)M * n * 2);
         w4a16_gemm_ref(&w, x, m, ref);
+        /* Rows m..M-1 of the output must be untouched (no stray stores). */
+        size_t stray = 0;
+        for (size_t e = (size_t)m * n; e < (size_t)M * n; e++) stray += y[e] != 0xffffu;
+        if (stray) printf("  n=%d k=%d g=%d m=%d: %zu elements written past row m\n", n, k,
+                          group, m, stray);
+        CHECK(stray == 0);
         int bad = 0;
         for (int i = 0; i < m && bad < 5; i++)
             for (int j = 0; j < n && bad < 5; j++) {

@@ -183,6 +183,17 @@ static void test_args(void)
     char *badq[] = {"calibrate", "--model", "models/llm/tinyllama-1.1b.yaml", "--quant", "w8a8"};
     CHECK(calibrate_parse_args(5, badq, &a, &e) == 0);
     CHECK(calibrate_cpu(&a, NULL, &e) == -1 && e.code == ERR_INPUT);
+    /* The CUDA path's own options pass the shared parser with --device cuda
+     * (in any order) and are refused for the CPU, naming the option. */
+    char *cu[] = {"calibrate", "--reps", "7", "--device", "cuda", "--model", "m.yaml",
+                  "--no-token", "--log", "x.csv", "--max-context", "4096", "--warmup", "2"};
+    CHECK(calibrate_parse_args(14, cu, &a, &e) == 0 && !strcmp(a.device, "cuda"));
+    CHECK(a.cuda_opt && !strcmp(a.cuda_opt, "--reps"));
+    char *cpu_reps[] = {"calibrate", "--model", "m.yaml", "--no-token"};
+    CHECK(calibrate_parse_args(4, cpu_reps, &a, &e) == -1 && e.code == ERR_INPUT &&
+          strstr(e.msg, "--no-token") != NULL);
+    char *nov[] = {"calibrate", "--device", "cuda", "--model", "m.yaml", "--reps"};
+    CHECK(calibrate_parse_args(6, nov, &a, &e) == -1 && e.code == ERR_INPUT);
 }
 
 int main(void)
