@@ -62,10 +62,12 @@ static const char usage_run[] =
     "  --seed N          base seed (same as --set seed=N)\n"
     "  --reps R          replications (same as --set replications=R)\n"
     "  --json            print exactly one JSON object instead of the summary\n"
-    "  --out FILE        also write results to FILE (.csv with a .scenario.yaml\n"
-    "                    sidecar, or .json); written atomically\n"
+    "  --out FILE        also write results to FILE (.csv or .json) and the\n"
+    "                    resolved scenario beside it (FILE without its\n"
+    "                    extension + .scenario.yaml); written atomically\n"
     "  --trace FILE      per-event timeline of replication 0 (CSV:\n"
-    "                    time,tenant,event,block,tokens); - for stdout\n"
+    "                    time,tenant,event,block,tokens); - for stdout (not\n"
+    "                    with --json)\n"
     "  --quiet           no progress messages on stderr\n";
 
 static const char usage_check[] =
@@ -278,6 +280,20 @@ static int cmd_run(int argc, char **argv)
     metrics_summary_t m;
     sim_sources_t src = {{0}, {0}};
     err_t err = {0};
+    /* Refuse what would fail only after the whole run. */
+    if (c.json && c.trace && strcmp(c.trace, "-") == 0) {
+        rc = usage_error("run", "--json and --trace - would both write to standard "
+                         "output%s", "");
+        scenario_free(&s);
+        cli_free(&c);
+        return rc;
+    }
+    if (c.out && output_check_path(c.out, &err) != 0) {
+        fprintf(stderr, "specsim run: %s\n", err.msg);
+        scenario_free(&s);
+        cli_free(&c);
+        return ERR_INPUT;
+    }
     if (sim_service_sources(&s, &src, &err) != 0 ||
         run_with_trace(&c, &s, &m, &err) != 0 ||
         (c.out && output_write_file(c.out, &s, &src, &m, &err) != 0)) {

@@ -433,38 +433,26 @@ static int csv_single(FILE *f, const scenario_t *s, const sim_sources_t *src,
     return output_csv_row(f, vals, 7, m);
 }
 
-static int write_json_file(const char *path, const scenario_t *s,
-                           const sim_sources_t *src, const metrics_summary_t *m,
-                           err_t *err)
-{
-    char tmp[OUT_PATH_MAX];
-    FILE *f = output_open_atomic(path, tmp, sizeof tmp, err);
-    if (!f) return -1;
-    if (output_json(f, s, src, m) < 0) {
-        int e = errno;
-        output_abort(f, tmp);
-        return err_set(err, ERR_RUNTIME, "%s: write failed: %s", path,
-                       e ? strerror(e) : "I/O error");
-    }
-    return output_commit(f, tmp, path, err);
-}
+typedef int (*body_fn)(FILE *f, const scenario_t *s, const sim_sources_t *src,
+                       const metrics_summary_t *m);
 
-/* CSV plus sidecar: both are written and synced to temporary files before
- * either is renamed, so a failure in writing leaves neither. The sidecar is
- * renamed first: a CSV whose scenario is missing cannot be reproduced. */
-static int write_csv_file(const char *path, const scenario_t *s,
-                          const sim_sources_t *src, const metrics_summary_t *m,
-                          err_t *err)
+/* Results plus sidecar: both are written and synced to temporary files
+ * before either is renamed, so a failure in writing leaves neither. The
+ * sidecar is renamed first: results whose scenario is missing cannot be
+ * reproduced. ext: the results' extension, replaced by ".scenario.yaml". */
+static int write_with_sidecar(const char *path, size_t ext, body_fn body,
+                              const scenario_t *s, const sim_sources_t *src,
+                              const metrics_summary_t *m, err_t *err)
 {
     char side[OUT_PATH_MAX], tmp[OUT_PATH_MAX], stmp[OUT_PATH_MAX + 32];
-    size_t stem = strlen(path) - 4;
+    size_t stem = strlen(path) - ext;
     int n = snprintf(side, sizeof side, "%.*s.scenario.yaml", (int)stem, path);
     if (n < 0 || (size_t)n >= sizeof side)
         return err_set(err, ERR_RUNTIME, "%s: path too long", path);
     FILE *f = output_open_atomic(path, tmp, sizeof tmp, err);
     if (!f) return -1;
     errno = 0;
-    if (csv_single(f, s, src, m) < 0) {
+    if (body(f, s, src, m) < 0) {
         int e = errno;
         output_abort(f, tmp);
         return err_set(err, ERR_RUNTIME, "%s: write failed: %s", path,
@@ -498,15 +486,22 @@ static int write_csv_file(const char *path, const scenario_t *s,
     return atomic_rename(tmp, path, err);
 }
 
+int output_check_path(const char *path, err_t *err)
+{
+    if (!path || !path[0])
+        return err_set(err, ERR_INPUT, "output file: empty path");
+    if (has_suffix(path, ".json") || has_suffix(path, ".csv")) return 0;
+    return err_set(err, ERR_INPUT,
+                   "%s: unknown output format (the file name must end in .csv or .json)",
+                   path);
+}
+
 int output_write_file(const char *path, const scenario_t *s,
                       const sim_sources_t *src, const metrics_summary_t *m,
                       err_t *err)
 {
-    if (!path || !path[0])
-        return err_set(err, ERR_INPUT, "output file: empty path");
-    if (has_suffix(path, ".json")) return write_json_file(path, s, src, m, err);
-    if (has_suffix(path, ".csv")) return write_csv_file(path, s, src, m, err);
-    return err_set(err, ERR_INPUT,
-                   "%s: unknown output format (the file name must end in .csv or .json)",
-                   path);
+    if (output_check_path(path, err) != 0) return -1;
+    if (has_suffix(path, ".json"))
+        return write_with_sidecar(path, 5, output_json, s, src, m, err);
+    return write_with_sidecar(path, 4, csv_single, s, src, m, err);
 }

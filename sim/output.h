@@ -36,12 +36,15 @@ int output_csv_row(FILE *f, const char *const *values, int nkeys,
 
 /* Writes the results to `path` atomically (temporary file in the same
  * directory, fsync, rename), choosing the format by extension (.csv or
- * .json; anything else is an ERR_INPUT error). A CSV also gets the resolved
- * scenario as the sidecar PATH-without-.csv + ".scenario.yaml"; JSON embeds
- * nothing else. Nothing is left behind on failure. */
+ * .json; anything else is an ERR_INPUT error). Either also gets the
+ * resolved scenario as the sidecar PATH-without-extension + ".scenario.yaml",
+ * so a result can always be reproduced. Nothing is left behind on failure. */
 int output_write_file(const char *path, const scenario_t *s,
                       const sim_sources_t *src, const metrics_summary_t *m,
                       err_t *err);
+/* 0 when output_write_file would accept path's name (.csv or .json), else
+ * -1 with ERR_INPUT: lets a command refuse a bad --out before running. */
+int output_check_path(const char *path, err_t *err);
 
 /* Opens "<path>.tmp.<pid>" for writing; output_commit fsyncs, closes and
  * renames it onto path, output_abort closes and removes it. Shared by every

@@ -95,6 +95,22 @@ static const char *next_line(const char *s, size_t *len)
     return NULL;
 }
 
+/* Length of a line without the "  # FILE" the scenario writer puts after a
+ * card's key ("gpu:  # models/hardware/h200.yaml"): a sweep run from a
+ * sidecar, whose cards are inline, must match the sweep that wrote it. Only
+ * a comment right after "key:" is dropped, so no value is ever cut. */
+static size_t content_len(const char *s, size_t n)
+{
+    const char *c = memchr(s, '#', n);
+    if (!c) return n;
+    size_t k = (size_t)(c - s);
+    while (k > 0 && (s[k - 1] == ' ' || s[k - 1] == '\t')) k--;
+    if (k == 0 || s[k - 1] != ':' || k == (size_t)(c - s) || memchr(s, '"', k) ||
+        memchr(s, '\'', k))
+        return n;
+    return k;
+}
+
 /* Sidecars describe the same sweep: equal but for comment lines. */
 static int sidecar_same(const char *a, const char *b)
 {
@@ -103,21 +119,24 @@ static int sidecar_same(const char *a, const char *b)
         a = next_line(a, &na);
         b = next_line(b, &nb);
         if (!a || !b) return !a && !b;
-        if (na != nb || memcmp(a, b, na) != 0) return 0;
+        size_t ca = content_len(a, na), cb = content_len(b, nb);
+        if (ca != cb || memcmp(a, b, ca) != 0) return 0;
         a += na + (a[na] == '\n');
         b += nb + (b[nb] == '\n');
     }
 }
 
-/* FNV-1a, 64 bit, over the non-comment lines: a short fingerprint for
+/* FNV-1a, 64 bit, over the non-comment lines (card-origin comments dropped,
+ * see content_len): a short fingerprint for
  * humans comparing sidecars; the checks compare the text itself. */
 static uint64_t fnv1a(const char *s)
 {
     uint64_t h = 1469598103934665603ULL;
     size_t n;
     while ((s = next_line(s, &n)) != NULL) {
-        for (size_t i = 0; i <= n; i++) {
-            h ^= i < n ? (unsigned char)s[i] : (unsigned char)'\n';
+        size_t c = content_len(s, n);
+        for (size_t i = 0; i <= c; i++) {
+            h ^= i < c ? (unsigned char)s[i] : (unsigned char)'\n';
             h *= 1099511628211ULL;
         }
         s += n + (s[n] == '\n');

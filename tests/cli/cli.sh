@@ -83,6 +83,28 @@ fi
 rc=$?
 [ "$rc" -ne 0 ] && [ ! -e "$TMP/no" ] && pass out_unwritable_fails || fail out_unwritable_fails "exit $rc"
 
+# --out JSON also writes the resolved scenario beside it, and running that
+# sidecar reproduces the JSON (wall-clock metrics aside).
+# shellcheck disable=SC2086
+if "$SPECSIM" run scenarios/default.yaml $short --quiet --out "$TMP/j.json" >/dev/null 2>"$TMP/err" &&
+   [ -s "$TMP/j.scenario.yaml" ] &&
+   "$SPECSIM" run "$TMP/j.scenario.yaml" --json >"$TMP/j2.json" 2>>"$TMP/err" &&
+   strip "$TMP/j.json" >"$TMP/j.s" && strip "$TMP/j2.json" >"$TMP/j2.s" && cmp -s "$TMP/j.s" "$TMP/j2.s"
+then pass out_json_sidecar_reproduces
+else fail out_json_sidecar_reproduces "$(head -c 300 "$TMP/err")"; fi
+# A --out the run could not write in the end is refused before running:
+# exit 2, and no trace (or anything else) written.
+# shellcheck disable=SC2086
+"$SPECSIM" run scenarios/default.yaml $short --quiet --out "$TMP/bad.txt" \
+    --trace "$TMP/bad-trace.csv" >/dev/null 2>"$TMP/err"
+rc=$?
+if [ "$rc" -eq 2 ] && [ ! -e "$TMP/bad-trace.csv" ] && [ ! -e "$TMP/bad.txt" ] &&
+   grep -q 'bad.txt: unknown output format' "$TMP/err"; then pass out_bad_suffix_before_run
+else fail out_bad_suffix_before_run "exit $rc; $(head -c 300 "$TMP/err")"; fi
+# --json and --trace - cannot share standard output.
+# shellcheck disable=SC2086
+expect_exit json_with_trace_stdout_refused 2 "$SPECSIM" run scenarios/default.yaml $short --json --trace -
+
 # check prints a resolved scenario that resolves to itself (comments aside:
 # they name the file each card came from).
 if "$SPECSIM" check scenarios/default.yaml >"$TMP/r1.yaml" 2>"$TMP/err" &&

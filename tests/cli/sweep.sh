@@ -129,6 +129,30 @@ fi
 expect_exit resume_complete 0 $SPECSIM sweep "$TMP/k.yaml" --resume --out "$TMP/k.csv"
 cmp -s "$TMP/k.csv" "$TMP/kref.csv" && pass resume_complete_unchanged ||
     fail resume_complete_unchanged
+# The sidecar is the sweep itself: resuming with it as the scenario is
+# accepted, even where the original named card files (the sidecar has them
+# inline, the writer comments their origin).
+cat >"$TMP/cards.yaml" <<'EOF2'
+name: cards
+seed: 3
+duration: 4s
+warmup: 0.5s
+replications: 1
+protocol: {mode: sync, gamma: 3}
+tenants:
+  count: 2
+  edge: {device: models/hardware/snapdragon-8-gen-3.yaml, draft: models/llm/tinyllama-1.1b.yaml}
+  network: {rtt: 30ms}
+  workload: {prompt_tokens: 4, output_tokens: 40}
+cloud: {gpu: models/hardware/h200.yaml, target: models/llm/llama-2-7b.yaml}
+sweep:
+  tenants.network.rtt: [10ms, 50ms]
+EOF2
+$SPECSIM sweep "$TMP/cards.yaml" --quiet --out "$TMP/cards.csv" 2>"$TMP/err"
+cp "$TMP/cards.csv" "$TMP/cards.ref.csv"
+if $SPECSIM sweep "$TMP/cards.scenario.yaml" --resume --quiet --out "$TMP/cards.csv" 2>>"$TMP/err" &&
+   cmp -s "$TMP/cards.csv" "$TMP/cards.ref.csv"; then pass resume_from_sidecar
+else fail resume_from_sidecar "$(head -c 300 "$TMP/err")"; fi
 # A different sweep must not be appended to it, nor an existing file replaced
 # without --force.
 expect_exit resume_other_sweep 2 $SPECSIM sweep "$TMP/k.yaml" --resume \

@@ -58,3 +58,23 @@ if [ $rc -eq 0 ] && cmp -s "$TMP/out.csv" "$TMP/ref.csv" &&
 else
     fail slurm_sweep_merged "exit $rc; $(tail -c 400 "$TMP/err")"
 fi
+
+# A failing sbatch stops the script with an error (no merge job is queued
+# behind an empty dependency).
+mkdir -p "$TMP/badbin"
+printf '#!/bin/sh\necho "sbatch: error: invalid partition" >&2\nexit 1\n' >"$TMP/badbin/sbatch"
+chmod +x "$TMP/badbin/sbatch"
+PATH="$TMP/badbin:$PATH" SPECSIM="$SPECSIM" \
+    sh scripts/slurm-sweep.sh -n 2 "$TMP/s.yaml" "$TMP/out2.csv" >"$TMP/err2" 2>&1
+rc=$?
+if [ $rc -ne 0 ] && grep -q 'sbatch failed' "$TMP/err2"; then pass slurm_sbatch_failure_reported
+else fail slurm_sbatch_failure_reported "exit $rc; $(tail -c 300 "$TMP/err2")"; fi
+
+# --dry-run after the positional arguments still only prints (sbatch is
+# the failing stand-in: it must not be called).
+PATH="$TMP/badbin:$PATH" SPECSIM="$SPECSIM" \
+    sh scripts/slurm-sweep.sh -n 2 "$TMP/s.yaml" "$TMP/out3.csv" --dry-run >"$TMP/err3" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && grep -q -- '--array=0-1' "$TMP/err3" && [ ! -e "$TMP/out3.csv" ]; then
+    pass slurm_dry_run_any_position
+else fail slurm_dry_run_any_position "exit $rc; $(tail -c 300 "$TMP/err3")"; fi
