@@ -41,9 +41,10 @@ int keytab_err(keytab_ctx_t *c, const ynode_t *node, const char *key,
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     if (!node) node = c->where;
-    const char *src = node ? node->src : "?";
-    int line = node ? node->line : 0, col = node ? node->col : 0;
-    return err_set(c->err, ERR_INPUT, "%s:%d:%d: %s: %s", src, line, col,
+    char at[YNODE_WHERE_MAX];
+    if (node) ynode_where(at, sizeof at, node->src, node->line, node->col);
+    else snprintf(at, sizeof at, "?");
+    return err_set(c->err, ERR_INPUT, "%s: %s: %s", at,
                    key && *key ? key : "(top level)", msg);
 }
 
@@ -52,8 +53,9 @@ static int key_err(keytab_ctx_t *c, const ynode_pair_t *p, const char *key,
 {
     char msg[600];
     snprintf(msg, sizeof msg, fmt, a, b);
-    return err_set(c->err, ERR_INPUT, "%s:%d:%d: %s: %s", p->ksrc, p->kline,
-                   p->kcol, key, msg);
+    char at[YNODE_WHERE_MAX];
+    ynode_where(at, sizeof at, p->ksrc, p->kline, p->kcol);
+    return err_set(c->err, ERR_INPUT, "%s: %s: %s", at, key, msg);
 }
 
 /* Optimal-string-alignment distance (Levenshtein plus adjacent
@@ -178,6 +180,9 @@ int keytab_parse_number(keytab_ctx_t *c, const ynode_t *node, const char *key,
              units_example(k->unit));
     if (want_scalar(c, node, key, what) != 0) return -1;
     char why[400];
+    /* Keys that took bare numbers before they took units keep doing so. */
+    if ((k->flags & KF_BARE) && units_parse(node->str, UNIT_NUMBER, 0, out, NULL, 0) == 0)
+        return check_range(c, node, key, k, *out);
     if (units_parse(node->str, k->unit, (k->flags & KF_INF) != 0, out, why,
                     sizeof why) != 0)
         return keytab_err(c, node, key, "%s", why);

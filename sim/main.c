@@ -15,6 +15,7 @@
 #include "scenario.h"
 #include "sim.h"
 #include "sweep.h"
+#include "sweepspec.h"
 
 #define MAX_OVERRIDES 256
 
@@ -73,9 +74,12 @@ static const char usage_run[] =
 static const char usage_check[] =
     "usage: specsim check [SCENARIO] [--set PATH=VALUE]...\n"
     "\n"
-    "Validates SCENARIO and prints it fully resolved (every default filled in,\n"
-    "cards inlined) as YAML that `specsim run` accepts. Errors name\n"
-    "FILE:LINE:COLUMN and the dotted key, and exit with status 2.\n";
+    "Validates SCENARIO as `specsim run` does before it simulates (cards,\n"
+    "calibration tables, model limits) and prints it fully resolved (every\n"
+    "default filled in, cards inlined) as YAML that `specsim run` accepts. A\n"
+    "sweep: section is validated as `specsim sweep` does before running and\n"
+    "printed after the scenario. Errors name FILE:LINE:COLUMN and the dotted\n"
+    "key, and exit with status 2.\n";
 
 static const char usage_analytic[] =
     "usage: specsim analytic [SCENARIO] [--set PATH=VALUE]... [--json]\n"
@@ -172,8 +176,9 @@ static int parse_args(cli_t *c, const char *cmd, int argc, char **argv,
             char *buf = seed ? c->seed_buf : c->reps_buf;
             snprintf(buf, sizeof c->seed_buf, "%s", seed ? "seed" : "replications");
             if (c->nov >= MAX_OVERRIDES) return usage_error(cmd, "too many options%s", "");
-            c->ov[c->nov].path = buf;
-            c->ov[c->nov].value = val;
+            /* Marked with the option typed, so that messages name it (and
+             * --set:N keeps counting only the --set options). */
+            c->ov[c->nov] = (scenario_override_t){.path = buf, .value = val, .src = a};
             c->nov++;
         } else if (strcmp(a, "--out") == 0) {
             c->out = val;
@@ -185,15 +190,43 @@ static int parse_args(cli_t *c, const char *cmd, int argc, char **argv,
     return 0;
 }
 
+#define DEFAULT_NAME "scenarios/default.yaml (built in)"
+
 static int load(const cli_t *c, scenario_t *s)
 {
     err_t err = {0};
     int rc = c->scenario
                  ? scenario_load(c->scenario, c->ov, c->nov, s, &err)
-                 : scenario_load_string("scenarios/default.yaml (built in)",
-                                        specsim_default_scenario, c->ov,
-                                        c->nov, s, &err);
+                 : scenario_load_string(DEFAULT_NAME, specsim_default_scenario,
+                                        c->ov, c->nov, s, &err);
     if (rc == 0) return 0;
+    fprintf(stderr, "specsim: %s\n", err.msg);
+    return err.code ? err.code : 2;
+}
+
+/* check: loads the scenario and makes every check `run` makes before it
+ * simulates; a file's sweep: section, when it has one, is read into *sp and
+ * validated as `sweep` validates it before running (sp->naxes 0 when none).
+ * The text is read once: standard input cannot be read twice. Returns 0 or
+ * the exit status, the error printed. */
+static int load_checked(const cli_t *c, scenario_t *s, sweepspec_t *sp)
+{
+    err_t err = {0};
+    char *text = NULL;
+    size_t len = 0;
+    int rc;
+    if (!c->scenario)
+        rc = scenario_load_string(DEFAULT_NAME, specsim_default_scenario, c->ov,
+                                  c->nov, s, &err);
+    else if ((rc = scenario_read(c->scenario, &text, &len, &err)) == 0)
+        rc = scenario_load_text(c->scenario, text, len, c->ov, c->nov, s, &err);
+    int loaded = rc == 0;
+    if (rc == 0) rc = sim_check(s, &err);
+    if (rc == 0 && text) rc = sweepspec_check(c->scenario, text, c->ov, c->nov, sp, &err);
+    free(text);
+    if (rc == 0) return 0;
+    if (loaded) scenario_free(s);
+    sweepspec_free(sp);
     fprintf(stderr, "specsim: %s\n", err.msg);
     return err.code ? err.code : 2;
 }
@@ -204,14 +237,20 @@ static int cmd_check(int argc, char **argv)
     int rc = parse_args(&c, "check", argc, argv, "--set");
     if (rc == 0 && c.help) { fputs(usage_check, stdout); cli_free(&c); return 0; }
     scenario_t s;
-    if (rc == 0) rc = load(&c, &s);
+    sweepspec_t sp = {0};
+    if (rc == 0) rc = load_checked(&c, &s, &sp);
     if (rc == 0) {
-        if (scenario_write_yaml(&s, stdout) != 0 || fflush(stdout) != 0) {
+        /* The sweep section after the scenario, so that the output is itself
+         * the sweep scenario (as a sweep's sidecar is). */
+        if (scenario_write_yaml(&s, stdout) != 0 ||
+            (sp.naxes > 0 && sweepspec_write_yaml(&sp, stdout) != 0) ||
+            fflush(stdout) != 0) {
             fprintf(stderr, "specsim check: cannot write the scenario: %s\n",
                     strerror(errno));
             rc = 1;
         }
         scenario_free(&s);
+        sweepspec_free(&sp);
     }
     cli_free(&c);
     return rc;
@@ -278,7 +317,7 @@ static int cmd_run(int argc, char **argv)
     if (!c.trace && s.output.trace[0]) c.trace = s.output.trace;
 
     metrics_summary_t m;
-    sim_sources_t src = {{0}, {0}};
+    sim_sources_t src = {0};
     err_t err = {0};
     /* Refuse what would fail only after the whole run. */
     if (c.json && c.trace && strcmp(c.trace, "-") == 0) {
@@ -307,6 +346,7 @@ static int cmd_run(int argc, char **argv)
             rc = 1;
         }
     }
+    sim_sources_free(&src);
     scenario_free(&s);
     cli_free(&c);
     return rc;

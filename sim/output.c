@@ -206,6 +206,38 @@ static int summary_line(FILE *f, int namew, const metric_view_t *mv,
     return fprintf(f, "%s\n", line) < 0 ? -1 : 0;
 }
 
+/* Each group's source when they differ, 1 when they do not or are not
+ * known (src->edge says it all then). */
+static int groups_differ(const scenario_t *s, const sim_sources_t *src)
+{
+    return src && src->ngroups > 0 && src->ngroups == s->ngroups && s->groups &&
+           strcmp(src->edge, "mixed") == 0;
+}
+
+/* "table (laptops), datasheet (phones, jetsons)": each source once, in the
+ * order of the first group using it, with the groups that use it. */
+static int summary_edge(FILE *f, const scenario_t *s, const sim_sources_t *src)
+{
+    if (!src || !src->edge[0]) return fputs("unknown", f) == EOF ? -1 : 0;
+    if (!groups_differ(s, src)) return fputs(src->edge, f) == EOF ? -1 : 0;
+    enum { MAX_SOURCES = 8 };   /* sim.h names five */
+    const char *seen[MAX_SOURCES];
+    int nseen = 0, rc = 0;
+    for (int g = 0; g < src->ngroups; g++) {
+        const char *name = src->edge_group[g];
+        int k = 0;
+        while (k < nseen && strcmp(seen[k], name) != 0) k++;
+        if (k < nseen || nseen == MAX_SOURCES) continue;
+        seen[nseen++] = name;
+        rc |= fprintf(f, "%s%s (", nseen > 1 ? ", " : "", name) < 0;
+        for (int h = g, n = 0; h < src->ngroups; h++)
+            if (strcmp(src->edge_group[h], name) == 0)
+                rc |= fprintf(f, "%s%s", n++ ? ", " : "", s->groups[h].name) < 0;
+        rc |= fputc(')', f) == EOF;
+    }
+    return rc ? -1 : 0;
+}
+
 static int summary_header(FILE *f, const scenario_t *s, const sim_sources_t *src,
                           int reps)
 {
@@ -229,9 +261,9 @@ static int summary_header(FILE *f, const scenario_t *s, const sim_sources_t *src
     rc |= fprintf(f, "run          %.10g s (warm-up %.10g s), seed %" PRIu64
                   ", %d replication%s%s\n", s->duration, s->warmup, s->seed, reps,
                   reps == 1 ? "" : "s", reps > 1 ? " (± = 95% CI half-width)" : "") < 0;
-    rc |= fprintf(f, "service time edge: %s, cloud: %s\n",
-                  src && src->edge[0] ? src->edge : "unknown",
-                  src && src->cloud[0] ? src->cloud : "unknown") < 0;
+    rc |= fputs("service time edge: ", f) == EOF;
+    rc |= summary_edge(f, s, src) < 0;
+    rc |= fprintf(f, ", cloud: %s\n", src && src->cloud[0] ? src->cloud : "unknown") < 0;
     return rc ? -1 : 0;
 }
 
@@ -273,6 +305,22 @@ static int json_key(FILE *f, const char *key)
     return fputs(": ", f) == EOF ? -1 : 0;
 }
 
+/* {"phones": "datasheet", "laptops": "table"}, or null when not known. */
+static int json_group_sources(FILE *f, const scenario_t *s, const sim_sources_t *src)
+{
+    if (!src || src->ngroups < 1 || src->ngroups != s->ngroups || !s->groups)
+        return fputs("null", f) == EOF ? -1 : 0;
+    int rc = fputc('{', f) == EOF;
+    for (int g = 0; g < src->ngroups; g++) {
+        rc |= (g && fputs(", ", f) == EOF);
+        rc |= json_string(f, s->groups[g].name) < 0;
+        rc |= fputs(": ", f) == EOF;
+        rc |= json_string(f, src->edge_group[g]) < 0;
+    }
+    rc |= fputc('}', f) == EOF;
+    return rc ? -1 : 0;
+}
+
 int output_json(FILE *f, const scenario_t *s, const sim_sources_t *src,
                 const metrics_summary_t *m)
 {
@@ -290,6 +338,8 @@ int output_json(FILE *f, const scenario_t *s, const sim_sources_t *src,
     rc |= fprintf(f, "%d", s->ntenants) < 0;
     rc |= json_key(f, "edge_service_source") < 0;
     rc |= (src ? json_string(f, src->edge) : fputs("null", f)) < 0;
+    rc |= json_key(f, "edge_service_sources") < 0;
+    rc |= json_group_sources(f, s, src) < 0;
     rc |= json_key(f, "cloud_service_source") < 0;
     rc |= (src ? json_string(f, src->cloud) : fputs("null", f)) < 0;
     for (int i = 0; i < METRIC_COUNT && !rc; i++) {
@@ -483,7 +533,11 @@ static int write_with_sidecar(const char *path, size_t ext, body_fn body,
         unlink(tmp);
         return -1;
     }
-    return atomic_rename(tmp, path, err);
+    if (atomic_rename(tmp, path, err) < 0) {
+        unlink(side);   /* no sidecar for results that were not written */
+        return -1;
+    }
+    return 0;
 }
 
 int output_check_path(const char *path, err_t *err)

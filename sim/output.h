@@ -15,13 +15,17 @@
 #include "sim.h"
 
 /* The human summary `specsim run` prints: scenario line, service-time
- * sources, then metrics grouped (latency, throughput, speculation, cloud,
- * network, cost, bookkeeping) with ± CI where replications > 1. */
+ * sources (tenant groups with different edge sources listed as "table
+ * (laptops), datasheet (phones, jetsons)"), then metrics grouped (latency,
+ * throughput, speculation, cloud, network, cost, bookkeeping) with ± CI
+ * where replications > 1. */
 int output_summary(FILE *f, const scenario_t *s, const sim_sources_t *src,
                    const metrics_summary_t *m);
 
 /* Exactly one JSON object: "scenario", "mode", "seed", "replications",
- * "tenants", "edge_service_source", "cloud_service_source", then every
+ * "tenants", "edge_service_source" (common to every tenant group, or
+ * "mixed"), "edge_service_sources" ({group name: source}, null when src
+ * does not list them), "cloud_service_source", then every
  * metric of METRICS_LIST in order, each followed by "<name>_ci95" when
  * replications > 1. Ends with a newline. */
 int output_json(FILE *f, const scenario_t *s, const sim_sources_t *src,

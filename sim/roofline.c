@@ -197,8 +197,8 @@ int roofline_cli(int argc, char **argv)
             else if (!(owned[nov] = strdup(v))) rc = ERR_RUNTIME;
             else {
                 owned[nov][eq - v] = '\0';
-                ov[nov].path = owned[nov];
-                ov[nov].value = owned[nov] + (eq - v) + 1;
+                ov[nov] = (scenario_override_t){.path = owned[nov],
+                                                .value = owned[nov] + (eq - v) + 1};
                 nov++;
             }
             i++;

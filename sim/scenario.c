@@ -210,9 +210,11 @@ static const keytab_key_t NETWORK_KEYS[] = {
      .off = offsetof(network_cfg_t, downlink_bps), .unit = UNIT_RATE, .max = BIG,
      .flags = KF_MIN_OPEN | KF_INF, .def = "inf"},
     {.name = "overhead_bytes", .type = KT_NUM,
-     .off = offsetof(network_cfg_t, overhead_bytes), .max = 1e12, .def = "64"},
+     .off = offsetof(network_cfg_t, overhead_bytes), .unit = UNIT_SIZE, .max = 1e12,
+     .flags = KF_BARE, .def = "64B"},
     {.name = "bytes_per_token", .type = KT_NUM,
-     .off = offsetof(network_cfg_t, bytes_per_token), .max = 1e12, .def = "4"},
+     .off = offsetof(network_cfg_t, bytes_per_token), .unit = UNIT_SIZE, .max = 1e12,
+     .flags = KF_BARE, .def = "4B"},
     END};
 
 static const keytab_key_t WORKLOAD_KEYS[] = {
@@ -221,7 +223,8 @@ static const keytab_key_t WORKLOAD_KEYS[] = {
     {.name = "think", .type = KT_DIST, .off = offsetof(workload_cfg_t, think),
      .unit = UNIT_DURATION, .max = BIG, .def = "0s"},
     {.name = "rate", .type = KT_NUM, .off = offsetof(workload_cfg_t, rate),
-     .min = 0, .max = BIG, .flags = KF_MIN_OPEN | KF_SKIPEMPTY},
+     .unit = UNIT_FREQUENCY, .min = 0, .max = BIG,
+     .flags = KF_MIN_OPEN | KF_SKIPEMPTY | KF_BARE},
     {.name = "prompt_tokens", .type = KT_DIST,
      .off = offsetof(workload_cfg_t, prompt_tokens), .min = 1, .max = 1e12,
      .def = "128"},
@@ -339,19 +342,41 @@ static int is_card_key(const char *seg)
 
 /* --- overrides ----------------------------------------------------------- */
 
+/* Where an override's text lies, for the marks of the nodes it creates:
+ * path column c (1-based inside the path) is at kline:kcol0 + c, value
+ * offset i at vline:vcol0 + 1 + i; line 0 = no position. */
 typedef struct set_ctx {
     const scenario_override_t *o;
-    int line;          /* 1-based index of the override */
+    const char *src;
+    int kline, kcol0;
+    int vline, vcol0;
     err_t *err;
 } set_ctx_t;
+
+/* A `--set` is line n of "--set", its value after "PATH="; an override with
+ * its own src carries its own marks. */
+static set_ctx_t set_ctx(const scenario_override_t *o, int n, err_t *err)
+{
+    set_ctx_t sc = {o, SET_SRC, n, 0, n, 0, err};
+    if (!o->src) {
+        sc.vcol0 = o->path ? (int)strlen(o->path) + 1 : 1;
+        return sc;
+    }
+    sc.src = o->src;
+    sc.kline = o->line > 0 ? o->line : 0;
+    sc.kcol0 = o->col > 0 ? o->col - 1 : 0;
+    sc.vline = o->line > 0 ? o->vline : 0;
+    sc.vcol0 = o->vcol > 0 ? o->vcol - 1 : 0;
+    return sc;
+}
 
 static int set_err(const set_ctx_t *s, int col, const char *path, size_t plen,
                    const char *fmt, const char *a, const char *b)
 {
-    char msg[600];
+    char msg[600], at[YNODE_WHERE_MAX];
     snprintf(msg, sizeof msg, fmt, a, b);
-    return err_set(s->err, ERR_INPUT, "%s:%d:%d: %.*s: %s", SET_SRC, s->line, col,
-                   (int)plen, path, msg);
+    ynode_where(at, sizeof at, s->src, s->kline, s->kcol0 + col);
+    return err_set(s->err, ERR_INPUT, "%s: %.*s: %s", at, (int)plen, path, msg);
 }
 
 static int all_digits(const char *s)
@@ -386,7 +411,7 @@ static int make_descendable(const set_ctx_t *s, ynode_t **slot, const char *seg,
     ynode_t *v = *slot;
     if (v->kind == YNODE_MAP) return 0;
     if (ynode_is_null(v)) {
-        ynode_t *m = ynode_new_map(SET_SRC, s->line, col);
+        ynode_t *m = ynode_new_map(s->src, s->kline, s->kcol0 + col);
         if (!m) return err_set(s->err, ERR_RUNTIME, "out of memory");
         ynode_free(v);
         *slot = m;
@@ -412,7 +437,8 @@ static int make_descendable(const set_ctx_t *s, ynode_t **slot, const char *seg,
 static ynode_t *add_child(ynode_t *cur, const char *seg, const set_ctx_t *s,
                           int col, int last, ynode_t *v)
 {
-    ynode_t *n = last ? v : ynode_new_map(SET_SRC, s->line, col);
+    int kcol = s->kcol0 + col;
+    ynode_t *n = last ? v : ynode_new_map(s->src, s->kline, kcol);
     if (!n) {
         ynode_free(v);
         return NULL;
@@ -420,7 +446,7 @@ static ynode_t *add_child(ynode_t *cur, const char *seg, const set_ctx_t *s,
     /* Both insertions free n when they fail; v is then still ours unless it
      * was n. */
     int rc = cur->kind == YNODE_MAP
-                 ? ynode_map_put(cur, seg, SET_SRC, s->line, col, n)
+                 ? ynode_map_put(cur, seg, s->src, s->kline, kcol, n)
                  : ynode_seq_append(cur, n);
     if (rc != 0) {
         if (!last) ynode_free(v);
@@ -438,10 +464,10 @@ static int apply_override(ynode_t *root, const set_ctx_t *s)
         return set_err(s, 1, "(path)", 6, "%s%s",
                        plen ? "path too long" : "empty path", "");
     ynode_t *v = NULL;
-    if (ynode_parse(SET_SRC, path, value, strlen(value), s->line, (int)plen + 1,
-                    &v, s->err) != 0)
+    if (ynode_parse(s->src, path, value, strlen(value), s->vline, s->vcol0, &v,
+                    s->err) != 0)
         return -1;
-    if (!v) v = ynode_new_scalar(SET_SRC, s->line, (int)plen + 2, "");
+    if (!v) v = ynode_new_scalar(s->src, s->vline, s->vcol0 + 1, "");
     if (!v) return err_set(s->err, ERR_RUNTIME, "out of memory");
 
     ynode_t *cur = root;
@@ -564,7 +590,8 @@ static int resolve_group(sctx_t *x, const ynode_t *T, const ynode_t *G, int i)
         keytab_join(key, G && ynode_get(ynode_get(gi, "workload"), "arrival")
                              ? prefix : "tenants", "workload.rate");
         return keytab_err(&x->kc, a ? a : w, key,
-                          "required when arrival is poisson (requests/s per tenant)");
+                          "required when arrival is poisson (requests per tenant "
+                          "per time, e.g. 2/s or 120/min)");
     }
     return 0;
 }
@@ -695,6 +722,138 @@ static int resolve(sctx_t *x, const char *stem_of)
     return resolve_tenants(x);
 }
 
+/* --- where keys were written -------------------------------------------- */
+
+/* Checks made after loading (sim_check, sim_run) report errors at the key
+ * as written, like the loader does. The node tree is gone by then, so the
+ * marks of every key are kept: one record per mapping key and per list item
+ * that is a mapping (tenant groups), with the text "SRC:LINE:COL" of the key
+ * and of its value. Scalar list items (distribution values) are not kept:
+ * nothing after loading can fault one, and they can be many. */
+typedef struct mark {
+    char *key;              /* owned block: key, then kat, then vat */
+    const char *kat, *vat;
+} mark_t;
+
+struct scenario_marks {
+    mark_t *m;
+    size_t n, cap;
+    char root[YNODE_WHERE_MAX]; /* the document's own mark */
+};
+
+static void marks_free(struct scenario_marks *M)
+{
+    if (!M) return;
+    for (size_t i = 0; i < M->n; i++) free(M->m[i].key);
+    free(M->m);
+    free(M);
+}
+
+static int marks_add(struct scenario_marks *M, const char *key, const char *ksrc,
+                     int kline, int kcol, const ynode_t *val)
+{
+    char kat[YNODE_WHERE_MAX], vat[YNODE_WHERE_MAX];
+    ynode_where(kat, sizeof kat, ksrc, kline, kcol);
+    ynode_where(vat, sizeof vat, val->src, val->line, val->col);
+    if (M->n == M->cap) {
+        size_t nc = M->cap ? 2 * M->cap : 64;
+        mark_t *m = realloc(M->m, nc * sizeof *m);
+        if (!m) return -1;
+        M->m = m;
+        M->cap = nc;
+    }
+    size_t lk = strlen(key) + 1, lka = strlen(kat) + 1, lva = strlen(vat) + 1;
+    char *b = malloc(lk + lka + lva);
+    if (!b) return -1;
+    memcpy(b, key, lk);
+    memcpy(b + lk, kat, lka);
+    memcpy(b + lk + lka, vat, lva);
+    M->m[M->n++] = (mark_t){b, b + lk, b + lk + lka};
+    return 0;
+}
+
+static int marks_walk(struct scenario_marks *M, const ynode_t *n, const char *prefix)
+{
+    char key[KEYTAB_KEY_MAX];
+    for (size_t i = 0; n->kind == YNODE_MAP && i < n->n; i++) {
+        const ynode_pair_t *p = &n->pairs[i];
+        keytab_join(key, prefix, p->key);
+        if (marks_add(M, key, p->ksrc, p->kline, p->kcol, p->val) != 0 ||
+            marks_walk(M, p->val, key) != 0)
+            return -1;
+    }
+    for (size_t i = 0; n->kind == YNODE_SEQ && i < n->n; i++) {
+        const ynode_t *it = n->items[i];
+        if (it->kind != YNODE_MAP) continue;
+        char idx[24];
+        snprintf(idx, sizeof idx, "%zu", i);
+        keytab_join(key, prefix, idx);
+        if (marks_add(M, key, it->src, it->line, it->col, it) != 0 ||
+            marks_walk(M, it, key) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int marks_build(scenario_t *s, const ynode_t *root, err_t *err)
+{
+    struct scenario_marks *M = calloc(1, sizeof *M);
+    if (!M || marks_walk(M, root, "") != 0) {
+        marks_free(M);
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    }
+    ynode_where(M->root, sizeof M->root, root->src, root->line, root->col);
+    s->marks = M;
+    return 0;
+}
+
+static const mark_t *marks_find(const struct scenario_marks *M, const char *key)
+{
+    for (size_t i = 0; M && i < M->n; i++)
+        if (!strcmp(M->m[i].key, key)) return &M->m[i];
+    return NULL;
+}
+
+const char *scenario_where(const scenario_t *s, const char *key, char *buf,
+                           size_t n)
+{
+    const struct scenario_marks *M = s->marks;
+    if (!M) {
+        snprintf(buf, n, "%s", s->file[0] ? s->file : s->name);
+        return buf;
+    }
+    char k[KEYTAB_KEY_MAX];
+    snprintf(k, sizeof k, "%s", key);
+    const mark_t *m = marks_find(M, k);
+    if (m) {
+        snprintf(buf, n, "%s", m->vat);
+        return buf;
+    }
+    /* Defaulted: the nearest enclosing key the scenario gives. */
+    for (char *dot; !m && (dot = strrchr(k, '.')) != NULL;) {
+        *dot = '\0';
+        m = marks_find(M, k);
+    }
+    snprintf(buf, n, "%s", m ? m->kat : M->root);
+    return buf;
+}
+
+const char *scenario_group_key(const scenario_t *s, int g, const char *sub,
+                               char *key, size_t n)
+{
+    char own[KEYTAB_KEY_MAX], shared[KEYTAB_KEY_MAX];
+    snprintf(own, sizeof own, "tenants.groups.%d.%s", g, sub);
+    keytab_join(shared, "tenants", sub);
+    int grouped = s->marks ? marks_find(s->marks, "tenants.groups") != NULL
+                           : s->ngroups > 1;
+    const char *k = grouped && !marks_find(s->marks, own) &&
+                            marks_find(s->marks, shared)
+                        ? shared
+                        : grouped ? own : shared;
+    snprintf(key, n, "%s", k);
+    return key;
+}
+
 static void dir_of(const char *path, char *out, size_t outsz)
 {
     const char *slash = strrchr(path, '/');
@@ -724,16 +883,42 @@ static int load_text(const char *src, const char *dir, const char *text,
         rc = err_set(err, ERR_INPUT, "%s:%d:%d: (top level): a scenario is a "
                      "mapping of sections, got %s",
                      src, root->line, root->col, ynode_kind_name(root));
-    for (int i = 0; rc == 0 && i < nov; i++) {
-        set_ctx_t sc = {&ov[i], i + 1, err};
+    for (int i = 0, nset = 0; rc == 0 && i < nov; i++) {
+        nset += !ov[i].src;
+        set_ctx_t sc = set_ctx(&ov[i], nset, err);
         rc = apply_override(root, &sc);
     }
     if (rc == 0) {
         sctx_t x = {{err, dir, root, NULL}, root, out};
         rc = resolve(&x, src);
     }
+    if (rc == 0) rc = marks_build(out, root, err);
     ynode_free(root);
     if (rc != 0) scenario_free(out);
+    return rc;
+}
+
+int scenario_read(const char *path, char **text, size_t *len, err_t *err)
+{
+    return ynode_read_file(path, text, len, err);
+}
+
+int scenario_load_text(const char *path, const char *text, size_t len,
+                       const scenario_override_t *ov, int nov, scenario_t *out,
+                       err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    if (strlen(path) >= sizeof out->file)
+        return err_set(err, ERR_INPUT, "%s: path too long", path);
+    int is_stdin = strcmp(path, "-") == 0;
+    const char *src = is_stdin ? "<stdin>" : path;
+    char dir[SCEN_PATH_MAX];
+    dir_of(is_stdin ? "" : path, dir, sizeof dir);
+    int rc = load_text(src, dir, text, len, ov, nov, out, err);
+    if (rc == 0) {
+        snprintf(out->file, sizeof out->file, "%s", path);
+        if (is_stdin && !strcmp(out->name, "<stdin>")) snprintf(out->name, sizeof out->name, "stdin");
+    }
     return rc;
 }
 
@@ -741,21 +926,11 @@ int scenario_load(const char *path, const scenario_override_t *ov, int nov,
                   scenario_t *out, err_t *err)
 {
     memset(out, 0, sizeof *out);
-    if (strlen(path) >= sizeof out->file)
-        return err_set(err, ERR_INPUT, "%s: path too long", path);
     char *text;
     size_t len;
     if (ynode_read_file(path, &text, &len, err) != 0) return -1;
-    int is_stdin = strcmp(path, "-") == 0;
-    const char *src = is_stdin ? "<stdin>" : path;
-    char dir[SCEN_PATH_MAX];
-    dir_of(is_stdin ? "" : path, dir, sizeof dir);
-    int rc = load_text(src, dir, text, len, ov, nov, out, err);
+    int rc = scenario_load_text(path, text, len, ov, nov, out, err);
     free(text);
-    if (rc == 0) {
-        snprintf(out->file, sizeof out->file, "%s", path);
-        if (is_stdin && !strcmp(out->name, "<stdin>")) snprintf(out->name, sizeof out->name, "stdin");
-    }
     return rc;
 }
 
@@ -784,6 +959,7 @@ void scenario_free(scenario_t *s)
         dist_free(&g->workload.output_tokens);
     }
     free(s->groups);
+    marks_free(s->marks);
     free(s->acceptance.positional);
     free(s->acceptance.trace);
     dist_free(&s->cloud.verify_time);

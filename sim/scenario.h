@@ -6,17 +6,27 @@
  * every key of the `tenants:` section and override what they give. Errors
  * name FILE:LINE:COLUMN and the dotted key; unknown keys get a "did you mean".
  *
- * `--set` errors read "--set:N:COL: path: problem": N = which override
- * (1-based), COL = 1-based column inside its "PATH=VALUE" text. A path may
- * address list items by index or by their `name:` (tenants.groups.phones),
- * index = length appends; missing mappings are created; a path that enters a
- * card given as a file (cloud.gpu.mem_bw) turns it into {base: FILE, ...}.
- * An empty VALUE is YAML null: the key takes its default again.
+ * `--set` errors read "--set:N:COL: path: problem": N = which `--set`
+ * (1-based, counting only those), COL = 1-based column inside its
+ * "PATH=VALUE" text. Other overrides name their own origin (--reps, a sweep
+ * axis in its file: see scenario_override_t). The resolved scenario keeps
+ * where each key was written (scenario_where), so that checks made after
+ * loading (sim_check) point at the key too.
+ *
+ * A path may address list items by index or by their `name:`
+ * (tenants.groups.phones), index = length appends; missing mappings are
+ * created; a path that enters a card given as a file (cloud.gpu.mem_bw)
+ * turns it into {base: FILE, ...}. An empty VALUE is YAML null: the key
+ * takes its default again.
  *
  * Units: durations `40ms`, `150us`, `2s`, `1min` (stored in seconds); rates
  * `100Mbps`, `1Gbps`, `inf` (stored in bits/s, INFINITY for inf); sizes `4GiB`,
- * `512MB` (stored in bytes). A bare number is accepted only where the key has
- * no unit (counts, probabilities).
+ * `512MB`, `64B`, `1KiB`, `1kB` (stored in bytes); arrival rates `2/s`,
+ * `120/min`, `7200/h` (stored per second). A bare number is accepted where
+ * the key has no unit (counts, probabilities) and, for files written before
+ * they took units, in tenants.workload.rate (per second) and
+ * tenants.network.overhead_bytes / bytes_per_token (bytes). `check` prints
+ * every quantity with its unit.
  */
 #ifndef SPECSIM_SCENARIO_H
 #define SPECSIM_SCENARIO_H
@@ -74,14 +84,14 @@ typedef struct network_cfg {
     dist_t jitter;           /* s, added per message per direction; const 0 = none */
     double uplink_bps;       /* bits/s; INFINITY = unlimited */
     double downlink_bps;
-    double overhead_bytes;   /* per message (headers) */
+    double overhead_bytes;   /* bytes per message (headers) */
     double bytes_per_token;  /* payload bytes per token id / verdict entry */
 } network_cfg_t;
 
 typedef struct workload_cfg {
     enum arrival_kind arrival;
     dist_t think;            /* closed: think time between requests (s) */
-    double rate;             /* poisson: requests/s per tenant */
+    double rate;             /* poisson: requests per second per tenant */
     dist_t prompt_tokens;    /* rounded to >= 1 */
     dist_t output_tokens;    /* rounded to >= 1 */
 } workload_cfg_t;
@@ -138,13 +148,26 @@ typedef struct scenario {
     int ntenants;              /* sum of group counts */
     cloud_cfg_t cloud;
     output_cfg_t output;
+    struct scenario_marks *marks; /* owned: where each key was written, for
+                                     scenario_where; NULL in a scenario not
+                                     loaded from YAML */
 } scenario_t;
 
 /* A `--set PATH=VALUE` override; value is parsed as a YAML scalar or flow
- * node ("{dist: exponential, mean: 6ms}", "[1, 2]"). */
+ * node ("{dist: exponential, mean: 6ms}", "[1, 2]").
+ *
+ * `src` says where it was written, for messages. NULL: a `--set` option,
+ * "--set:N:COL" with N counting only the overrides whose src is NULL, in
+ * order. Otherwise src names it: with line 0 it has no position (an option
+ * such as --reps: "--reps: replications: ..."); else the path was written at
+ * line:col of src and the value starts at vline:vcol (a sweep axis in its
+ * scenario file). */
 typedef struct scenario_override {
     const char *path;
     const char *value;
+    const char *src;
+    int line, col;
+    int vline, vcol;
 } scenario_override_t;
 
 /* Loads, applies the overrides in order, validates and resolves into *out
@@ -154,6 +177,14 @@ typedef struct scenario_override {
  * scenario_free(). */
 int scenario_load(const char *path, const scenario_override_t *ov, int nov,
                   scenario_t *out, err_t *err);
+/* scenario_read: the whole file (path "-": standard input) as a
+ * NUL-terminated buffer the caller frees. scenario_load_text: scenario_load
+ * of a file whose text was read already, so that one text can be loaded more
+ * than once — also from standard input, which cannot be read twice. */
+int scenario_read(const char *path, char **text, size_t *len, err_t *err);
+int scenario_load_text(const char *path, const char *text, size_t len,
+                       const scenario_override_t *ov, int nov, scenario_t *out,
+                       err_t *err);
 /* Same, from a YAML string; `name` is used in messages in place of a file. */
 int scenario_load_string(const char *name, const char *yaml,
                          const scenario_override_t *ov, int nov,
@@ -164,6 +195,22 @@ void scenario_free(scenario_t *s);
  * that resolves to the same scenario (round trip). Returns 0 or -1 on a
  * write error. */
 int scenario_write_yaml(const scenario_t *s, FILE *f);
+
+/* Where dotted key `key` (index form for list items: tenants.groups.1.count)
+ * was written, for checks made after loading: "FILE:LINE:COL" of its value
+ * (a `--set` value: "--set:N:COL"); for a key the scenario leaves to its
+ * default, the mark of the nearest enclosing key it gives (or of the
+ * document). A scenario not loaded from YAML has no marks: its file name
+ * alone. Writes into buf (size n) and returns it. */
+const char *scenario_where(const scenario_t *s, const char *key, char *buf,
+                           size_t n);
+
+/* The dotted key that sets per-tenant key `sub` ("edge.calibration") for
+ * group g: the group's own (tenants.groups.G.edge.calibration) when the
+ * scenario has groups, unless only the tenants-level key it inherits
+ * (tenants.edge.calibration) is given. Writes into key (size n), returns it. */
+const char *scenario_group_key(const scenario_t *s, int g, const char *sub,
+                               char *key, size_t n);
 
 /* The group a tenant index (0..ntenants-1) belongs to. */
 const tenant_group_t *scenario_tenant_group(const scenario_t *s, int tenant);

@@ -1,6 +1,7 @@
 #include "sim.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -11,6 +12,8 @@
 
 /* Blocks carry their verdict's accepted count in 14 bits (edge.c). */
 #define GAMMA_MAX 4096
+/* Longest dotted key named in messages (tenants.groups.N.edge.calibration). */
+#define KEY_MAX 96
 
 static double wall_now(void)
 {
@@ -25,16 +28,81 @@ static int needs_edge_model(const scenario_t *s, const tenant_group_t *g)
            (!g->edge.has_draft_time || !g->edge.has_prefill_time);
 }
 
-static service_t *edge_service(const tenant_group_t *g, err_t *err)
+/* "FILE:LINE:COL: key: message" at the key as the scenario wrote it (DESIGN
+ * §3): checks made here, after loading, point where the loader's do. */
+static int key_err(err_t *err, const scenario_t *s, const char *key,
+                   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static int key_err(err_t *err, const scenario_t *s, const char *key,
+                   const char *fmt, ...)
 {
-    return service_create(&g->edge.device, &g->edge.draft, g->edge.quant,
-                          g->edge.calibration, g->edge.overhead, err);
+    char msg[ERR_MSG_MAX], at[SCEN_PATH_MAX + 64];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    scenario_where(s, key, at, sizeof at);
+    return err_set(err, ERR_INPUT, "%s: %s: %s", at, key, msg);
 }
 
-static service_t *cloud_service(const cloud_cfg_t *c, err_t *err)
+/* The scenario keys a service is built from, as dotted keys. */
+typedef struct svc_keys {
+    char hw[KEY_MAX], model[KEY_MAX], prec[KEY_MAX], cal[KEY_MAX], ovh[KEY_MAX];
+} svc_keys_t;
+
+/* service_create checks the cards and the table, not knowing the keys that
+ * gave them: its ERR_INPUT messages go under the key at fault, told by the
+ * message's start (a table names its own path; cards say "hardware card" or
+ * "model card"). The message keeps its own location inside a table. */
+static int service_err(err_t *err, const scenario_t *s, const svc_keys_t *k,
+                       const char *calibration)
 {
-    return service_create(&c->gpu, &c->target, c->precision, c->calibration,
-                          c->overhead, err);
+    if (err->code != ERR_INPUT) return -1;
+    char inner[ERR_MSG_MAX];
+    snprintf(inner, sizeof inner, "%s", err->msg);
+    size_t lc = strlen(calibration);
+    const char *key = k->ovh;
+    if (lc && !strncmp(inner, calibration, lc) && (inner[lc] == ':' || inner[lc] == ' '))
+        key = k->cal;
+    else if (!strncmp(inner, "hardware card", 13)) key = k->hw;
+    else if (!strncmp(inner, "model card", 10)) key = k->model;
+    else if (strstr(inner, "precision")) key = k->prec;
+    return key_err(err, s, key, "%s", inner);
+}
+
+static void group_keys(const scenario_t *s, int gi, svc_keys_t *k)
+{
+    scenario_group_key(s, gi, "edge.device", k->hw, KEY_MAX);
+    scenario_group_key(s, gi, "edge.draft", k->model, KEY_MAX);
+    scenario_group_key(s, gi, "edge.quant", k->prec, KEY_MAX);
+    scenario_group_key(s, gi, "edge.calibration", k->cal, KEY_MAX);
+    scenario_group_key(s, gi, "edge.overhead", k->ovh, KEY_MAX);
+}
+
+static service_t *edge_service(const scenario_t *s, int gi, err_t *err)
+{
+    const edge_cfg_t *e = &s->groups[gi].edge;
+    service_t *sv = service_create(&e->device, &e->draft, e->quant, e->calibration,
+                                   e->overhead, err);
+    if (!sv) {
+        svc_keys_t k;
+        group_keys(s, gi, &k);
+        service_err(err, s, &k, e->calibration);
+    }
+    return sv;
+}
+
+static service_t *cloud_service(const scenario_t *s, err_t *err)
+{
+    const cloud_cfg_t *c = &s->cloud;
+    service_t *sv = service_create(&c->gpu, &c->target, c->precision, c->calibration,
+                                   c->overhead, err);
+    if (!sv) {
+        static const svc_keys_t k = {"cloud.gpu", "cloud.target", "cloud.precision",
+                                     "cloud.calibration", "cloud.overhead"};
+        service_err(err, s, &k, c->calibration);
+    }
+    return sv;
 }
 
 static void shared_free(world_shared_t *sh)
@@ -49,30 +117,28 @@ static void shared_free(world_shared_t *sh)
 
 static int validate(const scenario_t *s, err_t *err)
 {
-    const char *f = s->file[0] ? s->file : s->name;
     int spec = s->protocol.mode == MODE_SYNC || s->protocol.mode == MODE_ASYNC;
     if (s->ntenants < 1 || s->ngroups < 1 || !s->groups)
-        return err_set(err, ERR_INPUT, "%s: tenants: no tenants", f);
+        return key_err(err, s, "tenants", "no tenants");
     if (s->protocol.gamma < 1 || s->protocol.gamma > GAMMA_MAX)
-        return err_set(err, ERR_INPUT, "%s: protocol.gamma: %d outside [1, %d]", f,
+        return key_err(err, s, "protocol.gamma", "%d outside [1, %d]",
                        s->protocol.gamma, GAMMA_MAX);
     if (s->protocol.window < 1)
-        return err_set(err, ERR_INPUT, "%s: protocol.window: must be >= 1", f);
+        return key_err(err, s, "protocol.window", "must be >= 1");
     if (!(s->duration > s->warmup) || s->warmup < 0)
-        return err_set(err, ERR_INPUT, "%s: warmup: must be in [0, duration)", f);
+        return key_err(err, s, "warmup", "must be in [0, duration)");
     if (s->replications < 1)
-        return err_set(err, ERR_INPUT, "%s: replications: must be >= 1", f);
+        return key_err(err, s, "replications", "must be >= 1");
     if (s->protocol.mode != MODE_EDGE_ONLY) {
         const batching_cfg_t *b = &s->cloud.batching;
         if (s->cloud.replicas < 1)
-            return err_set(err, ERR_INPUT, "%s: cloud.replicas: must be >= 1", f);
+            return key_err(err, s, "cloud.replicas", "must be >= 1");
         if (b->max_batch < 1)
-            return err_set(err, ERR_INPUT, "%s: cloud.batching.max_batch: must be >= 1", f);
+            return key_err(err, s, "cloud.batching.max_batch", "must be >= 1");
         if (spec && b->max_tokens > 0 && b->max_tokens < s->protocol.gamma + 1)
-            return err_set(err, ERR_INPUT,
-                           "%s: cloud.batching.max_tokens: %d is below gamma + 1 = %d, "
-                           "so no block could ever be verified", f, b->max_tokens,
-                           s->protocol.gamma + 1);
+            return key_err(err, s, "cloud.batching.max_tokens",
+                           "%d is below gamma + 1 = %d, so no block could ever be "
+                           "verified", b->max_tokens, s->protocol.gamma + 1);
     }
     return 0;
 }
@@ -90,7 +156,7 @@ static int shared_build(const scenario_t *s, world_shared_t *sh, err_t *err)
         wg->bytes_per_token = g->network.bytes_per_token;
         wg->overhead_bytes = g->network.overhead_bytes;
         if (needs_edge_model(s, g)) {
-            wg->edge_sv = edge_service(g, err);
+            wg->edge_sv = edge_service(s, gi, err);
             if (!wg->edge_sv) return -1;
         }
         if (g->edge.has_draft_time) {
@@ -105,7 +171,7 @@ static int shared_build(const scenario_t *s, world_shared_t *sh, err_t *err)
     /* With a fixed verify time the GPU is abstracted away: KV is limited
      * only when a capacity is given explicitly. */
     if (!c->has_verify_time || c->kv_capacity_bytes > 0) {
-        sh->cloud_sv = cloud_service(c, err);
+        sh->cloud_sv = cloud_service(s, err);
         if (!sh->cloud_sv) return -1;
         sh->kv_bytes_per_token = service_kv_bytes_per_token(sh->cloud_sv);
         if (c->kv_capacity_bytes > 0) {
@@ -113,10 +179,9 @@ static int shared_build(const scenario_t *s, world_shared_t *sh, err_t *err)
         } else {
             sh->kv_capacity = c->gpu.mem_bytes - service_weight_bytes(sh->cloud_sv);
             if (!(sh->kv_capacity > 0))
-                return err_set(err, ERR_INPUT,
-                               "%s: cloud.target: %s weights (%.3g GB) do not fit in "
-                               "cloud.gpu %s memory (%.3g GB)",
-                               s->file[0] ? s->file : s->name, c->target.name,
+                return key_err(err, s, "cloud.target",
+                               "%s weights (%.3g GB) do not fit in cloud.gpu %s "
+                               "memory (%.3g GB)", c->target.name,
                                service_weight_bytes(sh->cloud_sv) / 1e9, c->gpu.name,
                                c->gpu.mem_bytes / 1e9);
         }
@@ -209,27 +274,79 @@ static void copy_name(char *dst, const char *src)
     snprintf(dst, 32, "%s", src);
 }
 
+const char *sim_edge_source(const scenario_t *s, int g, err_t *err)
+{
+    const edge_cfg_t *e = &s->groups[g].edge;
+    if (e->has_draft_time)
+        return e->draft_time.kind == DIST_CONST ? "fixed" : "distribution";
+    service_t *sv = edge_service(s, g, err);
+    if (!sv) return NULL;
+    /* A literal inside service.c, so it outlives sv. */
+    const char *src = service_draft_source(sv);
+    service_free(sv);
+    return src;
+}
+
+/* Every group's source counts: one group's would misreport the rest. */
+static int edge_sources(const scenario_t *s, sim_sources_t *out, err_t *err)
+{
+    out->edge_group = calloc((size_t)s->ngroups, sizeof *out->edge_group);
+    if (!out->edge_group) return err_set(err, ERR_RUNTIME, "out of memory");
+    out->ngroups = s->ngroups;
+    for (int g = 0; g < s->ngroups; g++) {
+        const char *src = sim_edge_source(s, g, err);
+        if (!src) return -1;
+        out->edge_group[g] = src;
+        if (g == 0) copy_name(out->edge, src);
+        else if (strcmp(out->edge, src) != 0) copy_name(out->edge, "mixed");
+    }
+    return 0;
+}
+
+static int cloud_source(const scenario_t *s, sim_sources_t *out, err_t *err)
+{
+    const cloud_cfg_t *c = &s->cloud;
+    if (c->has_verify_time) {
+        copy_name(out->cloud, c->verify_time.kind == DIST_CONST ? "fixed" : "distribution");
+        return 0;
+    }
+    service_t *sv = cloud_service(s, err);
+    if (!sv) return -1;
+    copy_name(out->cloud, service_source(sv));
+    service_free(sv);
+    return 0;
+}
+
 int sim_service_sources(const scenario_t *s, sim_sources_t *out, err_t *err)
 {
     memset(out, 0, sizeof *out);
     if (s->ngroups < 1) return err_set(err, ERR_INPUT, "no tenant groups");
-    const tenant_group_t *g = &s->groups[0];
-    if (g->edge.has_draft_time) {
-        copy_name(out->edge, g->edge.draft_time.kind == DIST_CONST ? "fixed" : "distribution");
-    } else {
-        service_t *sv = edge_service(g, err);
-        if (!sv) return -1;
-        copy_name(out->edge, service_draft_source(sv));
-        service_free(sv);
-    }
-    const cloud_cfg_t *c = &s->cloud;
-    if (c->has_verify_time) {
-        copy_name(out->cloud, c->verify_time.kind == DIST_CONST ? "fixed" : "distribution");
-    } else {
-        service_t *sv = cloud_service(c, err);
-        if (!sv) return -1;
-        copy_name(out->cloud, service_source(sv));
-        service_free(sv);
+    if (edge_sources(s, out, err) != 0 || cloud_source(s, out, err) != 0) {
+        sim_sources_free(out);
+        return -1;
     }
     return 0;
+}
+
+void sim_sources_free(sim_sources_t *src)
+{
+    if (!src) return;
+    free(src->edge_group);
+    src->edge_group = NULL;
+    src->ngroups = 0;
+}
+
+int sim_check(const scenario_t *s, err_t *err)
+{
+    world_shared_t sh;
+    sim_sources_t src;
+    if (validate(s, err)) return -1;
+    int rc = shared_build(s, &sh, err);
+    shared_free(&sh);
+    if (rc) return -1;
+    /* `run` reports the sources before simulating: their services must build
+     * too (for the edge even in cloud-only mode, where the run loads none). */
+    rc = sim_service_sources(s, &src, err);
+    sim_sources_free(&src);
+    return rc;
 }

@@ -60,11 +60,30 @@ int sim_run_detailed(const scenario_t *s, const sim_options_t *opt,
                      metrics_summary_t *out, sim_totals_t *tot, err_t *err);
 
 /* Where the service times came from, for the run report:
- * "fixed", "distribution", "table", "fitted" or "datasheet". */
+ * "fixed", "distribution", "table", "fitted" or "datasheet". `edge` is the
+ * source every tenant group shares, or "mixed" when they differ;
+ * edge_group[g] is group g's own. sim_service_sources fills it all (free
+ * with sim_sources_free); a record filled by hand may leave ngroups 0. */
 typedef struct sim_sources {
     char edge[32];
     char cloud[32];
+    int ngroups;              /* entries of edge_group; 0 = not known */
+    const char **edge_group;  /* owned array of static strings, in the
+                                 scenario's group order */
 } sim_sources_t;
 int sim_service_sources(const scenario_t *s, sim_sources_t *out, err_t *err);
+void sim_sources_free(sim_sources_t *src);
+
+/* Tenant group g's edge (draft) source, one of the names above (a static
+ * string), or NULL with err filled when its service cannot be built. */
+const char *sim_edge_source(const scenario_t *s, int g, err_t *err);
+
+/* Every check sim_run makes before it simulates — the model's own limits,
+ * building the edge and cloud services (cards against calibration tables),
+ * the target's weights against the GPU memory, the service-time sources the
+ * run reports — without simulating: `specsim check` accepts exactly what
+ * `specsim run` would. 0, or -1 with err (ERR_INPUT "FILE:LINE:COL: key:
+ * ..." at the key as written; ERR_RUNTIME when out of memory). */
+int sim_check(const scenario_t *s, err_t *err);
 
 #endif

@@ -106,8 +106,10 @@ static int parse_u64(const char *s, uint64_t *out)
     return 0;
 }
 
-/* Adds an override; `own` is a malloc'ed "PATH\0VALUE" block or NULL. */
-static int add_set(sweep_opts_t *o, const char *path, const char *value, char *own)
+/* Adds an override; `own` is a malloc'ed "PATH\0VALUE" block or NULL; `src`
+ * is the option that gave it (NULL for --set: see scenario_override_t). */
+static int add_set(sweep_opts_t *o, const char *path, const char *value,
+                   const char *src, char *own)
 {
     scenario_override_t *s = realloc(o->sets, (size_t)(o->nsets + 1) * sizeof *s);
     if (!s) { free(own); return -1; }
@@ -118,8 +120,8 @@ static int add_set(sweep_opts_t *o, const char *path, const char *value, char *o
         o->owned = w;
         o->owned[o->nowned++] = own;
     }
-    o->sets[o->nsets].path = path;
-    o->sets[o->nsets].value = value;
+    o->sets[o->nsets] = (scenario_override_t){.path = path, .value = value,
+                                              .src = src};
     o->nsets++;
     return 0;
 }
@@ -131,7 +133,7 @@ static int add_set_arg(sweep_opts_t *o, const char *arg)
     char *own = strdup(arg);
     if (!own) return ERR_RUNTIME;
     own[eq - arg] = '\0';
-    return add_set(o, own, own + (eq - arg) + 1, own) ? ERR_RUNTIME : 0;
+    return add_set(o, own, own + (eq - arg) + 1, NULL, own) ? ERR_RUNTIME : 0;
 }
 
 /* `--opt VALUE` or `--opt=VALUE`; advances *i past a separate value. */
@@ -204,7 +206,9 @@ static int parse_opts(sweep_opts_t *o, int argc, char **argv)
             uint64_t x;
             if (parse_u64(v, &x))
                 return usage_error("%s needs a non-negative integer", a);
-            rc = add_set(o, seed ? "seed" : "replications", v, NULL) ? ERR_RUNTIME : 0;
+            /* Messages name the option typed, not a --set the user never gave. */
+            rc = add_set(o, seed ? "seed" : "replications", v,
+                         seed ? "--seed" : "--reps", NULL) ? ERR_RUNTIME : 0;
         } else if (is_opt(a, "--explain")) {
             v = opt_value(argc, argv, &i, "--explain");
             if (parse_u64(v, &o->explain))
@@ -263,22 +267,19 @@ static uint64_t point_seed(uint64_t base, uint64_t point)
 }
 
 /* Overrides for one point: base --set options, then the axes, then the
- * per-point seed. ov must hold nsets + naxes + 1 entries; seedbuf >= 32. */
+ * per-point seed. ov must hold nsets + naxes + 1 entries, idx naxes;
+ * seedbuf >= 32. */
 static int point_overrides(const pool_t *p, uint64_t point,
-                           scenario_override_t *ov, const char **vals,
-                           char *seedbuf)
+                           scenario_override_t *ov, int *idx, char *seedbuf)
 {
     int n = 0;
     for (int k = 0; k < p->nsets; k++) ov[n++] = p->sets[k];
-    sweepspec_point(p->sp, point, vals);
-    for (int a = 0; a < p->sp->naxes; a++) {
-        ov[n].path = p->sp->axes[a].path;
-        ov[n++].value = vals[a];
-    }
+    sweepspec_point_index(p->sp, point, idx);
+    for (int a = 0; a < p->sp->naxes; a++) ov[n++] = sweepspec_override(p->sp, a, idx[a]);
     if (p->independent) {
         snprintf(seedbuf, 32, "%" PRIu64, point_seed(p->base_seed, point));
-        ov[n].path = "seed";
-        ov[n++].value = seedbuf;
+        ov[n++] = (scenario_override_t){.path = "seed", .value = seedbuf,
+                                        .src = "--independent-seeds"};
     }
     return n;
 }
@@ -288,14 +289,14 @@ static int run_point(const pool_t *p, uint64_t point, metrics_summary_t *m,
 {
     int cap = p->nsets + p->sp->naxes + 1;
     scenario_override_t *ov = malloc((size_t)cap * sizeof *ov);
-    const char **vals = malloc((size_t)p->sp->naxes * sizeof *vals);
+    int *idx = malloc((size_t)p->sp->naxes * sizeof *idx);
     char seedbuf[32];
     int rc = -1;
-    if (!ov || !vals) {
+    if (!ov || !idx) {
         err_set(err, ERR_RUNTIME, "out of memory");
         goto out;
     }
-    int nov = point_overrides(p, point, ov, vals, seedbuf);
+    int nov = point_overrides(p, point, ov, idx, seedbuf);
     scenario_t s;
     if (scenario_load(p->scenario, ov, nov, &s, err) != 0) goto out;
     sim_options_t opt = {.trace = NULL, .quiet = 1};
@@ -308,7 +309,7 @@ static int run_point(const pool_t *p, uint64_t point, metrics_summary_t *m,
     m->value[METRIC_EVENTS_PER_S] = m->ci95[METRIC_EVENTS_PER_S] = NAN;
 out:
     free(ov);
-    free(vals);
+    free(idx);
     return rc;
 }
 
@@ -507,14 +508,14 @@ static int explain(const sweep_opts_t *o, const pool_t *p, err_t *err)
                        "points 0..%" PRIu64, o->explain, p->sp->npoints - 1);
     int cap = p->nsets + p->sp->naxes + 1;
     scenario_override_t *ov = malloc((size_t)cap * sizeof *ov);
-    const char **vals = malloc((size_t)p->sp->naxes * sizeof *vals);
-    if (!ov || !vals) {
+    int *idx = malloc((size_t)p->sp->naxes * sizeof *idx);
+    if (!ov || !idx) {
         free(ov);
-        free(vals);
+        free(idx);
         return err_set(err, ERR_RUNTIME, "out of memory");
     }
     char seedbuf[32];
-    int nov = point_overrides(p, o->explain, ov, vals, seedbuf);
+    int nov = point_overrides(p, o->explain, ov, idx, seedbuf);
     fputs("specsim run ", stdout);
     shell_word(stdout, o->scenario);
     for (int k = 0; k < nov; k++) {
@@ -527,7 +528,7 @@ static int explain(const sweep_opts_t *o, const pool_t *p, err_t *err)
     }
     fputc('\n', stdout);
     free(ov);
-    free(vals);
+    free(idx);
     return fflush(stdout) == 0 ? 0 : err_set(err, ERR_RUNTIME, "stdout: write failed");
 }
 
@@ -572,7 +573,7 @@ static int sweep_main(sweep_opts_t *o, err_t *err)
                 .nsets = o->nsets, .independent = sp.independent_seeds,
                 .base_seed = base.seed};
     if (o->has_explain) { rc = explain(o, &p, err); goto out; }
-    if (sweepspec_validate(&sp, o->scenario, o->sets, o->nsets, err) < 0) goto out;
+    if (sweepspec_validate(&sp, o->scenario, NULL, o->sets, o->nsets, err) < 0) goto out;
 
     out = o->out ? o->out : (sp.out_file[0] ? sp.out_file : "-");
     int to_stdout = strcmp(out, "-") == 0;

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "sim.h"
+
 /* Range expansions longer than this are refused: one axis of ten million
  * values is a typo (a step in the wrong unit), not a sweep. */
 #define AXIS_MAX_VALUES 10000000L
@@ -188,7 +190,7 @@ static int axis_list(ctx_t *c, sweep_axis_t *ax, const yaml_node_t *n)
 }
 
 /* Units a range may be written in, by dimension, with their factor to the
- * dimension's base unit (s, bit/s, byte). */
+ * dimension's base unit (s, bit/s, byte, per second). */
 static const struct unit {
     const char *name;
     int dim;
@@ -202,6 +204,7 @@ static const struct unit {
     {"GB", 3, 1e9}, {"TB", 3, 1e12}, {"KiB", 3, 1024.0},
     {"MiB", 3, 1048576.0}, {"GiB", 3, 1073741824.0},
     {"TiB", 3, 1099511627776.0},
+    {"/s", 4, 1.0}, {"/min", 4, 1.0 / 60}, {"/h", 4, 1.0 / 3600},
 };
 
 static const struct unit *unit_find(const char *u)
@@ -216,7 +219,7 @@ typedef struct qty {
     char unit[16];
 } qty_t;
 
-/* "10ms" -> {10, "ms"}; "-0.5" -> {-0.5, ""}. */
+/* "10ms" -> {10, "ms"}; "-0.5" -> {-0.5, ""}; "2/min" -> {2, "/min"}. */
 static int parse_qty(const char *s, qty_t *q)
 {
     char *end;
@@ -227,7 +230,7 @@ static int parse_qty(const char *s, qty_t *q)
     size_t n = strlen(end);
     if (n >= sizeof q->unit) return -1;
     for (size_t i = 0; i < n; i++)
-        if (!isalpha((unsigned char)end[i])) return -1;
+        if (!isalpha((unsigned char)end[i]) && !(i == 0 && end[i] == '/')) return -1;
     memcpy(q->unit, end, n + 1);
     return 0;
 }
@@ -477,8 +480,10 @@ static void parse_output(ctx_t *c, const yaml_node_t *n)
     }
 }
 
-int sweepspec_load_string(const char *name, const char *yaml, sweepspec_t *out,
-                          err_t *err)
+/* Reads the sweep: section of yaml; without one, an error when `required`,
+ * else 0 with out->naxes = 0. */
+static int load_section(const char *name, const char *yaml, int required,
+                        sweepspec_t *out, err_t *err)
 {
     memset(out, 0, sizeof *out);
     snprintf(out->file, sizeof out->file, "%s", name);
@@ -509,14 +514,20 @@ int sweepspec_load_string(const char *name, const char *yaml, sweepspec_t *out,
             else if (ks && strcmp(ks, "output") == 0) parse_output(&c, v);
         }
     }
-    int rc;
-    if (!sweep)
+    int rc = 0;
+    if (sweep)
+        rc = parse_sweep(&c, sweep_key, sweep);
+    else if (required)
         rc = err_set(err, ERR_INPUT, "%s:1:1: sweep: no sweep: section (add one "
                      "with at least one axis)", name);
-    else
-        rc = parse_sweep(&c, sweep_key, sweep);
     yaml_document_delete(&doc);
     return rc;
+}
+
+int sweepspec_load_string(const char *name, const char *yaml, sweepspec_t *out,
+                          err_t *err)
+{
+    return load_section(name, yaml, 1, out, err);
 }
 
 int sweepspec_load(const char *path, sweepspec_t *out, err_t *err)
@@ -556,6 +567,19 @@ void sweepspec_free(sweepspec_t *sp)
     sp->naxes = 0;
 }
 
+void sweepspec_point_index(const sweepspec_t *sp, uint64_t point, int *idx)
+{
+    if (sp->zip) {
+        for (int a = 0; a < sp->naxes; a++) idx[a] = (int)point;
+        return;
+    }
+    for (int a = sp->naxes - 1; a >= 0; a--) {
+        uint64_t n = (uint64_t)sp->axes[a].nvalues;
+        idx[a] = (int)(point % n);
+        point /= n;
+    }
+}
+
 void sweepspec_point(const sweepspec_t *sp, uint64_t point, const char **values)
 {
     if (sp->zip) {
@@ -570,66 +594,134 @@ void sweepspec_point(const sweepspec_t *sp, uint64_t point, const char **values)
     }
 }
 
-/* Loads the scenario once with base + the given axis values; on failure the
- * loader's message is prefixed with the mark of axis `a`'s value `i`. */
-static int try_values(const sweepspec_t *sp, const char *scenario,
-                      const scenario_override_t *ov, int nov, int a, int i,
-                      err_t *err)
+scenario_override_t sweepspec_override(const sweepspec_t *sp, int a, int i)
+{
+    const sweep_axis_t *ax = &sp->axes[a];
+    return (scenario_override_t){.path = ax->path, .value = ax->values[i],
+                                 .src = sp->file, .line = ax->line, .col = ax->col,
+                                 .vline = ax->vline[i], .vcol = ax->vcol[i]};
+}
+
+/* A message's leading "SRC:LINE:COL: " when SRC is the sweep's file:
+ * fills *line, *col and returns the text after it, else NULL. */
+static const char *own_mark(const sweepspec_t *sp, const char *msg, int *line,
+                            int *col)
+{
+    size_t n = strlen(sp->file);
+    if (strncmp(msg, sp->file, n) != 0 || msg[n] != ':') return NULL;
+    char *end;
+    long l = strtol(msg + n + 1, &end, 10);
+    if (*end != ':') return NULL;
+    long c = strtol(end + 1, &end, 10);
+    if (strncmp(end, ": ", 2) != 0) return NULL;
+    *line = (int)l;
+    *col = (int)c;
+    return end + 2;
+}
+
+/* The axis a load's message points into — its key, or the value it had in
+ * that load (idx) — by the loader's mark: the rightmost start at or before
+ * the column on that line. -1 when the mark is elsewhere. */
+static int blamed_axis(const sweepspec_t *sp, const int *idx, int line, int col,
+                       int *at_key)
+{
+    int best = -1, bestcol = 0;
+    for (int b = 0; b < sp->naxes; b++) {
+        const sweep_axis_t *ax = &sp->axes[b];
+        int kc = ax->line == line && ax->col <= col ? ax->col : 0;
+        int vc = ax->vline[idx[b]] == line && ax->vcol[idx[b]] <= col
+                     ? ax->vcol[idx[b]] : 0;
+        if (kc > bestcol) { best = b; bestcol = kc; *at_key = 1; }
+        if (vc > bestcol) { best = b; bestcol = vc; *at_key = 0; }
+    }
+    return best;
+}
+
+/* Loads and checks (as `run` does before simulating) the scenario once with
+ * base + the axes at the values idx. A failure names the axis key or value
+ * the message points at, else axis `a` (the one being varied) — the
+ * loader's own location dropped when it is that same axis. */
+static int try_values(const sweepspec_t *sp, const char *scenario, const char *text,
+                      const scenario_override_t *ov, int nov, const int *idx,
+                      int a, err_t *err)
 {
     scenario_t s;
     err_t e = {0};
-    if (scenario_load(scenario, ov, nov, &s, &e) == 0) {
+    int rc = text ? scenario_load_text(scenario, text, strlen(text), ov, nov, &s, &e)
+                  : scenario_load(scenario, ov, nov, &s, &e);
+    if (rc == 0) {
+        rc = sim_check(&s, &e);
         scenario_free(&s);
-        return 0;
     }
-    const sweep_axis_t *ax = &sp->axes[a];
-    /* An unknown path is the key's fault, not the value's: point at the
-     * axis key the loader names (with zip, any axis may be the culprit). */
-    if (strstr(e.msg, "unknown key")) {
-        for (int b = 0; b < sp->naxes; b++)
-            if (strstr(e.msg, sp->axes[b].path)) ax = &sp->axes[b];
+    if (rc == 0) return 0;
+    if (e.code == ERR_RUNTIME) return err_set(err, e.code, "%s", e.msg);
+    int line = 0, col = 0, at_key = 0;
+    const char *inner = own_mark(sp, e.msg, &line, &col);
+    int b = inner ? blamed_axis(sp, idx, line, col, &at_key) : -1;
+    if (b < 0) {
+        inner = e.msg;
+        b = a;
+    }
+    const sweep_axis_t *ax = &sp->axes[b];
+    if (at_key)
         return err_set(err, ERR_INPUT, "%s:%d:%d: sweep.%s: not a scenario key: %s",
-                       sp->file, ax->line, ax->col, ax->path, e.msg);
-    }
-    return err_set(err, e.code ? e.code : ERR_INPUT, "%s:%d:%d: sweep.%s: value "
-                   "'%s': %s", sp->file, ax->vline[i], ax->vcol[i], ax->path,
-                   ax->values[i], e.msg);
+                       sp->file, ax->line, ax->col, ax->path, inner);
+    return err_set(err, ERR_INPUT, "%s:%d:%d: sweep.%s: value '%s': %s", sp->file,
+                   ax->vline[idx[b]], ax->vcol[idx[b]], ax->path,
+                   ax->values[idx[b]], inner);
 }
 
 int sweepspec_validate(const sweepspec_t *sp, const char *scenario,
-                       const scenario_override_t *base, int nbase, err_t *err)
+                       const char *text, const scenario_override_t *base,
+                       int nbase, err_t *err)
 {
     int nov = nbase + sp->naxes;
     scenario_override_t *ov = malloc((size_t)nov * sizeof *ov);
-    if (!ov) return err_set(err, ERR_RUNTIME, "out of memory");
-    for (int k = 0; k < nbase; k++) ov[k] = base[k];
-    for (int a = 0; a < sp->naxes; a++) {
-        ov[nbase + a].path = sp->axes[a].path;
-        ov[nbase + a].value = sp->axes[a].values[0];
+    int *idx = calloc((size_t)sp->naxes, sizeof *idx);
+    if (!ov || !idx) {
+        free(ov);
+        free(idx);
+        return err_set(err, ERR_RUNTIME, "out of memory");
     }
+    for (int k = 0; k < nbase; k++) ov[k] = base[k];
     int loads = 0, rc = 0;
     if (sp->zip) {
         /* Zipped axes only ever meet at equal indices: check exactly those. */
         for (int i = 0; rc == 0 && i < sp->axes[0].nvalues; i++) {
-            for (int a = 0; a < sp->naxes; a++)
-                ov[nbase + a].value = sp->axes[a].values[i];
-            /* Blame the last axis: the loader names the key at fault. */
-            rc = try_values(sp, scenario, ov, nov, sp->naxes - 1, i, err);
+            for (int a = 0; a < sp->naxes; a++) {
+                idx[a] = i;
+                ov[nbase + a] = sweepspec_override(sp, a, i);
+            }
+            rc = try_values(sp, scenario, text, ov, nov, idx, sp->naxes - 1, err);
             loads++;
         }
     } else {
+        for (int a = 0; a < sp->naxes; a++) ov[nbase + a] = sweepspec_override(sp, a, 0);
         for (int a = 0; rc == 0 && a < sp->naxes; a++) {
             const sweep_axis_t *ax = &sp->axes[a];
             for (int i = 0; rc == 0 && i < ax->nvalues; i++) {
-                ov[nbase + a].value = ax->values[i];
-                rc = try_values(sp, scenario, ov, nov, a, i, err);
+                idx[a] = i;
+                ov[nbase + a] = sweepspec_override(sp, a, i);
+                rc = try_values(sp, scenario, text, ov, nov, idx, a, err);
                 loads++;
             }
-            ov[nbase + a].value = ax->values[0];
+            idx[a] = 0;
+            ov[nbase + a] = sweepspec_override(sp, a, 0);
         }
     }
     free(ov);
+    free(idx);
     return rc ? -1 : loads;
+}
+
+int sweepspec_check(const char *scenario, const char *text,
+                    const scenario_override_t *base, int nbase, sweepspec_t *out,
+                    err_t *err)
+{
+    const char *name = strcmp(scenario, "-") == 0 ? "<stdin>" : scenario;
+    if (load_section(name, text, 0, out, err) != 0) return -1;
+    if (out->naxes == 0) return 0;
+    return sweepspec_validate(out, scenario, text, base, nbase, err) < 0 ? -1 : 0;
 }
 
 int sweepspec_write_yaml(const sweepspec_t *sp, FILE *f)

@@ -61,17 +61,37 @@ int sweepspec_load_string(const char *name, const char *yaml, sweepspec_t *out,
                           err_t *err);
 void sweepspec_free(sweepspec_t *sp);
 
-/* The value of every axis at `point` (< npoints): values[a] points into sp. */
+/* The value of every axis at `point` (< npoints): values[a] points into sp;
+ * or its index into each axis's values. */
 void sweepspec_point(const sweepspec_t *sp, uint64_t point,
                      const char **values);
+void sweepspec_point_index(const sweepspec_t *sp, uint64_t point, int *idx);
 
-/* Checks every axis value against the scenario loader: loads `scenario` with
- * the overrides `base` followed by each axis set to each of its values (the
- * other axes at their first value). An unknown path or a bad value is an
- * ERR_INPUT error at the value's FILE:LINE:COLUMN naming sweep.PATH. Returns
- * the number of scenario loads done (>= 1) or -1. */
+/* The override that sets axis a to its value i. It is marked where the
+ * sweep: section wrote them, so the loader's messages point at the axis key
+ * or value in the file (not at a `--set` the user never gave). Its strings
+ * point into sp. */
+scenario_override_t sweepspec_override(const sweepspec_t *sp, int a, int i);
+
+/* Checks every axis value as `specsim run` would before simulating (the
+ * loader, then sim_check): loads `scenario` — from `text` when not NULL,
+ * else from the file — with the overrides `base` followed by each axis set
+ * to each of its values (the other axes at their first value; with zip,
+ * the values that go together). An unknown path or a bad value is an
+ * ERR_INPUT error at the axis key's or the value's FILE:LINE:COLUMN naming
+ * sweep.PATH. Returns the number of scenario loads done (>= 1) or -1. */
 int sweepspec_validate(const sweepspec_t *sp, const char *scenario,
-                       const scenario_override_t *base, int nbase, err_t *err);
+                       const char *text, const scenario_override_t *base,
+                       int nbase, err_t *err);
+
+/* For `specsim check`: when the scenario's text (file `scenario`, "-" for
+ * standard input) has a sweep: section, reads it into *out and validates it
+ * as `specsim sweep` does before running any point; without one, *out is
+ * left empty (naxes 0). 0, or -1 with err. The caller frees *out with
+ * sweepspec_free. */
+int sweepspec_check(const char *scenario, const char *text,
+                    const scenario_override_t *base, int nbase, sweepspec_t *out,
+                    err_t *err);
 
 /* Writes the section back as YAML (`sweep:` with every axis as an explicit
  * list), so a sidecar is itself a runnable sweep. 0 or -1 on write error. */

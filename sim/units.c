@@ -41,6 +41,9 @@ static const unit_t FLOPS_UNITS[] = {
     {"MFLOPS", 1e6, 1, 1},  {"FLOPS", 1, 1, 1},    {"TOPS", 1e12, 1, 0},
     {"GOPS", 1e9, 1, 0},    {"POPS", 1e15, 1, 0},  {"OPS", 1, 1, 0},
     {NULL, 0, 0, 0}};
+/* Events per unit of time: "120/min" is 120/60 per second. */
+static const unit_t FREQUENCY_UNITS[] = {
+    {"/s", 1, 1, 1}, {"/min", 1, 60, 1}, {"/h", 1, 3600, 1}, {NULL, 0, 0, 0}};
 static const unit_t NO_UNITS[] = {{"", 1, 1, 1}, {NULL, 0, 0, 0}};
 
 static const unit_t *table(enum unit_kind k)
@@ -51,6 +54,7 @@ static const unit_t *table(enum unit_kind k)
     case UNIT_BANDWIDTH: return BANDWIDTH_UNITS;
     case UNIT_SIZE: return SIZE_UNITS;
     case UNIT_FLOPS: return FLOPS_UNITS;
+    case UNIT_FREQUENCY: return FREQUENCY_UNITS;
     case UNIT_NUMBER: break;
     }
     return NO_UNITS;
@@ -59,15 +63,15 @@ static const unit_t *table(enum unit_kind k)
 const char *units_kind_name(enum unit_kind k)
 {
     static const char *n[] = {"number", "duration", "rate", "bandwidth", "size",
-                              "FLOP rate"};
-    return (unsigned)k <= UNIT_FLOPS ? n[k] : "?";
+                              "FLOP rate", "frequency"};
+    return (unsigned)k <= UNIT_FREQUENCY ? n[k] : "?";
 }
 
 const char *units_example(enum unit_kind k)
 {
     static const char *e[] = {"4", "40ms", "100Mbps", "4.8TB/s", "4GiB",
-                              "989TFLOPS"};
-    return (unsigned)k <= UNIT_FLOPS ? e[k] : "?";
+                              "989TFLOPS", "2/s"};
+    return (unsigned)k <= UNIT_FREQUENCY ? e[k] : "?";
 }
 
 static int is_digit(char c) { return c >= '0' && c <= '9'; }

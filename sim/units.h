@@ -10,6 +10,7 @@
  *   size      B KB MB GB TB (decimal) KiB MiB GiB TiB  -> bytes
  *   flops     FLOPS KFLOPS MFLOPS GFLOPS TFLOPS PFLOPS,
  *             and OPS GOPS TOPS POPS (integer paths)   -> operations/s
+ *   frequency /s /min /h (events per time: 2/s, 120/min) -> per second
  *   number    no unit
  * `inf` (-> INFINITY) is accepted only when the caller allows it. Sub-second
  * durations divide by the power of ten ("40ms" is 40/1e3, the double nearest
@@ -26,7 +27,8 @@ enum unit_kind {
     UNIT_RATE,
     UNIT_BANDWIDTH,
     UNIT_SIZE,
-    UNIT_FLOPS
+    UNIT_FLOPS,
+    UNIT_FREQUENCY
 };
 
 /* Parses s as a quantity of the given kind into *out. Returns 0, or -1 with

@@ -47,8 +47,16 @@ static int mark_col(const pctx_t *p, yaml_mark_t m)
 static int perr(pctx_t *p, yaml_mark_t m, const char *msg)
 {
     const char *key = p->key ? p->key : p->path[0] ? p->path : "(top level)";
-    return err_set(p->err, ERR_INPUT, "%s:%d:%d: %s: %s", p->src,
-                   mark_line(p, m), mark_col(p, m), key, msg);
+    char at[YNODE_WHERE_MAX];
+    ynode_where(at, sizeof at, p->src, mark_line(p, m), mark_col(p, m));
+    return err_set(p->err, ERR_INPUT, "%s: %s: %s", at, key, msg);
+}
+
+const char *ynode_where(char *buf, size_t n, const char *src, int line, int col)
+{
+    if (line > 0) snprintf(buf, n, "%s:%d:%d", src, line, col);
+    else snprintf(buf, n, "%s", src);
+    return buf;
 }
 
 /* Appends ".seg" to the path; returns the old length to restore. */

@@ -16,6 +16,9 @@
 
 #include "err.h"
 
+/* Room for a ynode_where text: a path and the line and column. */
+#define YNODE_WHERE_MAX 600
+
 typedef enum ynode_kind { YNODE_SCALAR = 0, YNODE_SEQ, YNODE_MAP } ynode_kind_t;
 
 typedef struct ynode ynode_t;
@@ -80,6 +83,11 @@ int ynode_map_put(ynode_t *m, const char *key, const char *ksrc, int kline,
                   int kcol, ynode_t *val);
 /* Appends val to a sequence, taking ownership; 0 or -1 (val freed). */
 int ynode_seq_append(ynode_t *s, ynode_t *val);
+
+/* Where a message points: "SRC:LINE:COL", or just "SRC" when line <= 0 (a
+ * value from a command-line option such as --reps, which has no position).
+ * Writes into buf (size n) and returns it. */
+const char *ynode_where(char *buf, size_t n, const char *src, int line, int col);
 
 /* A plain scalar "", "~", "null", "Null" or "NULL" (YAML's null). */
 int ynode_is_null(const ynode_t *n);

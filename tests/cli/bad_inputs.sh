@@ -1,11 +1,14 @@
-# Every file in tests/data/scenarios/bad/ and badref/ is rejected by
+# Every file in tests/data/scenarios/bad/, badref/ and badrun/ is rejected by
 # `specsim check` with exit status 2 and a message naming FILE:LINE:COLUMN and
 # the dotted key given on the file's first line: `# expect: LINE:COLUMN key`
 # (the scenario itself), or `# expect: PATH:LINE:COLUMN key` when the error
-# lies in a file the scenario references (matched as a path suffix).
+# lies in a file the scenario references (matched as a path suffix). badrun/
+# files load but fail the checks `run` makes before simulating: `run` must
+# reject those (all but the sweep ones) with the same location.
 . tests/cli/lib.sh
 n=0
-for f in tests/data/scenarios/bad/*.yaml tests/data/scenarios/badref/*.yaml; do
+for f in tests/data/scenarios/bad/*.yaml tests/data/scenarios/badref/*.yaml \
+         tests/data/scenarios/badrun/*.yaml; do
     [ -f "$f" ] || continue
     n=$((n + 1))
     name=bad_$(basename "$f" .yaml)
@@ -24,5 +27,12 @@ for f in tests/data/scenarios/bad/*.yaml tests/data/scenarios/badref/*.yaml; do
     if [ -n "$key" ] && [ "$key" != "$exp" ] && ! grep -qF "$key" "$TMP/err"; then
         fail "$name" "key $key not named in: $(cat "$TMP/err")"; continue; fi
     pass "$name"
+    case "$f" in */badrun/sweep-*) continue ;; */badrun/*) ;; *) continue ;; esac
+    "$SPECSIM" run "$f" --quiet >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    if [ "$rc" -eq 2 ] && grep -qF "$where: $key:" "$TMP/err"; then pass "run_$name"
+    else fail "run_$name" "exit $rc: $(cat "$TMP/err")"; fi
 done
+set -- tests/data/scenarios/badrun/*.yaml
+[ $# -ge 9 ] && pass badrun_files || fail badrun_files "only $# files in badrun/"
 [ "$n" -ge 12 ] && pass at_least_12_bad_inputs || fail at_least_12_bad_inputs "only $n"

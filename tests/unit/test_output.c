@@ -281,7 +281,7 @@ static void test_json_valid_and_complete(void)
     static jp_t j;
     scenario_t s;
     metrics_summary_t m;
-    sim_sources_t src = {"table", "fixed"};
+    sim_sources_t src = {.edge = "table", .cloud = "fixed"};
     /* every character class the escaper must handle, plus one invalid byte */
     make_scenario(&s, "q\"b\\s/n\nt\tc\x01 d\x7f caf\xc3\xa9 bad\xff end", 4);
     make_summary(&m, 4);
@@ -307,7 +307,8 @@ static void test_json_valid_and_complete(void)
         CHECK(key_count(&j, metric_name(i)) == 1);
         CHECK(key_count(&j, ci) == 1);
     }
-    CHECK(j.nkeys == 7 + 2 * METRIC_COUNT);
+    CHECK(j.nkeys == 8 + 2 * METRIC_COUNT);
+    CHECK_STR(key_val(&j, "edge_service_sources"), "null");   /* not listed */
     CHECK_STR(key_val(&j, "itl_mean_s"), "0.3333333333");
     CHECK_STR(key_val(&j, "itl_p50_s"), "null");
     CHECK_STR(key_val(&j, "itl_p50_s_ci95"), "null");
@@ -318,8 +319,8 @@ static void test_json_valid_and_complete(void)
     CHECK_STR(key_val(&j, "gpu_util"), "0.014"); /* 0.001·14 */
     /* order: the fixed keys, then metrics in METRICS_LIST order */
     CHECK_STR(j.keys[0], "scenario");
-    CHECK_STR(j.keys[7], metric_name(0));
-    CHECK_STR(j.keys[8], "itl_mean_s_ci95");
+    CHECK_STR(j.keys[8], metric_name(0));
+    CHECK_STR(j.keys[9], "itl_mean_s_ci95");
     free(out);
 }
 
@@ -336,12 +337,54 @@ static void test_json_single_rep_and_no_sources(void)
     CHECK(out != NULL && rc == 0);
     if (!out) return;
     CHECK(json_parse(out, &j) == 0);
-    CHECK(j.nkeys == 7 + METRIC_COUNT);
+    CHECK(j.nkeys == 8 + METRIC_COUNT);
     CHECK(strstr(out, "_ci95") == NULL);
     CHECK_STR(key_val(&j, "scenario"), "");
     CHECK_STR(key_val(&j, "mode"), "cloud-only");
     CHECK_STR(key_val(&j, "edge_service_source"), "null");
+    CHECK_STR(key_val(&j, "edge_service_sources"), "null");
     for (int i = 0; i < METRIC_COUNT; i++) CHECK(key_count(&j, metric_name(i)) == 1);
+    free(out);
+}
+
+/* Tenant groups with different edge sources: JSON keeps the string
+ * ("mixed") and adds {group: source}; the summary lists each source with
+ * its groups. */
+static void test_group_sources(void)
+{
+    static jp_t j;
+    scenario_t s;
+    metrics_summary_t m;
+    tenant_group_t g[3];
+    memset(g, 0, sizeof g);
+    snprintf(g[0].name, sizeof g[0].name, "phones");
+    snprintf(g[1].name, sizeof g[1].name, "laptops");
+    snprintf(g[2].name, sizeof g[2].name, "jetsons");
+    const char *per[3] = {"datasheet", "table", "datasheet"};
+    sim_sources_t src = {.edge = "mixed", .cloud = "fixed", .ngroups = 3,
+                         .edge_group = per};
+    make_scenario(&s, "g", 1);
+    s.groups = g;
+    s.ngroups = 3;
+    make_summary(&m, 1);
+    int rc = -1;
+    char *out = render(output_json, &s, &src, &m, &rc);
+    CHECK(out != NULL && rc == 0);
+    CHECK(out && json_parse(out, &j) == 0);
+    CHECK_STR(key_val(&j, "edge_service_source"), "mixed");
+    CHECK_STR(key_val(&j, "edge_service_sources"),
+              "{\"phones\": \"datasheet\", \"laptops\": \"table\", \"jetsons\": \"datasheet\"}");
+    free(out);
+    out = render(output_summary, &s, &src, &m, &rc);
+    CHECK(out != NULL && rc == 0);
+    CHECK(out && strstr(out, "service time edge: datasheet (phones, jetsons), "
+                             "table (laptops), cloud: fixed\n") != NULL);
+    free(out);
+    /* All groups agree: the one source. */
+    per[1] = "datasheet";
+    snprintf(src.edge, sizeof src.edge, "datasheet");
+    out = render(output_summary, &s, &src, &m, &rc);
+    CHECK(out && strstr(out, "service time edge: datasheet, cloud: fixed\n") != NULL);
     free(out);
 }
 
@@ -448,7 +491,7 @@ static void test_summary(void)
 {
     scenario_t s;
     metrics_summary_t m;
-    sim_sources_t src = {"table", "datasheet"};
+    sim_sources_t src = {.edge = "table", .cloud = "datasheet"};
     make_scenario(&s, "default", 4);
     make_summary(&m, 4);
     m.value[METRIC_ITL_MEAN] = 0.03065;   /* 30.65 ms */
@@ -619,7 +662,7 @@ static void test_write_json_file(void)
     err_t err = {0};
     scenario_t s;
     metrics_summary_t m;
-    sim_sources_t src = {"fixed", "fixed"};
+    sim_sources_t src = {.edge = "fixed", .cloud = "fixed"};
     make_scenario(&s, "file", 2);
     make_summary(&m, 2);
     CHECK(make_tmpdir() == 0);
@@ -630,7 +673,13 @@ static void test_write_json_file(void)
     CHECK(txt && json_parse(txt, &j) == 0);
     CHECK(txt && key_count(&j, "itl_mean_s_ci95") == 1);
     free(txt);
-    CHECK(dir_count(tmpdir) == 1);
+    /* The resolved scenario beside it, as for CSV: out.scenario.yaml. */
+    char side[600];
+    snprintf(side, sizeof side, "%s/out.scenario.yaml", tmpdir);
+    txt = slurp(side);
+    CHECK(txt && strstr(txt, "seed:") != NULL);
+    free(txt);
+    CHECK(dir_count(tmpdir) == 2);
     CHECK(!has_tmp_file(tmpdir));
     /* unknown extension: input error, nothing created */
     snprintf(path, sizeof path, "%s/out.txt", tmpdir);
@@ -638,7 +687,7 @@ static void test_write_json_file(void)
     CHECK(err.code == ERR_INPUT && strstr(err.msg, "out.txt") != NULL);
     snprintf(path, sizeof path, "%s/.json.bak", tmpdir);
     CHECK(output_write_file(path, &s, &src, &m, &err) == -1);
-    CHECK(dir_count(tmpdir) == 1);
+    CHECK(dir_count(tmpdir) == 2);
     rm_rf(tmpdir);
 }
 
@@ -769,7 +818,7 @@ static void test_write_csv_file(void)
     err_t err = {0};
     scenario_t s;
     metrics_summary_t m;
-    sim_sources_t src = {"fixed", "fixed"};
+    sim_sources_t src = {.edge = "fixed", .cloud = "fixed"};
     int loaded = scenario_load_string("hook", hook_yaml, NULL, 0, &s, &err) == 0;
     if (!loaded) make_scenario(&s, "csv, \"file\"", 2);
     make_summary(&m, 2);
@@ -822,6 +871,7 @@ int main(void)
     RUN(test_validator_rejects);
     RUN(test_json_valid_and_complete);
     RUN(test_json_single_rep_and_no_sources);
+    RUN(test_group_sources);
     RUN(test_csv_shape_and_quoting);
     RUN(test_summary);
     RUN(test_atomic_primitives);

@@ -12,6 +12,8 @@
 #include "scenario.h"
 
 #define ROOT SPECSIM_ROOT "/"
+/* A `--set PATH=VALUE` override as the command line gives it. */
+#define SET(p, v) {.path = (p), .value = (v)}
 
 static int load_str(const char *yaml, const scenario_override_t *ov, int nov,
                     scenario_t *s, err_t *err)
@@ -229,7 +231,7 @@ static void test_closed_form_hook(void)
     scenario_free(&s);
 
     /* The same keys with a random verify time. */
-    scenario_override_t ov[] = {{"cloud.verify_time", "{dist: exponential, mean: 6ms}"}};
+    scenario_override_t ov[] = {SET("cloud.verify_time", "{dist: exponential, mean: 6ms}")};
     if (load_ok(CLOSED_FORM, ov, 1, &s) != 0) return;
     CHECK(s.cloud.verify_time.kind == DIST_EXPONENTIAL && s.cloud.verify_time.a == 6.0 / 1e3);
     scenario_free(&s);
@@ -239,15 +241,15 @@ static void test_overrides(void)
 {
     scenario_t s;
     scenario_override_t ov[] = {
-        {"protocol.gamma", "8"},
-        {"tenants.network.rtt", "25ms"},
-        {"cloud.verify_time", "{dist: uniform, min: 1ms, max: 3ms}"}, /* new key */
-        {"output.file", "out.csv"},                                    /* new section */
-        {"cloud.gpu.mem_bw", "3TB/s"},        /* into a card given as a path */
-        {"tenants.workload.output_tokens", "{dist: lognormal, mean: 100, sd: 10}"},
-        {"acceptance.alphas", "[0.9, 0.5]"},
-        {"acceptance.model", "positional"},
-        {"cloud.batching", "{max_batch: 4}"},
+        SET("protocol.gamma", "8"),
+        SET("tenants.network.rtt", "25ms"),
+        SET("cloud.verify_time", "{dist: uniform, min: 1ms, max: 3ms}"), /* new key */
+        SET("output.file", "out.csv"),                                    /* new section */
+        SET("cloud.gpu.mem_bw", "3TB/s"),        /* into a card given as a path */
+        SET("tenants.workload.output_tokens", "{dist: lognormal, mean: 100, sd: 10}"),
+        SET("acceptance.alphas", "[0.9, 0.5]"),
+        SET("acceptance.model", "positional"),
+        SET("cloud.batching", "{max_batch: 4}"),
     };
     if (load_ok("cloud: {gpu: models/hardware/h200.yaml}\n", ov, 9, &s) != 0) return;
     CHECK(s.protocol.gamma == 8);
@@ -265,7 +267,7 @@ static void test_overrides(void)
     scenario_free(&s);
 
     /* A null value removes the key: the default comes back. */
-    scenario_override_t reset[] = {{"protocol.gamma", ""}};
+    scenario_override_t reset[] = {SET("protocol.gamma", "")};
     if (load_ok("protocol: {gamma: 9}\n", reset, 1, &s) != 0) return;
     CHECK(s.protocol.gamma == 4);
     scenario_free(&s);
@@ -289,21 +291,21 @@ static void check_set_error(const char *yaml, scenario_override_t *ov, int nov,
 static void test_override_errors(void)
 {
     /* Line = which --set (1-based); column inside "PATH=VALUE". */
-    scenario_override_t a[] = {{"seed", "3"}, {"protocol.gamma", "0"}};
+    scenario_override_t a[] = {SET("seed", "3"), SET("protocol.gamma", "0")};
     check_set_error("", a, 2, "--set:2:16: protocol.gamma: must be in [1, 1024]");
-    scenario_override_t b[] = {{"protocol.gama", "3"}};
+    scenario_override_t b[] = {SET("protocol.gama", "3")};
     check_set_error("", b, 1, "--set:1:10: protocol.gama: unknown key (did you mean 'gamma'?)");
-    scenario_override_t c[] = {{"tenants.network.rtt.x", "3"}};
+    scenario_override_t c[] = {SET("tenants.network.rtt.x", "3")};
     check_set_error("tenants: {network: {rtt: 40ms}}\n", c, 1,
                     "--set:1:17: tenants.network.rtt: is a value");
-    scenario_override_t d[] = {{"tenants.groups.nope.count", "3"}};
+    scenario_override_t d[] = {SET("tenants.groups.nope.count", "3")};
     check_set_error("tenants: {groups: [{name: a, count: 1}]}\n", d, 1,
                     "--set:1:16: tenants.groups.nope: no list item");
-    scenario_override_t e[] = {{"duration", "[1"}};
+    scenario_override_t e[] = {SET("duration", "[1")};
     check_set_error("", e, 1, "--set:1:12: duration: syntax error");
-    scenario_override_t f[] = {{"protocol..gamma", "3"}};
+    scenario_override_t f[] = {SET("protocol..gamma", "3")};
     check_set_error("", f, 1, "--set:1:10: protocol..gamma: empty key");
-    scenario_override_t g[] = {{"tenants.network.jitter", "{dist: normal, mean: 1ms}"}};
+    scenario_override_t g[] = {SET("tenants.network.jitter", "{dist: normal, mean: 1ms}")};
     check_set_error("", g, 1, "--set:1:24: tenants.network.jitter.sd: missing");
 }
 
@@ -328,11 +330,11 @@ static void test_multi_block(void)
     }
     free(y);
     scenario_free(&s);
-    scenario_override_t on[] = {{"cloud.batching.multi_block", "true"}};
+    scenario_override_t on[] = {SET("cloud.batching.multi_block", "true")};
     if (load_ok("cloud: {batching: {multi_block: false}}\n", on, 1, &s) != 0) return;
     CHECK(s.cloud.batching.multi_block == 1);
     scenario_free(&s);
-    scenario_override_t bad[] = {{"cloud.batching.multi_block", "3"}};
+    scenario_override_t bad[] = {SET("cloud.batching.multi_block", "3")};
     check_set_error("", bad, 1, "--set:1:28: cloud.batching.multi_block:");
 }
 
@@ -363,11 +365,11 @@ static void test_groups(void)
     scenario_free(&s);
 
     /* Group paths by name and by index, and appending a group. */
-    scenario_override_t ov[] = {{"tenants.groups.laptops.network.rtt", "5ms"},
-                                {"tenants.groups.0.count", "2"},
-                                {"tenants.groups.3", "{name: pis, count: 1}"},
-                                {"tenants.groups.pis.edge.device",
-                                 "models/hardware/raspberry-pi-5.yaml"}};
+    scenario_override_t ov[] = {SET("tenants.groups.laptops.network.rtt", "5ms"),
+                                SET("tenants.groups.0.count", "2"),
+                                SET("tenants.groups.3", "{name: pis, count: 1}"),
+                                SET("tenants.groups.pis.edge.device",
+                                    "models/hardware/raspberry-pi-5.yaml")};
     rc = scenario_load(ROOT "scenarios/examples/groups.yaml", ov, 4, &s, &err);
     if (rc != 0) printf("  %s\n", err.msg);
     CHECK(rc == 0);

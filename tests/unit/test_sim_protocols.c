@@ -226,6 +226,7 @@ static void test_service_model_path(void)
     CHECK(sim_service_sources(s, &src, &err) == 0);
     CHECK_STR(src.edge, "datasheet");
     CHECK_STR(src.cloud, "datasheet");
+    sim_sources_free(&src);
     scen_del(s);
 }
 

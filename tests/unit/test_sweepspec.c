@@ -74,6 +74,21 @@ static void test_range_units(void)
         CHECK_STR(sp.axes[0].values[10], "1");
     }
     sweepspec_free(&sp);
+    /* Arrival rates per time: 1/s and 3/s in from's /min -> 60, 120, 180. */
+    CHECK(load("sweep:\n  tenants.workload.rate: {from: 60/min, to: 3/s, step: 1/s}\n",
+               &sp, &err) == 0);
+    CHECK(sp.npoints == 3);
+    if (sp.npoints == 3) {
+        CHECK_STR(sp.axes[0].values[0], "60/min");
+        CHECK_STR(sp.axes[0].values[2], "180/min");
+    }
+    sweepspec_free(&sp);
+    /* Sizes: 64B to 1KiB in 448B steps -> 64B, 512B, 960B. */
+    CHECK(load("sweep:\n  tenants.network.overhead_bytes: {from: 64B, to: 1KiB, step: 448B}\n",
+               &sp, &err) == 0);
+    CHECK(sp.npoints == 3);
+    if (sp.npoints == 3) CHECK_STR(sp.axes[0].values[2], "960B");
+    sweepspec_free(&sp);
     /* Descending: 10, 7, 4, 1. */
     CHECK(load("sweep:\n  tenants.count: {from: 10, to: 1, step: -3}\n", &sp, &err) == 0);
     CHECK(sp.npoints == 4);
