@@ -8,6 +8,7 @@
 #ifndef SPECSIM_CHECK_H
 #define SPECSIM_CHECK_H
 
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +67,28 @@ static int check_n_pass, check_n_fail;
         fflush(stdout);                                                     \
         if (check_failed_now) check_n_fail++; else check_n_pass++;          \
     } while (0)
+
+/* Calls fn(path) for every file in dir whose name ends in suffix (readdir
+ * order) and returns how many; a directory that cannot be opened fails the
+ * current test and counts 0. */
+static inline int check_each_file(const char *dir, const char *suffix,
+                                  void (*fn)(const char *path))
+{
+    DIR *d = opendir(dir);
+    CHECK(d != NULL);
+    int n = 0;
+    size_t sl = strlen(suffix);
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+        size_t l = strlen(e->d_name);
+        if (l <= sl || strcmp(e->d_name + l - sl, suffix) != 0) continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        fn(path);
+        n++;
+    }
+    if (d) closedir(d);
+    return n;
+}
 
 static inline int check_done(void)
 {

@@ -7,7 +7,6 @@
  * `run` before it simulates (or by `sweep`); each names its expected
  * LINE:COLUMN and key on its first line, shared with tests/cli/bad_inputs.sh.
  */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -94,20 +93,7 @@ static void check_badrun_file(const char *path)
 
 static void test_badrun_files(void)
 {
-    const char *dir = ROOT "tests/data/scenarios/badrun";
-    DIR *d = opendir(dir);
-    CHECK(d != NULL);
-    int n = 0;
-    for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
-        size_t l = strlen(e->d_name);
-        if (l < 6 || strcmp(e->d_name + l - 5, ".yaml") != 0) continue;
-        char path[768];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        check_badrun_file(path);
-        n++;
-    }
-    if (d) closedir(d);
-    CHECK(n >= 9);
+    CHECK(check_each_file(ROOT "tests/data/scenarios/badrun", ".yaml", check_badrun_file) >= 9);
 }
 
 /* Every shipped scenario passes: check refuses nothing run accepts. */

@@ -3,7 +3,6 @@
  * write/load round trip on every shipped scenario, and the bad-input files
  * under tests/data/scenarios/bad/ (each names its expected LINE:COLUMN and
  * key on its first line, shared with the CLI test). */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -536,19 +535,7 @@ static void check_bad_file(const char *path)
 
 static int check_bad_dir(const char *dir)
 {
-    DIR *d = opendir(dir);
-    CHECK(d != NULL);
-    int n = 0;
-    for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
-        size_t l = strlen(e->d_name);
-        if (l < 6 || strcmp(e->d_name + l - 5, ".yaml") != 0) continue;
-        char path[768];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        check_bad_file(path);
-        n++;
-    }
-    if (d) closedir(d);
-    return n;
+    return check_each_file(dir, ".yaml", check_bad_file);
 }
 
 static void test_bad_inputs(void)
