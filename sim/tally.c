@@ -61,6 +61,16 @@ static double quant(const hist_t *h, double q)
     return hist_count(h) > 0 ? hist_quantile(h, q) : NAN;
 }
 
+/* Batch sizes are whole jobs: while a histogram cell is narrower than one
+ * job (value · 2·rel_err < 1), the nearest integer is the exact quantile, not
+ * the cell's centre (3, not 3.0128); larger values keep the stated relative
+ * error. */
+static double quant_int(const hist_t *h, double q)
+{
+    double x = quant(h, q);
+    return x * 2 * HIST_REL_ERR < 1 ? round(x) : x;
+}
+
 static double mean(const hist_t *h)
 {
     return hist_count(h) > 0 ? hist_mean(h) : NAN;
@@ -89,7 +99,7 @@ void tally_finish(const tally_t *t, int has_drafts, int has_verify,
     v[METRIC_GPU_UTIL] = replicas > 0 ? ratio(t->busy, replicas * span) : 0;
     v[METRIC_GPU_WASTE_FRAC] = has_verify ? ratio(t->stale_tokens, t->verified_tokens) : NAN;
     v[METRIC_BATCH_MEAN] = mean(t->batch);
-    v[METRIC_BATCH_P99] = quant(t->batch, 0.99);
+    v[METRIC_BATCH_P99] = quant_int(t->batch, 0.99);
     v[METRIC_QUEUE_DELAY_MEAN] = mean(t->qdelay);
     v[METRIC_QUEUE_DELAY_P99] = quant(t->qdelay, 0.99);
     v[METRIC_EDGE_STALL_FRAC] = has_drafts ? ratio(t->stall, t->decode_time) : NAN;

@@ -9,6 +9,7 @@
 
 #include "check.h"
 #include "metrics.h"
+#include "tally.h"
 
 /* ---- names ---- */
 
@@ -375,6 +376,30 @@ static void test_hist_merge(void)
     gsl_rng_free(r);
 }
 
+/* batch_p99 counts whole jobs: below 100 jobs it is the exact integer
+ * quantile (smallest x with weight(<= x) >= 0.99 of the total), not the
+ * histogram cell's centre. 50 batches of 1, 49 of 3, 1 of 7: cumulative 50,
+ * 99, 100, so p99 = 3. 100 batches of 250: beyond the integer range, within
+ * the histogram's relative error. */
+static void test_batch_p99_integer(void)
+{
+    tally_t *t = tally_create(0, 10);
+    CHECK(t != NULL);
+    if (!t) return;
+    hist_add(t->batch, 1, 50);
+    hist_add(t->batch, 3, 49);
+    hist_add(t->batch, 7, 1);
+    metrics_rep_t r;
+    tally_finish(t, 1, 1, 1, 0, 0, &r);
+    CHECK(r.v[METRIC_BATCH_P99] == 3.0);
+    CHECK_REL(r.v[METRIC_BATCH_MEAN], (50 + 3 * 49 + 7) / 100.0, 1e-12);
+    tally_reset(t);
+    hist_add(t->batch, 250, 100);
+    tally_finish(t, 1, 1, 1, 0, 0, &r);
+    CHECK_REL(r.v[METRIC_BATCH_P99], 250, HIST_REL_ERR);
+    tally_free(t);
+}
+
 int main(void)
 {
     RUN(test_names_match_design);
@@ -391,5 +416,6 @@ int main(void)
     RUN(test_hist_bad_args);
     RUN(test_hist_memory_fixed);
     RUN(test_hist_merge);
+    RUN(test_batch_p99_integer);
     return check_done();
 }
