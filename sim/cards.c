@@ -64,27 +64,29 @@ int cards_resolve_path(const char *ref, char *out, size_t outsz)
 
 /* --- key tables ---------------------------------------------------------- */
 
-#define LLM_INT(n, f, req) \
-    {n, KT_INT, offsetof(llm_card_t, f), 0, UNIT_NUMBER, 1, 1e7, req, NULL, NULL, 0, NULL, NULL}
+#define LLM_INT(n, f, req)                                                         \
+    {.name = n, .type = KT_INT, .off = offsetof(llm_card_t, f), .min = 1, .max = 1e7, \
+     .flags = req}
 
 static const keytab_key_t LLM_KEYS[] = {
-    {"name", KT_STRING, offsetof(llm_card_t, name), 0, UNIT_NUMBER, 0, 0,
-     KF_SKIPEMPTY, NULL, NULL, CARD_NAME_MAX, NULL, NULL},
+    {.name = "name", .type = KT_STRING, .off = offsetof(llm_card_t, name),
+     .flags = KF_SKIPEMPTY, .size = CARD_NAME_MAX},
     LLM_INT("layers", layers, KF_REQUIRED),
     LLM_INT("hidden", hidden, KF_REQUIRED),
     LLM_INT("heads", heads, KF_REQUIRED),
     LLM_INT("kv_heads", kv_heads, 0),
     LLM_INT("ffn", ffn, KF_REQUIRED),
     LLM_INT("vocab", vocab, KF_REQUIRED),
-    {"gated_mlp", KT_BOOL, offsetof(llm_card_t, gated_mlp), 0, UNIT_NUMBER, 0, 0,
-     0, "true", NULL, 0, NULL, NULL},
-    {"source", KT_STRING, offsetof(llm_card_t, source), 0, UNIT_NUMBER, 0, 0, 0,
-     NULL, NULL, CARD_TEXT_MAX, NULL, NULL},
-    {"base", KT_SKIP, 0, 0, UNIT_NUMBER, 0, 0, 0, NULL, NULL, 0, NULL, NULL},
-    {NULL, KT_END, 0, 0, UNIT_NUMBER, 0, 0, 0, NULL, NULL, 0, NULL, NULL}};
+    {.name = "gated_mlp", .type = KT_BOOL, .off = offsetof(llm_card_t, gated_mlp),
+     .def = "true"},
+    {.name = "source", .type = KT_STRING, .off = offsetof(llm_card_t, source),
+     .size = CARD_TEXT_MAX},
+    {.name = "base", .type = KT_SKIP},
+    {.name = NULL, .type = KT_END}};
 
-#define FLOPS_KEY(n, p, req, def) \
-    {n, KT_NUM, (p) * sizeof(double), 0, UNIT_FLOPS, 0, 1e21, req, def, NULL, 0, NULL, NULL}
+#define FLOPS_KEY(n, p, req, dflt)                                                  \
+    {.name = n, .type = KT_NUM, .off = (p) * sizeof(double), .unit = UNIT_FLOPS,   \
+     .max = 1e21, .flags = req, .def = dflt}
 
 /* w8a16 and w4a16 have no default here: they default to the fp16 rate
  * (hw_post), since both compute in fp16 after dequantising. */
@@ -94,30 +96,30 @@ static const keytab_key_t FLOPS_KEYS[] = {
     FLOPS_KEY("w8a16", PREC_W8A16, 0, NULL),
     FLOPS_KEY("w4a16", PREC_W4A16, 0, NULL),
     FLOPS_KEY("w4a4", PREC_W4A4, 0, "0"),
-    {NULL, KT_END, 0, 0, UNIT_NUMBER, 0, 0, 0, NULL, NULL, 0, NULL, NULL}};
+    {.name = NULL, .type = KT_END}};
 
 static const char *const HW_KINDS[] = {"gpu", "cpu", NULL};
 
 static const keytab_key_t HW_KEYS[] = {
-    {"name", KT_STRING, offsetof(hw_card_t, name), 0, UNIT_NUMBER, 0, 0,
-     KF_SKIPEMPTY, NULL, NULL, CARD_NAME_MAX, NULL, NULL},
-    {"kind", KT_ENUM, offsetof(hw_card_t, kind), 0, UNIT_NUMBER, 0, 0,
-     KF_REQUIRED | KF_ENUMSTR, NULL, HW_KINDS, sizeof(((hw_card_t *)0)->kind),
-     NULL, NULL},
-    {"mem_bw", KT_NUM, offsetof(hw_card_t, mem_bw), 0, UNIT_BANDWIDTH, 0, 1e18,
-     KF_REQUIRED | KF_MIN_OPEN, NULL, NULL, 0, NULL, NULL},
-    {"mem", KT_NUM, offsetof(hw_card_t, mem_bytes), 0, UNIT_SIZE, 0, 1e18,
-     KF_REQUIRED | KF_MIN_OPEN, NULL, NULL, 0, NULL, NULL},
-    {"flops", KT_SECTION, offsetof(hw_card_t, flops), 0, UNIT_NUMBER, 0, 0, 0,
-     NULL, FLOPS_KEYS, 0, NULL, NULL},
-    {"bw_eff", KT_NUM, offsetof(hw_card_t, bw_eff), 0, UNIT_NUMBER, 0, 1,
-     KF_MIN_OPEN, "0.8", NULL, 0, NULL, NULL},
-    {"flops_eff", KT_NUM, offsetof(hw_card_t, flops_eff), 0, UNIT_NUMBER, 0, 1,
-     KF_MIN_OPEN, "0.6", NULL, 0, NULL, NULL},
-    {"source", KT_STRING, offsetof(hw_card_t, source), 0, UNIT_NUMBER, 0, 0, 0,
-     NULL, NULL, CARD_TEXT_MAX, NULL, NULL},
-    {"base", KT_SKIP, 0, 0, UNIT_NUMBER, 0, 0, 0, NULL, NULL, 0, NULL, NULL},
-    {NULL, KT_END, 0, 0, UNIT_NUMBER, 0, 0, 0, NULL, NULL, 0, NULL, NULL}};
+    {.name = "name", .type = KT_STRING, .off = offsetof(hw_card_t, name),
+     .flags = KF_SKIPEMPTY, .size = CARD_NAME_MAX},
+    {.name = "kind", .type = KT_ENUM, .off = offsetof(hw_card_t, kind),
+     .flags = KF_REQUIRED | KF_ENUMSTR, .sub = HW_KINDS,
+     .size = sizeof(((hw_card_t *)0)->kind)},
+    {.name = "mem_bw", .type = KT_NUM, .off = offsetof(hw_card_t, mem_bw),
+     .unit = UNIT_BANDWIDTH, .max = 1e18, .flags = KF_REQUIRED | KF_MIN_OPEN},
+    {.name = "mem", .type = KT_NUM, .off = offsetof(hw_card_t, mem_bytes),
+     .unit = UNIT_SIZE, .max = 1e18, .flags = KF_REQUIRED | KF_MIN_OPEN},
+    {.name = "flops", .type = KT_SECTION, .off = offsetof(hw_card_t, flops),
+     .sub = FLOPS_KEYS},
+    {.name = "bw_eff", .type = KT_NUM, .off = offsetof(hw_card_t, bw_eff), .max = 1,
+     .flags = KF_MIN_OPEN, .def = "0.8"},
+    {.name = "flops_eff", .type = KT_NUM, .off = offsetof(hw_card_t, flops_eff), .max = 1,
+     .flags = KF_MIN_OPEN, .def = "0.6"},
+    {.name = "source", .type = KT_STRING, .off = offsetof(hw_card_t, source),
+     .size = CARD_TEXT_MAX},
+    {.name = "base", .type = KT_SKIP},
+    {.name = NULL, .type = KT_END}};
 
 /* --- loading ------------------------------------------------------------- */
 

@@ -666,6 +666,17 @@ int keytab_write_dist(FILE *f, const void *dist, enum unit_kind unit,
     return fputc('}', f) == EOF ? -1 : 0;
 }
 
+static int is_empty(const keytab_key_t *k, const void *base)
+{
+    switch (k->type) {
+    case KT_STRING: case KT_PATH: return *CFIELD(base, k->off, char) == 0;
+    case KT_INT: return *CFIELD(base, k->off, int) == 0;
+    case KT_NUM: return *CFIELD(base, k->off, double) == 0;
+    case KT_LIST: return *CFIELD(base, k->aux, int) == 0;
+    default: return 0;
+    }
+}
+
 static int write_value(FILE *f, const keytab_key_t *k, const void *base,
                        int indent)
 {
@@ -717,18 +728,9 @@ static int write_value(FILE *f, const keytab_key_t *k, const void *base,
     case KT_END: case KT_SECTION: case KT_SKIP:
         return 0;
     }
+    if (k->zero_means && is_empty(k, base) && fprintf(f, "  # %s", k->zero_means) < 0)
+        return -1;
     return fputc('\n', f) == EOF ? -1 : 0;
-}
-
-static int is_empty(const keytab_key_t *k, const void *base)
-{
-    switch (k->type) {
-    case KT_STRING: case KT_PATH: return *CFIELD(base, k->off, char) == 0;
-    case KT_INT: return *CFIELD(base, k->off, int) == 0;
-    case KT_NUM: return *CFIELD(base, k->off, double) == 0;
-    case KT_LIST: return *CFIELD(base, k->aux, int) == 0;
-    default: return 0;
-    }
 }
 
 int keytab_write_key(FILE *f, const keytab_key_t *k, const void *base,

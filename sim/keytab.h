@@ -88,6 +88,9 @@ struct keytab_key {
     size_t size;           /* KT_STRING, KT_PATH, KF_ENUMSTR: buffer size */
     keytab_parse_fn parse; /* KT_CUSTOM */
     keytab_write_fn write; /* KT_CUSTOM */
+    const char *zero_means; /* NULL, or what a 0 value stands for: written as
+                               a comment after it ("max_tokens: 0  # no
+                               limit") so resolved output is not misread */
 };
 
 struct keytab_ctx {

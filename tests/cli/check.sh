@@ -115,3 +115,11 @@ if [ -s "$TMP/r_2.s" ] && cmp -s "$TMP/r_2.s" "$TMP/r_2_s.s" && cmp -s "$TMP/r_2
    cmp -s "$TMP/r_2.s" "$TMP/r_7200_h.s"; then pass rate_units_same_run
 else fail rate_units_same_run "$(head -c 200 "$TMP/err")"; fi
 expect_exit rate_bad_unit 2 "$SPECSIM" check "$TMP/sw.yaml" --set tenants.workload.rate=2Mbps
+
+# A 0 that stands for something else says what, so the resolved scenario is
+# not misread (max_tokens 0 is no limit, not zero tokens).
+"$SPECSIM" check scenarios/default.yaml >"$TMP/zero.yaml" 2>"$TMP/err"
+if grep -q 'max_tokens: 0  # 0: no limit' "$TMP/zero.yaml" &&
+   grep -q 'kv_capacity: 0GiB  # 0: GPU memory - target weights' "$TMP/zero.yaml"; then
+    pass check_zero_means_commented
+else fail check_zero_means_commented "$(grep -E 'max_tokens|kv_capacity' "$TMP/zero.yaml")"; fi
