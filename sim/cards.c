@@ -184,11 +184,6 @@ static int open_card(card_load_t *L, const ynode_t *node, const char *key)
     if (b)
         return err_set(L->c.err, ERR_INPUT, "%s:%d:%d: base: only an inline card may "
                        "name a base file", b->ksrc, b->kline, b->kcol);
-    if (L->file_root->kind == YNODE_MAP && !ynode_get(L->file_root, "source"))
-        return err_set(L->c.err, ERR_INPUT,
-                       "%s:%d:%d: source: required in a card file (say where "
-                       "the numbers come from)",
-                       L->path, L->file_root->line, L->file_root->col);
     L->layers[L->nl++] = (keytab_layer_t){L->file_root, ""};
     return 0;
 }
@@ -240,8 +235,23 @@ static void default_text(card_load_t *L, char *field, size_t size,
     else snprintf(field, size, "%s", def);
 }
 
+/* A card file must say where its numbers come from. Checked after the keys
+ * are parsed, so that a misspelt key is reported first (it is the likelier
+ * mistake, and may be the misspelt `source` itself). */
+static int require_source(const card_load_t *L)
+{
+    if (!L->file_root || L->file_root->kind != YNODE_MAP ||
+        ynode_get(L->file_root, "source"))
+        return 0;
+    return err_set(L->c.err, ERR_INPUT,
+                   "%s:%d:%d: source: required in a card file (say where "
+                   "the numbers come from)",
+                   L->path, L->file_root->line, L->file_root->col);
+}
+
 static int llm_post(card_load_t *L, llm_card_t *m)
 {
+    if (require_source(L) != 0) return -1;
     default_text(L, m->name, sizeof m->name, "inline");
     default_text(L, m->source, sizeof m->source, "inline");
     if (m->kv_heads == 0) m->kv_heads = m->heads;
@@ -254,6 +264,7 @@ static int llm_post(card_load_t *L, llm_card_t *m)
 
 static int hw_post(card_load_t *L, hw_card_t *h)
 {
+    if (require_source(L) != 0) return -1;
     default_text(L, h->name, sizeof h->name, "inline");
     default_text(L, h->source, sizeof h->source, "inline");
     if (h->flops[PREC_W8A16] < 0) h->flops[PREC_W8A16] = h->flops[PREC_FP16];

@@ -166,6 +166,20 @@ static void test_card_file_errors(void)
     CHECK_STR(err.msg, want);
     remove(p);
 
+    /* A misspelt key comes first, even with `source` missing too: it is the
+     * likelier mistake (here it is `source` itself). */
+    p = write_temp("name: x\nsorce: s\nlayers: 2\nhidden: 64\nheads: 8\nffn: 128\nvocab: 100\n");
+    CHECK(cards_load_llm_file(p, &m, &err) == -1);
+    snprintf(want, sizeof want, "%s:2:1: sorce: unknown key (did you mean 'source'?)", p);
+    CHECK_STR(err.msg, want);
+    remove(p);
+    hw_card_t h0;
+    p = write_temp("kind: gpu\nmem_bww: 1GBps\n");
+    CHECK(cards_load_hw_file(p, &h0, &err) == -1);
+    snprintf(want, sizeof want, "%s:2:1: mem_bww: unknown key", p);
+    CHECK(strncmp(err.msg, want, strlen(want)) == 0);
+    remove(p);
+
     hw_card_t h;
     p = write_temp("kind: tpu\nsource: s\n");
     CHECK(cards_load_hw_file(p, &h, &err) == -1);
