@@ -2,7 +2,10 @@
  * target; an empty unit unless __ARM_NEON. Same scheme as gemv_avx2.c: per
  * block of 32 inputs, AND / shift for the nibbles, widen, convert, then
  * (q·s − z·s) — both products exact in fp32, so the weights equal the
- * reference's (q − z)·s — and FMA into fp32 accumulators.
+ * reference's (q − z)·s — and FMA into fp32 accumulators. On x86 hosts
+ * `make test` cross-compiles the kernel tests and runs this path under
+ * user-mode QEMU (tests/cli/neon-qemu.sh): checked for correctness there,
+ * never timed (QEMU says nothing about speed).
  */
 #if defined(__ARM_NEON) && defined(__aarch64__)
 #include <arm_neon.h>

@@ -45,9 +45,25 @@ static int has_flags(const char *want)
     return found;
 }
 
+/* 1 when this build targets AArch64 with Advanced SIMD. */
+#if defined(__aarch64__) && defined(__ARM_NEON)
+#define defined_neon() 1
+#else
+#define defined_neon() 0
+#endif
+
 static void test_features_match_proc(void)
 {
     unsigned f = cpu_features();
+#if !(defined(__x86_64__) || defined(__i386__))
+    /* The x86 flags say nothing here (and under user-mode QEMU /proc/cpuinfo
+     * is the host's); AArch64 always has Advanced SIMD, and it is the path
+     * the dispatcher must pick. */
+    CHECK(((f & CPU_NEON) != 0) == (defined_neon()));
+    CHECK(gemv_isa_available(GEMV_ISA_AVX2) == 0 && gemv_isa_available(GEMV_ISA_AVX512) == 0);
+    CHECK(!defined_neon() || gemv_isa_best() == GEMV_ISA_NEON);
+    return;
+#endif
     int avx2 = has_flags("avx2 fma f16c"), avx512 = has_flags("avx512f avx512bw avx512vl fma f16c");
     if (avx2 < 0) {
         printf("  (no flags line in /proc/cpuinfo: skipped)\n");
