@@ -321,13 +321,16 @@ static int cmd_run(int argc, char **argv)
     err_t err = {0};
     /* Refuse what would fail only after the whole run. */
     if (c.json && c.trace && strcmp(c.trace, "-") == 0) {
-        rc = usage_error("run", "--json and --trace - would both write to standard "
-                         "output%s", "");
+        rc = usage_error("run", "--json and %s would both write to standard output",
+                         c.trace == s.output.trace ? "the scenario's output.trace: -"
+                                                   : "--trace -");
         scenario_free(&s);
         cli_free(&c);
         return rc;
     }
-    if (c.out && output_check_path(c.out, &err) != 0) {
+    /* (A scenario's own output.file is checked, at its line, with the rest
+     * of the scenario.) */
+    if (c.out && c.out != s.output.file && output_check_path(c.out, &err) != 0) {
         fprintf(stderr, "specsim run: %s\n", err.msg);
         scenario_free(&s);
         cli_free(&c);

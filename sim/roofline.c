@@ -39,7 +39,8 @@ static const char usage[] =
     "when every lookup stayed inside the measured range (else the fitted\n"
     "roofline extrapolated). The model card is models/llm/<table model>.yaml\n"
     "unless --model names one; the rates outside the table come from the\n"
-    "table's own measured ceilings, not a datasheet.\n";
+    "table's own measured ceilings (or, where it records none, its rows'\n"
+    "fits alone), not a datasheet.\n";
 
 static int bad(const char *fmt, const char *arg)
 {
@@ -52,6 +53,8 @@ static int bad(const char *fmt, const char *arg)
 /* A hardware card made of the table's own measured ceilings, so that the
  * composed time depends on nothing but the table (the rates only matter for
  * lookups outside its range). */
+#define UNBOUNDED 1e30
+
 static void table_hw(const caltable_t *t, hw_card_t *hw)
 {
     memset(hw, 0, sizeof *hw);
@@ -64,9 +67,11 @@ static void table_hw(const caltable_t *t, hw_card_t *hw)
         if (gbs > bw) bw = gbs;
         if (t->fp16_tflops <= 0 && gf > peak) peak = gf;
     }
-    hw->mem_bw = bw * 1e9;
+    /* A table that records no ceiling at all (they are optional) leaves the
+     * rates outside it to the fits of its own rows: no bound from here. */
+    hw->mem_bw = bw > 0 ? bw * 1e9 : UNBOUNDED;
     hw->mem_bytes = 1e15;
-    for (int p = 0; p < PREC_COUNT; p++) hw->flops[p] = peak;
+    for (int p = 0; p < PREC_COUNT; p++) hw->flops[p] = peak > 0 ? peak : UNBOUNDED;
     hw->bw_eff = hw->flops_eff = 1.0;
 }
 
@@ -94,8 +99,8 @@ static int measured(const char *path, const char *model_ref)
     if (model_ref) snprintf(ref, sizeof ref, "%s", model_ref);
     else snprintf(ref, sizeof ref, "models/llm/%s.yaml", t.model);
     if (cards_resolve_path(ref, card_path, sizeof card_path) != 0) {
-        err_set(&err, ERR_INPUT, "%s: no model card '%s' for the table's model '%s' "
-                "(name one with --model CARD)", path, ref, t.model);
+        err_set(&err, ERR_INPUT, "%s:%d:%d: model: no model card '%s' for '%s' (name "
+                "one with --model CARD)", path, t.model_line, t.model_column, ref, t.model);
     } else if (cards_load_llm_file(card_path, &card, &err) == 0) {
         table_hw(&t, &hw);
         sv = service_create(&hw, &card, precision_parse(t.quant), path, 0.0, &err);

@@ -1002,6 +1002,55 @@ static int write_sections(FILE *f, const tenant_group_t *g, int indent)
     return 0;
 }
 
+/* 1 when group gi gave tenant key sec.key itself (not inherited). */
+static int group_gave(const scenario_t *s, int gi, const char *sec, const char *key)
+{
+    char k[KEYTAB_KEY_MAX];
+    snprintf(k, sizeof k, "tenants.groups.%d.%s.%s", gi, sec, key);
+    return marks_find(s->marks, k) != NULL;
+}
+
+/* Groups keep the inheritance they were written with: the shared keys once
+ * under `tenants:` (from a group that inherits each, so its value is the
+ * shared one), and per group only the keys it gave. Writing every key into
+ * every group would resolve the same, but a later `tenants.*` override — a
+ * sweep axis run from the sidecar, `check` output reused — would then reach
+ * no group. */
+static int write_grouped(FILE *f, const scenario_t *s)
+{
+    size_t ns = sizeof TENANT_SECTIONS / sizeof *TENANT_SECTIONS;
+    for (size_t k = 0; k < ns; k++) {
+        const char *sec = TENANT_SECTIONS[k].name;
+        if (fprintf(f, "  %s:\n", sec) < 0) return -1;
+        for (const keytab_key_t *kk = TENANT_SECTIONS[k].keys; kk->name; kk++) {
+            if (kk->flags & KF_NOWRITE) continue;
+            int gi = 0;
+            while (gi < s->ngroups && group_gave(s, gi, sec, kk->name)) gi++;
+            if (gi == s->ngroups) gi = 0;
+            const char *base = (const char *)&s->groups[gi] + TENANT_SECTIONS[k].off;
+            if (keytab_write_key(f, kk, base, 4) != 0) return -1;
+        }
+    }
+    if (fprintf(f, "  groups:\n") < 0) return -1;
+    for (int i = 0; i < s->ngroups; i++) {
+        const tenant_group_t *g = &s->groups[i];
+        if (fprintf(f, "    - name: ") < 0 || keytab_write_string(f, g->name) != 0 ||
+            fprintf(f, "\n      count: %d\n", g->count) < 0)
+            return -1;
+        for (size_t k = 0; k < ns; k++) {
+            const char *sec = TENANT_SECTIONS[k].name;
+            const char *base = (const char *)g + TENANT_SECTIONS[k].off;
+            int head = 0;
+            for (const keytab_key_t *kk = TENANT_SECTIONS[k].keys; kk->name; kk++) {
+                if ((kk->flags & KF_NOWRITE) || !group_gave(s, i, sec, kk->name)) continue;
+                if (!head++ && fprintf(f, "      %s:\n", sec) < 0) return -1;
+                if (keytab_write_key(f, kk, base, 8) != 0) return -1;
+            }
+        }
+    }
+    return 0;
+}
+
 static int write_tenants(FILE *f, const scenario_t *s)
 {
     if (fprintf(f, "tenants:\n") < 0) return -1;
@@ -1009,6 +1058,9 @@ static int write_tenants(FILE *f, const scenario_t *s)
         if (fprintf(f, "  count: %d\n", s->groups[0].count) < 0) return -1;
         return write_sections(f, &s->groups[0], 2);
     }
+    if (s->marks) return write_grouped(f, s);
+    /* No record of what each group gave (a scenario not read from YAML):
+     * every key in every group. */
     if (fprintf(f, "  groups:\n") < 0) return -1;
     for (int i = 0; i < s->ngroups; i++) {
         const tenant_group_t *g = &s->groups[i];

@@ -115,8 +115,20 @@ static void shared_free(world_shared_t *sh)
     memset(sh, 0, sizeof *sh);
 }
 
+static int has_suffix(const char *str, const char *suf)
+{
+    size_t n = strlen(str), m = strlen(suf);
+    return n > m && strcmp(str + n - m, suf) == 0;
+}
+
 static int validate(const scenario_t *s, err_t *err)
 {
+    /* `run` writes it only after simulating: refuse a name it cannot take
+     * now (output_write_file chooses the format by this suffix). */
+    if (s->output.file[0] && !has_suffix(s->output.file, ".csv") &&
+        !has_suffix(s->output.file, ".json"))
+        return key_err(err, s, "output.file", "'%s': the file name must end in .csv or .json",
+                       s->output.file);
     int spec = s->protocol.mode == MODE_SYNC || s->protocol.mode == MODE_ASYNC;
     if (s->ntenants < 1 || s->ngroups < 1 || !s->groups)
         return key_err(err, s, "tenants", "no tenants");

@@ -405,19 +405,67 @@ static int format_batch(const pool_t *p, size_t k0, size_t k1, char **buf,
 
 /* The writer: waits for todo[k] in order, appends runs of finished points
  * with one write each. Returns 0 or -1 with err (a failed point or I/O). */
+/* Rows written but not yet fdatasync'ed wait at most SWEEPFILE_SYNC_S: the
+ * writer syncs once that much time has passed, whether the next batch is
+ * ready or it is still waiting for one, at the end, and before it gives up
+ * on an error. */
+typedef struct syncer {
+    int fd;
+    int dirty;        /* rows written since the last sync */
+    double synced;    /* now_s() of the last sync */
+} syncer_t;
+
+static int sync_now(syncer_t *y, err_t *err)
+{
+    if (!y->dirty) return 0;
+    y->dirty = 0;
+    y->synced = now_s();
+    return sweepfile_append(y->fd, "", 0, 1, err);
+}
+
+/* With p->mu held: waits until slot k is done, syncing rows that have
+ * waited long enough meanwhile. 0, or -1 (sync failed; p->mu still held). */
+static int wait_done(pool_t *p, size_t k, syncer_t *y, err_t *err)
+{
+    while (!p->ring[k % p->window].done) {
+        double left = y->synced + SWEEPFILE_SYNC_S - now_s();
+        if (!y->dirty) {
+            pthread_cond_wait(&p->cv, &p->mu);
+        } else if (left > 0) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            double ns = (double)ts.tv_nsec + left * 1e9;
+            ts.tv_sec += (time_t)(ns / 1e9);
+            ts.tv_nsec = (long)fmod(ns, 1e9);
+            pthread_cond_timedwait(&p->cv, &p->mu, &ts);
+        } else {
+            pthread_mutex_unlock(&p->mu);
+            int rc = sync_now(y, err);
+            pthread_mutex_lock(&p->mu);
+            if (rc) return -1;
+        }
+    }
+    return 0;
+}
+
 static int write_in_order(pool_t *p, int fd, progress_t *pr, err_t *err)
 {
     size_t k = 0;
-    double synced = now_s();
+    syncer_t y = {fd, 0, now_s()};
+    err_t ignored = {0, {0}};
     while (k < p->ntodo) {
         pthread_mutex_lock(&p->mu);
-        while (!p->ring[k % p->window].done) pthread_cond_wait(&p->cv, &p->mu);
+        if (wait_done(p, k, &y, err) != 0) {
+            pthread_mutex_unlock(&p->mu);
+            return -1;
+        }
         size_t k1 = k;
         while (k1 < p->ntodo && k1 < k + p->window && p->ring[k1 % p->window].done &&
                p->ring[k1 % p->window].rc == 0)
             k1++;
         pthread_mutex_unlock(&p->mu);
-        if (k1 == k) {   /* todo[k] failed */
+        if (k1 == k) {   /* todo[k] failed: keep what is written, then report */
+            sync_now(&y, &ignored);
             const slot_t *s = &p->ring[k % p->window];
             char label[256];
             point_label(p->sp, p->todo[k], label, sizeof label);
@@ -427,14 +475,16 @@ static int write_in_order(pool_t *p, int fd, progress_t *pr, err_t *err)
         }
         char *buf = NULL;
         size_t len = 0;
-        if (format_batch(p, k, k1, &buf, &len) != 0)
+        if (format_batch(p, k, k1, &buf, &len) != 0) {
+            sync_now(&y, &ignored);
             return err_set(err, ERR_RUNTIME, "formatting rows failed");
-        double t = now_s();
-        int sync = k1 == p->ntodo || t - synced >= SWEEPFILE_SYNC_S;
-        int rc = sweepfile_append(fd, buf, len, sync, err);
-        if (sync) synced = t;
+        }
+        int rc = sweepfile_append(fd, buf, len, 0, err);
         free(buf);
         if (rc) return -1;
+        y.dirty = 1;
+        if ((k1 == p->ntodo || now_s() - y.synced >= SWEEPFILE_SYNC_S) && sync_now(&y, err))
+            return -1;
         pthread_mutex_lock(&p->mu);
         for (size_t j = k; j < k1; j++) p->ring[j % p->window].done = 0;
         p->next_write = k1;

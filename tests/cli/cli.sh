@@ -139,3 +139,22 @@ awk '/A minimal one:/ {f=1; next} f && /^```yaml/ {g=1; next} g && /^```/ {exit}
 if [ -s "$TMP/readme.yaml" ] && "$SPECSIM" check "$TMP/readme.yaml" >/dev/null 2>"$TMP/err"; then
     pass readme_scenario_valid
 else fail readme_scenario_valid "$(head -c 300 "$TMP/err")"; fi
+
+# roofline --measured: a table without its optional ceilings and rates still
+# composes the same in-table steps (the ceilings only bound extrapolation);
+# a model with no card is refused at the table's model: line.
+tab=results/calibration/cpu-amd-epyc-tinyllama-1.1b-w4a16.yaml
+sed -e '/^ceilings:/,/^ops:/{/^ops:/!d;}' -e 's/, gbs: [^,}]*//; s/, gflops: [^,}]*//; s/, ceiling_frac: [^,}]*//' \
+    "$tab" >"$TMP/bare.yaml"
+"$SPECSIM" roofline --measured "$tab" | awk -F, '$7 == 1 {print $4}' >"$TMP/full.c" 2>"$TMP/err"
+"$SPECSIM" roofline --measured "$TMP/bare.yaml" | awk -F, '$7 == 1 {print $4}' >"$TMP/bare.c" 2>>"$TMP/err"
+if ! grep -q 'gbs\|read_gbs' "$TMP/bare.yaml" && [ -s "$TMP/full.c" ] && cmp -s "$TMP/full.c" "$TMP/bare.c"
+then pass roofline_measured_without_ceilings
+else fail roofline_measured_without_ceilings "$(head -c 300 "$TMP/err")"; fi
+sed 's/^model: .*/model: "no-such-model"/' "$tab" >"$TMP/nomodel.yaml"
+"$SPECSIM" roofline --measured "$TMP/nomodel.yaml" >/dev/null 2>"$TMP/err"
+rc=$?
+line=$(grep -n '^model:' "$TMP/nomodel.yaml" | cut -d: -f1)
+if [ "$rc" -eq 2 ] && grep -q "nomodel.yaml:$line:[0-9]*: model: no model card" "$TMP/err"; then
+    pass roofline_measured_no_card_located
+else fail roofline_measured_no_card_located "exit $rc: $(head -c 300 "$TMP/err")"; fi

@@ -62,6 +62,36 @@ if [ ! -s "$TMP/err1" ]; then pass sweep_silent_without_tty; else
 $SPECSIM sweep "$TMP/j1.scenario.yaml" -j 2 --out "$TMP/again.csv" 2>"$TMP/err"
 if cmp -s "$TMP/j1.csv" "$TMP/again.csv"; then pass sweep_sidecar_reruns; else
     fail sweep_sidecar_reruns "$(head -c 300 "$TMP/err")"; fi
+# The same with tenant groups and a `tenants.*` axis: the sidecar keeps what
+# each group gave (and what it inherits), so the axis still reaches every
+# group that inherits it, and `check` output is the same sweep too. The rtt
+# values must also change the results, else the comparison proves nothing.
+cat >"$TMP/g.yaml" <<'EOF2'
+name: grouped
+seed: 3
+duration: 3s
+warmup: 0.5s
+replications: 1
+protocol: {mode: sync, gamma: 3}
+tenants:
+  edge: {draft_time: 8ms}
+  workload: {prompt_tokens: 4, output_tokens: 40}
+  groups:
+    - {name: a, count: 2, workload: {output_tokens: 30}}
+    - {name: b, count: 1, network: {bytes_per_token: 2}}
+    - {name: c, count: 1, network: {rtt: 70ms}}
+cloud: {verify_time: 4ms}
+sweep:
+  tenants.network.rtt: [10ms, 90ms]
+EOF2
+$SPECSIM sweep "$TMP/g.yaml" --quiet --out "$TMP/g.csv" 2>"$TMP/err"
+$SPECSIM sweep "$TMP/g.scenario.yaml" --quiet --out "$TMP/g2.csv" 2>>"$TMP/err"
+$SPECSIM check "$TMP/g.yaml" >"$TMP/gc.yaml" 2>>"$TMP/err" &&
+    $SPECSIM sweep "$TMP/gc.yaml" --quiet --out "$TMP/g3.csv" 2>>"$TMP/err"
+itl() { sed -n "$1p" "$TMP/g.csv" | cut -d, -f3; }
+if cmp -s "$TMP/g.csv" "$TMP/g2.csv" && cmp -s "$TMP/g.csv" "$TMP/g3.csv" &&
+   [ "$(itl 2)" != "$(itl 3)" ]; then pass sweep_sidecar_reruns_grouped
+else fail sweep_sidecar_reruns_grouped "$(head -c 300 "$TMP/err"; diff "$TMP/g.csv" "$TMP/g2.csv" | head -4)"; fi
 
 # --- four shards merged == unsharded -----------------------------------------
 ok=1
