@@ -170,8 +170,12 @@ static int parse_args(cli_t *c, const char *cmd, int argc, char **argv,
         if (strcmp(a, "--set") == 0) {
             rc = add_override(c, cmd, val);
         } else if (strcmp(a, "--seed") == 0 || strcmp(a, "--reps") == 0) {
-            if (!is_uint(val))
-                return usage_error(cmd, "wants a non-negative integer, got '%s'", val);
+            if (!is_uint(val)) {
+                char what[160];
+                snprintf(what, sizeof what, "%s wants a non-negative integer, got '%.100s'", a,
+                         val);
+                return usage_error(cmd, "%s", what);
+            }
             int seed = strcmp(a, "--seed") == 0;
             char *buf = seed ? c->seed_buf : c->reps_buf;
             snprintf(buf, sizeof c->seed_buf, "%s", seed ? "seed" : "replications");
