@@ -1002,6 +1002,14 @@ static int write_sections(FILE *f, const tenant_group_t *g, int indent)
     return 0;
 }
 
+static int write_group_head(FILE *f, const tenant_group_t *g)
+{
+    if (fprintf(f, "    - name: ") < 0 || keytab_write_string(f, g->name) != 0 ||
+        fprintf(f, "\n      count: %d\n", g->count) < 0)
+        return -1;
+    return 0;
+}
+
 /* 1 when group gi gave tenant key sec.key itself (not inherited). */
 static int group_gave(const scenario_t *s, int gi, const char *sec, const char *key)
 {
@@ -1034,9 +1042,7 @@ static int write_grouped(FILE *f, const scenario_t *s)
     if (fprintf(f, "  groups:\n") < 0) return -1;
     for (int i = 0; i < s->ngroups; i++) {
         const tenant_group_t *g = &s->groups[i];
-        if (fprintf(f, "    - name: ") < 0 || keytab_write_string(f, g->name) != 0 ||
-            fprintf(f, "\n      count: %d\n", g->count) < 0)
-            return -1;
+        if (write_group_head(f, g) != 0) return -1;
         for (size_t k = 0; k < ns; k++) {
             const char *sec = TENANT_SECTIONS[k].name;
             const char *base = (const char *)g + TENANT_SECTIONS[k].off;
@@ -1064,9 +1070,7 @@ static int write_tenants(FILE *f, const scenario_t *s)
     if (fprintf(f, "  groups:\n") < 0) return -1;
     for (int i = 0; i < s->ngroups; i++) {
         const tenant_group_t *g = &s->groups[i];
-        if (fprintf(f, "    - name: ") < 0 || keytab_write_string(f, g->name) != 0 ||
-            fprintf(f, "\n      count: %d\n", g->count) < 0)
-            return -1;
+        if (write_group_head(f, g) != 0) return -1;
         if (write_sections(f, g, 6) != 0) return -1;
     }
     return 0;
