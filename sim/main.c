@@ -306,6 +306,23 @@ static int run_with_trace(const cli_t *c, const scenario_t *s,
     return 0;
 }
 
+/* Refuses what would fail only after the whole run. 0, or the exit status. */
+static int run_preflight(const cli_t *c, const scenario_t *s)
+{
+    if (c->json && c->trace && strcmp(c->trace, "-") == 0)
+        return usage_error("run", "--json and %s would both write to standard output",
+                           c->trace == s->output.trace ? "the scenario's output.trace: -"
+                                                       : "--trace -");
+    /* (A scenario's own output.file is checked, at its line, with the rest
+     * of the scenario.) */
+    err_t err = {0, {0}};
+    if (c->out && c->out != s->output.file && output_check_path(c->out, &err) != 0) {
+        fprintf(stderr, "specsim run: %s\n", err.msg);
+        return ERR_INPUT;
+    }
+    return 0;
+}
+
 static int cmd_run(int argc, char **argv)
 {
     cli_t c = {0};
@@ -323,22 +340,11 @@ static int cmd_run(int argc, char **argv)
     metrics_summary_t m;
     sim_sources_t src = {0};
     err_t err = {0};
-    /* Refuse what would fail only after the whole run. */
-    if (c.json && c.trace && strcmp(c.trace, "-") == 0) {
-        rc = usage_error("run", "--json and %s would both write to standard output",
-                         c.trace == s.output.trace ? "the scenario's output.trace: -"
-                                                   : "--trace -");
+    rc = run_preflight(&c, &s);
+    if (rc != 0) {
         scenario_free(&s);
         cli_free(&c);
         return rc;
-    }
-    /* (A scenario's own output.file is checked, at its line, with the rest
-     * of the scenario.) */
-    if (c.out && c.out != s.output.file && output_check_path(c.out, &err) != 0) {
-        fprintf(stderr, "specsim run: %s\n", err.msg);
-        scenario_free(&s);
-        cli_free(&c);
-        return ERR_INPUT;
     }
     if (sim_service_sources(&s, &src, &err) != 0 ||
         run_with_trace(&c, &s, &m, &err) != 0 ||

@@ -75,15 +75,6 @@ static void table_hw(const caltable_t *t, hw_card_t *hw)
     hw->bw_eff = hw->flops_eff = 1.0;
 }
 
-/* The step a whole-token row measured: batch jobs of q new tokens (the
- * reader fills both). 0 when it does not fit in cap. */
-static int row_jobs(const caltable_row_t *r, service_job_t *jobs, int cap)
-{
-    if (r->batch < 1 || r->batch > cap) return 0;
-    for (int j = 0; j < r->batch; j++) jobs[j] = (service_job_t){r->q, r->context};
-    return r->batch;
-}
-
 static int measured(const char *path, const char *model_ref)
 {
     caltable_t t;
@@ -115,8 +106,8 @@ static int measured(const char *path, const char *model_ref)
     for (int i = 0; i < t.nrows; i++) {
         const caltable_row_t *r = &t.rows[i];
         if (r->op != CAL_TOKEN) continue;
-        service_job_t jobs[256];
-        int nj = row_jobs(r, jobs, 256);
+        service_job_t jobs[SERVICE_ROW_JOBS_MAX];
+        int nj = service_row_jobs(r, jobs, SERVICE_ROW_JOBS_MAX);
         if (nj == 0) {
             printf("%d,%d,%.10g,,,,0\n", r->m, r->context, r->time_s);
             continue;

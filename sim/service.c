@@ -425,10 +425,14 @@ double service_kv_bytes_per_token(const service_t *sv)
 
 /* ---- creation ------------------------------------------------------------ */
 
-static int check_cards(const hw_card_t *hw, const llm_card_t *m, int prec, err_t *err)
+/* Checks the cards; on an error *blame names the input at fault. */
+static int check_cards(const hw_card_t *hw, const llm_card_t *m, int prec, int *blame,
+                       err_t *err)
 {
+    *blame = SERVICE_IN_PRECISION;
     if (prec < 0 || prec >= PREC_COUNT)
         return err_set(err, ERR_INPUT, "service: unknown precision %d", prec);
+    *blame = SERVICE_IN_MODEL;
     if (m->layers < 1 || m->hidden < 1 || m->heads < 1 || m->kv_heads < 1 ||
         m->ffn < 1 || m->vocab < 1)
         return err_set(err, ERR_INPUT,
@@ -440,11 +444,13 @@ static int check_cards(const hw_card_t *hw, const llm_card_t *m, int prec, err_t
     if (m->kv_heads > m->heads || m->heads % m->kv_heads != 0)
         return err_set(err, ERR_INPUT, "model card '%s': heads (%d) is not a "
                        "multiple of kv_heads (%d)", m->name, m->heads, m->kv_heads);
+    *blame = SERVICE_IN_HARDWARE;
     if (!(hw->mem_bw > 0) || !isfinite(hw->mem_bw))
         return err_set(err, ERR_INPUT, "hardware card '%s': mem_bw must be > 0", hw->name);
     if (!(hw->bw_eff > 0 && hw->bw_eff <= 1) || !(hw->flops_eff > 0 && hw->flops_eff <= 1))
         return err_set(err, ERR_INPUT, "hardware card '%s': bw_eff and flops_eff "
                        "must be in (0, 1]", hw->name);
+    *blame = SERVICE_IN_NONE;
     return 0;
 }
 
@@ -654,24 +660,28 @@ static int build_token(service_t *sv, const caltable_t *t)
     return rc;
 }
 
+int service_row_jobs(const caltable_row_t *r, service_job_t *jobs, int cap)
+{
+    if (r->op != CAL_TOKEN || r->batch < 1 || r->batch > cap) return 0;
+    for (int j = 0; j < r->batch; j++) jobs[j] = (service_job_t){r->q, r->context};
+    return r->batch;
+}
+
 /* The step factor from the whole-step rows; needs every operator curve and
- * fit in place. Rows of more than STEP_MAX_JOBS jobs are not used. */
-#define STEP_MAX_JOBS 256
+ * fit in place. */
 static int build_step(service_t *sv, const caltable_t *t)
 {
     pt_t *pts = malloc(sizeof(pt_t) * (size_t)t->nrows);
     if (!pts) return -1;
     int n = 0;
     for (int r = 0; r < t->nrows; r++) {
-        const caltable_row_t *row = &t->rows[r];
-        int b = row->batch;
-        if (row->op != CAL_TOKEN || b < 1 || b > STEP_MAX_JOBS) continue;
-        service_job_t jobs[STEP_MAX_JOBS];
-        for (int j = 0; j < b; j++) jobs[j] = (service_job_t){row->q, row->context};
+        service_job_t jobs[SERVICE_ROW_JOBS_MAX];
+        int b = service_row_jobs(&t->rows[r], jobs, SERVICE_ROW_JOBS_MAX);
+        if (b == 0) continue;
         sums_t s = job_sums(jobs, b);
         int in;
         double ops = ops_table(sv, jobs, b, &s, &in);
-        if (ops > 0) pts[n++] = (pt_t){s.m, row->time_s / ops};
+        if (ops > 0) pts[n++] = (pt_t){s.m, t->rows[r].time_s / ops};
     }
     int rc = n > 0 ? curve_build(&sv->step, pts, n) : 0;
     if (rc == 0) sv->step_rows = n;
@@ -715,13 +725,23 @@ service_t *service_create(const hw_card_t *hw, const llm_card_t *model,
                           int precision, const char *calibration,
                           double overhead_s, err_t *err)
 {
-    if (check_cards(hw, model, precision, err) != 0) return NULL;
+    int blame;
+    return service_create_blame(hw, model, precision, calibration, overhead_s, &blame, err);
+}
+
+service_t *service_create_blame(const hw_card_t *hw, const llm_card_t *model,
+                                int precision, const char *calibration,
+                                double overhead_s, int *blame, err_t *err)
+{
+    if (check_cards(hw, model, precision, blame, err) != 0) return NULL;
     if (!(overhead_s >= 0) || !isfinite(overhead_s)) {
+        *blame = SERVICE_IN_OVERHEAD;
         err_set(err, ERR_INPUT, "service: overhead must be a finite time >= 0");
         return NULL;
     }
     int cp = compute_prec(precision);
     if (!(hw->flops[cp] > 0) || !isfinite(hw->flops[cp])) {
+        *blame = SERVICE_IN_HARDWARE;
         err_set(err, ERR_INPUT, "hardware card '%s': no peak FLOP/s for %s (needed by "
                 "precision %s)", hw->name, precision_name(cp), precision_name(precision));
         return NULL;
@@ -737,6 +757,7 @@ service_t *service_create(const hw_card_t *hw, const llm_card_t *model,
     sv->rate = hw->flops[cp] * hw->flops_eff;
     sv->source = sv->draft_source = "datasheet";
     setup_ops(sv, model);
+    *blame = SERVICE_IN_TABLE;
     if (calibration && calibration[0] && use_table(sv, model, calibration, err) != 0) {
         service_free(sv);
         return NULL;

@@ -50,6 +50,20 @@ typedef struct service_terms {
 service_t *service_create(const hw_card_t *hw, const llm_card_t *model,
                           int precision, const char *calibration,
                           double overhead_s, err_t *err);
+/* The same, also saying which input an error is about (*blame, one of
+ * enum service_input; SERVICE_IN_NONE for an out-of-memory failure), so a
+ * caller can point at the key that gave it. */
+enum service_input {
+    SERVICE_IN_NONE,
+    SERVICE_IN_HARDWARE,   /* the hardware card */
+    SERVICE_IN_MODEL,      /* the LLM card */
+    SERVICE_IN_PRECISION,
+    SERVICE_IN_TABLE,      /* the calibration table (or its fit to the cards) */
+    SERVICE_IN_OVERHEAD
+};
+service_t *service_create_blame(const hw_card_t *hw, const llm_card_t *model,
+                                int precision, const char *calibration,
+                                double overhead_s, int *blame, err_t *err);
 void service_free(service_t *sv);
 
 /* Where iteration times come from, decided at create:
@@ -67,6 +81,12 @@ const char *service_source(const service_t *sv);
  * rows (see service.c), 1 when the table has no whole-step rows or there is
  * no table. service_step_rows: how many whole-step rows it came from. */
 double service_step_factor(const service_t *sv, double m);
+/* The iteration a whole-step table row (op: token) measured, as jobs:
+ * `batch` jobs of q new tokens over its context. Returns how many were
+ * written (0: not a token row, or more than cap jobs; rows of more than
+ * SERVICE_ROW_JOBS_MAX are not used for the step factor). */
+#define SERVICE_ROW_JOBS_MAX 256
+int service_row_jobs(const caltable_row_t *r, service_job_t *jobs, int cap);
 int service_step_rows(const service_t *sv);
 /* Same for service_draft_time: "table" when the table has whole-token rows
  * (op: token, m: 1), else service_source(). */

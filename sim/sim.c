@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "output.h"
 #include "tally.h"
 #include "trace.h"
 #include "world.h"
@@ -45,49 +46,43 @@ static int key_err(err_t *err, const scenario_t *s, const char *key,
     return err_set(err, ERR_INPUT, "%s: %s: %s", at, key, msg);
 }
 
-/* The scenario keys a service is built from, as dotted keys. */
+/* The scenario keys a service is built from, as dotted keys, indexed by
+ * enum service_input (SERVICE_IN_NONE unused). */
 typedef struct svc_keys {
-    char hw[KEY_MAX], model[KEY_MAX], prec[KEY_MAX], cal[KEY_MAX], ovh[KEY_MAX];
+    char key[SERVICE_IN_OVERHEAD + 1][KEY_MAX];
 } svc_keys_t;
 
-/* service_create checks the cards and the table, not knowing the keys that
- * gave them: its ERR_INPUT messages go under the key at fault, told by the
- * message's start (a table names its own path; cards say "hardware card" or
- * "model card"). The message keeps its own location inside a table. */
-static int service_err(err_t *err, const scenario_t *s, const svc_keys_t *k,
-                       const char *calibration)
+/* service_create_blame says which input an ERR_INPUT error is about: the
+ * message goes under that key, keeping its own location inside a table. */
+static int service_err(err_t *err, const scenario_t *s, const svc_keys_t *k, int blame)
 {
-    if (err->code != ERR_INPUT) return -1;
+    if (err->code != ERR_INPUT || blame <= SERVICE_IN_NONE || blame > SERVICE_IN_OVERHEAD)
+        return -1;
     char inner[ERR_MSG_MAX];
     snprintf(inner, sizeof inner, "%s", err->msg);
-    size_t lc = strlen(calibration);
-    const char *key = k->ovh;
-    if (lc && !strncmp(inner, calibration, lc) && (inner[lc] == ':' || inner[lc] == ' '))
-        key = k->cal;
-    else if (!strncmp(inner, "hardware card", 13)) key = k->hw;
-    else if (!strncmp(inner, "model card", 10)) key = k->model;
-    else if (strstr(inner, "precision")) key = k->prec;
-    return key_err(err, s, key, "%s", inner);
+    return key_err(err, s, k->key[blame], "%s", inner);
 }
 
 static void group_keys(const scenario_t *s, int gi, svc_keys_t *k)
 {
-    scenario_group_key(s, gi, "edge.device", k->hw, KEY_MAX);
-    scenario_group_key(s, gi, "edge.draft", k->model, KEY_MAX);
-    scenario_group_key(s, gi, "edge.quant", k->prec, KEY_MAX);
-    scenario_group_key(s, gi, "edge.calibration", k->cal, KEY_MAX);
-    scenario_group_key(s, gi, "edge.overhead", k->ovh, KEY_MAX);
+    static const char *const sub[SERVICE_IN_OVERHEAD + 1] = {
+        [SERVICE_IN_HARDWARE] = "edge.device", [SERVICE_IN_MODEL] = "edge.draft",
+        [SERVICE_IN_PRECISION] = "edge.quant", [SERVICE_IN_TABLE] = "edge.calibration",
+        [SERVICE_IN_OVERHEAD] = "edge.overhead"};
+    for (int i = SERVICE_IN_HARDWARE; i <= SERVICE_IN_OVERHEAD; i++)
+        scenario_group_key(s, gi, sub[i], k->key[i], KEY_MAX);
 }
 
 static service_t *edge_service(const scenario_t *s, int gi, err_t *err)
 {
     const edge_cfg_t *e = &s->groups[gi].edge;
-    service_t *sv = service_create(&e->device, &e->draft, e->quant, e->calibration,
-                                   e->overhead, err);
+    int blame;
+    service_t *sv = service_create_blame(&e->device, &e->draft, e->quant, e->calibration,
+                                         e->overhead, &blame, err);
     if (!sv) {
         svc_keys_t k;
         group_keys(s, gi, &k);
-        service_err(err, s, &k, e->calibration);
+        service_err(err, s, &k, blame);
     }
     return sv;
 }
@@ -95,12 +90,16 @@ static service_t *edge_service(const scenario_t *s, int gi, err_t *err)
 static service_t *cloud_service(const scenario_t *s, err_t *err)
 {
     const cloud_cfg_t *c = &s->cloud;
-    service_t *sv = service_create(&c->gpu, &c->target, c->precision, c->calibration,
-                                   c->overhead, err);
+    int blame;
+    service_t *sv = service_create_blame(&c->gpu, &c->target, c->precision, c->calibration,
+                                         c->overhead, &blame, err);
     if (!sv) {
-        static const svc_keys_t k = {"cloud.gpu", "cloud.target", "cloud.precision",
-                                     "cloud.calibration", "cloud.overhead"};
-        service_err(err, s, &k, c->calibration);
+        static const svc_keys_t k = {{[SERVICE_IN_HARDWARE] = "cloud.gpu",
+                                      [SERVICE_IN_MODEL] = "cloud.target",
+                                      [SERVICE_IN_PRECISION] = "cloud.precision",
+                                      [SERVICE_IN_TABLE] = "cloud.calibration",
+                                      [SERVICE_IN_OVERHEAD] = "cloud.overhead"}};
+        service_err(err, s, &k, blame);
     }
     return sv;
 }
@@ -115,20 +114,13 @@ static void shared_free(world_shared_t *sh)
     memset(sh, 0, sizeof *sh);
 }
 
-static int has_suffix(const char *str, const char *suf)
-{
-    size_t n = strlen(str), m = strlen(suf);
-    return n > m && strcmp(str + n - m, suf) == 0;
-}
-
 static int validate(const scenario_t *s, err_t *err)
 {
     /* `run` writes it only after simulating: refuse a name it cannot take
      * now (output_write_file chooses the format by this suffix). */
-    if (s->output.file[0] && !has_suffix(s->output.file, ".csv") &&
-        !has_suffix(s->output.file, ".json"))
-        return key_err(err, s, "output.file", "'%s': the file name must end in .csv or .json",
-                       s->output.file);
+    err_t oerr = {0, {0}};
+    if (s->output.file[0] && output_check_path(s->output.file, &oerr) != 0)
+        return key_err(err, s, "output.file", "%s", oerr.msg);
     int spec = s->protocol.mode == MODE_SYNC || s->protocol.mode == MODE_ASYNC;
     if (s->ntenants < 1 || s->ngroups < 1 || !s->groups)
         return key_err(err, s, "tenants", "no tenants");
