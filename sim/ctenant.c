@@ -12,7 +12,7 @@ int ctenant_init(repl_t *r, int i, err_t *err)
     ctenant_t *C = &r->ct[i];
     const scenario_t *s = r->s;
     const tenant_group_t *G = scenario_tenant_group(s, i);
-    const protocol_cfg_t *p = &s->protocol;
+    const protocol_cfg_t *p = repl_protocol(r, i);
     const network_cfg_t *net = &G->network;
     C->proto = p->proto;
     C->group = (int)(G - s->groups);

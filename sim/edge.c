@@ -19,8 +19,7 @@ static const tenant_group_t *cfg(const repl_t *r, const edge_tenant_t *T)
 
 int edge_cum_size(const repl_t *r, int i)
 {
-    const protocol_cfg_t *p = &r->s->protocol;
-    (void)i;   /* every tenant follows the scenario's protocol today */
+    const protocol_cfg_t *p = repl_protocol(r, i);
     if (!p->proto->drafts) return 0;
     return p->proto->verifies ? p->gamma_policy->limit(p->gamma) : 1;
 }
@@ -30,11 +29,12 @@ int edge_tenant_init(repl_t *r, int i, double *cum, err_t *err)
     edge_tenant_t *T = &r->et[i];
     const scenario_t *s = r->s;
     const tenant_group_t *G = scenario_tenant_group(s, i);
-    const proto_ops_t *p = s->protocol.proto;
+    const protocol_cfg_t *pc = repl_protocol(r, i);
+    const proto_ops_t *p = pc->proto;
     uint64_t seed = s->seed;
     T->proto = p;
-    T->gpol = s->protocol.gamma_policy;
-    T->window = s->protocol.window;
+    T->gpol = pc->gamma_policy;
+    T->window = pc->window;
     T->group = (int)(G - s->groups);
     T->stall_since = -1;
     T->cum = cum;
@@ -45,7 +45,7 @@ int edge_tenant_init(repl_t *r, int i, double *cum, err_t *err)
                               r->rep, (uint64_t)i, RNG_UPLINK, err))
             return -1;
     }
-    if (p->verifies && gamma_state_init(&T->gst, T->gpol, s->protocol.gamma, i))
+    if (p->verifies && gamma_state_init(&T->gst, T->gpol, pc->gamma, i))
         return err_set(err, ERR_RUNTIME, "edge: gamma policy '%s' failed to start",
                        T->gpol->name);
     if (p->drafts) {
