@@ -218,5 +218,4 @@ const char *scenario_group_key(const scenario_t *s, int g, const char *sub,
 /* The group a tenant index (0..ntenants-1) belongs to. */
 const tenant_group_t *scenario_tenant_group(const scenario_t *s, int tenant);
 
-
 #endif
