@@ -1,8 +1,8 @@
-/* edge — a tenant's device and the speculative-decoding protocols
- * (DESIGN §2, /work/notes/semantics.md): request life cycle, drafting, the
- * sync and async (window, epochs, rollback) protocols, the cloud-only and
- * edge-only baselines, and the cloud-side half of each protocol (verdicts,
- * staleness, purges), which the cloud module reaches through its callbacks.
+/* edge — a tenant's device: its state and the mechanics every protocol
+ * uses on it (docs/design.md, "Protocols"): the request life cycle (arrival,
+ * edge prefill, first token, end), drafting a block or a token, sending a
+ * block up, taking a verdict, rollback, commits and stalls. What follows
+ * each step is the tenant's protocol's decision (sim/proto.h).
  *
  * Epochs: the cloud bumps a tenant's epoch when it finds a rejection (async)
  * or finishes the request; the edge bumps its own when the verdict saying so
@@ -16,47 +16,81 @@
 
 #include <gsl/gsl_rng.h>
 
-#include "accept.h"
-#include "cloud.h"
 #include "err.h"
+#include "gamma.h"
 #include "network.h"
+#include "proto.h"
+#include "repl.h"
 #include "workload.h"
 
-struct world;
-
-typedef struct tenant {
+typedef struct edge_tenant {
+    const proto_ops_t *proto;   /* this tenant's protocol */
+    const gamma_ops_t *gpol;    /* its speculation-length policy */
+    int window;                 /* its protocol.window */
     int group;
     workload_t wl;
-    network_link_t up, down;
-    accept_t acc;         /* in place: one draw per verdict */
+    network_link_t up;
     gsl_rng *draft_rng, *prefill_rng;   /* NULL when constant / model */
-    double *cum;          /* gamma cumulative draft times of the block drafted */
-    /* edge view of the current request */
+    double *cum;          /* cumulative draft times of the draft in progress
+                             (room for the policy's limit; in r->cum) */
+    gamma_state_t gst;    /* the policy's state */
+    /* the current request */
     int busy, pending;    /* pending: 1 edge prefill, 2 first token */
     int prompt, output, committed;
     int unverified;       /* blocks sent, verdict not received */
-    int drafting;
+    int inflight;         /* their drafts (the sum of their gammas) */
+    int drafting, draft_n;/* a draft in progress, of draft_n tokens */
     uint32_t epoch, draft_gen, next_block;
     double t0, t_first, t_last, draft_start, stall_since;
-    /* cloud view */
-    int replica, c_committed, c_pending, c_prompt, c_output;
-    uint32_t c_epoch;
-    double kv_bytes;
-} tenant_t;
+} edge_tenant_t;
 
-/* Initialises tenant i of world w (its streams, links and acceptance
- * state). Returns 0, or -1 with err. Free with edge_tenant_free(). */
-int edge_tenant_init(struct world *w, int i, err_t *err);
-void edge_tenant_free(tenant_t *t);
+/* Draft-buffer entries tenant i needs (its policy's limit, 1 when it
+ * drafts single tokens, 0 when it never drafts). */
+int edge_cum_size(const repl_t *r, int i);
+/* Initialises r->et[i] (streams, uplink, policy state); cum: its draft
+ * buffer of edge_cum_size() entries. Returns 0, or -1 with err. Undo with
+ * edge_tenant_fini(). */
+int edge_tenant_init(repl_t *r, int i, double *cum, err_t *err);
+void edge_tenant_fini(edge_tenant_t *T);
 
-/* Registers the protocol's event handlers and schedules every tenant's
- * first request. Returns 0 or -1 (w->err filled). */
-int edge_start(struct world *w);
-/* Closes open intervals (decode, stalls) at the end of the run. */
-void edge_finish(struct world *w, double end);
+/* Schedules every tenant's first arrival. Returns 0 or -1 (r->err). */
+int edge_start(repl_t *r);
+/* Closes open intervals (decode, stalls) and counts drafts in flight. */
+void edge_finish(repl_t *r, double end);
 
-/* cloud_cb_t callbacks; ctx is the world. */
-int edge_job_done(void *ctx, const cloud_job_t *job, int done, double now);
-int edge_admitted(void *ctx, int tenant, int replica, double now);
+/* Event handlers for tenant i. Each returns 0 or -1 (r->err). */
+int edge_arrive(repl_t *r, int i, double now);      /* EV_ARRIVE */
+int edge_prefill_done(repl_t *r, int i);            /* EV_EDGE_PREFILL */
+int edge_first_msg(repl_t *r, int i);               /* MSG_FIRST arrived */
+int edge_token_msg(repl_t *r, int i);               /* MSG_TOKEN arrived */
+/* EV_DRAFT of generation gen: 1 when it ends the draft in progress (the
+ * protocol's draft_done follows), 0 when that draft was abandoned. */
+int edge_draft_ended(repl_t *r, int i, uint64_t gen);
+
+/* Starts drafting a block of the gamma the tenant's policy gives. */
+int edge_block_start(repl_t *r, edge_tenant_t *T);
+/* Starts drafting one token (no verification follows). */
+int edge_token_start(repl_t *r, edge_tenant_t *T);
+/* Sends the block just drafted to the cloud. */
+int edge_block_send(repl_t *r, edge_tenant_t *T);
+/* Commits the token just drafted, unverified. */
+void edge_commit_own(repl_t *r, edge_tenant_t *T);
+/* Takes a verdict: commits its tokens and counts its discarded drafts. Sets
+ * *a (drafts accepted) and *gamma (the block's). Returns 1 when the request
+ * goes on (the protocol decides how), 0 when it ended or the verdict was
+ * stale, -1 on failure. */
+int edge_verdict(repl_t *r, edge_tenant_t *T, uint64_t msg, int *a, int *gamma);
+/* After a rejection: discards the drafts in flight and in progress and
+ * moves to the next epoch. */
+void edge_rollback(repl_t *r, edge_tenant_t *T);
+void edge_stall_begin(repl_t *r, edge_tenant_t *T);
+/* Ends the request when its last token is committed: returns 1 if it goes
+ * on, 0 if it ended (and the next one may have started), -1 on failure. */
+int edge_maybe_end(repl_t *r, edge_tenant_t *T);
+
+static inline int edge_index(const repl_t *r, const edge_tenant_t *T)
+{
+    return (int)(T - r->et);
+}
 
 #endif

@@ -12,7 +12,6 @@ int network_link_init(network_link_t *l, double rtt, double bps,
     l->last_delivery = 0;
     l->half_rtt = rtt / 2;
     l->sec_per_byte = isinf(bps) || bps <= 0 ? 0 : 8.0 / bps;
-    l->bytes = 0;
     l->rng = NULL;
     l->jitter = NULL;
     if (!jitter || (jitter->kind == DIST_CONST && jitter->a == 0)) return 0;
@@ -29,7 +28,7 @@ int network_link_init(network_link_t *l, double rtt, double bps,
     return l->rng ? 0 : -1;
 }
 
-void network_link_free(network_link_t *l)
+void network_link_fini(network_link_t *l)
 {
     l->rng = NULL;   /* the stream lives in the box: nothing to free */
 }
@@ -47,6 +46,5 @@ double network_send(network_link_t *l, double now, double bytes)
     }
     if (arrive < l->last_delivery) arrive = l->last_delivery;
     l->last_delivery = arrive;
-    l->bytes += bytes;
     return arrive;
 }

@@ -1,4 +1,4 @@
-/* network — one direction of a tenant's WAN link (DESIGN §2 "Network").
+/* network — one direction of a tenant's WAN link (docs/design.md, "Network").
  *
  * A message of B bytes sent at t starts serialising at max(t, link free),
  * takes 8B/bps (0 for an unlimited link), then propagates rtt/2 plus a
@@ -27,7 +27,6 @@ typedef struct network_link {
     double ln_mu, ln_sigma;/* lognormal jitter: parameters of log(x), set
                               once (dist_sample would redo logs per draw) */
     gsl_rng *rng;          /* == &box.r; NULL for constant jitter */
-    double bytes;          /* total bytes sent (for the caller's tallies) */
     rngbox_t box;          /* the jitter stream, in place: one draw per
                               message, so no pointer chase to a heap block */
 } network_link_t;
@@ -37,11 +36,11 @@ typedef struct network_link {
  * none). The jitter stream is rng_stream(seed, rep, entity, purpose), drawn
  * only when the jitter is random. Returns 0, or -1 with err on allocation
  * failure. The link must not be moved once initialised (rngbox). Release
- * with network_link_free(). */
+ * with network_link_fini(). */
 int network_link_init(network_link_t *l, double rtt, double bps,
                       const dist_t *jitter, uint64_t seed, int rep,
                       uint64_t entity, int purpose, err_t *err);
-void network_link_free(network_link_t *l);
+void network_link_fini(network_link_t *l);
 
 /* Sends `bytes` at time now; returns the delivery time. */
 double network_send(network_link_t *l, double now, double bytes);

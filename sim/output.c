@@ -16,6 +16,8 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "proto.h"
+
 /* ---- number and string formatting --------------------------------------- */
 
 /* Writes x as a JSON value. Returns fprintf's result (< 0 on error). */
@@ -244,10 +246,10 @@ static int summary_header(FILE *f, const scenario_t *s, const sim_sources_t *src
     int rc = 0;
     rc |= fprintf(f, "scenario     %s%s%s%s\n", s->name[0] ? s->name : "(unnamed)",
                   s->file[0] ? "  (" : "", s->file, s->file[0] ? ")" : "") < 0;
-    rc |= fprintf(f, "protocol     %s", scenario_mode_name(s->protocol.mode)) < 0;
-    if (s->protocol.mode == MODE_SYNC || s->protocol.mode == MODE_ASYNC)
-        rc |= fprintf(f, ", gamma %d", s->protocol.gamma) < 0;
-    if (s->protocol.mode == MODE_ASYNC)
+    const proto_ops_t *p = s->protocol.proto;
+    rc |= fprintf(f, "protocol     %s", p->name) < 0;
+    if (p->verifies) rc |= fprintf(f, ", gamma %d", s->protocol.gamma) < 0;
+    if (p->uses_window)
         rc |= fprintf(f, ", window %d", s->protocol.window) < 0;
     rc |= fprintf(f, "\ntenants      %d", s->ntenants) < 0;
     if (s->ngroups > 1 && s->groups) {
@@ -329,7 +331,7 @@ int output_json(FILE *f, const scenario_t *s, const sim_sources_t *src,
     rc |= fputs("{\n  \"scenario\": ", f) == EOF;
     rc |= json_string(f, s->name) < 0;
     rc |= json_key(f, "mode") < 0;
-    rc |= json_string(f, scenario_mode_name(s->protocol.mode)) < 0;
+    rc |= json_string(f, s->protocol.proto->name) < 0;
     rc |= json_key(f, "seed") < 0;
     rc |= fprintf(f, "%" PRIu64, s->seed) < 0;
     rc |= json_key(f, "replications") < 0;
@@ -477,7 +479,7 @@ static int csv_single(FILE *f, const scenario_t *s, const sim_sources_t *src,
     snprintf(seed, sizeof seed, "%" PRIu64, s->seed);
     snprintf(reps, sizeof reps, "%d", m->reps);
     snprintf(ten, sizeof ten, "%d", s->ntenants);
-    const char *vals[] = {s->name, scenario_mode_name(s->protocol.mode), seed,
+    const char *vals[] = {s->name, s->protocol.proto->name, seed,
                           reps, ten, src ? src->edge : "", src ? src->cloud : ""};
     if (output_csv_header(f, keys, 7) < 0) return -1;
     return output_csv_row(f, vals, 7, m);

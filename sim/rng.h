@@ -23,9 +23,8 @@ enum rng_purpose {
     RNG_PROMPT,          /* prompt length */
     RNG_OUTPUT,          /* output length */
     RNG_VERIFY_TIME,     /* cloud iteration time distribution draws */
-    RNG_PLACEMENT,       /* replica choice tie-breaks */
-    RNG_START,           /* start offsets */
-    RNG_PREFILL_TIME     /* edge prefill time distribution draws */
+    /* 10 and 11 belonged to purposes never used; not to be reused. */
+    RNG_PREFILL_TIME = 12 /* edge prefill time distribution draws */
 };
 
 /* Returns a new generator (gsl_rng_taus2) seeded by hashing the four keys;

@@ -17,7 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gamma.h"
 #include "keytab.h"
+#include "proto.h"
 #include "units.h"
 #include "ynode.h"
 
@@ -131,10 +133,84 @@ static int write_trace(FILE *f, const keytab_key_t *k, const void *base,
     return fputc('\n', f) == EOF ? -1 : 0;
 }
 
+/* --- protocol and speculation-length policy: names from their registries */
+
+/* Finds node's value among the n registered names; sets *at to its index.
+ * The messages are those of an enum key. */
+static int parse_registered(keytab_ctx_t *c, const ynode_t *node, const char *key,
+                            const char *const *names, size_t n, size_t *at)
+{
+    char list[400];
+    size_t used = 0;
+    list[0] = 0;
+    for (size_t i = 0; i < n && used < sizeof list; i++) {
+        int w = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
+                         names[i]);
+        if (w < 0) break;
+        used += (size_t)w;
+    }
+    if (node->kind != YNODE_SCALAR)
+        return keytab_err(c, node, key, "expected one of: %s; got %s", list,
+                          ynode_kind_name(node));
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(node->str, names[i]) != 0) continue;
+        *at = i;
+        return 0;
+    }
+    const char *s = keytab_suggest(node->str, names, n);
+    if (s)
+        return keytab_err(c, node, key, "unknown value '%s' (did you mean '%s'? allowed: %s)",
+                          node->str, s, list);
+    return keytab_err(c, node, key, "unknown value '%s' (allowed: %s)", node->str, list);
+}
+
+/* Registries hold a handful of entries; more than this is a mistake. */
+#define REG_MAX 64
+
+static int parse_mode(keytab_ctx_t *c, const ynode_t *node, const char *key,
+                      const keytab_key_t *k, void *base)
+{
+    (void)k;
+    const char *names[REG_MAX];
+    size_t n = proto_names(names, REG_MAX), at;
+    if (parse_registered(c, node, key, names, n < REG_MAX ? n : REG_MAX, &at)) return -1;
+    ((protocol_cfg_t *)base)->proto = proto_find(names[at]);
+    return 0;
+}
+
+static int parse_gamma_policy(keytab_ctx_t *c, const ynode_t *node, const char *key,
+                              const keytab_key_t *k, void *base)
+{
+    (void)k;
+    const char *names[REG_MAX];
+    size_t n = gamma_names(names, REG_MAX), at;
+    if (parse_registered(c, node, key, names, n < REG_MAX ? n : REG_MAX, &at)) return -1;
+    ((protocol_cfg_t *)base)->gamma_policy = gamma_find(names[at]);
+    return 0;
+}
+
+static int write_name(FILE *f, const char *name)
+{
+    return fprintf(f, " %s\n", name) < 0 ? -1 : 0;
+}
+
+static int write_mode(FILE *f, const keytab_key_t *k, const void *base, int indent)
+{
+    (void)k;
+    (void)indent;
+    return write_name(f, ((const protocol_cfg_t *)base)->proto->name);
+}
+
+static int write_gamma_policy(FILE *f, const keytab_key_t *k, const void *base,
+                              int indent)
+{
+    (void)k;
+    (void)indent;
+    return write_name(f, ((const protocol_cfg_t *)base)->gamma_policy->name);
+}
+
 /* --- key tables ---------------------------------------------------------- */
 
-static const char *const MODE_NAMES[] = {"sync", "async", "cloud-only",
-                                         "edge-only", NULL};
 static const char *const ACCEPT_NAMES[] = {"iid", "positional", "beta",
                                            "markov", "trace", NULL};
 static const char *const PREC_NAMES[] = {"fp32", "fp16", "w8a16", "w4a16",
@@ -147,12 +223,14 @@ static const char *const PIN_NAMES[] = {"round-robin", "least-loaded", NULL};
 #define END {.name = NULL}
 
 static const keytab_key_t PROTOCOL_KEYS[] = {
-    {.name = "mode", .type = KT_ENUM, .off = offsetof(protocol_cfg_t, mode),
-     .sub = MODE_NAMES, .def = "async"},
+    {.name = "mode", .type = KT_CUSTOM, .parse = parse_mode, .write = write_mode,
+     .def = "async"},
     {.name = "gamma", .type = KT_INT, .off = offsetof(protocol_cfg_t, gamma),
-     .min = 1, .max = 1024, .def = "4"},
+     .min = 1, .max = PROTO_GAMMA_MAX, .def = "4"},
     {.name = "window", .type = KT_INT, .off = offsetof(protocol_cfg_t, window),
      .min = 1, .max = 1e6, .def = "4"},
+    {.name = "gamma_policy", .type = KT_CUSTOM, .parse = parse_gamma_policy,
+     .write = write_gamma_policy, .def = "fixed"},
     END};
 
 #define PROB(n, f) {.name = n, .type = KT_NUM, .off = offsetof(accept_cfg_t, f), \
@@ -1101,9 +1179,4 @@ const tenant_group_t *scenario_tenant_group(const scenario_t *s, int tenant)
         base += s->groups[g].count;
     }
     return NULL;
-}
-
-const char *scenario_mode_name(enum proto_mode m)
-{
-    return (unsigned)m < 4 ? MODE_NAMES[m] : "?";
 }

@@ -40,16 +40,19 @@
 
 #define SCEN_PATH_MAX 512
 
-enum proto_mode { MODE_SYNC = 0, MODE_ASYNC, MODE_CLOUD_ONLY, MODE_EDGE_ONLY };
 enum accept_model { ACC_IID = 0, ACC_POSITIONAL, ACC_BETA, ACC_MARKOV, ACC_TRACE };
 enum arrival_kind { ARRIVAL_CLOSED = 0, ARRIVAL_POISSON };
 enum batch_policy { BATCH_CONTINUOUS = 0, BATCH_WINDOW };
 enum pin_policy { PIN_ROUND_ROBIN = 0, PIN_LEAST_LOADED };
 
+struct proto_ops;
+struct gamma_ops;
+
 typedef struct protocol_cfg {
-    enum proto_mode mode;
-    int gamma;           /* draft tokens per block, >= 1 */
+    const struct proto_ops *proto;        /* protocol.mode (sim/proto.h) */
+    int gamma;           /* draft tokens per block, in [1, PROTO_GAMMA_MAX] */
     int window;          /* async: max unverified blocks in flight, >= 1 */
+    const struct gamma_ops *gamma_policy; /* sim/gamma.h */
 } protocol_cfg_t;
 
 typedef struct accept_cfg {
@@ -214,7 +217,5 @@ const char *scenario_group_key(const scenario_t *s, int g, const char *sub,
 
 /* The group a tenant index (0..ntenants-1) belongs to. */
 const tenant_group_t *scenario_tenant_group(const scenario_t *s, int tenant);
-
-const char *scenario_mode_name(enum proto_mode m);
 
 #endif

@@ -7,12 +7,11 @@
 #include <time.h>
 
 #include "output.h"
+#include "proto.h"
 #include "tally.h"
 #include "trace.h"
 #include "world.h"
 
-/* Blocks carry their verdict's accepted count in 14 bits (edge.c). */
-#define GAMMA_MAX 4096
 /* Longest dotted key named in messages (tenants.groups.N.edge.calibration). */
 #define KEY_MAX 96
 
@@ -25,7 +24,7 @@ static double wall_now(void)
 
 static int needs_edge_model(const scenario_t *s, const tenant_group_t *g)
 {
-    return s->protocol.mode != MODE_CLOUD_ONLY &&
+    return s->protocol.proto->drafts &&
            (!g->edge.has_draft_time || !g->edge.has_prefill_time);
 }
 
@@ -104,7 +103,7 @@ static service_t *cloud_service(const scenario_t *s, err_t *err)
     return sv;
 }
 
-static void shared_free(world_shared_t *sh)
+static void shared_free(repl_shared_t *sh)
 {
     if (sh->groups) {
         for (int g = 0; g < sh->s->ngroups; g++) service_free(sh->groups[g].edge_sv);
@@ -121,19 +120,19 @@ static int validate(const scenario_t *s, err_t *err)
     err_t oerr = {0, {0}};
     if (s->output.file[0] && output_check_path(s->output.file, &oerr) != 0)
         return key_err(err, s, "output.file", "%s", oerr.msg);
-    int spec = s->protocol.mode == MODE_SYNC || s->protocol.mode == MODE_ASYNC;
+    int spec = s->protocol.proto->verifies;
     if (s->ntenants < 1 || s->ngroups < 1 || !s->groups)
         return key_err(err, s, "tenants", "no tenants");
-    if (s->protocol.gamma < 1 || s->protocol.gamma > GAMMA_MAX)
+    if (s->protocol.gamma < 1 || s->protocol.gamma > PROTO_GAMMA_MAX)
         return key_err(err, s, "protocol.gamma", "%d outside [1, %d]",
-                       s->protocol.gamma, GAMMA_MAX);
+                       s->protocol.gamma, PROTO_GAMMA_MAX);
     if (s->protocol.window < 1)
         return key_err(err, s, "protocol.window", "must be >= 1");
     if (!(s->duration > s->warmup) || s->warmup < 0)
         return key_err(err, s, "warmup", "must be in [0, duration)");
     if (s->replications < 1)
         return key_err(err, s, "replications", "must be >= 1");
-    if (s->protocol.mode != MODE_EDGE_ONLY) {
+    if (s->protocol.proto->uses_cloud) {
         const batching_cfg_t *b = &s->cloud.batching;
         if (s->cloud.replicas < 1)
             return key_err(err, s, "cloud.replicas", "must be >= 1");
@@ -147,7 +146,7 @@ static int validate(const scenario_t *s, err_t *err)
     return 0;
 }
 
-static int shared_build(const scenario_t *s, world_shared_t *sh, err_t *err)
+static int shared_build(const scenario_t *s, repl_shared_t *sh, err_t *err)
 {
     memset(sh, 0, sizeof *sh);
     sh->s = s;
@@ -156,7 +155,7 @@ static int shared_build(const scenario_t *s, world_shared_t *sh, err_t *err)
     if (!sh->groups) return err_set(err, ERR_RUNTIME, "simulation: out of memory");
     for (int gi = 0; gi < s->ngroups; gi++) {
         const tenant_group_t *g = &s->groups[gi];
-        world_group_t *wg = &sh->groups[gi];
+        repl_group_t *wg = &sh->groups[gi];
         wg->bytes_per_token = g->network.bytes_per_token;
         wg->overhead_bytes = g->network.overhead_bytes;
         if (needs_edge_model(s, g)) {
@@ -171,7 +170,7 @@ static int shared_build(const scenario_t *s, world_shared_t *sh, err_t *err)
         }
     }
     const cloud_cfg_t *c = &s->cloud;
-    if (s->protocol.mode == MODE_EDGE_ONLY) return 0;
+    if (!s->protocol.proto->uses_cloud) return 0;
     /* With a fixed verify time the GPU is abstracted away: KV is limited
      * only when a capacity is given explicitly. */
     if (!c->has_verify_time || c->kv_capacity_bytes > 0) {
@@ -196,7 +195,7 @@ static int shared_build(const scenario_t *s, world_shared_t *sh, err_t *err)
 static int run_reps(const scenario_t *s, const sim_options_t *opt,
                     metrics_summary_t *out, sim_totals_t *tot, err_t *err)
 {
-    world_shared_t sh;
+    repl_shared_t sh;
     if (validate(s, err)) return -1;
     if (shared_build(s, &sh, err)) {
         shared_free(&sh);
@@ -209,10 +208,9 @@ static int run_reps(const scenario_t *s, const sim_options_t *opt,
         rc = err_set(err, ERR_RUNTIME, "simulation: out of memory");
         goto done;
     }
-    int mode = s->protocol.mode;
-    int drafts = mode != MODE_CLOUD_ONLY;
-    int verify = mode == MODE_SYNC || mode == MODE_ASYNC;
-    int nrep = mode == MODE_EDGE_ONLY ? 0 : s->cloud.replicas;
+    const proto_ops_t *p = s->protocol.proto;
+    int drafts = p->drafts, verify = p->verifies;
+    int nrep = p->uses_cloud ? s->cloud.replicas : 0;
     double events = 0, wall = 0;
     for (int r = 0; r < R && rc == 0; r++) {
         trace_t tr, *trp = NULL;
@@ -342,7 +340,7 @@ void sim_sources_free(sim_sources_t *src)
 
 int sim_check(const scenario_t *s, err_t *err)
 {
-    world_shared_t sh;
+    repl_shared_t sh;
     sim_sources_t src;
     if (validate(s, err)) return -1;
     int rc = shared_build(s, &sh, err);

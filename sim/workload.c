@@ -35,13 +35,13 @@ int workload_init(workload_t *w, const workload_cfg_t *cfg, uint64_t seed,
     rc |= stream_for(&cfg->prompt_tokens, seed, rep, tenant, RNG_PROMPT, &w->prompt);
     rc |= stream_for(&cfg->output_tokens, seed, rep, tenant, RNG_OUTPUT, &w->output);
     if (rc) {
-        workload_free(w);
+        workload_fini(w);
         return err_set(err, ERR_RUNTIME, "workload: out of memory");
     }
     return 0;
 }
 
-void workload_free(workload_t *w)
+void workload_fini(workload_t *w)
 {
     if (w->think) gsl_rng_free(w->think);
     if (w->prompt) gsl_rng_free(w->prompt);

@@ -1,4 +1,4 @@
-/* workload — one tenant's requests (DESIGN §2 "Workload").
+/* workload — one tenant's requests (docs/design.md, "Workload").
  *
  * Closed loop: a request starts a think-time draw after the previous one
  * ended (the first after one draw from time 0). Poisson: arrivals of a
@@ -25,10 +25,10 @@ typedef struct workload {
 } workload_t;
 
 /* Initialises the tenant's workload; returns 0 or -1 with err (allocation).
- * Free with workload_free(). */
+ * Free with workload_fini(). */
 int workload_init(workload_t *w, const workload_cfg_t *cfg, uint64_t seed,
                   int rep, int tenant, err_t *err);
-void workload_free(workload_t *w);
+void workload_fini(workload_t *w);
 
 /* Time from now until the next request arrives (closed: think time after the
  * previous request; poisson: an exponential inter-arrival gap). INFINITY

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "analytic.h"
+#include "proto.h"
 #include "caltable.h"
 #include "check.h"
 #include "service.h"
@@ -26,7 +27,7 @@ static scenario_t base(double alpha)
     scenario_t s;
     memset(&s, 0, sizeof s);
     memset(&group, 0, sizeof group);
-    s.protocol.mode = MODE_SYNC;
+    s.protocol.proto = proto_find("sync");
     s.protocol.gamma = 4;
     s.protocol.window = 4;
     s.acceptance.model = ACC_IID;

@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "gamma.h"
 #include "output.h"
+#include "proto.h"
 
 /* ---- a strict JSON parser (RFC 8259 subset: no arrays, true or false are
  * needed, but accepted) that records the top-level keys and their values ---- */
@@ -224,9 +226,10 @@ static void make_scenario(scenario_t *s, const char *name, int reps)
     s->replications = reps;
     s->duration = 300;
     s->warmup = 10;
-    s->protocol.mode = MODE_ASYNC;
+    s->protocol.proto = proto_find("async");
     s->protocol.gamma = 4;
     s->protocol.window = 4;
+    s->protocol.gamma_policy = gamma_find("fixed");
     s->ntenants = 32;
     s->cloud.replicas = 1;
 }
@@ -330,7 +333,7 @@ static void test_json_single_rep_and_no_sources(void)
     scenario_t s;
     metrics_summary_t m;
     make_scenario(&s, "", 1);
-    s.protocol.mode = MODE_CLOUD_ONLY;
+    s.protocol.proto = proto_find("cloud-only");
     make_summary(&m, 1);
     int rc = -1;
     char *out = render(output_json, &s, NULL, &m, &rc);

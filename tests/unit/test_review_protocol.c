@@ -27,7 +27,7 @@ static int run(const scenario_t *s, metrics_summary_t *m, sim_totals_t *tot)
  * = 2H + V as well (B's clock starts at V). */
 static void test_same_instant_joins_after_iteration(void)
 {
-    scenario_t *s = scen_new(2, 1, MODE_CLOUD_ONLY, 2, 1.0, V, V, 2 * H);
+    scenario_t *s = scen_new(2, 1, proto_find("cloud-only"), 2, 1.0, V, V, 2 * H);
     s->duration = 0.25;
     s->warmup = 0;
     s->groups[1].workload.think = dist_const(V);
@@ -46,7 +46,7 @@ static void test_same_instant_joins_after_iteration(void)
  * own arrival would give B 2H + 2V.) */
 static void test_same_instant_window_zero_wait(void)
 {
-    scenario_t *s = scen_new(2, 1, MODE_CLOUD_ONLY, 2, 1.0, V, V, 2 * H);
+    scenario_t *s = scen_new(2, 1, proto_find("cloud-only"), 2, 1.0, V, V, 2 * H);
     s->duration = 0.25;
     s->warmup = 0;
     s->cloud.batching.policy = BATCH_WINDOW;
@@ -65,7 +65,7 @@ static void test_same_instant_window_zero_wait(void)
  * block (2V... drafted in 2d), verdict commits min(a+1, left) = 1 token. */
 static void test_chunked_prefill_ttft(void)
 {
-    scenario_t *s = scen_new(1, 1, MODE_SYNC, 2, 1.0, V, V, 2 * H);
+    scenario_t *s = scen_new(1, 1, proto_find("sync"), 2, 1.0, V, V, 2 * H);
     s->duration = 0.125 + 4 * H + 6 * V + 1.0 / 128;   /* one request */
     s->warmup = 0;
     s->cloud.batching.max_tokens = 4;
@@ -100,7 +100,7 @@ static void test_chunked_prefill_ttft(void)
 static void test_async_rollback_partial_draft(void)
 {
     static int tr[] = {2, 0};
-    scenario_t *s = scen_new(1, 1, MODE_ASYNC, 2, 1.0, V, V, 2 * H);
+    scenario_t *s = scen_new(1, 1, proto_find("async"), 2, 1.0, V, V, 2 * H);
     s->acceptance.model = ACC_TRACE;
     s->acceptance.trace = tr;
     s->acceptance.ntrace = 2;

@@ -8,6 +8,7 @@
 
 #include "check.h"
 #include "simtest.h"
+#include "proto.h"
 #include "scenario.h"
 
 #define ROOT SPECSIM_ROOT "/"
@@ -91,8 +92,9 @@ static int scenario_eq(const scenario_t *a, const scenario_t *b)
     EQ(!strcmp(a->name, b->name) && a->seed == b->seed);
     EQ(a->duration == b->duration && a->warmup == b->warmup);
     EQ(a->replications == b->replications);
-    EQ(a->protocol.mode == b->protocol.mode && a->protocol.gamma == b->protocol.gamma &&
-       a->protocol.window == b->protocol.window);
+    EQ(a->protocol.proto == b->protocol.proto && a->protocol.gamma == b->protocol.gamma &&
+       a->protocol.window == b->protocol.window &&
+       a->protocol.gamma_policy == b->protocol.gamma_policy);
     const accept_cfg_t *x = &a->acceptance, *y = &b->acceptance;
     EQ(x->model == y->model && x->alpha == y->alpha && x->npos == y->npos);
     for (int i = 0; i < x->npos; i++) EQ(x->positional[i] == y->positional[i]);
@@ -179,7 +181,7 @@ static void test_defaults(void)
     if (load_ok("", NULL, 0, &s) != 0) return;
     CHECK_STR(s.name, "test");
     CHECK(s.seed == 1 && s.duration == 60 && s.warmup == 5 && s.replications == 1);
-    CHECK(s.protocol.mode == MODE_ASYNC && s.protocol.gamma == 4 && s.protocol.window == 4);
+    CHECK(s.protocol.proto == proto_find("async") && s.protocol.gamma == 4 && s.protocol.window == 4);
     CHECK(s.acceptance.model == ACC_IID && s.acceptance.alpha == 0.8);
     CHECK(s.acceptance.npos == 0 && s.acceptance.ntrace == 0);
     CHECK(s.ngroups == 1 && s.ntenants == 1);
@@ -218,7 +220,7 @@ static void test_closed_form_hook(void)
     if (load_ok(CLOSED_FORM, NULL, 0, &s) != 0) return;
     CHECK_STR(s.name, "sync-closed-form");
     CHECK(s.seed == 7 && s.duration == 300 && s.warmup == 10 && s.replications == 4);
-    CHECK(s.protocol.mode == MODE_SYNC && s.protocol.gamma == 4);
+    CHECK(s.protocol.proto == proto_find("sync") && s.protocol.gamma == 4);
     CHECK(s.acceptance.alpha == 0.7);
     const tenant_group_t *g = &s.groups[0];
     CHECK(s.ntenants == 1 && g->edge.has_draft_time);

@@ -10,7 +10,7 @@
 #include "sim.h"
 #include "test_sim_scen.h"
 
-static scenario_t *random_scenario(enum proto_mode mode)
+static scenario_t *random_scenario(const proto_ops_t *mode)
 {
     scenario_t *s = scen_new(3, 1, mode, 5, 0.75, 0.008, 0.008, 0.040);
     s->duration = 120;
@@ -47,7 +47,7 @@ static scenario_t *random_scenario(enum proto_mode mode)
     return s;
 }
 
-static void check_identities(const sim_totals_t *t, int gamma, int mode)
+static void check_identities(const sim_totals_t *t, int gamma, const proto_ops_t *mode)
 {
     /* Every drafted token is committed, discarded, or still in flight. */
     CHECK_ABS(t->drafted, t->draft_committed + t->discarded + t->pending_drafts, 1e-6);
@@ -68,18 +68,18 @@ static void check_identities(const sim_totals_t *t, int gamma, int mode)
     CHECK(L > 0.05);
     CHECK_REL(L, lambda * W, 0.02);
     /* Each verified block costs gamma + 1 tokens; stale ones are extra. */
-    if (mode == MODE_SYNC || mode == MODE_ASYNC)
+    if (mode->verifies)
         CHECK_ABS(t->verified_tokens, (gamma + 1) * t->verdicts + t->stale_tokens, 1e-6);
 }
 
 static void test_async_conservation(void)
 {
-    scenario_t *s = random_scenario(MODE_ASYNC);
+    scenario_t *s = random_scenario(proto_find("async"));
     metrics_summary_t m;
     sim_totals_t t;
     err_t err;
     CHECK(sim_run_detailed(s, NULL, &m, &t, &err) == 0);
-    check_identities(&t, 5, MODE_ASYNC);
+    check_identities(&t, 5, proto_find("async"));
     /* The scenario really exercises rollback and purge paths. */
     CHECK(t.discarded > 1000);
     CHECK(t.queue_purged + t.blocks_dropped > 100);
@@ -96,14 +96,14 @@ static void test_async_conservation(void)
  * go stale inside a batch, and the identities still hold exactly. */
 static void test_async_multi_block_conservation(void)
 {
-    scenario_t *s = random_scenario(MODE_ASYNC);
+    scenario_t *s = random_scenario(proto_find("async"));
     s->cloud.batching.multi_block = 1;
     s->cloud.verify_time = (dist_t){DIST_EXPONENTIAL, 0.040, 0, NULL, 0};
     metrics_summary_t m;
     sim_totals_t t;
     err_t err;
     CHECK(sim_run_detailed(s, NULL, &m, &t, &err) == 0);
-    check_identities(&t, 5, MODE_ASYNC);
+    check_identities(&t, 5, proto_find("async"));
     CHECK(t.stale_tokens > 100);
     CHECK(t.requests_done > 50);
     CHECK(m.value[METRIC_GPU_WASTE_FRAC] > 0);
@@ -112,7 +112,7 @@ static void test_async_multi_block_conservation(void)
 
 static void test_other_modes_conservation(void)
 {
-    enum proto_mode modes[] = {MODE_SYNC, MODE_CLOUD_ONLY};
+    const proto_ops_t *modes[] = {proto_find("sync"), proto_find("cloud-only")};
     for (int i = 0; i < 2; i++) {
         scenario_t *s = random_scenario(modes[i]);
         metrics_summary_t m;
@@ -123,7 +123,7 @@ static void test_other_modes_conservation(void)
         CHECK(t.committed > 10000);
         scen_del(s);
     }
-    scenario_t *s = random_scenario(MODE_EDGE_ONLY);
+    scenario_t *s = random_scenario(proto_find("edge-only"));
     metrics_summary_t m;
     sim_totals_t t;
     err_t err;
@@ -137,7 +137,7 @@ static void test_other_modes_conservation(void)
  * another seed: different. */
 static void test_determinism(void)
 {
-    scenario_t *s = random_scenario(MODE_ASYNC);
+    scenario_t *s = random_scenario(proto_find("async"));
     s->duration = 40;
     s->replications = 2;
     metrics_summary_t a, b;
@@ -175,7 +175,7 @@ static void *run_thread(void *arg)
 
 static void test_threads(void)
 {
-    scenario_t *s = random_scenario(MODE_ASYNC);
+    scenario_t *s = random_scenario(proto_find("async"));
     s->duration = 30;
     job_t ref = {s, {0}, 0};
     run_thread(&ref);

@@ -20,7 +20,7 @@ static int run(const scenario_t *s, metrics_summary_t *m, sim_totals_t *tot)
  * E = (1 − α^(γ+1)) / (1 − α) tokens per block and itl_mean = block / E. */
 static void test_sync_closed_form(void)
 {
-    scenario_t *s = scen_new(1, 1, MODE_SYNC, 4, 0.7, 0.010, 0.005, 0.040);
+    scenario_t *s = scen_new(1, 1, proto_find("sync"), 4, 0.7, 0.010, 0.005, 0.040);
     metrics_summary_t m;
     CHECK(run(s, &m, NULL) == 0);
     double E = (1 - pow(0.7, 5)) / (1 - 0.7);
@@ -41,7 +41,7 @@ static void test_sync_closed_form(void)
  * token. */
 static void test_async_extremes(void)
 {
-    scenario_t *s = scen_new(1, 1, MODE_ASYNC, 4, 1.0, 0.010, 0.005, 0.040);
+    scenario_t *s = scen_new(1, 1, proto_find("async"), 4, 1.0, 0.010, 0.005, 0.040);
     metrics_summary_t m;
     CHECK(run(s, &m, NULL) == 0);
     CHECK_REL(m.value[METRIC_THROUGHPUT], 100.0, 0.001);
@@ -62,7 +62,7 @@ static void test_async_closed_form(void)
 {
     double a = 0.8, d = 0.010, v = 0.005, rtt = 0.040;
     int g = 4;
-    scenario_t *s = scen_new(1, 1, MODE_ASYNC, g, a, d, v, rtt);
+    scenario_t *s = scen_new(1, 1, proto_find("async"), g, a, d, v, rtt);
     s->duration = 2000;
     metrics_summary_t m;
     CHECK(run(s, &m, NULL) == 0);
@@ -78,12 +78,12 @@ static void test_async_closed_form(void)
  * arrivals are v apart); TTFT = rtt/2 + v (prefill) + rtt/2. */
 static void test_baselines(void)
 {
-    scenario_t *s = scen_new(1, 1, MODE_EDGE_ONLY, 4, 0.7, 0.010, 0.005, 0.040);
+    scenario_t *s = scen_new(1, 1, proto_find("edge-only"), 4, 0.7, 0.010, 0.005, 0.040);
     metrics_summary_t m;
     CHECK(run(s, &m, NULL) == 0);
     CHECK_REL(m.value[METRIC_ITL_MEAN], 0.010, 1e-6);
     CHECK_REL(m.value[METRIC_THROUGHPUT], 100, 1e-3);
-    s->protocol.mode = MODE_CLOUD_ONLY;
+    s->protocol.proto = proto_find("cloud-only");
     s->groups[0].workload.output_tokens = dist_const(100);
     CHECK(run(s, &m, NULL) == 0);
     CHECK_REL(m.value[METRIC_ITL_MEAN], 0.005, 1e-6);
@@ -107,7 +107,7 @@ static void test_async_draft_waste(void)
 {
     double a = 0.6;
     int g = 4;
-    scenario_t *s = scen_new(1, 1, MODE_ASYNC, g, a, 0.010, 0.005, 0.040);
+    scenario_t *s = scen_new(1, 1, proto_find("async"), g, a, 0.010, 0.005, 0.040);
     s->duration = 2000;
     metrics_summary_t m;
     sim_totals_t t;
@@ -149,7 +149,7 @@ static int load_cards(llm_card_t *llm, hw_card_t *gpu, hw_card_t *phone)
  * ms per 1.0 s cycle (last token down, next prompt up): 400/1.04 tok/s. */
 static void test_kv_admission_blocks(void)
 {
-    scenario_t *s = scen_new(1, 4, MODE_CLOUD_ONLY, 4, 0.8, 0.010, 0.010, 0.040);
+    scenario_t *s = scen_new(1, 4, proto_find("cloud-only"), 4, 0.8, 0.010, 0.010, 0.040);
     if (load_cards(&s->cloud.target, &s->cloud.gpu, &s->groups[0].edge.device)) {
         CHECK(!"cards");
         scen_del(s);
@@ -179,7 +179,7 @@ static void test_kv_admission_blocks(void)
  * (token c+1 is drafted over the prompt and the c committed tokens). */
 static void test_service_model_path(void)
 {
-    scenario_t *s = scen_new(1, 1, MODE_CLOUD_ONLY, 4, 0.8, 0.010, 0.010, 0.040);
+    scenario_t *s = scen_new(1, 1, proto_find("cloud-only"), 4, 0.8, 0.010, 0.010, 0.040);
     tenant_group_t *G = &s->groups[0];
     if (load_cards(&s->cloud.target, &s->cloud.gpu, &G->edge.device)) {
         CHECK(!"cards");
@@ -210,7 +210,7 @@ static void test_service_model_path(void)
     CHECK_REL(m.value[METRIC_TTFT_MEAN], ttft, 1e-9);
     CHECK_REL(m.value[METRIC_E2E_MEAN], e2e, 1e-9);
 
-    s->protocol.mode = MODE_EDGE_ONLY;
+    s->protocol.proto = proto_find("edge-only");
     G->edge.has_draft_time = 0;
     G->edge.has_prefill_time = 0;
     G->edge.overhead = 0.001;
@@ -257,7 +257,7 @@ static void test_service_model_path(void)
  *   rejection purges B2-B4 (3 jobs): verified 6 tokens, none stale. */
 static void test_multi_block_hand(void)
 {
-    scenario_t *s = scen_new(1, 1, MODE_ASYNC, 2, 0, 0.010, 0.045, 0.002);
+    scenario_t *s = scen_new(1, 1, proto_find("async"), 2, 0, 0.010, 0.045, 0.002);
     s->duration = 0.2;
     s->warmup = 0;
     s->cloud.batching.multi_block = 1;
@@ -301,7 +301,7 @@ static void test_multi_block_hand(void)
  * has one block per iteration and none can go stale inside it. */
 static void test_multi_block_overload(void)
 {
-    scenario_t *s = scen_new(1, 2, MODE_ASYNC, 4, 0.8, 0.010, 0.050, 0.040);
+    scenario_t *s = scen_new(1, 2, proto_find("async"), 4, 0.8, 0.010, 0.050, 0.040);
     s->duration = 100;
     s->cloud.batching.multi_block = 1;
     metrics_summary_t m;
@@ -314,7 +314,7 @@ static void test_multi_block_overload(void)
     CHECK_ABS(m.value[METRIC_GPU_WASTE_FRAC], 0, 0);
     CHECK(t.stale_tokens == 0);
     /* Sync has one block in flight per tenant: the flag changes nothing. */
-    s->protocol.mode = MODE_SYNC;
+    s->protocol.proto = proto_find("sync");
     metrics_summary_t m1;
     CHECK(run(s, &m1, NULL) == 0);
     s->cloud.batching.multi_block = 1;
@@ -330,7 +330,7 @@ static void test_multi_block_overload(void)
  * does, twice. Edge-only uses no GPU: gpu_util and gpu_s_per_ktok are 0. */
 static void test_events_and_edge_only(void)
 {
-    scenario_t *s = scen_new(1, 2, MODE_ASYNC, 4, 1.0, 0.010, 0.005, 0.040);
+    scenario_t *s = scen_new(1, 2, proto_find("async"), 4, 1.0, 0.010, 0.005, 0.040);
     s->duration = 20;
     metrics_summary_t m1, m2;
     CHECK(run(s, &m1, NULL) == 0);
@@ -340,7 +340,7 @@ static void test_events_and_edge_only(void)
     CHECK(m2.value[METRIC_EVENTS] == 2 * m1.value[METRIC_EVENTS]);
     CHECK_REL(m2.value[METRIC_EVENTS_PER_S],
               m2.value[METRIC_EVENTS] / m2.value[METRIC_WALL_S], 1e-12);
-    s->protocol.mode = MODE_EDGE_ONLY;
+    s->protocol.proto = proto_find("edge-only");
     CHECK(run(s, &m2, NULL) == 0);
     CHECK(m2.value[METRIC_GPU_UTIL] == 0 && m2.value[METRIC_GPU_S_PER_KTOK] == 0);
     scen_del(s);
@@ -349,7 +349,7 @@ static void test_events_and_edge_only(void)
 /* Scenarios the model cannot run are input errors. */
 static void test_rejects(void)
 {
-    scenario_t *s = scen_new(1, 1, MODE_ASYNC, 4, 0.8, 0.010, 0.005, 0.040);
+    scenario_t *s = scen_new(1, 1, proto_find("async"), 4, 0.8, 0.010, 0.005, 0.040);
     s->cloud.batching.max_tokens = 4;   /* < gamma + 1: nothing could verify */
     metrics_summary_t m;
     err_t err;
@@ -364,7 +364,7 @@ static void test_rejects(void)
 /* The trace: a header, then rows of 5 fields, in time order. */
 static void test_trace(void)
 {
-    scenario_t *s = scen_new(1, 2, MODE_ASYNC, 4, 0.6, 0.010, 0.005, 0.040);
+    scenario_t *s = scen_new(1, 2, proto_find("async"), 4, 0.6, 0.010, 0.005, 0.040);
     s->duration = 2;
     s->warmup = 0.5;
     FILE *f = tmpfile();

@@ -8,10 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gamma.h"
+#include "proto.h"
 #include "scenario.h"
 
 /* ngroups groups of `per_group` tenants, each a copy of the first. */
-static scenario_t *scen_new(int ngroups, int per_group, enum proto_mode mode,
+static scenario_t *scen_new(int ngroups, int per_group, const proto_ops_t *mode,
                             int gamma, double alpha, double draft,
                             double verify, double rtt)
 {
@@ -21,9 +23,10 @@ static scenario_t *scen_new(int ngroups, int per_group, enum proto_mode mode,
     s->duration = 300;
     s->warmup = 10;
     s->replications = 1;
-    s->protocol.mode = mode;
+    s->protocol.proto = mode;
     s->protocol.gamma = gamma;
     s->protocol.window = 64;
+    s->protocol.gamma_policy = gamma_find("fixed");
     s->acceptance.model = ACC_IID;
     s->acceptance.alpha = alpha;
     s->ngroups = ngroups;

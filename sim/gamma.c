@@ -1,0 +1,41 @@
+#include "gamma.h"
+
+#include <string.h>
+
+/* The registry: one X(NAME) per policy (file sim/gamma_NAME.c, table
+ * gamma_NAME). */
+#define GAMMA_REGISTRY(X) X(fixed)
+
+#define GAMMA_DECLARE(n) extern const gamma_ops_t gamma_##n;
+GAMMA_REGISTRY(GAMMA_DECLARE)
+#define GAMMA_ENTRY(n) &gamma_##n,
+static const gamma_ops_t *const REGISTRY[] = {GAMMA_REGISTRY(GAMMA_ENTRY)};
+
+#define NREG (sizeof REGISTRY / sizeof *REGISTRY)
+
+const gamma_ops_t *gamma_find(const char *name)
+{
+    for (size_t i = 0; i < NREG; i++)
+        if (strcmp(REGISTRY[i]->name, name) == 0) return REGISTRY[i];
+    return NULL;
+}
+
+size_t gamma_names(const char **out, size_t max)
+{
+    for (size_t i = 0; i < NREG && i < max; i++) out[i] = REGISTRY[i]->name;
+    return NREG;
+}
+
+int gamma_state_init(gamma_state_t *st, const gamma_ops_t *pol, int gamma,
+                     int tenant)
+{
+    memset(st, 0, sizeof *st);
+    st->gamma = gamma;
+    st->limit = pol->limit(gamma);
+    return pol->init ? pol->init(st, tenant) : 0;
+}
+
+void gamma_state_fini(gamma_state_t *st, const gamma_ops_t *pol)
+{
+    if (pol && pol->fini) pol->fini(st);
+}

@@ -1,0 +1,52 @@
+/* gamma — speculation-length policies: before each block, the protocol asks
+ * the tenant's policy how many tokens (gamma) to draft. Every consumer
+ * follows the block's own gamma (the block and verdict messages carry it),
+ * so a policy may vary it per tenant and per block within [1, its limit].
+ *
+ * A policy is a table of operations with per-tenant state held in place in
+ * the tenant (gamma_state_t: no allocation per tenant or per block).
+ * Adding a policy: one file sim/gamma_NAME.c that defines
+ * `const gamma_ops_t gamma_NAME`, and one X(NAME) entry in GAMMA_REGISTRY
+ * (sim/gamma.c). The scenario names it in protocol.gamma_policy.
+ */
+#ifndef SPECSIM_GAMMA_H
+#define SPECSIM_GAMMA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One tenant's policy state, in place. */
+typedef struct gamma_state {
+    int gamma;        /* the tenant's protocol.gamma */
+    int limit;        /* the most the policy returns (set by init) */
+    uint64_t u[2];    /* the policy's own scratch (counters, ...) */
+    double d[2];
+} gamma_state_t;
+
+typedef struct gamma_ops {
+    const char *name;  /* the protocol.gamma_policy value */
+    /* The largest gamma the policy returns for protocol.gamma = gamma; it
+     * sizes what must hold any block (KV reservation, draft buffer). Must
+     * be within [1, PROTO_GAMMA_MAX] for gamma within that range. */
+    int (*limit)(int gamma);
+    /* Sets up st for tenant `tenant` (st is zeroed by the caller; limit and
+     * gamma are filled before the call). Returns 0 or -1. */
+    int (*init)(gamma_state_t *st, int tenant);
+    /* Releases what init took; NULL when there is nothing. */
+    void (*fini)(gamma_state_t *st);
+    /* The gamma of the tenant's next block, started at now: in [1, limit]. */
+    int (*next)(gamma_state_t *st, int tenant, double now);
+} gamma_ops_t;
+
+/* The policy registered under name, or NULL. */
+const gamma_ops_t *gamma_find(const char *name);
+/* Writes up to max registered names into out; returns how many exist. */
+size_t gamma_names(const char **out, size_t max);
+
+/* Fills st for a tenant with protocol.gamma = gamma and runs pol->init.
+ * Returns 0 or -1. Undo with gamma_state_fini(). */
+int gamma_state_init(gamma_state_t *st, const gamma_ops_t *pol, int gamma,
+                     int tenant);
+void gamma_state_fini(gamma_state_t *st, const gamma_ops_t *pol);
+
+#endif

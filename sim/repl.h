@@ -1,0 +1,90 @@
+/* repl — one replication's run-time context, shared by the modules that
+ * simulate it: the edge (sim/edge.c), the cloud's view of each tenant
+ * (sim/ctenant.c) and the protocols (sim/proto_*.c). sim/world.c builds it,
+ * owns everything it points to, and routes events; the modules above only
+ * read it and change their own tenants' state. No globals: several
+ * replications may run on different threads at once.
+ */
+#ifndef SPECSIM_REPL_H
+#define SPECSIM_REPL_H
+
+#include "cloud.h"
+#include "engine.h"
+#include "err.h"
+#include "scenario.h"
+#include "service.h"
+#include "tally.h"
+#include "trace.h"
+
+enum repl_event {
+    EV_ARRIVE = 0,   /* a = tenant: request arrival / closed-loop start */
+    EV_EDGE_PREFILL, /* a = tenant, b = request serial */
+    EV_DRAFT,        /* a = tenant, b = draft generation */
+    EV_UP,           /* a = tenant, b = message (edge -> cloud, sim/msg.h) */
+    EV_DOWN,         /* a = tenant, b = message (cloud -> edge) */
+    EV_ITER_END,     /* a = replica (cloud) */
+    EV_KICK          /* a = replica (cloud) */
+};
+
+#define REPL_MEMO_MAX 65536
+
+/* Per tenant group, precomputed for the hot path. */
+typedef struct repl_group {
+    service_t *edge_sv;    /* NULL when draft and prefill times are given */
+    int draft_kind;        /* 0 constant, 1 distribution, 2 service model */
+    double draft_const;
+    double bytes_per_token, overhead_bytes;
+} repl_group_t;
+
+/* What every replication shares; built once per sim_run, read-only. */
+typedef struct repl_shared {
+    const scenario_t *s;
+    repl_group_t *groups;      /* s->ngroups */
+    service_t *cloud_sv;       /* NULL when verify_time is given */
+    double kv_bytes_per_token; /* 0 when KV is not limited */
+    double kv_capacity;        /* per replica; INFINITY = unlimited */
+} repl_shared_t;
+
+typedef struct repl {
+    const scenario_t *s;
+    const repl_shared_t *sh;
+    int rep, n;                /* replication index, tenants */
+    engine_t *eng;
+    cloud_t *cloud;            /* NULL when no tenant uses the cloud */
+    tally_t *tally;            /* borrowed */
+    trace_t *trace;            /* borrowed; NULL = no trace */
+    struct edge_tenant *et;    /* [n], sim/edge.h */
+    struct ctenant *ct;        /* [n], sim/ctenant.h */
+    double *cum;               /* every tenant's draft-time buffer */
+    /* Per group: draft time by context, filled on first use (the service
+     * model is pure, so its answers can be kept; contexts beyond
+     * REPL_MEMO_MAX are computed each time to bound memory). */
+    double **draft_memo;
+    int *draft_memo_n;
+    err_t *err;                /* where handlers report failures */
+} repl_t;
+
+static inline int repl_fail(repl_t *r, const char *what)
+{
+    return err_set(r->err, ERR_RUNTIME, "simulation: %s", what);
+}
+
+/* The message of every failed engine_schedule. */
+#define REPL_SCHED_FAIL "event queue: out of memory or a non-finite time"
+
+/* Tenant i's protocol settings (protocol, gamma, window, gamma policy).
+ * Every tenant follows the scenario's today; tenants copy what they need at
+ * set-up, so per-group settings would change only this function. */
+static inline const protocol_cfg_t *repl_protocol(const repl_t *r, int i)
+{
+    (void)i;
+    return &r->s->protocol;
+}
+
+static inline void repl_trace(repl_t *r, int i, const char *ev, long block,
+                              long tokens)
+{
+    if (r->trace) trace_event(r->trace, engine_now(r->eng), i, ev, block, tokens);
+}
+
+#endif

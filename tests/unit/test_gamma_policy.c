@@ -1,0 +1,181 @@
+/* The speculation-length hook: a test-built policy that cycles gamma
+ * 1, 2, 3, 1, ... per block, plugged into the scenario directly (the
+ * scenario holds the policy's table, so no registry entry is needed). Every
+ * consumer must follow each block's own gamma: the hand counts below hold
+ * only if drafting, verification cost, verdicts and discards all do. Also
+ * the loader's side: protocol.gamma_policy and protocol.mode names come from
+ * their registries, and the one gamma limit is PROTO_GAMMA_MAX. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "sim.h"
+#include "test_sim_scen.h"
+
+static int cycle_limit(int gamma) { return gamma; }
+
+static int cycle_next(gamma_state_t *st, int tenant, double now)
+{
+    (void)tenant;
+    (void)now;
+    return 1 + (int)(st->u[0]++ % (uint64_t)st->gamma);
+}
+
+static const gamma_ops_t cycle = {
+    .name = "cycle",
+    .limit = cycle_limit,
+    .next = cycle_next,
+};
+
+/* One tenant, one request: the first arrival after a 100 s think time, the
+ * next one after the run. d = 10 ms per draft, v = 10 ms per iteration,
+ * rtt = 40 ms, no jitter, unlimited links. */
+static scenario_t *one_request(const char *mode, double alpha, int output)
+{
+    scenario_t *s = scen_new(1, 1, proto_find(mode), 3, alpha, 0.010, 0.010, 0.040);
+    s->protocol.gamma_policy = &cycle;
+    s->duration = 150;
+    s->warmup = 0;
+    s->groups[0].workload.think = dist_const(100);
+    s->groups[0].workload.output_tokens = dist_const(output);
+    return s;
+}
+
+static void run_one(scenario_t *s, sim_totals_t *t)
+{
+    metrics_summary_t m;
+    err_t err = {0};
+    CHECK(sim_run_detailed(s, NULL, &m, t, &err) == 0);
+    CHECK(t->requests_done == 1);
+}
+
+/* Sync, all drafts accepted, output 10 = first token + blocks of 1, 2, 3
+ * drafts each committing gamma + 1: 6 drafts, 3 verdicts, verification
+ * costs (1+1) + (2+1) + (3+1) = 9 tokens, nothing discarded. */
+static void test_sync_all_accepted(void)
+{
+    scenario_t *s = one_request("sync", 1.0, 10);
+    sim_totals_t t;
+    run_one(s, &t);
+    CHECK_ABS(t.drafted, 6, 0);
+    CHECK_ABS(t.draft_committed, 6, 0);
+    CHECK_ABS(t.extra_committed, 3, 0);
+    CHECK_ABS(t.committed, 10, 0);
+    CHECK_ABS(t.discarded, 0, 0);
+    CHECK_ABS(t.verdicts, 3, 0);
+    CHECK_ABS(t.verified_tokens, 9, 0);
+    scen_del(s);
+}
+
+/* Sync, every draft rejected, output 7 = first token + 6 corrections: six
+ * blocks of 1, 2, 3, 1, 2, 3 drafts, all 12 discarded; verification
+ * 2 + 3 + 4 + 2 + 3 + 4 = 18 tokens. */
+static void test_sync_all_rejected(void)
+{
+    scenario_t *s = one_request("sync", 0.0, 7);
+    sim_totals_t t;
+    run_one(s, &t);
+    CHECK_ABS(t.drafted, 12, 0);
+    CHECK_ABS(t.discarded, 12, 0);
+    CHECK_ABS(t.draft_committed, 0, 0);
+    CHECK_ABS(t.extra_committed, 6, 0);
+    CHECK_ABS(t.verdicts, 6, 0);
+    CHECK_ABS(t.verified_tokens, 18, 0);
+    scen_del(s);
+}
+
+/* Async, all accepted, output 7: blocks of 1, 2, 3 are drafted back to back
+ * (the window stops drafting once 1 + 1 + 2 + 3 = 7 tokens are covered),
+ * each accepted whole commits its gamma drafts (no bonus token). */
+static void test_async_all_accepted(void)
+{
+    scenario_t *s = one_request("async", 1.0, 7);
+    sim_totals_t t;
+    run_one(s, &t);
+    CHECK_ABS(t.drafted, 6, 0);
+    CHECK_ABS(t.draft_committed, 6, 0);
+    CHECK_ABS(t.extra_committed, 0, 0);
+    CHECK_ABS(t.discarded, 0, 0);
+    CHECK_ABS(t.verdicts, 3, 0);
+    CHECK_ABS(t.verified_tokens, 9, 0);
+    scen_del(s);
+}
+
+/* Async with rejections, rollbacks, purges and dropped blocks over many
+ * tenants and requests: the conservation identities hold exactly with
+ * per-block gammas (a rollback discards the sum of the gammas in flight). */
+static void test_async_conservation(void)
+{
+    scenario_t *s = scen_new(2, 4, proto_find("async"), 5, 0.6, 0.008, 0.012, 0.040);
+    s->protocol.gamma_policy = &cycle;
+    s->protocol.window = 3;
+    s->duration = 60;
+    s->groups[0].workload.output_tokens = (dist_t){DIST_UNIFORM, 20, 200, NULL, 0};
+    s->groups[1].workload.output_tokens = dist_const(77);
+    s->groups[1].network.jitter = (dist_t){DIST_EXPONENTIAL, 0.004, 0, NULL, 0};
+    s->cloud.batching.multi_block = 1;
+    metrics_summary_t m;
+    sim_totals_t t;
+    err_t err = {0};
+    CHECK(sim_run_detailed(s, NULL, &m, &t, &err) == 0);
+    CHECK_ABS(t.drafted, t.draft_committed + t.discarded + t.pending_drafts, 1e-9);
+    CHECK_ABS(t.committed, t.first_tokens + t.draft_committed + t.extra_committed, 1e-9);
+    /* Every verify job costs its gamma + 1, gamma in [1, 5]. */
+    double decided = t.verified_tokens - t.stale_tokens;
+    CHECK(decided >= 2 * t.verdicts && decided <= 6 * t.verdicts);
+    CHECK(t.discarded > 100 && t.blocks_dropped + t.queue_purged > 10);
+    CHECK(t.requests_done > 20);
+    scen_del(s);
+}
+
+/* Loader: the policy key, its default, and registry-backed names. */
+static void test_loader(void)
+{
+    char path[] = "/tmp/specsim-gamma-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    if (fd < 0) return;
+    FILE *f = fdopen(fd, "w");
+    fputs("protocol: {mode: sync, gamma_policy: fixed}\n", f);
+    fclose(f);
+    scenario_t s;
+    err_t err = {0};
+    CHECK(scenario_load(path, NULL, 0, &s, &err) == 0);
+    CHECK(s.protocol.proto == proto_find("sync"));
+    CHECK(s.protocol.gamma_policy == gamma_find("fixed"));
+    scenario_free(&s);
+    scenario_override_t bad = {.path = "protocol.gamma_policy", .value = "fixd"};
+    CHECK(scenario_load(path, &bad, 1, &s, &err) == -1);
+    CHECK(strstr(err.msg, "protocol.gamma_policy: unknown value 'fixd' (did you mean "
+                          "'fixed'?") != NULL);
+    scenario_override_t mode = {.path = "protocol.mode", .value = "edge-only"};
+    CHECK(scenario_load(path, &mode, 1, &s, &err) == 0);
+    CHECK(s.protocol.proto == proto_find("edge-only"));
+    CHECK(s.protocol.gamma_policy == gamma_find("fixed"));   /* the default */
+    scenario_free(&s);
+    char big[16];
+    snprintf(big, sizeof big, "%d", PROTO_GAMMA_MAX + 1);
+    scenario_override_t g = {.path = "protocol.gamma", .value = big};
+    CHECK(scenario_load(path, &g, 1, &s, &err) == -1);
+    CHECK(strstr(err.msg, "protocol.gamma") != NULL);
+    unlink(path);
+    /* Registry lists. */
+    const char *names[8];
+    CHECK(proto_names(names, 8) == 4);
+    CHECK_STR(names[0], "sync");
+    CHECK_STR(names[3], "edge-only");
+    CHECK(gamma_names(names, 8) == 1);
+    CHECK_STR(names[0], "fixed");
+    CHECK(proto_find("nope") == NULL && gamma_find("nope") == NULL);
+}
+
+int main(void)
+{
+    RUN(test_sync_all_accepted);
+    RUN(test_sync_all_rejected);
+    RUN(test_async_all_accepted);
+    RUN(test_async_conservation);
+    RUN(test_loader);
+    return check_done();
+}
