@@ -66,7 +66,7 @@ typedef struct sweep_cmd {
     int nsets, nowned;
 } sweep_cmd_t;
 
-static void cmd_free(sweep_cmd_t *c)
+static void cmd_fini(sweep_cmd_t *c)
 {
     for (int i = 0; i < c->nowned; i++) free(c->owned[i]);
     free(c->owned);
@@ -248,7 +248,7 @@ int cli_sweep(int argc, char **argv)
             rc = err.code ? err.code : ERR_RUNTIME;
         }
     }
-    cmd_free(&c);
+    cmd_fini(&c);
     return rc;
 }
 

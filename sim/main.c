@@ -1,5 +1,8 @@
-/* specsim — command line. Parses arguments and calls the library; holds no
- * simulation logic of its own.
+/* specsim — command line: dispatches the subcommands and runs run, check
+ * and analytic (sweep and merge: cli_sweep.c, roofline: cli_roofline.c;
+ * every option is parsed by cli_opt.c). Holds no simulation logic of its
+ * own; with the cli_*.c files it is the only code that prints or exits
+ * (Makefile: they are not in libspecsim.a).
  *
  * Exit status: 0 ok, 1 runtime failure, 2 bad usage or bad scenario.
  */
@@ -111,7 +114,7 @@ static int add_override(cli_t *c, const char *cmd, const char *arg)
     return 0;
 }
 
-static void cli_free(cli_t *c)
+static void cli_fini(cli_t *c)
 {
     for (int i = 0; i < c->nov; i++)
         if (c->ov[i].src == NULL)
@@ -231,7 +234,7 @@ static int cmd_check(int argc, char **argv)
 {
     cli_t c = {0};
     int rc = parse_args(&c, CLI_CHECK, "check", argc, argv);
-    if (help_or_version(&c, usage_check, &rc)) { cli_free(&c); return rc; }
+    if (help_or_version(&c, usage_check, &rc)) { cli_fini(&c); return rc; }
     scenario_t s;
     sweepspec_t sp = {0};
     if (rc == 0) rc = load_checked(&c, &s, &sp);
@@ -248,7 +251,7 @@ static int cmd_check(int argc, char **argv)
         scenario_free(&s);
         sweepspec_free(&sp);
     }
-    cli_free(&c);
+    cli_fini(&c);
     return rc;
 }
 
@@ -256,7 +259,7 @@ static int cmd_analytic(int argc, char **argv)
 {
     cli_t c = {0};
     int rc = parse_args(&c, CLI_ANALYTIC, "analytic", argc, argv);
-    if (help_or_version(&c, usage_analytic, &rc)) { cli_free(&c); return rc; }
+    if (help_or_version(&c, usage_analytic, &rc)) { cli_fini(&c); return rc; }
     scenario_t s;
     if (rc == 0) rc = load(&c, &s);
     if (rc == 0) {
@@ -270,7 +273,7 @@ static int cmd_analytic(int argc, char **argv)
         }
         scenario_free(&s);
     }
-    cli_free(&c);
+    cli_fini(&c);
     return rc;
 }
 
@@ -331,10 +334,10 @@ static int cmd_run(int argc, char **argv)
 {
     cli_t c = {0};
     int rc = parse_args(&c, CLI_RUN, "run", argc, argv);
-    if (help_or_version(&c, usage_run, &rc)) { cli_free(&c); return rc; }
+    if (help_or_version(&c, usage_run, &rc)) { cli_fini(&c); return rc; }
     scenario_t s;
     if (rc == 0) rc = load(&c, &s);
-    if (rc != 0) { cli_free(&c); return rc; }
+    if (rc != 0) { cli_fini(&c); return rc; }
 
     /* The scenario's output: section gives defaults; the command line wins. */
     if (!c.out && s.output.file[0]) c.out = s.output.file;
@@ -346,7 +349,7 @@ static int cmd_run(int argc, char **argv)
     rc = run_preflight(&c, &s);
     if (rc != 0) {
         scenario_free(&s);
-        cli_free(&c);
+        cli_fini(&c);
         return rc;
     }
     if (sim_service_sources(&s, &src, &err) != 0 ||
@@ -362,9 +365,9 @@ static int cmd_run(int argc, char **argv)
             rc = 1;
         }
     }
-    output_sources_free(&src);
+    output_sources_fini(&src);
     scenario_free(&s);
-    cli_free(&c);
+    cli_fini(&c);
     return rc;
 }
 

@@ -299,7 +299,7 @@ int output_summary(FILE *f, const scenario_t *s, const output_sources_t *src,
     return ferror(f) ? -1 : 0;
 }
 
-void output_sources_free(output_sources_t *src)
+void output_sources_fini(output_sources_t *src)
 {
     if (!src) return;
     free(src->edge_group);

@@ -17,7 +17,8 @@
  * "fixed", "distribution", "table", "fitted" or "datasheet". `edge` is the
  * source every tenant group shares, or "mixed" when they differ;
  * edge_group[g] is group g's own. sim_service_sources (sim.h) fills it all
- * (free with output_sources_free); a record filled by hand may leave ngroups 0. */
+ * (release with output_sources_fini); a record filled by hand may leave
+ * ngroups 0. */
 typedef struct output_sources {
     char edge[32];
     char cloud[32];
@@ -25,7 +26,7 @@ typedef struct output_sources {
     const char **edge_group;  /* owned array of static strings, in the
                                  scenario's group order */
 } output_sources_t;
-void output_sources_free(output_sources_t *src);
+void output_sources_fini(output_sources_t *src);
 
 /* The human summary `specsim run` prints: scenario line, service-time
  * sources (tenant groups with different edge sources listed as "table

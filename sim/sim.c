@@ -327,7 +327,7 @@ int sim_service_sources(const scenario_t *s, output_sources_t *out, err_t *err)
     memset(out, 0, sizeof *out);
     if (s->ngroups < 1) return err_set(err, ERR_INPUT, "no tenant groups");
     if (edge_sources(s, out, err) != 0 || cloud_source(s, out, err) != 0) {
-        output_sources_free(out);
+        output_sources_fini(out);
         return -1;
     }
     return 0;
@@ -344,6 +344,6 @@ int sim_check(const scenario_t *s, err_t *err)
     /* `run` reports the sources before simulating: their services must build
      * too (for the edge even in cloud-only mode, where the run loads none). */
     rc = sim_service_sources(s, &src, err);
-    output_sources_free(&src);
+    output_sources_fini(&src);
     return rc;
 }

@@ -35,7 +35,7 @@ int sim_run_detailed(const scenario_t *s, const sim_options_t *opt,
                      metrics_summary_t *out, tally_totals_t *tot, err_t *err);
 
 /* Where the service times came from, for the run report (output_sources_t:
- * output.h); free with output_sources_free. */
+ * output.h); release with output_sources_fini. */
 int sim_service_sources(const scenario_t *s, output_sources_t *out, err_t *err);
 
 /* Tenant group g's edge (draft) source, one of the names above (a static

@@ -271,7 +271,7 @@ static void test_group_sources(void)
     if (rc) return;
     CHECK(sim_service_sources(&s, &src, &err) == 0);
     CHECK_STR(src.edge, "datasheet");   /* all agree */
-    output_sources_free(&src);
+    output_sources_fini(&src);
     scenario_free(&s);
     /* laptops draft LLaMA-2-7B at W4A16: the table for exactly that loads. */
     scenario_override_t ov[] = {
@@ -293,7 +293,7 @@ static void test_group_sources(void)
         CHECK_STR(src.edge_group[1], "table");
         CHECK_STR(src.edge_group[2], "datasheet");
     }
-    output_sources_free(&src);
+    output_sources_fini(&src);
     scenario_free(&s);
 }
 
