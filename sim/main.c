@@ -74,7 +74,8 @@ static const char usage_run[] =
     "  --trace FILE      per-event timeline of replication 0 (CSV:\n"
     "                    time,tenant,event,block,tokens); - for stdout (not\n"
     "                    with --json)\n"
-    "  --quiet           no progress messages on stderr\n";
+    "  --quiet           no progress line on stderr (shown on a terminal only,\n"
+    "                    one update per replication; never with --json)\n";
 
 static const char usage_check[] =
     "usage: specsim check [SCENARIO] [--set PATH=VALUE]...\n"
