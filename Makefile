@@ -3,13 +3,20 @@
 # build/asan with AddressSanitizer and UBSan.
 #
 # Layout rules, so modules can be added without touching this file:
-#   sim/*.c            -> libspecsim.a (sim/main.c is the CLI only)
+#   sim/*.c            -> libspecsim.a, except the command line: sim/main.c and
+#                         sim/cli_*.c go into build/specsim only (they print
+#                         and exit; library code never does)
 #   kernels/*.c        -> libkernels.a (kernels/calibrate_main.c is the CLI)
 #   kernels/*_avx2.c   compiled with -mavx2 -mfma -mf16c
 #   kernels/*_avx512.c compiled with -mavx512f -mavx512bw -mavx512vl -mfma -mf16c
 #   kernels/cuda/*.cu  -> libkernels_cuda.a when nvcc exists
 #   tests/unit/test_*.c, tests/kernels/test_*.c -> one test binary each
 #   tests/cli/*.sh     shell tests run by tests/run.sh
+#
+# VERSION holds the version number; scripts/version.sh writes it with the git
+# commit into build/gen/version.c (in libspecsim.a) on every make, but only
+# touches the file when the text changes, so a new commit relinks and
+# recompiles nothing else.
 
 SAN      ?= 0
 ifeq ($(SAN),1)
@@ -40,8 +47,10 @@ NVFLAGS  := -O3 -std=c++17 -Ikernels -Isim --generate-code arch=compute_90,code=
             --generate-code arch=compute_80,code=sm_80 -Xcompiler -Wall,-Wextra,-Werror
 CUDA_LIBS := -L$(CUDA_HOME)/lib64 -lcublasLt -lcublas -lcudart
 
-SIM_SRC  := $(filter-out sim/main.c,$(wildcard sim/*.c))
-SIM_OBJ  := $(SIM_SRC:%.c=$(BUILD)/%.o)
+CLI_SRC  := sim/main.c $(wildcard sim/cli_*.c)
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
+SIM_SRC  := $(filter-out $(CLI_SRC),$(wildcard sim/*.c))
+SIM_OBJ  := $(SIM_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/version.o
 KER_SRC  := $(filter-out kernels/calibrate_main.c,$(wildcard kernels/*.c))
 KER_OBJ  := $(KER_SRC:%.c=$(BUILD)/%.o)
 CU_SRC   := $(wildcard kernels/cuda/*.cu)
@@ -65,7 +74,7 @@ KCFLAGS += -DSPECSIM_HAVE_CUDA=1
 endif
 endif
 
-.PHONY: all deps run test test-gpu bench figures clean asan
+.PHONY: all deps run test test-gpu bench figures clean asan FORCE
 all: $(BINS) $(UNIT_BIN)
 
 deps:
@@ -113,10 +122,15 @@ $(BUILD)/gen/default_scenario.c: scenarios/default.yaml scripts/embed.sh
 	@mkdir -p $(@D)
 	./scripts/embed.sh specsim_default_scenario $< > $@.tmp && mv $@.tmp $@
 
+# Run every time; the script leaves the file alone when nothing changed.
+$(BUILD)/gen/version.c: FORCE
+	@mkdir -p $(@D)
+	@./scripts/version.sh $(CURDIR) $@
+
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/specsim: $(BUILD)/sim/main.o $(BUILD)/gen/default_scenario.o $(BUILD)/libspecsim.a
+$(BUILD)/specsim: $(CLI_OBJ) $(BUILD)/gen/default_scenario.o $(BUILD)/libspecsim.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # libkernels_cuda.a first: it calls into the C libraries after it.

@@ -661,7 +661,7 @@ int calibrate_cpu(const calibrate_args_t *a, FILE *prog, err_t *err)
         snprintf(t.quant, sizeof t.quant, "%s", a->quant);
         t.rows = rs.r;
         t.nrows = rs.n;
-        rc = caltable_save(&t, a->out, err);
+        rc = caltable_save(&t, a->out, stdout, err);
     }
     goto out;
 oom:

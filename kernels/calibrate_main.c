@@ -1,23 +1,78 @@
 /* calibrate — the CLI: `calibrate --device cpu|cuda --model CARD ...` writes
- * a calibration table; `calibrate --bench` compares GEMV kernels. Exit
- * status: 0 ok, 1 runtime failure, 2 bad usage or bad card. */
+ * a calibration table; `calibrate --bench` compares GEMV kernels;
+ * `calibrate --version` prints the version and git commit (also recorded in
+ * every table it writes). Exit status: 0 ok, 1 runtime failure, 2 bad usage
+ * or bad card. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "calibrate.h"
 #include "calibrate_cuda.h"
+#include "version.h"
+
+/* 1 when --version is one of the options (not an option's value). */
+static int wants_version(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--version")) return 1;
+        /* Options with a value: skip it, so `--out --version` is a path. */
+        static const char *const valued[] = {"--device", "--model", "--quant", "--out",
+                                             "--isa", "--log", "--reps", "--warmup",
+                                             "--max-context", "--threads"};
+        for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
+            if (!strcmp(argv[i], valued[k])) { i++; break; }
+    }
+    return 0;
+}
+
+/* The table is written (caltable_save) to OUT.tmp, then renamed onto OUT:
+ * both are tried now, so that a bad path fails before a measurement of
+ * minutes, not after it. Nothing is left behind. 0, or -1 with err. */
+static int check_out(const char *out, err_t *err)
+{
+    if (!out[0]) return 0;   /* standard output */
+    struct stat st;
+    if (stat(out, &st) == 0 && S_ISDIR(st.st_mode))
+        return err_set(err, ERR_INPUT, "calibrate: --out %s: is a directory", out);
+    size_t n = strlen(out);
+    char *tmp = malloc(n + 5);
+    if (!tmp) return err_set(err, ERR_RUNTIME, "calibrate: out of memory");
+    memcpy(tmp, out, n);
+    memcpy(tmp + n, ".tmp", 5);
+    FILE *f = fopen(tmp, "w");
+    int rc = 0;
+    if (!f) {
+        rc = err_set(err, ERR_INPUT, "calibrate: --out %s: cannot write %s: %s", out, tmp,
+                     strerror(errno));
+    } else {
+        fclose(f);
+        remove(tmp);
+    }
+    free(tmp);
+    return rc;
+}
 
 int main(int argc, char **argv)
 {
     calibrate_args_t a;
     err_t err = {0, ""};
+    if (wants_version(argc, argv))
+        return printf("%s\n", version_string()) < 0 || fflush(stdout) ? 1 : 0;
     if (calibrate_parse_args(argc, argv, &a, &err) != 0) {
         fprintf(stderr, "%s\n", err.msg);
         return err.code ? err.code : 2;
     }
     if (a.help) {
         calibrate_usage(stdout);
+        fputs("calibrate --version prints the version and git commit.\n", stdout);
         return 0;
+    }
+    if (!a.bench && check_out(a.out, &err) != 0) {
+        fprintf(stderr, "%s\n", err.msg);
+        return err.code;
     }
     if (!strcmp(a.device, "cuda")) {
 #if SPECSIM_HAVE_CUDA

@@ -18,6 +18,7 @@
 #include <yaml.h>
 
 #include "cards.h"
+#include "version.h"
 
 #define CALTABLE_FORMAT "specsim-calibration/1"
 
@@ -414,8 +415,9 @@ static int parse_root(const ctx_t *c, const yaml_node_t *root, caltable_t *t)
         {"device", 0, t->device, sizeof t->device, 0},
         {"compiler", 0, t->compiler, sizeof t->compiler, 0},
         {"notes", 0, t->notes, sizeof t->notes, 0},
+        {"specsim_version", 0, t->specsim_version, sizeof t->specsim_version, 0},
     };
-    if (parse_fields(c, val[K_PROV], "provenance", prov, 6) != 0) return -1;
+    if (parse_fields(c, val[K_PROV], "provenance", prov, 7) != 0) return -1;
 
     if (val[K_KIND]) {
         if (get_text(c, val[K_KIND], "device_kind", t->device_kind,
@@ -566,6 +568,8 @@ int caltable_write(const caltable_t *t, FILE *f)
     fputs("format: " CALTABLE_FORMAT "\n", f);
     fputs("provenance:\n", f);
     put_kv_str(f, "  ", "command", t->command);
+    /* The build that measured: whatever table this writes is a new one. */
+    put_kv_str(f, "  ", "specsim_version", version_string());
     put_kv_str(f, "  ", "date", t->date);
     put_kv_str(f, "  ", "host", t->host);
     put_kv_str(f, "  ", "device", t->device);
@@ -585,15 +589,15 @@ int caltable_write(const caltable_t *t, FILE *f)
     }
     fputs("ops:\n", f);
     for (int i = 0; i < t->nrows; i++) put_row(f, &t->rows[i]);
-    /* Flushed here so a full disk or closed stdout shows up as an error. */
+    /* Flushed here so a full disk or a closed pipe shows up as an error. */
     return fflush(f) != 0 || ferror(f) ? -1 : 0;
 }
 
-int caltable_save(const caltable_t *t, const char *path, err_t *err)
+int caltable_save(const caltable_t *t, const char *path, FILE *dflt, err_t *err)
 {
     if (!path || !path[0]) {
-        if (caltable_write(t, stdout) != 0)
-            return err_set(err, ERR_RUNTIME, "stdout: write error");
+        if (caltable_write(t, dflt) != 0)
+            return err_set(err, ERR_RUNTIME, "standard output: write error");
         return 0;
     }
     size_t len = strlen(path);

@@ -7,6 +7,8 @@
  *   format: specsim-calibration/1
  *   provenance:
  *     command: "build/calibrate --device cpu --model models/llm/llama-2-7b.yaml"
+ *     specsim_version: "specsim 0.3.0 (commit 1a2b3c4)"   # the build that
+ *                                      # measured (optional: older tables lack it)
  *     date: 2026-11-29T15:02:11Z
  *     host: hostname
  *     device: "AMD EPYC ... (2 cores)"   # CPU model or GPU name
@@ -71,6 +73,7 @@ typedef struct caltable {
     char host[128];         /* provenance.host (optional) */
     char compiler[512];     /* provenance.compiler (optional) */
     char notes[1024];       /* provenance.notes (optional) */
+    char specsim_version[128]; /* provenance.specsim_version (optional) */
     double read_gbs, copy_gbs, fp16_tflops;
     int model_line, model_column;  /* where model and quant were read */
     int quant_line, quant_column;  /* (1-based; 0 = not read), for messages */
@@ -97,8 +100,9 @@ void caltable_free(caltable_t *t);
 int caltable_write(const caltable_t *t, FILE *f);
 
 /* caltable_write to path through path.tmp renamed into place (a failed run
- * leaves no half table), or to stdout when path is NULL or "". 0, or -1 with
- * err ERR_RUNTIME "PATH: ..." (path.tmp removed). */
-int caltable_save(const caltable_t *t, const char *path, err_t *err);
+ * leaves no half table), or to `dflt` (the caller's choice, standard output
+ * for build/calibrate) when path is NULL or "". 0, or -1 with err
+ * ERR_RUNTIME "PATH: ..." (path.tmp removed). */
+int caltable_save(const caltable_t *t, const char *path, FILE *dflt, err_t *err);
 
 #endif

@@ -1,5 +1,8 @@
-/* specsim — command line. Parses arguments and calls the library; holds no
- * simulation logic of its own.
+/* specsim — command line: dispatches the subcommands and runs run, check
+ * and analytic (sweep and merge: cli_sweep.c, roofline: cli_roofline.c;
+ * every option is parsed by cli_opt.c). Holds no simulation logic of its
+ * own; with the cli_*.c files it is the only code that prints or exits
+ * (Makefile: they are not in libspecsim.a).
  *
  * Exit status: 0 ok, 1 runtime failure, 2 bad usage or bad scenario.
  */
@@ -7,14 +10,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analytic.h"
+#include "cli_opt.h"
+#include "cli_roofline.h"
+#include "cli_sweep.h"
 #include "err.h"
 #include "output.h"
-#include "roofline.h"
 #include "scenario.h"
 #include "sim.h"
-#include "sweep.h"
 #include "sweepspec.h"
 
 #define MAX_OVERRIDES 256
@@ -27,10 +32,9 @@ typedef struct cli {
     const char *scenario;      /* NULL = the embedded default */
     scenario_override_t ov[MAX_OVERRIDES];
     int nov;
-    char seed_buf[32], reps_buf[32];
     const char *out;
     const char *trace;
-    int json, quiet, help;
+    int json, quiet, help, version;
 } cli_t;
 
 static const char usage_main[] =
@@ -47,7 +51,8 @@ static const char usage_main[] =
     "  analytic SCENARIO  closed-form predictions for the same scenario\n"
     "  roofline SCENARIO  verify iteration time vs batch tokens M (CSV)\n"
     "\n"
-    "`specsim COMMAND --help` describes each command. SCENARIO may be omitted\n"
+    "`specsim COMMAND --help` describes each command; `specsim --version`\n"
+    "prints the version and git commit. SCENARIO may be omitted\n"
     "(run, check, analytic): the built-in scenarios/default.yaml is used.\n"
     "Exit status: 0 ok, 1 runtime failure, 2 bad usage or bad scenario.\n";
 
@@ -69,7 +74,8 @@ static const char usage_run[] =
     "  --trace FILE      per-event timeline of replication 0 (CSV:\n"
     "                    time,tenant,event,block,tokens); - for stdout (not\n"
     "                    with --json)\n"
-    "  --quiet           no progress messages on stderr\n";
+    "  --quiet           no progress line on stderr (shown on a terminal only,\n"
+    "                    one update per replication; never with --json)\n";
 
 static const char usage_check[] =
     "usage: specsim check [SCENARIO] [--set PATH=VALUE]...\n"
@@ -89,21 +95,13 @@ static const char usage_analytic[] =
     "side by side), sync block time, single-tenant token rates of the sync,\n"
     "async, cloud-only and edge-only modes, and the roofline terms.\n";
 
-static int usage_error(const char *cmd, const char *fmt, const char *arg)
-{
-    fprintf(stderr, "specsim %s: ", cmd);
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n(see `specsim %s --help`)\n", cmd);
-    return 2;
-}
-
 static int add_override(cli_t *c, const char *cmd, const char *arg)
 {
     const char *eq = strchr(arg, '=');
     if (!eq || eq == arg)
-        return usage_error(cmd, "--set wants PATH=VALUE, got '%s'", arg);
+        return cli_opt_usage_error(cmd, "--set wants PATH=VALUE, got '%s'", arg);
     if (c->nov >= MAX_OVERRIDES)
-        return usage_error(cmd, "too many --set options (at most %s)", "256");
+        return cli_opt_usage_error(cmd, "too many --set options (at most %d)", MAX_OVERRIDES);
     /* Split in place on a private copy: argv strings are not ours to edit. */
     char *copy = strdup(arg);
     if (!copy) {
@@ -117,10 +115,10 @@ static int add_override(cli_t *c, const char *cmd, const char *arg)
     return 0;
 }
 
-static void cli_free(cli_t *c)
+static void cli_fini(cli_t *c)
 {
     for (int i = 0; i < c->nov; i++)
-        if (c->ov[i].path != c->seed_buf && c->ov[i].path != c->reps_buf)
+        if (c->ov[i].src == NULL)
             free((char *)c->ov[i].path);
 }
 
@@ -132,66 +130,64 @@ static int is_uint(const char *s)
     return 1;
 }
 
-/* 1 when `opt` is one of the space-separated words of `allowed`. */
-static int option_allowed(const char *allowed, const char *opt)
+/* --seed N / --reps R: the override they stand for, marked with the option
+ * typed so that messages name it (and --set:N keeps counting only the --set
+ * options). */
+static int add_counted(cli_t *c, const char *cmd, cli_opt_id_t id, const char *val)
 {
-    size_t n = strlen(opt);
-    for (const char *p = strstr(allowed, opt); p; p = strstr(p + 1, opt))
-        if ((p == allowed || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
-            return 1;
+    const char *name = cli_opt_name(id);
+    if (!is_uint(val))
+        return cli_opt_usage_error(cmd, "%s wants a non-negative integer, got '%.100s'",
+                                   name, val);
+    if (c->nov >= MAX_OVERRIDES) return cli_opt_usage_error(cmd, "too many options");
+    c->ov[c->nov++] = (scenario_override_t){
+        .path = id == OPT_SEED ? "seed" : "replications", .value = val, .src = name};
     return 0;
 }
 
-/* Parses the options shared by run, check and analytic. `allowed` lists the
- * long options this command takes. Returns 0, or an exit status. */
-static int parse_args(cli_t *c, const char *cmd, int argc, char **argv,
-                      const char *allowed)
+/* Parses the options of run, check and analytic (cli_opt's table says which
+ * each takes). Returns 0, or an exit status. */
+static int parse_args(cli_t *c, cli_cmd_t id, const char *cmd, int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *val = (i + 1 < argc) ? argv[i + 1] : NULL;
-        if (a[0] != '-' || strcmp(a, "-") == 0) {
-            if (c->scenario)
-                return usage_error(cmd, "more than one scenario given ('%s')", a);
-            c->scenario = a;
-            continue;
-        }
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            c->help = 1;
-            return 0;
-        }
-        if (!option_allowed(allowed, a))
-            return usage_error(cmd, "unknown option '%s'", a);
-        if (strcmp(a, "--json") == 0) { c->json = 1; continue; }
-        if (strcmp(a, "--quiet") == 0) { c->quiet = 1; continue; }
-        if (!val) return usage_error(cmd, "option '%s' needs a value", a);
-        i++;
-        int rc = 0;
-        if (strcmp(a, "--set") == 0) {
-            rc = add_override(c, cmd, val);
-        } else if (strcmp(a, "--seed") == 0 || strcmp(a, "--reps") == 0) {
-            if (!is_uint(val)) {
-                char what[160];
-                snprintf(what, sizeof what, "%s wants a non-negative integer, got '%.100s'", a,
-                         val);
-                return usage_error(cmd, "%s", what);
-            }
-            int seed = strcmp(a, "--seed") == 0;
-            char *buf = seed ? c->seed_buf : c->reps_buf;
-            snprintf(buf, sizeof c->seed_buf, "%s", seed ? "seed" : "replications");
-            if (c->nov >= MAX_OVERRIDES) return usage_error(cmd, "too many options%s", "");
-            /* Marked with the option typed, so that messages name it (and
-             * --set:N keeps counting only the --set options). */
-            c->ov[c->nov] = (scenario_override_t){.path = buf, .value = val, .src = a};
-            c->nov++;
-        } else if (strcmp(a, "--out") == 0) {
-            c->out = val;
-        } else if (strcmp(a, "--trace") == 0) {
-            c->trace = val;
-        }
-        if (rc) return rc;
+    cli_opt_args_t *a = malloc(sizeof *a);
+    char msg[256];
+    if (!a) {
+        fprintf(stderr, "specsim: out of memory\n");
+        return 1;
     }
-    return 0;
+    int rc = 0;
+    if (cli_opt_parse(id, 1, argc, argv, a, msg, sizeof msg) != 0)
+        rc = cli_opt_usage_error(cmd, "%s", msg);
+    if (rc == 0) {
+        c->help = a->help;
+        c->version = a->version;
+        c->scenario = a->npos ? a->pos[0] : NULL;
+    }
+    for (int i = 0; rc == 0 && i < a->nopt; i++) {
+        const cli_opt_arg_t *o = &a->opt[i];
+        switch (o->id) {
+        case OPT_SET: rc = add_override(c, cmd, o->value); break;
+        case OPT_SEED:
+        case OPT_REPS: rc = add_counted(c, cmd, o->id, o->value); break;
+        case OPT_OUT: c->out = o->value; break;
+        case OPT_TRACE: c->trace = o->value; break;
+        case OPT_JSON: c->json = 1; break;
+        case OPT_QUIET: c->quiet = 1; break;
+        default: break;   /* --help, --version: read above */
+        }
+    }
+    free(a);
+    return rc;
+}
+
+/* --help or --version: printed, and *rc set; 1 when the command is done. */
+static int help_or_version(const cli_t *c, const char *usage, int *rc)
+{
+    if (*rc != 0) return 1;
+    if (c->help) *rc = fputs(usage, stdout) == EOF ? 1 : 0;
+    else if (c->version) *rc = cli_opt_print_version();
+    else return 0;
+    return 1;
 }
 
 #define DEFAULT_NAME "scenarios/default.yaml (built in)"
@@ -238,8 +234,8 @@ static int load_checked(const cli_t *c, scenario_t *s, sweepspec_t *sp)
 static int cmd_check(int argc, char **argv)
 {
     cli_t c = {0};
-    int rc = parse_args(&c, "check", argc, argv, "--set");
-    if (rc == 0 && c.help) { fputs(usage_check, stdout); cli_free(&c); return 0; }
+    int rc = parse_args(&c, CLI_CHECK, "check", argc, argv);
+    if (help_or_version(&c, usage_check, &rc)) { cli_fini(&c); return rc; }
     scenario_t s;
     sweepspec_t sp = {0};
     if (rc == 0) rc = load_checked(&c, &s, &sp);
@@ -256,15 +252,15 @@ static int cmd_check(int argc, char **argv)
         scenario_free(&s);
         sweepspec_free(&sp);
     }
-    cli_free(&c);
+    cli_fini(&c);
     return rc;
 }
 
 static int cmd_analytic(int argc, char **argv)
 {
     cli_t c = {0};
-    int rc = parse_args(&c, "analytic", argc, argv, "--set --json");
-    if (rc == 0 && c.help) { fputs(usage_analytic, stdout); cli_free(&c); return 0; }
+    int rc = parse_args(&c, CLI_ANALYTIC, "analytic", argc, argv);
+    if (help_or_version(&c, usage_analytic, &rc)) { cli_fini(&c); return rc; }
     scenario_t s;
     if (rc == 0) rc = load(&c, &s);
     if (rc == 0) {
@@ -278,15 +274,27 @@ static int cmd_analytic(int argc, char **argv)
         }
         scenario_free(&s);
     }
-    cli_free(&c);
+    cli_fini(&c);
     return rc;
 }
 
-/* Runs the simulation with the trace (if any) written atomically beside. */
+/* After each replication: how many are done, on one terminal line. */
+static void run_progress(void *ctx, int done, int total)
+{
+    (void)ctx;
+    fprintf(stderr, "\rrun: replication %d/%d done\033[K%s", done, total,
+            done == total ? "\n" : "");
+    fflush(stderr);
+}
+
+/* Runs the simulation with the trace (if any) written atomically beside.
+ * Progress goes to a terminal only (a log or a pipe gets none), and never
+ * with --quiet or --json. */
 static int run_with_trace(const cli_t *c, const scenario_t *s,
                           metrics_summary_t *m, err_t *err)
 {
-    sim_options_t opt = {.trace = NULL, .quiet = c->quiet || c->json};
+    int show = !c->quiet && !c->json && isatty(STDERR_FILENO);
+    sim_options_t opt = {.trace = NULL, .progress = show ? run_progress : NULL};
     char tmp[4096];
     if (c->trace && strcmp(c->trace, "-") == 0) {
         /* Standard output: for piping into a plotter; nothing to commit. */
@@ -310,7 +318,7 @@ static int run_with_trace(const cli_t *c, const scenario_t *s,
 static int run_preflight(const cli_t *c, const scenario_t *s)
 {
     if (c->json && c->trace && strcmp(c->trace, "-") == 0)
-        return usage_error("run", "--json and %s would both write to standard output",
+        return cli_opt_usage_error("run", "--json and %s would both write to standard output",
                            c->trace == s->output.trace ? "the scenario's output.trace: -"
                                                        : "--trace -");
     /* (A scenario's own output.file is checked, at its line, with the rest
@@ -326,24 +334,23 @@ static int run_preflight(const cli_t *c, const scenario_t *s)
 static int cmd_run(int argc, char **argv)
 {
     cli_t c = {0};
-    int rc = parse_args(&c, "run", argc, argv,
-                        "--set --seed --reps --out --json --trace --quiet");
-    if (rc == 0 && c.help) { fputs(usage_run, stdout); cli_free(&c); return 0; }
+    int rc = parse_args(&c, CLI_RUN, "run", argc, argv);
+    if (help_or_version(&c, usage_run, &rc)) { cli_fini(&c); return rc; }
     scenario_t s;
     if (rc == 0) rc = load(&c, &s);
-    if (rc != 0) { cli_free(&c); return rc; }
+    if (rc != 0) { cli_fini(&c); return rc; }
 
     /* The scenario's output: section gives defaults; the command line wins. */
     if (!c.out && s.output.file[0]) c.out = s.output.file;
     if (!c.trace && s.output.trace[0]) c.trace = s.output.trace;
 
     metrics_summary_t m;
-    sim_sources_t src = {0};
+    output_sources_t src = {0};
     err_t err = {0};
     rc = run_preflight(&c, &s);
     if (rc != 0) {
         scenario_free(&s);
-        cli_free(&c);
+        cli_fini(&c);
         return rc;
     }
     if (sim_service_sources(&s, &src, &err) != 0 ||
@@ -359,9 +366,9 @@ static int cmd_run(int argc, char **argv)
             rc = 1;
         }
     }
-    sim_sources_free(&src);
+    output_sources_fini(&src);
     scenario_free(&s);
-    cli_free(&c);
+    cli_fini(&c);
     return rc;
 }
 
@@ -376,12 +383,13 @@ int main(int argc, char **argv)
         fputs(usage_main, stdout);
         return 0;
     }
+    if (strcmp(cmd, "--version") == 0) return cli_opt_print_version();
     if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1);
     if (strcmp(cmd, "check") == 0) return cmd_check(argc - 1, argv + 1);
     if (strcmp(cmd, "analytic") == 0) return cmd_analytic(argc - 1, argv + 1);
-    if (strcmp(cmd, "sweep") == 0) return sweep_cli(argc - 1, argv + 1);
-    if (strcmp(cmd, "merge") == 0) return merge_cli(argc - 1, argv + 1);
-    if (strcmp(cmd, "roofline") == 0) return roofline_cli(argc - 1, argv + 1);
+    if (strcmp(cmd, "sweep") == 0) return cli_sweep(argc - 1, argv + 1);
+    if (strcmp(cmd, "merge") == 0) return cli_merge(argc - 1, argv + 1);
+    if (strcmp(cmd, "roofline") == 0) return cli_roofline(argc - 1, argv + 1);
     fprintf(stderr, "specsim: unknown command '%s'\n\n%s", cmd, usage_main);
     return 2;
 }

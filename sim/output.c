@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "proto.h"
+#include "version.h"
 
 /* ---- number and string formatting --------------------------------------- */
 
@@ -210,7 +211,7 @@ static int summary_line(FILE *f, int namew, const metric_view_t *mv,
 
 /* Each group's source when they differ, 1 when they do not or are not
  * known (src->edge says it all then). */
-static int groups_differ(const scenario_t *s, const sim_sources_t *src)
+static int groups_differ(const scenario_t *s, const output_sources_t *src)
 {
     return src && src->ngroups > 0 && src->ngroups == s->ngroups && s->groups &&
            strcmp(src->edge, "mixed") == 0;
@@ -218,7 +219,7 @@ static int groups_differ(const scenario_t *s, const sim_sources_t *src)
 
 /* "table (laptops), datasheet (phones, jetsons)": each source once, in the
  * order of the first group using it, with the groups that use it. */
-static int summary_edge(FILE *f, const scenario_t *s, const sim_sources_t *src)
+static int summary_edge(FILE *f, const scenario_t *s, const output_sources_t *src)
 {
     if (!src || !src->edge[0]) return fputs("unknown", f) == EOF ? -1 : 0;
     if (!groups_differ(s, src)) return fputs(src->edge, f) == EOF ? -1 : 0;
@@ -240,7 +241,7 @@ static int summary_edge(FILE *f, const scenario_t *s, const sim_sources_t *src)
     return rc ? -1 : 0;
 }
 
-static int summary_header(FILE *f, const scenario_t *s, const sim_sources_t *src,
+static int summary_header(FILE *f, const scenario_t *s, const output_sources_t *src,
                           int reps)
 {
     int rc = 0;
@@ -269,7 +270,7 @@ static int summary_header(FILE *f, const scenario_t *s, const sim_sources_t *src
     return rc ? -1 : 0;
 }
 
-int output_summary(FILE *f, const scenario_t *s, const sim_sources_t *src,
+int output_summary(FILE *f, const scenario_t *s, const output_sources_t *src,
                    const metrics_summary_t *m)
 {
     int namew = 0;
@@ -299,6 +300,14 @@ int output_summary(FILE *f, const scenario_t *s, const sim_sources_t *src,
     return ferror(f) ? -1 : 0;
 }
 
+void output_sources_fini(output_sources_t *src)
+{
+    if (!src) return;
+    free(src->edge_group);
+    src->edge_group = NULL;
+    src->ngroups = 0;
+}
+
 /* ---- JSON --------------------------------------------------------------- */
 
 static int json_key(FILE *f, const char *key)
@@ -308,7 +317,7 @@ static int json_key(FILE *f, const char *key)
 }
 
 /* {"phones": "datasheet", "laptops": "table"}, or null when not known. */
-static int json_group_sources(FILE *f, const scenario_t *s, const sim_sources_t *src)
+static int json_group_sources(FILE *f, const scenario_t *s, const output_sources_t *src)
 {
     if (!src || src->ngroups < 1 || src->ngroups != s->ngroups || !s->groups)
         return fputs("null", f) == EOF ? -1 : 0;
@@ -323,13 +332,15 @@ static int json_group_sources(FILE *f, const scenario_t *s, const sim_sources_t 
     return rc ? -1 : 0;
 }
 
-int output_json(FILE *f, const scenario_t *s, const sim_sources_t *src,
+int output_json(FILE *f, const scenario_t *s, const output_sources_t *src,
                 const metrics_summary_t *m)
 {
     char key[128];
     int rc = 0;
     rc |= fputs("{\n  \"scenario\": ", f) == EOF;
     rc |= json_string(f, s->name) < 0;
+    rc |= json_key(f, "version") < 0;
+    rc |= json_string(f, version_string()) < 0;
     rc |= json_key(f, "mode") < 0;
     rc |= json_string(f, s->protocol.proto->name) < 0;
     rc |= json_key(f, "seed") < 0;
@@ -469,7 +480,7 @@ static int has_suffix(const char *s, const char *suf)
 }
 
 /* The leading columns of a single run's CSV: what identifies the result. */
-static int csv_single(FILE *f, const scenario_t *s, const sim_sources_t *src,
+static int csv_single(FILE *f, const scenario_t *s, const output_sources_t *src,
                       const metrics_summary_t *m)
 {
     static const char *const keys[] = {"scenario", "mode", "seed", "replications",
@@ -485,7 +496,7 @@ static int csv_single(FILE *f, const scenario_t *s, const sim_sources_t *src,
     return output_csv_row(f, vals, 7, m);
 }
 
-typedef int (*body_fn)(FILE *f, const scenario_t *s, const sim_sources_t *src,
+typedef int (*body_fn)(FILE *f, const scenario_t *s, const output_sources_t *src,
                        const metrics_summary_t *m);
 
 /* Results plus sidecar: both are written and synced to temporary files
@@ -493,7 +504,7 @@ typedef int (*body_fn)(FILE *f, const scenario_t *s, const sim_sources_t *src,
  * sidecar is renamed first: results whose scenario is missing cannot be
  * reproduced. ext: the results' extension, replaced by ".scenario.yaml". */
 static int write_with_sidecar(const char *path, size_t ext, body_fn body,
-                              const scenario_t *s, const sim_sources_t *src,
+                              const scenario_t *s, const output_sources_t *src,
                               const metrics_summary_t *m, err_t *err)
 {
     char side[OUT_PATH_MAX], tmp[OUT_PATH_MAX], stmp[OUT_PATH_MAX + 32];
@@ -516,7 +527,9 @@ static int write_with_sidecar(const char *path, size_t ext, body_fn body,
         return -1;
     }
     errno = 0;
-    if (scenario_write_yaml(s, sf) < 0) {
+    /* A comment, so that the sidecar still loads as a scenario. */
+    if (fprintf(sf, "# written by %s\n", version_string()) < 0 ||
+        scenario_write_yaml(s, sf) < 0) {
         int e = errno;
         output_abort(sf, stmp);
         output_abort(f, tmp);
@@ -553,7 +566,7 @@ int output_check_path(const char *path, err_t *err)
 }
 
 int output_write_file(const char *path, const scenario_t *s,
-                      const sim_sources_t *src, const metrics_summary_t *m,
+                      const output_sources_t *src, const metrics_summary_t *m,
                       err_t *err)
 {
     if (output_check_path(path, err) != 0) return -1;

@@ -12,23 +12,38 @@
 #include "err.h"
 #include "metrics.h"
 #include "scenario.h"
-#include "sim.h"
+
+/* Where the service times came from, for the run report:
+ * "fixed", "distribution", "table", "fitted" or "datasheet". `edge` is the
+ * source every tenant group shares, or "mixed" when they differ;
+ * edge_group[g] is group g's own. sim_service_sources (sim.h) fills it all
+ * (release with output_sources_fini); a record filled by hand may leave
+ * ngroups 0. */
+typedef struct output_sources {
+    char edge[32];
+    char cloud[32];
+    int ngroups;              /* entries of edge_group; 0 = not known */
+    const char **edge_group;  /* owned array of static strings, in the
+                                 scenario's group order */
+} output_sources_t;
+void output_sources_fini(output_sources_t *src);
 
 /* The human summary `specsim run` prints: scenario line, service-time
  * sources (tenant groups with different edge sources listed as "table
  * (laptops), datasheet (phones, jetsons)"), then metrics grouped (latency,
  * throughput, speculation, cloud, network, cost, bookkeeping) with ± CI
  * where replications > 1. */
-int output_summary(FILE *f, const scenario_t *s, const sim_sources_t *src,
+int output_summary(FILE *f, const scenario_t *s, const output_sources_t *src,
                    const metrics_summary_t *m);
 
-/* Exactly one JSON object: "scenario", "mode", "seed", "replications",
+/* Exactly one JSON object: "scenario", "version" (version_string(),
+ * version.h: the build that wrote it), "mode", "seed", "replications",
  * "tenants", "edge_service_source" (common to every tenant group, or
  * "mixed"), "edge_service_sources" ({group name: source}, null when src
  * does not list them), "cloud_service_source", then every
  * metric of METRICS_LIST in order, each followed by "<name>_ci95" when
  * replications > 1. Ends with a newline. */
-int output_json(FILE *f, const scenario_t *s, const sim_sources_t *src,
+int output_json(FILE *f, const scenario_t *s, const output_sources_t *src,
                 const metrics_summary_t *m);
 
 /* CSV: `keys` are leading columns (sweep axes, by dotted path); then every
@@ -42,9 +57,10 @@ int output_csv_row(FILE *f, const char *const *values, int nkeys,
  * directory, fsync, rename), choosing the format by extension (.csv or
  * .json; anything else is an ERR_INPUT error). Either also gets the
  * resolved scenario as the sidecar PATH-without-extension + ".scenario.yaml",
- * so a result can always be reproduced. Nothing is left behind on failure. */
+ * so a result can always be reproduced; its first line is the comment
+ * "# written by " + version_string(). Nothing is left behind on failure. */
 int output_write_file(const char *path, const scenario_t *s,
-                      const sim_sources_t *src, const metrics_summary_t *m,
+                      const output_sources_t *src, const metrics_summary_t *m,
                       err_t *err);
 /* 0 when output_write_file would accept path's name (.csv or .json), else
  * -1 with ERR_INPUT: lets a command refuse a bad --out before running. */

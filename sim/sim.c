@@ -193,7 +193,7 @@ static int shared_build(const scenario_t *s, repl_shared_t *sh, err_t *err)
 }
 
 static int run_reps(const scenario_t *s, const sim_options_t *opt,
-                    metrics_summary_t *out, sim_totals_t *tot, err_t *err)
+                    metrics_summary_t *out, tally_totals_t *tot, err_t *err)
 {
     repl_shared_t sh;
     if (validate(s, err)) return -1;
@@ -235,6 +235,7 @@ static int run_reps(const scenario_t *s, const sim_options_t *opt,
         if (r == 0 && tot) *tot = tl->raw;
         if (trp && trace_error(trp))
             rc = err_set(err, ERR_RUNTIME, "trace: write error");
+        if (rc == 0 && opt && opt->progress) opt->progress(opt->progress_ctx, r + 1, R);
     }
     if (rc == 0) {
         metrics_summarize(reps, R, out);
@@ -252,7 +253,7 @@ done:
 }
 
 int sim_run_detailed(const scenario_t *s, const sim_options_t *opt,
-                     metrics_summary_t *out, sim_totals_t *tot, err_t *err)
+                     metrics_summary_t *out, tally_totals_t *tot, err_t *err)
 {
     /* A private record: world code clears and tests its message, and the
      * caller's err may be NULL. */
@@ -290,7 +291,7 @@ const char *sim_edge_source(const scenario_t *s, int g, err_t *err)
 }
 
 /* Every group's source counts: one group's would misreport the rest. */
-static int edge_sources(const scenario_t *s, sim_sources_t *out, err_t *err)
+static int edge_sources(const scenario_t *s, output_sources_t *out, err_t *err)
 {
     out->edge_group = calloc((size_t)s->ngroups, sizeof *out->edge_group);
     if (!out->edge_group) return err_set(err, ERR_RUNTIME, "out of memory");
@@ -305,7 +306,7 @@ static int edge_sources(const scenario_t *s, sim_sources_t *out, err_t *err)
     return 0;
 }
 
-static int cloud_source(const scenario_t *s, sim_sources_t *out, err_t *err)
+static int cloud_source(const scenario_t *s, output_sources_t *out, err_t *err)
 {
     const cloud_cfg_t *c = &s->cloud;
     if (c->has_verify_time) {
@@ -319,29 +320,21 @@ static int cloud_source(const scenario_t *s, sim_sources_t *out, err_t *err)
     return 0;
 }
 
-int sim_service_sources(const scenario_t *s, sim_sources_t *out, err_t *err)
+int sim_service_sources(const scenario_t *s, output_sources_t *out, err_t *err)
 {
     memset(out, 0, sizeof *out);
     if (s->ngroups < 1) return err_set(err, ERR_INPUT, "no tenant groups");
     if (edge_sources(s, out, err) != 0 || cloud_source(s, out, err) != 0) {
-        sim_sources_free(out);
+        output_sources_fini(out);
         return -1;
     }
     return 0;
 }
 
-void sim_sources_free(sim_sources_t *src)
-{
-    if (!src) return;
-    free(src->edge_group);
-    src->edge_group = NULL;
-    src->ngroups = 0;
-}
-
 int sim_check(const scenario_t *s, err_t *err)
 {
     repl_shared_t sh;
-    sim_sources_t src;
+    output_sources_t src;
     if (validate(s, err)) return -1;
     int rc = shared_build(s, &sh, err);
     shared_free(&sh);
@@ -349,6 +342,6 @@ int sim_check(const scenario_t *s, err_t *err)
     /* `run` reports the sources before simulating: their services must build
      * too (for the edge even in cloud-only mode, where the run loads none). */
     rc = sim_service_sources(s, &src, err);
-    sim_sources_free(&src);
+    output_sources_fini(&src);
     return rc;
 }

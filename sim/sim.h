@@ -11,11 +11,17 @@
 
 #include "err.h"
 #include "metrics.h"
+#include "output.h"
 #include "scenario.h"
+#include "tally.h"
 
 typedef struct sim_options {
     FILE *trace;      /* per-event timeline (CSV) of replication 0, or NULL */
-    int quiet;        /* no progress on stderr */
+    /* Called after each replication with the number done and the total
+     * (the library prints nothing: the command line shows progress), or
+     * NULL. */
+    void (*progress)(void *ctx, int done, int total);
+    void *progress_ctx;
 } sim_options_t;
 
 /* Runs s->replications replications of s->duration simulated seconds each and
@@ -24,55 +30,13 @@ typedef struct sim_options {
 int sim_run(const scenario_t *s, const sim_options_t *opt,
             metrics_summary_t *out, err_t *err);
 
-/* Whole-replication totals, not clipped to the warm-up, for conservation
- * and Little's-law checks (tests) — replication 0 of a sim_run_detailed. */
-typedef struct sim_totals {
-    double end;               /* simulated time covered (duration) */
-    /* tokens */
-    double drafted;           /* draft tokens completed (+ partial ones discarded) */
-    double discarded;         /* drafted then thrown away */
-    double draft_committed;   /* drafted tokens that were committed */
-    double extra_committed;   /* corrections, bonus tokens, cloud-only tokens */
-    double first_tokens;      /* first tokens (from prefill) committed */
-    double committed;         /* every token committed at the edges */
-    double pending_drafts;    /* drafted, undecided at the end (blocks in flight) */
-    /* cloud queue: jobs waiting to enter their first iteration */
-    double queue_area;        /* integral of the number waiting over [0, end] */
-    double queue_arrivals;    /* jobs that entered a queue */
-    double queue_started;     /* jobs that entered an iteration */
-    double queue_purged;      /* jobs purged (stale) before starting */
-    double queue_delay_sum;   /* sum of arrival -> first iteration, started jobs */
-    double queue_purged_sojourn; /* sum of arrival -> purge, purged jobs */
-    double queue_open_sojourn;   /* sum of arrival -> end, jobs still waiting */
-    double queue_waiting_end; /* jobs waiting at the end */
-    /* verification */
-    double verdicts;          /* verify jobs decided (non-stale) */
-    double verified_tokens;   /* (gamma+1) per verify job computed */
-    double stale_tokens;      /* of which in stale blocks */
-    double blocks_dropped;    /* stale blocks dropped on arrival */
-    double busy_s;            /* GPU busy seconds, all replicas */
-    double iterations;
-    double requests_done;
-} sim_totals_t;
-
 /* sim_run plus the raw totals of replication 0 in *tot (may be NULL). */
 int sim_run_detailed(const scenario_t *s, const sim_options_t *opt,
-                     metrics_summary_t *out, sim_totals_t *tot, err_t *err);
+                     metrics_summary_t *out, tally_totals_t *tot, err_t *err);
 
-/* Where the service times came from, for the run report:
- * "fixed", "distribution", "table", "fitted" or "datasheet". `edge` is the
- * source every tenant group shares, or "mixed" when they differ;
- * edge_group[g] is group g's own. sim_service_sources fills it all (free
- * with sim_sources_free); a record filled by hand may leave ngroups 0. */
-typedef struct sim_sources {
-    char edge[32];
-    char cloud[32];
-    int ngroups;              /* entries of edge_group; 0 = not known */
-    const char **edge_group;  /* owned array of static strings, in the
-                                 scenario's group order */
-} sim_sources_t;
-int sim_service_sources(const scenario_t *s, sim_sources_t *out, err_t *err);
-void sim_sources_free(sim_sources_t *src);
+/* Where the service times came from, for the run report (output_sources_t:
+ * output.h); release with output_sources_fini. */
+int sim_service_sources(const scenario_t *s, output_sources_t *out, err_t *err);
 
 /* Tenant group g's edge (draft) source, one of the names above (a static
  * string), or NULL with err filled when its service cannot be built. */

@@ -1,4 +1,4 @@
-/* sweep — `specsim sweep` / `specsim merge` (see sweep.h).
+/* sweep — run a sweep's points (see sweep.h).
  *
  * Points run on a pool of threads; the calling thread is the only writer and
  * appends rows strictly in point order through a bounded reorder ring, so the
@@ -30,206 +30,6 @@
 /* Points a worker may run ahead of the writer, per thread: bounds memory
  * while one slow point holds back the rows after it. */
 #define RING_PER_THREAD 32
-
-static const char usage_sweep[] =
-    "usage: specsim sweep SCENARIO [-j N] [--shard I/N] [--resume] [--force]\n"
-    "                     [--out FILE.csv] [--set PATH=VALUE]... [--seed N]\n"
-    "                     [--reps R] [--independent-seeds] [--quiet]\n"
-    "       specsim sweep --explain ROW SCENARIO [--set PATH=VALUE]...\n"
-    "\n"
-    "Runs every point of the scenario's sweep: section and writes one CSV row\n"
-    "per point, in point order: point,<axis paths>,<metrics and _ci95>, plus\n"
-    "the sidecar FILE.scenario.yaml (resolved base scenario and the axes).\n"
-    "\n"
-    "  -j, --jobs N         threads (default: number of cores)\n"
-    "  --shard I/N          run only points I, I+N, I+2N, ... (0 <= I < N)\n"
-    "  --resume             continue FILE.csv: skip the points already in it\n"
-    "  --force              overwrite an existing FILE.csv\n"
-    "  --out FILE.csv       output (default: the scenario's output.file, else\n"
-    "                       stdout)\n"
-    "  --set PATH=VALUE     override a key of the base scenario (repeatable)\n"
-    "  --seed N, --reps R   same as --set seed=N, --set replications=R\n"
-    "  --independent-seeds  seed each point from (seed, point) instead of\n"
-    "                       common random numbers\n"
-    "  --explain ROW        print the `specsim run` command for point ROW\n"
-    "  --quiet              no progress line\n"
-    "\n"
-    "wall_s and events_per_s columns are left empty: they are the only\n"
-    "metrics that differ between runs, and sweep files are byte-reproducible.\n"
-    "Exit status: 0 ok, 1 runtime failure, 2 bad usage or bad scenario.\n";
-
-static const char usage_merge[] =
-    "usage: specsim merge OUT.csv PART.csv...\n"
-    "\n"
-    "Merges the CSVs of a sharded sweep (specsim sweep --shard I/N) into the\n"
-    "file an unsharded run writes. The parts must come from one sweep (equal\n"
-    "sidecars) and together hold every point.\n"
-    "Exit status: 0 ok, 1 points missing or I/O failure, 2 bad usage or parts\n"
-    "of different sweeps.\n";
-
-typedef struct sweep_opts {
-    const char *scenario;
-    const char *out;
-    long jobs;
-    uint64_t shard_i, shard_n;
-    int resume, force, quiet, independent_seeds, help;
-    int has_explain;
-    uint64_t explain;
-    scenario_override_t *sets;   /* owned array; strings point into argv or */
-    char **owned;                /* ... into these owned copies */
-    int nsets, nowned;
-} sweep_opts_t;
-
-static void opts_free(sweep_opts_t *o)
-{
-    for (int i = 0; i < o->nowned; i++) free(o->owned[i]);
-    free(o->owned);
-    free(o->sets);
-}
-
-static int usage_error(const char *fmt, const char *arg)
-{
-    fputs("specsim sweep: ", stderr);
-    fprintf(stderr, fmt, arg);
-    fputs("\n(specsim sweep --help for usage)\n", stderr);
-    return ERR_INPUT;
-}
-
-static int parse_u64(const char *s, uint64_t *out)
-{
-    char *end;
-    if (!s || *s < '0' || *s > '9') return -1;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (*end || errno) return -1;
-    *out = v;
-    return 0;
-}
-
-/* Adds an override; `own` is a malloc'ed "PATH\0VALUE" block or NULL; `src`
- * is the option that gave it (NULL for --set: see scenario_override_t). */
-static int add_set(sweep_opts_t *o, const char *path, const char *value,
-                   const char *src, char *own)
-{
-    scenario_override_t *s = realloc(o->sets, (size_t)(o->nsets + 1) * sizeof *s);
-    if (!s) { free(own); return -1; }
-    o->sets = s;
-    if (own) {
-        char **w = realloc(o->owned, (size_t)(o->nowned + 1) * sizeof *w);
-        if (!w) { free(own); return -1; }
-        o->owned = w;
-        o->owned[o->nowned++] = own;
-    }
-    o->sets[o->nsets] = (scenario_override_t){.path = path, .value = value,
-                                              .src = src};
-    o->nsets++;
-    return 0;
-}
-
-static int add_set_arg(sweep_opts_t *o, const char *arg)
-{
-    const char *eq = strchr(arg, '=');
-    if (!eq || eq == arg) return usage_error("--set needs PATH=VALUE, got '%s'", arg);
-    char *own = strdup(arg);
-    if (!own) return ERR_RUNTIME;
-    own[eq - arg] = '\0';
-    return add_set(o, own, own + (eq - arg) + 1, NULL, own) ? ERR_RUNTIME : 0;
-}
-
-/* `--opt VALUE` or `--opt=VALUE`; advances *i past a separate value. */
-static const char *opt_value(int argc, char **argv, int *i, const char *name)
-{
-    const char *a = argv[*i];
-    size_t n = strlen(name);
-    if (strncmp(a, name, n) == 0 && a[n] == '=') return a + n + 1;
-    if (strcmp(a, name) == 0 && *i + 1 < argc) return argv[++*i];
-    return NULL;
-}
-
-static int is_opt(const char *a, const char *name)
-{
-    size_t n = strlen(name);
-    return strncmp(a, name, n) == 0 && (a[n] == '\0' || a[n] == '=');
-}
-
-static int parse_opts(sweep_opts_t *o, int argc, char **argv)
-{
-    memset(o, 0, sizeof *o);
-    o->shard_n = 1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
-        int rc = 0;
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            o->help = 1;
-        } else if (strcmp(a, "--resume") == 0) {
-            o->resume = 1;
-        } else if (strcmp(a, "--force") == 0) {
-            o->force = 1;
-        } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
-            o->quiet = 1;
-        } else if (strcmp(a, "--independent-seeds") == 0) {
-            o->independent_seeds = 1;
-        } else if (strncmp(a, "-j", 2) == 0 && a[2] && a[2] != '-') {
-            uint64_t j;
-            if (parse_u64(a + 2, &j) || j < 1 || j > 4096)
-                return usage_error("-j needs a thread count >= 1, got '%s'", a + 2);
-            o->jobs = (long)j;
-        } else if (strcmp(a, "-j") == 0 || is_opt(a, "--jobs")) {
-            uint64_t j;
-            v = opt_value(argc, argv, &i, strcmp(a, "-j") == 0 ? "-j" : "--jobs");
-            if (parse_u64(v, &j) || j < 1 || j > 4096)
-                return usage_error("-j needs a thread count >= 1, got '%s'",
-                                   v ? v : "nothing");
-            o->jobs = (long)j;
-        } else if (is_opt(a, "--shard")) {
-            v = opt_value(argc, argv, &i, "--shard");
-            const char *slash = v ? strchr(v, '/') : NULL;
-            char ibuf[32];
-            if (!slash || (size_t)(slash - v) >= sizeof ibuf)
-                return usage_error("--shard needs I/N, got '%s'", v ? v : "nothing");
-            memcpy(ibuf, v, (size_t)(slash - v));
-            ibuf[slash - v] = '\0';
-            if (parse_u64(ibuf, &o->shard_i) || parse_u64(slash + 1, &o->shard_n) ||
-                o->shard_n < 1 || o->shard_i >= o->shard_n)
-                return usage_error("--shard needs I/N with 0 <= I < N, got '%s'", v);
-        } else if (is_opt(a, "--out") || strcmp(a, "-o") == 0) {
-            v = opt_value(argc, argv, &i, strcmp(a, "-o") == 0 ? "-o" : "--out");
-            if (!v || !*v) return usage_error("%s needs a file name", a);
-            o->out = v;
-        } else if (is_opt(a, "--set")) {
-            v = opt_value(argc, argv, &i, "--set");
-            if (!v) return usage_error("%s needs PATH=VALUE", a);
-            rc = add_set_arg(o, v);
-        } else if (is_opt(a, "--seed") || is_opt(a, "--reps")) {
-            int seed = is_opt(a, "--seed");
-            v = opt_value(argc, argv, &i, seed ? "--seed" : "--reps");
-            uint64_t x;
-            if (parse_u64(v, &x))
-                return usage_error("%s needs a non-negative integer", a);
-            /* Messages name the option typed, not a --set the user never gave. */
-            rc = add_set(o, seed ? "seed" : "replications", v,
-                         seed ? "--seed" : "--reps", NULL) ? ERR_RUNTIME : 0;
-        } else if (is_opt(a, "--explain")) {
-            v = opt_value(argc, argv, &i, "--explain");
-            if (parse_u64(v, &o->explain))
-                return usage_error("--explain needs a row (point) number, got '%s'",
-                                   v ? v : "nothing");
-            o->has_explain = 1;
-        } else if (a[0] == '-' && a[1]) {
-            return usage_error("unknown option '%s'", a);
-        } else if (o->scenario) {
-            return usage_error("one scenario only (extra argument '%s')", a);
-        } else {
-            o->scenario = a;
-        }
-        if (rc) return rc;
-    }
-    if (o->help) return 0;
-    if (!o->scenario) return usage_error("%s", "no SCENARIO given");
-    if (o->resume && o->force)
-        return usage_error("%s", "--resume and --force exclude each other");
-    return 0;
-}
 
 /* ---- running points ------------------------------------------------------- */
 
@@ -299,7 +99,7 @@ static int run_point(const pool_t *p, uint64_t point, metrics_summary_t *m,
     int nov = point_overrides(p, point, ov, idx, seedbuf);
     scenario_t s;
     if (scenario_load(p->scenario, ov, nov, &s, err) != 0) goto out;
-    sim_options_t opt = {.trace = NULL, .quiet = 1};
+    sim_options_t opt = {.trace = NULL, .progress = NULL};
     memset(m, 0, sizeof *m);
     rc = sim_run(&s, &opt, m, err);
     scenario_free(&s);
@@ -347,30 +147,17 @@ static double now_s(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* Progress reports: the callback (if any) and the counts it is given. */
 typedef struct progress {
-    int on;
-    uint64_t total, done0, done;
-    double t0, last;
+    void (*fn)(void *ctx, const sweep_progress_t *p);
+    void *ctx;
+    sweep_progress_t p;
 } progress_t;
 
 static void progress_show(progress_t *pr, int final)
 {
-    if (!pr->on) return;
-    double t = now_s();
-    if (!final && t - pr->last < 0.2) return;
-    pr->last = t;
-    double rate = (double)(pr->done - pr->done0) / fmax(t - pr->t0, 1e-9);
-    char eta[32] = "?";
-    if (rate > 0) {
-        double s = (double)(pr->total - pr->done) / rate;
-        if (s < 120) snprintf(eta, sizeof eta, "%.0fs", s);
-        else if (s < 7200) snprintf(eta, sizeof eta, "%.0fmin", s / 60);
-        else snprintf(eta, sizeof eta, "%.1fh", s / 3600);
-    }
-    /* \033[K clears what a longer previous line left behind. */
-    fprintf(stderr, "\rsweep: %" PRIu64 "/%" PRIu64 " points  %.1f points/s  ETA %s\033[K%s",
-            pr->done, pr->total, rate, eta, final ? "\n" : "");
-    fflush(stderr);
+    pr->p.final = final;
+    if (pr->fn) pr->fn(pr->ctx, &pr->p);
 }
 
 /* "path=value, path=value" of a point, truncated to fit. */
@@ -490,7 +277,7 @@ static int write_in_order(pool_t *p, int fd, progress_t *pr, err_t *err)
         p->next_write = k1;
         pthread_cond_broadcast(&p->cv);
         pthread_mutex_unlock(&p->mu);
-        pr->done += k1 - k;
+        pr->p.done += k1 - k;
         progress_show(pr, 0);
         k = k1;
     }
@@ -551,11 +338,12 @@ static void shell_word(FILE *f, const char *s)
     fputc('\'', f);
 }
 
-static int explain(const sweep_opts_t *o, const pool_t *p, err_t *err)
+static int explain(FILE *f, const sweep_opts_t *o, const pool_t *p, uint64_t row,
+                   err_t *err)
 {
-    if (o->explain >= p->sp->npoints)
+    if (row >= p->sp->npoints)
         return err_set(err, ERR_INPUT, "--explain %" PRIu64 ": the sweep has "
-                       "points 0..%" PRIu64, o->explain, p->sp->npoints - 1);
+                       "points 0..%" PRIu64, row, p->sp->npoints - 1);
     int cap = p->nsets + p->sp->naxes + 1;
     scenario_override_t *ov = malloc((size_t)cap * sizeof *ov);
     int *idx = malloc((size_t)p->sp->naxes * sizeof *idx);
@@ -565,21 +353,27 @@ static int explain(const sweep_opts_t *o, const pool_t *p, err_t *err)
         return err_set(err, ERR_RUNTIME, "out of memory");
     }
     char seedbuf[32];
-    int nov = point_overrides(p, o->explain, ov, idx, seedbuf);
-    fputs("specsim run ", stdout);
-    shell_word(stdout, o->scenario);
-    for (int k = 0; k < nov; k++) {
-        fputs(" --set ", stdout);
+    int nov = point_overrides(p, row, ov, idx, seedbuf);
+    int rc = 0;
+    fputs("specsim run ", f);
+    shell_word(f, o->scenario);
+    for (int k = 0; k < nov && rc == 0; k++) {
+        fputs(" --set ", f);
         char *kv = malloc(strlen(ov[k].path) + strlen(ov[k].value) + 2);
-        if (!kv) break;
+        if (!kv) {
+            rc = err_set(err, ERR_RUNTIME, "out of memory");
+            break;
+        }
         sprintf(kv, "%s=%s", ov[k].path, ov[k].value);
-        shell_word(stdout, kv);
+        shell_word(f, kv);
         free(kv);
     }
-    fputc('\n', stdout);
+    fputc('\n', f);
     free(ov);
     free(idx);
-    return fflush(stdout) == 0 ? 0 : err_set(err, ERR_RUNTIME, "stdout: write failed");
+    if (rc == 0 && (fflush(f) != 0 || ferror(f)))
+        rc = err_set(err, ERR_RUNTIME, "write failed");
+    return rc;
 }
 
 /* Opens the output for appending, starting it or resuming it. Fills the
@@ -604,30 +398,61 @@ static int open_output(const sweep_opts_t *o, const char *out, const char *sidec
     return fd;
 }
 
-static int sweep_main(sweep_opts_t *o, err_t *err)
+/* The sweep spec and the base scenario of o->scenario (with o's --set
+ * options), and a pool over them. 0, or -1 with err (nothing to free). */
+static int load_sweep(const sweep_opts_t *o, sweepspec_t *sp, scenario_t *base,
+                      pool_t *p, err_t *err)
 {
-    sweepspec_t sp = {0};
+    memset(sp, 0, sizeof *sp);
+    if (strcmp(o->scenario, "-") == 0)
+        return err_set(err, ERR_INPUT, "sweep needs a scenario file, not stdin");
+    if (sweepspec_load(o->scenario, sp, err) != 0) {
+        sweepspec_free(sp);
+        return -1;
+    }
+    if (o->independent_seeds) sp->independent_seeds = 1;
+    if (scenario_load(o->scenario, o->sets, o->nsets, base, err) != 0) {
+        sweepspec_free(sp);
+        return -1;
+    }
+    *p = (pool_t){.scenario = o->scenario, .sp = sp, .sets = o->sets,
+                  .nsets = o->nsets, .independent = sp->independent_seeds,
+                  .base_seed = base->seed};
+    return 0;
+}
+
+int sweep_explain(FILE *f, const sweep_opts_t *o, uint64_t row, err_t *err)
+{
+    sweepspec_t sp;
     scenario_t base;
-    int have_base = 0, fd = -1, rc = -1;
+    pool_t p;
+    if (load_sweep(o, &sp, &base, &p, err) != 0) return -1;
+    int rc = explain(f, o, &p, row, err);
+    scenario_free(&base);
+    sweepspec_free(&sp);
+    return rc;
+}
+
+int sweep_run(const sweep_opts_t *o, err_t *err)
+{
+    sweepspec_t sp;
+    scenario_t base;
+    pool_t p;
+    int fd = -1, rc = -1;
     const char *out = o->out;
     char *header = NULL, *sidecar = NULL;
     unsigned char *done = NULL;
     uint64_t *todo = NULL;
-    if (strcmp(o->scenario, "-") == 0)
-        return err_set(err, ERR_INPUT, "sweep needs a scenario file, not stdin");
-    if (sweepspec_load(o->scenario, &sp, err) != 0) goto out;
-    if (o->independent_seeds) sp.independent_seeds = 1;
-    if (scenario_load(o->scenario, o->sets, o->nsets, &base, err) != 0) goto out;
-    have_base = 1;
-    pool_t p = {.scenario = o->scenario, .sp = &sp, .sets = o->sets,
-                .nsets = o->nsets, .independent = sp.independent_seeds,
-                .base_seed = base.seed};
-    if (o->has_explain) { rc = explain(o, &p, err); goto out; }
+    if (o->shard_n < 1 || o->shard_i >= o->shard_n)
+        return err_set(err, ERR_INPUT, "--shard needs I/N with 0 <= I < N");
+    if (o->resume && o->force)
+        return err_set(err, ERR_INPUT, "--resume and --force exclude each other");
+    if (load_sweep(o, &sp, &base, &p, err) != 0) return -1;
     if (sweepspec_validate(&sp, o->scenario, NULL, o->sets, o->nsets, err) < 0) goto out;
 
     out = o->out ? o->out : (sp.out_file[0] ? sp.out_file : "-");
-    int to_stdout = strcmp(out, "-") == 0;
-    if (to_stdout && o->resume) {
+    int streamed = strcmp(out, "-") == 0;
+    if (streamed && o->resume) {
         rc = err_set(err, ERR_INPUT, "--resume needs an output file (--out FILE.csv)");
         goto out;
     }
@@ -636,7 +461,7 @@ static int sweep_main(sweep_opts_t *o, err_t *err)
     uint64_t total = sp.npoints, ndone = 0;
     done = calloc((size_t)total, 1);
     if (!done) { err_set(err, ERR_RUNTIME, "out of memory"); goto out; }
-    if (to_stdout) {
+    if (streamed) {
         fd = STDOUT_FILENO;
         if (sweepfile_append(fd, header, strlen(header), 1, err)) goto out;
     } else if ((fd = open_output(o, out, sidecar, header, total, done, &ndone,
@@ -656,60 +481,18 @@ static int sweep_main(sweep_opts_t *o, err_t *err)
         long nc = sysconf(_SC_NPROCESSORS_ONLN);
         jobs = nc > 0 ? nc : 1;
     }
-    progress_t pr = {.on = !o->quiet && isatty(STDERR_FILENO), .total = in_shard,
-                     .done0 = ndone, .done = ndone, .t0 = now_s()};
+    progress_t pr = {.fn = o->progress, .ctx = o->progress_ctx,
+                     .p = {.total = in_shard, .done_at_start = ndone, .done = ndone}};
     rc = run_pool(&p, jobs, fd, &pr, err);
     progress_show(&pr, 1);
 out:
     if (fd > STDOUT_FILENO && close(fd) != 0 && rc == 0)
         rc = err_set(err, ERR_RUNTIME, "%s: close: %s", out, strerror(errno));
-    if (have_base) scenario_free(&base);
+    scenario_free(&base);
     sweepspec_free(&sp);
     free(header);
     free(sidecar);
     free(done);
     free(todo);
     return rc;
-}
-
-int sweep_cli(int argc, char **argv)
-{
-    sweep_opts_t o;
-    int rc = parse_opts(&o, argc, argv);
-    if (rc == 0 && o.help) fputs(usage_sweep, stdout);
-    if (rc == 0 && !o.help) {
-        err_t err = {0};
-        if (sweep_main(&o, &err) != 0) {
-            fprintf(stderr, "specsim sweep: %s\n", err.msg);
-            rc = err.code ? err.code : ERR_RUNTIME;
-        }
-    }
-    opts_free(&o);
-    return rc;
-}
-
-int merge_cli(int argc, char **argv)
-{
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            fputs(usage_merge, stdout);
-            return 0;
-        }
-        if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "specsim merge: unknown option '%s'\n%s", argv[i],
-                    usage_merge);
-            return ERR_INPUT;
-        }
-    }
-    if (argc < 3) {
-        fprintf(stderr, "specsim merge: needs OUT.csv and at least one part\n%s",
-                usage_merge);
-        return ERR_INPUT;
-    }
-    err_t err = {0};
-    if (sweepfile_merge(argv[1], (const char *const *)argv + 2, argc - 2, &err)) {
-        fprintf(stderr, "specsim merge: %s\n", err.msg);
-        return err.code ? err.code : ERR_RUNTIME;
-    }
-    return 0;
 }

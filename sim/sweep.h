@@ -1,17 +1,50 @@
-/* sweep — `specsim sweep` and `specsim merge`: run a scenario's `sweep:`
- * section point by point on a thread pool, append each finished point to a
- * CSV in point order, resume interrupted sweeps, shard across machines and
- * merge the shards back into the file an unsharded run writes.
+/* sweep — run a scenario's `sweep:` section point by point on a thread
+ * pool, append each finished point to a CSV in point order, resume
+ * interrupted sweeps and shard them across machines (sweepfile.h merges the
+ * shards back into the file an unsharded run writes).
  *
- * The CLI (sim/main.c) dispatches to these two entry points; argv[0] is the
- * subcommand name ("sweep" / "merge"). They print their own usage and errors
- * and return the process exit status: 0 ok, 1 runtime failure, 2 bad usage or
- * bad scenario / sweep spec.
+ * Library code: it prints nothing; progress goes to a callback the caller
+ * supplies (the command line, sim/cli_sweep.c, draws a progress line).
  */
 #ifndef SPECSIM_SWEEP_H
 #define SPECSIM_SWEEP_H
 
-int sweep_cli(int argc, char **argv);
-int merge_cli(int argc, char **argv);
+#include <stdint.h>
+#include <stdio.h>
+
+#include "err.h"
+#include "scenario.h"
+
+/* Points written so far: done of total (this shard's points), of which
+ * done_at_start were already in the file when the sweep resumed; final is 1
+ * on the last call. */
+typedef struct sweep_progress {
+    uint64_t done, total, done_at_start;
+    int final;
+} sweep_progress_t;
+
+typedef struct sweep_opts {
+    const char *scenario;              /* the sweep scenario file */
+    const char *out;                   /* NULL: the sweep's output.file, else
+                                          "-" (standard output) */
+    long jobs;                         /* threads; <= 0: number of cores */
+    uint64_t shard_i, shard_n;         /* points i, i+n, ...; n >= 1 */
+    int resume, force, independent_seeds;
+    const scenario_override_t *sets;   /* base --set options (not owned) */
+    int nsets;
+    /* Called after each batch of rows written and once at the end, from
+     * the calling thread; NULL for none. */
+    void (*progress)(void *ctx, const sweep_progress_t *p);
+    void *progress_ctx;
+} sweep_opts_t;
+
+/* Runs (or resumes) the sweep. 0, or -1 with err filled (ERR_INPUT for a
+ * bad sweep spec or option combination, ERR_RUNTIME for a failed point or
+ * I/O; rows written before a failure are kept). */
+int sweep_run(const sweep_opts_t *o, err_t *err);
+
+/* Writes to f the `specsim run` command line that reproduces point `row`
+ * (its --set options). 0, or -1 with err filled. */
+int sweep_explain(FILE *f, const sweep_opts_t *o, uint64_t row, err_t *err);
 
 #endif

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "output.h"
+#include "version.h"
 
 /* Room for a command-line path plus the suffixes we add. */
 enum { PATH_ROOM = 4096 + 64 };
@@ -150,10 +151,13 @@ char *sweepfile_sidecar(const scenario_t *base, const sweepspec_t *sp, err_t *er
     size_t n;
     char *body = capture(sidecar_body_fn, &a, &n, err);
     if (!body) return NULL;
-    char head[128];
+    /* The version line is a comment: resume and merge compare sidecars
+     * without comments, so a sweep may be continued by another build. */
+    char head[256];
     int h = snprintf(head, sizeof head,
-                     "# specsim sweep: points %" PRIu64 ", id %016" PRIx64 "\n",
-                     sp->npoints, fnv1a(body));
+                     "# specsim sweep: points %" PRIu64 ", id %016" PRIx64 "\n"
+                     "# written by %.160s\n",
+                     sp->npoints, fnv1a(body), version_string());
     char *out = malloc((size_t)h + n + 1);
     if (!out) {
         free(body);

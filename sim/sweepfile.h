@@ -36,7 +36,9 @@ int sweepfile_sidecar_path(const char *csv, char *out, size_t n);
  * caller frees, or NULL with err filled. */
 char *sweepfile_header(const sweepspec_t *sp, err_t *err);
 
-/* The sidecar text for base + sp. malloc'ed (caller frees), NULL on error. */
+/* The sidecar text for base + sp, after the comment lines "# specsim sweep:
+ * points N, id H" and "# written by " + version_string() (version.h).
+ * malloc'ed (caller frees), NULL on error. */
 char *sweepfile_sidecar(const scenario_t *base, const sweepspec_t *sp,
                         err_t *err);
 

@@ -10,7 +10,37 @@
 #define SPECSIM_TALLY_H
 
 #include "metrics.h"
-#include "sim.h"
+
+/* Whole-replication totals, not clipped to the warm-up, for conservation
+ * and Little's-law checks (tests) — replication 0 of a sim_run_detailed (sim.h). */
+typedef struct tally_totals {
+    double end;               /* simulated time covered (duration) */
+    /* tokens */
+    double drafted;           /* draft tokens completed (+ partial ones discarded) */
+    double discarded;         /* drafted then thrown away */
+    double draft_committed;   /* drafted tokens that were committed */
+    double extra_committed;   /* corrections, bonus tokens, cloud-only tokens */
+    double first_tokens;      /* first tokens (from prefill) committed */
+    double committed;         /* every token committed at the edges */
+    double pending_drafts;    /* drafted, undecided at the end (blocks in flight) */
+    /* cloud queue: jobs waiting to enter their first iteration */
+    double queue_area;        /* integral of the number waiting over [0, end] */
+    double queue_arrivals;    /* jobs that entered a queue */
+    double queue_started;     /* jobs that entered an iteration */
+    double queue_purged;      /* jobs purged (stale) before starting */
+    double queue_delay_sum;   /* sum of arrival -> first iteration, started jobs */
+    double queue_purged_sojourn; /* sum of arrival -> purge, purged jobs */
+    double queue_open_sojourn;   /* sum of arrival -> end, jobs still waiting */
+    double queue_waiting_end; /* jobs waiting at the end */
+    /* verification */
+    double verdicts;          /* verify jobs decided (non-stale) */
+    double verified_tokens;   /* (gamma+1) per verify job computed */
+    double stale_tokens;      /* of which in stale blocks */
+    double blocks_dropped;    /* stale blocks dropped on arrival */
+    double busy_s;            /* GPU busy seconds, all replicas */
+    double iterations;
+    double requests_done;
+} tally_totals_t;
 
 typedef struct tally {
     double warmup, end;
@@ -21,7 +51,7 @@ typedef struct tally {
     double drafted, discarded;
     double busy, verified_tokens, stale_tokens;
     double up_bytes, down_bytes;
-    sim_totals_t raw;
+    tally_totals_t raw;
 } tally_t;
 
 /* Returns a new tally for [warmup, end]; the caller frees it with

@@ -834,13 +834,13 @@ static int run(cal_t *c, int argc, char **argv, err_t *err)
     if (!c->o.quant_w4) summary_fp16(c);
     fprintf(c->say, "ceilings: copy %.1f GB/s, read %.1f GB/s, fp16 GEMM %.1f TFLOP/s, SM clock seen "
            "%.0f MHz\n", c->copy_gbs, c->read_gbs, c->tflops, c->sm_mhz);
-    if (!failed) return caltable_save(&c->table, c->o.out, err);
+    if (!failed) return caltable_save(&c->table, c->o.out, stdout, err);
 
     fprintf(c->say, "calibrate: %s FAILED: %s\n", failed, err->msg);
     if (c->table.nrows > 0) {
         note_partial(c, failed, err);
         err_t e2 = {0, {0}};
-        if (caltable_save(&c->table, c->o.out, &e2) == 0)
+        if (caltable_save(&c->table, c->o.out, stdout, &e2) == 0)
             fprintf(c->say, "calibrate: PARTIAL table (%d rows before the failure) written%s%s\n",
                     c->table.nrows, c->o.out ? " to " : "", c->o.out ? c->o.out : "");
         else

@@ -82,7 +82,7 @@ static void test_table_reads_back(void)
     char path[] = "/tmp/specsim-test-caltable-XXXXXX";
     close(mkstemp(path));
     err_t e;
-    CHECK(caltable_save(&t, path, &e) == 0);
+    CHECK(caltable_save(&t, path, stdout, &e) == 0);
     char tmp[sizeof path + 4];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     CHECK(access(tmp, F_OK) != 0);   /* renamed into place */

@@ -143,7 +143,7 @@ static void test_save(void)
     CHECK(tmp_file(path, sizeof path, "old contents\n") == 0);
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     err_t e = {0, ""};
-    CHECK(caltable_save(&t, path, &e) == 0);
+    CHECK(caltable_save(&t, path, stdout, &e) == 0);
     CHECK(access(tmp, F_OK) != 0);
     caltable_t r;
     int rc = caltable_load(path, &r, &e);
@@ -154,7 +154,7 @@ static void test_save(void)
     }
     unlink(path);
     e.code = 0;
-    CHECK(caltable_save(&t, "/nonexistent-dir/t.yaml", &e) == -1 && e.code == ERR_RUNTIME);
+    CHECK(caltable_save(&t, "/nonexistent-dir/t.yaml", stdout, &e) == -1 && e.code == ERR_RUNTIME);
     CHECK(strncmp(e.msg, "/nonexistent-dir/t.yaml.tmp:", 28) == 0);
     CHECK(access("/nonexistent-dir/t.yaml.tmp", F_OK) != 0);
 }

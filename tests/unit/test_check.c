@@ -48,7 +48,7 @@ static void check_refused(const char *yaml, const scenario_override_t *ov,
     CHECK(err.code == ERR_INPUT && starts(err.msg, prefix));
     err_t run_err = {0};
     metrics_summary_t m;
-    sim_options_t opt = {.trace = NULL, .quiet = 1};
+    sim_options_t opt = {.trace = NULL, .progress = NULL};
     CHECK(sim_run(&s, &opt, &m, &run_err) == -1);
     CHECK_STR(run_err.msg, err.msg);
     scenario_free(&s);
@@ -265,13 +265,13 @@ static void test_group_sources(void)
 {
     scenario_t s;
     err_t err = {0};
-    sim_sources_t src;
+    output_sources_t src;
     int rc = scenario_load(ROOT "scenarios/examples/groups.yaml", NULL, 0, &s, &err);
     CHECK(rc == 0);
     if (rc) return;
     CHECK(sim_service_sources(&s, &src, &err) == 0);
     CHECK_STR(src.edge, "datasheet");   /* all agree */
-    sim_sources_free(&src);
+    output_sources_fini(&src);
     scenario_free(&s);
     /* laptops draft LLaMA-2-7B at W4A16: the table for exactly that loads. */
     scenario_override_t ov[] = {
@@ -293,7 +293,7 @@ static void test_group_sources(void)
         CHECK_STR(src.edge_group[1], "table");
         CHECK_STR(src.edge_group[2], "datasheet");
     }
-    sim_sources_free(&src);
+    output_sources_fini(&src);
     scenario_free(&s);
 }
 

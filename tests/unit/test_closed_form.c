@@ -43,7 +43,7 @@ static int run_yaml(const char *name, const char *yaml, metrics_summary_t *m)
         check_failed_now = 1;
         return -1;
     }
-    sim_options_t opt = {NULL, 1};
+    sim_options_t opt = {.trace = NULL};
     int rc = sim_run(&s, &opt, m, &e);
     if (rc < 0) {
         printf("  %s: sim_run: %s\n", name, e.msg);

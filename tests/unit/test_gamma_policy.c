@@ -42,7 +42,7 @@ static scenario_t *one_request(const char *mode, double alpha, int output)
     return s;
 }
 
-static void run_one(scenario_t *s, sim_totals_t *t)
+static void run_one(scenario_t *s, tally_totals_t *t)
 {
     metrics_summary_t m;
     err_t err = {0};
@@ -56,7 +56,7 @@ static void run_one(scenario_t *s, sim_totals_t *t)
 static void test_sync_all_accepted(void)
 {
     scenario_t *s = one_request("sync", 1.0, 10);
-    sim_totals_t t;
+    tally_totals_t t;
     run_one(s, &t);
     CHECK_ABS(t.drafted, 6, 0);
     CHECK_ABS(t.draft_committed, 6, 0);
@@ -74,7 +74,7 @@ static void test_sync_all_accepted(void)
 static void test_sync_all_rejected(void)
 {
     scenario_t *s = one_request("sync", 0.0, 7);
-    sim_totals_t t;
+    tally_totals_t t;
     run_one(s, &t);
     CHECK_ABS(t.drafted, 12, 0);
     CHECK_ABS(t.discarded, 12, 0);
@@ -91,7 +91,7 @@ static void test_sync_all_rejected(void)
 static void test_async_all_accepted(void)
 {
     scenario_t *s = one_request("async", 1.0, 7);
-    sim_totals_t t;
+    tally_totals_t t;
     run_one(s, &t);
     CHECK_ABS(t.drafted, 6, 0);
     CHECK_ABS(t.draft_committed, 6, 0);
@@ -116,7 +116,7 @@ static void test_async_conservation(void)
     s->groups[1].network.jitter = (dist_t){DIST_EXPONENTIAL, 0.004, 0, NULL, 0};
     s->cloud.batching.multi_block = 1;
     metrics_summary_t m;
-    sim_totals_t t;
+    tally_totals_t t;
     err_t err = {0};
     CHECK(sim_run_detailed(s, NULL, &m, &t, &err) == 0);
     CHECK_ABS(t.drafted, t.draft_committed + t.discarded + t.pending_drafts, 1e-9);

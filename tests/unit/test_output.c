@@ -12,6 +12,7 @@
 #include "gamma.h"
 #include "output.h"
 #include "proto.h"
+#include "version.h"
 
 /* ---- a strict JSON parser (RFC 8259 subset: no arrays, true or false are
  * needed, but accepted) that records the top-level keys and their values ---- */
@@ -261,11 +262,37 @@ static char *slurp(const char *path)
     return buf;
 }
 
+/* 1 when text's first line is "# written by " + version_string(). */
+static int starts_with_version_comment(const char *text)
+{
+    char want[256];
+    snprintf(want, sizeof want, "# written by %s\n", version_string());
+    return strncmp(text, want, strlen(want)) == 0;
+}
+
+/* version_string() is "specsim " + the VERSION file + " (commit HASH)",
+ * HASH non-empty and without spaces (git describe, or "unknown"). */
+static void test_version_string(void)
+{
+    char *file = slurp(SPECSIM_ROOT "/VERSION");
+    CHECK(file != NULL);
+    if (!file) return;
+    file[strcspn(file, " \t\r\n")] = '\0';
+    char want[128];
+    snprintf(want, sizeof want, "specsim %s (commit ", file);
+    const char *v = version_string();
+    CHECK(strncmp(v, want, strlen(want)) == 0);
+    const char *hash = v + strlen(want);
+    size_t n = strlen(hash);
+    CHECK(n >= 2 && hash[n - 1] == ')' && strcspn(hash, " ") == n);
+    free(file);
+}
+
 /* output into a malloc'd string via open_memstream */
-typedef int (*writer_fn)(FILE *, const scenario_t *, const sim_sources_t *,
+typedef int (*writer_fn)(FILE *, const scenario_t *, const output_sources_t *,
                          const metrics_summary_t *);
 
-static char *render(writer_fn fn, const scenario_t *s, const sim_sources_t *src,
+static char *render(writer_fn fn, const scenario_t *s, const output_sources_t *src,
                     const metrics_summary_t *m, int *rc)
 {
     char *buf = NULL;
@@ -284,7 +311,7 @@ static void test_json_valid_and_complete(void)
     static jp_t j;
     scenario_t s;
     metrics_summary_t m;
-    sim_sources_t src = {.edge = "table", .cloud = "fixed"};
+    output_sources_t src = {.edge = "table", .cloud = "fixed"};
     /* every character class the escaper must handle, plus one invalid byte */
     make_scenario(&s, "q\"b\\s/n\nt\tc\x01 d\x7f caf\xc3\xa9 bad\xff end", 4);
     make_summary(&m, 4);
@@ -310,7 +337,7 @@ static void test_json_valid_and_complete(void)
         CHECK(key_count(&j, metric_name(i)) == 1);
         CHECK(key_count(&j, ci) == 1);
     }
-    CHECK(j.nkeys == 8 + 2 * METRIC_COUNT);
+    CHECK(j.nkeys == 9 + 2 * METRIC_COUNT);
     CHECK_STR(key_val(&j, "edge_service_sources"), "null");   /* not listed */
     CHECK_STR(key_val(&j, "itl_mean_s"), "0.3333333333");
     CHECK_STR(key_val(&j, "itl_p50_s"), "null");
@@ -320,10 +347,13 @@ static void test_json_valid_and_complete(void)
     CHECK_STR(key_val(&j, "events"), "1e+20");
     CHECK_STR(key_val(&j, "wall_s"), "2.5e-07");
     CHECK_STR(key_val(&j, "gpu_util"), "0.014"); /* 0.001·14 */
+    /* the build that wrote it */
+    CHECK_STR(key_val(&j, "version"), version_string());
     /* order: the fixed keys, then metrics in METRICS_LIST order */
     CHECK_STR(j.keys[0], "scenario");
-    CHECK_STR(j.keys[8], metric_name(0));
-    CHECK_STR(j.keys[9], "itl_mean_s_ci95");
+    CHECK_STR(j.keys[1], "version");
+    CHECK_STR(j.keys[9], metric_name(0));
+    CHECK_STR(j.keys[10], "itl_mean_s_ci95");
     free(out);
 }
 
@@ -340,7 +370,8 @@ static void test_json_single_rep_and_no_sources(void)
     CHECK(out != NULL && rc == 0);
     if (!out) return;
     CHECK(json_parse(out, &j) == 0);
-    CHECK(j.nkeys == 8 + METRIC_COUNT);
+    CHECK(j.nkeys == 9 + METRIC_COUNT);
+    CHECK_STR(key_val(&j, "version"), version_string());
     CHECK(strstr(out, "_ci95") == NULL);
     CHECK_STR(key_val(&j, "scenario"), "");
     CHECK_STR(key_val(&j, "mode"), "cloud-only");
@@ -364,7 +395,7 @@ static void test_group_sources(void)
     snprintf(g[1].name, sizeof g[1].name, "laptops");
     snprintf(g[2].name, sizeof g[2].name, "jetsons");
     const char *per[3] = {"datasheet", "table", "datasheet"};
-    sim_sources_t src = {.edge = "mixed", .cloud = "fixed", .ngroups = 3,
+    output_sources_t src = {.edge = "mixed", .cloud = "fixed", .ngroups = 3,
                          .edge_group = per};
     make_scenario(&s, "g", 1);
     s.groups = g;
@@ -494,7 +525,7 @@ static void test_summary(void)
 {
     scenario_t s;
     metrics_summary_t m;
-    sim_sources_t src = {.edge = "table", .cloud = "datasheet"};
+    output_sources_t src = {.edge = "table", .cloud = "datasheet"};
     make_scenario(&s, "default", 4);
     make_summary(&m, 4);
     m.value[METRIC_ITL_MEAN] = 0.03065;   /* 30.65 ms */
@@ -665,7 +696,7 @@ static void test_write_json_file(void)
     err_t err = {0};
     scenario_t s;
     metrics_summary_t m;
-    sim_sources_t src = {.edge = "fixed", .cloud = "fixed"};
+    output_sources_t src = {.edge = "fixed", .cloud = "fixed"};
     make_scenario(&s, "file", 2);
     make_summary(&m, 2);
     CHECK(make_tmpdir() == 0);
@@ -681,6 +712,7 @@ static void test_write_json_file(void)
     snprintf(side, sizeof side, "%s/out.scenario.yaml", tmpdir);
     txt = slurp(side);
     CHECK(txt && strstr(txt, "seed:") != NULL);
+    CHECK(txt && starts_with_version_comment(txt));
     free(txt);
     CHECK(dir_count(tmpdir) == 2);
     CHECK(!has_tmp_file(tmpdir));
@@ -821,7 +853,7 @@ static void test_write_csv_file(void)
     err_t err = {0};
     scenario_t s;
     metrics_summary_t m;
-    sim_sources_t src = {.edge = "fixed", .cloud = "fixed"};
+    output_sources_t src = {.edge = "fixed", .cloud = "fixed"};
     int loaded = scenario_load_string("hook", hook_yaml, NULL, 0, &s, &err) == 0;
     if (!loaded) make_scenario(&s, "csv, \"file\"", 2);
     make_summary(&m, 2);
@@ -850,7 +882,11 @@ static void test_write_csv_file(void)
             CHECK_STR(row[6], "fixed");
         }
         free(txt);
-        /* the sidecar is a scenario that loads back to the same one */
+        txt = slurp(side);
+        CHECK(txt && starts_with_version_comment(txt));
+        free(txt);
+        /* the sidecar is a scenario that loads back to the same one (its
+         * version line is a comment) */
         scenario_t back;
         err_t e2 = {0};
         int brc = scenario_load(side, NULL, 0, &back, &e2);
@@ -872,6 +908,7 @@ static void test_write_csv_file(void)
 int main(void)
 {
     RUN(test_validator_rejects);
+    RUN(test_version_string);
     RUN(test_json_valid_and_complete);
     RUN(test_json_single_rep_and_no_sources);
     RUN(test_group_sources);

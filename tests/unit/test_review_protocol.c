@@ -9,7 +9,7 @@
 #define H (1.0 / 256)   /* one-way delay: rtt = 2H */
 #define V (1.0 / 64)    /* every cloud iteration */
 
-static int run(const scenario_t *s, metrics_summary_t *m, sim_totals_t *tot)
+static int run(const scenario_t *s, metrics_summary_t *m, tally_totals_t *tot)
 {
     err_t err;
     int rc = sim_run_detailed(s, NULL, m, tot, &err);
@@ -32,7 +32,7 @@ static void test_same_instant_joins_after_iteration(void)
     s->warmup = 0;
     s->groups[1].workload.think = dist_const(V);
     metrics_summary_t m;
-    sim_totals_t tot;
+    tally_totals_t tot;
     CHECK(run(s, &m, &tot) == 0);
     CHECK_REL(m.value[METRIC_TTFT_MEAN], 2 * H + V, 1e-9);
     CHECK_REL(m.value[METRIC_TTFT_P99], 2 * H + V, 0.02);
@@ -53,7 +53,7 @@ static void test_same_instant_window_zero_wait(void)
     s->cloud.batching.max_batch = 2;
     s->cloud.batching.max_wait = 0;
     metrics_summary_t m;
-    sim_totals_t tot;
+    tally_totals_t tot;
     CHECK(run(s, &m, &tot) == 0);
     CHECK_REL(m.value[METRIC_TTFT_MEAN], 2 * H + V, 1e-9);
     scen_del(s);
@@ -73,7 +73,7 @@ static void test_chunked_prefill_ttft(void)
     s->groups[0].workload.output_tokens = dist_const(2);
     s->groups[0].workload.think = dist_const(0.125);   /* starts at 1/8 */
     metrics_summary_t m;
-    sim_totals_t tot;
+    tally_totals_t tot;
     CHECK(run(s, &m, &tot) == 0);
     CHECK_REL(m.value[METRIC_TTFT_MEAN], 2 * H + 3 * V, 1e-9);
     /* e2e = TTFT + 2d + H + V + H. */

@@ -1,40 +1,48 @@
-/* Tests of `specsim roofline` (roofline_cli): the bounds are computed by
+/* Tests of roofline.h (`specsim roofline`): the bounds are computed by
  * hand from the H200 and LLaMA-2-7B cards below, not taken from the code. */
-#include <fcntl.h>
-#include <unistd.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "caltable.h"
 #include "cards.h"
 #include "check.h"
 #include "roofline.h"
+#include "scenario.h"
 
-/* Runs roofline_cli with stdout captured into out (NUL-terminated). */
-static int capture(int argc, char **argv, char *out, size_t n)
+/* The CSV a roofline function writes, NUL-terminated in a malloc'ed
+ * buffer the caller frees; *rc gets the function's return value. */
+static char *scenario_csv(const char *path, int bmax, int context, int points, int *rc,
+                          err_t *e)
 {
-    char tmp[] = "/tmp/test_roofline.XXXXXX";
-    int fd = mkstemp(tmp);
-    if (fd < 0) return -1;
-    fflush(stdout);
-    int saved = dup(1);
-    dup2(fd, 1);
-    int rc = roofline_cli(argc, argv);
-    fflush(stdout);
-    dup2(saved, 1);
-    close(saved);
-    lseek(fd, 0, SEEK_SET);
-    ssize_t r = read(fd, out, n - 1);
-    out[r > 0 ? r : 0] = '\0';
-    close(fd);
-    unlink(tmp);
-    return rc;
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    scenario_t s;
+    *rc = scenario_load(path, NULL, 0, &s, e);
+    if (*rc == 0) {
+        *rc = roofline_curve(f, &s, bmax, context, points, e);
+        scenario_free(&s);
+    }
+    fclose(f);
+    return buf;
+}
+
+static char *measured_csv(const char *table, const char *model, int *rc, err_t *e)
+{
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    *rc = roofline_measured(f, table, model, e);
+    fclose(f);
+    return buf;
 }
 
 static void test_bounds_by_hand(void)
 {
-    static char buf[1 << 16];
-    char *argv[] = {"roofline", "scenarios/paper/roofline.yaml", "--points", "20",
-                    "--b-max", "256", NULL};
-    CHECK(capture(6, argv, buf, sizeof buf) == 0);
+    int rc;
+    err_t e = {0, ""};
+    char *buf = scenario_csv("scenarios/paper/roofline.yaml", 256, 512, 20, &rc, &e);
+    CHECK(rc == 0);
     char *line = strtok(buf, "\n");
     CHECK_STR(line, "batch,m,context,time_s,memory_s,compute_s,overhead_s,datasheet_s");
     int rows = 0, last_b = 0;
@@ -68,6 +76,7 @@ static void test_bounds_by_hand(void)
         last_t = t;
     }
     CHECK(rows >= 15 && last_b == 256);
+    free(buf);
 }
 
 /* --measured on a committed table: each whole-step row beside the step
@@ -78,15 +87,15 @@ static void test_bounds_by_hand(void)
  * composed ratio over the M = 1 rows. */
 static void test_measured_composed(void)
 {
-    static char buf[1 << 14];
     const char *path = SPECSIM_ROOT "/results/calibration/cpu-amd-epyc-llama-2-7b-w4a16.yaml";
-    char *argv[] = {"roofline", "--measured", (char *)path, NULL};
-    CHECK(capture(3, argv, buf, sizeof buf) == 0);
+    int rc;
+    err_t e = {0, ""};
+    char *buf = measured_csv(path, NULL, &rc, &e);
+    CHECK(rc == 0);
     CHECK(strncmp(buf, "m,context,time_s,composed_s,composed_ratio,step_factor,in_table\n",
                   64) == 0);
     caltable_t t;
     llm_card_t card;
-    err_t e = {0, ""};
     CHECK(caltable_load(path, &t, &e) == 0);
     CHECK(cards_load_llm_file(SPECSIM_ROOT "/models/llm/llama-2-7b.yaml", &card, &e) == 0);
     double lin = 0, lm = 0;
@@ -125,36 +134,33 @@ static void test_measured_composed(void)
     CHECK(rows == 3 && checked == 2);
     CHECK_REL(factor, ratio_sum / rows, 1e-5);
     caltable_free(&t);
+    free(buf);
 }
 
-static void test_usage_errors(void)
+/* Errors come back through err_t (the command line's own usage errors are
+ * tested in tests/cli/cli.sh). */
+static void test_errors(void)
 {
-    static char buf[4096];
-    char *a1[] = {"roofline", "--b-max", "0", "x.yaml", NULL};
-    CHECK(capture(4, a1, buf, sizeof buf) == 2);
-    char *a2[] = {"roofline", NULL};
-    CHECK(capture(1, a2, buf, sizeof buf) == 2);
-    char *a3[] = {"roofline", "scenarios/paper/roofline.yaml", "--set",
-                  "cloud.gpux=1", NULL};
-    CHECK(capture(4, a3, buf, sizeof buf) == 2);
-    /* --measured: no such card, a scenario besides, --model without it. */
+    int rc;
+    err_t e = {0, ""};
     const char *tab = SPECSIM_ROOT "/results/calibration/cpu-amd-epyc-llama-2-7b-w4a16.yaml";
-    char *a4[] = {"roofline", "--measured", (char *)tab, "--model", "models/llm/nope.yaml", NULL};
-    CHECK(capture(5, a4, buf, sizeof buf) == 2);
-    char *a5[] = {"roofline", "--measured", (char *)tab, "scenarios/paper/roofline.yaml", NULL};
-    CHECK(capture(4, a5, buf, sizeof buf) == 2);
-    char *a6[] = {"roofline", "--model", "models/llm/llama-2-7b.yaml", NULL};
-    CHECK(capture(3, a6, buf, sizeof buf) == 2);
+    /* No such card. */
+    free(measured_csv(tab, "models/llm/nope.yaml", &rc, &e));
+    CHECK(rc == -1 && e.code == ERR_INPUT);
     /* A model card whose shapes are not the table's. */
-    char *a7[] = {"roofline", "--measured", (char *)tab, "--model", "models/llm/llama-2-70b.yaml",
-                  NULL};
-    CHECK(capture(5, a7, buf, sizeof buf) == 2);
+    e = (err_t){0, ""};
+    free(measured_csv(tab, "models/llm/llama-2-70b.yaml", &rc, &e));
+    CHECK(rc == -1 && e.code == ERR_INPUT);
+    /* No such table. */
+    e = (err_t){0, ""};
+    free(measured_csv("/nonexistent/table.yaml", NULL, &rc, &e));
+    CHECK(rc == -1 && e.code != 0 && e.msg[0]);
 }
 
 int main(void)
 {
     RUN(test_bounds_by_hand);
     RUN(test_measured_composed);
-    RUN(test_usage_errors);
+    RUN(test_errors);
     return check_done();
 }

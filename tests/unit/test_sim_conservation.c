@@ -47,7 +47,7 @@ static scenario_t *random_scenario(const proto_ops_t *mode)
     return s;
 }
 
-static void check_identities(const sim_totals_t *t, int gamma, const proto_ops_t *mode)
+static void check_identities(const tally_totals_t *t, int gamma, const proto_ops_t *mode)
 {
     /* Every drafted token is committed, discarded, or still in flight. */
     CHECK_ABS(t->drafted, t->draft_committed + t->discarded + t->pending_drafts, 1e-6);
@@ -76,7 +76,7 @@ static void test_async_conservation(void)
 {
     scenario_t *s = random_scenario(proto_find("async"));
     metrics_summary_t m;
-    sim_totals_t t;
+    tally_totals_t t;
     err_t err;
     CHECK(sim_run_detailed(s, NULL, &m, &t, &err) == 0);
     check_identities(&t, 5, proto_find("async"));
@@ -100,7 +100,7 @@ static void test_async_multi_block_conservation(void)
     s->cloud.batching.multi_block = 1;
     s->cloud.verify_time = (dist_t){DIST_EXPONENTIAL, 0.040, 0, NULL, 0};
     metrics_summary_t m;
-    sim_totals_t t;
+    tally_totals_t t;
     err_t err;
     CHECK(sim_run_detailed(s, NULL, &m, &t, &err) == 0);
     check_identities(&t, 5, proto_find("async"));
@@ -116,7 +116,7 @@ static void test_other_modes_conservation(void)
     for (int i = 0; i < 2; i++) {
         scenario_t *s = random_scenario(modes[i]);
         metrics_summary_t m;
-        sim_totals_t t;
+        tally_totals_t t;
         err_t err;
         CHECK(sim_run_detailed(s, NULL, &m, &t, &err) == 0);
         check_identities(&t, 5, modes[i]);
@@ -125,7 +125,7 @@ static void test_other_modes_conservation(void)
     }
     scenario_t *s = random_scenario(proto_find("edge-only"));
     metrics_summary_t m;
-    sim_totals_t t;
+    tally_totals_t t;
     err_t err;
     CHECK(sim_run_detailed(s, NULL, &m, &t, &err) == 0);
     CHECK_ABS(t.committed, t.first_tokens + t.draft_committed, 1e-6);

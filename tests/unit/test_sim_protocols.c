@@ -7,7 +7,7 @@
 #include "sim.h"
 #include "test_sim_scen.h"
 
-static int run(const scenario_t *s, metrics_summary_t *m, sim_totals_t *tot)
+static int run(const scenario_t *s, metrics_summary_t *m, tally_totals_t *tot)
 {
     err_t err;
     int rc = sim_run_detailed(s, NULL, m, tot, &err);
@@ -110,7 +110,7 @@ static void test_async_draft_waste(void)
     scenario_t *s = scen_new(1, 1, proto_find("async"), g, a, 0.010, 0.005, 0.040);
     s->duration = 2000;
     metrics_summary_t m;
-    sim_totals_t t;
+    tally_totals_t t;
     CHECK(run(s, &m, &t) == 0);
     double q = 1 - pow(a, g), ea = 0;
     for (int i = 0; i < g; i++) ea += i * pow(a, i) * (1 - a) / q;
@@ -222,11 +222,11 @@ static void test_service_model_path(void)
     service_free(sv);
     CHECK(run(s, &m, NULL) == 0);
     CHECK_REL(m.value[METRIC_E2E_MEAN], e2e, 1e-9);
-    sim_sources_t src;
+    output_sources_t src;
     CHECK(sim_service_sources(s, &src, &err) == 0);
     CHECK_STR(src.edge, "datasheet");
     CHECK_STR(src.cloud, "datasheet");
-    sim_sources_free(&src);
+    output_sources_fini(&src);
     scen_del(s);
 }
 
@@ -266,7 +266,7 @@ static void test_multi_block_hand(void)
     s->acceptance.trace = reject;
     s->acceptance.ntrace = 2;
     metrics_summary_t m;
-    sim_totals_t t;
+    tally_totals_t t;
     CHECK(run(s, &m, &t) == 0);
     CHECK(t.verified_tokens == 9 && t.stale_tokens == 3 && t.verdicts == 2);
     CHECK_REL(m.value[METRIC_GPU_WASTE_FRAC], 1.0 / 3, 1e-12);
@@ -305,7 +305,7 @@ static void test_multi_block_overload(void)
     s->duration = 100;
     s->cloud.batching.multi_block = 1;
     metrics_summary_t m;
-    sim_totals_t t;
+    tally_totals_t t;
     CHECK(run(s, &m, &t) == 0);
     CHECK(m.value[METRIC_GPU_WASTE_FRAC] > 0.01);
     CHECK_ABS(t.verified_tokens, 5 * t.verdicts + t.stale_tokens, 1e-9);
@@ -370,7 +370,7 @@ static void test_trace(void)
     FILE *f = tmpfile();
     CHECK(f != NULL);
     if (!f) { scen_del(s); return; }
-    sim_options_t o = {f, 1};
+    sim_options_t o = {.trace = f};
     metrics_summary_t m;
     err_t err;
     CHECK(sim_run(s, &o, &m, &err) == 0);
