@@ -247,7 +247,7 @@ int accept_cfg_law(const accept_cfg_t *c, int gamma, accept_law_t *L, err_t *err
 
 /* --- block laws --------------------------------------------------------- */
 
-int accept_law_alloc(accept_law_t *L, int nparts, int ns, int gamma, err_t *err)
+int accept_law_init(accept_law_t *L, int nparts, int ns, int gamma, err_t *err)
 {
     memset(L, 0, sizeof *L);
     if (ns < 1 || ns > ACCEPT_LAW_STATES || nparts < 1 || gamma < 1)

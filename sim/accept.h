@@ -93,7 +93,7 @@ typedef struct accept_model {
     double (*mean)(const void *par, int gamma);
     /* Same for one tenant's state (NULL: the population's). */
     double (*tenant_mean)(const void *st, const void *par, int gamma);
-    /* Fills *L (allocated with accept_law_alloc) for blocks of gamma. */
+    /* Fills *L (allocated with accept_law_init) for blocks of gamma. */
     int (*law)(const void *par, int gamma, accept_law_t *L, err_t *err);
 } accept_model_t;
 
@@ -141,7 +141,7 @@ int accept_cfg_law(const accept_cfg_t *c, int gamma, accept_law_t *L, err_t *err
 /* --- block laws (for models filling one, and for readers) -------------- */
 
 /* Allocates nparts parts of ns states for gamma, all zero. 0 or -1 (err). */
-int accept_law_alloc(accept_law_t *L, int nparts, int ns, int gamma, err_t *err);
+int accept_law_init(accept_law_t *L, int nparts, int ns, int gamma, err_t *err);
 void accept_law_fini(accept_law_t *L);
 /* &rej of part p for start state s, a accepted (< gamma), next state s2. */
 double *accept_law_rej(const accept_law_t *L, int p, int s, int a, int s2);

@@ -80,7 +80,7 @@ static int beta_law(const void *par, int gamma, accept_law_t *L, err_t *err)
     if (!w) return err_set(err, ERR_RUNTIME, "accept: beta quadrature failed");
     const double *x = gsl_integration_fixed_nodes(w);
     const double *wt = gsl_integration_fixed_weights(w);
-    int rc = accept_law_alloc(L, n, 1, gamma, err);
+    int rc = accept_law_init(L, n, 1, gamma, err);
     for (int i = 0; rc == 0 && i < n; i++) {
         L->part[i].weight = wt[i];
         accept_law_positional(L, i, &x[i], 1);

@@ -55,7 +55,7 @@ static double iid_mean(const void *par, int gamma)
 
 static int iid_law(const void *par, int gamma, accept_law_t *L, err_t *err)
 {
-    if (accept_law_alloc(L, 1, 1, gamma, err) != 0) return -1;
+    if (accept_law_init(L, 1, 1, gamma, err) != 0) return -1;
     accept_law_positional(L, 0, &((const iid_par_t *)par)->alpha, 1);
     return 0;
 }

@@ -102,7 +102,7 @@ static double markov_mean(const void *par, int gamma)
 static int markov_law(const void *par, int gamma, accept_law_t *L, err_t *err)
 {
     const markov_par_t *p = par;
-    if (accept_law_alloc(L, 1, 2, gamma, err) != 0) return -1;
+    if (accept_law_init(L, 1, 2, gamma, err) != 0) return -1;
     double al[2] = {p->alpha_good, p->alpha_bad}, sw[2] = {p->p_good_bad, p->p_bad_good};
     for (int s = 0; s < 2; s++) {
         double alive[2] = {s == 0, s == 1};

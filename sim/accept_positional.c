@@ -75,7 +75,7 @@ static double positional_mean(const void *par, int gamma)
 static int positional_law(const void *par, int gamma, accept_law_t *L, err_t *err)
 {
     const positional_par_t *p = par;
-    if (accept_law_alloc(L, 1, 1, gamma, err) != 0) return -1;
+    if (accept_law_init(L, 1, 1, gamma, err) != 0) return -1;
     accept_law_positional(L, 0, p->alphas, p->n);
     return 0;
 }

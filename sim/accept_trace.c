@@ -155,7 +155,7 @@ static double trace_mean(const void *par, int gamma)
 static int trace_law(const void *par, int gamma, accept_law_t *L, err_t *err)
 {
     const trace_par_t *t = par;
-    if (accept_law_alloc(L, 1, 1, gamma, err) != 0) return -1;
+    if (accept_law_init(L, 1, 1, gamma, err) != 0) return -1;
     for (int i = 0; i < t->n; i++) {   /* counts first, then shares */
         if (t->v[i] < gamma) *accept_law_rej(L, 0, 0, t->v[i], 0) += 1;
         else L->part[0].full[0][0] += 1;
