@@ -24,11 +24,6 @@ static const accept_model_t *const MODELS[] = {ACCEPT_MODELS(ACCEPT_ENTRY) NULL}
 /* Keys in one resolution table: model + every model's keys. */
 #define TAB_MAX 64
 
-const accept_model_t *accept_model_at(int i)
-{
-    return i >= 0 && i < NMODELS ? MODELS[i] : NULL;
-}
-
 const accept_model_t *accept_model_find(const char *name)
 {
     for (int i = 0; i < NMODELS; i++)
@@ -122,33 +117,30 @@ static int param_table(const accept_model_t *m, keytab_key_t *tab)
     return n;
 }
 
-/* Picks the model from `model` (default: the first registered). */
+/* Picks the model from `model` (default: the first registered). The
+ * table skips every model's keys: which of them belong is decided once the
+ * model is known. */
 static const accept_model_t *resolve_model(keytab_ctx_t *c, const keytab_layer_t *layers,
                                            int nl)
 {
-    const char *names[TAB_MAX + 1];
+    const char *names[NMODELS + 1];
+    for (int i = 0; i < NMODELS; i++) names[i] = MODELS[i]->name;
+    names[NMODELS] = NULL;
+    keytab_key_t tab[TAB_MAX + 1];
     int n = 0;
-    for (; n < NMODELS && n < TAB_MAX; n++) names[n] = MODELS[n]->name;
-    names[n] = NULL;
-    int l = 0;
-    const ynode_t *v = layer_value(layers, nl, "model", &l);
-    if (!v) return MODELS[0];
+    tab[n++] = (keytab_key_t){.name = "model", .type = KT_ENUM, .sub = names,
+                              .def = MODELS[0]->name};
+    for (int i = 0; i < NMODELS; i++)
+        for (const keytab_key_t *k = MODELS[i]->keys; k->name && n < TAB_MAX; k++)
+            tab[n++] = (keytab_key_t){.name = k->name, .type = KT_SKIP};
+    tab[n] = (keytab_key_t){.name = NULL};
     int idx = 0;
-    keytab_key_t k = {.name = "model", .type = KT_ENUM, .sub = names, .def = NULL};
-    keytab_key_t tab[2] = {k, {.name = NULL}};
-    keytab_layer_t one = {NULL, layers[l].prefix};
-    ynode_t map = {.kind = YNODE_MAP, .src = v->src, .line = v->line, .col = v->col};
-    ynode_pair_t pair = {.key = (char *)(uintptr_t)"model", .val = (ynode_t *)(uintptr_t)v,
-                         .ksrc = v->src, .kline = v->line, .kcol = v->col};
-    map.n = 1;
-    map.pairs = &pair;
-    one.map = &map;
-    if (keytab_resolve(c, tab, &one, 1, &idx) != 0) return NULL;
+    if (keytab_resolve(c, tab, layers, nl, &idx) != 0) return NULL;
     return MODELS[idx];
 }
 
 /* A required parameter no layer gives: reported at the model key (where
- * the requirement comes from), else at the section. */
+ * the requirement comes from), else at the section, else at c->where. */
 static int check_required(keytab_ctx_t *c, const accept_model_t *m,
                           const keytab_layer_t *layers, int nl)
 {
@@ -157,12 +149,9 @@ static int check_required(keytab_ctx_t *c, const accept_model_t *m,
         int l = nl - 1;
         const ynode_t *at = layer_value(layers, nl, "model", &l);
         for (int i = nl - 1; !at && i >= 0; i--)
-            if (layers[i].map && !ynode_is_null(layers[i].map)) {
-                at = layers[i].map;
-                l = i;
-            }
+            if (layers[i].map && !ynode_is_null(layers[i].map)) at = layers[l = i].map;
         char key[KEYTAB_KEY_MAX];
-        keytab_join(key, nl ? layers[l < 0 ? 0 : l].prefix : "acceptance", k->name);
+        keytab_join(key, l >= 0 ? layers[l].prefix : "", k->name);
         return keytab_err(c, at, key, "required when model is %s", m->name);
     }
     return 0;
@@ -342,7 +331,7 @@ int accept_init(accept_t *a, const accept_cfg_t *cfg, uint64_t seed, int rep,
                          err);
     if (!a->rng) return -1;
     accept_seat_t seat = {seed, rep, tenant};
-    return a->model->init(a->st, a->par, &seat, err);
+    return a->model->init ? a->model->init(a->st, a->par, &seat, err) : 0;
 }
 
 void accept_fini(accept_t *a)

@@ -84,7 +84,8 @@ typedef struct accept_model {
     /* Checks par (a hand-built one too). 0, or -1 with err (ERR_INPUT,
      * "acceptance.KEY: ..."). */
     int (*check)(const void *par, err_t *err);
-    /* Initialises the tenant state st (ACCEPT_STATE_BYTES, zeroed). */
+    /* Initialises the tenant state st (ACCEPT_STATE_BYTES, zeroed); NULL:
+     * the model keeps no per-tenant state. */
     int (*init)(void *st, const void *par, const accept_seat_t *seat, err_t *err);
     /* Accepted leading drafts of a block of gamma >= 1 drafts: 0..gamma. */
     int (*draw)(void *st, const void *par, gsl_rng *r, int gamma);
@@ -107,8 +108,6 @@ typedef struct accept_cfg {
 
 /* The model named name, or NULL. */
 const accept_model_t *accept_model_find(const char *name);
-/* The i-th registered model (0..), NULL past the last. */
-const accept_model_t *accept_model_at(int i);
 
 /* --- configurations ----------------------------------------------------- */
 

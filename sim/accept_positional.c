@@ -46,16 +46,6 @@ static int positional_check(const void *par, err_t *err)
     return 0;
 }
 
-static int positional_init(void *st, const void *par, const accept_seat_t *seat,
-                           err_t *err)
-{
-    (void)st;
-    (void)par;
-    (void)seat;
-    (void)err;
-    return 0;
-}
-
 static int positional_draw(void *st, const void *par, gsl_rng *r, int gamma)
 {
     (void)st;
@@ -86,7 +76,6 @@ const accept_model_t accept_positional_model = {
     .par_size = sizeof(positional_par_t),
     .par_fini = positional_par_fini,
     .check = positional_check,
-    .init = positional_init,
     .draw = positional_draw,
     .mean = positional_mean,
     .law = positional_law,
