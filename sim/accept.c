@@ -104,7 +104,7 @@ static int check_unknown(keytab_ctx_t *c, const accept_model_t *m,
 
 /* The table that resolves m's parameters: its keys, then `model` and every
  * other model's keys as skipped. */
-static int param_table(const accept_model_t *m, keytab_key_t *tab)
+static void param_table(const accept_model_t *m, keytab_key_t *tab)
 {
     int n = 0;
     for (const keytab_key_t *k = m->keys; k->name && n < TAB_MAX; k++) tab[n++] = *k;
@@ -114,7 +114,6 @@ static int param_table(const accept_model_t *m, keytab_key_t *tab)
             if (!has_key(m->keys, k->name))
                 tab[n++] = (keytab_key_t){.name = k->name, .type = KT_SKIP};
     tab[n] = (keytab_key_t){.name = NULL};
-    return n;
 }
 
 /* Picks the model from `model` (default: the first registered). The
