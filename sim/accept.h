@@ -139,7 +139,9 @@ int accept_cfg_law(const accept_cfg_t *c, int gamma, accept_law_t *L, err_t *err
 
 /* --- block laws (for models filling one, and for readers) -------------- */
 
-/* Allocates nparts parts of ns states for gamma, all zero. 0 or -1 (err). */
+/* Allocates nparts parts of ns states for gamma, all zero (weights 1,
+ * start law: state 0); the caller owns *L and releases it with
+ * accept_law_fini(). 0 or -1 (err). */
 int accept_law_init(accept_law_t *L, int nparts, int ns, int gamma, err_t *err);
 void accept_law_fini(accept_law_t *L);
 /* &rej of part p for start state s, a accepted (< gamma), next state s2. */
