@@ -24,7 +24,6 @@
  */
 #include "analytic.h"
 
-#include <gsl/gsl_integration.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,79 +38,38 @@ typedef struct pipe {
 
 /* ---- acceptance ---------------------------------------------------------- */
 
-/* The law of a block's accepted length a, modulated by a hidden state that
- * carries over from block to block (markov: 2 states; otherwise 1):
- * rej[(s·γ + a)·ns + s2] = P(a < γ accepted, next block starts in s2 | this
- * block starts in s), full[s][s2] the same for a = γ. */
+/* One part of the model's block law (accept.h): a block's accepted length a,
+ * modulated by a hidden state that carries over from block to block (markov:
+ * 2 states; otherwise 1): rej[(s·γ + a)·ns + s2] = P(a < γ accepted, next
+ * block starts in s2 | this block starts in s), full[s][s2] the same for
+ * a = γ; start the law of the first block's state. */
 typedef struct blaw {
     int ns, gamma;
-    double *rej;
+    const double *rej;
     double full[2][2];
+    double start[2];
 } blaw_t;
 
-static double *rej_at(const blaw_t *L, int s, int a, int s2)
+static blaw_t blaw_part(const accept_law_t *L, int p)
+{
+    blaw_t b = {.ns = L->ns, .gamma = L->gamma, .rej = L->part[p].rej};
+    memcpy(b.full, L->part[p].full, sizeof b.full);
+    memcpy(b.start, L->part[p].start, sizeof b.start);
+    return b;
+}
+
+static const double *rej_at(const blaw_t *L, int s, int a, int s2)
 {
     return &L->rej[((size_t)s * L->gamma + a) * L->ns + s2];
 }
 
-static int blaw_init(blaw_t *L, int ns, int gamma)
-{
-    memset(L, 0, sizeof *L);
-    L->ns = ns;
-    L->gamma = gamma;
-    L->rej = calloc((size_t)ns * gamma * ns, sizeof(double));
-    return L->rej ? 0 : -1;
-}
-
-/* α_i for draft position i (0-based); the last listed value repeats. */
-static double pos_alpha(const accept_cfg_t *a, int i, double alpha)
-{
-    return a->npos > 0 ? a->positional[i < a->npos ? i : a->npos - 1] : alpha;
-}
-
-/* iid (positional = 0) or positional acceptance: one state. */
-static void blaw_positional(blaw_t *L, const accept_cfg_t *a, double alpha, int positional)
-{
-    double surv = 1;   /* P(first i accepted) */
-    for (int i = 0; i < L->gamma; i++) {
-        double ai = positional ? pos_alpha(a, i, alpha) : alpha;
-        *rej_at(L, 0, i, 0) = surv * (1 - ai);
-        surv *= ai;
-    }
-    L->full[0][0] = surv;
-}
-
-/* markov, as sim/accept.c draws it: the state (0 good, 1 bad) decides each
- * evaluated draft's α, and after every evaluated draft (accepted ones and the
- * first rejected one) switches with p_good_bad / p_bad_good. */
-static void blaw_markov(blaw_t *L, const accept_cfg_t *a)
-{
-    double al[2] = {a->alpha_good, a->alpha_bad}, sw[2] = {a->p_good_bad, a->p_bad_good};
-    for (int s = 0; s < 2; s++) {
-        double alive[2] = {s == 0, s == 1};
-        for (int i = 0; i < L->gamma; i++) {
-            double next[2] = {0, 0};
-            for (int c = 0; c < 2; c++) {
-                double acc = alive[c] * al[c], rj = alive[c] * (1 - al[c]);
-                *rej_at(L, s, i, c) += rj * (1 - sw[c]);
-                *rej_at(L, s, i, !c) += rj * sw[c];
-                next[c] += acc * (1 - sw[c]);
-                next[!c] += acc * sw[c];
-            }
-            alive[0] = next[0];
-            alive[1] = next[1];
-        }
-        L->full[s][0] = alive[0];
-        L->full[s][1] = alive[1];
-    }
-}
-
-/* Stationary law of a 2-state chain with off-diagonal rates p01, p10
- * (an absorbing-free chain; a frozen chain counts both states equally). */
-static void stationary2(double p01, double p10, double *nu)
+/* Long-run law of a 2-state chain with off-diagonal probabilities p01, p10.
+ * A chain that never switches keeps its start law (the model's stated
+ * choice for a frozen chain). */
+static void stationary2(double p01, double p10, const double *start, double *nu)
 {
     double s = p01 + p10;
-    nu[0] = s > 0 ? p10 / s : 0.5;
+    nu[0] = s > 0 ? p10 / s : start[0];
     nu[1] = 1 - nu[0];
 }
 
@@ -125,7 +83,7 @@ static double blaw_sync_len(const blaw_t *L)
             m01 += *rej_at(L, 0, a, 1);
             m10 += *rej_at(L, 1, a, 0);
         }
-        stationary2(m01, m10, nu);
+        stationary2(m01, m10, L->start, nu);
     }
     double e = 0;
     for (int s = 0; s < L->ns; s++) {
@@ -135,18 +93,6 @@ static double blaw_sync_len(const blaw_t *L)
             es += (L->gamma + 1) * L->full[s][s2];
         }
         e += nu[s] * es;
-    }
-    return e;
-}
-
-/* E over Beta(a, b) of (1 − α^(γ+1))/(1 − α) = Σ_{i=0}^{γ} E[α^i], with
- * E[α^i] = Π_{j<i} (a+j)/(a+b+j). */
-static double beta_expected_len(double a, double b, int gamma)
-{
-    double e = 0, m = 1;
-    for (int i = 0; i <= gamma; i++) {
-        e += m;
-        m *= (a + i) / (a + b + i);
     }
     return e;
 }
@@ -293,7 +239,7 @@ static double async_rate(const pipe_t *pp, const blaw_t *L)
         }
     }
     double nu[2] = {1, 0};
-    if (ns == 2) stationary2(C[0][1], C[1][0], nu);
+    if (ns == 2) stationary2(C[0][1], C[1][0], L->start, nu);
     double T = 0, K = 0;
     for (int s = 0; s < ns; s++) {
         T += nu[s] * tim[s];
@@ -302,50 +248,28 @@ static double async_rate(const pipe_t *pp, const blaw_t *L)
     return K / T;
 }
 
-/* Mean over tenants of the async rate when each tenant's α ~ Beta(a, b):
- * 64-point Gauss–Jacobi quadrature with weight x^(a−1)(1−x)^(b−1),
- * normalised by the weights' own sum. */
-static double beta_async_rate(const pipe_t *pp, double a, double b, blaw_t *L)
+/* A mixture law (beta: one part per tenant alpha) averages the per-part
+ * figure with the parts' weights. */
+static double law_sync_len(const accept_law_t *L)
 {
-    gsl_integration_fixed_workspace *w =
-        gsl_integration_fixed_alloc(gsl_integration_fixed_jacobi, 64, 0, 1, b - 1, a - 1);
-    if (!w) return NAN;
-    const double *x = gsl_integration_fixed_nodes(w), *wt = gsl_integration_fixed_weights(w);
     double num = 0, den = 0;
-    for (size_t i = 0; i < gsl_integration_fixed_n(w); i++) {
-        blaw_positional(L, NULL, x[i], 0);
-        num += wt[i] * async_rate(pp, L);
-        den += wt[i];
+    for (int p = 0; p < L->nparts; p++) {
+        blaw_t b = blaw_part(L, p);
+        num += L->part[p].weight * blaw_sync_len(&b);
+        den += L->part[p].weight;
     }
-    gsl_integration_fixed_free(w);
     return num / den;
 }
 
-/* A trace is replayed cyclically, so the long run is exact: cut the cyclic
- * sequence after each rejecting entry; a segment of k full blocks and one
- * rejection of a commits kγ + a + 1 tokens in r_{k+1}. */
-static double trace_async_rate(const pipe_t *pp, const int *tr, int n)
+static double law_async_rate(const pipe_t *pp, const accept_law_t *L)
 {
-    int g = pp->gamma, last = -1;
-    for (int i = 0; i < n; i++)
-        if (tr[i] < g) last = i;
-    if (last < 0) return g / pipe_period(pp);
-    double *r = malloc(sizeof(double) * ((size_t)n + 1));
-    pipe_iter_t it;
-    if (!r || pipe_iter_init(&it, pp, n + 1) != 0) { free(r); return NAN; }
-    for (int j = 0; j <= n; j++) r[j] = pipe_next(&it);   /* r[j] = r_{j+1} */
-    free(it.ring);
-    double K = 0, T = 0;
-    int k = 0;
-    for (int step = 1; step <= n; step++) {     /* from just after `last` */
-        int v = tr[(last + step) % n];
-        if (v >= g) { k++; continue; }
-        K += (double)k * g + (v < 0 ? 0 : v) + 1;
-        T += r[k];
-        k = 0;
+    double num = 0, den = 0;
+    for (int p = 0; p < L->nparts; p++) {
+        blaw_t b = blaw_part(L, p);
+        num += L->part[p].weight * async_rate(pp, &b);
+        den += L->part[p].weight;
     }
-    free(r);
-    return K / T;
+    return num / den;
 }
 
 /* ---- service times ------------------------------------------------------- */
@@ -446,55 +370,11 @@ int analytic_compute(const scenario_t *s, analytic_t *out, err_t *err)
                    sizeof out->cloud_source, &out->cloud_iter_time_s, err) != 0)
         return -1;
 
-    /* Acceptance: the law of a per block, and E[a+1]. */
-    const accept_cfg_t *ac = &s->acceptance;
-    blaw_t L;
-    int markov = ac->model == ACC_MARKOV;
-    if (blaw_init(&L, markov ? 2 : 1, gamma) != 0)
-        return err_set(err, ERR_RUNTIME, "analytic: out of memory");
-    switch (ac->model) {
-    case ACC_IID:
-        blaw_positional(&L, ac, ac->alpha, 0);
-        out->alpha_mean = ac->alpha;
-        break;
-    case ACC_POSITIONAL: {
-        blaw_positional(&L, ac, ac->alpha, 1);
-        double sum = 0;
-        for (int i = 0; i < gamma; i++) sum += pos_alpha(ac, i, ac->alpha);
-        out->alpha_mean = sum / gamma;
-        break;
-    }
-    case ACC_BETA:
-        if (!(ac->beta_a > 0 && ac->beta_b > 0)) {
-            free(L.rej);
-            return err_set(err, ERR_INPUT, "acceptance: beta a and b must be > 0");
-        }
-        out->alpha_mean = ac->beta_a / (ac->beta_a + ac->beta_b);
-        break;
-    case ACC_MARKOV: {
-        blaw_markov(&L, ac);
-        double nu[2];
-        stationary2(ac->p_good_bad, ac->p_bad_good, nu);
-        out->alpha_mean = nu[0] * ac->alpha_good + nu[1] * ac->alpha_bad;
-        break;
-    }
-    case ACC_TRACE: {
-        if (ac->ntrace <= 0 || !ac->trace) {
-            free(L.rej);
-            return err_set(err, ERR_INPUT, "acceptance.file: the trace holds no values");
-        }
-        double sum = 0;
-        for (int i = 0; i < ac->ntrace; i++)
-            sum += (ac->trace[i] < 0 ? 0 : ac->trace[i] > gamma ? gamma : ac->trace[i]) + 1;
-        out->accepted_len_expected = sum / ac->ntrace;
-        out->alpha_mean = NAN;   /* a trace gives lengths, not a per-draft α */
-        break;
-    }
-    }
-    if (ac->model == ACC_BETA)
-        out->accepted_len_expected = beta_expected_len(ac->beta_a, ac->beta_b, gamma);
-    else if (ac->model != ACC_TRACE)
-        out->accepted_len_expected = blaw_sync_len(&L);
+    /* Acceptance: the model's law of a per block, and E[a+1]. */
+    accept_law_t L;
+    if (accept_cfg_law(&s->acceptance, gamma, &L, err) != 0) return -1;
+    out->alpha_mean = accept_cfg_mean(&s->acceptance, gamma);
+    out->accepted_len_expected = law_sync_len(&L);
 
     /* Network, with mean jitter and serialisation at the link rates. */
     const network_cfg_t *nw = &g->network;
@@ -513,13 +393,8 @@ int analytic_compute(const scenario_t *s, analytic_t *out, err_t *err)
                              link_ser(ovh + E * bpt, nw->downlink_bps) + pp.down_prop;
     out->throughput_sync_tok_s = E / out->block_time_sync_s;
     out->itl_sync_s = out->block_time_sync_s / E;
-    if (ac->model == ACC_BETA)
-        out->throughput_async_tok_s = beta_async_rate(&pp, ac->beta_a, ac->beta_b, &L);
-    else if (ac->model == ACC_TRACE)
-        out->throughput_async_tok_s = trace_async_rate(&pp, ac->trace, ac->ntrace);
-    else
-        out->throughput_async_tok_s = async_rate(&pp, &L);
-    free(L.rej);
+    out->throughput_async_tok_s = law_async_rate(&pp, &L);
+    accept_law_fini(&L);
     if (isnan(out->throughput_async_tok_s))
         return err_set(err, ERR_RUNTIME, "analytic: out of memory");
     out->throughput_cloud_only_tok_s = 1 / out->cloud_iter_time_s;

@@ -38,12 +38,12 @@ typedef struct analytic {
  * Model path (no fixed draft_time / verify_time): times at a context of the
  * mean prompt length. Network: rtt plus the mean jitter of each direction plus
  * serialisation of the messages at the link rates.
- * Acceptance: iid exact; positional exact (E = 1 + Σ_i Π_{j≤i} α_j); beta
- * exact for E (Σ_i E[α^i], Beta moments) and the async rate averaged over the
- * Beta law by 64-point Gauss–Jacobi quadrature; markov: exact under
- * sim/accept.c's reading (the state switches after every evaluated draft), as
- * a Markov renewal over block (sync) or rollback-cycle (async) start states;
- * trace: exact for its cyclic replay (min(a, γ)).
+ * Acceptance: the model's own block law (accept_cfg_law), exact for every
+ * model: a mixture (beta) averages the per-part figures with its weights; a
+ * law with a hidden state (markov) is a Markov renewal over block (sync) or
+ * rollback-cycle (async) start states. A trace's law is its empirical law,
+ * so for async its blocks count as independent draws (the cyclic replay
+ * gives the same rate when the pipeline never stalls).
  * Async: renewal-reward over rollback cycles; the cycle time comes from the
  * deterministic pipeline at the mean times (window, cloud and link queueing
  * included), which reduces to γd/q + rtt + v when nothing stalls (see

@@ -27,7 +27,7 @@
 /* More tenants than this is certainly a mistake (and int sums overflow). */
 #define MAX_TENANTS 100000000.0
 
-/* --- custom key types: cards and the acceptance trace ------------------ */
+/* --- custom key types: cards ------------------------------------------- */
 
 static int parse_hw(keytab_ctx_t *c, const ynode_t *node, const char *key,
                     const keytab_key_t *k, void *base)
@@ -64,73 +64,6 @@ static int write_llm(FILE *f, const keytab_key_t *k, const void *base, int inden
     if (write_card_head(f, (const char *)base + k->aux) != 0) return -1;
     return cards_write_llm(f, (const llm_card_t *)((const char *)base + k->off),
                            indent + 2);
-}
-
-/* Trace file: accepted lengths, one non-negative integer per line; blank
- * lines and #-comments skipped. */
-static int parse_trace(keytab_ctx_t *c, const ynode_t *node, const char *key,
-                       const keytab_key_t *k, void *base)
-{
-    (void)k;
-    accept_cfg_t *a = base;
-    if (node->kind != YNODE_SCALAR)
-        return keytab_err(c, node, key, "expected a file path, got %s",
-                          ynode_kind_name(node));
-    if (keytab_find_file(c, node->str, a->trace_file, sizeof a->trace_file) != 0)
-        return keytab_err(c, node, key,
-                          "file '%s' not found (looked next to the scenario, in "
-                          "the working directory and the specsim root)",
-                          node->str);
-    char *text;
-    size_t len;
-    err_t rerr;
-    if (ynode_read_file(a->trace_file, &text, &len, &rerr) != 0)
-        return keytab_err(c, node, key, "cannot read: %s", rerr.msg);
-    int *v = NULL, n = 0, cap = 0, line = 0, col = 0, rc = 0;
-    char *cursor = text, *p;
-    while ((p = ynode_next_data_line(&cursor, &line, &col))) {
-        size_t d = strspn(p, "0123456789");
-        if (d == 0 || p[d] || d > 6) {
-            ynode_t at = {.src = a->trace_file, .line = line, .col = col};
-            rc = keytab_err(c, &at, key, "'%.60s' is not a non-negative integer "
-                            "(an accepted length)", p);
-            break;
-        }
-        if (n == cap) {
-            int nc = cap ? 2 * cap : 256;
-            int *nv = realloc(v, (size_t)nc * sizeof *nv);
-            if (!nv) {
-                rc = err_set(c->err, ERR_RUNTIME, "out of memory");
-                break;
-            }
-            v = nv;
-            cap = nc;
-        }
-        v[n++] = atoi(p);
-    }
-    free(text);
-    if (rc == 0 && n == 0)
-        rc = keytab_err(c, node, key, "trace file '%s' holds no accepted lengths",
-                        a->trace_file);
-    if (rc != 0) {
-        free(v);
-        return -1;
-    }
-    free(a->trace);
-    a->trace = v;
-    a->ntrace = n;
-    return 0;
-}
-
-static int write_trace(FILE *f, const keytab_key_t *k, const void *base,
-                       int indent)
-{
-    (void)k;
-    (void)indent;
-    const accept_cfg_t *a = base;
-    if (fputc(' ', f) == EOF || keytab_write_string(f, a->trace_file) != 0)
-        return -1;
-    return fputc('\n', f) == EOF ? -1 : 0;
 }
 
 /* --- protocol and speculation-length policy: names from their registries */
@@ -211,8 +144,6 @@ static int write_gamma_policy(FILE *f, const keytab_key_t *k, const void *base,
 
 /* --- key tables ---------------------------------------------------------- */
 
-static const char *const ACCEPT_NAMES[] = {"iid", "positional", "beta",
-                                           "markov", "trace", NULL};
 static const char *const PREC_NAMES[] = {"fp32", "fp16", "w8a16", "w4a16",
                                          "w4a4", NULL};
 static const char *const ARRIVAL_NAMES[] = {"closed", "poisson", NULL};
@@ -231,28 +162,6 @@ static const keytab_key_t PROTOCOL_KEYS[] = {
      .min = 1, .max = 1e6, .def = "4"},
     {.name = "gamma_policy", .type = KT_CUSTOM, .parse = parse_gamma_policy,
      .write = write_gamma_policy, .def = "fixed"},
-    END};
-
-#define PROB(n, f) {.name = n, .type = KT_NUM, .off = offsetof(accept_cfg_t, f), \
-                    .min = 0, .max = 1, .flags = KF_NOWRITE}
-static const keytab_key_t ACCEPT_KEYS[] = {
-    {.name = "model", .type = KT_ENUM, .off = offsetof(accept_cfg_t, model),
-     .sub = ACCEPT_NAMES, .def = "iid"},
-    {.name = "alpha", .type = KT_NUM, .off = offsetof(accept_cfg_t, alpha),
-     .min = 0, .max = 1, .def = "0.8", .flags = KF_NOWRITE},
-    {.name = "alphas", .type = KT_LIST, .off = offsetof(accept_cfg_t, positional),
-     .aux = offsetof(accept_cfg_t, npos), .min = 0, .max = 1,
-     .flags = KF_NOWRITE | KF_SKIPEMPTY},
-    {.name = "a", .type = KT_NUM, .off = offsetof(accept_cfg_t, beta_a), .min = 0,
-     .max = BIG, .flags = KF_MIN_OPEN | KF_NOWRITE},
-    {.name = "b", .type = KT_NUM, .off = offsetof(accept_cfg_t, beta_b), .min = 0,
-     .max = BIG, .flags = KF_MIN_OPEN | KF_NOWRITE},
-    PROB("alpha_good", alpha_good),
-    PROB("alpha_bad", alpha_bad),
-    PROB("p_good_bad", p_good_bad),
-    PROB("p_bad_good", p_bad_good),
-    {.name = "file", .type = KT_CUSTOM, .parse = parse_trace, .write = write_trace,
-     .flags = KF_NOWRITE},
     END};
 
 static const keytab_key_t EDGE_KEYS[] = {
@@ -372,8 +281,7 @@ static const keytab_key_t TOP_KEYS[] = {
      .min = 1, .max = 1e6, .def = "1"},
     {.name = "protocol", .type = KT_SECTION, .off = offsetof(scenario_t, protocol),
      .sub = PROTOCOL_KEYS},
-    {.name = "acceptance", .type = KT_SECTION, .off = offsetof(scenario_t, acceptance),
-     .sub = ACCEPT_KEYS},
+    {.name = "acceptance", .type = KT_SKIP},  /* the model's keys: resolve_acceptance */
     {.name = "tenants", .type = KT_SKIP},
     {.name = "cloud", .type = KT_SECTION, .off = offsetof(scenario_t, cloud),
      .sub = CLOUD_KEYS},
@@ -723,49 +631,11 @@ static int resolve_tenants(sctx_t *x)
     return 0;
 }
 
-/* The acceptance model's own parameters must be given; `alpha` becomes the
- * model's mean acceptance probability for reporting. */
+/* The section's keys come from the model it names (accept.h). */
 static int resolve_acceptance(sctx_t *x)
 {
-    accept_cfg_t *a = &x->s->acceptance;
-    const ynode_t *A = present(ynode_get(x->root, "acceptance"));
-    const ynode_t *at = A ? present(ynode_get(A, "model")) : NULL;
-    if (!at) at = A;
-    static const char *const need[][5] = {
-        {NULL}, {"alphas", NULL}, {"a", "b", NULL},
-        {"alpha_good", "alpha_bad", "p_good_bad", "p_bad_good", NULL},
-        {"file", NULL}};
-    for (int i = 0; need[a->model][i]; i++) {
-        if (A && present(ynode_get(A, need[a->model][i]))) continue;
-        char key[KEYTAB_KEY_MAX];
-        keytab_join(key, "acceptance", need[a->model][i]);
-        return keytab_err(&x->kc, at, key, "required when model is %s",
-                          ACCEPT_NAMES[a->model]);
-    }
-    switch (a->model) {
-    case ACC_POSITIONAL: {
-        double sum = 0;
-        int g = x->s->protocol.gamma;
-        for (int i = 0; i < g; i++)
-            sum += a->positional[i < a->npos ? i : a->npos - 1];
-        a->alpha = sum / g;
-        break;
-    }
-    case ACC_BETA:
-        a->alpha = a->beta_a / (a->beta_a + a->beta_b);
-        break;
-    case ACC_MARKOV: {
-        double s = a->p_good_bad + a->p_bad_good;
-        /* Stationary share of the good state; with no switching the chain
-         * stays in its start state (good). */
-        double pg = s > 0 ? a->p_bad_good / s : 1.0;
-        a->alpha = pg * a->alpha_good + (1 - pg) * a->alpha_bad;
-        break;
-    }
-    default:
-        break;
-    }
-    return 0;
+    keytab_layer_t L = {ynode_get(x->root, "acceptance"), "acceptance"};
+    return accept_cfg_resolve(&x->kc, &L, 1, &x->s->acceptance);
 }
 
 static void file_stem(const char *path, char *out, size_t outsz)
@@ -1040,33 +910,17 @@ void scenario_free(scenario_t *s)
     }
     free(s->groups);
     marks_free(s->marks);
-    free(s->acceptance.positional);
-    free(s->acceptance.trace);
+    accept_cfg_fini(&s->acceptance);
     dist_free(&s->cloud.verify_time);
     memset(s, 0, sizeof *s);
 }
 
 /* --- writing ------------------------------------------------------------- */
 
-static const keytab_key_t *find_key(const keytab_key_t *tab, const char *name)
-{
-    for (; tab->name; tab++)
-        if (!strcmp(tab->name, name)) return tab;
-    return NULL;
-}
-
 static int write_acceptance(FILE *f, const accept_cfg_t *a)
 {
-    static const char *const keys[][5] = {
-        {"alpha", NULL}, {"alphas", NULL}, {"a", "b", NULL},
-        {"alpha_good", "alpha_bad", "p_good_bad", "p_bad_good", NULL},
-        {"alpha", "file", NULL}};
     if (fprintf(f, "acceptance:\n") < 0) return -1;
-    if (keytab_write_key(f, find_key(ACCEPT_KEYS, "model"), a, 2) != 0) return -1;
-    for (int i = 0; keys[a->model][i]; i++)
-        if (keytab_write_key(f, find_key(ACCEPT_KEYS, keys[a->model][i]), a, 2) != 0)
-            return -1;
-    return 0;
+    return accept_cfg_write(f, a, 2);
 }
 
 static int write_sections(FILE *f, const tenant_group_t *g, int indent)

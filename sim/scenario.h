@@ -34,13 +34,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "accept.h"
 #include "cards.h"
 #include "err.h"
 #include "rng.h"
 
 #define SCEN_PATH_MAX 512
 
-enum accept_model { ACC_IID = 0, ACC_POSITIONAL, ACC_BETA, ACC_MARKOV, ACC_TRACE };
 enum arrival_kind { ARRIVAL_CLOSED = 0, ARRIVAL_POISSON };
 enum batch_policy { BATCH_CONTINUOUS = 0, BATCH_WINDOW };
 enum pin_policy { PIN_ROUND_ROBIN = 0, PIN_LEAST_LOADED };
@@ -54,19 +54,6 @@ typedef struct protocol_cfg {
     int window;          /* async: max unverified blocks in flight, >= 1 */
     const struct gamma_ops *gamma_policy; /* sim/gamma.h */
 } protocol_cfg_t;
-
-typedef struct accept_cfg {
-    enum accept_model model;
-    double alpha;                 /* iid; also the mean reported for others */
-    double *positional;           /* positional: alpha per position, n = npos */
-    int npos;                     /* (last value repeats past npos) */
-    double beta_a, beta_b;        /* beta: per-tenant alpha ~ Beta(a, b) */
-    double alpha_good, alpha_bad; /* markov: per-state alpha */
-    double p_good_bad, p_bad_good;/* markov: switch probability per draft token */
-    char trace_file[SCEN_PATH_MAX];/* trace: accepted lengths, one per line */
-    int *trace;                   /* loaded trace values */
-    int ntrace;
-} accept_cfg_t;
 
 typedef struct edge_cfg {
     char device_ref[SCEN_PATH_MAX]; /* card path as written (or "inline") */
@@ -145,7 +132,7 @@ typedef struct scenario {
     double warmup;             /* s deleted from every metric */
     int replications;
     protocol_cfg_t protocol;
-    accept_cfg_t acceptance;
+    accept_cfg_t acceptance;   /* owned parameters (accept_cfg_fini) */
     tenant_group_t *groups;    /* owned; ngroups >= 1 */
     int ngroups;
     int ntenants;              /* sum of group counts */

@@ -11,16 +11,9 @@
 #include <string.h>
 
 #include "accept.h"
+#include "accepttest.h"
 #include "check.h"
 #include "simtest.h"
-
-static accept_cfg_t cfg_base(enum accept_model m)
-{
-    accept_cfg_t c;
-    memset(&c, 0, sizeof c);
-    c.model = m;
-    return c;
-}
 
 /* Checks that an observed frequency k/n is within 4 sigma of p. */
 static void check_freq(long k, long n, double p, const char *what, int v)
@@ -57,29 +50,32 @@ static void test_iid_law(void)
     const int gammas[] = {1, 4, 8};
     for (int ia = 0; ia < 3; ia++)
         for (int ig = 0; ig < 3; ig++) {
-            accept_cfg_t c = cfg_base(ACC_IID);
-            c.alpha = alphas[ia];
+            accept_cfg_t c;
+            char yaml[64];
+            snprintf(yaml, sizeof yaml, "{model: iid, alpha: %g}", alphas[ia]);
+            accepttest_cfg(&c, yaml);
             err_t e;
             accept_t *a = accept_create(&c, 11, 0, ia * 3 + ig, &e);
             CHECK(a != NULL);
             if (!a) return;
             int g = gammas[ig];
             double pk[64];
-            simtest_law_iid(c.alpha, g, pk);
+            simtest_law_iid(alphas[ia], g, pk);
             check_law(a, g, pk, 100000, "iid");
-            CHECK(accept_alpha_mean(a) == c.alpha);
+            CHECK(accept_alpha_mean(a, g) == alphas[ia]);
             accept_free(a);
+            accept_cfg_fini(&c);
         }
 }
 
 static void test_iid_extremes(void)
 {
-    accept_cfg_t c = cfg_base(ACC_IID);
+    accept_cfg_t c0, c1;
     err_t e;
-    c.alpha = 0.0;
-    accept_t *a0 = accept_create(&c, 1, 0, 0, &e);
-    c.alpha = 1.0;
-    accept_t *a1 = accept_create(&c, 1, 0, 0, &e);
+    accepttest_cfg(&c0, "{model: iid, alpha: 0}");
+    accepttest_cfg(&c1, "{model: iid, alpha: 1}");
+    accept_t *a0 = accept_create(&c0, 1, 0, 0, &e);
+    accept_t *a1 = accept_create(&c1, 1, 0, 0, &e);
     CHECK(a0 && a1);
     if (!a0 || !a1) return;
     int bad0 = 0, bad1 = 0;
@@ -92,6 +88,8 @@ static void test_iid_extremes(void)
     CHECK(accept_draw(a1, 0) == 0);
     accept_free(a0);
     accept_free(a1);
+    accept_cfg_fini(&c0);
+    accept_cfg_fini(&c1);
 }
 
 /* positional: P(a >= k) = prod_{i<k} alpha_i, the last listed value repeating;
@@ -99,9 +97,8 @@ static void test_iid_extremes(void)
 static void test_positional_law(void)
 {
     double al[] = {0.9, 0.7, 0.5};
-    accept_cfg_t c = cfg_base(ACC_POSITIONAL);
-    c.positional = al;
-    c.npos = 3;
+    accept_cfg_t c;
+    accepttest_cfg(&c, "{model: positional, alphas: [0.9, 0.7, 0.5]}");
     err_t e;
     accept_t *a = accept_create(&c, 3, 1, 2, &e);
     CHECK(a != NULL);
@@ -114,8 +111,11 @@ static void test_positional_law(void)
     for (int k = 0; k < g; k++) pk[k] = ge[k] - ge[k + 1];
     pk[g] = ge[g];
     check_law(a, g, pk, 100000, "positional");
-    CHECK_REL(accept_alpha_mean(a), (0.9 + 0.7 + 0.5) / 3.0, 1e-12);
+    /* The mean over the gamma positions, the last value repeating. */
+    CHECK_REL(accept_alpha_mean(a, g), (0.9 + 0.7 + 0.5 + 0.5 + 0.5) / 5.0, 1e-12);
+    CHECK_REL(accept_alpha_mean(a, 2), (0.9 + 0.7) / 2.0, 1e-12);
     accept_free(a);
+    accept_cfg_fini(&c);
 }
 
 /* beta: tenant alphas are independent Beta(a,b) draws: mean a/(a+b),
@@ -123,9 +123,9 @@ static void test_positional_law(void)
  * Given its alpha, one tenant's blocks follow the iid law. */
 static void test_beta(void)
 {
-    accept_cfg_t c = cfg_base(ACC_BETA);
-    c.beta_a = 8.0;
-    c.beta_b = 2.0;
+    accept_cfg_t c;
+    accepttest_cfg(&c, "{model: beta, a: 8, b: 2}");
+    const double pa = 8.0, pb = 2.0;
     const int n = 4000;
     double s = 0.0, s2 = 0.0;
     err_t e;
@@ -133,15 +133,15 @@ static void test_beta(void)
         accept_t *a = accept_create(&c, 5, 0, t, &e);
         CHECK(a != NULL);
         if (!a) return;
-        double x = accept_alpha_mean(a);
+        double x = accept_alpha_mean(a, 4);
         CHECK(x >= 0.0 && x <= 1.0);
         s += x;
         s2 += x * x;
         accept_free(a);
     }
-    double ab = c.beta_a + c.beta_b;
-    double mean = c.beta_a / ab;
-    double var = c.beta_a * c.beta_b / (ab * ab * (ab + 1.0));
+    double ab = pa + pb;
+    double mean = pa / ab;
+    double var = pa * pb / (ab * ab * (ab + 1.0));
     CHECK_ABS(s / n, mean, 4.0 * sqrt(var / n));
     /* The sample variance of n draws has sd ~ var*sqrt(2/(n-1)) (near-normal
      * law); 10% is > 4 of those for n = 4000 with this mildly skewed beta. */
@@ -150,30 +150,29 @@ static void test_beta(void)
     accept_t *a = accept_create(&c, 5, 0, 17, &e);
     CHECK(a != NULL);
     if (!a) return;
-    double al = accept_alpha_mean(a);
+    double al = accept_alpha_mean(a, 4);
     double pk[5];
     simtest_law_iid(al, 4, pk);
     check_law(a, 4, pk, 100000, "beta tenant");
     accept_free(a);
+    accept_cfg_fini(&c);
 }
 
 static void test_markov(void)
 {
-    accept_cfg_t c = cfg_base(ACC_MARKOV);
-    c.alpha_good = 0.9;
-    c.alpha_bad = 0.3;
-    c.p_good_bad = 0.1;
-    c.p_bad_good = 0.3;
+    accept_cfg_t c;
+    accepttest_cfg(&c, "{model: markov, alpha_good: 0.9, alpha_bad: 0.3, "
+                       "p_good_bad: 0.1, p_bad_good: 0.3}");
+    const double ag = 0.9, abad = 0.3, pgb = 0.1, pbg = 0.3;
     const int g = 4, nb = 50, per = 4000;
     err_t e;
     accept_t *a = accept_create(&c, 9, 0, 0, &e);
     CHECK(a != NULL);
     if (!a) return;
-    double pig = c.p_bad_good / (c.p_good_bad + c.p_bad_good);
-    double rate = pig * c.alpha_good + (1 - pig) * c.alpha_bad;
-    CHECK_REL(accept_alpha_mean(a), rate, 1e-12);
-    double Ea =
-        simtest_markov_Ea(c.alpha_good, c.alpha_bad, c.p_good_bad, c.p_bad_good, g);
+    double pig = pbg / (pgb + pbg);
+    double rate = pig * ag + (1 - pig) * abad;
+    CHECK_REL(accept_alpha_mean(a, g), rate, 1e-12);
+    double Ea = simtest_markov_Ea(ag, abad, pgb, pbg, g);
     double bm[50], br[50], sm = 0, sr = 0;
     for (int b = 0; b < nb; b++) {
         long acc = 0, ev = 0;
@@ -206,17 +205,16 @@ static void test_markov(void)
     for (int k = 1; k <= g; k++) Eiid += pow(rate, k);
     CHECK(fabs(Ea - Eiid) > 8 * sem);
     accept_free(a);
+    accept_cfg_fini(&c);
 }
 
 /* markov initial state ~ stationary law: with alpha_good = 1, alpha_bad = 0
  * and gamma = 1, a tenant's first draw is 1 exactly when it starts good. */
 static void test_markov_start(void)
 {
-    accept_cfg_t c = cfg_base(ACC_MARKOV);
-    c.alpha_good = 1.0;
-    c.alpha_bad = 0.0;
-    c.p_good_bad = 0.2;
-    c.p_bad_good = 0.6;
+    accept_cfg_t c;
+    accepttest_cfg(&c, "{model: markov, alpha_good: 1, alpha_bad: 0, "
+                       "p_good_bad: 0.2, p_bad_good: 0.6}");
     const int n = 20000;
     long good = 0;
     err_t e;
@@ -228,16 +226,16 @@ static void test_markov_start(void)
         accept_free(a);
     }
     check_freq(good, n, 0.75, "markov start good", 1);
+    accept_cfg_fini(&c);
 }
 
 /* trace: exact cyclic replay capped at gamma, tenant t starting at t mod n. */
 static void test_trace(void)
 {
     int tr[] = {0, 3, 5, 2};
-    accept_cfg_t c = cfg_base(ACC_TRACE);
-    c.trace = tr;
-    c.ntrace = 4;
+    accept_cfg_t c;
     err_t e;
+    CHECK(accepttest_trace(&c, tr, 4, &e) == 0);
     accept_t *a0 = accept_create(&c, 1, 0, 0, &e);
     accept_t *a5 = accept_create(&c, 1, 0, 5, &e);
     CHECK(a0 && a5);
@@ -248,17 +246,18 @@ static void test_trace(void)
         CHECK(accept_draw(a0, 4) == want0[i]);
         CHECK(accept_draw(a5, 4) == want5[i]);
     }
-    CHECK_REL(accept_alpha_mean(a0), 10.0 / 14.0, 1e-12);
+    CHECK(isnan(accept_alpha_mean(a0, 4)));   /* a trace states no alpha */
     accept_free(a0);
     accept_free(a5);
+    accept_cfg_fini(&c);
 }
 
 /* Same keys -> same draws; a different tenant or replication -> different
  * draws; creating another tenant in between does not shift a stream. */
 static void test_streams(void)
 {
-    accept_cfg_t c = cfg_base(ACC_IID);
-    c.alpha = 0.6;
+    accept_cfg_t c;
+    accepttest_cfg(&c, "{model: iid, alpha: 0.6}");
     err_t e;
     accept_t *x = accept_create(&c, 42, 0, 3, &e);
     accept_t *other = accept_create(&c, 42, 0, 4, &e);
@@ -281,44 +280,47 @@ static void test_streams(void)
     accept_free(y);
     accept_free(z);
     accept_free(other);
+    accept_cfg_fini(&c);
+}
+
+/* A configuration a model's check refuses never loads: the loader runs the
+ * model's key ranges and its check. */
+static void bad(const char *yaml, const char *want)
+{
+    accept_cfg_t c;
+    err_t e = {0, ""};
+    CHECK(accept_cfg_parse(&c, yaml, &e) == -1);
+    CHECK(e.code == ERR_INPUT);
+    if (!strstr(e.msg, want)) {
+        printf("  '%s': message '%s' lacks '%s'\n", yaml, e.msg, want);
+        check_failed_now = 1;
+    }
 }
 
 static void test_bad_config(void)
 {
-    err_t e;
-    accept_cfg_t c = cfg_base(ACC_IID);
-    c.alpha = 1.5;
-    e.code = 0;
-    CHECK(accept_create(&c, 1, 0, 0, &e) == NULL);
-    CHECK(e.code == ERR_INPUT && strstr(e.msg, "acceptance.alpha"));
-    c.alpha = NAN;
-    CHECK(accept_create(&c, 1, 0, 0, &e) == NULL);
-
-    c = cfg_base(ACC_BETA);
-    c.beta_a = 0.0;
-    c.beta_b = 1.0;
-    CHECK(accept_create(&c, 1, 0, 0, &e) == NULL);
-    CHECK(e.code == ERR_INPUT);
-
-    c = cfg_base(ACC_TRACE);
-    CHECK(accept_create(&c, 1, 0, 0, &e) == NULL);
+    bad("{model: iid, alpha: 1.5}", "acceptance.alpha");
+    bad("{model: iid, alpha: .nan}", "acceptance.alpha");
+    bad("{model: beta, a: 0, b: 1}", "acceptance.a");
+    bad("{model: beta, a: 1}", "acceptance.b: required when model is beta");
+    bad("{model: trace}", "acceptance.file: required when model is trace");
     int neg[] = {1, -2};
-    c.trace = neg;
-    c.ntrace = 2;
-    CHECK(accept_create(&c, 1, 0, 0, &e) == NULL);
-    CHECK(e.code == ERR_INPUT);
-
-    c = cfg_base(ACC_POSITIONAL);
-    CHECK(accept_create(&c, 1, 0, 0, &e) == NULL);
-    double al[] = {0.5, -0.1};
-    c.positional = al;
-    c.npos = 2;
-    CHECK(accept_create(&c, 1, 0, 0, &e) == NULL);
-
-    c = cfg_base(ACC_MARKOV);
-    c.alpha_good = 0.5;
-    c.p_bad_good = 2.0;
-    CHECK(accept_create(&c, 1, 0, 0, &e) == NULL);
+    err_t e = {0, ""};
+    accept_cfg_t c;
+    CHECK(accepttest_trace(&c, neg, 2, &e) == -1 && e.code == ERR_INPUT);
+    CHECK(accepttest_trace(&c, neg, 0, &e) == -1 && e.code == ERR_INPUT);
+    bad("{model: positional}", "acceptance.alphas: required when model is positional");
+    bad("{model: positional, alphas: [0.5, -0.1]}", "acceptance.alphas.1");
+    bad("{model: markov, alpha_good: 0.5, alpha_bad: 0.5, p_good_bad: 0, "
+        "p_bad_good: 2}", "acceptance.p_bad_good");
+    bad("{model: markov, alpha_good: 0.5}", "required when model is markov");
+    bad("{model: bayes}", "acceptance.model: unknown value 'bayes'");
+    /* Unknown keys: "did you mean" among the model's own keys; a key of
+     * another model is tolerated (switching the model by an override). */
+    bad("{model: markov, alpha_god: 0.9}", "did you mean 'alpha_good'");
+    bad("{model: iid, alpah: 0.9}", "did you mean 'alpha'");
+    CHECK(accept_cfg_parse(&c, "{model: iid, alpha: 0.5, alphas: [0.1], a: 2}", &e) == 0);
+    accept_cfg_fini(&c);
     CHECK(accept_create(NULL, 1, 0, 0, &e) == NULL);
     accept_free(NULL);
 }

@@ -20,7 +20,19 @@
 #include "check.h"
 #include "service.h"
 
+#include "accepttest.h"
+
 static tenant_group_t group;
+/* The acceptance of the scenario under test (one at a time; freed by the
+ * next set_acc and at exit). */
+static accept_cfg_t acc;
+
+static void set_acc(scenario_t *s, const char *yaml)
+{
+    accept_cfg_fini(&acc);
+    accepttest_cfg(&acc, yaml);
+    s->acceptance = acc;
+}
 
 static scenario_t base(double alpha)
 {
@@ -30,8 +42,9 @@ static scenario_t base(double alpha)
     s.protocol.proto = proto_find("sync");
     s.protocol.gamma = 4;
     s.protocol.window = 4;
-    s.acceptance.model = ACC_IID;
-    s.acceptance.alpha = alpha;
+    char yaml[64];
+    snprintf(yaml, sizeof yaml, "{model: iid, alpha: %.17g}", alpha);
+    set_acc(&s, yaml);
     group.count = 1;
     group.edge.has_draft_time = 1;
     group.edge.draft_time = dist_const(0.010);
@@ -190,10 +203,7 @@ static void test_positional(void)
 {
     analytic_t a;
     scenario_t s = base(0.5);
-    double al[3] = {0.9, 0.8, 0.5};
-    s.acceptance.model = ACC_POSITIONAL;
-    s.acceptance.positional = al;
-    s.acceptance.npos = 3;
+    set_acc(&s, "{model: positional, alphas: [0.9, 0.8, 0.5]}");
     CHECK(compute(&s, &a) == 0);
     CHECK_REL(a.accepted_len_expected, 3.16, 1e-12);
     CHECK_REL(a.alpha_mean, (0.9 + 0.8 + 0.5 + 0.5) / 4, 1e-12);
@@ -208,9 +218,7 @@ static void test_beta(void)
 {
     analytic_t a;
     scenario_t s = base(0.5);
-    s.acceptance.model = ACC_BETA;
-    s.acceptance.beta_a = 2;
-    s.acceptance.beta_b = 1;
+    set_acc(&s, "{model: beta, a: 2, b: 1}");
     CHECK(compute(&s, &a) == 0);
     CHECK_REL(a.accepted_len_expected, 2.9, 1e-12);
     CHECK_REL(a.alpha_mean, 2.0 / 3, 1e-12);
@@ -224,7 +232,7 @@ static void test_beta(void)
     CHECK_REL(a.throughput_async_tok_s, ref, 1e-8);
 }
 
-/* markov, as sim/accept.c draws it (state switches after every evaluated
+/* markov, as sim/accept_markov.c draws it (state switches after every evaluated
  * draft). (1) α_good = α_bad: iid. (2) γ = 1: one evaluated draft per block,
  * so blocks see the per-draft stationary law π_good = 0.3/(0.1+0.3) = 0.75:
  * E = 1 + 0.75·0.9 + 0.25·0.3 = 1.75. (3) γ = 4, α_good = 1, α_bad = 0,
@@ -239,28 +247,22 @@ static void test_markov(void)
     analytic_t a, b;
     scenario_t s = base(0.7);
     CHECK(compute(&s, &b) == 0);
-    s.acceptance.model = ACC_MARKOV;
-    s.acceptance.alpha_good = s.acceptance.alpha_bad = 0.7;
-    s.acceptance.p_good_bad = 0.2;
-    s.acceptance.p_bad_good = 0.1;
+    set_acc(&s, "{model: markov, alpha_good: 0.7, alpha_bad: 0.7, p_good_bad: 0.2, "
+                "p_bad_good: 0.1}");
     CHECK(compute(&s, &a) == 0);
     CHECK_REL(a.accepted_len_expected, b.accepted_len_expected, 1e-12);
     CHECK_REL(a.throughput_async_tok_s, b.throughput_async_tok_s, 1e-9);
 
     s.protocol.gamma = 1;
-    s.acceptance.alpha_good = 0.9;
-    s.acceptance.alpha_bad = 0.3;
-    s.acceptance.p_good_bad = 0.1;
-    s.acceptance.p_bad_good = 0.3;
+    set_acc(&s, "{model: markov, alpha_good: 0.9, alpha_bad: 0.3, p_good_bad: 0.1, "
+                "p_bad_good: 0.3}");
     CHECK(compute(&s, &a) == 0);
     CHECK_REL(a.accepted_len_expected, 1.75, 1e-12);
     CHECK_REL(a.alpha_mean, 0.75 * 0.9 + 0.25 * 0.3, 1e-12);
 
     s.protocol.gamma = 4;
-    s.acceptance.alpha_good = 1;
-    s.acceptance.alpha_bad = 0;
-    s.acceptance.p_good_bad = 0.5;
-    s.acceptance.p_bad_good = 0.25;
+    set_acc(&s, "{model: markov, alpha_good: 1, alpha_bad: 0, p_good_bad: 0.5, "
+                "p_bad_good: 0.25}");
     CHECK(compute(&s, &a) == 0);
     CHECK_REL(a.accepted_len_expected, 46.0 / 31, 1e-12);
 }
@@ -274,15 +276,17 @@ static void test_trace(void)
     analytic_t a;
     scenario_t s = base(0.7);
     int tr[5] = {4, 4, 1, 0, 7};
-    s.acceptance.model = ACC_TRACE;
-    s.acceptance.trace = tr;
-    s.acceptance.ntrace = 5;
+    err_t e = {0, ""};
+    accept_cfg_fini(&acc);
+    CHECK(accepttest_trace(&acc, tr, 5, &e) == 0);
+    s.acceptance = acc;
     CHECK(compute(&s, &a) == 0);
     CHECK_REL(a.accepted_len_expected, 3.6, 1e-12);
     CHECK_REL(a.throughput_async_tok_s, 15 / 0.29, 1e-12);
-    s.acceptance.ntrace = 0;
-    err_t e = {0, ""};
-    CHECK(analytic_compute(&s, &a, &e) == -1 && e.code == ERR_INPUT);
+    CHECK(isnan(a.alpha_mean));   /* a trace states no per-draft alpha */
+    /* An empty trace is refused where it is configured. */
+    accept_cfg_t empty;
+    CHECK(accepttest_trace(&empty, tr, 0, &e) == -1 && e.code == ERR_INPUT);
 }
 
 /* ---- model path -------------------------------------------------------- */
@@ -425,5 +429,6 @@ int main(void)
     RUN(test_model_path_datasheet);
     RUN(test_model_path_table);
     RUN(test_print);
+    accept_cfg_fini(&acc);
     return check_done();
 }

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "accepttest.h"
 #include "check.h"
 #include "gamma.h"
 #include "output.h"
@@ -219,9 +220,15 @@ static void test_validator_rejects(void)
 
 /* ---- fixtures ---- */
 
+/* The acceptance every hand-built scenario shares (freed at exit). */
+static accept_cfg_t shared_acceptance;
+
 static void make_scenario(scenario_t *s, const char *name, int reps)
 {
     memset(s, 0, sizeof *s);
+    if (!shared_acceptance.model)
+        accepttest_cfg(&shared_acceptance, "{model: iid, alpha: 0.8}");
+    s->acceptance = shared_acceptance;
     snprintf(s->name, sizeof s->name, "%s", name);
     s->seed = 18446744073709551615ULL; /* largest seed: printed in full */
     s->replications = reps;
@@ -918,5 +925,6 @@ int main(void)
     RUN(test_write_json_file);
     RUN(test_write_failures);
     RUN(test_write_csv_file);
+    accept_cfg_fini(&shared_acceptance);
     return check_done();
 }

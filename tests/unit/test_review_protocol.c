@@ -101,9 +101,7 @@ static void test_async_rollback_partial_draft(void)
 {
     static int tr[] = {2, 0};
     scenario_t *s = scen_new(1, 1, proto_find("async"), 2, 1.0, V, V, 2 * H);
-    s->acceptance.model = ACC_TRACE;
-    s->acceptance.trace = tr;
-    s->acceptance.ntrace = 2;
+    scen_trace(s, tr, 2);
     s->protocol.window = 8;
     double u = 1.0 / 256;
     s->warmup = (6 + 22 * 12 + 1) * u;

@@ -8,6 +8,7 @@
 #include <gsl/gsl_randist.h>
 
 #include "accept.h"
+#include "accepttest.h"
 #include "check.h"
 #include "rng.h"
 #include "rngbox.h"
@@ -40,9 +41,7 @@ static void test_accept_inline(void)
 {
     err_t err;
     accept_cfg_t c;
-    memset(&c, 0, sizeof c);
-    c.model = ACC_IID;
-    c.alpha = 0.8;
+    accepttest_cfg(&c, "{model: iid, alpha: 0.8}");
     accept_t a;
     CHECK(accept_init(&a, &c, 5, 1, 42, &err) == 0);
     gsl_rng *r = rng_stream(5, 1, 42, RNG_ACCEPT);
@@ -56,6 +55,7 @@ static void test_accept_inline(void)
     }
     CHECK(same);
     accept_fini(&a);
+    accept_cfg_fini(&c);
     gsl_rng_free(r);
 }
 

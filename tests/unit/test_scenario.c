@@ -87,23 +87,43 @@ static int group_eq(const tenant_group_t *a, const tenant_group_t *b)
     return 1;
 }
 
+/* Same model, same parameters as written, and the same block law. */
+static int accept_eq(const accept_cfg_t *x, const accept_cfg_t *y, int gamma)
+{
+    if (x->model != y->model) return 0;
+    char *tx = NULL, *ty = NULL;
+    size_t nx = 0, ny = 0;
+    FILE *fx = open_memstream(&tx, &nx), *fy = open_memstream(&ty, &ny);
+    int ok = fx && fy && accept_cfg_write(fx, x, 0) == 0 && accept_cfg_write(fy, y, 0) == 0;
+    if (fx) fclose(fx);
+    if (fy) fclose(fy);
+    ok = ok && tx && ty && !strcmp(tx, ty);
+    free(tx);
+    free(ty);
+    accept_law_t lx, ly;
+    err_t e;
+    if (!ok || accept_cfg_law(x, gamma, &lx, &e) != 0) return 0;
+    if (accept_cfg_law(y, gamma, &ly, &e) != 0) {
+        accept_law_fini(&lx);
+        return 0;
+    }
+    ok = lx.nparts == ly.nparts && lx.ns == ly.ns;
+    for (int p = 0; ok && p < lx.nparts; p++)
+        for (int k = 0; k <= gamma; k++)
+            ok &= accept_law_p(&lx, p, k) == accept_law_p(&ly, p, k);
+    accept_law_fini(&lx);
+    accept_law_fini(&ly);
+    return ok;
+}
+
 static int scenario_eq(const scenario_t *a, const scenario_t *b)
 {
     EQ(!strcmp(a->name, b->name) && a->seed == b->seed);
     EQ(a->duration == b->duration && a->warmup == b->warmup);
     EQ(a->replications == b->replications);
-    EQ(a->protocol.proto == b->protocol.proto && a->protocol.gamma == b->protocol.gamma &&
-       a->protocol.window == b->protocol.window &&
-       a->protocol.gamma_policy == b->protocol.gamma_policy);
-    const accept_cfg_t *x = &a->acceptance, *y = &b->acceptance;
-    EQ(x->model == y->model && x->alpha == y->alpha && x->npos == y->npos);
-    for (int i = 0; i < x->npos; i++) EQ(x->positional[i] == y->positional[i]);
-    if (x->model == ACC_BETA) EQ(x->beta_a == y->beta_a && x->beta_b == y->beta_b);
-    if (x->model == ACC_MARKOV)
-        EQ(x->alpha_good == y->alpha_good && x->alpha_bad == y->alpha_bad &&
-           x->p_good_bad == y->p_good_bad && x->p_bad_good == y->p_bad_good);
-    EQ(x->ntrace == y->ntrace);
-    for (int i = 0; i < x->ntrace; i++) EQ(x->trace[i] == y->trace[i]);
+    EQ(a->protocol.proto == b->protocol.proto && a->protocol.gamma_policy == b->protocol.gamma_policy && a->protocol.gamma == b->protocol.gamma &&
+       a->protocol.window == b->protocol.window);
+    EQ(accept_eq(&a->acceptance, &b->acceptance, a->protocol.gamma));
     EQ(a->ngroups == b->ngroups && a->ntenants == b->ntenants);
     for (int g = 0; g < a->ngroups; g++) EQ(group_eq(&a->groups[g], &b->groups[g]));
     const cloud_cfg_t *c = &a->cloud, *d = &b->cloud;
@@ -182,8 +202,8 @@ static void test_defaults(void)
     CHECK_STR(s.name, "test");
     CHECK(s.seed == 1 && s.duration == 60 && s.warmup == 5 && s.replications == 1);
     CHECK(s.protocol.proto == proto_find("async") && s.protocol.gamma == 4 && s.protocol.window == 4);
-    CHECK(s.acceptance.model == ACC_IID && s.acceptance.alpha == 0.8);
-    CHECK(s.acceptance.npos == 0 && s.acceptance.ntrace == 0);
+    CHECK(s.acceptance.model == accept_model_find("iid"));
+    CHECK(accept_cfg_mean(&s.acceptance, 4) == 0.8);
     CHECK(s.ngroups == 1 && s.ntenants == 1);
     const tenant_group_t *g = &s.groups[0];
     CHECK_STR(g->name, "default");
@@ -221,7 +241,8 @@ static void test_closed_form_hook(void)
     CHECK_STR(s.name, "sync-closed-form");
     CHECK(s.seed == 7 && s.duration == 300 && s.warmup == 10 && s.replications == 4);
     CHECK(s.protocol.proto == proto_find("sync") && s.protocol.gamma == 4);
-    CHECK(s.acceptance.alpha == 0.7);
+    CHECK(s.acceptance.model == accept_model_find("iid"));
+    CHECK(accept_cfg_mean(&s.acceptance, 4) == 0.7);
     const tenant_group_t *g = &s.groups[0];
     CHECK(s.ntenants == 1 && g->edge.has_draft_time);
     CHECK(g->edge.draft_time.kind == DIST_CONST && g->edge.draft_time.a == 10.0 / 1e3);
@@ -260,10 +281,17 @@ static void test_overrides(void)
     CHECK_STR(s.output.file, "out.csv");
     CHECK(s.cloud.gpu.mem_bw == 3e12 && s.cloud.gpu.flops[PREC_FP16] == 989.5e12);
     CHECK(s.groups[0].workload.output_tokens.kind == DIST_LOGNORMAL);
-    CHECK(s.acceptance.model == ACC_POSITIONAL && s.acceptance.npos == 2);
-    /* alpha = mean over gamma = 8 positions, last repeating:
-     * (0.9 + 7 * 0.5) / 8 = 0.55 */
-    CHECK_REL(s.acceptance.alpha, 0.55, 1e-12);
+    CHECK(s.acceptance.model == accept_model_find("positional"));
+    /* mean over gamma = 8 positions, last repeating: (0.9 + 7 * 0.5) / 8 */
+    CHECK_REL(accept_cfg_mean(&s.acceptance, 8), 0.55, 1e-12);
+    accept_law_t law;
+    err_t lerr;
+    CHECK(accept_cfg_law(&s.acceptance, 8, &law, &lerr) == 0);
+    if (law.part) {   /* P(a = 0) = 1 - 0.9, P(a = 1) = 0.9 (1 - 0.5) */
+        CHECK_REL(accept_law_p(&law, 0, 0), 0.1, 1e-12);
+        CHECK_REL(accept_law_p(&law, 0, 1), 0.45, 1e-12);
+        accept_law_fini(&law);
+    }
     CHECK(s.cloud.batching.max_batch == 4 && s.cloud.batching.max_wait == 5.0 / 1e3);
     scenario_free(&s);
 
@@ -386,26 +414,31 @@ static void test_acceptance_models(void)
 {
     scenario_t s;
     err_t err = {0};
-    static const struct { const char *file; enum accept_model m; double alpha; } c[] = {
+    static const struct { const char *file, *m; double alpha; } c[] = {
         /* (0.9 + 0.8 + 0.7 + 0.6 + 0.6 + 0.6) / 6 */
-        {"accept-positional", ACC_POSITIONAL, 0.7},
+        {"accept-positional", "positional", 0.7},
         /* a / (a + b) = 6 / 8 */
-        {"accept-beta", ACC_BETA, 0.75},
+        {"accept-beta", "beta", 0.75},
         /* pi_good = 0.08 / 0.10 = 0.8: 0.8 * 0.95 + 0.2 * 0.3 */
-        {"accept-markov", ACC_MARKOV, 0.82},
+        {"accept-markov", "markov", 0.82},
     };
     for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
         char path[512];
         snprintf(path, sizeof path, ROOT "scenarios/examples/%s.yaml", c[i].file);
         CHECK(scenario_load(path, NULL, 0, &s, &err) == 0);
-        CHECK(s.acceptance.model == c[i].m);
-        CHECK_REL(s.acceptance.alpha, c[i].alpha, 1e-12);
+        CHECK(s.acceptance.model == accept_model_find(c[i].m));
+        CHECK_REL(accept_cfg_mean(&s.acceptance, s.protocol.gamma), c[i].alpha, 1e-12);
         scenario_free(&s);
     }
     CHECK(scenario_load(ROOT "scenarios/examples/accept-trace.yaml", NULL, 0, &s, &err) == 0);
     static const int want[] = {4, 4, 2, 4, 0, 3, 4, 1, 4, 4};
-    CHECK(s.acceptance.ntrace == 10);
-    for (int i = 0; i < 10 && i < s.acceptance.ntrace; i++) CHECK(s.acceptance.trace[i] == want[i]);
+    CHECK(s.acceptance.model == accept_model_find("trace"));
+    /* Tenant 0 replays the file from its first line; with gamma above every
+     * value nothing is capped, so the draws are the file. */
+    accept_t *a = accept_create(&s.acceptance, 1, 0, 0, &err);
+    CHECK(a != NULL);
+    for (int i = 0; a && i < 20; i++) CHECK(accept_draw(a, 100) == want[i % 10]);
+    accept_free(a);
     scenario_free(&s);
 }
 
@@ -489,7 +522,8 @@ static void test_round_trips(void)
     if (rc == 0) {
         CHECK(scenario_eq(&a, &b));
         CHECK_STR(b.name, "odd: name # x");
-        CHECK(b.acceptance.alpha == 0.9);   /* no switching: stays good */
+        /* A frozen chain: half the tenants start good (accept_markov.c). */
+        CHECK(accept_cfg_mean(&b.acceptance, 4) == 0.5 * 0.9 + 0.5 * 0.1);
         scenario_free(&b);
     }
     free(t);

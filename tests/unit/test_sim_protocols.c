@@ -48,7 +48,7 @@ static void test_async_extremes(void)
     CHECK_REL(m.value[METRIC_ITL_MEAN], 0.010, 0.001);
     CHECK_ABS(m.value[METRIC_EDGE_STALL_FRAC], 0, 1e-9);
     CHECK_ABS(m.value[METRIC_DRAFT_WASTE_FRAC], 0, 1e-9);
-    s->acceptance.alpha = 0;
+    scen_accept(s, "{model: iid, alpha: 0}");
     CHECK(run(s, &m, NULL) == 0);
     CHECK_REL(m.value[METRIC_ITL_MEAN], 0.085, 0.001);
     CHECK_REL(m.value[METRIC_ACCEPTED_LEN_MEAN], 1, 1e-9);
@@ -262,9 +262,7 @@ static void test_multi_block_hand(void)
     s->warmup = 0;
     s->cloud.batching.multi_block = 1;
     int reject[] = {2, 0}, accept[] = {2};
-    s->acceptance.model = ACC_TRACE;
-    s->acceptance.trace = reject;
-    s->acceptance.ntrace = 2;
+    scen_trace(s, reject, 2);
     metrics_summary_t m;
     tally_totals_t t;
     CHECK(run(s, &m, &t) == 0);
@@ -276,8 +274,7 @@ static void test_multi_block_hand(void)
     CHECK_REL(m.value[METRIC_BATCH_MEAN], 1.25, 1e-12);
     CHECK_REL(m.value[METRIC_ACCEPTANCE_RATE], 2.0 / 4, 1e-12);
 
-    s->acceptance.trace = accept;
-    s->acceptance.ntrace = 1;
+    scen_trace(s, accept, 1);
     CHECK(run(s, &m, &t) == 0);
     CHECK(t.verified_tokens == 9 && t.stale_tokens == 0 && t.verdicts == 3);
     CHECK_ABS(m.value[METRIC_GPU_WASTE_FRAC], 0, 0);
@@ -285,8 +282,7 @@ static void test_multi_block_hand(void)
     CHECK_REL(m.value[METRIC_BATCH_MEAN], 1.5, 1e-12);
 
     s->cloud.batching.multi_block = 0;
-    s->acceptance.trace = reject;
-    s->acceptance.ntrace = 2;
+    scen_trace(s, reject, 2);
     CHECK(run(s, &m, &t) == 0);
     CHECK(t.verified_tokens == 6 && t.stale_tokens == 0 && t.verdicts == 2);
     CHECK(t.queue_purged == 3);

@@ -10,7 +10,26 @@
 
 #include "gamma.h"
 #include "proto.h"
+#include "accepttest.h"
 #include "scenario.h"
+
+/* Replaces s's acceptance by the one yaml gives. */
+static inline void scen_accept(scenario_t *s, const char *yaml)
+{
+    accept_cfg_fini(&s->acceptance);
+    accepttest_cfg(&s->acceptance, yaml);
+}
+
+/* Replaces s's acceptance by a trace replaying v[0..n). */
+static inline void scen_trace(scenario_t *s, const int *v, int n)
+{
+    err_t e;
+    accept_cfg_fini(&s->acceptance);
+    if (accepttest_trace(&s->acceptance, v, n, &e) != 0) {
+        printf("  scen_trace: %s\n", e.msg);
+        abort();
+    }
+}
 
 /* ngroups groups of `per_group` tenants, each a copy of the first. */
 static scenario_t *scen_new(int ngroups, int per_group, const proto_ops_t *mode,
@@ -27,8 +46,9 @@ static scenario_t *scen_new(int ngroups, int per_group, const proto_ops_t *mode,
     s->protocol.gamma = gamma;
     s->protocol.window = 64;
     s->protocol.gamma_policy = gamma_find("fixed");
-    s->acceptance.model = ACC_IID;
-    s->acceptance.alpha = alpha;
+    char yaml[64];
+    snprintf(yaml, sizeof yaml, "{model: iid, alpha: %.17g}", alpha);
+    scen_accept(s, yaml);
     s->ngroups = ngroups;
     s->ntenants = ngroups * per_group;
     s->groups = calloc((size_t)ngroups, sizeof *s->groups);
@@ -65,6 +85,7 @@ static scenario_t *scen_new(int ngroups, int per_group, const proto_ops_t *mode,
 
 static void scen_del(scenario_t *s)
 {
+    accept_cfg_fini(&s->acceptance);
     free(s->groups);
     free(s);
 }
