@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "batch.h"
 #include "keytab.h"
 #include "units.h"
 #include "ynode.h"
@@ -131,6 +132,53 @@ static int write_trace(FILE *f, const keytab_key_t *k, const void *base,
     return fputc('\n', f) == EOF ? -1 : 0;
 }
 
+/* --- batching policy: a name in the registry of sim/batch.h ------------- */
+
+/* The registry's names, comma separated, for messages. */
+static void batch_policy_list(char *buf, size_t bufsz,
+                              const char **names, size_t n)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        int w = snprintf(buf + used, bufsz - used, "%s%s", i ? ", " : "", names[i]);
+        if (w < 0 || (size_t)w >= bufsz - used) return;
+        used += (size_t)w;
+    }
+}
+
+static int parse_batch_policy(keytab_ctx_t *c, const ynode_t *node, const char *key,
+                              const keytab_key_t *k, void *base)
+{
+    enum { MAXP = 64 };
+    const char *names[MAXP];
+    size_t n = 0;
+    for (int i = 0; i < batch_policy_count() && n < MAXP; i++)
+        names[n++] = batch_policy_at(i)->name;
+    char list[400];
+    batch_policy_list(list, sizeof list, names, n);
+    if (node->kind != YNODE_SCALAR)
+        return keytab_err(c, node, key, "expected one of: %s; got %s", list,
+                          ynode_kind_name(node));
+    const batch_policy_t *p = batch_policy_find(node->str);
+    if (p) {
+        *(const batch_policy_t **)((char *)base + k->off) = p;
+        return 0;
+    }
+    const char *s = keytab_suggest(node->str, names, n);
+    if (s)
+        return keytab_err(c, node, key, "unknown value '%s' (did you mean '%s'? allowed: %s)",
+                          node->str, s, list);
+    return keytab_err(c, node, key, "unknown value '%s' (allowed: %s)", node->str, list);
+}
+
+static int write_batch_policy(FILE *f, const keytab_key_t *k, const void *base, int indent)
+{
+    (void)indent;
+    const batch_policy_t *p = *(const batch_policy_t *const *)((const char *)base + k->off);
+    return fprintf(f, " %s\n", p->name) < 0 ? -1 : 0;
+}
+
 /* --- key tables ---------------------------------------------------------- */
 
 static const char *const MODE_NAMES[] = {"sync", "async", "cloud-only",
@@ -140,7 +188,6 @@ static const char *const ACCEPT_NAMES[] = {"iid", "positional", "beta",
 static const char *const PREC_NAMES[] = {"fp32", "fp16", "w8a16", "w4a16",
                                          "w4a4", NULL};
 static const char *const ARRIVAL_NAMES[] = {"closed", "poisson", NULL};
-static const char *const BATCH_NAMES[] = {"continuous", "window", NULL};
 static const char *const PIN_NAMES[] = {"round-robin", "least-loaded", NULL};
 
 #define BIG 1e300
@@ -234,8 +281,8 @@ static const keytab_key_t WORKLOAD_KEYS[] = {
     END};
 
 static const keytab_key_t BATCH_KEYS[] = {
-    {.name = "policy", .type = KT_ENUM, .off = offsetof(batching_cfg_t, policy),
-     .sub = BATCH_NAMES, .def = "continuous"},
+    {.name = "policy", .type = KT_CUSTOM, .off = offsetof(batching_cfg_t, policy),
+     .parse = parse_batch_policy, .write = write_batch_policy, .def = "continuous"},
     {.name = "max_batch", .type = KT_INT, .off = offsetof(batching_cfg_t, max_batch),
      .min = 1, .max = 1e6, .def = "32"},
     {.name = "max_wait", .type = KT_NUM, .off = offsetof(batching_cfg_t, max_wait),
