@@ -543,6 +543,9 @@ int calibrate_cpu(const calibrate_args_t *a, FILE *prog, err_t *err)
         if (sh[i].k > maxk) maxk = sh[i].k;
         if (sh[i].n > maxn) maxn = sh[i].n;
     }
+    /* `what` names the step in progress for the out-of-memory message, so it
+     * is set before every step that can fail, allocations included. */
+    snprintf(what, sizeof what, "activation buffers");
     x = malloc((size_t)16 * (size_t)maxk * sizeof *x);
     y = malloc((size_t)16 * (size_t)maxn * sizeof *y);
     if (!x || !y) goto oom;
@@ -554,6 +557,8 @@ int calibrate_cpu(const calibrate_args_t *a, FILE *prog, err_t *err)
         l.quant_fp16 = fp16;
         l.x = x;
         l.y = y;
+        snprintf(what, sizeof what, "linear %.15s weights (%dx%d)", sh[s].name, sh[s].n,
+                 sh[s].k);
         if (lin_alloc(&l, sh[s].n, sh[s].k, llc, &seed) != 0) goto oom;
         for (int mi = 0; mi < N_M; mi++) {
             l.m = calib_m[mi];
