@@ -5,8 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The registry: one line per policy, each defined in its own file
- * (sim/batch_<name>.c). The first is the default. */
+/* The registry: each policy is defined in its own file (sim/batch_<name>.c)
+ * and listed here, in the order messages list the names. The default is
+ * the loader's (`continuous`, sim/scenario.c). */
 extern const batch_policy_t batch_continuous, batch_window;
 static const batch_policy_t *const POLICIES[] = {
     &batch_continuous,

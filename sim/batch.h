@@ -10,8 +10,8 @@
  * replica's policy through this table. KV is reserved per request at
  * admission (cloud_reserve), so it does not bound a pick.
  *
- * The shared pick, batch_pack, fills one iteration FCFS within the capacity:
- * up to max_batch jobs and max_tokens tokens; a prefill is chunked to fit the
+ * The shared pick, batch_pack, fills one iteration in queue order within the
+ * capacity: up to max_batch jobs and max_tokens tokens; a prefill is chunked to fit the
  * tokens left (Sarathi-style) and stays queued until its last chunk; verify
  * and decode jobs never split, and one that does not fit waits. One job per
  * tenant enters, except with multi_block: then a verify block may follow its
@@ -22,11 +22,16 @@
  * policy (which queued jobs go first: deadline, slack, fairness) plugs in
  * beside the batching policy without changing it. An order must visit each
  * tenant's jobs in the tenant's own queue order (jobs[i].tnext), which the
- * tenant rules above rely on. batch_fcfs is arrival order.
+ * tenant rules above rely on. batch_fcfs is arrival order, the only order
+ * today.
  *
  * The registry (sim/batch.c) maps `cloud.batching.policy` names to
- * descriptors; the scenario loader takes its list of valid names from it.
- * Adding a policy: one file defining a batch_policy_t, one registry line.
+ * descriptors; the scenario loader takes its list of valid names from it and
+ * stores the descriptor in batching_cfg_t. Adding a policy: one file
+ * sim/batch_<name>.c defining `const batch_policy_t batch_<name>`, and its
+ * declaration and entry in the registry of sim/batch.c. A policy with
+ * parameters of its own also adds them to batching_cfg_t below and to the
+ * batching keys of sim/scenario.c.
  */
 #ifndef SPECSIM_BATCH_H
 #define SPECSIM_BATCH_H
@@ -112,8 +117,8 @@ struct batch_policy {
                  batch_scratch_t *s, batch_pick_t *out);
 };
 
-/* The shared FCFS-within-capacity pick described above (a policy's pick may
- * be this one). */
+/* The shared in-order, within-capacity pick described above (a policy's
+ * pick may be this one). */
 void batch_pack(const batching_cfg_t *cfg, const batch_queue_t *q,
                 const batch_order_t *order, batch_cap_t cap,
                 batch_scratch_t *s, batch_pick_t *out);

@@ -3,7 +3,6 @@
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include <gsl/gsl_rng.h>
 
@@ -36,6 +35,7 @@ struct cloud {
     replica_t *rep;
     int nrep, ntenants;
     const batch_policy_t *policy;
+    const batch_order_t *order;    /* the order picks visit the queue in */
     batch_cap_t cap;
     batch_scratch_t scratch;       /* the policy's pick marks */
     cloud_job_t *jobs;             /* pool; indices are stable */
@@ -50,7 +50,7 @@ struct cloud {
     double area_t;
 };
 
-/* Kick payloads: 0 = start if idle; else (gen << 1) | 1 = window timer. */
+/* Kick payloads: 0 = start if idle; else (gen << 1) | 1 = the policy's timer. */
 #define KICK 0u
 
 static void area_to(cloud_t *c, double now)
@@ -128,6 +128,7 @@ cloud_t *cloud_create(const cloud_cfg_t *cfg, int ntenants,
         err_set(err, ERR_RUNTIME, "cloud: no batching policy");
         return NULL;
     }
+    c->order = &batch_fcfs;
     c->cap.max_batch = cfg->batching.max_batch;
     c->cap.max_tokens = cfg->batching.max_tokens > 0 ? cfg->batching.max_tokens : INT_MAX;
     c->cap.multi_block = cfg->batching.multi_block != 0;
@@ -276,7 +277,7 @@ static int start_iteration(cloud_t *c, int ri, double now)
     tally_t *tl = c->tally;
     batch_queue_t q = queue_of(c, r);
     batch_pick_t pick = {.n = 0, .job = r->bjob, .tokens = r->btok};
-    c->policy->pick(&c->cfg->batching, &q, &batch_fcfs, c->cap, &c->scratch, &pick);
+    c->policy->pick(&c->cfg->batching, &q, c->order, c->cap, &c->scratch, &pick);
     int nb = pick.n;
     int count = now >= tl->warmup;
     for (int b = 0; b < nb; b++) {
