@@ -6,8 +6,7 @@
 #include <string.h>
 
 /* The registry: each policy is defined in its own file (sim/batch_<name>.c)
- * and listed here, in the order messages list the names. The default is
- * the loader's (`continuous`, sim/scenario.c). */
+ * and listed here, in the order messages list the names. */
 extern const batch_policy_t batch_continuous, batch_window;
 static const batch_policy_t *const POLICIES[] = {
     &batch_continuous,
@@ -29,6 +28,8 @@ const batch_policy_t *batch_policy_at(int i)
 {
     return i >= 0 && i < NPOLICIES ? POLICIES[i] : NULL;
 }
+
+const batch_policy_t *batch_policy_default(void) { return &batch_continuous; }
 
 static int fcfs_next(const batch_queue_t *q, int i, void *ctx)
 {

@@ -44,7 +44,8 @@ typedef struct batch_policy batch_policy_t;
 
 /* The scenario's cloud.batching section. */
 typedef struct batching_cfg {
-    const batch_policy_t *policy;   /* from the registry, never NULL */
+    const batch_policy_t *policy;   /* from the registry; NULL (a zeroed
+                                       config) = batch_policy_default() */
     int max_batch;           /* jobs per iteration, >= 1 */
     double max_wait;         /* window policy: s to wait for a full batch */
     int max_tokens;          /* tokens per iteration; 0 = unlimited */
@@ -129,5 +130,7 @@ const batch_policy_t *batch_policy_find(const char *name);
  * order they are listed to users. */
 int batch_policy_count(void);
 const batch_policy_t *batch_policy_at(int i);
+/* The policy of a scenario that names none: `continuous`. */
+const batch_policy_t *batch_policy_default(void);
 
 #endif

@@ -122,12 +122,7 @@ cloud_t *cloud_create(const cloud_cfg_t *cfg, int ntenants,
     c->trace = trace;
     c->nrep = cfg->replicas;
     c->ntenants = ntenants;
-    c->policy = cfg->batching.policy;
-    if (!c->policy) {
-        cloud_free(c);
-        err_set(err, ERR_RUNTIME, "cloud: no batching policy");
-        return NULL;
-    }
+    c->policy = cfg->batching.policy ? cfg->batching.policy : batch_policy_default();
     c->order = &batch_fcfs;
     c->cap.max_batch = cfg->batching.max_batch;
     c->cap.max_tokens = cfg->batching.max_tokens > 0 ? cfg->batching.max_tokens : INT_MAX;

@@ -176,7 +176,7 @@ static int write_batch_policy(FILE *f, const keytab_key_t *k, const void *base, 
 {
     (void)indent;
     const batch_policy_t *p = *(const batch_policy_t *const *)((const char *)base + k->off);
-    return fprintf(f, " %s\n", p->name) < 0 ? -1 : 0;
+    return fprintf(f, " %s\n", (p ? p : batch_policy_default())->name) < 0 ? -1 : 0;
 }
 
 /* --- key tables ---------------------------------------------------------- */

@@ -328,6 +328,16 @@ static void test_loader(void)
     err_t err = {0};
     CHECK(scenario_load_string("b.yaml", "", NULL, 0, &d, &err) == 0);
     CHECK(d.cloud.batching.policy == batch_policy_find("continuous"));   /* the default */
+    CHECK(batch_policy_default() == d.cloud.batching.policy);
+    /* A zeroed config (built by hand) stands for the default too. */
+    d.cloud.batching.policy = NULL;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    CHECK(f && scenario_write_yaml(&d, f) == 0);
+    if (f) fclose(f);
+    CHECK(buf && strstr(buf, "\n    policy: continuous\n") != NULL);
+    free(buf);
     scenario_free(&d);
     char want[256] = "b.yaml:1:28: cloud.batching.policy: unknown value 'windo' "
                      "(did you mean 'window'? allowed: ";
