@@ -22,11 +22,10 @@ const batch_policy_t *batch_policy_find(const char *name)
     return NULL;
 }
 
-int batch_policy_count(void) { return NPOLICIES; }
-
-const batch_policy_t *batch_policy_at(int i)
+size_t batch_policy_names(const char **out, size_t max)
 {
-    return i >= 0 && i < NPOLICIES ? POLICIES[i] : NULL;
+    for (int i = 0; i < NPOLICIES && (size_t)i < max; i++) out[i] = POLICIES[i]->name;
+    return NPOLICIES;
 }
 
 const batch_policy_t *batch_policy_default(void) { return &batch_continuous; }

@@ -36,6 +36,7 @@
 #ifndef SPECSIM_BATCH_H
 #define SPECSIM_BATCH_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "cloud_job.h"
@@ -126,10 +127,9 @@ void batch_pack(const batching_cfg_t *cfg, const batch_queue_t *q,
 
 /* The registered policy called name, or NULL. */
 const batch_policy_t *batch_policy_find(const char *name);
-/* Number of registered policies, and the i-th (0 <= i < count), in the
- * order they are listed to users. */
-int batch_policy_count(void);
-const batch_policy_t *batch_policy_at(int i);
+/* Writes up to max registered names, in registry order, into out; returns
+ * how many there are (for the loader's list and its "did you mean"). */
+size_t batch_policy_names(const char **out, size_t max);
 /* The policy of a scenario that names none: `continuous`. */
 const batch_policy_t *batch_policy_default(void);
 

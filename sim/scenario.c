@@ -152,9 +152,8 @@ static int parse_batch_policy(keytab_ctx_t *c, const ynode_t *node, const char *
 {
     enum { MAXP = 64 };
     const char *names[MAXP];
-    size_t n = 0;
-    for (int i = 0; i < batch_policy_count() && n < MAXP; i++)
-        names[n++] = batch_policy_at(i)->name;
+    size_t n = batch_policy_names(names, MAXP);
+    if (n > MAXP) n = MAXP;
     char list[400];
     batch_policy_list(list, sizeof list, names, n);
     if (node->kind != YNODE_SCALAR)
