@@ -74,12 +74,14 @@ static void expect(const picked_t *got, const int *want, const int *wtok, int n)
 
 static void test_registry(void)
 {
-    const char *names[4];
-    CHECK(batch_policy_names(names, 4) == 2);
+    const char *names[64];
+    size_t n = batch_policy_names(names, 64);
+    CHECK(n >= 2 && n <= 64);   /* today's two, and room for more */
     CHECK_STR(names[0], "continuous");
     CHECK_STR(names[1], "window");
-    CHECK(batch_policy_names(names, 1) == 2);   /* count even when cut short */
-    for (int i = 0; i < 2; i++) {
+    const char *one[1];
+    CHECK(batch_policy_names(one, 1) == n);   /* the count even when cut short */
+    for (size_t i = 0; i < n && i < 64; i++) {
         const batch_policy_t *p = batch_policy_find(names[i]);
         CHECK(p != NULL && strcmp(p->name, names[i]) == 0);
         CHECK(p && p->when != NULL && p->pick != NULL);
