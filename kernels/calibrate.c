@@ -224,7 +224,7 @@ static int lin_call(void *arg, int copy)
     return gemv_w4a16(l->ctx, &l->w4[copy], l->x, l->m, l->y);
 }
 
-static void lin_free(struct lin *l)
+static void lin_fini(struct lin *l)
 {
     if (l->w4)
         for (int i = 0; i < l->ncopies; i++) w4a16_packed_free(&l->w4[i]);
@@ -239,7 +239,7 @@ static double weight_bytes(int fp16, int n, int k)
     return fp16 ? 2.0 * (double)n * (double)k : w4a16_bytes(n, k, W4A16_GROUP_DEFAULT);
 }
 
-static int lin_alloc(struct lin *l, int n, int k, size_t llc, uint64_t *seed)
+static int lin_init(struct lin *l, int n, int k, size_t llc, uint64_t *seed)
 {
     l->n = n;
     l->k = k;
@@ -387,17 +387,17 @@ static int tok_call(void *arg, int copy)
     return 0;
 }
 
-static void tok_free(struct tok *t)
+static void tok_fini(struct tok *t)
 {
     if (t->sets)
         for (int i = 0; i < t->nsets; i++) {
-            lin_free(&t->sets[i].qkv);
-            lin_free(&t->sets[i].o);
-            lin_free(&t->sets[i].gu);
-            lin_free(&t->sets[i].down);
+            lin_fini(&t->sets[i].qkv);
+            lin_fini(&t->sets[i].o);
+            lin_fini(&t->sets[i].gu);
+            lin_fini(&t->sets[i].down);
         }
     free(t->sets);
-    lin_free(&t->head);
+    lin_fini(&t->head);
     free(t->kv);
     free(t->h);
     free(t->tmp);
@@ -406,7 +406,7 @@ static void tok_free(struct tok *t)
     free(t->ah);
 }
 
-static int tok_alloc(struct tok *t, const shapes_linear_t *sh, size_t llc, uint64_t *seed)
+static int tok_init(struct tok *t, const shapes_linear_t *sh, size_t llc, uint64_t *seed)
 {
     const llm_card_t *c = t->c;
     double layer_bytes = 0;
@@ -422,12 +422,12 @@ static int tok_alloc(struct tok *t, const shapes_linear_t *sh, size_t llc, uint6
         for (int i = 0; i < 4; i++) {
             ls[i]->ctx = t->ctx;
             ls[i]->quant_fp16 = t->fp16;
-            if (lin_alloc(ls[i], sh[i].n, sh[i].k, 0, seed) != 0) return -1;
+            if (lin_init(ls[i], sh[i].n, sh[i].k, 0, seed) != 0) return -1;
         }
     }
     t->head.ctx = t->ctx;
     t->head.quant_fp16 = t->fp16;
-    if (lin_alloc(&t->head, sh[4].n, sh[4].k, 0, seed) != 0) return -1;
+    if (lin_init(&t->head, sh[4].n, sh[4].k, 0, seed) != 0) return -1;
     int hd = c->hidden / c->heads;
     size_t kv = (size_t)c->layers * 2 * (size_t)(t->maxctx + 1) * (size_t)c->kv_heads * (size_t)hd;
     size_t wide = (size_t)c->vocab;
@@ -543,6 +543,9 @@ int calibrate_cpu(const calibrate_args_t *a, FILE *prog, err_t *err)
         if (sh[i].k > maxk) maxk = sh[i].k;
         if (sh[i].n > maxn) maxn = sh[i].n;
     }
+    /* `what` names the step in progress for the out-of-memory message, so it
+     * is set before every step that can fail, allocations included. */
+    snprintf(what, sizeof what, "activation buffers");
     x = malloc((size_t)16 * (size_t)maxk * sizeof *x);
     y = malloc((size_t)16 * (size_t)maxn * sizeof *y);
     if (!x || !y) goto oom;
@@ -554,7 +557,9 @@ int calibrate_cpu(const calibrate_args_t *a, FILE *prog, err_t *err)
         l.quant_fp16 = fp16;
         l.x = x;
         l.y = y;
-        if (lin_alloc(&l, sh[s].n, sh[s].k, llc, &seed) != 0) goto oom;
+        snprintf(what, sizeof what, "linear %.15s weights (%dx%d)", sh[s].name, sh[s].n,
+                 sh[s].k);
+        if (lin_init(&l, sh[s].n, sh[s].k, llc, &seed) != 0) goto oom;
         for (int mi = 0; mi < N_M; mi++) {
             l.m = calib_m[mi];
             snprintf(what, sizeof what, "linear %.15s m=%d (%dx%d, %d copies)", sh[s].name, l.m,
@@ -575,7 +580,7 @@ int calibrate_cpu(const calibrate_args_t *a, FILE *prog, err_t *err)
             r->gbs = bytes / tm / 1e9;
             r->gflops = 2.0 * l.m * (double)l.n * (double)l.k / tm / 1e9;
         }
-        lin_free(&l);
+        lin_fini(&l);
     }
 
     for (int ci = 1; ci < nctx; ci++) {
@@ -626,7 +631,7 @@ int calibrate_cpu(const calibrate_args_t *a, FILE *prog, err_t *err)
     tk.maxctx = ctxs[nctx - 1];
     snprintf(what, sizeof what, "token: allocating %d layers", card.layers);
     progress(prog, step, total, what);
-    if (tok_alloc(&tk, sh, llc, &seed) != 0) goto oom;
+    if (tok_init(&tk, sh, llc, &seed) != 0) goto oom;
     for (int ci = 0; ci < nctx; ci++) {
         tk.ctxlen = ctxs[ci];
         snprintf(what, sizeof what, "token context=%d (%d layer sets)", ctxs[ci], tk.nsets);
@@ -668,11 +673,11 @@ oom:
     if (prog) fprintf(prog, "\n");
     err_set(err, ERR_RUNTIME, "calibrate: out of memory or kernel failure (%s)", what);
 out:
-    lin_free(&l);
+    lin_fini(&l);
     free(at.kv);
     free(at.q);
     free(at.out);
-    tok_free(&tk);
+    tok_fini(&tk);
     free(x);
     free(y);
     free(rs.r);
@@ -753,13 +758,13 @@ int calibrate_bench(const calibrate_args_t *a, FILE *out, err_t *err)
         l.x = xh;
         l.y = yh;
         l.m = 1;
-        if (lin_alloc(&l, n, k, llc, &seed) != 0) {
-            lin_free(&l);
+        if (lin_init(&l, n, k, llc, &seed) != 0) {
+            lin_fini(&l);
             err_set(err, ERR_RUNTIME, "out of memory");
             goto done;
         }
         t4[s] = median_time(lin_call, &l, l.ncopies, a->quick);
-        lin_free(&l);
+        lin_fini(&l);
         t16[s] = bench_dense(ctx, 0, n, k, llc, xh, yh, a->quick, &seed);
         t32[s] = bench_dense(ctx, 1, n, k, llc, xf, yf, a->quick, &seed);
         if (t4[s] <= 0 || t16[s] <= 0 || t32[s] <= 0) {

@@ -1,4 +1,4 @@
-/* w4a16 — the W4A16 reference format of DESIGN §6 and its scalar reference.
+/* w4a16 — the W4A16 reference weight format and its scalar reference.
  *
  * Weights W[N][K] (N output rows, K inputs). Unsigned 4-bit q in groups of
  * g (default 128) along K; w = (q − z)·s with an fp16 scale s and a 4-bit zero
@@ -31,12 +31,23 @@ void w4a16_free(w4a16_t *w);
 /* Bytes the format occupies as stored on a device: n·k/2 weight bytes +
  * 2 bytes of scale + 0.5 byte of zero per (row, group). */
 double w4a16_bytes(int n, int k, int group);
+/* One 4-bit weight of row `row`, input `col` (0..15), read or written in the
+ * packed qweight. */
+unsigned w4a16_get_q(const w4a16_t *w, int row, int col);
+void w4a16_set_q(w4a16_t *w, int row, int col, unsigned q);
 
 /* Round-to-nearest quantisation of w[n][k] (fp32). asymmetric: per group
- * s = (max − min)/15, z = round(−min/s) clamped to 0..15; symmetric: z = 8,
+ * s = (max − min)/15, z = round(−min/s) in 0..15; symmetric: z = 8,
  * s = max|w|/7 (so q − 8 spans −8..7). *out must be allocated with the same
- * shape. */
+ * shape.
+ *
+ * Asymmetric: the group's range is widened to contain 0, [min(min, 0),
+ * max(max, 0)], as GPTQ and AWQ do, so z = round(−min/s) never needs
+ * clamping, 0 is exact, and every weight lies within s/2 of a level (plus
+ * the fp16 rounding of s). An all-zero group gets s = 0, z = 0. */
 void w4a16_quantize(const float *w, int symmetric, w4a16_t *out);
+/* w4a16_quantize from fp16 weights. 0, or -1 when out of memory. */
+int w4a16_quantize_fp16(const uint16_t *w, int symmetric, w4a16_t *out);
 /* w[n][k] = (q − z)·s in fp32. */
 void w4a16_dequantize(const w4a16_t *q, float *w);
 
@@ -47,20 +58,5 @@ void w4a16_gemm_ref(const w4a16_t *w, const uint16_t *x, int m, uint16_t *y);
 /* IEEE 754 binary16 conversions (round to nearest even), portable C. */
 float fp16_to_f32(uint16_t h);
 uint16_t f32_to_fp16(float f);
-
-/* Added by the kernels owner.
- *
- * Note on w4a16_quantize (asymmetric): the group's range is widened to
- * contain 0, [min(min, 0), max(max, 0)], as GPTQ and AWQ do, so z =
- * round(−min/s) never needs clamping, 0 is exact, and every weight lies
- * within s/2 of a level (plus the fp16 rounding of s). An all-zero group gets
- * s = 0, z = 0. */
-
-/* One 4-bit weight of row `row`, input `col` (0..15), read or written in the
- * packed qweight. */
-unsigned w4a16_get_q(const w4a16_t *w, int row, int col);
-void w4a16_set_q(w4a16_t *w, int row, int col, unsigned q);
-/* w4a16_quantize from fp16 weights. 0, or -1 when out of memory. */
-int w4a16_quantize_fp16(const uint16_t *w, int symmetric, w4a16_t *out);
 
 #endif

@@ -11,12 +11,16 @@
 #include "service.h"
 
 typedef struct analytic {
+    double alpha_mean;               /* mean acceptance probability of a draft */
     double accepted_len_expected;    /* E = (1 − α^(γ+1))/(1 − α) (sync) */
+    double context_tokens;           /* context of the model-path times (mean prompt) */
     double draft_time_s;             /* per token (mean) */
     double verify_time_s;            /* one block of γ+1 tokens, batch of 1 */
     double block_time_sync_s;        /* γ·draft + rtt + verify */
+    double itl_sync_s;               /* block_time_sync / E */
     double throughput_sync_tok_s;    /* E / block_time_sync */
     double throughput_async_tok_s;   /* renewal-reward, large window */
+    double cloud_iter_time_s;        /* one cloud-only decode iteration (1 token) */
     double throughput_cloud_only_tok_s;
     double throughput_edge_only_tok_s;
     /* Where the times came from and, when a table is used, the datasheet
@@ -25,11 +29,6 @@ typedef struct analytic {
     double draft_time_datasheet_s, verify_time_datasheet_s;
     service_terms_t verify_terms;    /* roofline terms of one verify block */
     service_terms_t draft_terms;     /* roofline terms of one draft token */
-    /* Added by the analytic module. */
-    double alpha_mean;               /* mean acceptance probability of a draft */
-    double context_tokens;           /* context of the model-path times (mean prompt) */
-    double itl_sync_s;               /* block_time_sync / E */
-    double cloud_iter_time_s;        /* one cloud-only decode iteration (1 token) */
 } analytic_t;
 
 /* Fills *out for s (first tenant group's edge and network). -1 with err on

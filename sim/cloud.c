@@ -3,9 +3,10 @@
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include <gsl/gsl_rng.h>
+
+#include "batch.h"
 
 typedef struct replica {
     int head, tail, nqueue;        /* job FIFO */
@@ -15,6 +16,7 @@ typedef struct replica {
     double iter_start;
     int nbatch;
     int *bjob;                     /* running batch: job index */
+    int *btok;                     /* and its tokens, as picked */
     service_job_t *sjob;           /* and its tokens, context */
     double kv_cap, kv_used;
     int adm_head, adm_tail;        /* tenants waiting for KV (linked) */
@@ -32,16 +34,13 @@ struct cloud {
     trace_t *trace;
     replica_t *rep;
     int nrep, ntenants;
-    int max_batch, max_tokens;
+    const batch_policy_t *policy;
+    const batch_order_t *order;    /* the order picks visit the queue in */
+    batch_cap_t cap;
+    batch_scratch_t scratch;       /* the policy's pick marks */
     cloud_job_t *jobs;             /* pool; indices are stable */
     int jcap, jfree;               /* capacity, free-list head */
     int *thead, *ttail;            /* per tenant: its queued jobs, in order */
-    uint32_t *stamp;               /* per tenant: batch formation marker */
-    int *bslot;                    /* per tenant, valid when stamped: batch
-                                      slot of its last job taken, -1 = its
-                                      later jobs must wait */
-    uint32_t cur_stamp;
-    int multi;                     /* cfg batching.multi_block */
     int *adm_next;                 /* per tenant: admission queue link */
     double *adm_bytes;
     int rr;
@@ -51,7 +50,7 @@ struct cloud {
     double area_t;
 };
 
-/* Kick payloads: 0 = start if idle; else (gen << 1) | 1 = window timer. */
+/* Kick payloads: 0 = start if idle; else (gen << 1) | 1 = the policy's timer. */
 #define KICK 0u
 
 static void area_to(cloud_t *c, double now)
@@ -123,18 +122,19 @@ cloud_t *cloud_create(const cloud_cfg_t *cfg, int ntenants,
     c->trace = trace;
     c->nrep = cfg->replicas;
     c->ntenants = ntenants;
-    c->max_batch = cfg->batching.max_batch;
-    c->max_tokens = cfg->batching.max_tokens > 0 ? cfg->batching.max_tokens : INT_MAX;
-    c->multi = cfg->batching.multi_block != 0;
+    c->policy = cfg->batching.policy ? cfg->batching.policy : batch_policy_default();
+    c->order = &batch_fcfs;
+    c->cap.max_batch = cfg->batching.max_batch;
+    c->cap.max_tokens = cfg->batching.max_tokens > 0 ? cfg->batching.max_tokens : INT_MAX;
+    c->cap.multi_block = cfg->batching.multi_block != 0;
     c->jfree = -1;
     c->rep = calloc((size_t)c->nrep, sizeof *c->rep);
     c->thead = malloc((size_t)ntenants * sizeof *c->thead);
     c->ttail = malloc((size_t)ntenants * sizeof *c->ttail);
-    c->stamp = calloc((size_t)ntenants, sizeof *c->stamp);
-    c->bslot = malloc((size_t)ntenants * sizeof *c->bslot);
     c->adm_next = malloc((size_t)ntenants * sizeof *c->adm_next);
     c->adm_bytes = calloc((size_t)ntenants, sizeof *c->adm_bytes);
-    if (!c->rep || !c->thead || !c->ttail || !c->stamp || !c->bslot || !c->adm_next || !c->adm_bytes)
+    if (!c->rep || !c->thead || !c->ttail || !c->adm_next || !c->adm_bytes ||
+        batch_scratch_init(&c->scratch, ntenants) != 0)
         goto oom;
     for (int t = 0; t < ntenants; t++) c->thead[t] = c->ttail[t] = -1;
     for (int i = 0; i < c->nrep; i++) {
@@ -143,9 +143,10 @@ cloud_t *cloud_create(const cloud_cfg_t *cfg, int ntenants,
         r->adm_head = r->adm_tail = -1;
         r->timer_at = -1;
         r->kv_cap = kv_capacity;
-        r->bjob = malloc((size_t)c->max_batch * sizeof *r->bjob);
-        r->sjob = malloc((size_t)c->max_batch * sizeof *r->sjob);
-        if (!r->bjob || !r->sjob) goto oom;
+        r->bjob = malloc((size_t)c->cap.max_batch * sizeof *r->bjob);
+        r->btok = malloc((size_t)c->cap.max_batch * sizeof *r->btok);
+        r->sjob = malloc((size_t)c->cap.max_batch * sizeof *r->sjob);
+        if (!r->bjob || !r->btok || !r->sjob) goto oom;
         if (cfg->has_verify_time && cfg->verify_time.kind != DIST_CONST) {
             r->vrng = rng_stream(seed, (uint64_t)rep, (1ULL << 32) + (uint64_t)i,
                                  RNG_VERIFY_TIME);
@@ -170,6 +171,7 @@ void cloud_free(cloud_t *c)
     if (c->rep) {
         for (int i = 0; i < c->nrep; i++) {
             free(c->rep[i].bjob);
+            free(c->rep[i].btok);
             free(c->rep[i].sjob);
             if (c->rep[i].vrng) gsl_rng_free(c->rep[i].vrng);
         }
@@ -178,8 +180,7 @@ void cloud_free(cloud_t *c)
     free(c->jobs);
     free(c->thead);
     free(c->ttail);
-    free(c->stamp);
-    free(c->bslot);
+    batch_scratch_fini(&c->scratch);
     free(c->adm_next);
     free(c->adm_bytes);
     free(c);
@@ -244,20 +245,6 @@ static int schedule_kick(cloud_t *c, int ri, double now)
     return engine_schedule(c->eng, now, c->ev_kick, (uint32_t)ri, KICK);
 }
 
-/* Whether job j may join the batch being formed although its tenant t
- * already has a job there: only with multi_block, only a verify block right
- * after a verify block of the same epoch. A tenant's jobs are scanned in
- * their order, so the blocks that join are contiguous; the model computes
- * each block's context over the drafts of the blocks before it, so block k+1
- * attends to block k's tokens as one longer draft sequence would. */
-static int joins(const cloud_t *c, const replica_t *r, int t, const cloud_job_t *j)
-{
-    int p = c->bslot[t];
-    if (!c->multi || p < 0 || j->kind != CLOUD_VERIFY) return 0;
-    const cloud_job_t *prev = &c->jobs[r->bjob[p]];
-    return prev->kind == CLOUD_VERIFY && prev->epoch == j->epoch;
-}
-
 /* Job j leaves the waiting count at its first iteration; a prefill split
  * over several iterations waits only once. */
 static void first_start(cloud_t *c, cloud_job_t *j, double now, int count)
@@ -272,36 +259,26 @@ static void first_start(cloud_t *c, cloud_job_t *j, double now, int count)
     if (count) hist_add(tl->qdelay, d, 1);
 }
 
-/* Forms a batch from the queue and starts its iteration. */
+static batch_queue_t queue_of(const cloud_t *c, const replica_t *r)
+{
+    return (batch_queue_t){.jobs = c->jobs, .head = r->head, .nqueue = r->nqueue};
+}
+
+/* Has the policy pick the batch, takes it out of the queue (a prefill stays
+ * until its last chunk) and starts its iteration. */
 static int start_iteration(cloud_t *c, int ri, double now)
 {
     replica_t *r = &c->rep[ri];
     tally_t *tl = c->tally;
-    if (++c->cur_stamp == 0) {   /* wrapped: old marks could collide */
-        memset(c->stamp, 0, (size_t)c->ntenants * sizeof *c->stamp);
-        c->cur_stamp = 1;
-    }
-    uint32_t st = c->cur_stamp;
-    int budget = c->max_tokens, nb = 0;
+    batch_queue_t q = queue_of(c, r);
+    batch_pick_t pick = {.n = 0, .job = r->bjob, .tokens = r->btok};
+    c->policy->pick(&c->cfg->batching, &q, c->order, c->cap, &c->scratch, &pick);
+    int nb = pick.n;
     int count = now >= tl->warmup;
-    for (int i = r->head; i >= 0 && nb < c->max_batch && budget > 0;) {
+    for (int b = 0; b < nb; b++) {
+        int i = r->bjob[b];
         cloud_job_t *j = &c->jobs[i];
-        int nxt = j->next;
-        int t = j->tenant;
-        if (c->stamp[t] == st && !joins(c, r, t, j)) {
-            c->bslot[t] = -1;   /* waits, and the tenant's later jobs with it */
-            i = nxt;
-            continue;
-        }
-        c->stamp[t] = st;
-        int take = j->tokens;
-        if (j->kind == CLOUD_PREFILL && take > budget) take = budget;
-        if (take > budget) {   /* waits, and keeps the tenant's later jobs behind */
-            c->bslot[t] = -1;
-            i = nxt;
-            continue;
-        }
-        c->bslot[t] = nb;
+        r->sjob[b] = (service_job_t){.tokens = r->btok[b], .context = j->context};
         if (!j->started) first_start(c, j, now, count);
         if (j->kind != CLOUD_PREFILL) {
             unlink_queue(c, r, i);
@@ -311,13 +288,7 @@ static int start_iteration(cloud_t *c, int ri, double now)
             trace_event(c->trace, now, j->tenant,
                         j->kind == CLOUD_VERIFY ? "verify_start"
                         : j->kind == CLOUD_PREFILL ? "prefill_start" : "decode_start",
-                        j->kind == CLOUD_VERIFY ? (long)j->block : -1L, take);
-        r->bjob[nb] = i;
-        r->sjob[nb].tokens = take;
-        r->sjob[nb].context = j->context;
-        nb++;
-        budget -= take;
-        i = nxt;
+                        j->kind == CLOUD_VERIFY ? (long)j->block : -1L, r->sjob[b].tokens);
     }
     if (nb == 0) return 0;   /* nothing fits (cannot happen when validated) */
     double dt;
@@ -336,22 +307,20 @@ static int start_iteration(cloud_t *c, int ri, double now)
     return engine_schedule(c->eng, now + dt, c->ev_iter, (uint32_t)ri, 0);
 }
 
-/* Starts an iteration if the policy says so, else arms the window timer. */
+/* Starts an iteration if the policy says so, else arms the replica's timer
+ * for when the policy wants to look again. */
 static int try_start(cloud_t *c, int ri, double now)
 {
     replica_t *r = &c->rep[ri];
     if (r->busy || r->nqueue == 0) return 0;
-    if (c->cfg->batching.policy == BATCH_WINDOW && r->nqueue < c->max_batch) {
-        double due = c->jobs[r->head].arrive + c->cfg->batching.max_wait;
-        if (due > now) {
-            if (r->timer_at == due) return 0;
-            r->timer_at = due;
-            r->timer_gen++;
-            return engine_schedule(c->eng, due, c->ev_kick, (uint32_t)ri,
-                                   ((uint64_t)r->timer_gen << 1) | 1u);
-        }
-    }
-    return start_iteration(c, ri, now);
+    batch_queue_t q = queue_of(c, r);
+    double due = c->policy->when(&c->cfg->batching, &q, now);
+    if (due <= now) return start_iteration(c, ri, now);
+    if (due == INFINITY || r->timer_at == due) return 0;
+    r->timer_at = due;
+    r->timer_gen++;
+    return engine_schedule(c->eng, due, c->ev_kick, (uint32_t)ri,
+                           ((uint64_t)r->timer_gen << 1) | 1u);
 }
 
 static int on_kick(void *ctx, const engine_event_t *ev)

@@ -1,22 +1,18 @@
-/* cloud — the verification cluster (DESIGN §2 "Cloud"): R replicas, each
- * running one iteration at a time over a FIFO job queue.
+/* cloud — the verification cluster (docs/design.md, "Cloud"): R replicas,
+ * each running one iteration at a time over a FIFO job queue (jobs:
+ * sim/cloud_job.h).
  *
- * Batching: `continuous` starts an iteration whenever the replica is idle and
- * has queued jobs (the start is deferred by a zero-delay kick event so that
- * jobs arriving at the same instant share the batch); `window` waits until
- * max_batch jobs are queued or max_wait has passed since the oldest arrived.
- * A batch takes up to max_batch jobs FCFS within max_tokens: prefill jobs are
- * chunked to fit (Sarathi-style) and stay at their place in the queue until
- * their last chunk; verify and decode jobs never split, and one that does not
- * fit waits. A tenant's jobs are taken in order, and a job that waits keeps
- * the tenant's later jobs waiting too. One job per tenant enters a batch,
- * except with batching.multi_block: then a tenant's queued verify blocks of
- * one epoch may enter together (async pipelining: the target verifies block
- * k and k+1 in one forward pass), each still one job of its own tokens
- * towards max_batch and max_tokens. The callbacks see them in order, so the
- * model can find block k+1 stale when block k is rejected. Iteration time:
- * cloud.verify_time when given, else service_iter_time over the batch's
- * (tokens, context) jobs.
+ * Batching: the replica's batching policy (sim/batch.h: `continuous`,
+ * `window`, ...) says when an idle replica with queued jobs starts an
+ * iteration and picks its jobs within max_batch and max_tokens (prefill
+ * chunking, one job per tenant unless batching.multi_block, a tenant's
+ * waiting job holding its later ones: see sim/batch.h). This module runs the
+ * mechanics around it: every start goes through a zero-delay kick event, so
+ * that jobs arriving at the same instant share the batch, and a policy that
+ * wants to look again later (the window's max_wait) gets a timer. The
+ * callbacks see a batch's jobs in pick order, so the model can find block
+ * k+1 stale when block k is rejected. Iteration time: cloud.verify_time when
+ * given, else service_iter_time over the batch's (tokens, context) jobs.
  *
  * KV capacity per replica is reserved per request at admission; requests
  * that do not fit wait FIFO. A request larger than the whole capacity is
@@ -31,27 +27,13 @@
 
 #include <stdint.h>
 
+#include "cloud_job.h"
 #include "engine.h"
 #include "err.h"
 #include "scenario.h"
 #include "service.h"
 #include "tally.h"
 #include "trace.h"
-
-enum cloud_job_kind { CLOUD_PREFILL = 0, CLOUD_VERIFY, CLOUD_DECODE };
-
-typedef struct cloud_job {
-    int tenant;
-    int kind;          /* enum cloud_job_kind */
-    int tokens;        /* prefill: tokens still to process; else the job's */
-    int context;       /* KV tokens cached before this job's tokens */
-    uint32_t epoch;    /* model tags, carried untouched */
-    uint32_t block;
-    double arrive;     /* entered the queue */
-    int started;       /* has been in an iteration */
-    int prev, next;    /* replica queue links, -1 = none */
-    int tnext;         /* next queued job of the same tenant, -1 = none */
-} cloud_job_t;
 
 typedef struct cloud_cb {
     void *ctx;

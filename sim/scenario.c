@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "batch.h"
 #include "gamma.h"
 #include "keytab.h"
 #include "proto.h"
@@ -66,7 +67,7 @@ static int write_llm(FILE *f, const keytab_key_t *k, const void *base, int inden
                            indent + 2);
 }
 
-/* --- protocol and speculation-length policy: names from their registries */
+/* --- protocol, speculation-length and batching policies: names from their registries */
 
 /* Finds node's value among the n registered names; sets *at to its index.
  * The messages are those of an enum key. */
@@ -142,12 +143,29 @@ static int write_gamma_policy(FILE *f, const keytab_key_t *k, const void *base,
     return write_name(f, ((const protocol_cfg_t *)base)->gamma_policy->name);
 }
 
+static int parse_batch_policy(keytab_ctx_t *c, const ynode_t *node, const char *key,
+                              const keytab_key_t *k, void *base)
+{
+    const char *names[REG_MAX];
+    size_t n = batch_policy_names(names, REG_MAX), at;
+    if (parse_registered(c, node, key, names, n < REG_MAX ? n : REG_MAX, &at)) return -1;
+    *(const batch_policy_t **)((char *)base + k->off) = batch_policy_find(names[at]);
+    return 0;
+}
+
+/* A hand-built (zeroed) config holds no policy: it stands for the default. */
+static int write_batch_policy(FILE *f, const keytab_key_t *k, const void *base, int indent)
+{
+    (void)indent;
+    const batch_policy_t *p = *(const batch_policy_t *const *)((const char *)base + k->off);
+    return write_name(f, (p ? p : batch_policy_default())->name);
+}
+
 /* --- key tables ---------------------------------------------------------- */
 
 static const char *const PREC_NAMES[] = {"fp32", "fp16", "w8a16", "w4a16",
                                          "w4a4", NULL};
 static const char *const ARRIVAL_NAMES[] = {"closed", "poisson", NULL};
-static const char *const BATCH_NAMES[] = {"continuous", "window", NULL};
 static const char *const PIN_NAMES[] = {"round-robin", "least-loaded", NULL};
 
 #define BIG 1e300
@@ -221,8 +239,8 @@ static const keytab_key_t WORKLOAD_KEYS[] = {
     END};
 
 static const keytab_key_t BATCH_KEYS[] = {
-    {.name = "policy", .type = KT_ENUM, .off = offsetof(batching_cfg_t, policy),
-     .sub = BATCH_NAMES, .def = "continuous"},
+    {.name = "policy", .type = KT_CUSTOM, .off = offsetof(batching_cfg_t, policy),
+     .parse = parse_batch_policy, .write = write_batch_policy, .def = "continuous"},
     {.name = "max_batch", .type = KT_INT, .off = offsetof(batching_cfg_t, max_batch),
      .min = 1, .max = 1e6, .def = "32"},
     {.name = "max_wait", .type = KT_NUM, .off = offsetof(batching_cfg_t, max_wait),

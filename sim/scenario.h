@@ -35,6 +35,7 @@
 #include <stdio.h>
 
 #include "accept.h"
+#include "batch.h"
 #include "cards.h"
 #include "err.h"
 #include "rng.h"
@@ -42,7 +43,6 @@
 #define SCEN_PATH_MAX 512
 
 enum arrival_kind { ARRIVAL_CLOSED = 0, ARRIVAL_POISSON };
-enum batch_policy { BATCH_CONTINUOUS = 0, BATCH_WINDOW };
 enum pin_policy { PIN_ROUND_ROBIN = 0, PIN_LEAST_LOADED };
 
 struct proto_ops;
@@ -93,15 +93,6 @@ typedef struct tenant_group {
     network_cfg_t network;
     workload_cfg_t workload;
 } tenant_group_t;
-
-typedef struct batching_cfg {
-    enum batch_policy policy;
-    int max_batch;           /* jobs per iteration, >= 1 */
-    double max_wait;         /* window policy: s to wait for a full batch */
-    int max_tokens;          /* tokens per iteration; 0 = unlimited */
-    int multi_block;         /* async: several queued blocks of one tenant
-                                may share an iteration (default 1) */
-} batching_cfg_t;
 
 typedef struct cloud_cfg {
     int replicas;

@@ -2,7 +2,8 @@
  * driver's table (provenance from calprov, written by caltable_save) read
  * back by the simulator's reader (sim/caltable.c), and a
  * quick in-process calibration of a tiny model whose table must load and be
- * self-consistent (every rate recomputed from its own row). */
+ * self-consistent (every rate recomputed from its own row), and the
+ * out-of-memory message of a model too large to allocate. */
 #include <stdint.h>
 #include <unistd.h>
 
@@ -12,6 +13,13 @@
 #include "check.h"
 #include "gemv.h"
 #include "shapes.h"
+
+#ifdef __SANITIZE_ADDRESS__
+/* test_oom_message asks for an allocation larger than ASan allows: let it
+ * fail with NULL, as the C library does, instead of aborting. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void) { return "allocator_may_return_null=1"; }
+#endif
 
 static void test_shapes(void)
 {
@@ -164,6 +172,35 @@ static void test_quick_run(void)
     unlink(out);
 }
 
+/* A card whose first weight matrix cannot be allocated: qkv of hidden 2^20,
+ * 8192 heads (head_dim 128) and as many KV heads is n = (8192 + 2·8192)·128
+ * = 3145728 rows by k = 1048576, 1.5 TB in W4A16. The run must fail with
+ * ERR_RUNTIME naming that step (the message once formatted an uninitialised
+ * buffer here, before the first step had a name). */
+static void test_oom_message(void)
+{
+    char card[] = "/tmp/specsim-test-card-XXXXXX";
+    int fd = mkstemp(card);
+    CHECK(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("name: huge\nsource: test\nlayers: 1\nhidden: 1048576\nheads: 8192\n"
+          "kv_heads: 8192\nffn: 1048576\nvocab: 1000\ngated_mlp: true\n", f);
+    fclose(f);
+    char out[] = "/tmp/specsim-test-table-XXXXXX";
+    close(mkstemp(out));
+    char *argv[] = {"calibrate", "--device", "cpu", "--model", card, "--quick", "--out", out};
+    calibrate_args_t a;
+    err_t e = {0};
+    CHECK(calibrate_parse_args(8, argv, &a, &e) == 0);
+    a.llc_bytes = (size_t)1 << 20;
+    CHECK(calibrate_cpu(&a, NULL, &e) == -1);
+    CHECK(e.code == ERR_RUNTIME);
+    CHECK_STR(e.msg, "calibrate: out of memory or kernel failure "
+                     "(linear qkv weights (3145728x1048576))");
+    unlink(card);
+    unlink(out);
+}
+
 static void test_args(void)
 {
     calibrate_args_t a;
@@ -203,5 +240,6 @@ int main(void)
     RUN(test_table_reads_back);
     RUN(test_args);
     RUN(test_quick_run);
+    RUN(test_oom_message);
     return check_done();
 }

@@ -37,7 +37,7 @@ static int on_admit(void *ctx, int tenant, int replica, double now)
     return 0;
 }
 
-static harness_t *setup_multi(int policy, int max_batch, double max_wait,
+static harness_t *setup_multi(const char *policy, int max_batch, double max_wait,
                               int max_tokens, int replicas, double kv, int multi)
 {
     harness_t *h = calloc(1, sizeof *h);
@@ -45,7 +45,8 @@ static harness_t *setup_multi(int policy, int max_batch, double max_wait,
     h->cfg.replicas = replicas;
     h->cfg.has_verify_time = 1;
     h->cfg.verify_time = dist_const(1.0);
-    h->cfg.batching.policy = policy;
+    h->cfg.batching.policy = batch_policy_find(policy);
+    CHECK(h->cfg.batching.policy != NULL);
     h->cfg.batching.max_batch = max_batch;
     h->cfg.batching.max_wait = max_wait;
     h->cfg.batching.max_tokens = max_tokens;
@@ -59,7 +60,7 @@ static harness_t *setup_multi(int policy, int max_batch, double max_wait,
     return h;
 }
 
-static harness_t *setup(int policy, int max_batch, double max_wait, int max_tokens,
+static harness_t *setup(const char *policy, int max_batch, double max_wait, int max_tokens,
                         int replicas, double kv)
 {
     return setup_multi(policy, max_batch, max_wait, max_tokens, replicas, kv, 0);
@@ -101,7 +102,7 @@ static void submit_block(harness_t *h, double t, int tenant, int tokens, uint32_
  * delays 0, 0, 1: mean 1/3. */
 static void test_continuous(void)
 {
-    harness_t *h = setup(BATCH_CONTINUOUS, 2, 0, 0, 1, INFINITY);
+    harness_t *h = setup("continuous", 2, 0, 0, 1, INFINITY);
     for (int t = 0; t < 3; t++) submit_at(h, 0, t, CLOUD_VERIFY, 5);
     CHECK(engine_run(h->eng, 10) == 0);
     CHECK(h->nrec == 3);
@@ -118,7 +119,7 @@ static void test_continuous(void)
  * and [1,2]; tenant 1's block shares the first iteration. */
 static void test_tenant_order(void)
 {
-    harness_t *h = setup(BATCH_CONTINUOUS, 8, 0, 0, 1, INFINITY);
+    harness_t *h = setup("continuous", 8, 0, 0, 1, INFINITY);
     submit_at(h, 0, 0, CLOUD_VERIFY, 5);
     submit_at(h, 0, 0, CLOUD_VERIFY, 5);
     submit_at(h, 0, 1, CLOUD_VERIFY, 5);
@@ -136,7 +137,7 @@ static void test_tenant_order(void)
  * 3.0 alone waits the full 0.5: done at 4.5. */
 static void test_window(void)
 {
-    harness_t *h = setup(BATCH_WINDOW, 3, 0.5, 0, 1, INFINITY);
+    harness_t *h = setup("window", 3, 0.5, 0, 1, INFINITY);
     submit_at(h, 0.0, 0, CLOUD_VERIFY, 5);
     submit_at(h, 0.2, 1, CLOUD_VERIFY, 5);
     submit_at(h, 0.6, 2, CLOUD_VERIFY, 5);
@@ -165,7 +166,7 @@ static void test_window(void)
  * fit the remaining budget waits rather than splitting. */
 static void test_max_tokens_chunking(void)
 {
-    harness_t *h = setup(BATCH_CONTINUOUS, 8, 0, 10, 1, INFINITY);
+    harness_t *h = setup("continuous", 8, 0, 10, 1, INFINITY);
     submit_at(h, 0, 0, CLOUD_PREFILL, 25);
     submit_at(h, 0, 1, CLOUD_VERIFY, 5);
     CHECK(engine_run(h->eng, 4) == 0);
@@ -201,7 +202,7 @@ static void test_max_tokens_chunking(void)
  * purging removes exactly those three (never verified), not tenant 1's. */
 static void test_purge(void)
 {
-    harness_t *h = setup(BATCH_CONTINUOUS, 8, 0, 0, 1, INFINITY);
+    harness_t *h = setup("continuous", 8, 0, 0, 1, INFINITY);
     submit_at(h, 0, 0, CLOUD_VERIFY, 5);
     CHECK(engine_run(h->eng, 0.5) == 0);
     CHECK(cloud_busy(h->c, 0));
@@ -233,7 +234,7 @@ static void test_purge(void)
  * tenant's blocks are seen in order. */
 static void test_multi_block(void)
 {
-    harness_t *h = setup_multi(BATCH_CONTINUOUS, 3, 0, 0, 1, INFINITY, 1);
+    harness_t *h = setup_multi("continuous", 3, 0, 0, 1, INFINITY, 1);
     submit_block(h, 0, 0, 5, 0);
     submit_block(h, 0, 0, 5, 0);
     submit_block(h, 0, 1, 5, 0);
@@ -267,7 +268,7 @@ static void test_multi_block(void)
 static void test_multi_block_tokens(void)
 {
     for (int multi = 1; multi >= 0; multi--) {
-        harness_t *h = setup_multi(BATCH_CONTINUOUS, 8, 0, 10, 1, INFINITY, multi);
+        harness_t *h = setup_multi("continuous", 8, 0, 10, 1, INFINITY, multi);
         submit_block(h, 0, 0, 5, 0);
         submit_block(h, 0, 0, 6, 0);
         submit_block(h, 0, 0, 4, 0);
@@ -288,7 +289,7 @@ static void test_multi_block_tokens(void)
 
 static void test_kv_admission(void)
 {
-    harness_t *h = setup(BATCH_CONTINUOUS, 8, 0, 0, 2, 100);
+    harness_t *h = setup("continuous", 8, 0, 0, 2, 100);
     CHECK(cloud_reserve(h->c, 0, 0, 50) == 1);
     CHECK(cloud_reserve(h->c, 0, 1, 40) == 1);
     CHECK(cloud_reserve(h->c, 0, 2, 30) == 0);
@@ -310,7 +311,7 @@ static void test_kv_admission(void)
 
 static void test_pinning(void)
 {
-    harness_t *h = setup(BATCH_CONTINUOUS, 8, 0, 0, 3, INFINITY);
+    harness_t *h = setup("continuous", 8, 0, 0, 3, INFINITY);
     /* least-loaded: 0, 1, 2; free 1 -> next goes to 1; then ties -> 0. */
     CHECK(cloud_pin(h->c) == 0);
     CHECK(cloud_pin(h->c) == 1);
@@ -319,7 +320,7 @@ static void test_pinning(void)
     CHECK(cloud_pin(h->c) == 1);
     CHECK(cloud_pin(h->c) == 0);
     teardown(h);
-    h = setup(BATCH_CONTINUOUS, 8, 0, 0, 3, INFINITY);
+    h = setup("continuous", 8, 0, 0, 3, INFINITY);
     h->cfg.pinning = PIN_ROUND_ROBIN;
     CHECK(cloud_pin(h->c) == 0);
     cloud_unpin(h->c, 0);

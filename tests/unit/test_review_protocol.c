@@ -49,7 +49,7 @@ static void test_same_instant_window_zero_wait(void)
     scenario_t *s = scen_new(2, 1, proto_find("cloud-only"), 2, 1.0, V, V, 2 * H);
     s->duration = 0.25;
     s->warmup = 0;
-    s->cloud.batching.policy = BATCH_WINDOW;
+    s->cloud.batching.policy = batch_policy_find("window");
     s->cloud.batching.max_batch = 2;
     s->cloud.batching.max_wait = 0;
     metrics_summary_t m;

@@ -226,7 +226,7 @@ static void test_defaults(void)
     CHECK_STR(c->gpu.name, "h200");
     CHECK_STR(c->target.name, "llama-2-7b");
     CHECK(c->overhead == 0.5 / 1e3 && c->kv_capacity_bytes == 0 && !c->has_verify_time);
-    CHECK(c->batching.policy == BATCH_CONTINUOUS && c->batching.max_batch == 32);
+    CHECK(c->batching.policy == batch_policy_find("continuous") && c->batching.max_batch == 32);
     CHECK(c->batching.max_wait == 5.0 / 1e3 && c->batching.max_tokens == 0);
     CHECK(s.output.file[0] == 0 && s.output.trace[0] == 0);
     scenario_free(&s);

@@ -77,7 +77,7 @@ static scenario_t *scen_new(int ngroups, int per_group, const proto_ops_t *mode,
     s->cloud.pinning = PIN_LEAST_LOADED;
     s->cloud.has_verify_time = 1;
     s->cloud.verify_time = dist_const(verify);
-    s->cloud.batching.policy = BATCH_CONTINUOUS;
+    s->cloud.batching.policy = batch_policy_find("continuous");
     s->cloud.batching.max_batch = 32;
     s->cloud.batching.max_wait = 0.005;
     return s;
