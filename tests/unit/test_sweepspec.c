@@ -2,6 +2,7 @@
  * hand from the YAML in each test (positions counted in the text). */
 #include "check.h"
 #include "sweepspec.h"
+#include "units.h"
 
 static int load(const char *yaml, sweepspec_t *sp, err_t *err)
 {
@@ -96,6 +97,76 @@ static void test_range_units(void)
     sweepspec_free(&sp);
 }
 
+/* The axis values of a one-axis range, each checked against the text and
+ * against what the scenario loader reads from it (a rate, in bits/s). */
+static void check_rate_axis(const char *yaml, int n, const char *const *want,
+                            const double *bits)
+{
+    sweepspec_t sp;
+    err_t err;
+    int rc = load(yaml, &sp, &err);
+    CHECK(rc == 0);
+    if (rc != 0) printf("  %s\n", err.msg);
+    CHECK(rc == 0 && sp.npoints == (uint64_t)n);
+    for (int i = 0; rc == 0 && i < n && i < sp.axes[0].nvalues; i++) {
+        CHECK_STR(sp.axes[0].values[i], want[i]);
+        double v = -1;
+        CHECK(units_parse(sp.axes[0].values[i], UNIT_RATE, 0, &v, NULL, 0) == 0);
+        CHECK(v == bits[i]);
+    }
+    sweepspec_free(&sp);
+}
+
+/* Every unit `--set` accepts works on an axis: byte rates and Tbps were
+ * once "not a number" in a range. */
+static void test_range_rate_units(void)
+{
+    /* 1, 2, 3, 4 MB/s = 8, 16, 24, 32 Mbit/s. */
+    static const char *const mb[] = {"1MB/s", "2MB/s", "3MB/s", "4MB/s"};
+    static const double mb_bits[] = {8e6, 16e6, 24e6, 32e6};
+    check_rate_axis("sweep:\n  tenants.network.uplink: {from: 1MB/s, to: 4MB/s, "
+                    "step: 1MB/s}\n", 4, mb, mb_bits);
+    /* to and step in bits: 32Mbps = 4MB/s, 8Mbps = 1MB/s -> the same axis. */
+    check_rate_axis("sweep:\n  tenants.network.uplink: {from: 1MB/s, to: 32Mbps, "
+                    "step: 8Mbps}\n", 4, mb, mb_bits);
+    /* 0.5, 1, 1.5, 2 Tbit/s. */
+    static const char *const tb[] = {"0.5Tbps", "1Tbps", "1.5Tbps", "2Tbps"};
+    static const double tb_bits[] = {0.5e12, 1e12, 1.5e12, 2e12};
+    check_rate_axis("sweep:\n  tenants.network.downlink: {from: 0.5Tbps, to: 2Tbps, "
+                    "step: 0.5Tbps}\n", 4, tb, tb_bits);
+    /* 100 Gbps up to 0.3Tbps = 300 Gbps: 100, 200, 300. */
+    static const char *const gb[] = {"100Gbps", "200Gbps", "300Gbps"};
+    static const double gb_bits[] = {100e9, 200e9, 300e9};
+    check_rate_axis("sweep:\n  tenants.network.downlink: {from: 100Gbps, to: 0.3Tbps, "
+                    "step: 100Gbps}\n", 3, gb, gb_bits);
+    /* Decimal steps print exactly what a hand count gives: 0.1 + 2 x 0.1 is
+     * 0.30000000000000004 in binary but the axis says 0.3MB/s; 7 values
+     * (0.1 .. 0.7), the end point included. */
+    static const char *const dec[] = {"0.1MB/s", "0.2MB/s", "0.3MB/s", "0.4MB/s",
+                                      "0.5MB/s", "0.6MB/s", "0.7MB/s"};
+    static const double dec_bits[] = {0.8e6, 1.6e6, 2.4e6, 3.2e6, 4e6, 4.8e6, 5.6e6};
+    check_rate_axis("sweep:\n  tenants.network.uplink: {from: 0.1MB/s, to: 0.7MB/s, "
+                    "step: 0.1MB/s}\n", 7, dec, dec_bits);
+    /* A count range in a byte rate: 1 .. 4 MB/s in 4 values. */
+    check_rate_axis("sweep:\n  tenants.network.uplink: {from: 1MB/s, to: 4MB/s, "
+                    "count: 4}\n", 4, mb, mb_bits);
+    /* Bandwidths in binary units convert to decimal ones: 1MiB/s = 1048576
+     * B/s, so 1 MiB/s .. 3145728 B/s in 1 MiB/s steps is 1, 2, 3 MiB/s. */
+    sweepspec_t sp;
+    err_t err;
+    CHECK(load("sweep:\n  x: {from: 1MiB/s, to: 3145728B/s, step: 1MiB/s}\n", &sp,
+               &err) == 0);
+    CHECK(sp.npoints == 3);
+    if (sp.npoints == 3) CHECK_STR(sp.axes[0].values[2], "3MiB/s");
+    sweepspec_free(&sp);
+    /* Different quantities do not mix. */
+    CHECK(load("sweep:\n  x: {from: 1MB/s, to: 4s, step: 1MB/s}\n", &sp, &err) == -1);
+    CHECK(err.code == ERR_INPUT &&
+          starts(err.msg, "t.yaml:2:24: sweep.x.to: unit 's' does not match the "
+                          "unit 'MB/s' of from"));
+    sweepspec_free(&sp);
+}
+
 static void test_range_count(void)
 {
     sweepspec_t sp;
@@ -169,7 +240,7 @@ static void test_errors(void)
         {"sweep:\n  x: {from: 1, to: 5, stpe: 1}\n", "t.yaml:2:23: sweep.x.stpe: unknown key"},
         {"sweep:\n  x: {from: 1ms, to: 5Mbps, step: 1ms}\n", "t.yaml:2:22: sweep.x.to: unit"},
         {"sweep:\n  x: 5\n", "t.yaml:2:6: sweep.x: expected a list or a range"},
-        {"sweep:\n  x: [1]\n  x: [2]\n", "t.yaml:3:3: sweep.x: axis given twice"},
+        {"sweep:\n  x: [1]\n  x: [2]\n", "t.yaml:3:3: sweep.x: duplicate key"},
         {"sweep:\n  zip: maybe\n  x: [1]\n", "t.yaml:2:8: sweep.zip: expected true or false"},
         {"sweep: {}\n", "t.yaml:1:8: sweep: no axes"},
         {"seed: 1\n", "t.yaml:1:1: sweep: no sweep: section"},
@@ -217,6 +288,7 @@ int main(void)
     RUN(test_list_axis);
     RUN(test_flow_items);
     RUN(test_range_units);
+    RUN(test_range_rate_units);
     RUN(test_range_count);
     RUN(test_product_and_zip);
     RUN(test_errors);
