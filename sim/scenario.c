@@ -867,14 +867,21 @@ static void dir_of(const char *path, char *out, size_t outsz)
 }
 
 /* Parses text, applies the overrides, resolves into out. src names the
- * text in messages; dir is where relative data files are looked up first. */
+ * text in messages; dir is where relative data files are looked up first.
+ * A file with no document (empty, or comments only) is refused: running
+ * every default instead would hide a wrong or truncated file. A string may
+ * be empty (callers build the scenario from overrides). */
 static int load_text(const char *src, const char *dir, const char *text,
-                     size_t len, const scenario_override_t *ov, int nov,
-                     scenario_t *out, err_t *err)
+                     size_t len, int is_file, const scenario_override_t *ov,
+                     int nov, scenario_t *out, err_t *err)
 {
     ynode_t *root = NULL;
     memset(out, 0, sizeof *out);
     if (ynode_parse(src, NULL, text, len, 1, 0, &root, err) != 0) return -1;
+    if (is_file && (!root || ynode_is_null(root))) {
+        ynode_free(root);
+        return err_set(err, ERR_INPUT, "%s: empty scenario", src);
+    }
     if (!root || ynode_is_null(root)) {
         ynode_free(root);
         root = ynode_new_map(src, 1, 1);
@@ -916,7 +923,7 @@ int scenario_load_text(const char *path, const char *text, size_t len,
     const char *src = is_stdin ? "<stdin>" : path;
     char dir[SCEN_PATH_MAX];
     dir_of(is_stdin ? "" : path, dir, sizeof dir);
-    int rc = load_text(src, dir, text, len, ov, nov, out, err);
+    int rc = load_text(src, dir, text, len, 1, ov, nov, out, err);
     if (rc == 0) {
         snprintf(out->file, sizeof out->file, "%s", path);
         if (is_stdin && !strcmp(out->name, "<stdin>")) snprintf(out->name, sizeof out->name, "stdin");
@@ -940,7 +947,7 @@ int scenario_load_string(const char *name, const char *yaml,
                          const scenario_override_t *ov, int nov,
                          scenario_t *out, err_t *err)
 {
-    return load_text(name, "", yaml, strlen(yaml), ov, nov, out, err);
+    return load_text(name, "", yaml, strlen(yaml), 0, ov, nov, out, err);
 }
 
 static void edge_free(edge_cfg_t *e)

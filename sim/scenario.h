@@ -171,7 +171,9 @@ typedef struct scenario_override {
 } scenario_override_t;
 
 /* Loads, applies the overrides in order, validates and resolves into *out
- * (every default filled in, cards loaded). path "-" reads stdin. On error
+ * (every default filled in, cards loaded). path "-" reads stdin. A file
+ * without a document (empty, or only comments) is an ERR_INPUT error
+ * "FILE: empty scenario". On error
  * returns -1 with err filled (code ERR_INPUT, message FILE:LINE:COL: key: ...)
  * and *out left empty. The caller owns *out and frees it with
  * scenario_free(). */
@@ -185,7 +187,8 @@ int scenario_read(const char *path, char **text, size_t *len, err_t *err);
 int scenario_load_text(const char *path, const char *text, size_t len,
                        const scenario_override_t *ov, int nov, scenario_t *out,
                        err_t *err);
-/* Same, from a YAML string; `name` is used in messages in place of a file. */
+/* Same, from a YAML string; `name` is used in messages in place of a file.
+ * An empty string is every default (the overrides may give the rest). */
 int scenario_load_string(const char *name, const char *yaml,
                          const scenario_override_t *ov, int nov,
                          scenario_t *out, err_t *err);

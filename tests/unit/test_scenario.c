@@ -5,6 +5,7 @@
  * key on its first line, shared with the CLI test). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "simtest.h"
@@ -564,6 +565,45 @@ static void test_misc_errors(void)
     CHECK(strncmp(err.msg, "test.yaml:1:19: tenants.groups: the list is empty", 48) == 0);
 }
 
+/* A scenario file with no document — empty, comments only, a bare `---` or
+ * a null — is refused ("FILE: empty scenario"), also with overrides that
+ * would otherwise fill it; it once ran every default with one tenant. */
+static void test_empty_file(void)
+{
+    static const char *const texts[] = {"", "\n\n", "# only a comment\n# another\n",
+                                        "---\n", "~\n"};
+    for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
+        char path[] = "/tmp/specsim_test_empty_XXXXXX";
+        int fd = mkstemp(path);
+        CHECK(fd >= 0);
+        if (fd < 0) continue;
+        FILE *f = fdopen(fd, "w");
+        CHECK(f != NULL);
+        if (!f) continue;
+        fputs(texts[i], f);
+        fclose(f);
+        char want[96];
+        snprintf(want, sizeof want, "%s: empty scenario", path);
+        scenario_t s;
+        err_t err = {0};
+        CHECK(scenario_load(path, NULL, 0, &s, &err) == -1);
+        CHECK(err.code == ERR_INPUT);
+        CHECK_STR(err.msg, want);
+        scenario_override_t ov[] = {{.path = "seed", .value = "2"}};
+        CHECK(scenario_load_text(path, texts[i], strlen(texts[i]), ov, 1, &s, &err) == -1);
+        CHECK_STR(err.msg, want);
+        unlink(path);
+    }
+    /* One key is not empty. */
+    scenario_t s;
+    err_t err = {0};
+    CHECK(scenario_load_text("x.yaml", "# c\nseed: 5\n", 12, NULL, 0, &s, &err) == 0);
+    if (err.code == 0) {
+        CHECK(s.seed == 5);
+        scenario_free(&s);
+    }
+}
+
 int main(void)
 {
     RUN(test_defaults);
@@ -577,5 +617,6 @@ int main(void)
     RUN(test_round_trips);
     RUN(test_bad_inputs);
     RUN(test_misc_errors);
+    RUN(test_empty_file);
     return check_done();
 }
