@@ -225,7 +225,6 @@ static int load_checked(const cli_t *c, scenario_t *s, sweepspec_t *sp)
     else if ((rc = scenario_read(c->scenario, &text, &len, &err)) == 0)
         rc = scenario_load_text(c->scenario, text, len, c->ov, c->nov, s, &err);
     int loaded = rc == 0;
-    if (rc == 0) rc = sim_check(s, &err);
     if (rc == 0 && text) rc = sweepspec_check(c->scenario, text, c->ov, c->nov, sp, &err);
     free(text);
     if (rc == 0) return 0;

@@ -74,7 +74,7 @@ void sweepspec_point_index(const sweepspec_t *sp, uint64_t point, int *idx);
 scenario_override_t sweepspec_override(const sweepspec_t *sp, int a, int i);
 
 /* Checks every axis value as `specsim run` would before simulating (the
- * loader, then sim_check): loads `scenario` — from `text` when not NULL,
+ * loader makes every check): loads `scenario` — from `text` when not NULL,
  * else from the file — with the overrides `base` followed by each axis set
  * to each of its values (the other axes at their first value; with zip,
  * the values that go together). An unknown path or a bad value is an

@@ -2,6 +2,10 @@
  * remembers the 1-based line:column of every key and value, so every later
  * error can point at the text the user wrote.
  *
+ * The one YAML reader: scenarios, cards, calibration tables and sweep specs
+ * all read through it, and no other module talks to libyaml, so syntax
+ * errors, duplicate keys and positions read the same everywhere.
+ *
  * Built with libyaml's event API. Anchors and aliases are supported (an alias
  * is a deep copy of its anchor, bounded by a node budget so "billion laughs"
  * documents fail instead of exhausting memory). Mapping keys must be scalars

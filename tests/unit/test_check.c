@@ -1,11 +1,14 @@
-/* What `specsim check` checks beyond the loader (sim_check, sweepspec_check),
- * where every such error points (scenario_where), which option an error
- * names (overrides with their own src), each tenant group's service-time
- * source, and the units of the arrival rate and the network sizes.
+/* What `specsim check` checks: the checks that need the whole scenario
+ * (made by the loader once every section is resolved, so `check` accepts
+ * exactly what `run` does) and the sweep: section (sweepspec_check), where
+ * every such error points, which option an error names (overrides with their
+ * own src), each tenant group's service-time source, and the units of the
+ * arrival rate and the network sizes.
  *
- * The bad files under tests/data/scenarios/badrun/ load but are refused by
- * `run` before it simulates (or by `sweep`); each names its expected
- * LINE:COLUMN and key on its first line, shared with tests/cli/bad_inputs.sh.
+ * The bad files under tests/data/scenarios/badrun/ have every key valid on
+ * its own but are refused as a whole (or by `sweep`); each names its
+ * expected LINE:COLUMN and key on its first line, shared with
+ * tests/cli/bad_inputs.sh.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,23 +38,14 @@ static int load_str(const char *yaml, const scenario_override_t *ov, int nov,
     return rc;
 }
 
-/* The loader accepts yaml, sim_check refuses it with a message starting
- * with prefix, and sim_run refuses it with the same message. */
+/* The loader refuses yaml with a message starting with prefix. */
 static void check_refused(const char *yaml, const scenario_override_t *ov,
                           int nov, const char *prefix)
 {
     scenario_t s;
-    err_t err;
-    CHECK(load_str(yaml, ov, nov, &s, &err) == 0);
-    if (err.code) return;
-    CHECK(sim_check(&s, &err) == -1);
+    err_t err = {0};
+    CHECK(scenario_load_string("t.yaml", yaml, ov, nov, &s, &err) == -1);
     CHECK(err.code == ERR_INPUT && starts(err.msg, prefix));
-    err_t run_err = {0};
-    metrics_summary_t m;
-    sim_options_t opt = {.trace = NULL, .quiet = 1};
-    CHECK(sim_run(&s, &opt, &m, &run_err) == -1);
-    CHECK_STR(run_err.msg, err.msg);
-    scenario_free(&s);
 }
 
 /* --- item: check = run ---------------------------------------------------- */
@@ -70,25 +64,25 @@ static void check_badrun_file(const char *path)
     scenario_t s;
     err_t err = {0};
     int rc = scenario_load(path, NULL, 0, &s, &err);
-    if (rc != 0) printf("  %s: %s\n", path, err.msg);
-    CHECK(rc == 0);   /* every key is valid on its own */
-    if (rc != 0) return;
     if (strstr(path, "/sweep-")) {
+        /* `run` ignores the sweep: section; `sweep` and `check` refuse it. */
+        if (rc != 0) printf("  %s: %s\n", path, err.msg);
+        CHECK(rc == 0);
+        if (rc != 0) return;
+        scenario_free(&s);
         char *text;
         size_t len;
         sweepspec_t sp = {0};
-        CHECK(sim_check(&s, &err) == 0);
         CHECK(scenario_read(path, &text, &len, &err) == 0);
         CHECK(sweepspec_check(path, text, NULL, 0, &sp, &err) == -1);
         sweepspec_free(&sp);
         free(text);
     } else {
-        CHECK(sim_check(&s, &err) == -1);
+        CHECK(rc == -1);
     }
     CHECK(err.code == ERR_INPUT && starts(err.msg, want));
     /* A sweep axis is not a --set the user gave. */
     CHECK(strstr(err.msg, "--set") == NULL);
-    scenario_free(&s);
 }
 
 static void test_badrun_files(void)
@@ -117,8 +111,7 @@ static void test_shipped_pass(void)
             int rc = scenario_read(path, &text, &len, &err);
             if (rc == 0) rc = scenario_load_text(path, text, len, NULL, 0, &s, &err);
             if (rc == 0) {
-                rc = sim_check(&s, &err);
-                if (rc == 0) rc = sweepspec_check(path, text, NULL, 0, &sp, &err);
+                rc = sweepspec_check(path, text, NULL, 0, &sp, &err);
                 scenario_free(&s);
             }
             if (rc != 0) printf("  %s: %s\n", path, err.msg);
@@ -167,31 +160,6 @@ static void test_runtime_error_marks(void)
             "results/calibration/cpu-amd-epyc-tinyllama-1.1b-w4a16.yaml")};
     check_refused("tenants:\n  groups:\n    - {name: a, count: 1}\n    - {name: b, count: 1}\n",
                   cal, 1, "--set:1:35: tenants.groups.1.edge.calibration: ");
-}
-
-/* scenario_where itself: value marks, defaults, lists, no marks at all. */
-static void test_where(void)
-{
-    scenario_t s;
-    err_t err;
-    char at[600], key[128];
-    if (load_str("tenants:\n  groups:\n    - name: a\n      count: 2\n", NULL, 0, &s, &err))
-        return;
-    CHECK_STR(scenario_where(&s, "tenants.groups.0.count", at, sizeof at), "t.yaml:4:14");
-    CHECK_STR(scenario_where(&s, "tenants.groups.0.edge.quant", at, sizeof at), "t.yaml:3:7");
-    CHECK_STR(scenario_where(&s, "cloud.gpu", at, sizeof at), "t.yaml:1:1");
-    CHECK_STR(scenario_group_key(&s, 0, "edge.quant", key, sizeof key),
-              "tenants.groups.0.edge.quant");
-    scenario_free(&s);
-    if (load_str("tenants: {count: 2, edge: {quant: fp16}}\n", NULL, 0, &s, &err)) return;
-    CHECK_STR(scenario_group_key(&s, 0, "edge.quant", key, sizeof key), "tenants.edge.quant");
-    CHECK_STR(scenario_where(&s, key, at, sizeof at), "t.yaml:1:35");
-    scenario_free(&s);
-    /* A scenario built in code has no marks: its file name only. */
-    scenario_t bare;
-    memset(&bare, 0, sizeof bare);
-    snprintf(bare.file, sizeof bare.file, "x.yaml");
-    CHECK_STR(scenario_where(&bare, "protocol.gamma", at, sizeof at), "x.yaml");
 }
 
 /* --- item: messages name the option the user typed ---------------------- */
@@ -356,7 +324,6 @@ int main(void)
     RUN(test_badrun_files);
     RUN(test_shipped_pass);
     RUN(test_runtime_error_marks);
-    RUN(test_where);
     RUN(test_option_sources);
     RUN(test_sweep_axis_marks);
     RUN(test_group_sources);
