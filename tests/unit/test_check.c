@@ -12,6 +12,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "scenario.h"
@@ -319,6 +320,59 @@ static void test_units(void)
     CHECK(starts(err.msg, "--set:1:33: tenants.network.bytes_per_token: unknown unit"));
 }
 
+/* --- item: each service is built once, by the loader ---------------------- */
+
+/* Copies file src to a new temporary file; its name in out (size n). */
+static int copy_tmp(const char *src, char *out, size_t n)
+{
+    snprintf(out, n, "/tmp/specsim_test_table_XXXXXX");
+    int fd = mkstemp(out);
+    FILE *in = fopen(src, "rb"), *to = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    int rc = in && to ? 0 : -1;
+    char buf[4096];
+    for (size_t got; rc == 0 && (got = fread(buf, 1, sizeof buf, in)) > 0;)
+        if (fwrite(buf, 1, got, to) != got) rc = -1;
+    if (in) fclose(in);
+    if (to && fclose(to) != 0) rc = -1;
+    return rc;
+}
+
+/* The loader builds the edge's service from its calibration table and the
+ * scenario keeps it: with the table gone after loading, the sources and the
+ * run still work, so neither built the service a second time (each did
+ * once, reading the table again). A fixed verify time needs no cloud
+ * model. */
+static void test_services_built_once(void)
+{
+    char table[64], yaml[512];
+    CHECK(copy_tmp(ROOT "results/calibration/cpu-amd-epyc-llama-2-7b-w4a16.yaml",
+                   table, sizeof table) == 0);
+    snprintf(yaml, sizeof yaml,
+             "duration: 2s\nwarmup: 0s\nprotocol: {mode: sync, gamma: 3}\n"
+             "tenants:\n  count: 2\n  edge: {calibration: %s}\n"
+             "  workload: {prompt_tokens: 8, output_tokens: 20}\n"
+             "cloud: {verify_time: 5ms}\n", table);
+    scenario_t s;
+    err_t err = {0};
+    int rc = load_str(yaml, NULL, 0, &s, &err);
+    unlink(table);
+    CHECK(rc == 0);
+    if (rc != 0) return;
+    CHECK(s.groups[0].edge.service != NULL);
+    CHECK(s.cloud.service == NULL);
+    sim_sources_t src;
+    CHECK(sim_service_sources(&s, &src, &err) == 0);
+    CHECK_STR(src.edge, "table");
+    CHECK_STR(src.cloud, "fixed");
+    sim_sources_free(&src);
+    metrics_summary_t m;
+    sim_options_t opt = {.trace = NULL, .quiet = 1};
+    rc = sim_run(&s, &opt, &m, &err);
+    if (rc != 0) printf("  run: %s\n", err.msg);
+    CHECK(rc == 0);
+    scenario_free(&s);
+}
+
 int main(void)
 {
     RUN(test_badrun_files);
@@ -327,6 +381,7 @@ int main(void)
     RUN(test_option_sources);
     RUN(test_sweep_axis_marks);
     RUN(test_group_sources);
+    RUN(test_services_built_once);
     RUN(test_units);
     return check_done();
 }
