@@ -440,11 +440,11 @@ int caltable_load(const char *path, caltable_t *out, err_t *err)
         rc = parse_root(&c, root, out);
     }
     ynode_free(root);
-    if (rc != 0) caltable_free(out);
+    if (rc != 0) caltable_fini(out);
     return rc;
 }
 
-void caltable_free(caltable_t *t)
+void caltable_fini(caltable_t *t)
 {
     if (!t) return;
     free(t->rows);

@@ -228,8 +228,8 @@ static int load_checked(const cli_t *c, scenario_t *s, sweepspec_t *sp)
     if (rc == 0 && text) rc = sweepspec_check(c->scenario, text, c->ov, c->nov, sp, &err);
     free(text);
     if (rc == 0) return 0;
-    if (loaded) scenario_free(s);
-    sweepspec_free(sp);
+    if (loaded) scenario_fini(s);
+    sweepspec_fini(sp);
     fprintf(stderr, "specsim: %s\n", err.msg);
     return err.code ? err.code : 2;
 }
@@ -252,8 +252,8 @@ static int cmd_check(int argc, char **argv)
                     strerror(errno));
             rc = 1;
         }
-        scenario_free(&s);
-        sweepspec_free(&sp);
+        scenario_fini(&s);
+        sweepspec_fini(&sp);
     }
     cli_free(&c);
     return rc;
@@ -275,7 +275,7 @@ static int cmd_analytic(int argc, char **argv)
         } else if (analytic_print(stdout, &a, c.json) != 0 || fflush(stdout) != 0) {
             rc = 1;
         }
-        scenario_free(&s);
+        scenario_fini(&s);
     }
     cli_free(&c);
     return rc;
@@ -341,7 +341,7 @@ static int cmd_run(int argc, char **argv)
     err_t err = {0};
     rc = run_preflight(&c, &s);
     if (rc != 0) {
-        scenario_free(&s);
+        scenario_fini(&s);
         cli_free(&c);
         return rc;
     }
@@ -358,8 +358,8 @@ static int cmd_run(int argc, char **argv)
             rc = 1;
         }
     }
-    sim_sources_free(&src);
-    scenario_free(&s);
+    sim_sources_fini(&src);
+    scenario_fini(&s);
     cli_free(&c);
     return rc;
 }

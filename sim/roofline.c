@@ -119,7 +119,7 @@ static int measured(const char *path, const char *model_ref)
     rc = fflush(stdout) == 0 ? 0 : ERR_RUNTIME;
 out:
     service_free(sv);
-    caltable_free(&t);
+    caltable_fini(&t);
     return rc;
 }
 
@@ -239,7 +239,7 @@ int roofline_cli(int argc, char **argv)
         goto out;
     }
     rc = curve(&s, bmax, context, points);
-    scenario_free(&s);
+    scenario_fini(&s);
 out:
     for (int k = 0; k < nov; k++) free(owned[k]);
     return rc;

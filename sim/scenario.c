@@ -417,14 +417,14 @@ static int make_descendable(const set_ctx_t *s, ynode_t **slot, const char *seg,
     ynode_t *v = *slot;
     if (v->kind == YNODE_MAP) return 0;
     if (ynode_is_null(v)) {
-        ynode_t *m = ynode_new_map(s->src, s->kline, s->kcol0 + col);
+        ynode_t *m = ynode_create_map(s->src, s->kline, s->kcol0 + col);
         if (!m) return err_set(s->err, ERR_RUNTIME, "out of memory");
         ynode_free(v);
         *slot = m;
         return 0;
     }
     if (v->kind == YNODE_SCALAR && is_card_key(seg)) {
-        ynode_t *m = ynode_new_map(v->src, v->line, v->col);
+        ynode_t *m = ynode_create_map(v->src, v->line, v->col);
         if (!m) return err_set(s->err, ERR_RUNTIME, "out of memory");
         *slot = m;
         if (ynode_map_put(m, "base", v->src, v->line, v->col, v) != 0)
@@ -444,7 +444,7 @@ static ynode_t *add_child(ynode_t *cur, const char *seg, const set_ctx_t *s,
                           int col, int last, ynode_t *v)
 {
     int kcol = s->kcol0 + col;
-    ynode_t *n = last ? v : ynode_new_map(s->src, s->kline, kcol);
+    ynode_t *n = last ? v : ynode_create_map(s->src, s->kline, kcol);
     if (!n) {
         ynode_free(v);
         return NULL;
@@ -473,7 +473,7 @@ static int apply_override(ynode_t *root, const set_ctx_t *s)
     if (ynode_parse(s->src, path, value, strlen(value), s->vline, s->vcol0, &v,
                     s->err) != 0)
         return -1;
-    if (!v) v = ynode_new_scalar(s->src, s->vline, s->vcol0 + 1, "");
+    if (!v) v = ynode_create_scalar(s->src, s->vline, s->vcol0 + 1, "");
     if (!v) return err_set(s->err, ERR_RUNTIME, "out of memory");
 
     ynode_t *cur = root;
@@ -930,7 +930,7 @@ static int load_text(const char *src, const char *dir, const char *text,
     }
     if (!root || ynode_is_null(root)) {
         ynode_free(root);
-        root = ynode_new_map(src, 1, 1);
+        root = ynode_create_map(src, 1, 1);
         if (!root) return err_set(err, ERR_RUNTIME, "out of memory");
     }
     int rc = 0;
@@ -950,7 +950,7 @@ static int load_text(const char *src, const char *dir, const char *text,
         out->given_known = 1;
     }
     ynode_free(root);
-    if (rc != 0) scenario_free(out);
+    if (rc != 0) scenario_fini(out);
     return rc;
 }
 
@@ -1004,7 +1004,7 @@ static void edge_free(edge_cfg_t *e)
     service_free(e->service);
 }
 
-void scenario_free(scenario_t *s)
+void scenario_fini(scenario_t *s)
 {
     if (!s) return;
     for (int i = 0; s->groups && i < s->ngroups; i++) {

@@ -191,7 +191,7 @@ typedef struct scenario_override {
  * "FILE: empty scenario". On error
  * returns -1 with err filled (code ERR_INPUT, message FILE:LINE:COL: key: ...)
  * and *out left empty. The caller owns *out and frees it with
- * scenario_free(). */
+ * scenario_fini(). */
 int scenario_load(const char *path, const scenario_override_t *ov, int nov,
                   scenario_t *out, err_t *err);
 /* scenario_read: the whole file (path "-": standard input) as a
@@ -207,7 +207,7 @@ int scenario_load_text(const char *path, const char *text, size_t len,
 int scenario_load_string(const char *name, const char *yaml,
                          const scenario_override_t *ov, int nov,
                          scenario_t *out, err_t *err);
-void scenario_free(scenario_t *s);
+void scenario_fini(scenario_t *s);
 
 /* Prints the fully resolved scenario as YAML that scenario_load accepts and
  * that resolves to the same scenario (round trip). Returns 0 or -1 on a

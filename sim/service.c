@@ -700,7 +700,7 @@ static int use_table(service_t *sv, const llm_card_t *m, const char *path, err_t
         if (build_attention(sv, &t) != 0 || build_step(sv, &t) != 0)
             rc = err_set(err, ERR_RUNTIME, "%s: out of memory", path);
     }
-    caltable_free(&t);
+    caltable_fini(&t);
     if (rc != 0) return -1;
     sv->have_table = 1;
     sv->source = sv->all_ops && sv->att.nq > 0 ? "table" : "fitted";

@@ -229,13 +229,13 @@ int sim_service_sources(const scenario_t *s, sim_sources_t *out, err_t *err)
     memset(out, 0, sizeof *out);
     if (s->ngroups < 1) return err_set(err, ERR_INPUT, "no tenant groups");
     if (edge_sources(s, out, err) != 0 || cloud_source(s, out, err) != 0) {
-        sim_sources_free(out);
+        sim_sources_fini(out);
         return -1;
     }
     return 0;
 }
 
-void sim_sources_free(sim_sources_t *src)
+void sim_sources_fini(sim_sources_t *src)
 {
     if (!src) return;
     free(src->edge_group);

@@ -67,7 +67,7 @@ int sim_run_detailed(const scenario_t *s, const sim_options_t *opt,
  * "fixed", "distribution", "table", "fitted" or "datasheet". `edge` is the
  * source every tenant group shares, or "mixed" when they differ;
  * edge_group[g] is group g's own. sim_service_sources fills it all (free
- * with sim_sources_free); a record filled by hand may leave ngroups 0. */
+ * with sim_sources_fini); a record filled by hand may leave ngroups 0. */
 typedef struct sim_sources {
     char edge[32];
     char cloud[32];
@@ -76,7 +76,7 @@ typedef struct sim_sources {
                                  scenario's group order */
 } sim_sources_t;
 int sim_service_sources(const scenario_t *s, sim_sources_t *out, err_t *err);
-void sim_sources_free(sim_sources_t *src);
+void sim_sources_fini(sim_sources_t *src);
 
 /* Tenant group g's edge (draft) source, one of the names above (a static
  * string), or NULL with err filled when its service cannot be built. */

@@ -302,7 +302,7 @@ static int run_point(const pool_t *p, uint64_t point, metrics_summary_t *m,
     sim_options_t opt = {.trace = NULL, .quiet = 1};
     memset(m, 0, sizeof *m);
     rc = sim_run(&s, &opt, m, err);
-    scenario_free(&s);
+    scenario_fini(&s);
     /* Wall-clock metrics differ between runs; leaving them empty keeps sweep
      * files byte-identical across -j, shards and resumes. */
     m->value[METRIC_WALL_S] = m->ci95[METRIC_WALL_S] = NAN;
@@ -663,8 +663,8 @@ static int sweep_main(sweep_opts_t *o, err_t *err)
 out:
     if (fd > STDOUT_FILENO && close(fd) != 0 && rc == 0)
         rc = err_set(err, ERR_RUNTIME, "%s: close: %s", out, strerror(errno));
-    if (have_base) scenario_free(&base);
-    sweepspec_free(&sp);
+    if (have_base) scenario_fini(&base);
+    sweepspec_fini(&sp);
     free(header);
     free(sidecar);
     free(done);

@@ -475,7 +475,7 @@ int sweepspec_load(const char *path, sweepspec_t *out, err_t *err)
     return rc;
 }
 
-void sweepspec_free(sweepspec_t *sp)
+void sweepspec_fini(sweepspec_t *sp)
 {
     if (!sp) return;
     for (int a = 0; a < sp->naxes; a++) {
@@ -573,7 +573,7 @@ static int try_values(const sweepspec_t *sp, const char *scenario, const char *t
     err_t e = {0};
     int rc = text ? scenario_load_text(scenario, text, strlen(text), ov, nov, &s, &e)
                   : scenario_load(scenario, ov, nov, &s, &e);
-    if (rc == 0) scenario_free(&s);
+    if (rc == 0) scenario_fini(&s);
     if (rc == 0) return 0;
     if (e.code == ERR_RUNTIME) return err_set(err, e.code, "%s", e.msg);
     int line = 0, col = 0, at_key = 0;

@@ -54,12 +54,12 @@ typedef struct sweepspec {
 
 /* Reads the `sweep:` (and `output.file`) sections of a scenario file. A file
  * without a `sweep:` section is an ERR_INPUT error. The caller owns *out and
- * frees it with sweepspec_free (also safe after a failed load). */
+ * frees it with sweepspec_fini (also safe after a failed load). */
 int sweepspec_load(const char *path, sweepspec_t *out, err_t *err);
 /* Same from a YAML string; `name` stands for the file in messages. */
 int sweepspec_load_string(const char *name, const char *yaml, sweepspec_t *out,
                           err_t *err);
-void sweepspec_free(sweepspec_t *sp);
+void sweepspec_fini(sweepspec_t *sp);
 
 /* The value of every axis at `point` (< npoints): values[a] points into sp;
  * or its index into each axis's values. */
@@ -88,7 +88,7 @@ int sweepspec_validate(const sweepspec_t *sp, const char *scenario,
  * standard input) has a sweep: section, reads it into *out and validates it
  * as `specsim sweep` does before running any point; without one, *out is
  * left empty (naxes 0). 0, or -1 with err. The caller frees *out with
- * sweepspec_free. */
+ * sweepspec_fini. */
 int sweepspec_check(const char *scenario, const char *text,
                     const scenario_override_t *base, int nbase, sweepspec_t *out,
                     err_t *err);

@@ -71,8 +71,8 @@ char *ynode_next_data_line(char **cursor, int *line, int *col);
 void ynode_free(ynode_t *n);
 
 /* New empty nodes (NULL on allocation failure); the caller owns them. */
-ynode_t *ynode_new_map(const char *src, int line, int col);
-ynode_t *ynode_new_scalar(const char *src, int line, int col, const char *s);
+ynode_t *ynode_create_map(const char *src, int line, int col);
+ynode_t *ynode_create_scalar(const char *src, int line, int col, const char *s);
 /* Deep copy (NULL on allocation failure); src pointers are shared. */
 ynode_t *ynode_clone(const ynode_t *n);
 

@@ -70,13 +70,13 @@ static void check_badrun_file(const char *path)
         if (rc != 0) printf("  %s: %s\n", path, err.msg);
         CHECK(rc == 0);
         if (rc != 0) return;
-        scenario_free(&s);
+        scenario_fini(&s);
         char *text;
         size_t len;
         sweepspec_t sp = {0};
         CHECK(scenario_read(path, &text, &len, &err) == 0);
         CHECK(sweepspec_check(path, text, NULL, 0, &sp, &err) == -1);
-        sweepspec_free(&sp);
+        sweepspec_fini(&sp);
         free(text);
     } else {
         CHECK(rc == -1);
@@ -113,11 +113,11 @@ static void test_shipped_pass(void)
             if (rc == 0) rc = scenario_load_text(path, text, len, NULL, 0, &s, &err);
             if (rc == 0) {
                 rc = sweepspec_check(path, text, NULL, 0, &sp, &err);
-                scenario_free(&s);
+                scenario_fini(&s);
             }
             if (rc != 0) printf("  %s: %s\n", path, err.msg);
             CHECK(rc == 0);
-            sweepspec_free(&sp);
+            sweepspec_fini(&sp);
             free(text);
             n++;
         }
@@ -210,7 +210,7 @@ static void test_sweep_axis_marks(void)
     CHECK(sweepspec_check("s.yaml", y, NULL, 0, &sp, &err) == -1);
     CHECK(starts(err.msg, "s.yaml:4:23: sweep.protocol.gamma: value '0': protocol.gamma: "
                           "must be in [1, 1024], got 0"));
-    sweepspec_free(&sp);
+    sweepspec_fini(&sp);
     /* gamma 8 loads, but the file's max_tokens then refuses it: the value
      * is blamed, the message keeps the location of the key that refuses. */
     const char *z = "protocol: {gamma: 4}\n"
@@ -221,11 +221,11 @@ static void test_sweep_axis_marks(void)
     CHECK(sweepspec_check("s.yaml", z, NULL, 0, &sp, &err) == -1);
     CHECK(starts(err.msg, "s.yaml:5:20: sweep.protocol.gamma: value '8': s.yaml:2:32: "
                           "cloud.batching.max_tokens: 6 is below gamma + 1 = 9"));
-    sweepspec_free(&sp);
+    sweepspec_fini(&sp);
     /* No sweep: section: nothing to check, nothing read. */
     CHECK(sweepspec_check("s.yaml", "seed: 3\n", NULL, 0, &sp, &err) == 0);
     CHECK(sp.naxes == 0);
-    sweepspec_free(&sp);
+    sweepspec_fini(&sp);
 }
 
 /* --- item: each group's edge source ---------------------------------------- */
@@ -240,8 +240,8 @@ static void test_group_sources(void)
     if (rc) return;
     CHECK(sim_service_sources(&s, &src, &err) == 0);
     CHECK_STR(src.edge, "datasheet");   /* all agree */
-    sim_sources_free(&src);
-    scenario_free(&s);
+    sim_sources_fini(&src);
+    scenario_fini(&s);
     /* laptops draft LLaMA-2-7B at W4A16: the table for exactly that loads. */
     scenario_override_t ov[] = {
         SET("tenants.groups.laptops.edge.calibration",
@@ -262,8 +262,8 @@ static void test_group_sources(void)
         CHECK_STR(src.edge_group[1], "table");
         CHECK_STR(src.edge_group[2], "datasheet");
     }
-    sim_sources_free(&src);
-    scenario_free(&s);
+    sim_sources_fini(&src);
+    scenario_fini(&s);
 }
 
 /* --- item: units of the arrival rate and the network sizes -------------- */
@@ -293,10 +293,10 @@ static void test_units(void)
         CHECK(out && strstr(out, line) != NULL);
         if (out && load_str(out, NULL, 0, &b, &err) == 0) {
             CHECK(b.groups[0].workload.rate == want);
-            scenario_free(&b);
+            scenario_fini(&b);
         }
         free(out);
-        scenario_free(&s);
+        scenario_fini(&s);
     }
     scenario_t s;
     err_t err;
@@ -304,13 +304,13 @@ static void test_units(void)
                  NULL, 0, &s, &err) == 0) {
         CHECK(s.groups[0].network.overhead_bytes == 1024);
         CHECK(s.groups[0].network.bytes_per_token == 2000);
-        scenario_free(&s);
+        scenario_fini(&s);
     }
     if (load_str("tenants:\n  network: {overhead_bytes: 64B, bytes_per_token: 4}\n",
                  NULL, 0, &s, &err) == 0) {
         CHECK(s.groups[0].network.overhead_bytes == 64);
         CHECK(s.groups[0].network.bytes_per_token == 4);   /* bare: bytes */
-        scenario_free(&s);
+        scenario_fini(&s);
     }
     scenario_override_t bad[] = {SET("tenants.workload.rate", "2/ms")};
     CHECK(scenario_load_string("t.yaml", "", bad, 1, &s, &err) == -1);
@@ -364,13 +364,13 @@ static void test_services_built_once(void)
     CHECK(sim_service_sources(&s, &src, &err) == 0);
     CHECK_STR(src.edge, "table");
     CHECK_STR(src.cloud, "fixed");
-    sim_sources_free(&src);
+    sim_sources_fini(&src);
     metrics_summary_t m;
     sim_options_t opt = {.trace = NULL, .quiet = 1};
     rc = sim_run(&s, &opt, &m, &err);
     if (rc != 0) printf("  run: %s\n", err.msg);
     CHECK(rc == 0);
-    scenario_free(&s);
+    scenario_fini(&s);
 }
 
 int main(void)

@@ -124,7 +124,7 @@ static void test_measured_composed(void)
     }
     CHECK(rows == 3 && checked == 2);
     CHECK_REL(factor, ratio_sum / rows, 1e-5);
-    caltable_free(&t);
+    caltable_fini(&t);
 }
 
 static void test_usage_errors(void)

@@ -166,10 +166,10 @@ static void round_trip_file(const char *path)
             free(c2);
         }
         free(t2);
-        scenario_free(&b);
+        scenario_fini(&b);
     }
     free(t1);
-    scenario_free(&a);
+    scenario_fini(&a);
 }
 
 /* --- tests --------------------------------------------------------------- */
@@ -208,7 +208,7 @@ static void test_defaults(void)
     CHECK(c->batching.policy == BATCH_CONTINUOUS && c->batching.max_batch == 32);
     CHECK(c->batching.max_wait == 5.0 / 1e3 && c->batching.max_tokens == 0);
     CHECK(s.output.file[0] == 0 && s.output.trace[0] == 0);
-    scenario_free(&s);
+    scenario_fini(&s);
 }
 
 static const char *CLOSED_FORM = SIMTEST_SYNC_HOOK_YAML;
@@ -228,13 +228,13 @@ static void test_closed_form_hook(void)
     CHECK(g->workload.prompt_tokens.a == 1 && g->workload.output_tokens.a == 1e8);
     CHECK(s.cloud.has_verify_time && s.cloud.verify_time.a == 5.0 / 1e3);
     CHECK(s.cloud.batching.max_batch == 1);
-    scenario_free(&s);
+    scenario_fini(&s);
 
     /* The same keys with a random verify time. */
     scenario_override_t ov[] = {SET("cloud.verify_time", "{dist: exponential, mean: 6ms}")};
     if (load_ok(CLOSED_FORM, ov, 1, &s) != 0) return;
     CHECK(s.cloud.verify_time.kind == DIST_EXPONENTIAL && s.cloud.verify_time.a == 6.0 / 1e3);
-    scenario_free(&s);
+    scenario_fini(&s);
 }
 
 static void test_overrides(void)
@@ -264,13 +264,13 @@ static void test_overrides(void)
      * (0.9 + 7 * 0.5) / 8 = 0.55 */
     CHECK_REL(s.acceptance.alpha, 0.55, 1e-12);
     CHECK(s.cloud.batching.max_batch == 4 && s.cloud.batching.max_wait == 5.0 / 1e3);
-    scenario_free(&s);
+    scenario_fini(&s);
 
     /* A null value removes the key: the default comes back. */
     scenario_override_t reset[] = {SET("protocol.gamma", "")};
     if (load_ok("protocol: {gamma: 9}\n", reset, 1, &s) != 0) return;
     CHECK(s.protocol.gamma == 4);
-    scenario_free(&s);
+    scenario_fini(&s);
 }
 
 static void check_set_error(const char *yaml, scenario_override_t *ov, int nov,
@@ -317,7 +317,7 @@ static void test_multi_block(void)
     scenario_t s, b;
     if (load_ok("", NULL, 0, &s) != 0) return;
     CHECK(s.cloud.batching.multi_block == 1);
-    scenario_free(&s);
+    scenario_fini(&s);
     if (load_ok("cloud: {batching: {multi_block: false}}\n", NULL, 0, &s) != 0) return;
     CHECK(s.cloud.batching.multi_block == 0);
     char *y = to_yaml(&s);
@@ -326,14 +326,14 @@ static void test_multi_block(void)
     CHECK(y && scenario_load_string("rt.yaml", y, NULL, 0, &b, &err) == 0);
     if (y && err.code == 0) {
         CHECK(b.cloud.batching.multi_block == 0);
-        scenario_free(&b);
+        scenario_fini(&b);
     }
     free(y);
-    scenario_free(&s);
+    scenario_fini(&s);
     scenario_override_t on[] = {SET("cloud.batching.multi_block", "true")};
     if (load_ok("cloud: {batching: {multi_block: false}}\n", on, 1, &s) != 0) return;
     CHECK(s.cloud.batching.multi_block == 1);
-    scenario_free(&s);
+    scenario_fini(&s);
     scenario_override_t bad[] = {SET("cloud.batching.multi_block", "3")};
     check_set_error("", bad, 1, "--set:1:28: cloud.batching.multi_block:");
 }
@@ -362,7 +362,7 @@ static void test_groups(void)
     CHECK(scenario_tenant_group(&s, 6) == lp && scenario_tenant_group(&s, 8) == lp);
     CHECK(scenario_tenant_group(&s, 9) == js && scenario_tenant_group(&s, 10) == js);
     CHECK(scenario_tenant_group(&s, 11) == NULL);
-    scenario_free(&s);
+    scenario_fini(&s);
 
     /* Group paths by name and by index, and appending a group. */
     scenario_override_t ov[] = {SET("tenants.groups.laptops.network.rtt", "5ms"),
@@ -378,7 +378,7 @@ static void test_groups(void)
     CHECK(s.groups[1].network.rtt == 5.0 / 1e3);
     CHECK_STR(s.groups[3].edge.device.name, "raspberry-pi-5");
     CHECK(s.groups[3].network.rtt == 40.0 / 1e3);   /* tenants-level value */
-    scenario_free(&s);
+    scenario_fini(&s);
 }
 
 static void test_acceptance_models(void)
@@ -399,13 +399,13 @@ static void test_acceptance_models(void)
         CHECK(scenario_load(path, NULL, 0, &s, &err) == 0);
         CHECK(s.acceptance.model == c[i].m);
         CHECK_REL(s.acceptance.alpha, c[i].alpha, 1e-12);
-        scenario_free(&s);
+        scenario_fini(&s);
     }
     CHECK(scenario_load(ROOT "scenarios/examples/accept-trace.yaml", NULL, 0, &s, &err) == 0);
     static const int want[] = {4, 4, 2, 4, 0, 3, 4, 1, 4, 4};
     CHECK(s.acceptance.ntrace == 10);
     for (int i = 0; i < 10 && i < s.acceptance.ntrace; i++) CHECK(s.acceptance.trace[i] == want[i]);
-    scenario_free(&s);
+    scenario_fini(&s);
 }
 
 static void test_empirical_and_alias(void)
@@ -431,7 +431,7 @@ static void test_empirical_and_alias(void)
         if (t->n == 3) CHECK(t->values[0] == 1.0 / 1e3 && t->values[2] == 3.0 / 1e3);
         CHECK(s.groups[0].workload.prompt_tokens.n == 2);
         CHECK(s.cloud.batching.max_wait == 30);
-        scenario_free(&s);
+        scenario_fini(&s);
     }
     /* A bad line names the data file and its line. */
     f = fopen(path, "w");
@@ -489,10 +489,10 @@ static void test_round_trips(void)
         CHECK(scenario_eq(&a, &b));
         CHECK_STR(b.name, "odd: name # x");
         CHECK(b.acceptance.alpha == 0.9);   /* no switching: stays good */
-        scenario_free(&b);
+        scenario_fini(&b);
     }
     free(t);
-    scenario_free(&a);
+    scenario_fini(&a);
 }
 
 /* Bad inputs: each file's first line is "# expect: [FILE:]LINE:COL KEY". */
@@ -558,7 +558,7 @@ static void test_misc_errors(void)
     CHECK(strstr(err.msg, "only one YAML document") != NULL);
     CHECK(load_str("sweep: {protocol.gamma: [1, 2]}\nseed: 3\n", NULL, 0, &s, &err) == 0);
     CHECK(s.seed == 3);
-    scenario_free(&s);
+    scenario_fini(&s);
     CHECK(load_str("seed: 18446744073709551616\n", NULL, 0, &s, &err) == -1);
     CHECK(strncmp(err.msg, "test.yaml:1:7: seed:", 20) == 0);
     CHECK(load_str("tenants: {groups: []}\n", NULL, 0, &s, &err) == -1);
@@ -600,7 +600,7 @@ static void test_empty_file(void)
     CHECK(scenario_load_text("x.yaml", "# c\nseed: 5\n", 12, NULL, 0, &s, &err) == 0);
     if (err.code == 0) {
         CHECK(s.seed == 5);
-        scenario_free(&s);
+        scenario_fini(&s);
     }
 }
 

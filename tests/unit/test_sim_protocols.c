@@ -226,7 +226,7 @@ static void test_service_model_path(void)
     CHECK(sim_service_sources(s, &src, &err) == 0);
     CHECK_STR(src.edge, "datasheet");
     CHECK_STR(src.cloud, "datasheet");
-    sim_sources_free(&src);
+    sim_sources_fini(&src);
     scen_del(s);
 }
 

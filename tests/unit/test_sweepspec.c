@@ -31,7 +31,7 @@ static void test_list_axis(void)
     CHECK(sp.axes[0].line == 3 && sp.axes[0].col == 3);
     CHECK(sp.axes[0].vline[2] == 3 && sp.axes[0].vcol[2] == 26);
     CHECK(sp.line == 2 && sp.col == 1);
-    sweepspec_free(&sp);
+    sweepspec_fini(&sp);
 }
 
 static void test_flow_items(void)
@@ -43,7 +43,7 @@ static void test_flow_items(void)
     CHECK(sp.npoints == 2);
     CHECK_STR(sp.axes[0].values[0], "0s");
     CHECK_STR(sp.axes[0].values[1], "{dist: exponential, mean: 6ms}");
-    sweepspec_free(&sp);
+    sweepspec_fini(&sp);
 }
 
 static void test_range_units(void)
@@ -59,14 +59,14 @@ static void test_range_units(void)
         CHECK_STR(sp.axes[0].values[2], "30ms");
         CHECK_STR(sp.axes[0].values[9], "100ms");
     }
-    sweepspec_free(&sp);
+    sweepspec_fini(&sp);
     /* to and step in other time units are converted to from's unit:
      * 0.1s = 100ms, 20000us = 20ms -> 10, 30, ..., 90 (5 values). */
     CHECK(load("sweep:\n  tenants.network.rtt: {from: 10ms, to: 0.1s, step: 20000us}\n",
                &sp, &err) == 0);
     CHECK(sp.npoints == 5);
     if (sp.npoints == 5) CHECK_STR(sp.axes[0].values[4], "90ms");
-    sweepspec_free(&sp);
+    sweepspec_fini(&sp);
     /* 0, 0.1, ..., 1: 11 values; 3 * 0.1 must print as 0.3. */
     CHECK(load("sweep:\n  acceptance.alpha: {from: 0, to: 1, step: 0.1}\n", &sp, &err) == 0);
     CHECK(sp.npoints == 11);
@@ -74,7 +74,7 @@ static void test_range_units(void)
         CHECK_STR(sp.axes[0].values[3], "0.3");
         CHECK_STR(sp.axes[0].values[10], "1");
     }
-    sweepspec_free(&sp);
+    sweepspec_fini(&sp);
     /* Arrival rates per time: 1/s and 3/s in from's /min -> 60, 120, 180. */
     CHECK(load("sweep:\n  tenants.workload.rate: {from: 60/min, to: 3/s, step: 1/s}\n",
                &sp, &err) == 0);
@@ -83,18 +83,18 @@ static void test_range_units(void)
         CHECK_STR(sp.axes[0].values[0], "60/min");
         CHECK_STR(sp.axes[0].values[2], "180/min");
     }
-    sweepspec_free(&sp);
+    sweepspec_fini(&sp);
     /* Sizes: 64B to 1KiB in 448B steps -> 64B, 512B, 960B. */
     CHECK(load("sweep:\n  tenants.network.overhead_bytes: {from: 64B, to: 1KiB, step: 448B}\n",
                &sp, &err) == 0);
     CHECK(sp.npoints == 3);
     if (sp.npoints == 3) CHECK_STR(sp.axes[0].values[2], "960B");
-    sweepspec_free(&sp);
+    sweepspec_fini(&sp);
     /* Descending: 10, 7, 4, 1. */
     CHECK(load("sweep:\n  tenants.count: {from: 10, to: 1, step: -3}\n", &sp, &err) == 0);
     CHECK(sp.npoints == 4);
     if (sp.npoints == 4) CHECK_STR(sp.axes[0].values[3], "1");
-    sweepspec_free(&sp);
+    sweepspec_fini(&sp);
 }
 
 /* The axis values of a one-axis range, each checked against the text and
@@ -114,7 +114,7 @@ static void check_rate_axis(const char *yaml, int n, const char *const *want,
         CHECK(units_parse(sp.axes[0].values[i], UNIT_RATE, 0, &v, NULL, 0) == 0);
         CHECK(v == bits[i]);
     }
-    sweepspec_free(&sp);
+    sweepspec_fini(&sp);
 }
 
 /* Every unit `--set` accepts works on an axis: byte rates and Tbps were
@@ -158,13 +158,13 @@ static void test_range_rate_units(void)
                &err) == 0);
     CHECK(sp.npoints == 3);
     if (sp.npoints == 3) CHECK_STR(sp.axes[0].values[2], "3MiB/s");
-    sweepspec_free(&sp);
+    sweepspec_fini(&sp);
     /* Different quantities do not mix. */
     CHECK(load("sweep:\n  x: {from: 1MB/s, to: 4s, step: 1MB/s}\n", &sp, &err) == -1);
     CHECK(err.code == ERR_INPUT &&
           starts(err.msg, "t.yaml:2:24: sweep.x.to: unit 's' does not match the "
                           "unit 'MB/s' of from"));
-    sweepspec_free(&sp);
+    sweepspec_fini(&sp);
 }
 
 static void test_range_count(void)
@@ -180,7 +180,7 @@ static void test_range_count(void)
         CHECK_STR(sp.axes[0].values[5], "32");
         CHECK_STR(sp.axes[0].values[6], "64");
     }
-    sweepspec_free(&sp);
+    sweepspec_fini(&sp);
     /* 8^(i/6) = 2^(i/2): 1, 1.41, 2, 2.83, 4, 5.66, 8 -> rounded 1 1 2 3 4 6 8,
      * the repeated 1 dropped. */
     CHECK(load("sweep:\n  tenants.count: {from: 1, to: 8, count: 7, scale: log, "
@@ -191,12 +191,12 @@ static void test_range_count(void)
         CHECK_STR(sp.axes[0].values[2], "3");
         CHECK_STR(sp.axes[0].values[4], "6");
     }
-    sweepspec_free(&sp);
+    sweepspec_fini(&sp);
     /* Linear count: 0, 0.25, 0.5, 0.75, 1. */
     CHECK(load("sweep:\n  acceptance.alpha: {from: 0, to: 1, count: 5}\n", &sp, &err) == 0);
     CHECK(sp.npoints == 5);
     if (sp.npoints == 5) CHECK_STR(sp.axes[0].values[3], "0.75");
-    sweepspec_free(&sp);
+    sweepspec_fini(&sp);
 }
 
 static void test_product_and_zip(void)
@@ -213,16 +213,16 @@ static void test_product_and_zip(void)
     sweepspec_point(&sp, 2, v);
     CHECK_STR(v[0], "1");
     CHECK_STR(v[1], "z");
-    sweepspec_free(&sp);
+    sweepspec_fini(&sp);
     CHECK(load("sweep:\n  zip: true\n  a: [1, 2, 3]\n  c: [x, y, z]\n", &sp, &err) == 0);
     CHECK(sp.npoints == 3 && sp.zip);
     sweepspec_point(&sp, 1, v);
     CHECK_STR(v[0], "2");
     CHECK_STR(v[1], "y");
-    sweepspec_free(&sp);
+    sweepspec_fini(&sp);
     CHECK(load("sweep:\n  zip: true\n  a: [1, 2, 3]\n  c: [x, y]\n", &sp, &err) != 0);
     CHECK(err.code == ERR_INPUT && starts(err.msg, "t.yaml:4:3: sweep.c: zip"));
-    sweepspec_free(&sp);
+    sweepspec_fini(&sp);
 }
 
 static void test_errors(void)
@@ -253,7 +253,7 @@ static void test_errors(void)
         CHECK(rc == -1);
         CHECK(err.code == ERR_INPUT);
         CHECK(starts(err.msg, cases[i].prefix));
-        sweepspec_free(&sp);
+        sweepspec_fini(&sp);
     }
 }
 
@@ -279,8 +279,8 @@ static void test_write_round_trip(void)
     CHECK_STR(b.axes[2].values[0], "a,b");
     CHECK_STR(b.axes[2].values[1], "x: y");
     free(buf);
-    sweepspec_free(&a);
-    sweepspec_free(&b);
+    sweepspec_fini(&a);
+    sweepspec_fini(&b);
 }
 
 int main(void)
