@@ -12,9 +12,14 @@
  * Every key other than zip/independent_seeds is an axis; an axis is a list
  * (items are scalars or flow nodes such as distributions) or a range:
  * {from, to, step} or {from, to, count[, scale: lin|log][, integer: BOOL]}.
- * Range values keep the unit of `from` (other units of the same dimension are
- * converted), so `10ms` ranges produce "10ms", "20ms", ... — the strings
- * handed to the scenario loader as `--set PATH=VALUE`.
+ * A range may be written in any unit `--set` accepts (sim/units.h:
+ * durations, bit and byte rates up to Tbps and TB/s, sizes, arrival rates);
+ * its values keep the unit of `from` (`to` and `step` may use another unit
+ * of the same quantity and are converted), so `10ms` ranges produce "10ms",
+ * "20ms", ... and `1MB/s` ones "1MB/s", "2MB/s", ... — the strings handed to
+ * the scenario loader as `--set PATH=VALUE`. Values print with 10
+ * significant digits, so decimal steps read as a hand count gives them
+ * (0.1 + 2 x 0.1 is "0.3").
  *
  * Points are numbered 0..npoints-1: Cartesian product with the first axis
  * outermost (the last axis varies fastest), or with zip the i-th value of
