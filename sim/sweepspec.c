@@ -451,6 +451,8 @@ static int load_section(const char *name, const char *yaml, int required,
     int rc = 0;
     if (sweep)
         rc = parse_sweep(&c, sweep);
+    else if (required && (!root || ynode_is_null(root)))
+        rc = err_set(err, ERR_INPUT, "%s: empty scenario", name);
     else if (required)
         rc = err_set(err, ERR_INPUT, "%s:1:1: sweep: no sweep: section (add one "
                      "with at least one axis)", name);

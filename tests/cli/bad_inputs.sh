@@ -42,7 +42,7 @@ set -- tests/data/scenarios/badrun/*.yaml
 : >"$TMP/empty.yaml"
 printf '# nothing but a comment\n\n# and another\n' >"$TMP/comments.yaml"
 for f in empty comments; do
-    for cmd in run check analytic; do
+    for cmd in run check analytic sweep; do
         "$SPECSIM" $cmd "$TMP/$f.yaml" >"$TMP/out" 2>"$TMP/err"
         rc=$?
         if [ "$rc" -eq 2 ] && grep -qF "$TMP/$f.yaml: empty scenario" "$TMP/err" &&

@@ -244,6 +244,8 @@ static void test_errors(void)
         {"sweep:\n  zip: maybe\n  x: [1]\n", "t.yaml:2:8: sweep.zip: expected true or false"},
         {"sweep: {}\n", "t.yaml:1:8: sweep: no axes"},
         {"seed: 1\n", "t.yaml:1:1: sweep: no sweep: section"},
+        {"", "t.yaml: empty scenario"},
+        {"# a comment\n", "t.yaml: empty scenario"},
         {"sweep:\n  x: [1, 2\n", "t.yaml:"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
