@@ -1,9 +1,10 @@
 /* caltable — reading and writing calibration tables (format: caltable.h).
  *
- * The reader walks a libyaml document tree and checks every key against a
- * small table per mapping, so unknown keys, duplicates, missing required keys
- * and malformed values are all reported the same way: FILE:LINE:COLUMN of the
- * offending node, the dotted key, the problem. Numbers are written in the
+ * The reader walks the marked node tree of sim/ynode.c (the one YAML reader,
+ * which also refuses duplicate keys) and checks every key against a small
+ * table per mapping, so unknown keys, missing required keys and malformed
+ * values are all reported the same way: FILE:LINE:COLUMN of the offending
+ * node, the dotted key, the problem. Numbers are written in the
  * shortest form that parses back to the same double, so a table survives a
  * write/read cycle bit for bit.
  */
@@ -15,106 +16,85 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yaml.h>
+#include <unistd.h>
 
 #include "cards.h"
+#include "suggest.h"
 #include "version.h"
+#include "ynode.h"
 
 #define CALTABLE_FORMAT "specsim-calibration/1"
 
 /* Parsing context: where messages point and what they name. */
 typedef struct ctx {
     const char *path;
-    yaml_document_t *doc;
     err_t *err;
 } ctx_t;
 
-static int fail_at(const ctx_t *c, const yaml_node_t *n, const char *key,
+static int fail_line(const ctx_t *c, int line, int col, const char *key,
+                     const char *problem)
+{
+    return err_set(c->err, ERR_INPUT, "%s:%d:%d: %s: %s", c->path, line, col, key,
+                   problem);
+}
+
+/* At a value (or mapping) node. */
+static int fail_at(const ctx_t *c, const ynode_t *n, const char *key,
                    const char *problem)
 {
-    int line = n ? (int)n->start_mark.line + 1 : 1;
-    int col = n ? (int)n->start_mark.column + 1 : 1;
-    return err_set(c->err, ERR_INPUT, "%s:%d:%d: %s: %s", c->path, line, col,
-                   key, problem);
+    return fail_line(c, n ? n->line : 1, n ? n->col : 1, key, problem);
 }
 
-static yaml_node_t *node(const ctx_t *c, int id)
+/* At a key as written. */
+static int fail_key(const ctx_t *c, const ynode_pair_t *p, const char *key,
+                    const char *problem)
 {
-    return yaml_document_get_node(c->doc, id);
+    return fail_line(c, p->kline, p->kcol, key, problem);
 }
 
-static const char *scalar(const yaml_node_t *n)
+static const char *scalar(const ynode_t *n)
 {
-    return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value
-                                            : NULL;
-}
-
-/* Levenshtein distance, capped at 99 (keys are short). */
-static int edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 40 || lb > 40) return 99;
-    int prev[41], cur[41];
-    for (size_t j = 0; j <= lb; j++) prev[j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {
-        cur[0] = (int)i;
-        for (size_t j = 1; j <= lb; j++) {
-            int sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
-            int del = prev[j] + 1, ins = cur[j - 1] + 1;
-            cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-        }
-        memcpy(prev, cur, sizeof(int) * (lb + 1));
-    }
-    return prev[lb];
+    return n && n->kind == YNODE_SCALAR ? n->str : NULL;
 }
 
 /* "unknown key (did you mean 'x'?)" when one allowed key is close. */
-static int fail_unknown(const ctx_t *c, const yaml_node_t *keynode,
-                        const char *dotted, const char *const *allowed,
-                        int nallowed)
+static int fail_unknown(const ctx_t *c, const ynode_pair_t *p, const char *dotted,
+                        const char *const *allowed, int nallowed)
 {
-    const char *k = scalar(keynode);
-    const char *best = NULL;
-    int bestd = 3;
-    for (int i = 0; k && i < nallowed; i++) {
-        int d = edit_distance(k, allowed[i]);
-        if (d < bestd) { bestd = d; best = allowed[i]; }
-    }
+    const char *best = suggest_nearest(p->key, allowed, (size_t)nallowed);
     char msg[160];
     if (best)
         snprintf(msg, sizeof msg, "unknown key (did you mean '%s'?)", best);
     else
         snprintf(msg, sizeof msg, "unknown key");
-    return fail_at(c, keynode, dotted, msg);
+    return fail_key(c, p, dotted, msg);
 }
 
 /* Optional text may be empty (""), required text may not. */
-static int get_text(const ctx_t *c, const yaml_node_t *v, const char *key,
+static int get_text(const ctx_t *c, const ynode_t *v, const char *key,
                     char *out, size_t outsz, int allow_empty)
 {
     const char *s = scalar(v);
     if (!s) return fail_at(c, v, key, "expected a string");
-    size_t len = v->data.scalar.length;
+    size_t len = strlen(s);
     if (len == 0 && !allow_empty) return fail_at(c, v, key, "empty string");
     if (len >= outsz) {
         char msg[64];
         snprintf(msg, sizeof msg, "too long (at most %zu characters)", outsz - 1);
         return fail_at(c, v, key, msg);
     }
-    if (memchr(s, 0, len)) return fail_at(c, v, key, "contains a NUL byte");
-    memcpy(out, s, len);
-    out[len] = 0;
+    memcpy(out, s, len + 1);
     return 0;
 }
 
-static int get_string(const ctx_t *c, const yaml_node_t *v, const char *key,
+static int get_string(const ctx_t *c, const ynode_t *v, const char *key,
                       char *out, size_t outsz)
 {
     return get_text(c, v, key, out, outsz, 0);
 }
 
 /* A finite number >= lo (strictly > lo when strict). */
-static int get_double(const ctx_t *c, const yaml_node_t *v, const char *key,
+static int get_double(const ctx_t *c, const ynode_t *v, const char *key,
                       double lo, int strict, double *out)
 {
     const char *s = scalar(v);
@@ -132,7 +112,7 @@ static int get_double(const ctx_t *c, const yaml_node_t *v, const char *key,
     return 0;
 }
 
-static int get_int(const ctx_t *c, const yaml_node_t *v, const char *key,
+static int get_int(const ctx_t *c, const ynode_t *v, const char *key,
                    long lo, int *out)
 {
     const char *s = scalar(v);
@@ -188,7 +168,7 @@ static const field_t row_fields[] = {
 static const char *const op_names[] = {"linear", "attention", "token"};
 static const char *const linear_names[] = {"qkv", "o", "gate_up", "down", "lm_head"};
 
-static int set_field(const ctx_t *c, const field_t *f, const yaml_node_t *v,
+static int set_field(const ctx_t *c, const field_t *f, const ynode_t *v,
                      const char *key, caltable_row_t *row)
 {
     char *p = (char *)row + f->off;
@@ -204,94 +184,64 @@ static int set_field(const ctx_t *c, const field_t *f, const yaml_node_t *v,
 
 /* A bad value of a key the row is known to hold (it was parsed): the
  * message points at that value and names ops.IDX.KEY. */
-static int fail_row_value(const ctx_t *c, const yaml_node_t *rn, int idx,
+static int fail_row_value(const ctx_t *c, const ynode_t *rn, int idx,
                           const char *key, const char *problem)
 {
-    const yaml_node_t *v = rn;
-    for (yaml_node_pair_t *pr = rn->data.mapping.pairs.start;
-         pr < rn->data.mapping.pairs.top; pr++) {
-        const char *k = scalar(node(c, pr->key));
-        if (k && strcmp(k, key) == 0) { v = node(c, pr->value); break; }
-    }
+    const ynode_t *v = ynode_get(rn, key);
     char dotted[96];
     snprintf(dotted, sizeof dotted, "ops.%d.%s", idx, key);
-    return fail_at(c, v, dotted, problem);
+    return fail_at(c, v ? v : rn, dotted, problem);
 }
 
-static int parse_row(const ctx_t *c, const yaml_node_t *rn, int idx,
-                     caltable_row_t *row)
+/* The op of a row, which decides the keys it may give: -1 with err set. */
+static int row_op(const ctx_t *c, const ynode_t *rn, int idx)
 {
     char key[96];
-    snprintf(key, sizeof key, "ops.%d", idx);
-    if (rn->type != YAML_MAPPING_NODE)
-        return fail_at(c, rn, key, "expected a mapping {op: ..., ...}");
-    memset(row, 0, sizeof *row);
-    row->line = (int)rn->start_mark.line + 1;
-    row->column = (int)rn->start_mark.column + 1;
-
-    /* The op decides which keys are allowed, so find it first. */
-    const yaml_node_t *opv = NULL;
-    yaml_node_pair_t *pr;
-    for (pr = rn->data.mapping.pairs.start; pr < rn->data.mapping.pairs.top; pr++) {
-        const char *k = scalar(node(c, pr->key));
-        if (k && strcmp(k, "op") == 0) { opv = node(c, pr->value); break; }
-    }
-    if (!opv) {
-        snprintf(key, sizeof key, "ops.%d.op", idx);
-        return fail_at(c, rn, key, "missing required key (linear, attention or token)");
-    }
-    int op = -1;
+    snprintf(key, sizeof key, "ops.%d.op", idx);
+    const ynode_t *opv = ynode_get(rn, "op");
+    if (!opv) return fail_at(c, rn, key, "missing required key (linear, attention or token)");
     const char *ops = scalar(opv);
     for (int i = 0; ops && i < 3; i++)
-        if (strcmp(ops, op_names[i]) == 0) op = i;
-    if (op < 0) {
-        snprintf(key, sizeof key, "ops.%d.op", idx);
-        return fail_at(c, opv, key, "expected linear, attention or token");
-    }
-    row->op = (enum caltable_op)op;
-    if (op == CAL_ATTENTION) row->batch = 1;   /* optional, one sequence */
+        if (strcmp(ops, op_names[i]) == 0) return i;
+    return fail_at(c, opv, key, "expected linear, attention or token");
+}
 
-    unsigned seen = 0;
-    int seen_op = 0;
+/* Every key of the row against the fields its op allows; *seen gets a bit
+ * per field given. */
+static int row_keys(const ctx_t *c, const ynode_t *rn, int idx, int op,
+                    unsigned *seen, caltable_row_t *row)
+{
     const char *allowed[NROWF + 1];
     int nallowed = 0;
     allowed[nallowed++] = "op";
     for (int i = 0; i < NROWF; i++)
         if (row_fields[i].allowed & OPBIT(op)) allowed[nallowed++] = row_fields[i].key;
-
-    for (pr = rn->data.mapping.pairs.start; pr < rn->data.mapping.pairs.top; pr++) {
-        const yaml_node_t *kn = node(c, pr->key), *vn = node(c, pr->value);
-        const char *k = scalar(kn);
-        if (!k) return fail_at(c, kn, key, "keys must be scalars");
+    for (size_t pi = 0; pi < rn->n; pi++) {
+        const ynode_pair_t *pr = &rn->pairs[pi];
         char dotted[160];
-        snprintf(dotted, sizeof dotted, "ops.%d.%s", idx, k);
-        if (strcmp(k, "op") == 0) {
-            if (seen_op++) return fail_at(c, kn, dotted, "duplicate key");
-            continue;
-        }
+        snprintf(dotted, sizeof dotted, "ops.%d.%s", idx, pr->key);
+        if (strcmp(pr->key, "op") == 0) continue;
         int fi = -1;
         for (int i = 0; i < NROWF; i++)
-            if (strcmp(k, row_fields[i].key) == 0) fi = i;
-        if (fi < 0 || !(row_fields[fi].allowed & OPBIT(op))) {
-            if (fi >= 0) {
-                char msg[96];
-                snprintf(msg, sizeof msg, "not a key of a %s row", op_names[op]);
-                return fail_at(c, kn, dotted, msg);
-            }
-            return fail_unknown(c, kn, dotted, allowed, nallowed);
+            if (strcmp(pr->key, row_fields[i].key) == 0) fi = i;
+        if (fi < 0) return fail_unknown(c, pr, dotted, allowed, nallowed);
+        if (!(row_fields[fi].allowed & OPBIT(op))) {
+            char msg[96];
+            snprintf(msg, sizeof msg, "not a key of a %s row", op_names[op]);
+            return fail_key(c, pr, dotted, msg);
         }
-        if (seen & (1u << fi)) return fail_at(c, kn, dotted, "duplicate key");
-        seen |= 1u << fi;
-        if (set_field(c, &row_fields[fi], vn, dotted, row) != 0) return -1;
+        *seen |= 1u << fi;
+        if (set_field(c, &row_fields[fi], pr->val, dotted, row) != 0) return -1;
     }
-    for (int i = 0; i < NROWF; i++) {
-        if ((row_fields[i].required & OPBIT(op)) && !(seen & (1u << i))) {
-            char dotted[160];
-            snprintf(dotted, sizeof dotted, "ops.%d.%s", idx, row_fields[i].key);
-            return fail_at(c, rn, dotted, "missing required key");
-        }
-    }
-    if (op == CAL_TOKEN) {
+    return 0;
+}
+
+/* What the row's keys mean together: token rows' q x batch = m, linear
+ * rows' names and precisions. */
+static int row_consistent(const ctx_t *c, const ynode_t *rn, int idx,
+                          caltable_row_t *row)
+{
+    if (row->op == CAL_TOKEN) {
         /* A step of `batch` jobs of q new tokens each; one job by default. */
         if (!row->batch) row->batch = row->q ? row->m / row->q : 1;
         if (!row->q) row->q = row->m / row->batch;
@@ -299,7 +249,7 @@ static int parse_row(const ctx_t *c, const yaml_node_t *rn, int idx,
             return fail_row_value(c, rn, idx, "m", "must equal q x batch (jobs in the "
                                   "step x new tokens per job)");
     }
-    if (op == CAL_LINEAR) {
+    if (row->op == CAL_LINEAR) {
         int ok = 0;
         for (int i = 0; i < 5; i++) ok |= strcmp(row->name, linear_names[i]) == 0;
         if (!ok)
@@ -310,6 +260,31 @@ static int parse_row(const ctx_t *c, const yaml_node_t *rn, int idx,
                                   "expected fp32, fp16, w8a16, w4a16 or w4a4");
     }
     return 0;
+}
+
+static int parse_row(const ctx_t *c, const ynode_t *rn, int idx, caltable_row_t *row)
+{
+    char key[96];
+    snprintf(key, sizeof key, "ops.%d", idx);
+    if (rn->kind != YNODE_MAP)
+        return fail_at(c, rn, key, "expected a mapping {op: ..., ...}");
+    memset(row, 0, sizeof *row);
+    row->line = rn->line;
+    row->column = rn->col;
+    int op = row_op(c, rn, idx);
+    if (op < 0) return -1;
+    row->op = (enum caltable_op)op;
+    if (op == CAL_ATTENTION) row->batch = 1;   /* optional, one sequence */
+    unsigned seen = 0;
+    if (row_keys(c, rn, idx, op, &seen, row) != 0) return -1;
+    for (int i = 0; i < NROWF; i++) {
+        if ((row_fields[i].required & OPBIT(op)) && !(seen & (1u << i))) {
+            char dotted[160];
+            snprintf(dotted, sizeof dotted, "ops.%d.%s", idx, row_fields[i].key);
+            return fail_at(c, rn, dotted, "missing required key");
+        }
+    }
+    return row_consistent(c, rn, idx, row);
 }
 
 /* ---- top level ----------------------------------------------------------- */
@@ -323,29 +298,24 @@ typedef struct sfield {
     int required;
 } sfield_t;
 
-static int parse_fields(const ctx_t *c, const yaml_node_t *m, const char *prefix,
+static int parse_fields(const ctx_t *c, const ynode_t *m, const char *prefix,
                         sfield_t *fs, int nf)
 {
-    if (m->type != YAML_MAPPING_NODE)
-        return fail_at(c, m, prefix, "expected a mapping");
+    if (m->kind != YNODE_MAP) return fail_at(c, m, prefix, "expected a mapping");
     const char *allowed[16];
     for (int i = 0; i < nf; i++) allowed[i] = fs[i].key;
     unsigned seen = 0;
-    for (yaml_node_pair_t *pr = m->data.mapping.pairs.start;
-         pr < m->data.mapping.pairs.top; pr++) {
-        const yaml_node_t *kn = node(c, pr->key), *vn = node(c, pr->value);
-        const char *k = scalar(kn);
-        if (!k) return fail_at(c, kn, prefix, "keys must be scalars");
+    for (size_t pi = 0; pi < m->n; pi++) {
+        const ynode_pair_t *pr = &m->pairs[pi];
         char dotted[160];
-        snprintf(dotted, sizeof dotted, "%s.%s", prefix, k);
+        snprintf(dotted, sizeof dotted, "%s.%s", prefix, pr->key);
         int fi = -1;
         for (int i = 0; i < nf; i++)
-            if (strcmp(k, fs[i].key) == 0) fi = i;
-        if (fi < 0) return fail_unknown(c, kn, dotted, allowed, nf);
-        if (seen & (1u << fi)) return fail_at(c, kn, dotted, "duplicate key");
+            if (strcmp(pr->key, fs[i].key) == 0) fi = i;
+        if (fi < 0) return fail_unknown(c, pr, dotted, allowed, nf);
         seen |= 1u << fi;
-        int rc = fs[fi].is_num ? get_double(c, vn, dotted, 0, 0, fs[fi].dst)
-                               : get_text(c, vn, dotted, fs[fi].dst, fs[fi].size,
+        int rc = fs[fi].is_num ? get_double(c, pr->val, dotted, 0, 0, fs[fi].dst)
+                               : get_text(c, pr->val, dotted, fs[fi].dst, fs[fi].size,
                                           !fs[fi].required);
         if (rc != 0) return -1;
     }
@@ -359,18 +329,15 @@ static int parse_fields(const ctx_t *c, const yaml_node_t *m, const char *prefix
     return 0;
 }
 
-static int parse_ops(const ctx_t *c, const yaml_node_t *v, caltable_t *t)
+static int parse_ops(const ctx_t *c, const ynode_t *v, caltable_t *t)
 {
-    if (v->type != YAML_SEQUENCE_NODE)
-        return fail_at(c, v, "ops", "expected a list of rows");
-    ptrdiff_t n = v->data.sequence.items.top - v->data.sequence.items.start;
-    if (n <= 0) return fail_at(c, v, "ops", "empty: a table needs measured rows");
-    if (n > 10000000) return fail_at(c, v, "ops", "too many rows");
-    t->rows = calloc((size_t)n, sizeof *t->rows);
+    if (v->kind != YNODE_SEQ) return fail_at(c, v, "ops", "expected a list of rows");
+    if (v->n == 0) return fail_at(c, v, "ops", "empty: a table needs measured rows");
+    if (v->n > 10000000) return fail_at(c, v, "ops", "too many rows");
+    t->rows = calloc(v->n, sizeof *t->rows);
     if (!t->rows) return err_set(c->err, ERR_RUNTIME, "%s: out of memory", c->path);
-    for (ptrdiff_t i = 0; i < n; i++) {
-        const yaml_node_t *rn = node(c, v->data.sequence.items.start[i]);
-        if (parse_row(c, rn, (int)i, &t->rows[i]) != 0) return -1;
+    for (size_t i = 0; i < v->n; i++) {
+        if (parse_row(c, v->items[i], (int)i, &t->rows[i]) != 0) return -1;
         t->nrows = (int)i + 1;
     }
     return 0;
@@ -380,34 +347,58 @@ static const char *const top_keys[] = {"format", "provenance", "device_kind", "m
                                        "quant", "ceilings", "ops"};
 enum { K_FORMAT, K_PROV, K_KIND, K_MODEL, K_QUANT, K_CEIL, K_OPS, K_N };
 
-static int parse_root(const ctx_t *c, const yaml_node_t *root, caltable_t *t)
+/* The top-level values by key (NULL where absent); unknown keys and missing
+ * required ones are errors. */
+static int top_values(const ctx_t *c, const ynode_t *root, const ynode_t **val)
 {
-    if (root->type != YAML_MAPPING_NODE)
-        return fail_at(c, root, "(top level)", "expected a mapping");
-    const yaml_node_t *val[K_N] = {0};
-    for (yaml_node_pair_t *pr = root->data.mapping.pairs.start;
-         pr < root->data.mapping.pairs.top; pr++) {
-        const yaml_node_t *kn = node(c, pr->key);
-        const char *k = scalar(kn);
-        if (!k) return fail_at(c, kn, "(top level)", "keys must be scalars");
+    for (size_t pi = 0; pi < root->n; pi++) {
+        const ynode_pair_t *pr = &root->pairs[pi];
         int ki = -1;
         for (int i = 0; i < K_N; i++)
-            if (strcmp(k, top_keys[i]) == 0) ki = i;
-        if (ki < 0) return fail_unknown(c, kn, k, top_keys, K_N);
-        if (val[ki]) return fail_at(c, kn, k, "duplicate key");
-        val[ki] = node(c, pr->value);
+            if (strcmp(pr->key, top_keys[i]) == 0) ki = i;
+        if (ki < 0) return fail_unknown(c, pr, pr->key, top_keys, K_N);
+        val[ki] = pr->val;
     }
     static const int required[] = {K_FORMAT, K_PROV, K_MODEL, K_QUANT, K_OPS};
     for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
         if (!val[required[i]])
             return fail_at(c, root, top_keys[required[i]], "missing required key");
+    return 0;
+}
 
+static int parse_identity(const ctx_t *c, const ynode_t *const *val, caltable_t *t)
+{
+    if (val[K_KIND]) {
+        if (get_text(c, val[K_KIND], "device_kind", t->device_kind,
+                     sizeof t->device_kind, 1) != 0)
+            return -1;
+        if (t->device_kind[0] && strcmp(t->device_kind, "cpu") != 0 &&
+            strcmp(t->device_kind, "cuda") != 0)
+            return fail_at(c, val[K_KIND], "device_kind", "expected cpu or cuda");
+    }
+    if (get_string(c, val[K_MODEL], "model", t->model, sizeof t->model) != 0) return -1;
+    t->model_line = val[K_MODEL]->line;
+    t->model_column = val[K_MODEL]->col;
+    t->quant_line = val[K_QUANT]->line;
+    t->quant_column = val[K_QUANT]->col;
+    if (get_string(c, val[K_QUANT], "quant", t->quant, sizeof t->quant) != 0) return -1;
+    if (precision_parse(t->quant) < 0)
+        return fail_at(c, val[K_QUANT], "quant",
+                       "expected fp32, fp16, w8a16, w4a16 or w4a4");
+    return 0;
+}
+
+static int parse_root(const ctx_t *c, const ynode_t *root, caltable_t *t)
+{
+    if (root->kind != YNODE_MAP)
+        return fail_at(c, root, "(top level)", "expected a mapping");
+    const ynode_t *val[K_N] = {0};
+    if (top_values(c, root, val) != 0) return -1;
     char fmt[64];
     if (get_string(c, val[K_FORMAT], "format", fmt, sizeof fmt) != 0) return -1;
     if (strcmp(fmt, CALTABLE_FORMAT) != 0)
         return fail_at(c, val[K_FORMAT], "format",
                        "unsupported format (expected " CALTABLE_FORMAT ")");
-
     sfield_t prov[] = {
         {"command", 0, t->command, sizeof t->command, 1},
         {"date", 0, t->date, sizeof t->date, 0},
@@ -418,24 +409,7 @@ static int parse_root(const ctx_t *c, const yaml_node_t *root, caltable_t *t)
         {"specsim_version", 0, t->specsim_version, sizeof t->specsim_version, 0},
     };
     if (parse_fields(c, val[K_PROV], "provenance", prov, 7) != 0) return -1;
-
-    if (val[K_KIND]) {
-        if (get_text(c, val[K_KIND], "device_kind", t->device_kind,
-                     sizeof t->device_kind, 1) != 0)
-            return -1;
-        if (t->device_kind[0] && strcmp(t->device_kind, "cpu") != 0 &&
-            strcmp(t->device_kind, "cuda") != 0)
-            return fail_at(c, val[K_KIND], "device_kind", "expected cpu or cuda");
-    }
-    if (get_string(c, val[K_MODEL], "model", t->model, sizeof t->model) != 0) return -1;
-    t->model_line = (int)val[K_MODEL]->start_mark.line + 1;
-    t->model_column = (int)val[K_MODEL]->start_mark.column + 1;
-    t->quant_line = (int)val[K_QUANT]->start_mark.line + 1;
-    t->quant_column = (int)val[K_QUANT]->start_mark.column + 1;
-    if (get_string(c, val[K_QUANT], "quant", t->quant, sizeof t->quant) != 0) return -1;
-    if (precision_parse(t->quant) < 0)
-        return fail_at(c, val[K_QUANT], "quant",
-                       "expected fp32, fp16, w8a16, w4a16 or w4a4");
+    if (parse_identity(c, val, t) != 0) return -1;
     if (val[K_CEIL]) {
         sfield_t ceil[] = {
             {"read_gbs", 1, &t->read_gbs, 0, 0},
@@ -450,45 +424,29 @@ static int parse_root(const ctx_t *c, const yaml_node_t *root, caltable_t *t)
 int caltable_load(const char *path, caltable_t *out, err_t *err)
 {
     memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    if (access(path, R_OK) != 0)
         return err_set(err, ERR_INPUT, "%s: cannot open calibration table: %s",
                        path, strerror(errno));
-    yaml_parser_t parser;
-    yaml_document_t doc;
-    if (!yaml_parser_initialize(&parser)) {
-        fclose(f);
-        return err_set(err, ERR_RUNTIME, "%s: out of memory", path);
-    }
-    yaml_parser_set_input_file(&parser, f);
-    int rc = -1;
-    if (!yaml_parser_load(&parser, &doc)) {
-        err_set(err, ERR_INPUT, "%s:%d:%d: (yaml): %s%s%s", path,
-                (int)parser.problem_mark.line + 1, (int)parser.problem_mark.column + 1,
-                parser.problem ? parser.problem : "syntax error",
-                parser.context ? " " : "", parser.context ? parser.context : "");
-        yaml_parser_delete(&parser);
-        fclose(f);
-        return -1;
-    }
-    ctx_t c = {path, &doc, err};
-    yaml_node_t *root = yaml_document_get_root_node(&doc);
+    char *text;
+    size_t len;
+    if (ynode_read_file(path, &text, &len, err) != 0) return -1;
+    ynode_t *root = NULL;
+    int rc = ynode_parse(path, NULL, text, len, 1, 0, &root, err);
+    free(text);
+    if (rc != 0) return -1;
+    ctx_t c = {path, err};
     if (!root) {
-        err_set(err, ERR_INPUT, "%s:1:1: (top level): empty calibration table", path);
+        rc = err_set(err, ERR_INPUT, "%s:1:1: (top level): empty calibration table", path);
     } else {
         snprintf(out->path, sizeof out->path, "%s", path);
         rc = parse_root(&c, root, out);
     }
-    yaml_document_delete(&doc);
-    yaml_parser_delete(&parser);
-    if (ferror(f) && rc == 0)
-        rc = err_set(err, ERR_INPUT, "%s: read error", path);
-    fclose(f);
-    if (rc != 0) caltable_free(out);
+    ynode_free(root);
+    if (rc != 0) caltable_fini(out);
     return rc;
 }
 
-void caltable_free(caltable_t *t)
+void caltable_fini(caltable_t *t)
 {
     if (!t) return;
     free(t->rows);

@@ -88,9 +88,9 @@ typedef struct caltable {
  * (linear: name m n k; attention: q context heads kv_heads head_dim; token: m
  * context). Optional text may be "" (e.g. provenance.notes, row quant).
  * Unknown keys anywhere are errors (with a "did you mean"). On
- * success the caller owns *out (caltable_free); on failure *out is empty. */
+ * success the caller owns *out (caltable_fini); on failure *out is empty. */
 int caltable_load(const char *path, caltable_t *out, err_t *err);
-void caltable_free(caltable_t *t);
+void caltable_fini(caltable_t *t);
 
 /* Writes a table in the format above (used by build/calibrate): every double
  * in the shortest form that reads back to the same value, strings

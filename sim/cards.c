@@ -4,14 +4,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "datapath.h"
 #include "keytab.h"
 #include "ynode.h"
-
-#ifndef SPECSIM_ROOT
-#define SPECSIM_ROOT "."
-#endif
 
 static const char *const PREC_NAMES[] = {"fp32", "fp16", "w8a16", "w4a16",
                                          "w4a4", NULL};
@@ -43,23 +39,9 @@ double precision_weight_bytes(int p)
     }
 }
 
-static int try_path(const char *dir, const char *ref, char *out, size_t outsz)
-{
-    int w = snprintf(out, outsz, "%s/%s", dir, ref);
-    return w > 0 && (size_t)w < outsz && access(out, R_OK) == 0 ? 0 : -1;
-}
-
 int cards_resolve_path(const char *ref, char *out, size_t outsz)
 {
-    if (ref[0] == '/' || access(ref, R_OK) == 0) {
-        snprintf(out, outsz, "%s", ref);
-        return strlen(ref) < outsz && access(ref, R_OK) == 0 ? 0 : -1;
-    }
-    const char *env = getenv("SPECSIM_ROOT");
-    if (env && *env && try_path(env, ref, out, outsz) == 0) return 0;
-    if (try_path(SPECSIM_ROOT, ref, out, outsz) == 0) return 0;
-    snprintf(out, outsz, "%s", ref);
-    return -1;
+    return datapath_resolve(NULL, ref, out, outsz);
 }
 
 /* --- key tables ---------------------------------------------------------- */

@@ -59,10 +59,11 @@ const char *precision_name(int prec);
  * zero per group for the w4 formats; fp16 scale per row-group for w8). */
 double precision_weight_bytes(int prec);
 
-/* Writes into out (size outsz) the path to open for a card reference: as
- * given if absolute or if it exists relative to the working directory, else
- * relative to $SPECSIM_ROOT, else relative to the build-time source root.
- * Returns 0, or -1 when no candidate exists (out then holds the name). */
+/* Writes into out (size outsz) the path to open for a card reference:
+ * datapath_resolve without a scenario directory (as given if absolute or if
+ * it exists relative to the working directory, else relative to
+ * $SPECSIM_ROOT, else relative to the build-time source root). Returns 0, or
+ * -1 when no candidate exists (out then holds the name). */
 int cards_resolve_path(const char *ref, char *out, size_t outsz);
 
 /* Loads a card file into *out (zeroed first). Errors are ERR_INPUT

@@ -128,7 +128,7 @@ static int write_csv(const roofline_cmd_t *c, err_t *err)
     scenario_t s;
     if (scenario_load(c->scenario, c->ov, c->nov, &s, err) != 0) return -1;
     int rc = roofline_curve(stdout, &s, c->bmax, c->context, c->points, err);
-    scenario_free(&s);
+    scenario_fini(&s);
     return rc;
 }
 

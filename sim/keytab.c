@@ -8,10 +8,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "cards.h"
+#include "datapath.h"
 #include "rng.h"
+#include "suggest.h"
 
 #define FIELD(base, off, T) ((T *)(void *)((char *)(base) + (off)))
 #define CFIELD(base, off, T) ((const T *)(const void *)((const char *)(base) + (off)))
@@ -58,46 +58,6 @@ static int key_err(keytab_ctx_t *c, const ynode_pair_t *p, const char *key,
     return err_set(c->err, ERR_INPUT, "%s: %s: %s", at, key, msg);
 }
 
-/* Optimal-string-alignment distance (Levenshtein plus adjacent
- * transpositions, the commonest typo). Strings longer than 63 are cut. */
-static int edit_distance(const char *a, const char *b)
-{
-    enum { M = 64 };
-    size_t la = strnlen(a, M - 1), lb = strnlen(b, M - 1);
-    int d[M][M];
-    for (size_t i = 0; i <= la; i++) d[i][0] = (int)i;
-    for (size_t j = 0; j <= lb; j++) d[0][j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {
-        for (size_t j = 1; j <= lb; j++) {
-            int cost = a[i - 1] != b[j - 1];
-            int v = d[i - 1][j] + 1;
-            if (d[i][j - 1] + 1 < v) v = d[i][j - 1] + 1;
-            if (d[i - 1][j - 1] + cost < v) v = d[i - 1][j - 1] + cost;
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-                d[i - 2][j - 2] + 1 < v)
-                v = d[i - 2][j - 2] + 1;
-            d[i][j] = v;
-        }
-    }
-    return d[la][lb];
-}
-
-const char *keytab_suggest(const char *s, const char *const *cands, size_t n)
-{
-    size_t len = strlen(s);
-    int limit = len <= 3 ? 1 : len <= 6 ? 2 : 3;
-    const char *best = NULL;
-    int bestd = limit + 1;
-    for (size_t i = 0; i < n; i++) {
-        int d = edit_distance(s, cands[i]);
-        if (d < bestd) {
-            bestd = d;
-            best = cands[i];
-        }
-    }
-    return best;
-}
-
 static size_t tab_names(const keytab_key_t *tab, const char **names, size_t max)
 {
     size_t n = 0;
@@ -131,7 +91,7 @@ int keytab_check_keys(keytab_ctx_t *c, const keytab_key_t *tab,
         if (j < n) continue;
         char key[KEYTAB_KEY_MAX];
         keytab_join(key, prefix, p->key);
-        const char *s = keytab_suggest(p->key, names, n);
+        const char *s = suggest_nearest(p->key, names, n);
         if (s) return key_err(c, p, key, "unknown key (did you mean '%s'?)%s", s, "");
         char list[400];
         join_list(list, sizeof list, names, n);
@@ -253,7 +213,7 @@ static int parse_enum(keytab_ctx_t *c, const ynode_t *node, const char *key,
             *FIELD(base, k->off, int) = (int)i;
         return 0;
     }
-    const char *s = keytab_suggest(node->str, names, n);
+    const char *s = suggest_nearest(node->str, names, n);
     if (s)
         return keytab_err(c, node, key, "unknown value '%s' (did you mean '%s'? allowed: %s)",
                           node->str, s, list);
@@ -265,11 +225,7 @@ int keytab_find_file(const keytab_ctx_t *c, const char *ref, char *out,
                      size_t outsz)
 {
     if (!*ref) return -1;
-    if (ref[0] != '/' && c->dir && *c->dir) {
-        int w = snprintf(out, outsz, "%s/%s", c->dir, ref);
-        if (w > 0 && (size_t)w < outsz && access(out, R_OK) == 0) return 0;
-    }
-    return cards_resolve_path(ref, out, outsz);
+    return datapath_resolve(c->dir, ref, out, outsz);
 }
 
 static int parse_path(keytab_ctx_t *c, const ynode_t *node, const char *key,
@@ -414,7 +370,7 @@ static int parse_dist_map(keytab_ctx_t *c, const ynode_t *node, const char *key,
         join_list(allowed, sizeof allowed, params, np);
         int known = 0;
         for (size_t j = 0; j < sizeof ALL / sizeof *ALL; j++) known |= !strcmp(p->key, ALL[j]);
-        const char *s = known ? NULL : keytab_suggest(p->key, params, np);
+        const char *s = known ? NULL : suggest_nearest(p->key, params, np);
         if (s)
             return key_err(c, p, k, "unknown key (did you mean '%s'?)%s", s, "");
         return key_err(c, p, k, "not a parameter of this distribution (%s takes: %s)",

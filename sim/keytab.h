@@ -131,16 +131,12 @@ int keytab_err(keytab_ctx_t *c, const ynode_t *node, const char *key,
 /* Joins prefix and name with a dot into out (KEYTAB_KEY_MAX). */
 void keytab_join(char *out, const char *prefix, const char *name);
 
-/* The nearest of cands (n strings) to s by edit distance, or NULL when none
- * is close enough to be a plausible typo. */
-const char *keytab_suggest(const char *s, const char *const *cands, size_t n);
-
 /* Parses a scalar value with unit and range of k (KT_NUM semantics). */
 int keytab_parse_number(keytab_ctx_t *c, const ynode_t *node, const char *key,
                         const keytab_key_t *k, double *out);
 
 /* Finds a data file: as given when absolute; else relative to c->dir; else
- * through cards_resolve_path (working directory, $SPECSIM_ROOT, source
+ * through datapath_resolve (working directory, $SPECSIM_ROOT, source
  * root). Returns 0 with the path to open in out, or -1 (no err set). */
 int keytab_find_file(const keytab_ctx_t *c, const char *ref, char *out,
                      size_t outsz);

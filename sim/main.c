@@ -221,12 +221,11 @@ static int load_checked(const cli_t *c, scenario_t *s, sweepspec_t *sp)
     else if ((rc = scenario_read(c->scenario, &text, &len, &err)) == 0)
         rc = scenario_load_text(c->scenario, text, len, c->ov, c->nov, s, &err);
     int loaded = rc == 0;
-    if (rc == 0) rc = sim_check(s, &err);
     if (rc == 0 && text) rc = sweepspec_check(c->scenario, text, c->ov, c->nov, sp, &err);
     free(text);
     if (rc == 0) return 0;
-    if (loaded) scenario_free(s);
-    sweepspec_free(sp);
+    if (loaded) scenario_fini(s);
+    sweepspec_fini(sp);
     fprintf(stderr, "specsim: %s\n", err.msg);
     return err.code ? err.code : 2;
 }
@@ -249,8 +248,8 @@ static int cmd_check(int argc, char **argv)
                     strerror(errno));
             rc = 1;
         }
-        scenario_free(&s);
-        sweepspec_free(&sp);
+        scenario_fini(&s);
+        sweepspec_fini(&sp);
     }
     cli_fini(&c);
     return rc;
@@ -272,7 +271,7 @@ static int cmd_analytic(int argc, char **argv)
         } else if (analytic_print(stdout, &a, c.json) != 0 || fflush(stdout) != 0) {
             rc = 1;
         }
-        scenario_free(&s);
+        scenario_fini(&s);
     }
     cli_fini(&c);
     return rc;
@@ -349,7 +348,7 @@ static int cmd_run(int argc, char **argv)
     err_t err = {0};
     rc = run_preflight(&c, &s);
     if (rc != 0) {
-        scenario_free(&s);
+        scenario_fini(&s);
         cli_fini(&c);
         return rc;
     }
@@ -367,7 +366,7 @@ static int cmd_run(int argc, char **argv)
         }
     }
     output_sources_fini(&src);
-    scenario_free(&s);
+    scenario_fini(&s);
     cli_fini(&c);
     return rc;
 }

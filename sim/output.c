@@ -16,6 +16,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "outpath.h"
 #include "proto.h"
 #include "version.h"
 
@@ -557,12 +558,7 @@ static int write_with_sidecar(const char *path, size_t ext, body_fn body,
 
 int output_check_path(const char *path, err_t *err)
 {
-    if (!path || !path[0])
-        return err_set(err, ERR_INPUT, "output file: empty path");
-    if (has_suffix(path, ".json") || has_suffix(path, ".csv")) return 0;
-    return err_set(err, ERR_INPUT,
-                   "%s: unknown output format (the file name must end in .csv or .json)",
-                   path);
+    return outpath_check(path, err);
 }
 
 int output_write_file(const char *path, const scenario_t *s,

@@ -73,7 +73,7 @@ int roofline_measured(FILE *f, const char *path, const char *model_ref, err_t *e
     rc = fflush(f) == 0 && !ferror(f) ? 0 : err_set(err, ERR_RUNTIME, "write failed");
 out:
     service_free(sv);
-    caltable_free(&t);
+    caltable_fini(&t);
     return rc;
 }
 

@@ -1,9 +1,11 @@
 /* scenario — YAML scenario files into resolved structs (see scenario.h).
  *
  * Pipeline: text -> ynode tree -> `--set` overrides edit the tree -> key
- * tables (keytab) resolve it section by section into scenario_t. Tenant
- * groups are resolved with two layers, the tenants-level section and the
- * group's own, so a group inherits every key it does not give.
+ * tables (keytab) resolve it section by section into scenario_t -> checks
+ * of the whole scenario and the service models built, the tree still at
+ * hand for their messages. Tenant groups are resolved with two layers, the
+ * tenants-level section and the group's own, so a group inherits every key
+ * it does not give.
  *
  * `--set` messages use the source name "--set", line = the override's
  * position on the command line (1 = first --set), column = the 1-based
@@ -20,7 +22,10 @@
 #include "batch.h"
 #include "gamma.h"
 #include "keytab.h"
+#include "outpath.h"
 #include "proto.h"
+#include "service.h"
+#include "suggest.h"
 #include "units.h"
 #include "ynode.h"
 
@@ -91,7 +96,7 @@ static int parse_registered(keytab_ctx_t *c, const ynode_t *node, const char *ke
         *at = i;
         return 0;
     }
-    const char *s = keytab_suggest(node->str, names, n);
+    const char *s = suggest_nearest(node->str, names, n);
     if (s)
         return keytab_err(c, node, key, "unknown value '%s' (did you mean '%s'? allowed: %s)",
                           node->str, s, list);
@@ -417,14 +422,14 @@ static int make_descendable(const set_ctx_t *s, ynode_t **slot, const char *seg,
     ynode_t *v = *slot;
     if (v->kind == YNODE_MAP) return 0;
     if (ynode_is_null(v)) {
-        ynode_t *m = ynode_new_map(s->src, s->kline, s->kcol0 + col);
+        ynode_t *m = ynode_create_map(s->src, s->kline, s->kcol0 + col);
         if (!m) return err_set(s->err, ERR_RUNTIME, "out of memory");
         ynode_free(v);
         *slot = m;
         return 0;
     }
     if (v->kind == YNODE_SCALAR && is_card_key(seg)) {
-        ynode_t *m = ynode_new_map(v->src, v->line, v->col);
+        ynode_t *m = ynode_create_map(v->src, v->line, v->col);
         if (!m) return err_set(s->err, ERR_RUNTIME, "out of memory");
         *slot = m;
         if (ynode_map_put(m, "base", v->src, v->line, v->col, v) != 0)
@@ -444,7 +449,7 @@ static ynode_t *add_child(ynode_t *cur, const char *seg, const set_ctx_t *s,
                           int col, int last, ynode_t *v)
 {
     int kcol = s->kcol0 + col;
-    ynode_t *n = last ? v : ynode_new_map(s->src, s->kline, kcol);
+    ynode_t *n = last ? v : ynode_create_map(s->src, s->kline, kcol);
     if (!n) {
         ynode_free(v);
         return NULL;
@@ -473,7 +478,7 @@ static int apply_override(ynode_t *root, const set_ctx_t *s)
     if (ynode_parse(s->src, path, value, strlen(value), s->vline, s->vcol0, &v,
                     s->err) != 0)
         return -1;
-    if (!v) v = ynode_new_scalar(s->src, s->vline, s->vcol0 + 1, "");
+    if (!v) v = ynode_create_scalar(s->src, s->vline, s->vcol0 + 1, "");
     if (!v) return err_set(s->err, ERR_RUNTIME, "out of memory");
 
     ynode_t *cur = root;
@@ -554,6 +559,15 @@ static const ynode_t *present(const ynode_t *n)
     return n && !ynode_is_null(n) ? n : NULL;
 }
 
+/* Bit k set for each key k of tab that map writes. */
+static unsigned keys_given(const keytab_key_t *tab, const ynode_t *map)
+{
+    unsigned bits = 0;
+    for (unsigned k = 0; tab[k].name && k < 32; k++)
+        if (ynode_find(map, tab[k].name)) bits |= 1u << k;
+    return bits;
+}
+
 static int resolve_group(sctx_t *x, const ynode_t *T, const ynode_t *G, int i)
 {
     tenant_group_t *g = &x->s->groups[i];
@@ -587,6 +601,7 @@ static int resolve_group(sctx_t *x, const ynode_t *T, const ynode_t *G, int i)
                                 (char *)g + TENANT_SECTIONS[k].off);
         x->kc.where = where;
         if (rc != 0) return -1;
+        g->given[k] = G ? keys_given(TENANT_SECTIONS[k].keys, L[1].map) : 0;
     }
     if (g->workload.arrival == ARRIVAL_POISSON && g->workload.rate <= 0) {
         const ynode_t *w = present(ynode_get(gi, "workload"));
@@ -690,136 +705,168 @@ static int resolve(sctx_t *x, const char *stem_of)
     return resolve_tenants(x);
 }
 
-/* --- where keys were written -------------------------------------------- */
+/* --- checks of the whole scenario -------------------------------------- */
 
-/* Checks made after loading (sim_check, sim_run) report errors at the key
- * as written, like the loader does. The node tree is gone by then, so the
- * marks of every key are kept: one record per mapping key and per list item
- * that is a mapping (tenant groups), with the text "SRC:LINE:COL" of the key
- * and of its value. Scalar list items (distribution values) are not kept:
- * nothing after loading can fault one, and they can be many. */
-typedef struct mark {
-    char *key;              /* owned block: key, then kat, then vat */
-    const char *kat, *vat;
-} mark_t;
+/* Some checks need several sections at once (a batch token limit against
+ * gamma, the cards against a calibration table), so they run once the
+ * scenario is resolved — still with the node tree at hand, so their errors
+ * point at the key as written, like every other. */
 
-struct scenario_marks {
-    mark_t *m;
-    size_t n, cap;
-    char root[YNODE_WHERE_MAX]; /* the document's own mark */
-};
-
-static void marks_free(struct scenario_marks *M)
+/* Where dotted key `key` (list items by index: tenants.groups.1.count) was
+ * written: the mark of its value when the tree gives it; for a key left to
+ * its default, the mark of the nearest enclosing key it gives, or of the
+ * document. *at is filled and returned. */
+static const ynode_t *written_at(const ynode_t *root, const char *key, ynode_t *at)
 {
-    if (!M) return;
-    for (size_t i = 0; i < M->n; i++) free(M->m[i].key);
-    free(M->m);
-    free(M);
+    *at = (ynode_t){.src = root->src, .line = root->line, .col = root->col};
+    const ynode_t *cur = root;
+    char seg[KEYTAB_KEY_MAX];
+    for (const char *p = key; cur && *p;) {
+        size_t n = strcspn(p, ".");
+        if (n >= sizeof seg) break;
+        memcpy(seg, p, n);
+        seg[n] = 0;
+        p += n + (p[n] == '.');
+        const ynode_t *next = NULL;
+        if (cur->kind == YNODE_MAP) {
+            const ynode_pair_t *pr = ynode_find(cur, seg);
+            if (!pr) break;
+            *at = (ynode_t){.src = pr->ksrc, .line = pr->kline, .col = pr->kcol};
+            next = pr->val;
+        } else if (cur->kind == YNODE_SEQ && all_digits(seg) && n < 10 &&
+                   (size_t)atol(seg) < cur->n) {
+            next = cur->items[atol(seg)];
+            *at = (ynode_t){.src = next->src, .line = next->line, .col = next->col};
+        } else {
+            break;
+        }
+        if (!*p) return next;
+        cur = next;
+    }
+    return at;
 }
 
-static int marks_add(struct scenario_marks *M, const char *key, const char *ksrc,
-                     int kline, int kcol, const ynode_t *val)
+static int written(const ynode_t *root, const char *key)
 {
-    char kat[YNODE_WHERE_MAX], vat[YNODE_WHERE_MAX];
-    ynode_where(kat, sizeof kat, ksrc, kline, kcol);
-    ynode_where(vat, sizeof vat, val->src, val->line, val->col);
-    if (M->n == M->cap) {
-        size_t nc = M->cap ? 2 * M->cap : 64;
-        mark_t *m = realloc(M->m, nc * sizeof *m);
-        if (!m) return -1;
-        M->m = m;
-        M->cap = nc;
-    }
-    size_t lk = strlen(key) + 1, lka = strlen(kat) + 1, lva = strlen(vat) + 1;
-    char *b = malloc(lk + lka + lva);
-    if (!b) return -1;
-    memcpy(b, key, lk);
-    memcpy(b + lk, kat, lka);
-    memcpy(b + lk + lka, vat, lva);
-    M->m[M->n++] = (mark_t){b, b + lk, b + lk + lka};
-    return 0;
+    ynode_t at;
+    const ynode_t *n = written_at(root, key, &at);
+    return n != &at;
 }
 
-static int marks_walk(struct scenario_marks *M, const ynode_t *n, const char *prefix)
-{
-    char key[KEYTAB_KEY_MAX];
-    for (size_t i = 0; n->kind == YNODE_MAP && i < n->n; i++) {
-        const ynode_pair_t *p = &n->pairs[i];
-        keytab_join(key, prefix, p->key);
-        if (marks_add(M, key, p->ksrc, p->kline, p->kcol, p->val) != 0 ||
-            marks_walk(M, p->val, key) != 0)
-            return -1;
-    }
-    for (size_t i = 0; n->kind == YNODE_SEQ && i < n->n; i++) {
-        const ynode_t *it = n->items[i];
-        if (it->kind != YNODE_MAP) continue;
-        char idx[24];
-        snprintf(idx, sizeof idx, "%zu", i);
-        keytab_join(key, prefix, idx);
-        if (marks_add(M, key, it->src, it->line, it->col, it) != 0 ||
-            marks_walk(M, it, key) != 0)
-            return -1;
-    }
-    return 0;
-}
-
-static int marks_build(scenario_t *s, const ynode_t *root, err_t *err)
-{
-    struct scenario_marks *M = calloc(1, sizeof *M);
-    if (!M || marks_walk(M, root, "") != 0) {
-        marks_free(M);
-        return err_set(err, ERR_RUNTIME, "out of memory");
-    }
-    ynode_where(M->root, sizeof M->root, root->src, root->line, root->col);
-    s->marks = M;
-    return 0;
-}
-
-static const mark_t *marks_find(const struct scenario_marks *M, const char *key)
-{
-    for (size_t i = 0; M && i < M->n; i++)
-        if (!strcmp(M->m[i].key, key)) return &M->m[i];
-    return NULL;
-}
-
-const char *scenario_where(const scenario_t *s, const char *key, char *buf,
-                           size_t n)
-{
-    const struct scenario_marks *M = s->marks;
-    if (!M) {
-        snprintf(buf, n, "%s", s->file[0] ? s->file : s->name);
-        return buf;
-    }
-    char k[KEYTAB_KEY_MAX];
-    snprintf(k, sizeof k, "%s", key);
-    const mark_t *m = marks_find(M, k);
-    if (m) {
-        snprintf(buf, n, "%s", m->vat);
-        return buf;
-    }
-    /* Defaulted: the nearest enclosing key the scenario gives. */
-    for (char *dot; !m && (dot = strrchr(k, '.')) != NULL;) {
-        *dot = '\0';
-        m = marks_find(M, k);
-    }
-    snprintf(buf, n, "%s", m ? m->kat : M->root);
-    return buf;
-}
-
-const char *scenario_group_key(const scenario_t *s, int g, const char *sub,
-                               char *key, size_t n)
+/* The dotted key that sets per-tenant key `sub` ("edge.calibration") for
+ * group g: the group's own, unless the scenario has no groups or the group
+ * inherits a tenants-level key it does not override. */
+static void group_key(const ynode_t *root, int g, const char *sub, char *key)
 {
     char own[KEYTAB_KEY_MAX], shared[KEYTAB_KEY_MAX];
     snprintf(own, sizeof own, "tenants.groups.%d.%s", g, sub);
     keytab_join(shared, "tenants", sub);
-    int grouped = s->marks ? marks_find(s->marks, "tenants.groups") != NULL
-                           : s->ngroups > 1;
-    const char *k = grouped && !marks_find(s->marks, own) &&
-                            marks_find(s->marks, shared)
-                        ? shared
-                        : grouped ? own : shared;
-    snprintf(key, n, "%s", k);
-    return key;
+    int grouped = written(root, "tenants.groups");
+    const char *k = grouped && !written(root, own) && written(root, shared) ? shared
+                    : grouped ? own : shared;
+    snprintf(key, KEYTAB_KEY_MAX, "%s", k);
+}
+
+/* "WHERE: key: <message already in err>" at the key as written. */
+static int blame_key(sctx_t *x, const char *key)
+{
+    if (x->kc.err->code != ERR_INPUT) return -1;
+    char inner[ERR_MSG_MAX];
+    snprintf(inner, sizeof inner, "%s", x->kc.err->msg);
+    ynode_t at;
+    return keytab_err(&x->kc, written_at(x->root, key, &at), key, "%s", inner);
+}
+
+/* `run` writes output.file only after simulating: a name whose suffix
+ * names no format is refused now. */
+static int check_output_file(sctx_t *x)
+{
+    const char *f = x->s->output.file;
+    if (!f[0] || outpath_check(f, x->kc.err) == 0) return 0;
+    return blame_key(x, "output.file");
+}
+
+/* A block of gamma drafts is verified as gamma + 1 tokens in one iteration:
+ * a smaller iteration limit could never verify one. */
+static int check_token_limit(sctx_t *x)
+{
+    const scenario_t *s = x->s;
+    int spec = s->protocol.proto->verifies;
+    int mt = s->cloud.batching.max_tokens, g = s->protocol.gamma;
+    if (!spec || mt <= 0 || mt >= g + 1) return 0;
+    ynode_t at;
+    const char *key = "cloud.batching.max_tokens";
+    return keytab_err(&x->kc, written_at(x->root, key, &at), key,
+                      "%d is below gamma + 1 = %d, so no block could ever be "
+                      "verified", mt, g + 1);
+}
+
+/* The dotted keys a service is built from. */
+typedef struct svc_keys {
+    char hw[KEYTAB_KEY_MAX], model[KEYTAB_KEY_MAX], table[KEYTAB_KEY_MAX];
+} svc_keys_t;
+
+/* Builds one service model, each input's error at that input's key: the
+ * cards first, then the calibration table against them. */
+static int build_service(sctx_t *x, const hw_card_t *hw, const llm_card_t *m,
+                         int prec, const char *table, double overhead,
+                         const svc_keys_t *k, struct service **out)
+{
+    err_t *err = x->kc.err;
+    if (service_check_model(m, err) != 0) return blame_key(x, k->model);
+    if (service_check_hardware(hw, prec, err) != 0) return blame_key(x, k->hw);
+    *out = service_create(hw, m, prec, table, overhead, err);
+    return *out ? 0 : blame_key(x, k->table);
+}
+
+/* A group's drafts and edge prefills come from the model when their times
+ * are not given; `run` reports the draft's source even in cloud-only mode. */
+static int build_edge_services(sctx_t *x)
+{
+    const scenario_t *s = x->s;
+    for (int g = 0; g < s->ngroups; g++) {
+        edge_cfg_t *e = &s->groups[g].edge;
+        int prefill = s->protocol.proto->drafts && !e->has_prefill_time;
+        if (e->has_draft_time && !prefill) continue;
+        svc_keys_t k;
+        group_key(x->root, g, "edge.device", k.hw);
+        group_key(x->root, g, "edge.draft", k.model);
+        group_key(x->root, g, "edge.calibration", k.table);
+        if (build_service(x, &e->device, &e->draft, e->quant, e->calibration,
+                          e->overhead, &k, &e->service) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The cloud's iterations come from the model without a verify_time; its KV
+ * size whenever a capacity is given (the source is reported even in
+ * edge-only mode). Without a capacity the target's weights must leave room
+ * for KV in the GPU's memory. */
+static int build_cloud_service(sctx_t *x)
+{
+    cloud_cfg_t *c = &x->s->cloud;
+    int uses_cloud = x->s->protocol.proto->uses_cloud;
+    if (c->has_verify_time && !(uses_cloud && c->kv_capacity_bytes > 0)) return 0;
+    static const svc_keys_t k = {"cloud.gpu", "cloud.target", "cloud.calibration"};
+    if (build_service(x, &c->gpu, &c->target, c->precision, c->calibration,
+                      c->overhead, &k, &c->service) != 0)
+        return -1;
+    double w = service_weight_bytes(c->service);
+    if (!uses_cloud || c->has_verify_time || c->kv_capacity_bytes > 0 || w < c->gpu.mem_bytes)
+        return 0;
+    ynode_t at;
+    return keytab_err(&x->kc, written_at(x->root, "cloud.target", &at), "cloud.target",
+                      "%s weights (%.3g GB) do not fit in cloud.gpu %s memory "
+                      "(%.3g GB)", c->target.name, w / 1e9, c->gpu.name,
+                      c->gpu.mem_bytes / 1e9);
+}
+
+static int check_whole(sctx_t *x)
+{
+    if (check_output_file(x) != 0 || check_token_limit(x) != 0) return -1;
+    if (build_edge_services(x) != 0) return -1;
+    return build_cloud_service(x);
 }
 
 static void dir_of(const char *path, char *out, size_t outsz)
@@ -833,17 +880,24 @@ static void dir_of(const char *path, char *out, size_t outsz)
 }
 
 /* Parses text, applies the overrides, resolves into out. src names the
- * text in messages; dir is where relative data files are looked up first. */
+ * text in messages; dir is where relative data files are looked up first.
+ * A file with no document (empty, or comments only) is refused: running
+ * every default instead would hide a wrong or truncated file. A string may
+ * be empty (callers build the scenario from overrides). */
 static int load_text(const char *src, const char *dir, const char *text,
-                     size_t len, const scenario_override_t *ov, int nov,
-                     scenario_t *out, err_t *err)
+                     size_t len, int is_file, const scenario_override_t *ov,
+                     int nov, scenario_t *out, err_t *err)
 {
     ynode_t *root = NULL;
     memset(out, 0, sizeof *out);
     if (ynode_parse(src, NULL, text, len, 1, 0, &root, err) != 0) return -1;
+    if (is_file && (!root || ynode_is_null(root))) {
+        ynode_free(root);
+        return err_set(err, ERR_INPUT, "%s: empty scenario", src);
+    }
     if (!root || ynode_is_null(root)) {
         ynode_free(root);
-        root = ynode_new_map(src, 1, 1);
+        root = ynode_create_map(src, 1, 1);
         if (!root) return err_set(err, ERR_RUNTIME, "out of memory");
     }
     int rc = 0;
@@ -859,10 +913,11 @@ static int load_text(const char *src, const char *dir, const char *text,
     if (rc == 0) {
         sctx_t x = {{err, dir, root, NULL}, root, out};
         rc = resolve(&x, src);
+        if (rc == 0) rc = check_whole(&x);
+        out->given_known = 1;
     }
-    if (rc == 0) rc = marks_build(out, root, err);
     ynode_free(root);
-    if (rc != 0) scenario_free(out);
+    if (rc != 0) scenario_fini(out);
     return rc;
 }
 
@@ -882,7 +937,7 @@ int scenario_load_text(const char *path, const char *text, size_t len,
     const char *src = is_stdin ? "<stdin>" : path;
     char dir[SCEN_PATH_MAX];
     dir_of(is_stdin ? "" : path, dir, sizeof dir);
-    int rc = load_text(src, dir, text, len, ov, nov, out, err);
+    int rc = load_text(src, dir, text, len, 1, ov, nov, out, err);
     if (rc == 0) {
         snprintf(out->file, sizeof out->file, "%s", path);
         if (is_stdin && !strcmp(out->name, "<stdin>")) snprintf(out->name, sizeof out->name, "stdin");
@@ -906,16 +961,17 @@ int scenario_load_string(const char *name, const char *yaml,
                          const scenario_override_t *ov, int nov,
                          scenario_t *out, err_t *err)
 {
-    return load_text(name, "", yaml, strlen(yaml), ov, nov, out, err);
+    return load_text(name, "", yaml, strlen(yaml), 0, ov, nov, out, err);
 }
 
 static void edge_free(edge_cfg_t *e)
 {
     dist_free(&e->draft_time);
     dist_free(&e->prefill_time);
+    service_free(e->service);
 }
 
-void scenario_free(scenario_t *s)
+void scenario_fini(scenario_t *s)
 {
     if (!s) return;
     for (int i = 0; s->groups && i < s->ngroups; i++) {
@@ -927,9 +983,9 @@ void scenario_free(scenario_t *s)
         dist_free(&g->workload.output_tokens);
     }
     free(s->groups);
-    marks_free(s->marks);
     accept_cfg_fini(&s->acceptance);
     dist_free(&s->cloud.verify_time);
+    service_free(s->cloud.service);
     memset(s, 0, sizeof *s);
 }
 
@@ -960,12 +1016,12 @@ static int write_group_head(FILE *f, const tenant_group_t *g)
     return 0;
 }
 
-/* 1 when group gi gave tenant key sec.key itself (not inherited). */
-static int group_gave(const scenario_t *s, int gi, const char *sec, const char *key)
+/* 1 when group gi gave key number ki of tenant section sec itself (not
+ * inherited). */
+static int group_gave(const scenario_t *s, int gi, size_t sec, const keytab_key_t *k)
 {
-    char k[KEYTAB_KEY_MAX];
-    snprintf(k, sizeof k, "tenants.groups.%d.%s.%s", gi, sec, key);
-    return marks_find(s->marks, k) != NULL;
+    size_t ki = (size_t)(k - TENANT_SECTIONS[sec].keys);
+    return (s->groups[gi].given[sec] >> ki) & 1u;
 }
 
 /* Groups keep the inheritance they were written with: the shared keys once
@@ -983,7 +1039,7 @@ static int write_grouped(FILE *f, const scenario_t *s)
         for (const keytab_key_t *kk = TENANT_SECTIONS[k].keys; kk->name; kk++) {
             if (kk->flags & KF_NOWRITE) continue;
             int gi = 0;
-            while (gi < s->ngroups && group_gave(s, gi, sec, kk->name)) gi++;
+            while (gi < s->ngroups && group_gave(s, gi, k, kk)) gi++;
             if (gi == s->ngroups) gi = 0;
             const char *base = (const char *)&s->groups[gi] + TENANT_SECTIONS[k].off;
             if (keytab_write_key(f, kk, base, 4) != 0) return -1;
@@ -998,7 +1054,7 @@ static int write_grouped(FILE *f, const scenario_t *s)
             const char *base = (const char *)g + TENANT_SECTIONS[k].off;
             int head = 0;
             for (const keytab_key_t *kk = TENANT_SECTIONS[k].keys; kk->name; kk++) {
-                if ((kk->flags & KF_NOWRITE) || !group_gave(s, i, sec, kk->name)) continue;
+                if ((kk->flags & KF_NOWRITE) || !group_gave(s, i, k, kk)) continue;
                 if (!head++ && fprintf(f, "      %s:\n", sec) < 0) return -1;
                 if (keytab_write_key(f, kk, base, 8) != 0) return -1;
             }
@@ -1014,7 +1070,7 @@ static int write_tenants(FILE *f, const scenario_t *s)
         if (fprintf(f, "  count: %d\n", s->groups[0].count) < 0) return -1;
         return write_sections(f, &s->groups[0], 2);
     }
-    if (s->marks) return write_grouped(f, s);
+    if (s->given_known) return write_grouped(f, s);
     /* No record of what each group gave (a scenario not read from YAML):
      * every key in every group. */
     if (fprintf(f, "  groups:\n") < 0) return -1;

@@ -9,9 +9,13 @@
  * `--set` errors read "--set:N:COL: path: problem": N = which `--set`
  * (1-based, counting only those), COL = 1-based column inside its
  * "PATH=VALUE" text. Other overrides name their own origin (--reps, a sweep
- * axis in its file: see scenario_override_t). The resolved scenario keeps
- * where each key was written (scenario_where), so that checks made after
- * loading (sim_check) point at the key too.
+ * axis in its file: see scenario_override_t). Every check is made while
+ * the YAML nodes are at hand — also those that need the whole scenario (a
+ * batch token limit against gamma, the target's weights against the GPU
+ * memory, cards against calibration tables, the output file's format) — so
+ * every error points at the key as written. The loader also builds the
+ * service models the scenario needs (sim/service.h) and keeps them, so a
+ * command builds each once.
  *
  * A path may address list items by index or by their `name:`
  * (tenants.groups.phones), index = length appends; missing mappings are
@@ -67,6 +71,10 @@ typedef struct edge_cfg {
     int has_prefill_time;
     dist_t prefill_time;            /* seconds for the whole prompt */
     double overhead;                /* s per draft step (model path only) */
+    struct service *service;        /* owned, built by the loader when the
+                                       draft or prefill time comes from the
+                                       model (NULL otherwise, and in a
+                                       scenario built in code) */
 } edge_cfg_t;
 
 typedef struct network_cfg {
@@ -92,6 +100,10 @@ typedef struct tenant_group {
     edge_cfg_t edge;
     network_cfg_t network;
     workload_cfg_t workload;
+    unsigned given[3];       /* edge, network, workload: bit k set when the
+                                group wrote key k of that section itself
+                                (not inherited from tenants:), so that the
+                                scenario is written back the same way */
 } tenant_group_t;
 
 typedef struct cloud_cfg {
@@ -108,6 +120,10 @@ typedef struct cloud_cfg {
     double kv_capacity_bytes;/* 0 = derive: gpu memory - weights */
     int has_verify_time;     /* verify_time given: every iteration takes it */
     dist_t verify_time;
+    struct service *service; /* owned, built by the loader when iteration
+                                times or the KV size come from the model
+                                (NULL otherwise, and in a scenario built in
+                                code) */
 } cloud_cfg_t;
 
 typedef struct output_cfg {
@@ -129,9 +145,8 @@ typedef struct scenario {
     int ntenants;              /* sum of group counts */
     cloud_cfg_t cloud;
     output_cfg_t output;
-    struct scenario_marks *marks; /* owned: where each key was written, for
-                                     scenario_where; NULL in a scenario not
-                                     loaded from YAML */
+    int given_known;           /* groups[].given was recorded (loaded from
+                                  YAML); 0 in a scenario built in code */
 } scenario_t;
 
 /* A `--set PATH=VALUE` override; value is parsed as a YAML scalar or flow
@@ -152,10 +167,12 @@ typedef struct scenario_override {
 } scenario_override_t;
 
 /* Loads, applies the overrides in order, validates and resolves into *out
- * (every default filled in, cards loaded). path "-" reads stdin. On error
+ * (every default filled in, cards loaded). path "-" reads stdin. A file
+ * without a document (empty, or only comments) is an ERR_INPUT error
+ * "FILE: empty scenario". On error
  * returns -1 with err filled (code ERR_INPUT, message FILE:LINE:COL: key: ...)
  * and *out left empty. The caller owns *out and frees it with
- * scenario_free(). */
+ * scenario_fini(). */
 int scenario_load(const char *path, const scenario_override_t *ov, int nov,
                   scenario_t *out, err_t *err);
 /* scenario_read: the whole file (path "-": standard input) as a
@@ -166,32 +183,17 @@ int scenario_read(const char *path, char **text, size_t *len, err_t *err);
 int scenario_load_text(const char *path, const char *text, size_t len,
                        const scenario_override_t *ov, int nov, scenario_t *out,
                        err_t *err);
-/* Same, from a YAML string; `name` is used in messages in place of a file. */
+/* Same, from a YAML string; `name` is used in messages in place of a file.
+ * An empty string is every default (the overrides may give the rest). */
 int scenario_load_string(const char *name, const char *yaml,
                          const scenario_override_t *ov, int nov,
                          scenario_t *out, err_t *err);
-void scenario_free(scenario_t *s);
+void scenario_fini(scenario_t *s);
 
 /* Prints the fully resolved scenario as YAML that scenario_load accepts and
  * that resolves to the same scenario (round trip). Returns 0 or -1 on a
  * write error. */
 int scenario_write_yaml(const scenario_t *s, FILE *f);
-
-/* Where dotted key `key` (index form for list items: tenants.groups.1.count)
- * was written, for checks made after loading: "FILE:LINE:COL" of its value
- * (a `--set` value: "--set:N:COL"); for a key the scenario leaves to its
- * default, the mark of the nearest enclosing key it gives (or of the
- * document). A scenario not loaded from YAML has no marks: its file name
- * alone. Writes into buf (size n) and returns it. */
-const char *scenario_where(const scenario_t *s, const char *key, char *buf,
-                           size_t n);
-
-/* The dotted key that sets per-tenant key `sub` ("edge.calibration") for
- * group g: the group's own (tenants.groups.G.edge.calibration) when the
- * scenario has groups, unless only the tenants-level key it inherits
- * (tenants.edge.calibration) is given. Writes into key (size n), returns it. */
-const char *scenario_group_key(const scenario_t *s, int g, const char *sub,
-                               char *key, size_t n);
 
 /* The group a tenant index (0..ntenants-1) belongs to. */
 const tenant_group_t *scenario_tenant_group(const scenario_t *s, int tenant);

@@ -425,14 +425,8 @@ double service_kv_bytes_per_token(const service_t *sv)
 
 /* ---- creation ------------------------------------------------------------ */
 
-/* Checks the cards; on an error *blame names the input at fault. */
-static int check_cards(const hw_card_t *hw, const llm_card_t *m, int prec, int *blame,
-                       err_t *err)
+int service_check_model(const llm_card_t *m, err_t *err)
 {
-    *blame = SERVICE_IN_PRECISION;
-    if (prec < 0 || prec >= PREC_COUNT)
-        return err_set(err, ERR_INPUT, "service: unknown precision %d", prec);
-    *blame = SERVICE_IN_MODEL;
     if (m->layers < 1 || m->hidden < 1 || m->heads < 1 || m->kv_heads < 1 ||
         m->ffn < 1 || m->vocab < 1)
         return err_set(err, ERR_INPUT,
@@ -444,13 +438,6 @@ static int check_cards(const hw_card_t *hw, const llm_card_t *m, int prec, int *
     if (m->kv_heads > m->heads || m->heads % m->kv_heads != 0)
         return err_set(err, ERR_INPUT, "model card '%s': heads (%d) is not a "
                        "multiple of kv_heads (%d)", m->name, m->heads, m->kv_heads);
-    *blame = SERVICE_IN_HARDWARE;
-    if (!(hw->mem_bw > 0) || !isfinite(hw->mem_bw))
-        return err_set(err, ERR_INPUT, "hardware card '%s': mem_bw must be > 0", hw->name);
-    if (!(hw->bw_eff > 0 && hw->bw_eff <= 1) || !(hw->flops_eff > 0 && hw->flops_eff <= 1))
-        return err_set(err, ERR_INPUT, "hardware card '%s': bw_eff and flops_eff "
-                       "must be in (0, 1]", hw->name);
-    *blame = SERVICE_IN_NONE;
     return 0;
 }
 
@@ -713,7 +700,7 @@ static int use_table(service_t *sv, const llm_card_t *m, const char *path, err_t
         if (build_attention(sv, &t) != 0 || build_step(sv, &t) != 0)
             rc = err_set(err, ERR_RUNTIME, "%s: out of memory", path);
     }
-    caltable_free(&t);
+    caltable_fini(&t);
     if (rc != 0) return -1;
     sv->have_table = 1;
     sv->source = sv->all_ops && sv->att.nq > 0 ? "table" : "fitted";
@@ -721,29 +708,34 @@ static int use_table(service_t *sv, const llm_card_t *m, const char *path, err_t
     return 0;
 }
 
+int service_check_hardware(const hw_card_t *hw, int precision, err_t *err)
+{
+    if (!(hw->mem_bw > 0) || !isfinite(hw->mem_bw))
+        return err_set(err, ERR_INPUT, "hardware card '%s': mem_bw must be > 0", hw->name);
+    if (!(hw->bw_eff > 0 && hw->bw_eff <= 1) || !(hw->flops_eff > 0 && hw->flops_eff <= 1))
+        return err_set(err, ERR_INPUT, "hardware card '%s': bw_eff and flops_eff "
+                       "must be in (0, 1]", hw->name);
+    int cp = compute_prec(precision);
+    if (!(hw->flops[cp] > 0) || !isfinite(hw->flops[cp]))
+        return err_set(err, ERR_INPUT, "hardware card '%s': no peak FLOP/s for %s "
+                       "(needed by precision %s)", hw->name, precision_name(cp),
+                       precision_name(precision));
+    return 0;
+}
+
 service_t *service_create(const hw_card_t *hw, const llm_card_t *model,
                           int precision, const char *calibration,
                           double overhead_s, err_t *err)
 {
-    int blame;
-    return service_create_blame(hw, model, precision, calibration, overhead_s, &blame, err);
-}
-
-service_t *service_create_blame(const hw_card_t *hw, const llm_card_t *model,
-                                int precision, const char *calibration,
-                                double overhead_s, int *blame, err_t *err)
-{
-    if (check_cards(hw, model, precision, blame, err) != 0) return NULL;
-    if (!(overhead_s >= 0) || !isfinite(overhead_s)) {
-        *blame = SERVICE_IN_OVERHEAD;
-        err_set(err, ERR_INPUT, "service: overhead must be a finite time >= 0");
+    if (precision < 0 || precision >= PREC_COUNT) {
+        err_set(err, ERR_INPUT, "service: unknown precision %d", precision);
         return NULL;
     }
-    int cp = compute_prec(precision);
-    if (!(hw->flops[cp] > 0) || !isfinite(hw->flops[cp])) {
-        *blame = SERVICE_IN_HARDWARE;
-        err_set(err, ERR_INPUT, "hardware card '%s': no peak FLOP/s for %s (needed by "
-                "precision %s)", hw->name, precision_name(cp), precision_name(precision));
+    if (service_check_model(model, err) != 0 ||
+        service_check_hardware(hw, precision, err) != 0)
+        return NULL;
+    if (!(overhead_s >= 0) || !isfinite(overhead_s)) {
+        err_set(err, ERR_INPUT, "service: overhead must be a finite time >= 0");
         return NULL;
     }
     service_t *sv = calloc(1, sizeof *sv);
@@ -751,13 +743,13 @@ service_t *service_create_blame(const hw_card_t *hw, const llm_card_t *model,
         err_set(err, ERR_RUNTIME, "service: out of memory");
         return NULL;
     }
+    int cp = compute_prec(precision);
     sv->prec = precision;
     sv->overhead = overhead_s;
     sv->bw = hw->mem_bw * hw->bw_eff;
     sv->rate = hw->flops[cp] * hw->flops_eff;
     sv->source = sv->draft_source = "datasheet";
     setup_ops(sv, model);
-    *blame = SERVICE_IN_TABLE;
     if (calibration && calibration[0] && use_table(sv, model, calibration, err) != 0) {
         service_free(sv);
         return NULL;

@@ -45,25 +45,21 @@ typedef struct service_terms {
 
 /* Creates the model. calibration: path of a table or NULL/"" for datasheet
  * only; a table for another model or quantisation is an ERR_INPUT error.
+ * Checks the cards first (service_check_model, service_check_hardware), so
+ * a caller that wants to say which input is at fault calls those itself
+ * first: an ERR_INPUT error left to service_create is then about the table.
  * Returns NULL with err filled on failure; the caller frees with
  * service_free(). */
 service_t *service_create(const hw_card_t *hw, const llm_card_t *model,
                           int precision, const char *calibration,
                           double overhead_s, err_t *err);
-/* The same, also saying which input an error is about (*blame, one of
- * enum service_input; SERVICE_IN_NONE for an out-of-memory failure), so a
- * caller can point at the key that gave it. */
-enum service_input {
-    SERVICE_IN_NONE,
-    SERVICE_IN_HARDWARE,   /* the hardware card */
-    SERVICE_IN_MODEL,      /* the LLM card */
-    SERVICE_IN_PRECISION,
-    SERVICE_IN_TABLE,      /* the calibration table (or its fit to the cards) */
-    SERVICE_IN_OVERHEAD
-};
-service_t *service_create_blame(const hw_card_t *hw, const llm_card_t *model,
-                                int precision, const char *calibration,
-                                double overhead_s, int *blame, err_t *err);
+/* The LLM card's shape: every size >= 1, heads dividing hidden, kv_heads
+ * dividing heads. 0, or -1 with err (ERR_INPUT "model card 'NAME': ..."). */
+int service_check_model(const llm_card_t *model, err_t *err);
+/* The hardware card for a precision: memory bandwidth > 0, efficiencies in
+ * (0, 1], a peak FLOP/s for the precision's compute type. 0, or -1 with err
+ * (ERR_INPUT "hardware card 'NAME': ..."). */
+int service_check_hardware(const hw_card_t *hw, int precision, err_t *err);
 void service_free(service_t *sv);
 
 /* Where iteration times come from, decided at create:

@@ -1,19 +1,14 @@
 #include "sim.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "output.h"
 #include "proto.h"
 #include "tally.h"
 #include "trace.h"
 #include "world.h"
-
-/* Longest dotted key named in messages (tenants.groups.N.edge.calibration). */
-#define KEY_MAX 96
 
 static double wall_now(void)
 {
@@ -28,122 +23,40 @@ static int needs_edge_model(const scenario_t *s, const tenant_group_t *g)
            (!g->edge.has_draft_time || !g->edge.has_prefill_time);
 }
 
-/* "FILE:LINE:COL: key: message" at the key as the scenario wrote it (DESIGN
- * §3): checks made here, after loading, point where the loader's do. */
-static int key_err(err_t *err, const scenario_t *s, const char *key,
-                   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static int key_err(err_t *err, const scenario_t *s, const char *key,
-                   const char *fmt, ...)
-{
-    char msg[ERR_MSG_MAX], at[SCEN_PATH_MAX + 64];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    scenario_where(s, key, at, sizeof at);
-    return err_set(err, ERR_INPUT, "%s: %s: %s", at, key, msg);
-}
-
-/* The scenario keys a service is built from, as dotted keys, indexed by
- * enum service_input (SERVICE_IN_NONE unused). */
-typedef struct svc_keys {
-    char key[SERVICE_IN_OVERHEAD + 1][KEY_MAX];
-} svc_keys_t;
-
-/* service_create_blame says which input an ERR_INPUT error is about: the
- * message goes under that key, keeping its own location inside a table. */
-static int service_err(err_t *err, const scenario_t *s, const svc_keys_t *k, int blame)
-{
-    if (err->code != ERR_INPUT || blame <= SERVICE_IN_NONE || blame > SERVICE_IN_OVERHEAD)
-        return -1;
-    char inner[ERR_MSG_MAX];
-    snprintf(inner, sizeof inner, "%s", err->msg);
-    return key_err(err, s, k->key[blame], "%s", inner);
-}
-
-static void group_keys(const scenario_t *s, int gi, svc_keys_t *k)
-{
-    static const char *const sub[SERVICE_IN_OVERHEAD + 1] = {
-        [SERVICE_IN_HARDWARE] = "edge.device", [SERVICE_IN_MODEL] = "edge.draft",
-        [SERVICE_IN_PRECISION] = "edge.quant", [SERVICE_IN_TABLE] = "edge.calibration",
-        [SERVICE_IN_OVERHEAD] = "edge.overhead"};
-    for (int i = SERVICE_IN_HARDWARE; i <= SERVICE_IN_OVERHEAD; i++)
-        scenario_group_key(s, gi, sub[i], k->key[i], KEY_MAX);
-}
-
+/* The services come from the loader, which built (and checked) every one
+ * the scenario needs. A scenario built in code has none: sim_run then makes
+ * its own, freed with the run's shared state. */
 static service_t *edge_service(const scenario_t *s, int gi, err_t *err)
 {
     const edge_cfg_t *e = &s->groups[gi].edge;
-    int blame;
-    service_t *sv = service_create_blame(&e->device, &e->draft, e->quant, e->calibration,
-                                         e->overhead, &blame, err);
-    if (!sv) {
-        svc_keys_t k;
-        group_keys(s, gi, &k);
-        service_err(err, s, &k, blame);
-    }
-    return sv;
+    if (e->service) return e->service;
+    return service_create(&e->device, &e->draft, e->quant, e->calibration,
+                          e->overhead, err);
 }
 
 static service_t *cloud_service(const scenario_t *s, err_t *err)
 {
     const cloud_cfg_t *c = &s->cloud;
-    int blame;
-    service_t *sv = service_create_blame(&c->gpu, &c->target, c->precision, c->calibration,
-                                         c->overhead, &blame, err);
-    if (!sv) {
-        static const svc_keys_t k = {{[SERVICE_IN_HARDWARE] = "cloud.gpu",
-                                      [SERVICE_IN_MODEL] = "cloud.target",
-                                      [SERVICE_IN_PRECISION] = "cloud.precision",
-                                      [SERVICE_IN_TABLE] = "cloud.calibration",
-                                      [SERVICE_IN_OVERHEAD] = "cloud.overhead"}};
-        service_err(err, s, &k, blame);
-    }
-    return sv;
+    if (c->service) return c->service;
+    return service_create(&c->gpu, &c->target, c->precision, c->calibration,
+                          c->overhead, err);
+}
+
+/* Frees sv unless the scenario owns it. */
+static void service_release(service_t *sv, const struct service *owned)
+{
+    if (sv != owned) service_free(sv);
 }
 
 static void shared_free(repl_shared_t *sh)
 {
     if (sh->groups) {
-        for (int g = 0; g < sh->s->ngroups; g++) service_free(sh->groups[g].edge_sv);
+        for (int g = 0; g < sh->s->ngroups; g++)
+            service_release(sh->groups[g].edge_sv, sh->s->groups[g].edge.service);
         free(sh->groups);
     }
-    service_free(sh->cloud_sv);
+    if (sh->s) service_release(sh->cloud_sv, sh->s->cloud.service);
     memset(sh, 0, sizeof *sh);
-}
-
-static int validate(const scenario_t *s, err_t *err)
-{
-    /* `run` writes it only after simulating: refuse a name it cannot take
-     * now (output_write_file chooses the format by this suffix). */
-    err_t oerr = {0, {0}};
-    if (s->output.file[0] && output_check_path(s->output.file, &oerr) != 0)
-        return key_err(err, s, "output.file", "%s", oerr.msg);
-    int spec = s->protocol.proto->verifies;
-    if (s->ntenants < 1 || s->ngroups < 1 || !s->groups)
-        return key_err(err, s, "tenants", "no tenants");
-    if (s->protocol.gamma < 1 || s->protocol.gamma > PROTO_GAMMA_MAX)
-        return key_err(err, s, "protocol.gamma", "%d outside [1, %d]",
-                       s->protocol.gamma, PROTO_GAMMA_MAX);
-    if (s->protocol.window < 1)
-        return key_err(err, s, "protocol.window", "must be >= 1");
-    if (!(s->duration > s->warmup) || s->warmup < 0)
-        return key_err(err, s, "warmup", "must be in [0, duration)");
-    if (s->replications < 1)
-        return key_err(err, s, "replications", "must be >= 1");
-    if (s->protocol.proto->uses_cloud) {
-        const batching_cfg_t *b = &s->cloud.batching;
-        if (s->cloud.replicas < 1)
-            return key_err(err, s, "cloud.replicas", "must be >= 1");
-        if (b->max_batch < 1)
-            return key_err(err, s, "cloud.batching.max_batch", "must be >= 1");
-        if (spec && b->max_tokens > 0 && b->max_tokens < s->protocol.gamma + 1)
-            return key_err(err, s, "cloud.batching.max_tokens",
-                           "%d is below gamma + 1 = %d, so no block could ever be "
-                           "verified", b->max_tokens, s->protocol.gamma + 1);
-    }
-    return 0;
 }
 
 static int shared_build(const scenario_t *s, repl_shared_t *sh, err_t *err)
@@ -177,17 +90,10 @@ static int shared_build(const scenario_t *s, repl_shared_t *sh, err_t *err)
         sh->cloud_sv = cloud_service(s, err);
         if (!sh->cloud_sv) return -1;
         sh->kv_bytes_per_token = service_kv_bytes_per_token(sh->cloud_sv);
-        if (c->kv_capacity_bytes > 0) {
-            sh->kv_capacity = c->kv_capacity_bytes;
-        } else {
-            sh->kv_capacity = c->gpu.mem_bytes - service_weight_bytes(sh->cloud_sv);
-            if (!(sh->kv_capacity > 0))
-                return key_err(err, s, "cloud.target",
-                               "%s weights (%.3g GB) do not fit in cloud.gpu %s "
-                               "memory (%.3g GB)", c->target.name,
-                               service_weight_bytes(sh->cloud_sv) / 1e9, c->gpu.name,
-                               c->gpu.mem_bytes / 1e9);
-        }
+        /* The loader refused weights that leave no room for KV. */
+        sh->kv_capacity = c->kv_capacity_bytes > 0
+                              ? c->kv_capacity_bytes
+                              : c->gpu.mem_bytes - service_weight_bytes(sh->cloud_sv);
     }
     return 0;
 }
@@ -196,7 +102,6 @@ static int run_reps(const scenario_t *s, const sim_options_t *opt,
                     metrics_summary_t *out, tally_totals_t *tot, err_t *err)
 {
     repl_shared_t sh;
-    if (validate(s, err)) return -1;
     if (shared_build(s, &sh, err)) {
         shared_free(&sh);
         return -1;
@@ -286,7 +191,7 @@ const char *sim_edge_source(const scenario_t *s, int g, err_t *err)
     if (!sv) return NULL;
     /* A literal inside service.c, so it outlives sv. */
     const char *src = service_draft_source(sv);
-    service_free(sv);
+    service_release(sv, e->service);
     return src;
 }
 
@@ -316,7 +221,7 @@ static int cloud_source(const scenario_t *s, output_sources_t *out, err_t *err)
     service_t *sv = cloud_service(s, err);
     if (!sv) return -1;
     copy_name(out->cloud, service_source(sv));
-    service_free(sv);
+    service_release(sv, c->service);
     return 0;
 }
 
@@ -329,19 +234,4 @@ int sim_service_sources(const scenario_t *s, output_sources_t *out, err_t *err)
         return -1;
     }
     return 0;
-}
-
-int sim_check(const scenario_t *s, err_t *err)
-{
-    repl_shared_t sh;
-    output_sources_t src;
-    if (validate(s, err)) return -1;
-    int rc = shared_build(s, &sh, err);
-    shared_free(&sh);
-    if (rc) return -1;
-    /* `run` reports the sources before simulating: their services must build
-     * too (for the edge even in cloud-only mode, where the run loads none). */
-    rc = sim_service_sources(s, &src, err);
-    output_sources_fini(&src);
-    return rc;
 }

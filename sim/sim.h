@@ -25,8 +25,12 @@ typedef struct sim_options {
 } sim_options_t;
 
 /* Runs s->replications replications of s->duration simulated seconds each and
- * fills *out. Returns 0, or -1 with err filled (ERR_RUNTIME for a failure
- * during the run, ERR_INPUT for a scenario the model cannot simulate). */
+ * fills *out. s is a scenario the loader accepted (sim/scenario.h makes every
+ * check, so `check` accepts exactly what `run` does) or one built in code
+ * with the same limits. Uses the service models the loader built; a scenario
+ * built in code gets its own for the run. Returns 0, or -1 with err filled
+ * (ERR_RUNTIME for a failure during the run; ERR_INPUT when a service model
+ * of a scenario built in code cannot be made). */
 int sim_run(const scenario_t *s, const sim_options_t *opt,
             metrics_summary_t *out, err_t *err);
 
@@ -41,13 +45,5 @@ int sim_service_sources(const scenario_t *s, output_sources_t *out, err_t *err);
 /* Tenant group g's edge (draft) source, one of the names above (a static
  * string), or NULL with err filled when its service cannot be built. */
 const char *sim_edge_source(const scenario_t *s, int g, err_t *err);
-
-/* Every check sim_run makes before it simulates — the model's own limits,
- * building the edge and cloud services (cards against calibration tables),
- * the target's weights against the GPU memory, the service-time sources the
- * run reports — without simulating: `specsim check` accepts exactly what
- * `specsim run` would. 0, or -1 with err (ERR_INPUT "FILE:LINE:COL: key:
- * ..." at the key as written; ERR_RUNTIME when out of memory). */
-int sim_check(const scenario_t *s, err_t *err);
 
 #endif

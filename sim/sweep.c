@@ -102,7 +102,7 @@ static int run_point(const pool_t *p, uint64_t point, metrics_summary_t *m,
     sim_options_t opt = {.trace = NULL, .progress = NULL};
     memset(m, 0, sizeof *m);
     rc = sim_run(&s, &opt, m, err);
-    scenario_free(&s);
+    scenario_fini(&s);
     /* Wall-clock metrics differ between runs; leaving them empty keeps sweep
      * files byte-identical across -j, shards and resumes. */
     m->value[METRIC_WALL_S] = m->ci95[METRIC_WALL_S] = NAN;
@@ -407,12 +407,12 @@ static int load_sweep(const sweep_opts_t *o, sweepspec_t *sp, scenario_t *base,
     if (strcmp(o->scenario, "-") == 0)
         return err_set(err, ERR_INPUT, "sweep needs a scenario file, not stdin");
     if (sweepspec_load(o->scenario, sp, err) != 0) {
-        sweepspec_free(sp);
+        sweepspec_fini(sp);
         return -1;
     }
     if (o->independent_seeds) sp->independent_seeds = 1;
     if (scenario_load(o->scenario, o->sets, o->nsets, base, err) != 0) {
-        sweepspec_free(sp);
+        sweepspec_fini(sp);
         return -1;
     }
     *p = (pool_t){.scenario = o->scenario, .sp = sp, .sets = o->sets,
@@ -428,8 +428,8 @@ int sweep_explain(FILE *f, const sweep_opts_t *o, uint64_t row, err_t *err)
     pool_t p;
     if (load_sweep(o, &sp, &base, &p, err) != 0) return -1;
     int rc = explain(f, o, &p, row, err);
-    scenario_free(&base);
-    sweepspec_free(&sp);
+    scenario_fini(&base);
+    sweepspec_fini(&sp);
     return rc;
 }
 
@@ -488,8 +488,8 @@ int sweep_run(const sweep_opts_t *o, err_t *err)
 out:
     if (fd > STDOUT_FILENO && close(fd) != 0 && rc == 0)
         rc = err_set(err, ERR_RUNTIME, "%s: close: %s", out, strerror(errno));
-    scenario_free(&base);
-    sweepspec_free(&sp);
+    scenario_fini(&base);
+    sweepspec_fini(&sp);
     free(header);
     free(sidecar);
     free(done);

@@ -7,9 +7,11 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yaml.h>
 
-#include "sim.h"
+#include "scenario.h"
+#include "suggest.h"
+#include "units.h"
+#include "ynode.h"
 
 /* Range expansions longer than this are refused: one axis of ten million
  * values is a typo (a step in the wrong unit), not a sweep. */
@@ -17,7 +19,6 @@
 
 typedef struct ctx {
     const char *name;       /* file name for messages */
-    yaml_document_t *doc;
     sweepspec_t *sp;
     err_t *err;
 } ctx_t;
@@ -50,19 +51,35 @@ static void sb_add(sbuf_t *b, const char *s) { sb_addn(b, s, strlen(s)); }
 
 /* ---- errors ------------------------------------------------------------ */
 
-static int fail_at(ctx_t *c, const yaml_node_t *node, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail_at(ctx_t *c, const yaml_node_t *node, const char *fmt, ...)
+static int fail_line(ctx_t *c, int line, int col, const char *fmt, va_list ap)
 {
     char msg[ERR_MSG_MAX];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    return err_set(c->err, ERR_INPUT, "%s:%d:%d: %s", c->name, line, col, msg);
+}
+
+/* At a node (a value or mapping) as written. */
+static int fail_at(ctx_t *c, const ynode_t *node, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fail_at(ctx_t *c, const ynode_t *node, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    int rc = fail_line(c, node->line, node->col, fmt, ap);
     va_end(ap);
-    int line = node ? (int)node->start_mark.line + 1 : 1;
-    int col = node ? (int)node->start_mark.column + 1 : 1;
-    return err_set(c->err, ERR_INPUT, "%s:%d:%d: %s", c->name, line, col, msg);
+    return rc;
+}
+
+/* At a mapping key as written. */
+static int fail_key(ctx_t *c, const ynode_pair_t *p, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fail_key(ctx_t *c, const ynode_pair_t *p, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = fail_line(c, p->kline, p->kcol, fmt, ap);
+    va_end(ap);
+    return rc;
 }
 
 static int oom(ctx_t *c)
@@ -72,10 +89,9 @@ static int oom(ctx_t *c)
 
 /* ---- node helpers -------------------------------------------------------- */
 
-static const char *scalar(const yaml_node_t *n)
+static const char *scalar(const ynode_t *n)
 {
-    return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value
-                                            : NULL;
+    return n && n->kind == YNODE_SCALAR ? n->str : NULL;
 }
 
 static int parse_bool(const char *s, int *out)
@@ -113,42 +129,36 @@ static void sb_quoted(sbuf_t *b, const char *s)
     sb_add(b, "\"");
 }
 
-static void flow(ctx_t *c, const yaml_node_t *n, sbuf_t *b)
+static void flow(const ynode_t *n, sbuf_t *b)
 {
-    if (!n) { sb_add(b, "null"); return; }
-    switch (n->type) {
-    case YAML_SCALAR_NODE:
-        sb_quoted(b, scalar(n));
+    switch (n->kind) {
+    case YNODE_SCALAR:
+        sb_quoted(b, n->str);
         break;
-    case YAML_SEQUENCE_NODE:
+    case YNODE_SEQ:
         sb_add(b, "[");
-        for (yaml_node_item_t *i = n->data.sequence.items.start;
-             i < n->data.sequence.items.top; i++) {
-            if (i != n->data.sequence.items.start) sb_add(b, ", ");
-            flow(c, yaml_document_get_node(c->doc, *i), b);
+        for (size_t i = 0; i < n->n; i++) {
+            if (i) sb_add(b, ", ");
+            flow(n->items[i], b);
         }
         sb_add(b, "]");
         break;
-    case YAML_MAPPING_NODE:
+    case YNODE_MAP:
         sb_add(b, "{");
-        for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
-             p < n->data.mapping.pairs.top; p++) {
-            if (p != n->data.mapping.pairs.start) sb_add(b, ", ");
-            flow(c, yaml_document_get_node(c->doc, p->key), b);
+        for (size_t i = 0; i < n->n; i++) {
+            if (i) sb_add(b, ", ");
+            sb_quoted(b, n->pairs[i].key);
             sb_add(b, ": ");
-            flow(c, yaml_document_get_node(c->doc, p->value), b);
+            flow(n->pairs[i].val, b);
         }
         sb_add(b, "}");
         break;
-    default:
-        sb_add(b, "null");
     }
 }
 
 /* ---- axis values --------------------------------------------------------- */
 
-static int axis_push(ctx_t *c, sweep_axis_t *ax, char *value,
-                     const yaml_node_t *mark)
+static int axis_push(ctx_t *c, sweep_axis_t *ax, char *value, const ynode_t *mark)
 {
     int n = ax->nvalues + 1;
     char **v = realloc(ax->values, (size_t)n * sizeof *v);
@@ -159,29 +169,25 @@ static int axis_push(ctx_t *c, sweep_axis_t *ax, char *value,
     if (k) ax->vcol = k;
     if (!v || !l || !k) { free(value); return oom(c); }
     ax->values[ax->nvalues] = value;
-    ax->vline[ax->nvalues] = (int)mark->start_mark.line + 1;
-    ax->vcol[ax->nvalues] = (int)mark->start_mark.column + 1;
+    ax->vline[ax->nvalues] = mark->line;
+    ax->vcol[ax->nvalues] = mark->col;
     ax->nvalues = n;
     return 0;
 }
 
-static int axis_list(ctx_t *c, sweep_axis_t *ax, const yaml_node_t *n)
+static int axis_list(ctx_t *c, sweep_axis_t *ax, const ynode_t *n)
 {
-    if (n->data.sequence.items.start == n->data.sequence.items.top)
+    if (n->n == 0)
         return fail_at(c, n, "sweep.%s: empty list (an axis needs at least one value)",
                        ax->path);
-    for (yaml_node_item_t *i = n->data.sequence.items.start;
-         i < n->data.sequence.items.top; i++) {
-        const yaml_node_t *item = yaml_document_get_node(c->doc, *i);
+    for (size_t i = 0; i < n->n; i++) {
+        const ynode_t *item = n->items[i];
         sbuf_t b = {0};
-        if (item->type == YAML_SCALAR_NODE) {
-            if (!*scalar(item)) {
-                free(b.s);
-                return fail_at(c, item, "sweep.%s: empty value", ax->path);
-            }
-            sb_add(&b, scalar(item));
+        if (item->kind == YNODE_SCALAR) {
+            if (!*item->str) return fail_at(c, item, "sweep.%s: empty value", ax->path);
+            sb_add(&b, item->str);
         } else {
-            flow(c, item, &b);
+            flow(item, &b);
         }
         if (b.oom) { free(b.s); return oom(c); }
         if (axis_push(c, ax, b.s, item)) return -1;
@@ -189,262 +195,198 @@ static int axis_list(ctx_t *c, sweep_axis_t *ax, const yaml_node_t *n)
     return 0;
 }
 
-/* Units a range may be written in, by dimension, with their factor to the
- * dimension's base unit (s, bit/s, byte, per second). */
-static const struct unit {
-    const char *name;
-    int dim;
-    double factor;
-} units[] = {
-    {"ns", 1, 1e-9}, {"us", 1, 1e-6}, {"ms", 1, 1e-3}, {"s", 1, 1.0},
-    {"min", 1, 60.0}, {"h", 1, 3600.0},
-    {"bps", 2, 1.0}, {"kbps", 2, 1e3}, {"Kbps", 2, 1e3}, {"Mbps", 2, 1e6},
-    {"Gbps", 2, 1e9},
-    {"B", 3, 1.0}, {"KB", 3, 1e3}, {"kB", 3, 1e3}, {"MB", 3, 1e6},
-    {"GB", 3, 1e9}, {"TB", 3, 1e12}, {"KiB", 3, 1024.0},
-    {"MiB", 3, 1048576.0}, {"GiB", 3, 1073741824.0},
-    {"TiB", 3, 1099511627776.0},
-    {"/s", 4, 1.0}, {"/min", 4, 1.0 / 60}, {"/h", 4, 1.0 / 3600},
-};
-
-static const struct unit *unit_find(const char *u)
-{
-    for (size_t i = 0; i < sizeof units / sizeof *units; i++)
-        if (strcmp(units[i].name, u) == 0) return &units[i];
-    return NULL;
-}
-
+/* A range bound or step: its number and the unit written after it. */
 typedef struct qty {
     double v;
-    char unit[16];
+    const char *unit;   /* points into the node's text; "" = none */
 } qty_t;
-
-/* "10ms" -> {10, "ms"}; "-0.5" -> {-0.5, ""}; "2/min" -> {2, "/min"}. */
-static int parse_qty(const char *s, qty_t *q)
-{
-    char *end;
-    errno = 0;
-    q->v = strtod(s, &end);
-    if (end == s || errno == ERANGE || !isfinite(q->v)) return -1;
-    while (isspace((unsigned char)*end)) end++;
-    size_t n = strlen(end);
-    if (n >= sizeof q->unit) return -1;
-    for (size_t i = 0; i < n; i++)
-        if (!isalpha((unsigned char)end[i]) && !(i == 0 && end[i] == '/')) return -1;
-    memcpy(q->unit, end, n + 1);
-    return 0;
-}
-
-/* Expresses q in the unit of `ref`; -1 when the units are incompatible. */
-static int to_unit(const qty_t *q, const qty_t *ref, double *out)
-{
-    if (strcmp(q->unit, ref->unit) == 0) { *out = q->v; return 0; }
-    const struct unit *a = unit_find(q->unit), *b = unit_find(ref->unit);
-    if (!a || !b || a->dim != b->dim) return -1;
-    *out = q->v * a->factor / b->factor;
-    return 0;
-}
 
 static char *fmt_value(double v, const char *unit)
 {
-    char buf[64];
+    char buf[96];
     if (v == 0) v = 0; /* no "-0" */
     snprintf(buf, sizeof buf, "%.10g%s", v, unit);
     return strdup(buf);
 }
 
 typedef struct range_nodes {
-    const yaml_node_t *from, *to, *step, *count, *scale, *integer;
+    const ynode_t *from, *to, *step, *count, *scale, *integer;
 } range_nodes_t;
 
-static int range_field(ctx_t *c, const sweep_axis_t *ax, const yaml_node_t *key,
-                       const yaml_node_t *val, range_nodes_t *r)
+static int range_field(ctx_t *c, const sweep_axis_t *ax, const ynode_pair_t *p,
+                       range_nodes_t *r)
 {
     static const char *names[] = {"from", "to", "step", "count", "scale", "integer"};
-    const yaml_node_t **slots[] = {&r->from, &r->to, &r->step, &r->count,
-                                   &r->scale, &r->integer};
-    const char *k = scalar(key);
-    for (size_t i = 0; k && i < sizeof names / sizeof *names; i++) {
-        if (strcmp(k, names[i]) != 0) continue;
-        if (*slots[i])
-            return fail_at(c, key, "sweep.%s.%s: given twice", ax->path, k);
-        if (!scalar(val) || !*scalar(val))
-            return fail_at(c, val, "sweep.%s.%s: expected a scalar", ax->path, k);
-        *slots[i] = val;
+    const ynode_t **slots[] = {&r->from, &r->to, &r->step, &r->count,
+                               &r->scale, &r->integer};
+    size_t nn = sizeof names / sizeof *names;
+    for (size_t i = 0; i < nn; i++) {
+        if (strcmp(p->key, names[i]) != 0) continue;
+        if (!scalar(p->val) || !*scalar(p->val))
+            return fail_at(c, p->val, "sweep.%s.%s: expected a scalar", ax->path, p->key);
+        *slots[i] = p->val;
         return 0;
     }
-    return fail_at(c, key, "sweep.%s.%s: unknown key (a range has from, to, "
-                   "step, count, scale, integer)", ax->path, k ? k : "?");
+    const char *near = suggest_nearest(p->key, names, nn);
+    char hint[64] = "";
+    if (near) snprintf(hint, sizeof hint, "did you mean '%s'? ", near);
+    return fail_key(c, p, "sweep.%s.%s: unknown key (%sa range has from, to, "
+                    "step, count, scale, integer)", ax->path, p->key, hint);
 }
 
+/* from: its number and unit, any unit that --set accepts (sim/units.c). */
+static int range_from(ctx_t *c, const sweep_axis_t *ax, const ynode_t *n, qty_t *q)
+{
+    if (units_split(n->str, &q->v, &q->unit) != 0)
+        return fail_at(c, n, "sweep.%s.from: '%s' is not a number (with an "
+                       "optional unit)", ax->path, n->str);
+    return 0;
+}
+
+/* to or step, expressed in the unit of from (another unit of the same
+ * quantity is converted, e.g. 0.1s into ms). */
 static int range_qty(ctx_t *c, const sweep_axis_t *ax, const char *field,
-                     const yaml_node_t *n, const qty_t *ref, double *out)
+                     const ynode_t *n, const qty_t *ref, double *out)
 {
     qty_t q;
-    if (parse_qty(scalar(n), &q))
+    if (units_split(n->str, &q.v, &q.unit) != 0)
         return fail_at(c, n, "sweep.%s.%s: '%s' is not a number (with an "
-                       "optional unit)", ax->path, field, scalar(n));
-    if (!ref) { *out = q.v; return 0; }
-    if (to_unit(&q, ref, out))
+                       "optional unit)", ax->path, field, n->str);
+    if (units_convert(q.v, q.unit, ref->unit, out) != 0)
         return fail_at(c, n, "sweep.%s.%s: unit '%s' does not match the unit "
                        "'%s' of from", ax->path, field, q.unit, ref->unit);
     return 0;
 }
 
 static int push_num(ctx_t *c, sweep_axis_t *ax, double v, const char *unit,
-                    int integer, const yaml_node_t *mark)
+                    int integer, double *last, const ynode_t *mark)
 {
     if (integer) {
         v = round(v);
         /* Rounding a log range of small integers repeats values (1, 1, 2,
          * ...); a repeated point is wasted work, so keep each value once. */
-        if (ax->nvalues > 0) {
-            qty_t last;
-            if (parse_qty(ax->values[ax->nvalues - 1], &last) == 0 && last.v == v)
-                return 0;
-        }
+        if (ax->nvalues > 0 && *last == v) return 0;
     }
+    *last = v;
     char *s = fmt_value(v, unit);
     if (!s) return oom(c);
     return axis_push(c, ax, s, mark);
 }
 
-static int axis_range(ctx_t *c, sweep_axis_t *ax, const yaml_node_t *n)
+static int range_step(ctx_t *c, sweep_axis_t *ax, const range_nodes_t *r,
+                      const qty_t *from, double to, int integer)
+{
+    if (r->scale)
+        return fail_at(c, r->scale, "sweep.%s.scale: a scale goes with count, "
+                       "not step", ax->path);
+    double step, last = 0;
+    if (range_qty(c, ax, "step", r->step, from, &step)) return -1;
+    if (step == 0) return fail_at(c, r->step, "sweep.%s.step: step is 0", ax->path);
+    double span = (to - from->v) / step;
+    if (span < -1e-9)
+        return fail_at(c, r->step, "sweep.%s.step: from %s to %s never gets "
+                       "there with step %s", ax->path, r->from->str, r->to->str,
+                       r->step->str);
+    /* The tolerance lets 10ms..100ms step 10ms include 100ms despite
+     * binary rounding of the quotient. */
+    double cnt = floor(span + 1e-9 * fmax(1.0, span)) + 1;
+    if (cnt > AXIS_MAX_VALUES)
+        return fail_at(c, r->step, "sweep.%s.step: %.0f values on one axis "
+                       "(check the step's unit)", ax->path, cnt);
+    for (long i = 0; i < (long)cnt; i++) {
+        double v = from->v + (double)i * step;
+        if (fabs(v) < 1e-12 * fabs(step)) v = 0;
+        if (push_num(c, ax, v, from->unit, integer, &last, r->step)) return -1;
+    }
+    return 0;
+}
+
+static int range_count(ctx_t *c, sweep_axis_t *ax, const range_nodes_t *r,
+                       const qty_t *from, double to, int integer)
+{
+    const char *cs = r->count->str;
+    char *end;
+    errno = 0;
+    long count = strtol(cs, &end, 10);
+    if (end == cs || *end || errno)
+        return fail_at(c, r->count, "sweep.%s.count: '%s' is not an integer",
+                       ax->path, cs);
+    if (count < 1)
+        return fail_at(c, r->count, "sweep.%s.count: count is %ld, must be >= 1",
+                       ax->path, count);
+    if (count > AXIS_MAX_VALUES)
+        return fail_at(c, r->count, "sweep.%s.count: too many values", ax->path);
+    int logscale = 0;
+    if (r->scale) {
+        const char *s = r->scale->str;
+        if (strcmp(s, "log") == 0) logscale = 1;
+        else if (strcmp(s, "lin") != 0 && strcmp(s, "linear") != 0)
+            return fail_at(c, r->scale, "sweep.%s.scale: '%s' (expected lin or log)",
+                           ax->path, s);
+    }
+    if (logscale && (from->v <= 0 || to <= 0))
+        return fail_at(c, r->scale, "sweep.%s.scale: log scale through 0 (from "
+                       "and to must both be > 0)", ax->path);
+    double last = 0;
+    for (long i = 0; i < count; i++) {
+        double t = count == 1 ? 0.0 : (double)i / (double)(count - 1);
+        double v = logscale ? from->v * pow(to / from->v, t)
+                            : from->v + (to - from->v) * t;
+        if (i == count - 1 && count > 1) v = to; /* exact end point */
+        if (push_num(c, ax, v, from->unit, integer, &last, r->count)) return -1;
+    }
+    return 0;
+}
+
+static int axis_range(ctx_t *c, sweep_axis_t *ax, const ynode_t *n)
 {
     range_nodes_t r = {0};
-    for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
-         p < n->data.mapping.pairs.top; p++)
-        if (range_field(c, ax, yaml_document_get_node(c->doc, p->key),
-                        yaml_document_get_node(c->doc, p->value), &r))
-            return -1;
+    for (size_t i = 0; i < n->n; i++)
+        if (range_field(c, ax, &n->pairs[i], &r)) return -1;
     if (!r.from || !r.to)
         return fail_at(c, n, "sweep.%s: a range needs from and to", ax->path);
     if (!!r.step == !!r.count)
         return fail_at(c, n, "sweep.%s: a range needs exactly one of step and count",
                        ax->path);
     qty_t from;
-    if (parse_qty(scalar(r.from), &from))
-        return fail_at(c, r.from, "sweep.%s.from: '%s' is not a number (with an "
-                       "optional unit)", ax->path, scalar(r.from));
     double to;
-    if (range_qty(c, ax, "to", r.to, &from, &to)) return -1;
+    if (range_from(c, ax, r.from, &from) || range_qty(c, ax, "to", r.to, &from, &to))
+        return -1;
     int integer = 0;
-    if (r.integer && parse_bool(scalar(r.integer), &integer))
+    if (r.integer && parse_bool(r.integer->str, &integer))
         return fail_at(c, r.integer, "sweep.%s.integer: expected true or false",
                        ax->path);
-    if (r.step) {
-        if (r.scale)
-            return fail_at(c, r.scale, "sweep.%s.scale: a scale goes with count, "
-                           "not step", ax->path);
-        double step;
-        if (range_qty(c, ax, "step", r.step, &from, &step)) return -1;
-        if (step == 0)
-            return fail_at(c, r.step, "sweep.%s.step: step is 0", ax->path);
-        double span = (to - from.v) / step;
-        if (span < -1e-9)
-            return fail_at(c, r.step, "sweep.%s.step: from %s to %s never gets "
-                           "there with step %s", ax->path, scalar(r.from),
-                           scalar(r.to), scalar(r.step));
-        /* The tolerance lets 10ms..100ms step 10ms include 100ms despite
-         * binary rounding of the quotient. */
-        double cnt = floor(span + 1e-9 * fmax(1.0, span)) + 1;
-        if (cnt > AXIS_MAX_VALUES)
-            return fail_at(c, r.step, "sweep.%s.step: %.0f values on one axis "
-                           "(check the step's unit)", ax->path, cnt);
-        for (long i = 0; i < (long)cnt; i++) {
-            double v = from.v + (double)i * step;
-            if (fabs(v) < 1e-12 * fabs(step)) v = 0;
-            if (push_num(c, ax, v, from.unit, integer, r.step)) return -1;
-        }
-        return 0;
-    }
-    const char *cs = scalar(r.count);
-    char *end;
-    errno = 0;
-    long count = strtol(cs, &end, 10);
-    if (end == cs || *end || errno)
-        return fail_at(c, r.count, "sweep.%s.count: '%s' is not an integer",
-                       ax->path, cs);
-    if (count < 1)
-        return fail_at(c, r.count, "sweep.%s.count: count is %ld, must be >= 1",
-                       ax->path, count);
-    if (count > AXIS_MAX_VALUES)
-        return fail_at(c, r.count, "sweep.%s.count: too many values", ax->path);
-    int logscale = 0;
-    if (r.scale) {
-        const char *s = scalar(r.scale);
-        if (strcmp(s, "log") == 0) logscale = 1;
-        else if (strcmp(s, "lin") != 0 && strcmp(s, "linear") != 0)
-            return fail_at(c, r.scale, "sweep.%s.scale: '%s' (expected lin or log)",
-                           ax->path, s);
-    }
-    if (logscale && (from.v <= 0 || to <= 0))
-        return fail_at(c, r.scale, "sweep.%s.scale: log scale through 0 (from "
-                       "and to must both be > 0)", ax->path);
-    for (long i = 0; i < count; i++) {
-        double t = count == 1 ? 0.0 : (double)i / (double)(count - 1);
-        double v = logscale ? from.v * pow(to / from.v, t)
-                            : from.v + (to - from.v) * t;
-        if (i == count - 1 && count > 1) v = to; /* exact end point */
-        if (push_num(c, ax, v, from.unit, integer, r.count)) return -1;
-    }
-    return 0;
+    return r.step ? range_step(c, ax, &r, &from, to, integer)
+                  : range_count(c, ax, &r, &from, to, integer);
 }
 
-static int parse_axis(ctx_t *c, const yaml_node_t *key, const yaml_node_t *val)
+static int parse_axis(ctx_t *c, const ynode_pair_t *p)
 {
     sweepspec_t *sp = c->sp;
-    const char *path = scalar(key);
-    if (!path || !*path)
-        return fail_at(c, key, "sweep: an axis key must be a dotted path");
-    for (int a = 0; a < sp->naxes; a++)
-        if (strcmp(sp->axes[a].path, path) == 0)
-            return fail_at(c, key, "sweep.%s: axis given twice", path);
+    if (!*p->key) return fail_key(c, p, "sweep: an axis key must be a dotted path");
     sweep_axis_t *axes = realloc(sp->axes, (size_t)(sp->naxes + 1) * sizeof *axes);
     if (!axes) return oom(c);
     sp->axes = axes;
     sweep_axis_t *ax = &axes[sp->naxes];
     memset(ax, 0, sizeof *ax);
-    ax->path = strdup(path);
+    ax->path = strdup(p->key);
     if (!ax->path) return oom(c);
-    ax->line = (int)key->start_mark.line + 1;
-    ax->col = (int)key->start_mark.column + 1;
+    ax->line = p->kline;
+    ax->col = p->kcol;
     sp->naxes++;
-    switch (val->type) {
-    case YAML_SEQUENCE_NODE: return axis_list(c, ax, val);
-    case YAML_MAPPING_NODE: return axis_range(c, ax, val);
-    default:
-        return fail_at(c, val, "sweep.%s: expected a list or a range {from, to, "
-                       "step} / {from, to, count, scale: log}", path);
+    switch (p->val->kind) {
+    case YNODE_SEQ: return axis_list(c, ax, p->val);
+    case YNODE_MAP: return axis_range(c, ax, p->val);
+    case YNODE_SCALAR: break;
     }
+    return fail_at(c, p->val, "sweep.%s: expected a list or a range {from, to, "
+                   "step} / {from, to, count, scale: log}", p->key);
 }
 
-static int parse_sweep(ctx_t *c, const yaml_node_t *key, const yaml_node_t *n)
+/* Points in all: the axes' common length with zip, else their product. */
+static int count_points(ctx_t *c, const ynode_pair_t *key)
 {
     sweepspec_t *sp = c->sp;
-    sp->line = (int)key->start_mark.line + 1;
-    sp->col = (int)key->start_mark.column + 1;
-    if (n->type != YAML_MAPPING_NODE)
-        return fail_at(c, n, "sweep: expected a mapping of axes (dotted path: "
-                       "list or range)");
-    for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
-         p < n->data.mapping.pairs.top; p++) {
-        const yaml_node_t *k = yaml_document_get_node(c->doc, p->key);
-        const yaml_node_t *v = yaml_document_get_node(c->doc, p->value);
-        const char *ks = scalar(k);
-        int *flag = NULL;
-        if (ks && strcmp(ks, "zip") == 0) flag = &sp->zip;
-        else if (ks && strcmp(ks, "independent_seeds") == 0)
-            flag = &sp->independent_seeds;
-        if (flag) {
-            if (!scalar(v) || parse_bool(scalar(v), flag))
-                return fail_at(c, v, "sweep.%s: expected true or false", ks);
-            continue;
-        }
-        if (parse_axis(c, k, v)) return -1;
-    }
-    if (sp->naxes == 0)
-        return fail_at(c, n, "sweep: no axes");
     if (sp->zip) {
         for (int a = 1; a < sp->naxes; a++)
             if (sp->axes[a].nvalues != sp->axes[0].nvalues)
@@ -461,23 +403,36 @@ static int parse_sweep(ctx_t *c, const yaml_node_t *key, const yaml_node_t *n)
     for (int a = 0; a < sp->naxes; a++) {
         np *= (uint64_t)sp->axes[a].nvalues;
         if (np > SWEEPSPEC_MAX_POINTS)
-            return fail_at(c, key, "sweep: more than %llu points",
-                           (unsigned long long)SWEEPSPEC_MAX_POINTS);
+            return fail_key(c, key, "sweep: more than %llu points",
+                            (unsigned long long)SWEEPSPEC_MAX_POINTS);
     }
     sp->npoints = np;
     return 0;
 }
 
-static void parse_output(ctx_t *c, const yaml_node_t *n)
+static int parse_sweep(ctx_t *c, const ynode_pair_t *key)
 {
-    if (n->type != YAML_MAPPING_NODE) return; /* the loader reports it */
-    for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
-         p < n->data.mapping.pairs.top; p++) {
-        const char *k = scalar(yaml_document_get_node(c->doc, p->key));
-        const char *v = scalar(yaml_document_get_node(c->doc, p->value));
-        if (k && v && strcmp(k, "file") == 0)
-            snprintf(c->sp->out_file, sizeof c->sp->out_file, "%s", v);
+    sweepspec_t *sp = c->sp;
+    const ynode_t *n = key->val;
+    sp->line = key->kline;
+    sp->col = key->kcol;
+    if (n->kind != YNODE_MAP)
+        return fail_at(c, n, "sweep: expected a mapping of axes (dotted path: "
+                       "list or range)");
+    for (size_t i = 0; i < n->n; i++) {
+        const ynode_pair_t *p = &n->pairs[i];
+        int *flag = NULL;
+        if (strcmp(p->key, "zip") == 0) flag = &sp->zip;
+        else if (strcmp(p->key, "independent_seeds") == 0) flag = &sp->independent_seeds;
+        if (flag) {
+            if (!scalar(p->val) || parse_bool(p->val->str, flag))
+                return fail_at(c, p->val, "sweep.%s: expected true or false", p->key);
+            continue;
+        }
+        if (parse_axis(c, p)) return -1;
     }
+    if (sp->naxes == 0) return fail_at(c, n, "sweep: no axes");
+    return count_points(c, key);
 }
 
 /* Reads the sweep: section of yaml; without one, an error when `required`,
@@ -487,40 +442,21 @@ static int load_section(const char *name, const char *yaml, int required,
 {
     memset(out, 0, sizeof *out);
     snprintf(out->file, sizeof out->file, "%s", name);
-    yaml_parser_t parser;
-    yaml_document_t doc;
-    if (!yaml_parser_initialize(&parser))
-        return err_set(err, ERR_RUNTIME, "%s: out of memory", name);
-    yaml_parser_set_input_string(&parser, (const unsigned char *)yaml, strlen(yaml));
-    if (!yaml_parser_load(&parser, &doc)) {
-        err_set(err, ERR_INPUT, "%s:%d:%d: %s", name,
-                (int)parser.problem_mark.line + 1,
-                (int)parser.problem_mark.column + 1,
-                parser.problem ? parser.problem : "YAML syntax error");
-        yaml_parser_delete(&parser);
-        return -1;
-    }
-    yaml_parser_delete(&parser);
-    ctx_t c = {name, &doc, out, err};
-    const yaml_node_t *root = yaml_document_get_root_node(&doc);
-    const yaml_node_t *sweep_key = NULL, *sweep = NULL;
-    if (root && root->type == YAML_MAPPING_NODE) {
-        for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
-             p < root->data.mapping.pairs.top; p++) {
-            const yaml_node_t *k = yaml_document_get_node(&doc, p->key);
-            const yaml_node_t *v = yaml_document_get_node(&doc, p->value);
-            const char *ks = scalar(k);
-            if (ks && strcmp(ks, "sweep") == 0) { sweep_key = k; sweep = v; }
-            else if (ks && strcmp(ks, "output") == 0) parse_output(&c, v);
-        }
-    }
+    ynode_t *root = NULL;
+    if (ynode_parse(name, NULL, yaml, strlen(yaml), 1, 0, &root, err) != 0) return -1;
+    ctx_t c = {name, out, err};
+    const ynode_pair_t *sweep = ynode_find(root, "sweep");
+    const char *file = scalar(ynode_get(ynode_get(root, "output"), "file"));
+    if (file) snprintf(out->out_file, sizeof out->out_file, "%s", file);
     int rc = 0;
     if (sweep)
-        rc = parse_sweep(&c, sweep_key, sweep);
+        rc = parse_sweep(&c, sweep);
+    else if (required && (!root || ynode_is_null(root)))
+        rc = err_set(err, ERR_INPUT, "%s: empty scenario", name);
     else if (required)
         rc = err_set(err, ERR_INPUT, "%s:1:1: sweep: no sweep: section (add one "
                      "with at least one axis)", name);
-    yaml_document_delete(&doc);
+    ynode_free(root);
     return rc;
 }
 
@@ -533,25 +469,15 @@ int sweepspec_load_string(const char *name, const char *yaml, sweepspec_t *out,
 int sweepspec_load(const char *path, sweepspec_t *out, err_t *err)
 {
     memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "rb");
-    if (!f) return err_set(err, ERR_INPUT, "%s: %s", path, strerror(errno));
-    sbuf_t b = {0};
-    char chunk[8192];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) sb_addn(&b, chunk, n);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad || b.oom) {
-        free(b.s);
-        return err_set(err, ERR_RUNTIME, "%s: %s", path,
-                       bad ? "read error" : "out of memory");
-    }
-    int rc = sweepspec_load_string(path, b.s ? b.s : "", out, err);
-    free(b.s);
+    char *text;
+    size_t len;
+    if (ynode_read_file(path, &text, &len, err) != 0) return -1;
+    int rc = sweepspec_load_string(path, text, out, err);
+    free(text);
     return rc;
 }
 
-void sweepspec_free(sweepspec_t *sp)
+void sweepspec_fini(sweepspec_t *sp)
 {
     if (!sp) return;
     for (int a = 0; a < sp->naxes; a++) {
@@ -637,7 +563,7 @@ static int blamed_axis(const sweepspec_t *sp, const int *idx, int line, int col,
     return best;
 }
 
-/* Loads and checks (as `run` does before simulating) the scenario once with
+/* Loads the scenario (the loader makes every check `run` makes) once with
  * base + the axes at the values idx. A failure names the axis key or value
  * the message points at, else axis `a` (the one being varied) — the
  * loader's own location dropped when it is that same axis. */
@@ -649,10 +575,7 @@ static int try_values(const sweepspec_t *sp, const char *scenario, const char *t
     err_t e = {0};
     int rc = text ? scenario_load_text(scenario, text, strlen(text), ov, nov, &s, &e)
                   : scenario_load(scenario, ov, nov, &s, &e);
-    if (rc == 0) {
-        rc = sim_check(&s, &e);
-        scenario_free(&s);
-    }
+    if (rc == 0) scenario_fini(&s);
     if (rc == 0) return 0;
     if (e.code == ERR_RUNTIME) return err_set(err, e.code, "%s", e.msg);
     int line = 0, col = 0, at_key = 0;

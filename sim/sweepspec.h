@@ -12,9 +12,14 @@
  * Every key other than zip/independent_seeds is an axis; an axis is a list
  * (items are scalars or flow nodes such as distributions) or a range:
  * {from, to, step} or {from, to, count[, scale: lin|log][, integer: BOOL]}.
- * Range values keep the unit of `from` (other units of the same dimension are
- * converted), so `10ms` ranges produce "10ms", "20ms", ... — the strings
- * handed to the scenario loader as `--set PATH=VALUE`.
+ * A range may be written in any unit `--set` accepts (sim/units.h:
+ * durations, bit and byte rates up to Tbps and TB/s, sizes, arrival rates);
+ * its values keep the unit of `from` (`to` and `step` may use another unit
+ * of the same quantity and are converted), so `10ms` ranges produce "10ms",
+ * "20ms", ... and `1MB/s` ones "1MB/s", "2MB/s", ... — the strings handed to
+ * the scenario loader as `--set PATH=VALUE`. Values print with 10
+ * significant digits, so decimal steps read as a hand count gives them
+ * (0.1 + 2 x 0.1 is "0.3").
  *
  * Points are numbered 0..npoints-1: Cartesian product with the first axis
  * outermost (the last axis varies fastest), or with zip the i-th value of
@@ -54,12 +59,12 @@ typedef struct sweepspec {
 
 /* Reads the `sweep:` (and `output.file`) sections of a scenario file. A file
  * without a `sweep:` section is an ERR_INPUT error. The caller owns *out and
- * frees it with sweepspec_free (also safe after a failed load). */
+ * frees it with sweepspec_fini (also safe after a failed load). */
 int sweepspec_load(const char *path, sweepspec_t *out, err_t *err);
 /* Same from a YAML string; `name` stands for the file in messages. */
 int sweepspec_load_string(const char *name, const char *yaml, sweepspec_t *out,
                           err_t *err);
-void sweepspec_free(sweepspec_t *sp);
+void sweepspec_fini(sweepspec_t *sp);
 
 /* The value of every axis at `point` (< npoints): values[a] points into sp;
  * or its index into each axis's values. */
@@ -74,7 +79,7 @@ void sweepspec_point_index(const sweepspec_t *sp, uint64_t point, int *idx);
 scenario_override_t sweepspec_override(const sweepspec_t *sp, int a, int i);
 
 /* Checks every axis value as `specsim run` would before simulating (the
- * loader, then sim_check): loads `scenario` — from `text` when not NULL,
+ * loader makes every check): loads `scenario` — from `text` when not NULL,
  * else from the file — with the overrides `base` followed by each axis set
  * to each of its values (the other axes at their first value; with zip,
  * the values that go together). An unknown path or a bad value is an
@@ -88,7 +93,7 @@ int sweepspec_validate(const sweepspec_t *sp, const char *scenario,
  * standard input) has a sweep: section, reads it into *out and validates it
  * as `specsim sweep` does before running any point; without one, *out is
  * left empty (naxes 0). 0, or -1 with err. The caller frees *out with
- * sweepspec_free. */
+ * sweepspec_fini. */
 int sweepspec_check(const char *scenario, const char *text,
                     const scenario_override_t *base, int nbase, sweepspec_t *out,
                     err_t *err);

@@ -219,3 +219,42 @@ int units_format(double v, enum unit_kind kind, char *buf, size_t n)
     memcpy(buf, best, (size_t)bestw + 1);
     return bestw;
 }
+
+int units_split(const char *s, double *x, const char **unit)
+{
+    size_t len = scan_number(s);
+    char num[64];
+    if (len == 0 || len >= sizeof num) return -1;
+    memcpy(num, s, len);
+    num[len] = 0;
+    *x = strtod(num, NULL);
+    if (!isfinite(*x)) return -1;
+    const char *u = s + len;
+    while (*u == ' ') u++;
+    *unit = u;
+    return 0;
+}
+
+static const unit_t *find_unit(const unit_t *t, const char *name)
+{
+    for (; t->name; t++)
+        if (strcmp(t->name, name) == 0) return t;
+    return NULL;
+}
+
+int units_convert(double x, const char *from, const char *to, double *out)
+{
+    if (strcmp(from, to) == 0) {
+        *out = x;
+        return 0;
+    }
+    for (int k = UNIT_DURATION; k <= UNIT_FREQUENCY; k++) {
+        const unit_t *a = find_unit(table((enum unit_kind)k), from);
+        const unit_t *b = find_unit(table((enum unit_kind)k), to);
+        if (!a || !b) continue;
+        double base = a->div != 1 ? x / a->div : x * a->mul;
+        *out = b->div != 1 ? base * b->div : base / b->mul;
+        return 0;
+    }
+    return -1;
+}

@@ -43,6 +43,21 @@ int units_parse(const char *s, enum unit_kind kind, int allow_inf, double *out,
  * "inf". Returns the length written, or -1 if it does not fit. */
 int units_format(double v, enum unit_kind kind, char *buf, size_t n);
 
+/* Splits s into its decimal number (the grammar above, sign allowed) and the
+ * text after it, spaces skipped: *unit points into s ("" when none). The
+ * unit is not checked here. 0, or -1 when s does not start with a number or
+ * the number is not finite. */
+int units_split(const char *s, double *x, const char **unit);
+
+/* Converts x from unit `from` to unit `to` ("" = no unit), so that a range
+ * written in one unit can be stepped in another of the same quantity: 0.1s
+ * is 100ms, 1/s is 60/min, 4Tbps is 4000Gbps. Equal names convert to x
+ * itself; otherwise both must belong to one kind's table (any kind whose
+ * table has both: "MB/s" and "Mbps" are rates, "MB/s" and "MiB/s"
+ * bandwidths). Sub-second units convert by division, as units_parse reads
+ * them, so whole numbers stay exact. 0, or -1 when no kind has both. */
+int units_convert(double x, const char *from, const char *to, double *out);
+
 /* "duration", "rate", ... for messages; and an example ("40ms"). */
 const char *units_kind_name(enum unit_kind kind);
 const char *units_example(enum unit_kind kind);

@@ -97,12 +97,12 @@ static ynode_t *node_new(ynode_kind_t kind, const char *src, int line, int col)
     return n;
 }
 
-ynode_t *ynode_new_map(const char *src, int line, int col)
+ynode_t *ynode_create_map(const char *src, int line, int col)
 {
     return node_new(YNODE_MAP, src, line, col);
 }
 
-ynode_t *ynode_new_scalar(const char *src, int line, int col, const char *s)
+ynode_t *ynode_create_scalar(const char *src, int line, int col, const char *s)
 {
     ynode_t *n = node_new(YNODE_SCALAR, src, line, col);
     if (!n) return NULL;

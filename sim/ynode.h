@@ -2,6 +2,10 @@
  * remembers the 1-based line:column of every key and value, so every later
  * error can point at the text the user wrote.
  *
+ * The one YAML reader: scenarios, cards, calibration tables and sweep specs
+ * all read through it, and no other module talks to libyaml, so syntax
+ * errors, duplicate keys and positions read the same everywhere.
+ *
  * Built with libyaml's event API. Anchors and aliases are supported (an alias
  * is a deep copy of its anchor, bounded by a node budget so "billion laughs"
  * documents fail instead of exhausting memory). Mapping keys must be scalars
@@ -67,8 +71,8 @@ char *ynode_next_data_line(char **cursor, int *line, int *col);
 void ynode_free(ynode_t *n);
 
 /* New empty nodes (NULL on allocation failure); the caller owns them. */
-ynode_t *ynode_new_map(const char *src, int line, int col);
-ynode_t *ynode_new_scalar(const char *src, int line, int col, const char *s);
+ynode_t *ynode_create_map(const char *src, int line, int col);
+ynode_t *ynode_create_scalar(const char *src, int line, int col, const char *s);
 /* Deep copy (NULL on allocation failure); src pointers are shared. */
 ynode_t *ynode_clone(const ynode_t *n);
 

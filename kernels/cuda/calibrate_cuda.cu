@@ -860,6 +860,6 @@ extern "C" int calibrate_cuda_run(int argc, char **argv)
     if (c.log) fclose(c.log);
     cugemm_free(&c.gemm);
     cubench_free(&c.bench);
-    caltable_free(&c.table);
+    caltable_fini(&c.table);
     return rc ? (err.code == ERR_INPUT ? 2 : 1) : 0;
 }

@@ -36,3 +36,21 @@ done
 set -- tests/data/scenarios/badrun/*.yaml
 [ $# -ge 9 ] && pass badrun_files || fail badrun_files "only $# files in badrun/"
 [ "$n" -ge 12 ] && pass at_least_12_bad_inputs || fail at_least_12_bad_inputs "only $n"
+
+# An empty scenario file, or one of comments only, is an input error (exit 2)
+# for every command that loads one; it once ran every default silently.
+: >"$TMP/empty.yaml"
+printf '# nothing but a comment\n\n# and another\n' >"$TMP/comments.yaml"
+for f in empty comments; do
+    for cmd in run check analytic sweep; do
+        "$SPECSIM" $cmd "$TMP/$f.yaml" >"$TMP/out" 2>"$TMP/err"
+        rc=$?
+        if [ "$rc" -eq 2 ] && grep -qF "$TMP/$f.yaml: empty scenario" "$TMP/err" &&
+           [ ! -s "$TMP/out" ]; then pass "empty_scenario_${f}_$cmd"
+        else fail "empty_scenario_${f}_$cmd" "exit $rc: $(cat "$TMP/err")"; fi
+    done
+done
+"$SPECSIM" check - </dev/null >"$TMP/out" 2>"$TMP/err"
+rc=$?
+if [ "$rc" -eq 2 ] && grep -qF "<stdin>: empty scenario" "$TMP/err"; then pass empty_scenario_stdin
+else fail empty_scenario_stdin "exit $rc: $(cat "$TMP/err")"; fi

@@ -233,3 +233,26 @@ a=$(metrics "$TMP/j1.csv" 6)
 b=$(metrics "$TMP/row5.csv" 1)
 if [ -n "$a" ] && [ "$a" = "$b" ]; then pass sweep_explain_reproduces; else
     fail sweep_explain_reproduces "sweep: $(echo "$a" | head -c 120) run: $(echo "$b" | head -c 120) $(head -c 200 "$TMP/err")"; fi
+
+# --- axes in every unit --set accepts: byte rates and Tbps ------------------
+# 4 uplink values x 2 downlink values = 8 rows; 1MB/s = 8 Mbit/s. Row 3 (the
+# last axis fastest) is uplink 2MB/s, downlink 1.5Tbps, and `run` with those
+# two --set gives its metrics.
+{ base units 2s 2; cat <<EOF
+sweep:
+  tenants.network.uplink: {from: 1MB/s, to: 4MB/s, step: 1MB/s}
+  tenants.network.downlink: {from: 1Tbps, to: 1.5Tbps, step: 0.5Tbps}
+EOF
+} >"$TMP/u.yaml"
+$SPECSIM sweep "$TMP/u.yaml" --out "$TMP/u.csv" 2>"$TMP/err"
+rc=$?
+axes=$(tail -n +2 "$TMP/u.csv" | cut -d, -f2,3 | tr '\n' ' ')
+want="1MB/s,1Tbps 1MB/s,1.5Tbps 2MB/s,1Tbps 2MB/s,1.5Tbps 3MB/s,1Tbps 3MB/s,1.5Tbps 4MB/s,1Tbps 4MB/s,1.5Tbps "
+if [ $rc -eq 0 ] && [ "$axes" = "$want" ]; then pass sweep_byte_rate_and_tbps_axes; else
+    fail sweep_byte_rate_and_tbps_axes "exit $rc, axes: $axes $(head -c 200 "$TMP/err")"; fi
+$SPECSIM run "$TMP/u.yaml" --set tenants.network.uplink=2MB/s \
+    --set tenants.network.downlink=1.5Tbps --out "$TMP/u3.csv" --quiet >/dev/null 2>"$TMP/err"
+a=$(metrics "$TMP/u.csv" 4)
+b=$(metrics "$TMP/u3.csv" 1)
+if [ -n "$a" ] && [ "$a" = "$b" ]; then pass sweep_byte_rate_row_is_set; else
+    fail sweep_byte_rate_row_is_set "sweep: $(echo "$a" | head -c 120) run: $(echo "$b" | head -c 120) $(head -c 200 "$TMP/err")"; fi

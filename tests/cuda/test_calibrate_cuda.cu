@@ -92,7 +92,7 @@ static void test_calibrate_fp16(void)
     CHECK(lin == 25);
     CHECK(att == 2 * 4 * 9);
     CHECK(tok == 4);
-    caltable_free(&t);
+    caltable_fini(&t);
 }
 
 static void test_calibrate_w4a16(void)
@@ -126,7 +126,7 @@ static void test_calibrate_w4a16(void)
     CHECK(lin == 5 * 16);
     CHECK(att == 4);
     CHECK(tok == 1);
-    caltable_free(&t);
+    caltable_fini(&t);
 }
 
 static void test_calibrate_bad_usage(void)

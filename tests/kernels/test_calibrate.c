@@ -116,7 +116,7 @@ static void test_table_reads_back(void)
             CHECK(back.rows[2].op == CAL_TOKEN && back.rows[2].context == 2048);
             CHECK_REL(back.rows[2].time_s, 0.125, 1e-6);
         }
-        caltable_free(&back);
+        caltable_fini(&back);
     }
     unlink(path);
 }
@@ -166,7 +166,7 @@ static void test_quick_run(void)
         CHECK(lin == 25 && tok == 2);
         /* qkv of the toy: (4 + 2·2)·64 = 512 rows. */
         CHECK(t.rows[0].n == 512 && t.rows[0].k == 256 && t.rows[0].m == 1);
-        caltable_free(&t);
+        caltable_fini(&t);
     }
     unlink(card);
     unlink(out);

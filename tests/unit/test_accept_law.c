@@ -290,7 +290,7 @@ static int simulate(const char *acceptance, int gamma, int tenants, double durat
         printf("  run: %s\n", e.msg);
         check_failed_now = 1;
     }
-    scenario_free(&s);
+    scenario_fini(&s);
     return rc;
 }
 

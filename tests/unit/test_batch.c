@@ -327,7 +327,7 @@ static void test_loader(void)
         snprintf(line, sizeof line, "\n    policy: %s\n", p->name);
         CHECK(buf && strstr(buf, line) != NULL);
         free(buf);
-        scenario_free(&s);
+        scenario_fini(&s);
     }
     scenario_t d;
     err_t err = {0};
@@ -343,7 +343,7 @@ static void test_loader(void)
     if (f) fclose(f);
     CHECK(buf && strstr(buf, "\n    policy: continuous\n") != NULL);
     free(buf);
-    scenario_free(&d);
+    scenario_fini(&d);
     char want[256] = "b.yaml:1:28: cloud.batching.policy: unknown value 'windo' "
                      "(did you mean 'window'? allowed: ";
     for (int i = 0; i < n; i++) {

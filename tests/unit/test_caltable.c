@@ -100,7 +100,7 @@ static void test_round_trip(void)
         CHECK(r.rows[i].line > 0 && r.rows[i].column == 5);
         if (i) CHECK(r.rows[i].line == r.rows[i - 1].line + 1);
     }
-    caltable_free(&r);
+    caltable_fini(&r);
     CHECK(r.rows == NULL && r.nrows == 0);
     unlink(path);
 }
@@ -122,7 +122,7 @@ static void test_committed_tables_load(void)
         if (rc != 0) continue;
         CHECK(t.command[0] && t.model[0] && t.device_kind[0] && t.nrows > 0);
         CHECK(t.read_gbs > 0);
-        caltable_free(&t);
+        caltable_fini(&t);
     }
     if (grc == 0) globfree(&g);
 }
@@ -150,7 +150,7 @@ static void test_save(void)
     CHECK(rc == 0);
     if (rc == 0) {
         CHECK(r.nrows == 1 && r.rows[0].op == CAL_TOKEN && r.rows[0].time_s == 0.021);
-        caltable_free(&r);
+        caltable_fini(&r);
     }
     unlink(path);
     e.code = 0;
@@ -219,7 +219,7 @@ static void test_base_is_valid(void)
     CHECK(caltable_load(path, &t, &e) == 0);
     CHECK(t.nrows == 2 && t.rows && t.rows[0].line == 7 && t.rows[1].line == 8);
     CHECK(t.model_line == 4 && t.quant_line == 5);
-    caltable_free(&t);
+    caltable_fini(&t);
     unlink(path);
 }
 

@@ -45,7 +45,7 @@ static void test_written_and_read_back(void)
     CHECK(rc == 0);
     if (rc == 0) {
         CHECK_STR(r.specsim_version, version_string());
-        caltable_free(&r);
+        caltable_fini(&r);
     } else {
         printf("  %s\n", e.msg);
     }
@@ -64,7 +64,7 @@ static void test_old_tables_load(void)
         CHECK(rc == 0);
         if (rc != 0) { printf("  %s\n", e.msg); continue; }
         old += t.specsim_version[0] == '\0';
-        caltable_free(&t);
+        caltable_fini(&t);
     }
     CHECK(old >= 1);   /* else this test tests nothing */
     globfree(&g);

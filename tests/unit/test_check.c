@@ -1,14 +1,18 @@
-/* What `specsim check` checks beyond the loader (sim_check, sweepspec_check),
- * where every such error points (scenario_where), which option an error
- * names (overrides with their own src), each tenant group's service-time
- * source, and the units of the arrival rate and the network sizes.
+/* What `specsim check` checks: the checks that need the whole scenario
+ * (made by the loader once every section is resolved, so `check` accepts
+ * exactly what `run` does) and the sweep: section (sweepspec_check), where
+ * every such error points, which option an error names (overrides with their
+ * own src), each tenant group's service-time source, and the units of the
+ * arrival rate and the network sizes.
  *
- * The bad files under tests/data/scenarios/badrun/ load but are refused by
- * `run` before it simulates (or by `sweep`); each names its expected
- * LINE:COLUMN and key on its first line, shared with tests/cli/bad_inputs.sh.
+ * The bad files under tests/data/scenarios/badrun/ have every key valid on
+ * its own but are refused as a whole (or by `sweep`); each names its
+ * expected LINE:COLUMN and key on its first line, shared with
+ * tests/cli/bad_inputs.sh.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "scenario.h"
@@ -35,23 +39,14 @@ static int load_str(const char *yaml, const scenario_override_t *ov, int nov,
     return rc;
 }
 
-/* The loader accepts yaml, sim_check refuses it with a message starting
- * with prefix, and sim_run refuses it with the same message. */
+/* The loader refuses yaml with a message starting with prefix. */
 static void check_refused(const char *yaml, const scenario_override_t *ov,
                           int nov, const char *prefix)
 {
     scenario_t s;
-    err_t err;
-    CHECK(load_str(yaml, ov, nov, &s, &err) == 0);
-    if (err.code) return;
-    CHECK(sim_check(&s, &err) == -1);
+    err_t err = {0};
+    CHECK(scenario_load_string("t.yaml", yaml, ov, nov, &s, &err) == -1);
     CHECK(err.code == ERR_INPUT && starts(err.msg, prefix));
-    err_t run_err = {0};
-    metrics_summary_t m;
-    sim_options_t opt = {.trace = NULL, .progress = NULL};
-    CHECK(sim_run(&s, &opt, &m, &run_err) == -1);
-    CHECK_STR(run_err.msg, err.msg);
-    scenario_free(&s);
 }
 
 /* --- item: check = run ---------------------------------------------------- */
@@ -70,25 +65,25 @@ static void check_badrun_file(const char *path)
     scenario_t s;
     err_t err = {0};
     int rc = scenario_load(path, NULL, 0, &s, &err);
-    if (rc != 0) printf("  %s: %s\n", path, err.msg);
-    CHECK(rc == 0);   /* every key is valid on its own */
-    if (rc != 0) return;
     if (strstr(path, "/sweep-")) {
+        /* `run` ignores the sweep: section; `sweep` and `check` refuse it. */
+        if (rc != 0) printf("  %s: %s\n", path, err.msg);
+        CHECK(rc == 0);
+        if (rc != 0) return;
+        scenario_fini(&s);
         char *text;
         size_t len;
         sweepspec_t sp = {0};
-        CHECK(sim_check(&s, &err) == 0);
         CHECK(scenario_read(path, &text, &len, &err) == 0);
         CHECK(sweepspec_check(path, text, NULL, 0, &sp, &err) == -1);
-        sweepspec_free(&sp);
+        sweepspec_fini(&sp);
         free(text);
     } else {
-        CHECK(sim_check(&s, &err) == -1);
+        CHECK(rc == -1);
     }
     CHECK(err.code == ERR_INPUT && starts(err.msg, want));
     /* A sweep axis is not a --set the user gave. */
     CHECK(strstr(err.msg, "--set") == NULL);
-    scenario_free(&s);
 }
 
 static void test_badrun_files(void)
@@ -117,13 +112,12 @@ static void test_shipped_pass(void)
             int rc = scenario_read(path, &text, &len, &err);
             if (rc == 0) rc = scenario_load_text(path, text, len, NULL, 0, &s, &err);
             if (rc == 0) {
-                rc = sim_check(&s, &err);
-                if (rc == 0) rc = sweepspec_check(path, text, NULL, 0, &sp, &err);
-                scenario_free(&s);
+                rc = sweepspec_check(path, text, NULL, 0, &sp, &err);
+                scenario_fini(&s);
             }
             if (rc != 0) printf("  %s: %s\n", path, err.msg);
             CHECK(rc == 0);
-            sweepspec_free(&sp);
+            sweepspec_fini(&sp);
             free(text);
             n++;
         }
@@ -167,31 +161,6 @@ static void test_runtime_error_marks(void)
             "results/calibration/cpu-amd-epyc-tinyllama-1.1b-w4a16.yaml")};
     check_refused("tenants:\n  groups:\n    - {name: a, count: 1}\n    - {name: b, count: 1}\n",
                   cal, 1, "--set:1:35: tenants.groups.1.edge.calibration: ");
-}
-
-/* scenario_where itself: value marks, defaults, lists, no marks at all. */
-static void test_where(void)
-{
-    scenario_t s;
-    err_t err;
-    char at[600], key[128];
-    if (load_str("tenants:\n  groups:\n    - name: a\n      count: 2\n", NULL, 0, &s, &err))
-        return;
-    CHECK_STR(scenario_where(&s, "tenants.groups.0.count", at, sizeof at), "t.yaml:4:14");
-    CHECK_STR(scenario_where(&s, "tenants.groups.0.edge.quant", at, sizeof at), "t.yaml:3:7");
-    CHECK_STR(scenario_where(&s, "cloud.gpu", at, sizeof at), "t.yaml:1:1");
-    CHECK_STR(scenario_group_key(&s, 0, "edge.quant", key, sizeof key),
-              "tenants.groups.0.edge.quant");
-    scenario_free(&s);
-    if (load_str("tenants: {count: 2, edge: {quant: fp16}}\n", NULL, 0, &s, &err)) return;
-    CHECK_STR(scenario_group_key(&s, 0, "edge.quant", key, sizeof key), "tenants.edge.quant");
-    CHECK_STR(scenario_where(&s, key, at, sizeof at), "t.yaml:1:35");
-    scenario_free(&s);
-    /* A scenario built in code has no marks: its file name only. */
-    scenario_t bare;
-    memset(&bare, 0, sizeof bare);
-    snprintf(bare.file, sizeof bare.file, "x.yaml");
-    CHECK_STR(scenario_where(&bare, "protocol.gamma", at, sizeof at), "x.yaml");
 }
 
 /* --- item: messages name the option the user typed ---------------------- */
@@ -241,7 +210,7 @@ static void test_sweep_axis_marks(void)
     CHECK(sweepspec_check("s.yaml", y, NULL, 0, &sp, &err) == -1);
     CHECK(starts(err.msg, "s.yaml:4:23: sweep.protocol.gamma: value '0': protocol.gamma: "
                           "must be in [1, 1024], got 0"));
-    sweepspec_free(&sp);
+    sweepspec_fini(&sp);
     /* gamma 8 loads, but the file's max_tokens then refuses it: the value
      * is blamed, the message keeps the location of the key that refuses. */
     const char *z = "protocol: {gamma: 4}\n"
@@ -252,11 +221,11 @@ static void test_sweep_axis_marks(void)
     CHECK(sweepspec_check("s.yaml", z, NULL, 0, &sp, &err) == -1);
     CHECK(starts(err.msg, "s.yaml:5:20: sweep.protocol.gamma: value '8': s.yaml:2:32: "
                           "cloud.batching.max_tokens: 6 is below gamma + 1 = 9"));
-    sweepspec_free(&sp);
+    sweepspec_fini(&sp);
     /* No sweep: section: nothing to check, nothing read. */
     CHECK(sweepspec_check("s.yaml", "seed: 3\n", NULL, 0, &sp, &err) == 0);
     CHECK(sp.naxes == 0);
-    sweepspec_free(&sp);
+    sweepspec_fini(&sp);
 }
 
 /* --- item: each group's edge source ---------------------------------------- */
@@ -272,7 +241,7 @@ static void test_group_sources(void)
     CHECK(sim_service_sources(&s, &src, &err) == 0);
     CHECK_STR(src.edge, "datasheet");   /* all agree */
     output_sources_fini(&src);
-    scenario_free(&s);
+    scenario_fini(&s);
     /* laptops draft LLaMA-2-7B at W4A16: the table for exactly that loads. */
     scenario_override_t ov[] = {
         SET("tenants.groups.laptops.edge.calibration",
@@ -294,7 +263,7 @@ static void test_group_sources(void)
         CHECK_STR(src.edge_group[2], "datasheet");
     }
     output_sources_fini(&src);
-    scenario_free(&s);
+    scenario_fini(&s);
 }
 
 /* --- item: units of the arrival rate and the network sizes -------------- */
@@ -324,10 +293,10 @@ static void test_units(void)
         CHECK(out && strstr(out, line) != NULL);
         if (out && load_str(out, NULL, 0, &b, &err) == 0) {
             CHECK(b.groups[0].workload.rate == want);
-            scenario_free(&b);
+            scenario_fini(&b);
         }
         free(out);
-        scenario_free(&s);
+        scenario_fini(&s);
     }
     scenario_t s;
     err_t err;
@@ -335,13 +304,13 @@ static void test_units(void)
                  NULL, 0, &s, &err) == 0) {
         CHECK(s.groups[0].network.overhead_bytes == 1024);
         CHECK(s.groups[0].network.bytes_per_token == 2000);
-        scenario_free(&s);
+        scenario_fini(&s);
     }
     if (load_str("tenants:\n  network: {overhead_bytes: 64B, bytes_per_token: 4}\n",
                  NULL, 0, &s, &err) == 0) {
         CHECK(s.groups[0].network.overhead_bytes == 64);
         CHECK(s.groups[0].network.bytes_per_token == 4);   /* bare: bytes */
-        scenario_free(&s);
+        scenario_fini(&s);
     }
     scenario_override_t bad[] = {SET("tenants.workload.rate", "2/ms")};
     CHECK(scenario_load_string("t.yaml", "", bad, 1, &s, &err) == -1);
@@ -351,15 +320,68 @@ static void test_units(void)
     CHECK(starts(err.msg, "--set:1:33: tenants.network.bytes_per_token: unknown unit"));
 }
 
+/* --- item: each service is built once, by the loader ---------------------- */
+
+/* Copies file src to a new temporary file; its name in out (size n). */
+static int copy_tmp(const char *src, char *out, size_t n)
+{
+    snprintf(out, n, "/tmp/specsim_test_table_XXXXXX");
+    int fd = mkstemp(out);
+    FILE *in = fopen(src, "rb"), *to = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    int rc = in && to ? 0 : -1;
+    char buf[4096];
+    for (size_t got; rc == 0 && (got = fread(buf, 1, sizeof buf, in)) > 0;)
+        if (fwrite(buf, 1, got, to) != got) rc = -1;
+    if (in) fclose(in);
+    if (to && fclose(to) != 0) rc = -1;
+    return rc;
+}
+
+/* The loader builds the edge's service from its calibration table and the
+ * scenario keeps it: with the table gone after loading, the sources and the
+ * run still work, so neither built the service a second time (each did
+ * once, reading the table again). A fixed verify time needs no cloud
+ * model. */
+static void test_services_built_once(void)
+{
+    char table[64], yaml[512];
+    CHECK(copy_tmp(ROOT "results/calibration/cpu-amd-epyc-llama-2-7b-w4a16.yaml",
+                   table, sizeof table) == 0);
+    snprintf(yaml, sizeof yaml,
+             "duration: 2s\nwarmup: 0s\nprotocol: {mode: sync, gamma: 3}\n"
+             "tenants:\n  count: 2\n  edge: {calibration: %s}\n"
+             "  workload: {prompt_tokens: 8, output_tokens: 20}\n"
+             "cloud: {verify_time: 5ms}\n", table);
+    scenario_t s;
+    err_t err = {0};
+    int rc = load_str(yaml, NULL, 0, &s, &err);
+    unlink(table);
+    CHECK(rc == 0);
+    if (rc != 0) return;
+    CHECK(s.groups[0].edge.service != NULL);
+    CHECK(s.cloud.service == NULL);
+    output_sources_t src;
+    CHECK(sim_service_sources(&s, &src, &err) == 0);
+    CHECK_STR(src.edge, "table");
+    CHECK_STR(src.cloud, "fixed");
+    output_sources_fini(&src);
+    metrics_summary_t m;
+    sim_options_t opt = {.trace = NULL, .progress = NULL};
+    rc = sim_run(&s, &opt, &m, &err);
+    if (rc != 0) printf("  run: %s\n", err.msg);
+    CHECK(rc == 0);
+    scenario_fini(&s);
+}
+
 int main(void)
 {
     RUN(test_badrun_files);
     RUN(test_shipped_pass);
     RUN(test_runtime_error_marks);
-    RUN(test_where);
     RUN(test_option_sources);
     RUN(test_sweep_axis_marks);
     RUN(test_group_sources);
+    RUN(test_services_built_once);
     RUN(test_units);
     return check_done();
 }

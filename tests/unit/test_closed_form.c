@@ -52,7 +52,7 @@ static int run_yaml(const char *name, const char *yaml, metrics_summary_t *m)
         printf("  %s: %d replications, %.0f events, %.3f s\n", name, m->reps,
                m->value[METRIC_EVENTS], m->value[METRIC_WALL_S]);
     }
-    scenario_free(&s);
+    scenario_fini(&s);
     return rc;
 }
 
@@ -875,7 +875,7 @@ static int analytic_of(const char *name, const char *mode, int gamma, int window
         check_failed_now = 1;
         rc = -1;
     }
-    scenario_free(&s);
+    scenario_fini(&s);
     return rc;
 }
 

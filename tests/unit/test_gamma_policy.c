@@ -144,7 +144,7 @@ static void test_loader(void)
     CHECK(scenario_load(path, NULL, 0, &s, &err) == 0);
     CHECK(s.protocol.proto == proto_find("sync"));
     CHECK(s.protocol.gamma_policy == gamma_find("fixed"));
-    scenario_free(&s);
+    scenario_fini(&s);
     scenario_override_t bad = {.path = "protocol.gamma_policy", .value = "fixd"};
     CHECK(scenario_load(path, &bad, 1, &s, &err) == -1);
     CHECK(strstr(err.msg, "protocol.gamma_policy: unknown value 'fixd' (did you mean "
@@ -153,7 +153,7 @@ static void test_loader(void)
     CHECK(scenario_load(path, &mode, 1, &s, &err) == 0);
     CHECK(s.protocol.proto == proto_find("edge-only"));
     CHECK(s.protocol.gamma_policy == gamma_find("fixed"));   /* the default */
-    scenario_free(&s);
+    scenario_fini(&s);
     char big[16];
     snprintf(big, sizeof big, "%d", PROTO_GAMMA_MAX + 1);
     scenario_override_t g = {.path = "protocol.gamma", .value = big};

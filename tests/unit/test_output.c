@@ -901,14 +901,14 @@ static void test_write_csv_file(void)
         if (brc == 0) {
             CHECK_STR(back.name, s.name);
             CHECK(back.seed == s.seed);
-            scenario_free(&back);
+            scenario_fini(&back);
         } else {
             printf("  %s\n", e2.msg);
         }
         CHECK(dir_count(tmpdir) == 2);
     }
     CHECK(!has_tmp_file(tmpdir));
-    if (loaded) scenario_free(&s);
+    if (loaded) scenario_fini(&s);
     rm_rf(tmpdir);
 }
 

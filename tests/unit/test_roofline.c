@@ -21,7 +21,7 @@ static char *scenario_csv(const char *path, int bmax, int context, int points, i
     *rc = scenario_load(path, NULL, 0, &s, e);
     if (*rc == 0) {
         *rc = roofline_curve(f, &s, bmax, context, points, e);
-        scenario_free(&s);
+        scenario_fini(&s);
     }
     fclose(f);
     return buf;
@@ -133,7 +133,7 @@ static void test_measured_composed(void)
     }
     CHECK(rows == 3 && checked == 2);
     CHECK_REL(factor, ratio_sum / rows, 1e-5);
-    caltable_free(&t);
+    caltable_fini(&t);
     free(buf);
 }
 

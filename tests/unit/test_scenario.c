@@ -5,6 +5,7 @@
  * key on its first line, shared with the CLI test). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "simtest.h"
@@ -187,10 +188,10 @@ static void round_trip_file(const char *path)
             free(c2);
         }
         free(t2);
-        scenario_free(&b);
+        scenario_fini(&b);
     }
     free(t1);
-    scenario_free(&a);
+    scenario_fini(&a);
 }
 
 /* --- tests --------------------------------------------------------------- */
@@ -229,7 +230,7 @@ static void test_defaults(void)
     CHECK(c->batching.policy == batch_policy_find("continuous") && c->batching.max_batch == 32);
     CHECK(c->batching.max_wait == 5.0 / 1e3 && c->batching.max_tokens == 0);
     CHECK(s.output.file[0] == 0 && s.output.trace[0] == 0);
-    scenario_free(&s);
+    scenario_fini(&s);
 }
 
 static const char *CLOSED_FORM = SIMTEST_SYNC_HOOK_YAML;
@@ -250,13 +251,13 @@ static void test_closed_form_hook(void)
     CHECK(g->workload.prompt_tokens.a == 1 && g->workload.output_tokens.a == 1e8);
     CHECK(s.cloud.has_verify_time && s.cloud.verify_time.a == 5.0 / 1e3);
     CHECK(s.cloud.batching.max_batch == 1);
-    scenario_free(&s);
+    scenario_fini(&s);
 
     /* The same keys with a random verify time. */
     scenario_override_t ov[] = {SET("cloud.verify_time", "{dist: exponential, mean: 6ms}")};
     if (load_ok(CLOSED_FORM, ov, 1, &s) != 0) return;
     CHECK(s.cloud.verify_time.kind == DIST_EXPONENTIAL && s.cloud.verify_time.a == 6.0 / 1e3);
-    scenario_free(&s);
+    scenario_fini(&s);
 }
 
 static void test_overrides(void)
@@ -293,13 +294,13 @@ static void test_overrides(void)
         accept_law_fini(&law);
     }
     CHECK(s.cloud.batching.max_batch == 4 && s.cloud.batching.max_wait == 5.0 / 1e3);
-    scenario_free(&s);
+    scenario_fini(&s);
 
     /* A null value removes the key: the default comes back. */
     scenario_override_t reset[] = {SET("protocol.gamma", "")};
     if (load_ok("protocol: {gamma: 9}\n", reset, 1, &s) != 0) return;
     CHECK(s.protocol.gamma == 4);
-    scenario_free(&s);
+    scenario_fini(&s);
 }
 
 static void check_set_error(const char *yaml, scenario_override_t *ov, int nov,
@@ -346,7 +347,7 @@ static void test_multi_block(void)
     scenario_t s, b;
     if (load_ok("", NULL, 0, &s) != 0) return;
     CHECK(s.cloud.batching.multi_block == 1);
-    scenario_free(&s);
+    scenario_fini(&s);
     if (load_ok("cloud: {batching: {multi_block: false}}\n", NULL, 0, &s) != 0) return;
     CHECK(s.cloud.batching.multi_block == 0);
     char *y = to_yaml(&s);
@@ -355,14 +356,14 @@ static void test_multi_block(void)
     CHECK(y && scenario_load_string("rt.yaml", y, NULL, 0, &b, &err) == 0);
     if (y && err.code == 0) {
         CHECK(b.cloud.batching.multi_block == 0);
-        scenario_free(&b);
+        scenario_fini(&b);
     }
     free(y);
-    scenario_free(&s);
+    scenario_fini(&s);
     scenario_override_t on[] = {SET("cloud.batching.multi_block", "true")};
     if (load_ok("cloud: {batching: {multi_block: false}}\n", on, 1, &s) != 0) return;
     CHECK(s.cloud.batching.multi_block == 1);
-    scenario_free(&s);
+    scenario_fini(&s);
     scenario_override_t bad[] = {SET("cloud.batching.multi_block", "3")};
     check_set_error("", bad, 1, "--set:1:28: cloud.batching.multi_block:");
 }
@@ -391,7 +392,7 @@ static void test_groups(void)
     CHECK(scenario_tenant_group(&s, 6) == lp && scenario_tenant_group(&s, 8) == lp);
     CHECK(scenario_tenant_group(&s, 9) == js && scenario_tenant_group(&s, 10) == js);
     CHECK(scenario_tenant_group(&s, 11) == NULL);
-    scenario_free(&s);
+    scenario_fini(&s);
 
     /* Group paths by name and by index, and appending a group. */
     scenario_override_t ov[] = {SET("tenants.groups.laptops.network.rtt", "5ms"),
@@ -407,7 +408,7 @@ static void test_groups(void)
     CHECK(s.groups[1].network.rtt == 5.0 / 1e3);
     CHECK_STR(s.groups[3].edge.device.name, "raspberry-pi-5");
     CHECK(s.groups[3].network.rtt == 40.0 / 1e3);   /* tenants-level value */
-    scenario_free(&s);
+    scenario_fini(&s);
 }
 
 static void test_acceptance_models(void)
@@ -428,7 +429,7 @@ static void test_acceptance_models(void)
         CHECK(scenario_load(path, NULL, 0, &s, &err) == 0);
         CHECK(s.acceptance.model == accept_model_find(c[i].m));
         CHECK_REL(accept_cfg_mean(&s.acceptance, s.protocol.gamma), c[i].alpha, 1e-12);
-        scenario_free(&s);
+        scenario_fini(&s);
     }
     CHECK(scenario_load(ROOT "scenarios/examples/accept-trace.yaml", NULL, 0, &s, &err) == 0);
     static const int want[] = {4, 4, 2, 4, 0, 3, 4, 1, 4, 4};
@@ -439,7 +440,7 @@ static void test_acceptance_models(void)
     CHECK(a != NULL);
     for (int i = 0; a && i < 20; i++) CHECK(accept_draw(a, 100) == want[i % 10]);
     accept_free(a);
-    scenario_free(&s);
+    scenario_fini(&s);
 }
 
 static void test_empirical_and_alias(void)
@@ -465,7 +466,7 @@ static void test_empirical_and_alias(void)
         if (t->n == 3) CHECK(t->values[0] == 1.0 / 1e3 && t->values[2] == 3.0 / 1e3);
         CHECK(s.groups[0].workload.prompt_tokens.n == 2);
         CHECK(s.cloud.batching.max_wait == 30);
-        scenario_free(&s);
+        scenario_fini(&s);
     }
     /* A bad line names the data file and its line. */
     f = fopen(path, "w");
@@ -524,10 +525,10 @@ static void test_round_trips(void)
         CHECK_STR(b.name, "odd: name # x");
         /* A frozen chain: half the tenants start good (accept_markov.c). */
         CHECK(accept_cfg_mean(&b.acceptance, 4) == 0.5 * 0.9 + 0.5 * 0.1);
-        scenario_free(&b);
+        scenario_fini(&b);
     }
     free(t);
-    scenario_free(&a);
+    scenario_fini(&a);
 }
 
 /* Bad inputs: each file's first line is "# expect: [FILE:]LINE:COL KEY". */
@@ -593,11 +594,50 @@ static void test_misc_errors(void)
     CHECK(strstr(err.msg, "only one YAML document") != NULL);
     CHECK(load_str("sweep: {protocol.gamma: [1, 2]}\nseed: 3\n", NULL, 0, &s, &err) == 0);
     CHECK(s.seed == 3);
-    scenario_free(&s);
+    scenario_fini(&s);
     CHECK(load_str("seed: 18446744073709551616\n", NULL, 0, &s, &err) == -1);
     CHECK(strncmp(err.msg, "test.yaml:1:7: seed:", 20) == 0);
     CHECK(load_str("tenants: {groups: []}\n", NULL, 0, &s, &err) == -1);
     CHECK(strncmp(err.msg, "test.yaml:1:19: tenants.groups: the list is empty", 48) == 0);
+}
+
+/* A scenario file with no document — empty, comments only, a bare `---` or
+ * a null — is refused ("FILE: empty scenario"), also with overrides that
+ * would otherwise fill it; it once ran every default with one tenant. */
+static void test_empty_file(void)
+{
+    static const char *const texts[] = {"", "\n\n", "# only a comment\n# another\n",
+                                        "---\n", "~\n"};
+    for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
+        char path[] = "/tmp/specsim_test_empty_XXXXXX";
+        int fd = mkstemp(path);
+        CHECK(fd >= 0);
+        if (fd < 0) continue;
+        FILE *f = fdopen(fd, "w");
+        CHECK(f != NULL);
+        if (!f) continue;
+        fputs(texts[i], f);
+        fclose(f);
+        char want[96];
+        snprintf(want, sizeof want, "%s: empty scenario", path);
+        scenario_t s;
+        err_t err = {0};
+        CHECK(scenario_load(path, NULL, 0, &s, &err) == -1);
+        CHECK(err.code == ERR_INPUT);
+        CHECK_STR(err.msg, want);
+        scenario_override_t ov[] = {{.path = "seed", .value = "2"}};
+        CHECK(scenario_load_text(path, texts[i], strlen(texts[i]), ov, 1, &s, &err) == -1);
+        CHECK_STR(err.msg, want);
+        unlink(path);
+    }
+    /* One key is not empty. */
+    scenario_t s;
+    err_t err = {0};
+    CHECK(scenario_load_text("x.yaml", "# c\nseed: 5\n", 12, NULL, 0, &s, &err) == 0);
+    if (err.code == 0) {
+        CHECK(s.seed == 5);
+        scenario_fini(&s);
+    }
 }
 
 int main(void)
@@ -613,5 +653,6 @@ int main(void)
     RUN(test_round_trips);
     RUN(test_bad_inputs);
     RUN(test_misc_errors);
+    RUN(test_empty_file);
     return check_done();
 }

@@ -48,24 +48,26 @@ static void test_called_once_per_replication(void)
     }
     /* The counts match the replications the summary was made of. */
     CHECK(m.reps == 3);
-    scenario_free(&s);
+    scenario_fini(&s);
 }
 
 static void test_not_called_when_refused(void)
 {
     scenario_t s;
     err_t err = {0};
-    static const scenario_override_t ov[] = {{.path = "replications", .value = "2"}};
+    static const scenario_override_t ov[] = {{.path = "cloud.verify_time", .value = "5ms"}};
     CHECK(scenario_load_string("t.yaml", yaml, ov, 1, &s, &err) == 0);
     if (err.code) { printf("  %s\n", err.msg); return; }
-    /* A model the simulator refuses before it simulates (as sim_check does). */
-    s.replications = 0;
+    /* A service the run cannot build: with verify_time the loader built no
+     * cloud model; without it, the run builds one from a broken card. */
+    s.cloud.has_verify_time = 0;
+    s.cloud.target.layers = 0;
     calls_t c = {0};
     sim_options_t opt = {.trace = NULL, .progress = record, .progress_ctx = &c};
     metrics_summary_t m;
     CHECK(sim_run(&s, &opt, &m, &err) == -1);
     CHECK(c.n == 0);
-    scenario_free(&s);
+    scenario_fini(&s);
 }
 
 int main(void)

@@ -342,21 +342,6 @@ static void test_events_and_edge_only(void)
     scen_del(s);
 }
 
-/* Scenarios the model cannot run are input errors. */
-static void test_rejects(void)
-{
-    scenario_t *s = scen_new(1, 1, proto_find("async"), 4, 0.8, 0.010, 0.005, 0.040);
-    s->cloud.batching.max_tokens = 4;   /* < gamma + 1: nothing could verify */
-    metrics_summary_t m;
-    err_t err;
-    CHECK(sim_run(s, NULL, &m, &err) == -1 && err.code == ERR_INPUT);
-    CHECK(strstr(err.msg, "cloud.batching.max_tokens") != NULL);
-    s->cloud.batching.max_tokens = 0;
-    s->warmup = s->duration;
-    CHECK(sim_run(s, NULL, &m, &err) == -1 && err.code == ERR_INPUT);
-    scen_del(s);
-}
-
 /* The trace: a header, then rows of 5 fields, in time order. */
 static void test_trace(void)
 {
@@ -405,7 +390,6 @@ int main(void)
     RUN(test_multi_block_hand);
     RUN(test_multi_block_overload);
     RUN(test_events_and_edge_only);
-    RUN(test_rejects);
     RUN(test_trace);
     return check_done();
 }

@@ -2,6 +2,7 @@
  * hand from the YAML in each test (positions counted in the text). */
 #include "check.h"
 #include "sweepspec.h"
+#include "units.h"
 
 static int load(const char *yaml, sweepspec_t *sp, err_t *err)
 {
@@ -30,7 +31,7 @@ static void test_list_axis(void)
     CHECK(sp.axes[0].line == 3 && sp.axes[0].col == 3);
     CHECK(sp.axes[0].vline[2] == 3 && sp.axes[0].vcol[2] == 26);
     CHECK(sp.line == 2 && sp.col == 1);
-    sweepspec_free(&sp);
+    sweepspec_fini(&sp);
 }
 
 static void test_flow_items(void)
@@ -42,7 +43,7 @@ static void test_flow_items(void)
     CHECK(sp.npoints == 2);
     CHECK_STR(sp.axes[0].values[0], "0s");
     CHECK_STR(sp.axes[0].values[1], "{dist: exponential, mean: 6ms}");
-    sweepspec_free(&sp);
+    sweepspec_fini(&sp);
 }
 
 static void test_range_units(void)
@@ -58,14 +59,14 @@ static void test_range_units(void)
         CHECK_STR(sp.axes[0].values[2], "30ms");
         CHECK_STR(sp.axes[0].values[9], "100ms");
     }
-    sweepspec_free(&sp);
+    sweepspec_fini(&sp);
     /* to and step in other time units are converted to from's unit:
      * 0.1s = 100ms, 20000us = 20ms -> 10, 30, ..., 90 (5 values). */
     CHECK(load("sweep:\n  tenants.network.rtt: {from: 10ms, to: 0.1s, step: 20000us}\n",
                &sp, &err) == 0);
     CHECK(sp.npoints == 5);
     if (sp.npoints == 5) CHECK_STR(sp.axes[0].values[4], "90ms");
-    sweepspec_free(&sp);
+    sweepspec_fini(&sp);
     /* 0, 0.1, ..., 1: 11 values; 3 * 0.1 must print as 0.3. */
     CHECK(load("sweep:\n  acceptance.alpha: {from: 0, to: 1, step: 0.1}\n", &sp, &err) == 0);
     CHECK(sp.npoints == 11);
@@ -73,7 +74,7 @@ static void test_range_units(void)
         CHECK_STR(sp.axes[0].values[3], "0.3");
         CHECK_STR(sp.axes[0].values[10], "1");
     }
-    sweepspec_free(&sp);
+    sweepspec_fini(&sp);
     /* Arrival rates per time: 1/s and 3/s in from's /min -> 60, 120, 180. */
     CHECK(load("sweep:\n  tenants.workload.rate: {from: 60/min, to: 3/s, step: 1/s}\n",
                &sp, &err) == 0);
@@ -82,18 +83,88 @@ static void test_range_units(void)
         CHECK_STR(sp.axes[0].values[0], "60/min");
         CHECK_STR(sp.axes[0].values[2], "180/min");
     }
-    sweepspec_free(&sp);
+    sweepspec_fini(&sp);
     /* Sizes: 64B to 1KiB in 448B steps -> 64B, 512B, 960B. */
     CHECK(load("sweep:\n  tenants.network.overhead_bytes: {from: 64B, to: 1KiB, step: 448B}\n",
                &sp, &err) == 0);
     CHECK(sp.npoints == 3);
     if (sp.npoints == 3) CHECK_STR(sp.axes[0].values[2], "960B");
-    sweepspec_free(&sp);
+    sweepspec_fini(&sp);
     /* Descending: 10, 7, 4, 1. */
     CHECK(load("sweep:\n  tenants.count: {from: 10, to: 1, step: -3}\n", &sp, &err) == 0);
     CHECK(sp.npoints == 4);
     if (sp.npoints == 4) CHECK_STR(sp.axes[0].values[3], "1");
-    sweepspec_free(&sp);
+    sweepspec_fini(&sp);
+}
+
+/* The axis values of a one-axis range, each checked against the text and
+ * against what the scenario loader reads from it (a rate, in bits/s). */
+static void check_rate_axis(const char *yaml, int n, const char *const *want,
+                            const double *bits)
+{
+    sweepspec_t sp;
+    err_t err;
+    int rc = load(yaml, &sp, &err);
+    CHECK(rc == 0);
+    if (rc != 0) printf("  %s\n", err.msg);
+    CHECK(rc == 0 && sp.npoints == (uint64_t)n);
+    for (int i = 0; rc == 0 && i < n && i < sp.axes[0].nvalues; i++) {
+        CHECK_STR(sp.axes[0].values[i], want[i]);
+        double v = -1;
+        CHECK(units_parse(sp.axes[0].values[i], UNIT_RATE, 0, &v, NULL, 0) == 0);
+        CHECK(v == bits[i]);
+    }
+    sweepspec_fini(&sp);
+}
+
+/* Every unit `--set` accepts works on an axis: byte rates and Tbps were
+ * once "not a number" in a range. */
+static void test_range_rate_units(void)
+{
+    /* 1, 2, 3, 4 MB/s = 8, 16, 24, 32 Mbit/s. */
+    static const char *const mb[] = {"1MB/s", "2MB/s", "3MB/s", "4MB/s"};
+    static const double mb_bits[] = {8e6, 16e6, 24e6, 32e6};
+    check_rate_axis("sweep:\n  tenants.network.uplink: {from: 1MB/s, to: 4MB/s, "
+                    "step: 1MB/s}\n", 4, mb, mb_bits);
+    /* to and step in bits: 32Mbps = 4MB/s, 8Mbps = 1MB/s -> the same axis. */
+    check_rate_axis("sweep:\n  tenants.network.uplink: {from: 1MB/s, to: 32Mbps, "
+                    "step: 8Mbps}\n", 4, mb, mb_bits);
+    /* 0.5, 1, 1.5, 2 Tbit/s. */
+    static const char *const tb[] = {"0.5Tbps", "1Tbps", "1.5Tbps", "2Tbps"};
+    static const double tb_bits[] = {0.5e12, 1e12, 1.5e12, 2e12};
+    check_rate_axis("sweep:\n  tenants.network.downlink: {from: 0.5Tbps, to: 2Tbps, "
+                    "step: 0.5Tbps}\n", 4, tb, tb_bits);
+    /* 100 Gbps up to 0.3Tbps = 300 Gbps: 100, 200, 300. */
+    static const char *const gb[] = {"100Gbps", "200Gbps", "300Gbps"};
+    static const double gb_bits[] = {100e9, 200e9, 300e9};
+    check_rate_axis("sweep:\n  tenants.network.downlink: {from: 100Gbps, to: 0.3Tbps, "
+                    "step: 100Gbps}\n", 3, gb, gb_bits);
+    /* Decimal steps print exactly what a hand count gives: 0.1 + 2 x 0.1 is
+     * 0.30000000000000004 in binary but the axis says 0.3MB/s; 7 values
+     * (0.1 .. 0.7), the end point included. */
+    static const char *const dec[] = {"0.1MB/s", "0.2MB/s", "0.3MB/s", "0.4MB/s",
+                                      "0.5MB/s", "0.6MB/s", "0.7MB/s"};
+    static const double dec_bits[] = {0.8e6, 1.6e6, 2.4e6, 3.2e6, 4e6, 4.8e6, 5.6e6};
+    check_rate_axis("sweep:\n  tenants.network.uplink: {from: 0.1MB/s, to: 0.7MB/s, "
+                    "step: 0.1MB/s}\n", 7, dec, dec_bits);
+    /* A count range in a byte rate: 1 .. 4 MB/s in 4 values. */
+    check_rate_axis("sweep:\n  tenants.network.uplink: {from: 1MB/s, to: 4MB/s, "
+                    "count: 4}\n", 4, mb, mb_bits);
+    /* Bandwidths in binary units convert to decimal ones: 1MiB/s = 1048576
+     * B/s, so 1 MiB/s .. 3145728 B/s in 1 MiB/s steps is 1, 2, 3 MiB/s. */
+    sweepspec_t sp;
+    err_t err;
+    CHECK(load("sweep:\n  x: {from: 1MiB/s, to: 3145728B/s, step: 1MiB/s}\n", &sp,
+               &err) == 0);
+    CHECK(sp.npoints == 3);
+    if (sp.npoints == 3) CHECK_STR(sp.axes[0].values[2], "3MiB/s");
+    sweepspec_fini(&sp);
+    /* Different quantities do not mix. */
+    CHECK(load("sweep:\n  x: {from: 1MB/s, to: 4s, step: 1MB/s}\n", &sp, &err) == -1);
+    CHECK(err.code == ERR_INPUT &&
+          starts(err.msg, "t.yaml:2:24: sweep.x.to: unit 's' does not match the "
+                          "unit 'MB/s' of from"));
+    sweepspec_fini(&sp);
 }
 
 static void test_range_count(void)
@@ -109,7 +180,7 @@ static void test_range_count(void)
         CHECK_STR(sp.axes[0].values[5], "32");
         CHECK_STR(sp.axes[0].values[6], "64");
     }
-    sweepspec_free(&sp);
+    sweepspec_fini(&sp);
     /* 8^(i/6) = 2^(i/2): 1, 1.41, 2, 2.83, 4, 5.66, 8 -> rounded 1 1 2 3 4 6 8,
      * the repeated 1 dropped. */
     CHECK(load("sweep:\n  tenants.count: {from: 1, to: 8, count: 7, scale: log, "
@@ -120,12 +191,12 @@ static void test_range_count(void)
         CHECK_STR(sp.axes[0].values[2], "3");
         CHECK_STR(sp.axes[0].values[4], "6");
     }
-    sweepspec_free(&sp);
+    sweepspec_fini(&sp);
     /* Linear count: 0, 0.25, 0.5, 0.75, 1. */
     CHECK(load("sweep:\n  acceptance.alpha: {from: 0, to: 1, count: 5}\n", &sp, &err) == 0);
     CHECK(sp.npoints == 5);
     if (sp.npoints == 5) CHECK_STR(sp.axes[0].values[3], "0.75");
-    sweepspec_free(&sp);
+    sweepspec_fini(&sp);
 }
 
 static void test_product_and_zip(void)
@@ -142,16 +213,16 @@ static void test_product_and_zip(void)
     sweepspec_point(&sp, 2, v);
     CHECK_STR(v[0], "1");
     CHECK_STR(v[1], "z");
-    sweepspec_free(&sp);
+    sweepspec_fini(&sp);
     CHECK(load("sweep:\n  zip: true\n  a: [1, 2, 3]\n  c: [x, y, z]\n", &sp, &err) == 0);
     CHECK(sp.npoints == 3 && sp.zip);
     sweepspec_point(&sp, 1, v);
     CHECK_STR(v[0], "2");
     CHECK_STR(v[1], "y");
-    sweepspec_free(&sp);
+    sweepspec_fini(&sp);
     CHECK(load("sweep:\n  zip: true\n  a: [1, 2, 3]\n  c: [x, y]\n", &sp, &err) != 0);
     CHECK(err.code == ERR_INPUT && starts(err.msg, "t.yaml:4:3: sweep.c: zip"));
-    sweepspec_free(&sp);
+    sweepspec_fini(&sp);
 }
 
 static void test_errors(void)
@@ -169,10 +240,12 @@ static void test_errors(void)
         {"sweep:\n  x: {from: 1, to: 5, stpe: 1}\n", "t.yaml:2:23: sweep.x.stpe: unknown key"},
         {"sweep:\n  x: {from: 1ms, to: 5Mbps, step: 1ms}\n", "t.yaml:2:22: sweep.x.to: unit"},
         {"sweep:\n  x: 5\n", "t.yaml:2:6: sweep.x: expected a list or a range"},
-        {"sweep:\n  x: [1]\n  x: [2]\n", "t.yaml:3:3: sweep.x: axis given twice"},
+        {"sweep:\n  x: [1]\n  x: [2]\n", "t.yaml:3:3: sweep.x: duplicate key"},
         {"sweep:\n  zip: maybe\n  x: [1]\n", "t.yaml:2:8: sweep.zip: expected true or false"},
         {"sweep: {}\n", "t.yaml:1:8: sweep: no axes"},
         {"seed: 1\n", "t.yaml:1:1: sweep: no sweep: section"},
+        {"", "t.yaml: empty scenario"},
+        {"# a comment\n", "t.yaml: empty scenario"},
         {"sweep:\n  x: [1, 2\n", "t.yaml:"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -182,7 +255,7 @@ static void test_errors(void)
         CHECK(rc == -1);
         CHECK(err.code == ERR_INPUT);
         CHECK(starts(err.msg, cases[i].prefix));
-        sweepspec_free(&sp);
+        sweepspec_fini(&sp);
     }
 }
 
@@ -208,8 +281,8 @@ static void test_write_round_trip(void)
     CHECK_STR(b.axes[2].values[0], "a,b");
     CHECK_STR(b.axes[2].values[1], "x: y");
     free(buf);
-    sweepspec_free(&a);
-    sweepspec_free(&b);
+    sweepspec_fini(&a);
+    sweepspec_fini(&b);
 }
 
 int main(void)
@@ -217,6 +290,7 @@ int main(void)
     RUN(test_list_axis);
     RUN(test_flow_items);
     RUN(test_range_units);
+    RUN(test_range_rate_units);
     RUN(test_range_count);
     RUN(test_product_and_zip);
     RUN(test_errors);

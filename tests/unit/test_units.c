@@ -130,11 +130,44 @@ static void test_format_round_trip(void)
     CHECK(bad == 0);
 }
 
+/* The pieces of a sweep range: a number with the unit after it, and the
+ * conversion of one unit into another of the same quantity (factors by
+ * hand: 1 s = 1000 ms, 1/s = 60/min, 1 Tbps = 1000 Gbps, 1 MB/s = 8 Mbit/s,
+ * 1 MiB/s = 1048576 B/s, 1 GiB = 1024 MiB). */
+static void test_split_convert(void)
+{
+    double x = 0, y = 0;
+    const char *u = NULL;
+    CHECK(units_split("1.5 MB/s", &x, &u) == 0 && x == 1.5);
+    CHECK_STR(u, "MB/s");
+    CHECK(units_split("-3", &x, &u) == 0 && x == -3);
+    CHECK_STR(u, "");
+    CHECK(units_split("20000us", &x, &u) == 0 && x == 20000);
+    CHECK_STR(u, "us");
+    CHECK(units_split("abc", &x, &u) == -1);
+    CHECK(units_split("1e", &x, &u) == -1);
+    CHECK(units_split("1e999", &x, &u) == -1);
+    CHECK(units_convert(0.1, "s", "ms", &y) == 0 && y == 100);
+    CHECK(units_convert(20000, "us", "ms", &y) == 0 && y == 20);
+    CHECK(units_convert(3, "/s", "/min", &y) == 0 && y == 180);
+    CHECK(units_convert(4, "Tbps", "Gbps", &y) == 0 && y == 4000);
+    CHECK(units_convert(0.3, "Tbps", "Gbps", &y) == 0 && y == 300);
+    CHECK(units_convert(1, "MB/s", "Mbps", &y) == 0 && y == 8);
+    CHECK(units_convert(32, "Mbps", "MB/s", &y) == 0 && y == 4);
+    CHECK(units_convert(1, "MiB/s", "B/s", &y) == 0 && y == 1048576);
+    CHECK(units_convert(2, "GiB", "MiB", &y) == 0 && y == 2048);
+    CHECK(units_convert(7, "foo", "foo", &y) == 0 && y == 7);   /* same name */
+    CHECK(units_convert(1, "s", "MB/s", &y) == -1);              /* two quantities */
+    CHECK(units_convert(1, "", "ms", &y) == -1);
+    CHECK(units_convert(1, "MiB/s", "Mbps", &y) == -1);         /* no table has both */
+}
+
 int main(void)
 {
     RUN(test_durations);
     RUN(test_rates_sizes_flops);
     RUN(test_format_nice);
     RUN(test_format_round_trip);
+    RUN(test_split_convert);
     return check_done();
 }

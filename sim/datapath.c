@@ -1,0 +1,32 @@
+/* datapath — data file lookup (see datapath.h). */
+#include "datapath.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef SPECSIM_ROOT
+#define SPECSIM_ROOT "."
+#endif
+
+static int try_path(const char *dir, const char *ref, char *out, size_t outsz)
+{
+    int w = snprintf(out, outsz, "%s/%s", dir, ref);
+    return w > 0 && (size_t)w < outsz && access(out, R_OK) == 0 ? 0 : -1;
+}
+
+int datapath_resolve(const char *dir, const char *ref, char *out, size_t outsz)
+{
+    if (ref[0] != '/' && dir && *dir && try_path(dir, ref, out, outsz) == 0)
+        return 0;
+    if (ref[0] == '/' || access(ref, R_OK) == 0) {
+        snprintf(out, outsz, "%s", ref);
+        return strlen(ref) < outsz && access(ref, R_OK) == 0 ? 0 : -1;
+    }
+    const char *env = getenv("SPECSIM_ROOT");
+    if (env && *env && try_path(env, ref, out, outsz) == 0) return 0;
+    if (try_path(SPECSIM_ROOT, ref, out, outsz) == 0) return 0;
+    snprintf(out, outsz, "%s", ref);
+    return -1;
+}
