@@ -51,7 +51,8 @@ anchors() {
 
 # Directories the repository ignores (/results/sweeps/ in .gitignore, and the
 # build directory): a reference there names an output, not a file of the tree.
-sed -n 's|^/\([^*]*\)/$|\1/|p' .gitignore >"$TMP/ignored"
+: >"$TMP/ignored"
+[ -f .gitignore ] && sed -n 's|^/\([^*]*\)/$|\1/|p' .gitignore >"$TMP/ignored"
 is_output() {
     case "$1" in build/*) return 0 ;; esac
     while read -r dir; do
