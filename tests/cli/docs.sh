@@ -1,6 +1,9 @@
 # The documentation in the repository stays true to the tree:
 #   metrics_documented  every key `specsim run --json` prints on the default
 #                        scenario is documented in docs/metrics.md;
+#   scenario_keys_documented  every key `specsim check` prints for the
+#                        scenarios in scenarios/ is documented in
+#                        docs/formats.md;
 #   links_resolve        every relative link (and its #anchor) and every
 #                        `path/to/file` reference in README.md and docs/*.md
 #                        names a file or heading that exists;
@@ -35,6 +38,30 @@ if "$SPECSIM" run scenarios/default.yaml --json >"$TMP/run.json" 2>"$TMP/err"; t
     fi
 else
     fail metrics_documented "specsim run --json failed: $(head -c 300 "$TMP/err")"
+fi
+
+# --- scenario_keys_documented ---------------------------------------------
+# Every key `specsim check` writes for the scenarios in scenarios/ (every
+# section, card and default filled in) has its row in docs/formats.md.
+: >"$TMP/missing"
+for f in scenarios/*.yaml scenarios/*/*.yaml; do
+    if ! "$SPECSIM" check "$f" >"$TMP/resolved" 2>"$TMP/err"; then
+        echo "($f: check failed: $(head -c 200 "$TMP/err"))" >>"$TMP/missing"
+        continue
+    fi
+    grep -v '^#' "$TMP/resolved" |
+        sed -n 's/^ *\(- \)\{0,1\}\([a-z_0-9]*\):.*/\2/p' >>"$TMP/skeys"
+done
+sort -u "$TMP/skeys" >"$TMP/skeys.u" 2>/dev/null
+while read -r key; do
+    grep -qF "\`$key\`" docs/formats.md || echo "$key" >>"$TMP/missing"
+done <"$TMP/skeys.u"
+if [ "$(wc -l <"$TMP/skeys.u")" -lt 40 ]; then
+    fail scenario_keys_documented "only $(wc -l <"$TMP/skeys.u") keys found $(cat "$TMP/missing")"
+elif [ -s "$TMP/missing" ]; then
+    fail scenario_keys_documented "not in docs/formats.md: $(tr '\n' ' ' <"$TMP/missing")"
+else
+    pass scenario_keys_documented
 fi
 
 # --- links_resolve ----------------------------------------------------------
