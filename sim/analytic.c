@@ -4,7 +4,7 @@
  * renewal-reward the rate is E[a+1]/block with E[a+1] = (1−α^(γ+1))/(1−α)
  * for iid acceptance.
  *
- * Async (derivation; semantics.md states the same result): call a cycle the
+ * Async (derivation; docs/metrics.md, "The closed forms", states the result): call a cycle the
  * time from the edge starting to draft after a rollback to the arrival of the
  * next rejecting verdict. Blocks are drafted back to back; block j finishes
  * drafting at s_j and its verdict reaches the edge at r_j. The first block

@@ -1,4 +1,4 @@
-/* analytic — closed-form predictions for a scenario (DESIGN §5, `specsim
+/* analytic — closed-form predictions for a scenario (docs/metrics.md, `specsim
  * analytic`): single tenant, no queueing, mean service times.
  */
 #ifndef SPECSIM_ANALYTIC_H

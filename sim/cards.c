@@ -26,7 +26,7 @@ const char *precision_name(int p)
 
 /* Group size 128 along K. w8a16: int8 weight + one fp16 scale per group.
  * w4a16/w4a4: 4-bit weight + fp16 scale (2 B) + 4-bit zero (0.5 B) per
- * group — the DESIGN §6 reference format. */
+ * group — the reference format of docs/design.md. */
 double precision_weight_bytes(int p)
 {
     switch (p) {

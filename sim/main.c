@@ -44,7 +44,7 @@ static const char usage_main[] =
     "speculative decoding (edge drafts, cloud verifies in batches, WAN between).\n"
     "\n"
     "commands:\n"
-    "  run SCENARIO       simulate and print the metrics (DESIGN §5)\n"
+    "  run SCENARIO       simulate and print the metrics (docs/metrics.md)\n"
     "  sweep SCENARIO     run the scenario's sweep: section, one CSV row per point\n"
     "  merge OUT PARTS... merge the CSV parts of a sharded sweep\n"
     "  check SCENARIO     validate and print the fully resolved scenario as YAML\n"

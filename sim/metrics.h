@@ -1,4 +1,4 @@
-/* metrics — the contract's metric names (DESIGN §5), bounded-memory
+/* metrics — the metric names users rely on (docs/metrics.md), bounded-memory
  * percentiles and the across-replication summary with Student-t CIs.
  *
  * A run produces one value per metric per replication (metrics_rep_t); the

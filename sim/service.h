@@ -1,5 +1,5 @@
 /* service — one roofline service model for edge drafting and cloud
- * verification (DESIGN §2).
+ * verification (docs/design.md, "The service model").
  *
  * An iteration processing jobs (each q new tokens over a KV context of c
  * tokens) costs a fixed overhead plus, per operator, max(flops / rate,

@@ -1,4 +1,4 @@
-/* tally — one replication's metric accumulators (DESIGN §5 after warm-up).
+/* tally — one replication's metric accumulators (docs/metrics.md, after warm-up).
  *
  * Entities report what happened as it happens; only events at
  * t >= warmup count towards the metrics, and intervals (decode time, stall

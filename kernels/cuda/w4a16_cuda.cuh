@@ -1,6 +1,6 @@
 /* w4a16_cuda — W4A16 GEMV / small-M GEMM (M = 1..16) on CUDA cores.
  *
- * Weights keep the DESIGN §6 arrays (qweight [n][k/8], fp16 scales and 4-bit
+ * Weights keep the reference arrays of docs/design.md ("The W4A16 reference format") (qweight [n][k/8], fp16 scales and 4-bit
  * zeros per (row, group)) with ONE explicit change made by
  * w4a16_cuda_repack(): inside every 32-bit word of 8 consecutive inputs
  * e = 0..7, nibble slot (e>>1) + 4·(e&1) holds element e, i.e. the slots hold

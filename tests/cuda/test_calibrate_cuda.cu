@@ -1,7 +1,7 @@
 /* build/calibrate --device cuda end to end on a tiny card (--quick): the
  * table it writes loads with caltable_load, carries the provenance and
  * ceilings, has every row the options promise, and its derived columns agree
- * with the shapes (gbs recomputed here from the byte counts of DESIGN §6). */
+ * with the shapes (gbs recomputed here from the byte counts of docs/design.md). */
 #include <math.h>
 #include <string.h>
 #include <unistd.h>

@@ -17,7 +17,7 @@ static double urand(void)   /* uniform [0, 1) */
     return (double)(rng >> 11) / 9007199254740992.0;
 }
 
-/* DESIGN §6: element k of a row at bits 4·(k mod 8) of word k/8. */
+/* docs/design.md (W4A16 format): element k of a row at bits 4·(k mod 8) of word k/8. */
 static void test_layout(void)
 {
     w4a16_t w;

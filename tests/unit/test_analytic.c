@@ -6,7 +6,7 @@
  *   E = (1 − 0.7^5)/(1 − 0.7) = 0.83193/0.3 = 2.7731
  *   block = 4·10 + 40 + 5 = 85 ms; ITL = 85/2.7731 = 30.652 ms;
  *   sync rate = 2.7731/0.085 = 32.6247 tok/s.
- * Async (semantics.md, as written there — the sum form, not the module's
+ * Async (docs/metrics.md, "The closed forms", as written there — the sum form, not the module's
  * simplified 1/(1−α)): q = 1 − α^γ,
  *   E[tokens] = (1/q − 1)·γ + Σ_{i<γ} (i+1)·α^i·(1−α)/q,
  *   E[cycle]  = γd/q + rtt + v.
@@ -75,7 +75,7 @@ static int compute(const scenario_t *s, analytic_t *a)
     return rc;
 }
 
-/* semantics.md's async formula, stall-free case, iid α (0 < α < 1). */
+/* The documented async formula (docs/metrics.md), stall-free case, iid α (0 < α < 1). */
 static double async_ref(double alpha, int g, double d, double rtt, double v)
 {
     double q = 1 - pow(alpha, g), rej = 0;

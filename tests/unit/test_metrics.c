@@ -15,7 +15,7 @@
 
 static void test_names_match_design(void)
 {
-    /* DESIGN.md §5, typed from the document, in its order. */
+    /* The documented names (docs/metrics.md), typed by hand, in their order. */
     static const char *design[] = {
         "itl_mean_s", "itl_p50_s", "itl_p95_s", "itl_p99_s", "commit_gap_p99_s",
         "ttft_mean_s", "ttft_p99_s", "e2e_mean_s", "tokens_per_s_tenant",
