@@ -15,6 +15,7 @@
  */
 #include "trace.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,6 +50,28 @@ typedef struct pf {
     int ntenants;
     int nevents;           /* events written (for the comma) */
 } pf_t;
+
+/* Times are written as integer nanoseconds (in microseconds with three
+ * decimals), the start and the end each rounded once: a span that starts
+ * where another ends then starts exactly there, as viewers need to nest
+ * them. */
+static long long ns(double t) { return llround(t * 1e9); }
+
+static void print_us(trace_t *tr, const char *key, long long v)
+{
+    trace_printf(tr, "\"%s\":%s%lld.%03lld", key, v < 0 ? "-" : "",
+                 llabs(v) / 1000, llabs(v) % 1000);
+}
+
+/* ,"ts":..,"dur":.. of [t0, t1]. */
+static void print_span(trace_t *tr, double t0, double t1)
+{
+    long long a = ns(t0);
+    trace_printf(tr, ",");
+    print_us(tr, "ts", a);
+    trace_printf(tr, ",");
+    print_us(tr, "dur", ns(t1) - a);
+}
 
 static void emit_open(trace_t *tr)
 {
@@ -152,9 +175,9 @@ static void span(trace_t *tr, tstate_t *s, int i, int ph, double t0, double t1,
     if (t0 < 0 || t1 < t0) return;
     int tid = lane_for(tr, s, i, ph, t0, t1);
     emit_open(tr);
-    trace_printf(tr, "{\"name\":\"%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,"
-                 "\"pid\":%d,\"tid\":%d,\"args\":{",
-                 PHASE_NAME[ph], t0 * 1e6, (t1 - t0) * 1e6, 2 + i, tid);
+    trace_printf(tr, "{\"name\":\"%s\",\"ph\":\"X\"", PHASE_NAME[ph]);
+    print_span(tr, t0, t1);
+    trace_printf(tr, ",\"pid\":%d,\"tid\":%d,\"args\":{", 2 + i, tid);
     if (k1) trace_printf(tr, "\"%s\":%ld", k1, v1);
     if (k2) trace_printf(tr, ",\"%s\":%ld", k2, v2);
     trace_printf(tr, "}}");
@@ -173,6 +196,9 @@ static int block_event(trace_t *tr, tstate_t *s, int i, double t, const char *ev
 {
     block_slot_t *k = b >= 0 ? slot_of(s, b) : NULL;
     if (!strcmp(ev, "draft_start")) {
+        /* A draft still open was abandoned (a rollback restarts it). */
+        if (s->draft >= 0)
+            span(tr, s, i, PH_DRAFT, s->draft, t, "block", s->draft_block, "abandoned", 1);
         s->draft = t;
         s->draft_block = b;
     } else if (!strcmp(ev, "block_sent")) {
@@ -213,6 +239,9 @@ static void phase_event(trace_t *tr, tstate_t *s, int i, double t, const char *e
         s->req = -1;
     } else if (!strcmp(ev, "rollback")) {
         span(tr, s, i, PH_ROLLBACK, t, t, "block", b, "discarded", n);
+        if (s->draft >= 0)
+            span(tr, s, i, PH_DRAFT, s->draft, t, "block", s->draft_block, "abandoned", 1);
+        s->draft = -1;
     } else if (!strcmp(ev, "kv_wait")) {
         s->kv = t;
     } else if (!strcmp(ev, "kv_admit")) {
@@ -241,18 +270,20 @@ static void pf_event(trace_t *tr, double t, int i, const char *ev, long b, long 
 static void counter(trace_t *tr, double t, int replica, const char *what, int v)
 {
     emit_open(tr);
-    trace_printf(tr, "{\"name\":\"%s GPU %d\",\"ph\":\"C\",\"ts\":%.3f,\"pid\":1,"
-                 "\"tid\":%d,\"args\":{\"%s\":%d}}",
-                 what, replica, t * 1e6, replica + 1, what, v);
+    trace_printf(tr, "{\"name\":\"%s GPU %d\",\"ph\":\"C\",", what, replica);
+    print_us(tr, "ts", ns(t));
+    trace_printf(tr, ",\"pid\":1,\"tid\":%d,\"args\":{\"%s\":%d}}",
+                 replica + 1, what, v);
 }
 
 static void pf_batch(trace_t *tr, double t, int replica, double dur, int jobs,
                      long tokens)
 {
     emit_open(tr);
-    trace_printf(tr, "{\"name\":\"batch\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,"
-                 "\"pid\":1,\"tid\":%d,\"args\":{\"jobs\":%d,\"M\":%ld}}",
-                 t * 1e6, dur * 1e6, replica + 1, jobs, tokens);
+    trace_printf(tr, "{\"name\":\"batch\",\"ph\":\"X\"");
+    print_span(tr, t, t + dur);
+    trace_printf(tr, ",\"pid\":1,\"tid\":%d,\"args\":{\"jobs\":%d,\"M\":%ld}}",
+                 replica + 1, jobs, tokens);
     /* The batch size drops to 0 when the iteration ends; a next one starting
      * at that instant is written later, so viewers keep its value. */
     counter(tr, t, replica, "batch", jobs);
