@@ -947,7 +947,7 @@ static int load_arrivals(sctx_t *x)
     if (rc == 0) {
         const workload_cfg_t *w = &s->groups[g0].workload;
         workload_trace_fleet_t fl = {nt, takes, n, gname, gfirst, gcount};
-        s->arrivals = workload_trace_load(w->trace, w->trace,
+        s->arrivals = workload_trace_create(w->trace, w->trace,
                                           w->time_scale > 0 ? w->time_scale : 1,
                                           &fl, x->kc.err);
         if (!s->arrivals) rc = -1;

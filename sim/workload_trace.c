@@ -338,7 +338,7 @@ static int *takers_of(const workload_trace_fleet_t *fl, int *n)
     return t;
 }
 
-workload_trace_t *workload_trace_load(const char *path, const char *shown,
+workload_trace_t *workload_trace_create(const char *path, const char *shown,
                                       double scale,
                                       const workload_trace_fleet_t *fleet,
                                       err_t *err)

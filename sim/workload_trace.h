@@ -53,7 +53,7 @@ typedef struct workload_trace_fleet {
  * scale. Returns a trace the caller frees with workload_trace_free, or
  * NULL with err filled: ERR_INPUT "FILE:LINE: column: what" for a bad row,
  * ERR_RUNTIME when memory runs out. */
-workload_trace_t *workload_trace_load(const char *path, const char *shown,
+workload_trace_t *workload_trace_create(const char *path, const char *shown,
                                       double scale,
                                       const workload_trace_fleet_t *fleet,
                                       err_t *err);
