@@ -3,10 +3,19 @@
 #include <stdarg.h>
 #include <string.h>
 
-extern const trace_ops_t trace_csv_ops, trace_perfetto_ops;
+/* The registry: X(NAME) for each sim/trace_NAME.c defining trace_NAME_ops.
+ * CSV, the default, has no suffix. */
+#define TRACE_SINKS X(perfetto) X(csv)
 
-/* The registry: CSV last, as the default. */
-static const trace_ops_t *const SINKS[] = {&trace_perfetto_ops, &trace_csv_ops};
+#define X(name) extern const trace_ops_t trace_##name##_ops;
+TRACE_SINKS
+#undef X
+
+static const trace_ops_t *const SINKS[] = {
+#define X(name) &trace_##name##_ops,
+    TRACE_SINKS
+#undef X
+};
 
 const trace_ops_t *trace_format_for(const char *path)
 {

@@ -18,9 +18,9 @@
  *
  * Perfetto (sim/trace_perfetto.c): Chrome trace-event JSON, streamed.
  *
- * A new format is one file defining a trace_ops_t and one line in the table
- * of sim/trace.c. Writing is best effort: the first write error is
- * remembered and reported by trace_error().
+ * A new format is one file sim/trace_NAME.c defining trace_NAME_ops and
+ * X(NAME) in TRACE_SINKS in sim/trace.c. Writing is best effort: the first
+ * write error is remembered and reported by trace_error().
  */
 #ifndef SPECSIM_TRACE_H
 #define SPECSIM_TRACE_H
