@@ -30,6 +30,7 @@ static const cli_opt_spec_t specs[OPT_COUNT] = {
     [OPT_OUT] = {"--out", 'o', 1, 0, CLI_RUN | CLI_SWEEP},
     [OPT_JSON] = {"--json", 0, 0, 1, CLI_RUN | CLI_ANALYTIC},
     [OPT_TRACE] = {"--trace", 0, 1, 0, CLI_RUN},
+    [OPT_TRACE_REP] = {"--trace-rep", 0, 1, 0, CLI_RUN},
     [OPT_QUIET] = {"--quiet", 'q', 0, 1, CLI_RUN | CLI_SWEEP},
     [OPT_JOBS] = {"--jobs", 'j', 1, 0, CLI_SWEEP},
     [OPT_SHARD] = {"--shard", 0, 1, 0, CLI_SWEEP},

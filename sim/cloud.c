@@ -53,6 +53,11 @@ struct cloud {
 /* Kick payloads: 0 = start if idle; else (gen << 1) | 1 = the policy's timer. */
 #define KICK 0u
 
+static void trace_queue_len(const cloud_t *c, int ri, double now)
+{
+    if (c->trace) trace_queue(c->trace, now, ri, c->rep[ri].nqueue);
+}
+
 static void area_to(cloud_t *c, double now)
 {
     c->tally->raw.queue_area += c->nwaiting * (now - c->area_t);
@@ -297,6 +302,12 @@ static int start_iteration(cloud_t *c, int ri, double now)
     else
         dt = service_iter_time(c->sv, r->sjob, nb);
     if (!(dt >= 0)) dt = 0;
+    if (c->trace) {
+        long m = 0;
+        for (int b = 0; b < nb; b++) m += r->sjob[b].tokens;
+        trace_batch(c->trace, now, ri, dt, nb, m);
+        trace_queue_len(c, ri, now);
+    }
     r->busy = 1;
     r->nbatch = nb;
     r->iter_start = now;
@@ -357,6 +368,7 @@ int cloud_submit(cloud_t *c, int ri, const cloud_job_t *spec, double now)
     area_to(c, now);
     c->nwaiting++;
     c->tally->raw.queue_arrivals++;
+    trace_queue_len(c, ri, now);
     if (r->busy) return 0;
     /* Through the zero-delay kick for both policies: the kick decides (start,
      * or arm the window timer) once every same-instant arrival is queued. */
@@ -389,6 +401,7 @@ int cloud_purge(cloud_t *c, int ri, int tenant, double now)
     }
     c->thead[tenant] = keep_head;
     c->ttail[tenant] = keep_tail;
+    if (n) trace_queue_len(c, ri, now);
     return n;
 }
 
@@ -422,6 +435,7 @@ static int on_iter_end(void *ctx, const engine_event_t *ev)
     }
     r->busy = 0;
     r->nbatch = 0;
+    trace_queue_len(c, ri, now);
     /* Deferred like any other start, so that jobs reaching the cloud at
      * this same instant (events already queued for now) join the batch. */
     return r->nqueue ? schedule_kick(c, ri, now) : 0;

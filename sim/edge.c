@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "msg.h"
+#include "mser.h"
 
 static const repl_group_t *grp(const repl_t *r, const edge_tenant_t *T)
 {
@@ -202,6 +203,7 @@ static void commit(repl_t *r, edge_tenant_t *T, int n)
     double gap = now - T->t_last;
     T->committed += n;
     tl->raw.committed += n;
+    if (tl->series) mser_series_add(tl->series, now, n);
     if (now >= tl->warmup) {
         tl->committed += n;
         tl->decode_tokens += n;
@@ -230,9 +232,9 @@ static int end_request(repl_t *r, edge_tenant_t *T)
     T->busy = 0;
     repl_trace(r, i, "request_end", -1, T->committed);
     if (T->wl.cfg->arrival == ARRIVAL_CLOSED) {
-        double gap = workload_gap(&T->wl);
-        if (isfinite(gap) &&
-            engine_schedule(r->eng, now + gap, EV_ARRIVE, (uint32_t)i, 0))
+        double next = workload_next(&T->wl, now);
+        if (isfinite(next) &&
+            engine_schedule(r->eng, next, EV_ARRIVE, (uint32_t)i, 0))
             return repl_fail(r, REPL_SCHED_FAIL);
         return 0;
     }
@@ -254,6 +256,7 @@ static int first_token(repl_t *r, edge_tenant_t *T)
     T->t_first = T->t_last = now;
     tl->raw.committed++;
     tl->raw.first_tokens++;
+    if (tl->series) mser_series_add(tl->series, now, 1);
     if (now >= tl->warmup) {
         tl->committed++;
         hist_add(tl->ttft, now - T->t0, 1);
@@ -267,10 +270,10 @@ static int first_token(repl_t *r, edge_tenant_t *T)
 int edge_arrive(repl_t *r, int i, double now)
 {
     edge_tenant_t *T = &r->et[i];
-    if (T->wl.cfg->arrival == ARRIVAL_POISSON) {
-        double gap = workload_gap(&T->wl);
-        if (isfinite(gap) &&
-            engine_schedule(r->eng, now + gap, EV_ARRIVE, (uint32_t)i, 0))
+    if (T->wl.cfg->arrival != ARRIVAL_CLOSED) {
+        double next = workload_next(&T->wl, now);
+        if (isfinite(next) &&
+            engine_schedule(r->eng, next, EV_ARRIVE, (uint32_t)i, 0))
             return repl_fail(r, REPL_SCHED_FAIL);
         if (T->busy) {
             if (workload_push(&T->wl, now)) return repl_fail(r, "out of memory");
@@ -418,7 +421,7 @@ void edge_rollback(repl_t *r, edge_tenant_t *T)
 int edge_start(repl_t *r)
 {
     for (int i = 0; i < r->n; i++) {
-        double t = workload_gap(&r->et[i].wl);
+        double t = workload_next(&r->et[i].wl, 0.0);
         if (isfinite(t) && engine_schedule(r->eng, t, EV_ARRIVE, (uint32_t)i, 0))
             return repl_fail(r, REPL_SCHED_FAIL);
     }

@@ -21,6 +21,7 @@
 #include "scenario.h"
 #include "sim.h"
 #include "sweepspec.h"
+#include "trace.h"
 
 #define MAX_OVERRIDES 256
 
@@ -34,6 +35,7 @@ typedef struct cli {
     int nov;
     const char *out;
     const char *trace;
+    long trace_rep;            /* -1 = not given (0) */
     int json, quiet, help, version;
 } cli_t;
 
@@ -58,7 +60,8 @@ static const char usage_main[] =
 
 static const char usage_run[] =
     "usage: specsim run [SCENARIO] [--set PATH=VALUE]... [--seed N] [--reps R]\n"
-    "                   [--out FILE.csv|FILE.json] [--json] [--trace FILE] [--quiet]\n"
+    "                   [--out FILE.csv|FILE.json] [--json] [--trace FILE]\n"
+    "                   [--trace-rep N] [--quiet]\n"
     "\n"
     "Simulates SCENARIO (default: the built-in scenarios/default.yaml) and prints\n"
     "a summary of every metric with 95% confidence half-widths over replications.\n"
@@ -71,9 +74,12 @@ static const char usage_run[] =
     "  --out FILE        also write results to FILE (.csv or .json) and the\n"
     "                    resolved scenario beside it (FILE without its\n"
     "                    extension + .scenario.yaml); written atomically\n"
-    "  --trace FILE      per-event timeline of replication 0 (CSV:\n"
-    "                    time,tenant,event,block,tokens); - for stdout (not\n"
-    "                    with --json)\n"
+    "  --trace FILE      per-event timeline of one replication: FILE.json is\n"
+    "                    Chrome trace-event JSON for ui.perfetto.dev (a track\n"
+    "                    per tenant and per GPU); any other name is CSV\n"
+    "                    (time,tenant,event,block,tokens); - for stdout (CSV,\n"
+    "                    not with --json)\n"
+    "  --trace-rep N     the replication --trace shows (default 0)\n"
     "  --quiet           no progress line on stderr (shown on a terminal only,\n"
     "                    one update per replication; never with --json)\n";
 
@@ -171,6 +177,13 @@ static int parse_args(cli_t *c, cli_cmd_t id, const char *cmd, int argc, char **
         case OPT_REPS: rc = add_counted(c, cmd, o->id, o->value); break;
         case OPT_OUT: c->out = o->value; break;
         case OPT_TRACE: c->trace = o->value; break;
+        case OPT_TRACE_REP:
+            if (!is_uint(o->value) || strlen(o->value) > 9)
+                rc = cli_opt_usage_error(cmd, "--trace-rep wants a replication "
+                                         "number (0, 1, ...), got '%.100s'", o->value);
+            else
+                c->trace_rep = atol(o->value);
+            break;
         case OPT_JSON: c->json = 1; break;
         case OPT_QUIET: c->quiet = 1; break;
         default: break;   /* --help, --version: read above */
@@ -290,11 +303,15 @@ static void run_progress(void *ctx, int done, int total)
  * Progress goes to a terminal only (a log or a pipe gets none), and never
  * with --quiet or --json. */
 static int run_with_trace(const cli_t *c, const scenario_t *s,
-                          metrics_summary_t *m, err_t *err)
+                          metrics_summary_t *m, sim_warmup_diag_t *diag,
+                          err_t *err)
 {
     int show = !c->quiet && !c->json && isatty(STDERR_FILENO);
-    sim_options_t opt = {.trace = NULL, .progress = show ? run_progress : NULL};
+    sim_options_t opt = {.trace = NULL, .progress = show ? run_progress : NULL,
+                         .trace_rep = c->trace_rep > 0 ? (int)c->trace_rep : 0,
+                         .warmup = diag};
     char tmp[4096];
+    if (c->trace) opt.trace_format = trace_format_for(c->trace);
     if (c->trace && strcmp(c->trace, "-") == 0) {
         /* Standard output: for piping into a plotter; nothing to commit. */
         opt.trace = stdout;
@@ -313,6 +330,27 @@ static int run_with_trace(const cli_t *c, const scenario_t *s,
     return 0;
 }
 
+/* MSER-5 on the committed-token series (sim/mser.h): a warm-up shorter
+ * than its pick (the mean over replications: one replication's pick is
+ * noisy) leaves the start-up transient in the metrics. */
+static void warn_warmup(const cli_t *c, const scenario_t *s,
+                        const sim_warmup_diag_t *d)
+{
+    if (s->warmup_auto) {
+        if (!c->quiet && !c->json)
+            fprintf(stderr, "specsim run: warmup auto: MSER-5 deleted %.3g s per "
+                    "replication on average (at most %.3g s, replication %d)\n",
+                    d->used_s, d->pick_max_s, d->rep_of_max);
+        return;
+    }
+    if (s->warmup >= d->pick_mean_s) return;
+    fprintf(stderr, "specsim run: warning: warmup %.3g s is shorter than the "
+            "start-up transient MSER-5 finds in the committed tokens: it would "
+            "delete %.3g s (mean over replications; at most %.3g s, replication "
+            "%d); set warmup to that, or warmup: auto\n",
+            s->warmup, d->pick_mean_s, d->pick_max_s, d->rep_of_max);
+}
+
 /* Refuses what would fail only after the whole run. 0, or the exit status. */
 static int run_preflight(const cli_t *c, const scenario_t *s)
 {
@@ -320,6 +358,14 @@ static int run_preflight(const cli_t *c, const scenario_t *s)
         return cli_opt_usage_error("run", "--json and %s would both write to standard output",
                            c->trace == s->output.trace ? "the scenario's output.trace: -"
                                                        : "--trace -");
+    if (c->trace_rep >= 0 && !c->trace)
+        return cli_opt_usage_error("run", "--trace-rep picks the replication "
+                                   "--trace shows; give --trace too");
+    if (c->trace_rep >= s->replications)
+        return cli_opt_usage_error("run", "--trace-rep %ld: the run has %d "
+                                   "replication%s (0 .. %d)", c->trace_rep,
+                                   s->replications, s->replications == 1 ? "" : "s",
+                                   s->replications - 1);
     /* (A scenario's own output.file is checked, at its line, with the rest
      * of the scenario.) */
     err_t err = {0, {0}};
@@ -333,6 +379,7 @@ static int run_preflight(const cli_t *c, const scenario_t *s)
 static int cmd_run(int argc, char **argv)
 {
     cli_t c = {0};
+    c.trace_rep = -1;
     int rc = parse_args(&c, CLI_RUN, "run", argc, argv);
     if (help_or_version(&c, usage_run, &rc)) { cli_fini(&c); return rc; }
     scenario_t s;
@@ -344,6 +391,7 @@ static int cmd_run(int argc, char **argv)
     if (!c.trace && s.output.trace[0]) c.trace = s.output.trace;
 
     metrics_summary_t m;
+    sim_warmup_diag_t diag;
     output_sources_t src = {0};
     err_t err = {0};
     rc = run_preflight(&c, &s);
@@ -353,11 +401,12 @@ static int cmd_run(int argc, char **argv)
         return rc;
     }
     if (sim_service_sources(&s, &src, &err) != 0 ||
-        run_with_trace(&c, &s, &m, &err) != 0 ||
+        run_with_trace(&c, &s, &m, &diag, &err) != 0 ||
         (c.out && output_write_file(c.out, &s, &src, &m, &err) != 0)) {
         fprintf(stderr, "specsim run: %s\n", err.msg);
         rc = err.code ? err.code : 1;
     } else {
+        warn_warmup(&c, &s, &diag);
         int w = c.json ? output_json(stdout, &s, &src, &m)
                        : output_summary(stdout, &s, &src, &m);
         if (w != 0 || fflush(stdout) != 0) {

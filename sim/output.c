@@ -262,8 +262,11 @@ static int summary_header(FILE *f, const scenario_t *s, const output_sources_t *
     }
     rc |= fprintf(f, "\ncloud        %d replica%s\n", s->cloud.replicas,
                   s->cloud.replicas == 1 ? "" : "s") < 0;
-    rc |= fprintf(f, "run          %.10g s (warm-up %.10g s), seed %" PRIu64
-                  ", %d replication%s%s\n", s->duration, s->warmup, s->seed, reps,
+    char wu[64];
+    if (s->warmup_auto) snprintf(wu, sizeof wu, "auto: MSER-5 per replication");
+    else snprintf(wu, sizeof wu, "%.10g s", s->warmup);
+    rc |= fprintf(f, "run          %.10g s (warm-up %s), seed %" PRIu64
+                  ", %d replication%s%s\n", s->duration, wu, s->seed, reps,
                   reps == 1 ? "" : "s", reps > 1 ? " (± = 95% CI half-width)" : "") < 0;
     rc |= fputs("service time edge: ", f) == EOF;
     rc |= summary_edge(f, s, src) < 0;

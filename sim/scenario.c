@@ -27,6 +27,7 @@
 #include "service.h"
 #include "suggest.h"
 #include "units.h"
+#include "workload_trace.h"
 #include "ynode.h"
 
 #define SET_SRC "--set"
@@ -166,11 +167,34 @@ static int write_batch_policy(FILE *f, const keytab_key_t *k, const void *base, 
     return write_name(f, (p ? p : batch_policy_default())->name);
 }
 
+/* `auto`, or a duration like every other. */
+static int parse_warmup(keytab_ctx_t *c, const ynode_t *node, const char *key,
+                        const keytab_key_t *k, void *base)
+{
+    scenario_t *s = base;
+    s->warmup_auto = node->kind == YNODE_SCALAR && !strcmp(node->str, "auto");
+    if (s->warmup_auto) {
+        s->warmup = 0;
+        return 0;
+    }
+    return keytab_parse_number(c, node, key, k, &s->warmup);
+}
+
+static int write_warmup(FILE *f, const keytab_key_t *k, const void *base, int indent)
+{
+    (void)indent;
+    const scenario_t *s = base;
+    char buf[96];
+    if (s->warmup_auto) return write_name(f, "auto");
+    if (units_format(s->warmup, k->unit, buf, sizeof buf) < 0) return -1;
+    return write_name(f, buf);
+}
+
 /* --- key tables ---------------------------------------------------------- */
 
 static const char *const PREC_NAMES[] = {"fp32", "fp16", "w8a16", "w4a16",
                                          "w4a4", NULL};
-static const char *const ARRIVAL_NAMES[] = {"closed", "poisson", NULL};
+static const char *const ARRIVAL_NAMES[] = {"closed", "poisson", "trace", NULL};
 static const char *const PIN_NAMES[] = {"round-robin", "least-loaded", NULL};
 
 #define BIG 1e300
@@ -241,6 +265,12 @@ static const keytab_key_t WORKLOAD_KEYS[] = {
     {.name = "output_tokens", .type = KT_DIST,
      .off = offsetof(workload_cfg_t, output_tokens), .min = 1, .max = 1e12,
      .def = "256"},
+    {.name = "trace", .type = KT_PATH, .off = offsetof(workload_cfg_t, trace),
+     .size = SCEN_PATH_MAX, .flags = KF_SKIPEMPTY},
+    /* No default: 0 stands for 1, so that scenarios without a trace are
+     * written back without the key. */
+    {.name = "time_scale", .type = KT_NUM, .off = offsetof(workload_cfg_t, time_scale),
+     .min = 0, .max = 1e12, .flags = KF_MIN_OPEN | KF_SKIPEMPTY},
     END};
 
 static const keytab_key_t BATCH_KEYS[] = {
@@ -298,8 +328,9 @@ static const keytab_key_t TOP_KEYS[] = {
     {.name = "seed", .type = KT_U64, .off = offsetof(scenario_t, seed), .def = "1"},
     {.name = "duration", .type = KT_NUM, .off = offsetof(scenario_t, duration),
      .unit = UNIT_DURATION, .max = BIG, .flags = KF_MIN_OPEN, .def = "60s"},
-    {.name = "warmup", .type = KT_NUM, .off = offsetof(scenario_t, warmup),
-     .unit = UNIT_DURATION, .max = BIG, .def = "5s"},
+    {.name = "warmup", .type = KT_CUSTOM, .off = offsetof(scenario_t, warmup),
+     .unit = UNIT_DURATION, .max = BIG, .parse = parse_warmup,
+     .write = write_warmup, .def = "5s"},
     {.name = "replications", .type = KT_INT, .off = offsetof(scenario_t, replications),
      .min = 1, .max = 1e6, .def = "1"},
     {.name = "protocol", .type = KT_SECTION, .off = offsetof(scenario_t, protocol),
@@ -862,9 +893,77 @@ static int build_cloud_service(sctx_t *x)
                       c->gpu.mem_bytes / 1e9);
 }
 
+/* One trace feeds every group with arrival: trace (its tenant column counts
+ * over the whole fleet), so they must all name the same file and scale. */
+static int check_trace_keys(sctx_t *x, int *first)
+{
+    const scenario_t *s = x->s;
+    *first = -1;
+    for (int g = 0; g < s->ngroups; g++) {
+        const workload_cfg_t *w = &s->groups[g].workload;
+        if (w->arrival != ARRIVAL_TRACE) continue;
+        char key[KEYTAB_KEY_MAX];
+        ynode_t at;
+        group_key(x->root, g, "workload.trace", key);
+        if (!w->trace[0])
+            return keytab_err(&x->kc, written_at(x->root, key, &at), key,
+                              "required when arrival is trace (a request trace "
+                              "CSV file)");
+        if (*first < 0) {
+            *first = g;
+            continue;
+        }
+        const workload_cfg_t *w0 = &s->groups[*first].workload;
+        if (strcmp(w->trace, w0->trace) != 0 || w->time_scale != w0->time_scale)
+            return keytab_err(&x->kc, written_at(x->root, key, &at), key,
+                              "every group with arrival: trace replays the same "
+                              "trace with the same time_scale (one trace feeds "
+                              "the fleet; its tenant column picks the tenant)");
+    }
+    return 0;
+}
+
+/* Reads the request trace once, at load, so that a bad row is an input
+ * error before anything runs. */
+static int load_arrivals(sctx_t *x)
+{
+    scenario_t *s = x->s;
+    int g0;
+    if (check_trace_keys(x, &g0) != 0) return -1;
+    if (g0 < 0) return 0;
+    int n = s->ngroups, nt = s->ntenants;
+    int *takes = calloc((size_t)nt, sizeof *takes);
+    int *gfirst = calloc((size_t)n, sizeof *gfirst), *gcount = calloc((size_t)n, sizeof *gcount);
+    const char **gname = calloc((size_t)n, sizeof *gname);
+    int rc = 0;
+    if (!takes || !gfirst || !gcount || !gname) rc = oom(x);
+    for (int g = 0, base = 0; rc == 0 && g < n; base += s->groups[g++].count) {
+        gfirst[g] = base;
+        gcount[g] = s->groups[g].count;
+        gname[g] = s->groups[g].name;
+        for (int i = 0; i < gcount[g]; i++)
+            takes[base + i] = s->groups[g].workload.arrival == ARRIVAL_TRACE;
+    }
+    if (rc == 0) {
+        const workload_cfg_t *w = &s->groups[g0].workload;
+        workload_trace_fleet_t fl = {nt, takes, n, gname, gfirst, gcount};
+        s->arrivals = workload_trace_create(w->trace, w->trace,
+                                          w->time_scale > 0 ? w->time_scale : 1,
+                                          &fl, x->kc.err);
+        if (!s->arrivals) rc = -1;
+    }
+    for (int g = 0; rc == 0 && g < n; g++) s->groups[g].workload.replay = s->arrivals;
+    free(takes);
+    free(gfirst);
+    free(gcount);
+    free(gname);
+    return rc;
+}
+
 static int check_whole(sctx_t *x)
 {
     if (check_output_file(x) != 0 || check_token_limit(x) != 0) return -1;
+    if (load_arrivals(x) != 0) return -1;
     if (build_edge_services(x) != 0) return -1;
     return build_cloud_service(x);
 }
@@ -983,6 +1082,7 @@ void scenario_fini(scenario_t *s)
         dist_free(&g->workload.output_tokens);
     }
     free(s->groups);
+    workload_trace_free(s->arrivals);
     accept_cfg_fini(&s->acceptance);
     dist_free(&s->cloud.verify_time);
     service_free(s->cloud.service);

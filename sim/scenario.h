@@ -46,7 +46,7 @@
 
 #define SCEN_PATH_MAX 512
 
-enum arrival_kind { ARRIVAL_CLOSED = 0, ARRIVAL_POISSON };
+enum arrival_kind { ARRIVAL_CLOSED = 0, ARRIVAL_POISSON, ARRIVAL_TRACE };
 enum pin_policy { PIN_ROUND_ROBIN = 0, PIN_LEAST_LOADED };
 
 struct proto_ops;
@@ -92,6 +92,11 @@ typedef struct workload_cfg {
     double rate;             /* poisson: requests per second per tenant */
     dist_t prompt_tokens;    /* rounded to >= 1 */
     dist_t output_tokens;    /* rounded to >= 1 */
+    char trace[SCEN_PATH_MAX];/* trace: the request trace file ("" = none) */
+    double time_scale;       /* trace: times are multiplied by it; 0 = not
+                                given (1) */
+    const struct workload_trace *replay; /* trace: borrowed from
+                                scenario_t.arrivals (sim/workload_trace.h) */
 } workload_cfg_t;
 
 typedef struct tenant_group {
@@ -137,6 +142,8 @@ typedef struct scenario {
     uint64_t seed;
     double duration;           /* s of simulated time per replication */
     double warmup;             /* s deleted from every metric */
+    int warmup_auto;           /* `warmup: auto`: each replication deletes
+                                  MSER-5's pick instead (sim/mser.h) */
     int replications;
     protocol_cfg_t protocol;
     accept_cfg_t acceptance;   /* owned parameters (accept_cfg_fini) */
@@ -145,6 +152,8 @@ typedef struct scenario {
     int ntenants;              /* sum of group counts */
     cloud_cfg_t cloud;
     output_cfg_t output;
+    struct workload_trace *arrivals; /* owned: the request trace of the
+                                  groups with arrival: trace, or NULL */
     int given_known;           /* groups[].given was recorded (loaded from
                                   YAML); 0 in a scenario built in code */
 } scenario_t;

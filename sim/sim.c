@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "mser.h"
 #include "proto.h"
 #include "tally.h"
 #include "trace.h"
@@ -98,60 +99,128 @@ static int shared_build(const scenario_t *s, repl_shared_t *sh, err_t *err)
     return 0;
 }
 
+/* What one replication needs besides the shared state. */
+typedef struct rep_ctx {
+    const scenario_t *s;
+    const sim_options_t *opt;
+    repl_shared_t *sh;
+    tally_t *tl;
+    mser_series_t series;
+    int drafts, verify, nrep;
+    double events, wall;
+} rep_ctx_t;
+
+/* Runs replication r with the given warm-up into *out; traced when trace. */
+static int run_one(rep_ctx_t *c, int r, double warmup, int trace,
+                   metrics_rep_t *out, err_t *err)
+{
+    const scenario_t *s = c->s;
+    trace_t tr, *trp = NULL;
+    if (trace) {
+        int nrep = s->protocol.proto->uses_cloud ? s->cloud.replicas : 0;
+        if (trace_init(&tr, c->opt->trace, c->opt->trace_format, s->ntenants, nrep, err))
+            return -1;
+        trp = &tr;
+    }
+    tally_reset(c->tl);
+    c->tl->warmup = warmup;
+    mser_series_reset(&c->series);
+    double t0 = wall_now();
+    world_t *w = world_create(c->sh, r, c->tl, trp, err);
+    int rc = 0;
+    if (!w || world_run(w)) {
+        world_free(w);
+        if (trp) trace_fini(trp);
+        return -1;
+    }
+    double ev = (double)world_events(w);
+    world_free(w);
+    double dt = wall_now() - t0;
+    c->events += ev;
+    c->wall += dt;
+    tally_finish(c->tl, c->drafts, c->verify, c->nrep, ev, dt, out);
+    if (trp) {
+        trace_finish(trp, s->duration);
+        if (trace_error(trp)) rc = err_set(err, ERR_RUNTIME, "trace: write error");
+        trace_fini(trp);
+    }
+    return rc;
+}
+
+/* MSER-5's pick on the replication just run, in seconds. */
+static double mser_seconds(const rep_ctx_t *c)
+{
+    return mser_pick(c->series.x, c->series.n, MSER_BATCH) * c->series.bin_s;
+}
+
+static void diag_add(sim_warmup_diag_t *d, int r, double pick, double used, int R)
+{
+    if (r == 0 || pick > d->pick_max_s) {
+        d->pick_max_s = pick;
+        d->rep_of_max = r;
+    }
+    d->pick_mean_s += pick / R;
+    d->used_s += used / R;
+}
+
+/* Replication r, with `warmup: auto` run twice: once to find MSER-5's pick
+ * (the tallies are online, so the warm-up must be known before the run),
+ * then again — the same draws, so the same trajectory — deleting it. */
+static int run_rep(rep_ctx_t *c, int r, metrics_rep_t *out, sim_warmup_diag_t *d,
+                   err_t *err)
+{
+    const scenario_t *s = c->s;
+    int trace = c->opt && c->opt->trace && r == c->opt->trace_rep;
+    double used = s->warmup;
+    if (run_one(c, r, used, trace && !s->warmup_auto, out, err)) return -1;
+    double pick = mser_seconds(c);
+    if (s->warmup_auto) {
+        used = pick;
+        if (run_one(c, r, used, trace, out, err)) return -1;
+    }
+    diag_add(d, r, pick, used, s->replications);
+    return 0;
+}
+
 static int run_reps(const scenario_t *s, const sim_options_t *opt,
                     metrics_summary_t *out, tally_totals_t *tot, err_t *err)
 {
+    int R = s->replications, rc = 0;
+    if (opt && opt->trace && (opt->trace_rep < 0 || opt->trace_rep >= R))
+        return err_set(err, ERR_INPUT, "--trace-rep: %d is not a replication "
+                       "(0 .. %d)", opt ? opt->trace_rep : 0, R - 1);
     repl_shared_t sh;
     if (shared_build(s, &sh, err)) {
         shared_free(&sh);
         return -1;
     }
-    int R = s->replications, rc = 0;
-    metrics_rep_t *reps = calloc((size_t)R, sizeof *reps);
-    tally_t *tl = tally_create(s->warmup, s->duration);
-    if (!reps || !tl) {
-        rc = err_set(err, ERR_RUNTIME, "simulation: out of memory");
-        goto done;
-    }
     const proto_ops_t *p = s->protocol.proto;
-    int drafts = p->drafts, verify = p->verifies;
-    int nrep = p->uses_cloud ? s->cloud.replicas : 0;
-    double events = 0, wall = 0;
+    rep_ctx_t c = {.s = s, .opt = opt, .sh = &sh, .drafts = p->drafts,
+                   .verify = p->verifies, .nrep = p->uses_cloud ? s->cloud.replicas : 0};
+    sim_warmup_diag_t diag;
+    memset(&diag, 0, sizeof diag);
+    metrics_rep_t *reps = calloc((size_t)R, sizeof *reps);
+    c.tl = tally_create(s->warmup, s->duration);
+    if (!reps || !c.tl) rc = err_set(err, ERR_RUNTIME, "simulation: out of memory");
+    if (rc == 0) rc = mser_series_init(&c.series, MSER_BINS, s->duration, err);
+    if (rc == 0) c.tl->series = &c.series;
     for (int r = 0; r < R && rc == 0; r++) {
-        trace_t tr, *trp = NULL;
-        if (r == 0 && opt && opt->trace) {
-            trace_init(&tr, opt->trace);
-            trp = &tr;
-        }
-        tally_reset(tl);
-        double t0 = wall_now();
-        world_t *w = world_create(&sh, r, tl, trp, err);
-        if (!w || world_run(w)) {
-            world_free(w);
-            rc = -1;
-            break;
-        }
-        double ev = (double)world_events(w);
-        world_free(w);
-        double dt = wall_now() - t0;
-        events += ev;
-        wall += dt;
-        tally_finish(tl, drafts, verify, nrep, ev, dt, &reps[r]);
-        if (r == 0 && tot) *tot = tl->raw;
-        if (trp && trace_error(trp))
-            rc = err_set(err, ERR_RUNTIME, "trace: write error");
+        rc = run_rep(&c, r, &reps[r], &diag, err);
+        if (rc == 0 && r == 0 && tot) *tot = c.tl->raw;
         if (rc == 0 && opt && opt->progress) opt->progress(opt->progress_ctx, r + 1, R);
     }
     if (rc == 0) {
         metrics_summarize(reps, R, out);
-        out->value[METRIC_EVENTS] = events;
-        out->value[METRIC_WALL_S] = wall;
-        out->value[METRIC_EVENTS_PER_S] = wall > 0 ? events / wall : NAN;
+        out->value[METRIC_EVENTS] = c.events;
+        out->value[METRIC_WALL_S] = c.wall;
+        out->value[METRIC_EVENTS_PER_S] = c.wall > 0 ? c.events / c.wall : NAN;
         out->ci95[METRIC_EVENTS] = out->ci95[METRIC_WALL_S] = 0;
         out->ci95[METRIC_EVENTS_PER_S] = 0;
+        diag.bin_s = c.series.bin_s;
+        if (opt && opt->warmup) *opt->warmup = diag;
     }
-done:
-    tally_free(tl);
+    mser_series_fini(&c.series);
+    tally_free(c.tl);
     free(reps);
     shared_free(&sh);
     return rc;

@@ -15,8 +15,23 @@
 #include "scenario.h"
 #include "tally.h"
 
+/* The warm-up diagnostic of a run (sim/mser.h): MSER-5's truncation point
+ * on each replication's committed-token series. */
+typedef struct sim_warmup_diag {
+    double bin_s;          /* width of the series' time bins */
+    double pick_max_s;     /* the latest pick over the replications */
+    double pick_mean_s;
+    int rep_of_max;        /* the replication it came from */
+    double used_s;         /* the warm-up the metrics deleted (auto: the
+                              mean of the per-replication picks) */
+} sim_warmup_diag_t;
+
 typedef struct sim_options {
-    FILE *trace;      /* per-event timeline (CSV) of replication 0, or NULL */
+    FILE *trace;      /* per-event timeline of one replication, or NULL */
+    const struct trace_ops *trace_format; /* its sink (sim/trace.h); NULL:
+                                             CSV */
+    int trace_rep;    /* which replication it shows (< replications) */
+    sim_warmup_diag_t *warmup; /* filled when not NULL */
     /* Called after each replication with the number done and the total
      * (the library prints nothing: the command line shows progress), or
      * NULL. */

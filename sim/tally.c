@@ -43,8 +43,10 @@ void tally_reset(tally_t *t)
 {
     hist_t *h[5] = {t->itl, t->gap, t->ttft, t->batch, t->qdelay};
     double warmup = t->warmup, end = t->end;
+    struct mser_series *series = t->series;
     for (int i = 0; i < 5; i++) hist_reset(h[i]);
     memset(t, 0, sizeof *t);
+    t->series = series;
     t->itl = h[0];
     t->gap = h[1];
     t->ttft = h[2];

@@ -52,6 +52,9 @@ typedef struct tally {
     double busy, verified_tokens, stale_tokens;
     double up_bytes, down_bytes;
     tally_totals_t raw;
+    struct mser_series *series; /* borrowed, or NULL: committed tokens per
+                                   time bin from 0 (sim/mser.h); kept by
+                                   tally_reset */
 } tally_t;
 
 /* Returns a new tally for [warmup, end]; the caller frees it with

@@ -23,6 +23,16 @@ int workload_init(workload_t *w, const workload_cfg_t *cfg, uint64_t seed,
     w->think = w->prompt = w->output = NULL;
     w->fifo = NULL;
     w->head = w->count = w->cap = 0;
+    w->req = NULL;
+    w->nreq = w->next_arrival = w->next_served = 0;
+    if (cfg->arrival == ARRIVAL_TRACE) {
+        const workload_trace_t *tr = cfg->replay;
+        if (!tr || tenant >= tr->ntenants)
+            return err_set(err, ERR_RUNTIME, "workload: no request trace loaded");
+        w->req = tr->req + tr->first[tenant];
+        w->nreq = tr->first[tenant + 1] - tr->first[tenant];
+        return 0;
+    }
     int rc = 0;
     if (cfg->arrival == ARRIVAL_POISSON) {
         if (cfg->rate > 0) {
@@ -60,6 +70,12 @@ double workload_gap(workload_t *w)
     return dist_sample(&w->cfg->think, w->think);
 }
 
+double workload_next(workload_t *w, double now)
+{
+    if (w->cfg->arrival != ARRIVAL_TRACE) return now + workload_gap(w);
+    return w->next_arrival < w->nreq ? w->req[w->next_arrival++].t : INFINITY;
+}
+
 static int tokens(const dist_t *d, gsl_rng *r)
 {
     double x = nearbyint(dist_sample(d, r));
@@ -71,6 +87,14 @@ static int tokens(const dist_t *d, gsl_rng *r)
 
 void workload_lengths(workload_t *w, int *prompt, int *output)
 {
+    if (w->cfg->arrival == ARRIVAL_TRACE) {
+        /* Requests are served in arrival order, so the k-th served is the
+         * k-th row; none is served before it arrived. */
+        const workload_req_t *q = &w->req[w->next_served++];
+        *prompt = q->prompt;
+        *output = q->output;
+        return;
+    }
     *prompt = tokens(&w->cfg->prompt_tokens, w->prompt);
     *output = tokens(&w->cfg->output_tokens, w->output);
 }

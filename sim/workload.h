@@ -7,7 +7,9 @@
  * count from arrival). Prompt and output lengths are drawn per request,
  * rounded, and at least 1. Each quantity has its own stream
  * (RNG_THINK, RNG_PROMPT, RNG_OUTPUT), created only when its distribution is
- * random.
+ * random. Trace: the tenant's requests of the request trace
+ * (sim/workload_trace.h), arriving at their times and queueing like
+ * Poisson arrivals; lengths come from the trace, so no stream is made.
  */
 #ifndef SPECSIM_WORKLOAD_H
 #define SPECSIM_WORKLOAD_H
@@ -16,12 +18,15 @@
 
 #include "err.h"
 #include "scenario.h"
+#include "workload_trace.h"
 
 typedef struct workload {
     const workload_cfg_t *cfg;   /* borrowed */
     gsl_rng *think, *prompt, *output;
     double *fifo;                /* waiting arrival times (ring) */
     int head, count, cap;
+    const workload_req_t *req;   /* trace: this tenant's requests (borrowed) */
+    long nreq, next_arrival, next_served;
 } workload_t;
 
 /* Initialises the tenant's workload; returns 0 or -1 with err (allocation).
@@ -34,6 +39,10 @@ void workload_fini(workload_t *w);
  * previous request; poisson: an exponential inter-arrival gap). INFINITY
  * for a poisson rate of 0. */
 double workload_gap(workload_t *w);
+/* When the next request arrives, for a tenant at time now: now +
+ * workload_gap() for closed and poisson; the next trace row's time for a
+ * trace (INFINITY after the last). */
+double workload_next(workload_t *w, double now);
 /* Prompt and output lengths of the next request served. */
 void workload_lengths(workload_t *w, int *prompt, int *output);
 

@@ -1,0 +1,48 @@
+#!/bin/sh
+# Trace-driven workloads, the Perfetto timeline and the warm-up diagnostic
+# from the command line: the example trace scenario runs; --trace FILE.json
+# is JSON a strict parser accepts, with the fields every trace-event needs;
+# a bad trace row exits 2 naming FILE:LINE and the column; --trace-rep is
+# checked; a warm-up shorter than MSER-5's pick is warned about on stderr.
+. "$(dirname "$0")/lib.sh"
+
+if "$SPECSIM" run scenarios/examples/trace.yaml --set duration=20s \
+        --trace "$TMP/t.json" >"$TMP/out" 2>"$TMP/err"; then
+    pass trace_example_runs
+else
+    fail trace_example_runs "$(head -c 400 "$TMP/err")"
+fi
+if command -v python3 >/dev/null 2>&1; then
+    if python3 - "$TMP/t.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"]
+assert ev and all(all(k in e for k in ("name", "ph", "ts", "pid", "tid")) for e in ev)
+assert all("dur" in e for e in ev if e["ph"] == "X")
+assert any(e["name"] == "batch" for e in ev)
+PY
+    then pass perfetto_json_valid; else fail perfetto_json_valid; fi
+else
+    grep -q '"traceEvents"' "$TMP/t.json" && pass perfetto_json_valid ||
+        fail perfetto_json_valid
+fi
+
+printf 'time_s,prompt_tokens,output_tokens\n1,10,5\n2,x,5\n' >"$TMP/bad.csv"
+expect_exit trace_bad_row_exit2 2 "$SPECSIM" run scenarios/examples/trace.yaml \
+    --set tenants.workload.trace="$TMP/bad.csv"
+grep -q "bad.csv:3: prompt_tokens:" "$TMP/err" && pass trace_bad_row_line ||
+    fail trace_bad_row_line "$(head -c 400 "$TMP/err")"
+
+expect_exit trace_rep_range_exit2 2 "$SPECSIM" run scenarios/examples/sync.yaml \
+    --trace "$TMP/x.csv" --trace-rep 7
+expect_exit trace_rep_alone_exit2 2 "$SPECSIM" run scenarios/examples/sync.yaml \
+    --trace-rep 0
+
+# The default scenario's closed-loop tenants all start at 0: a transient
+# longer than a 1 s warm-up.
+"$SPECSIM" run --set warmup=1s --reps 1 >/dev/null 2>"$TMP/err"
+grep -q "warning: warmup 1 s is shorter than .* MSER-5" "$TMP/err" &&
+    pass warmup_warning || fail warmup_warning "$(head -c 400 "$TMP/err")"
+"$SPECSIM" run --set warmup=auto --reps 1 >/dev/null 2>"$TMP/err"
+grep -q "warmup auto: MSER-5 deleted" "$TMP/err" && ! grep -q warning "$TMP/err" &&
+    pass warmup_auto_note || fail warmup_auto_note "$(head -c 400 "$TMP/err")"

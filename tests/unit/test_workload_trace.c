@@ -1,0 +1,233 @@
+/* Trace-driven arrivals (sim/workload_trace.h): a trace of N requests gives
+ * N requests in file order at the trace's times with its lengths, read back
+ * from the CSV event trace's request_start rows; round-robin and tenant
+ * column assignment; time_scale; the Azure header and its date-times; bad
+ * rows refused with FILE:LINE and the column. Requests are spaced far
+ * apart (10 s against < 1 s of service) so that each starts when it
+ * arrives, except where a test queues them on purpose. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../check.h"
+#include "scenario.h"
+#include "sim.h"
+
+static char dir[64];
+
+static const char *write_file(const char *name, const char *text)
+{
+    static char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+    return path;
+}
+
+/* A sync scenario with fixed times whose workload replays trace. */
+static int load(const char *trace, const char *extra, const char *tenants,
+                scenario_t *s, err_t *err)
+{
+    char yaml[4096];
+    snprintf(yaml, sizeof yaml,
+             "duration: 100s\nwarmup: 0s\nprotocol: {mode: sync, gamma: 4}\n"
+             "acceptance: {model: iid, alpha: 0.5}\n"
+             "tenants:\n%s"
+             "  edge: {draft_time: 10ms, prefill_time: 10ms}\n"
+             "  network: {rtt: 40ms}\n"
+             "  workload: {arrival: trace, trace: '%s'%s}\n"
+             "cloud: {verify_time: 5ms}\n",
+             tenants ? tenants : "  count: 2\n", trace, extra ? extra : "");
+    return scenario_load_string("test", yaml, NULL, 0, s, err);
+}
+
+typedef struct start {
+    double t;
+    int tenant;
+    long prompt;
+} start_t;
+
+/* Runs s and collects the request_start rows of its CSV trace. */
+static int starts(const scenario_t *s, start_t *out, int max)
+{
+    FILE *f = tmpfile();
+    CHECK(f != NULL);
+    if (!f) return 0;
+    sim_options_t opt = {.trace = f};
+    metrics_summary_t m;
+    err_t err = {0};
+    CHECK(sim_run(s, &opt, &m, &err) == 0);
+    rewind(f);
+    char line[256];
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        double t;
+        int ten;
+        char ev[64];
+        long b, tok;
+        if (sscanf(line, "%lf,%d,%63[^,],%ld,%ld", &t, &ten, ev, &b, &tok) != 5) continue;
+        if (strcmp(ev, "request_start") || n >= max) continue;
+        out[n++] = (start_t){t, ten, tok};
+    }
+    fclose(f);
+    return n;
+}
+
+static void test_plain_round_robin(void)
+{
+    char text[1024] = "time_s,prompt_tokens,output_tokens\n";
+    for (int k = 0; k < 7; k++)
+        snprintf(text + strlen(text), sizeof text - strlen(text), "%d.25,%d,%d\n",
+                 1 + 10 * k, 10 + k, 5 + k);
+    scenario_t s;
+    err_t err = {0};
+    CHECK(load(write_file("plain.csv", text), NULL, NULL, &s, &err) == 0);
+    if (err.code) printf("  %s\n", err.msg);
+    start_t st[16];
+    int n = starts(&s, st, 16);
+    CHECK(n == 7);
+    for (int k = 0; k < n; k++) {
+        CHECK_ABS(st[k].t, 1.25 + 10 * k, 1e-9);
+        CHECK(st[k].prompt == 10 + k);
+        CHECK(st[k].tenant == k % 2);
+    }
+    scenario_fini(&s);
+}
+
+static void test_time_scale(void)
+{
+    const char *p = write_file("scale.csv", "time_s,prompt_tokens,output_tokens\n"
+                                            "2,8,4\n12,9,4\n40,10,4\n");
+    scenario_t s;
+    err_t err = {0};
+    CHECK(load(p, ", time_scale: 0.5", NULL, &s, &err) == 0);
+    start_t st[8];
+    int n = starts(&s, st, 8);
+    CHECK(n == 3);
+    double want[3] = {1, 6, 20};
+    for (int k = 0; k < n && k < 3; k++) CHECK_ABS(st[k].t, want[k], 1e-9);
+    scenario_fini(&s);
+}
+
+/* Column order free, extra columns ignored, tenants named by index and by
+ * GROUP:K; two requests at once on one tenant queue: the second starts
+ * later, in order. */
+static void test_tenant_column(void)
+{
+    const char *p = write_file("ten.csv",
+                               "tenant,output_tokens,id,time_s,prompt_tokens\n"
+                               "3,4,a,1,11\nb:0,4,b,11,12\n0,4,c,21,13\n"
+                               "a:1,4,d,31,14\n1,4,e,31,15\n");
+    scenario_t s;
+    err_t err = {0};
+    const char *groups = "  groups:\n  - {name: a, count: 2}\n  - {name: b, count: 2}\n";
+    CHECK(load(p, NULL, groups, &s, &err) == 0);
+    if (err.code) printf("  %s\n", err.msg);
+    start_t st[8];
+    int n = starts(&s, st, 8);
+    CHECK(n == 5);
+    int want_t[5] = {3, 2, 0, 1, 1};
+    long want_p[5] = {11, 12, 13, 14, 15};
+    for (int k = 0; k < n && k < 5; k++) {
+        CHECK(st[k].tenant == want_t[k]);
+        CHECK(st[k].prompt == want_p[k]);
+    }
+    if (n == 5) {
+        CHECK_ABS(st[3].t, 31, 1e-9);
+        CHECK(st[4].t > 31);   /* waited for the one before */
+    }
+    scenario_fini(&s);
+}
+
+/* Azure columns: date-times relative to the first row, across midnight. */
+static void test_azure(void)
+{
+    const char *p = write_file("azure.csv",
+                               "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                               "2023-11-16 23:59:50.5000000,100,8\n"
+                               "2023-11-16 23:59:55.7500000,101,8\n"
+                               "2023-11-17 00:00:10.5000000,102,0\n");
+    scenario_t s;
+    err_t err = {0};
+    CHECK(load(p, NULL, "  count: 3\n", &s, &err) == 0);
+    if (err.code) printf("  %s\n", err.msg);
+    start_t st[8];
+    int n = starts(&s, st, 8);
+    CHECK(n == 3);
+    double want[3] = {0, 5.25, 20};
+    for (int k = 0; k < n && k < 3; k++) {
+        CHECK_ABS(st[k].t, want[k], 1e-9);
+        CHECK(st[k].prompt == 100 + k);
+    }
+    scenario_fini(&s);
+}
+
+static void expect_bad(const char *name, const char *text, const char *where,
+                       const char *what)
+{
+    const char *p = write_file(name, text);
+    char want[512];
+    snprintf(want, sizeof want, "%s:%s", p, where);
+    scenario_t s;
+    err_t err = {0};
+    CHECK(load(p, NULL, NULL, &s, &err) != 0);
+    CHECK(err.code == ERR_INPUT);
+    if (!strstr(err.msg, want) || !strstr(err.msg, what))
+        printf("  %s: got '%s', expected '%s' and '%s'\n", name, err.msg, want, what);
+    CHECK(strstr(err.msg, want) != NULL);
+    CHECK(strstr(err.msg, what) != NULL);
+}
+
+static void test_bad_rows(void)
+{
+    const char *H = "time_s,prompt_tokens,output_tokens\n";
+    char t[512];
+    snprintf(t, sizeof t, "%s1,10,5\n2,ten,5\n", H);
+    expect_bad("b1.csv", t, "3: prompt_tokens:", "not a token count");
+    snprintf(t, sizeof t, "%s1,10,5\n\n0.5,10,5\n", H);
+    expect_bad("b2.csv", t, "4: time_s:", "time order");
+    snprintf(t, sizeof t, "%s1,10\n", H);
+    expect_bad("b3.csv", t, "2: output_tokens:", "missing");
+    expect_bad("b4.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                         "2023-11-16 18:15:46.68,10,5\n2023-11-16 25:00:00,10,5\n",
+               "3: TIMESTAMP:", "date-time");
+    expect_bad("b5.csv", "time_s,prompt_tokens,output_tokens,tenant\n1,10,5,2\n",
+               "2: tenant:", "tenant index");
+    expect_bad("b6.csv", "time,prompt_tokens,output_tokens\n1,10,5\n",
+               "1: header:", "time_s");
+    expect_bad("b7.csv", "time_s,prompt_tokens,output_tokens\n1,10,-5\n",
+               "2: output_tokens:", "token count");
+    expect_bad("b8.csv", H, "", "no requests");
+}
+
+/* arrival: trace without a file is refused at the key. */
+static void test_trace_key_required(void)
+{
+    scenario_t s;
+    err_t err = {0};
+    int rc = scenario_load_string("t", "tenants: {workload: {arrival: trace}}\n",
+                                  NULL, 0, &s, &err);
+    CHECK(rc != 0);
+    CHECK(strstr(err.msg, "tenants.workload.trace") != NULL);
+}
+
+int main(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/specsim-wltrace-XXXXXX");
+    if (!mkdtemp(dir)) return 1;
+    RUN(test_plain_round_robin);
+    RUN(test_time_scale);
+    RUN(test_tenant_column);
+    RUN(test_azure);
+    RUN(test_bad_rows);
+    RUN(test_trace_key_required);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) return 1;
+    return check_done();
+}
