@@ -335,6 +335,13 @@ int analytic_compute(const scenario_t *s, analytic_t *out, err_t *err)
     memset(out, 0, sizeof *out);
     if (!s->groups || s->ngroups < 1)
         return err_set(err, ERR_INPUT, "tenants: no tenant group");
+    /* The closed forms describe one speculation setting; a mixed fleet's
+     * groups would each need their own (and they share the cloud). */
+    if (scenario_mixed(s))
+        return err_set(err, ERR_INPUT, "the tenant groups differ in "
+                       "protocol or acceptance (mode mixed); the closed forms "
+                       "cover one setting: give each group's settings at the "
+                       "top level and run analytic once per group");
     const tenant_group_t *g = &s->groups[0];
     const edge_cfg_t *ed = &g->edge;
     const cloud_cfg_t *cl = &s->cloud;

@@ -17,9 +17,10 @@ static double wall_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int needs_edge_model(const scenario_t *s, const tenant_group_t *g)
+static int needs_edge_model(const scenario_t *s, int gi)
 {
-    return s->protocol.proto->drafts &&
+    const tenant_group_t *g = &s->groups[gi];
+    return scenario_group_protocol(s, gi)->proto->drafts &&
            (!g->edge.has_draft_time || !g->edge.has_prefill_time);
 }
 
@@ -71,7 +72,7 @@ static int shared_build(const scenario_t *s, repl_shared_t *sh, err_t *err)
         repl_group_t *wg = &sh->groups[gi];
         wg->bytes_per_token = g->network.bytes_per_token;
         wg->overhead_bytes = g->network.overhead_bytes;
-        if (needs_edge_model(s, g)) {
+        if (needs_edge_model(s, gi)) {
             wg->edge_sv = edge_service(s, gi, err);
             if (!wg->edge_sv) return -1;
         }
@@ -83,7 +84,7 @@ static int shared_build(const scenario_t *s, repl_shared_t *sh, err_t *err)
         }
     }
     const cloud_cfg_t *c = &s->cloud;
-    if (!s->protocol.proto->uses_cloud) return 0;
+    if (!scenario_uses_cloud(s)) return 0;
     /* With a fixed verify time the GPU is abstracted away: KV is limited
      * only when a capacity is given explicitly. */
     if (!c->has_verify_time || c->kv_capacity_bytes > 0) {
@@ -113,9 +114,8 @@ static int run_reps(const scenario_t *s, const sim_options_t *opt,
         rc = err_set(err, ERR_RUNTIME, "simulation: out of memory");
         goto done;
     }
-    const proto_ops_t *p = s->protocol.proto;
-    int drafts = p->drafts, verify = p->verifies;
-    int nrep = p->uses_cloud ? s->cloud.replicas : 0;
+    int drafts = scenario_drafts(s), verify = scenario_verifies(s);
+    int nrep = scenario_uses_cloud(s) ? s->cloud.replicas : 0;
     double events = 0, wall = 0;
     for (int r = 0; r < R && rc == 0; r++) {
         trace_t tr, *trp = NULL;
