@@ -833,6 +833,49 @@ static int check_token_limit(sctx_t *x)
     return 0;
 }
 
+/* The dotted key that set group gi's acceptance key `sub`: in its own
+ * section when it gives it there, else the top level's. */
+static void acceptance_key(const ynode_t *root, int gi, const char *sub, char *key)
+{
+    char own[KEYTAB_KEY_MAX];
+    snprintf(own, sizeof own, "tenants.groups.%d.acceptance.%.64s", gi, sub);
+    if (written(root, "tenants.groups") && written(root, own))
+        snprintf(key, KEYTAB_KEY_MAX, "%s", own);
+    else
+        snprintf(key, KEYTAB_KEY_MAX, "acceptance.%.64s", sub);
+}
+
+/* A model's gamma check says "KEY: what": the message at that key. */
+static int blame_accept_key(sctx_t *x, int gi)
+{
+    char *msg = x->kc.err->msg, sub[KEYTAB_KEY_MAX] = "model", key[KEYTAB_KEY_MAX];
+    char *sep = strstr(msg, ": ");
+    if (sep && (size_t)(sep - msg) < sizeof sub && !memchr(msg, ' ', (size_t)(sep - msg))) {
+        snprintf(sub, sizeof sub, "%.*s", (int)(sep - msg), msg);
+        memmove(msg, sep + 2, strlen(sep + 2) + 1);
+    }
+    acceptance_key(x->root, gi, sub, key);
+    return blame_key(x, key);
+}
+
+/* Every verifying group's acceptance model can serve its blocks (a trace
+ * of block lengths only at the gamma it was recorded at). */
+static int check_accept_gamma(sctx_t *x)
+{
+    const scenario_t *s = x->s;
+    for (int gi = 0; gi < s->ngroups; gi++) {
+        const protocol_cfg_t *p = scenario_group_protocol(s, gi);
+        if (!p->proto->verifies) continue;
+        const accept_cfg_t *a = scenario_group_acceptance(s, gi);
+        int lim = p->gamma_policy->limit(p->gamma);
+        if (accept_cfg_check_gamma(a, p->gamma, x->kc.err) == 0 &&
+            (lim == p->gamma || accept_cfg_check_gamma(a, lim, x->kc.err) == 0))
+            continue;
+        return blame_accept_key(x, gi);
+    }
+    return 0;
+}
+
 /* The dotted keys a service is built from. */
 typedef struct svc_keys {
     char hw[KEYTAB_KEY_MAX], model[KEYTAB_KEY_MAX], table[KEYTAB_KEY_MAX];
@@ -897,7 +940,9 @@ static int build_cloud_service(sctx_t *x)
 
 static int check_whole(sctx_t *x)
 {
-    if (check_output_file(x) != 0 || check_token_limit(x) != 0) return -1;
+    if (check_output_file(x) != 0 || check_token_limit(x) != 0 ||
+        check_accept_gamma(x) != 0)
+        return -1;
     if (build_edge_services(x) != 0) return -1;
     return build_cloud_service(x);
 }
