@@ -871,6 +871,11 @@ static int check_accept_gamma(sctx_t *x)
         if (accept_cfg_check_gamma(a, p->gamma, x->kc.err) == 0 &&
             (lim == p->gamma || accept_cfg_check_gamma(a, lim, x->kc.err) == 0))
             continue;
+        if (scenario_mixed(s)) {
+            err_t *e = x->kc.err;
+            size_t n = strlen(e->msg);
+            snprintf(e->msg + n, sizeof e->msg - n, " (group %s)", s->groups[gi].name);
+        }
         return blame_accept_key(x, gi);
     }
     return 0;

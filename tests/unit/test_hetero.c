@@ -104,23 +104,29 @@ static void test_round_trip(void)
 static void test_errors(void)
 {
     static const struct {
-        const char *yaml, *msg;
+        const char *yaml, *msg, *has;
     } cases[] = {
         {"tenants:\n  groups:\n    - name: a\n      count: 1\n"
          "      protocol: {mode: sync, gama: 4}\n",
-         "test.yaml:5:30: tenants.groups.0.protocol.gama: "},
+         "test.yaml:5:30: tenants.groups.0.protocol.gama: ", NULL},
         {"tenants:\n  groups:\n    - name: a\n      count: 1\n"
          "      acceptance:\n        alpa: 0.5\n",
-         "test.yaml:6:9: tenants.groups.0.acceptance.alpa: "},
+         "test.yaml:6:9: tenants.groups.0.acceptance.alpa: ", NULL},
         {"tenants:\n  groups:\n    - name: a\n      count: 1\n"
          "      protocol: {mode: synk}\n",
-         "test.yaml:5:24: tenants.groups.0.protocol.mode: "},
+         "test.yaml:5:24: tenants.groups.0.protocol.mode: ", NULL},
         /* max_tokens is checked against every group's gamma + 1 */
         {"protocol: {mode: cloud-only}\ncloud: {batching: {max_tokens: 4}}\n"
          "tenants:\n  groups:\n    - {name: a, count: 1}\n"
          "    - {name: b, count: 1, protocol: {mode: sync, gamma: 5}}\n",
          "test.yaml:2:32: cloud.batching.max_tokens: 4 is below gamma + 1 = 6 "
-         "of group b"},
+         "of group b", NULL},
+        /* a per-block trace inherited by a group with another gamma */
+        {"protocol: {mode: sync, gamma: 4}\n"
+         "acceptance: {model: trace, file: scenarios/examples/accept-trace.txt}\n"
+         "tenants:\n  groups:\n    - {name: a, count: 1}\n"
+         "    - {name: b, count: 1, protocol: {gamma: 6}}\n",
+         "test.yaml:2:34: acceptance.file: trace '", "gamma = 6: "},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         scenario_t s;
@@ -131,7 +137,9 @@ static void test_errors(void)
             scenario_fini(&s);
             continue;
         }
-        if (strncmp(err.msg, cases[i].msg, strlen(cases[i].msg)) != 0) {
+        if (strncmp(err.msg, cases[i].msg, strlen(cases[i].msg)) != 0 ||
+            (cases[i].has && (!strstr(err.msg, cases[i].has) ||
+                              !strstr(err.msg, "(group b)")))) {
             printf("  case %zu: got '%s'\n  expected prefix '%s'\n", i, err.msg,
                    cases[i].msg);
             CHECK(!"message");
