@@ -218,6 +218,12 @@ int accept_cfg_check(const accept_cfg_t *c, err_t *err)
     return c->model->check(c->par, err);
 }
 
+int accept_cfg_check_gamma(const accept_cfg_t *c, int gamma, err_t *err)
+{
+    if (!c->model->check_gamma) return 0;
+    return c->model->check_gamma(c->par, gamma, err);
+}
+
 double accept_cfg_mean(const accept_cfg_t *c, int gamma)
 {
     return c->model->mean(c->par, gamma);

@@ -84,6 +84,11 @@ typedef struct accept_model {
     /* Checks par (a hand-built one too). 0, or -1 with err (ERR_INPUT,
      * "acceptance.KEY: ..."). */
     int (*check)(const void *par, err_t *err);
+    /* Checks that par can serve blocks of gamma drafts (a trace of block
+     * lengths replays only at its recorded gamma). NULL: any gamma. 0, or
+     * -1 with err (ERR_INPUT, "KEY: ..." with KEY the parameter at fault,
+     * without the section: the loader places it in the group's section). */
+    int (*check_gamma)(const void *par, int gamma, err_t *err);
     /* Initialises the tenant state st (ACCEPT_STATE_BYTES, zeroed); NULL:
      * the model keeps no per-tenant state. */
     int (*init)(void *st, const void *par, const accept_seat_t *seat, err_t *err);
@@ -131,6 +136,9 @@ void accept_cfg_fini(accept_cfg_t *c);
 int accept_cfg_write(FILE *f, const accept_cfg_t *c, int indent);
 /* The model's check. 0, or -1 with err (ERR_INPUT). */
 int accept_cfg_check(const accept_cfg_t *c, err_t *err);
+/* The model's check_gamma (0 when it has none). The loader runs it for
+ * every verifying group's gamma. */
+int accept_cfg_check_gamma(const accept_cfg_t *c, int gamma, err_t *err);
 /* The model's mean per-draft acceptance for blocks of gamma (reporting). */
 double accept_cfg_mean(const accept_cfg_t *c, int gamma);
 /* The model's block law for gamma >= 1 into *L (release with

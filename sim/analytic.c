@@ -28,6 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "batch.h"
+#include "proto.h"
+
 /* The per-block timing that the protocols share (seconds). */
 typedef struct pipe {
     int gamma, window;
@@ -330,11 +333,80 @@ static double link_ser(double bytes, double bps)
     return isinf(bps) || !(bps > 0) ? 0 : 8 * bytes / bps;
 }
 
+/* ---- several sync tenants on one server ---------------------------------- */
+
+void analytic_mva(int n, double z, double s, double *x, double *r)
+{
+    double q = 0;
+    *x = *r = 0;
+    for (int k = 1; k <= n; k++) {
+        *r = s * (1 + q);
+        *x = k / (z + *r);
+        q = *x * *r;
+    }
+}
+
+/* Why the MVA would not be exact for s, or NULL when it is. "" when it
+ * does not apply at all (not sync, or one tenant: the single-tenant forms
+ * above are the answer). The network it solves: N identical tenants, each
+ * decoding without end, alternate a delay (drafting, links; independent
+ * of the cloud) and one verify at a single FCFS server whose service time
+ * is exponential and independent of the batch. */
+static const char *mva_refusal(const scenario_t *s)
+{
+    const cloud_cfg_t *c = &s->cloud;
+    const batch_policy_t *bp = c->batching.policy ? c->batching.policy
+                                                  : batch_policy_default();
+    if (s->protocol.proto != proto_find("sync") || s->ntenants < 2) return "";
+    if (s->ngroups != 1)
+        return "the tenants come in groups (the MVA here has one class)";
+    if (c->replicas != 1) return "more than one replica";
+    if (strcmp(bp->name, "continuous") != 0 || c->batching.max_batch != 1)
+        return "batching is on (a batch's time depends on its size); give "
+               "cloud.batching {policy: continuous, max_batch: 1}";
+    if (!c->has_verify_time || c->verify_time.kind != DIST_EXPONENTIAL)
+        return "the verify time is not exponential (an FCFS server is exactly "
+               "solved by MVA only then); give cloud.verify_time {dist: "
+               "exponential, mean: ...}";
+    if (c->kv_capacity_bytes > 0) return "KV capacity is limited (admission waits)";
+    const workload_cfg_t *w = &s->groups[0].workload;
+    if (w->arrival != ARRIVAL_CLOSED) return "arrivals are not a closed loop";
+    return NULL;
+}
+
+/* The MVA figures from the single-tenant ones: a block is a delay
+ * Z = block_time_sync − v away from the server and one verify of mean v;
+ * it commits E tokens whatever the timing. */
+static void mva_fill(const scenario_t *s, analytic_t *a)
+{
+    const char *why = mva_refusal(s);
+    if (why) {
+        snprintf(a->mva_why, sizeof a->mva_why, "%s", why);
+        return;
+    }
+    int n = s->ntenants;
+    double v = a->verify_time_s, z = a->block_time_sync_s - v, x, r;
+    analytic_mva(n, z, v, &x, &r);
+    a->mva_tenants = n;
+    a->mva_delay_s = z;
+    a->mva_throughput_tok_s = x * a->accepted_len_expected;
+    a->mva_itl_s = n / a->mva_throughput_tok_s;
+    a->mva_queue_delay_s = r - v;
+    a->mva_gpu_util = x * v;
+}
+
 int analytic_compute(const scenario_t *s, analytic_t *out, err_t *err)
 {
     memset(out, 0, sizeof *out);
     if (!s->groups || s->ngroups < 1)
         return err_set(err, ERR_INPUT, "tenants: no tenant group");
+    /* The closed forms describe one speculation setting; a mixed fleet's
+     * groups would each need their own (and they share the cloud). */
+    if (scenario_mixed(s))
+        return err_set(err, ERR_INPUT, "the tenant groups differ in "
+                       "protocol or acceptance (mode mixed); the closed forms "
+                       "cover one setting: give each group's settings at the "
+                       "top level and run analytic once per group");
     const tenant_group_t *g = &s->groups[0];
     const edge_cfg_t *ed = &g->edge;
     const cloud_cfg_t *cl = &s->cloud;
@@ -399,6 +471,7 @@ int analytic_compute(const scenario_t *s, analytic_t *out, err_t *err)
         return err_set(err, ERR_RUNTIME, "analytic: out of memory");
     out->throughput_cloud_only_tok_s = 1 / out->cloud_iter_time_s;
     out->throughput_edge_only_tok_s = 1 / out->draft_time_s;
+    mva_fill(s, out);
     return 0;
 }
 
@@ -424,6 +497,14 @@ static int collect(const analytic_t *a, named_t *o)
     ADD("cloud_iter_time_s", a->cloud_iter_time_s);
     ADD("throughput_cloud_only_tok_s", a->throughput_cloud_only_tok_s);
     ADD("throughput_edge_only_tok_s", a->throughput_edge_only_tok_s);
+    if (a->mva_tenants > 0) {
+        ADD("mva_tenants", a->mva_tenants);
+        ADD("mva_delay_s", a->mva_delay_s);
+        ADD("mva_throughput_tok_s", a->mva_throughput_tok_s);
+        ADD("mva_itl_s", a->mva_itl_s);
+        ADD("mva_queue_delay_s", a->mva_queue_delay_s);
+        ADD("mva_gpu_util", a->mva_gpu_util);
+    }
     const service_terms_t *t[2] = {&a->draft_terms, &a->verify_terms};
     static const char *const pre[2][11] = {
         {"draft_linear_mem_s", "draft_linear_compute_s", "draft_attn_mem_s",
@@ -452,11 +533,12 @@ static int collect(const analytic_t *a, named_t *o)
 
 int analytic_print(FILE *f, const analytic_t *a, int json)
 {
-    named_t v[48];
+    named_t v[56];
     int n = collect(a, v);
     if (json) {
         fprintf(f, "{\"edge_source\": \"%s\", \"cloud_source\": \"%s\"", a->edge_source,
                 a->cloud_source);
+        if (a->mva_why[0]) fprintf(f, ", \"mva\": \"not exact: %s\"", a->mva_why);
         for (int i = 0; i < n; i++) {
             if (isfinite(v[i].v)) fprintf(f, ", \"%s\": %.10g", v[i].name, v[i].v);
             else fprintf(f, ", \"%s\": null", v[i].name);
@@ -470,6 +552,7 @@ int analytic_print(FILE *f, const analytic_t *a, int json)
             snprintf(k, sizeof k, "%s:", v[i].name);
             fprintf(f, "%-28s %.10g\n", k, v[i].v);
         }
+        if (a->mva_why[0]) fprintf(f, "%-28s not exact: %s\n", "mva:", a->mva_why);
     }
     return ferror(f) ? -1 : 0;
 }

@@ -1,5 +1,7 @@
 /* analytic — closed-form predictions for a scenario (docs/metrics.md, `specsim
- * analytic`): single tenant, no queueing, mean service times.
+ * analytic`): single tenant, no queueing, mean service times; and, where it
+ * is exact, the mean value analysis of several sync tenants sharing one
+ * FCFS exponential server (analytic_mva).
  */
 #ifndef SPECSIM_ANALYTIC_H
 #define SPECSIM_ANALYTIC_H
@@ -29,6 +31,16 @@ typedef struct analytic {
     double draft_time_datasheet_s, verify_time_datasheet_s;
     service_terms_t verify_terms;    /* roofline terms of one verify block */
     service_terms_t draft_terms;     /* roofline terms of one draft token */
+    /* Several sync tenants on one FCFS server (analytic_mva): mva_tenants
+     * = 0 when not computed; mva_why says why when a reader would expect
+     * it (sync, N > 1) but it would not be exact ("" otherwise). */
+    int mva_tenants;
+    double mva_delay_s;              /* Z: a tenant's time away from the server per block */
+    double mva_throughput_tok_s;     /* all tenants: X(N)·E */
+    double mva_itl_s;                /* N / (X(N)·E) */
+    double mva_queue_delay_s;        /* R(N) − S: wait before a verify starts */
+    double mva_gpu_util;             /* X(N)·S */
+    char mva_why[200];
 } analytic_t;
 
 /* Fills *out for s (first tenant group's edge and network). -1 with err on
@@ -49,6 +61,14 @@ typedef struct analytic {
  * analytic.c). With random draft/verify times or jitter the means are used:
  * exact for sync, an approximation for async. */
 int analytic_compute(const scenario_t *s, analytic_t *out, err_t *err);
+/* Exact mean value analysis of the closed network of n customers that
+ * alternate a delay station (infinite servers, mean z: any distribution) and
+ * one FCFS server with exponential service of mean s. Arrival theorem:
+ * R(k) = s·(1 + Q(k−1)), X(k) = k / (z + R(k)), Q(k) = X(k)·R(k). Fills
+ * *x = X(n) (visits to the server per second) and *r = R(n) (time there per
+ * visit, waiting included). */
+void analytic_mva(int n, double z, double s, double *x, double *r);
+
 /* Prints name: value lines (json = 0) or one JSON object (json = 1). */
 int analytic_print(FILE *f, const analytic_t *a, int json);
 

@@ -22,7 +22,8 @@ int ctenant_init(repl_t *r, int i, err_t *err)
                           s->seed, r->rep, (uint64_t)i, RNG_DOWNLINK, err))
         return -1;
     if (p->proto->verifies &&
-        accept_init(&C->acc, &s->acceptance, s->seed, r->rep, i, err))
+        accept_init(&C->acc, scenario_group_acceptance(s, C->group), s->seed,
+                    r->rep, i, err))
         return -1;
     return 0;
 }

@@ -242,17 +242,43 @@ static int summary_edge(FILE *f, const scenario_t *s, const output_sources_t *sr
     return rc ? -1 : 0;
 }
 
+/* "MODE[, gamma G][, window W]" of one protocol configuration. */
+static int protocol_words(FILE *f, const protocol_cfg_t *pc)
+{
+    const proto_ops_t *p = pc->proto;
+    int rc = fprintf(f, "%s", p->name) < 0;
+    if (p->verifies) rc |= fprintf(f, ", gamma %d", pc->gamma) < 0;
+    if (p->uses_window) rc |= fprintf(f, ", window %d", pc->window) < 0;
+    return rc;
+}
+
+/* One protocol line, or one line per group when the groups' speculation
+ * differs (a group with its own acceptance model says which). */
+static int summary_protocol(FILE *f, const scenario_t *s)
+{
+    int rc = 0;
+    if (!scenario_mixed(s)) {
+        rc |= fputs("protocol     ", f) == EOF;
+        return rc | protocol_words(f, &s->protocol);
+    }
+    for (int g = 0; g < s->ngroups; g++) {
+        rc |= fprintf(f, "%s%s: ", g ? "\n             " : "protocol     ",
+                      s->groups[g].name) < 0;
+        rc |= protocol_words(f, scenario_group_protocol(s, g));
+        const accept_cfg_t *a = scenario_group_acceptance(s, g);
+        if (scenario_group_protocol(s, g)->proto->verifies)
+            rc |= fprintf(f, ", acceptance %s", a->model->name) < 0;
+    }
+    return rc;
+}
+
 static int summary_header(FILE *f, const scenario_t *s, const output_sources_t *src,
                           int reps)
 {
     int rc = 0;
     rc |= fprintf(f, "scenario     %s%s%s%s\n", s->name[0] ? s->name : "(unnamed)",
                   s->file[0] ? "  (" : "", s->file, s->file[0] ? ")" : "") < 0;
-    const proto_ops_t *p = s->protocol.proto;
-    rc |= fprintf(f, "protocol     %s", p->name) < 0;
-    if (p->verifies) rc |= fprintf(f, ", gamma %d", s->protocol.gamma) < 0;
-    if (p->uses_window)
-        rc |= fprintf(f, ", window %d", s->protocol.window) < 0;
+    rc |= summary_protocol(f, s);
     rc |= fprintf(f, "\ntenants      %d", s->ntenants) < 0;
     if (s->ngroups > 1 && s->groups) {
         rc |= fputs(" in groups", f) == EOF;
@@ -346,7 +372,7 @@ int output_json(FILE *f, const scenario_t *s, const output_sources_t *src,
     rc |= json_key(f, "version") < 0;
     rc |= json_string(f, version_string()) < 0;
     rc |= json_key(f, "mode") < 0;
-    rc |= json_string(f, s->protocol.proto->name) < 0;
+    rc |= json_string(f, scenario_mode_name(s)) < 0;
     rc |= json_key(f, "seed") < 0;
     rc |= fprintf(f, "%" PRIu64, s->seed) < 0;
     rc |= json_key(f, "replications") < 0;
@@ -494,7 +520,7 @@ static int csv_single(FILE *f, const scenario_t *s, const output_sources_t *src,
     snprintf(seed, sizeof seed, "%" PRIu64, s->seed);
     snprintf(reps, sizeof reps, "%d", m->reps);
     snprintf(ten, sizeof ten, "%d", s->ntenants);
-    const char *vals[] = {s->name, s->protocol.proto->name, seed,
+    const char *vals[] = {s->name, scenario_mode_name(s), seed,
                           reps, ten, src ? src->edge : "", src ? src->cloud : ""};
     if (output_csv_header(f, keys, 7) < 0) return -1;
     return output_csv_row(f, vals, 7, m);

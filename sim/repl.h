@@ -72,13 +72,12 @@ static inline int repl_fail(repl_t *r, const char *what)
 /* The message of every failed engine_schedule. */
 #define REPL_SCHED_FAIL "event queue: out of memory or a non-finite time"
 
-/* Tenant i's protocol settings (protocol, gamma, window, gamma policy).
- * Every tenant follows the scenario's today; tenants copy what they need at
- * set-up, so per-group settings would change only this function. */
+/* Tenant i's protocol settings (protocol, gamma, window, gamma policy):
+ * its group's (scenario.h). Tenants copy what they need at set-up. */
 static inline const protocol_cfg_t *repl_protocol(const repl_t *r, int i)
 {
-    (void)i;
-    return &r->s->protocol;
+    const tenant_group_t *g = scenario_tenant_group(r->s, i);
+    return scenario_group_protocol(r->s, (int)(g - r->s->groups));
 }
 
 static inline void repl_trace(repl_t *r, int i, const char *ev, long block,

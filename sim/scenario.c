@@ -361,6 +361,8 @@ static const keytab_key_t GROUP_KEYS[] = {
     {.name = "edge", .type = KT_SKIP},
     {.name = "network", .type = KT_SKIP},
     {.name = "workload", .type = KT_SKIP},
+    {.name = "protocol", .type = KT_SKIP},   /* resolve_speculation */
+    {.name = "acceptance", .type = KT_SKIP},
     END};
 
 /* The three per-tenant sections, each resolved over two layers. */
@@ -599,6 +601,28 @@ static unsigned keys_given(const keytab_key_t *tab, const ynode_t *map)
     return bits;
 }
 
+/* Group i's protocol and acceptance: the top-level sections with the
+ * group's own (gi, NULL without groups) over them. Its acceptance is
+ * resolved only when the group gives an `acceptance:` section: otherwise it
+ * is the scenario's, and a trace file is not read twice. */
+static int resolve_speculation(sctx_t *x, const ynode_t *gi, const char *prefix,
+                               tenant_group_t *g)
+{
+    char p1[KEYTAB_KEY_MAX], a1[KEYTAB_KEY_MAX];
+    keytab_join(p1, prefix, "protocol");
+    keytab_join(a1, prefix, "acceptance");
+    keytab_layer_t P[2] = {{ynode_get(x->root, "protocol"), "protocol"},
+                           {ynode_get(gi, "protocol"), p1}};
+    if (keytab_resolve(&x->kc, PROTOCOL_KEYS, P, gi ? 2 : 1, &g->protocol) != 0)
+        return -1;
+    g->given_protocol = gi ? keys_given(PROTOCOL_KEYS, present(P[1].map)) : 0;
+    const ynode_t *own = present(ynode_get(gi, "acceptance"));
+    if (!own) return 0;
+    keytab_layer_t A[2] = {{ynode_get(x->root, "acceptance"), "acceptance"},
+                           {own, a1}};
+    return accept_cfg_resolve(&x->kc, A, 2, &g->acceptance);
+}
+
 static int resolve_group(sctx_t *x, const ynode_t *T, const ynode_t *G, int i)
 {
     tenant_group_t *g = &x->s->groups[i];
@@ -608,8 +632,8 @@ static int resolve_group(sctx_t *x, const ynode_t *T, const ynode_t *G, int i)
         gi = G->items[i];
         snprintf(prefix, sizeof prefix, "tenants.groups.%d", i);
         if (gi->kind != YNODE_MAP)
-            return keytab_err(&x->kc, gi, prefix, "expected a mapping "
-                              "{name, count, edge, network, workload}, got %s",
+            return keytab_err(&x->kc, gi, prefix, "expected a mapping {name, count, "
+                              "edge, network, workload, protocol, acceptance}, got %s",
                               ynode_kind_name(gi));
         keytab_layer_t L = {gi, prefix};
         if (keytab_resolve(&x->kc, GROUP_KEYS, &L, 1, g) != 0) return -1;
@@ -634,6 +658,7 @@ static int resolve_group(sctx_t *x, const ynode_t *T, const ynode_t *G, int i)
         if (rc != 0) return -1;
         g->given[k] = G ? keys_given(TENANT_SECTIONS[k].keys, L[1].map) : 0;
     }
+    if (resolve_speculation(x, gi, prefix, g) != 0) return -1;
     if (g->workload.arrival == ARRIVAL_POISSON && g->workload.rate <= 0) {
         const ynode_t *w = present(ynode_get(gi, "workload"));
         if (!w) w = present(ynode_get(T, "workload"));
@@ -822,14 +847,69 @@ static int check_output_file(sctx_t *x)
 static int check_token_limit(sctx_t *x)
 {
     const scenario_t *s = x->s;
-    int spec = s->protocol.proto->verifies;
-    int mt = s->cloud.batching.max_tokens, g = s->protocol.gamma;
-    if (!spec || mt <= 0 || mt >= g + 1) return 0;
-    ynode_t at;
-    const char *key = "cloud.batching.max_tokens";
-    return keytab_err(&x->kc, written_at(x->root, key, &at), key,
-                      "%d is below gamma + 1 = %d, so no block could ever be "
-                      "verified", mt, g + 1);
+    int mt = s->cloud.batching.max_tokens;
+    for (int gi = 0; gi < s->ngroups && mt > 0; gi++) {
+        const protocol_cfg_t *p = scenario_group_protocol(s, gi);
+        int g = p->gamma;
+        if (!p->proto->verifies || mt >= g + 1) continue;
+        ynode_t at;
+        const char *key = "cloud.batching.max_tokens";
+        char whose[96] = "";
+        if (scenario_mixed(s))
+            snprintf(whose, sizeof whose, " of group %s", s->groups[gi].name);
+        return keytab_err(&x->kc, written_at(x->root, key, &at), key,
+                          "%d is below gamma + 1 = %d%s, so no block could ever "
+                          "be verified", mt, g + 1, whose);
+    }
+    return 0;
+}
+
+/* The dotted key that set group gi's acceptance key `sub`: in its own
+ * section when it gives it there, else the top level's. */
+static void acceptance_key(const ynode_t *root, int gi, const char *sub, char *key)
+{
+    char own[KEYTAB_KEY_MAX];
+    snprintf(own, sizeof own, "tenants.groups.%d.acceptance.%.64s", gi, sub);
+    if (written(root, "tenants.groups") && written(root, own))
+        snprintf(key, KEYTAB_KEY_MAX, "%s", own);
+    else
+        snprintf(key, KEYTAB_KEY_MAX, "acceptance.%.64s", sub);
+}
+
+/* A model's gamma check says "KEY: what": the message at that key. */
+static int blame_accept_key(sctx_t *x, int gi)
+{
+    char *msg = x->kc.err->msg, sub[KEYTAB_KEY_MAX] = "model", key[KEYTAB_KEY_MAX];
+    char *sep = strstr(msg, ": ");
+    if (sep && (size_t)(sep - msg) < sizeof sub && !memchr(msg, ' ', (size_t)(sep - msg))) {
+        snprintf(sub, sizeof sub, "%.*s", (int)(sep - msg), msg);
+        memmove(msg, sep + 2, strlen(sep + 2) + 1);
+    }
+    acceptance_key(x->root, gi, sub, key);
+    return blame_key(x, key);
+}
+
+/* Every verifying group's acceptance model can serve its blocks (a trace
+ * of block lengths only at the gamma it was recorded at). */
+static int check_accept_gamma(sctx_t *x)
+{
+    const scenario_t *s = x->s;
+    for (int gi = 0; gi < s->ngroups; gi++) {
+        const protocol_cfg_t *p = scenario_group_protocol(s, gi);
+        if (!p->proto->verifies) continue;
+        const accept_cfg_t *a = scenario_group_acceptance(s, gi);
+        int lim = p->gamma_policy->limit(p->gamma);
+        if (accept_cfg_check_gamma(a, p->gamma, x->kc.err) == 0 &&
+            (lim == p->gamma || accept_cfg_check_gamma(a, lim, x->kc.err) == 0))
+            continue;
+        if (scenario_mixed(s)) {
+            err_t *e = x->kc.err;
+            size_t n = strlen(e->msg);
+            snprintf(e->msg + n, sizeof e->msg - n, " (group %s)", s->groups[gi].name);
+        }
+        return blame_accept_key(x, gi);
+    }
+    return 0;
 }
 
 /* The dotted keys a service is built from. */
@@ -857,7 +937,8 @@ static int build_edge_services(sctx_t *x)
     const scenario_t *s = x->s;
     for (int g = 0; g < s->ngroups; g++) {
         edge_cfg_t *e = &s->groups[g].edge;
-        int prefill = s->protocol.proto->drafts && !e->has_prefill_time;
+        int prefill = scenario_group_protocol(s, g)->proto->drafts &&
+                      !e->has_prefill_time;
         if (e->has_draft_time && !prefill) continue;
         svc_keys_t k;
         group_key(x->root, g, "edge.device", k.hw);
@@ -877,7 +958,7 @@ static int build_edge_services(sctx_t *x)
 static int build_cloud_service(sctx_t *x)
 {
     cloud_cfg_t *c = &x->s->cloud;
-    int uses_cloud = x->s->protocol.proto->uses_cloud;
+    int uses_cloud = scenario_uses_cloud(x->s);
     if (c->has_verify_time && !(uses_cloud && c->kv_capacity_bytes > 0)) return 0;
     static const svc_keys_t k = {"cloud.gpu", "cloud.target", "cloud.calibration"};
     if (build_service(x, &c->gpu, &c->target, c->precision, c->calibration,
@@ -962,7 +1043,9 @@ static int load_arrivals(sctx_t *x)
 
 static int check_whole(sctx_t *x)
 {
-    if (check_output_file(x) != 0 || check_token_limit(x) != 0) return -1;
+    if (check_output_file(x) != 0 || check_token_limit(x) != 0 ||
+        check_accept_gamma(x) != 0)
+        return -1;
     if (load_arrivals(x) != 0) return -1;
     if (build_edge_services(x) != 0) return -1;
     return build_cloud_service(x);
@@ -1080,6 +1163,7 @@ void scenario_fini(scenario_t *s)
         dist_free(&g->workload.think);
         dist_free(&g->workload.prompt_tokens);
         dist_free(&g->workload.output_tokens);
+        accept_cfg_fini(&g->acceptance);
     }
     free(s->groups);
     workload_trace_free(s->arrivals);
@@ -1114,6 +1198,24 @@ static int write_group_head(FILE *f, const tenant_group_t *g)
         fprintf(f, "\n      count: %d\n", g->count) < 0)
         return -1;
     return 0;
+}
+
+/* A group's own speculation: the protocol keys it gave (all = every key,
+ * for a scenario with no record of what was given) and, when it has one,
+ * its whole acceptance section (which resolves to the same model whatever
+ * the top level says). */
+static int write_group_speculation(FILE *f, const tenant_group_t *g, int all)
+{
+    int head = 0;
+    for (const keytab_key_t *k = PROTOCOL_KEYS; g->protocol.proto && k->name; k++) {
+        unsigned bit = 1u << (unsigned)(k - PROTOCOL_KEYS);
+        if (!all && !(g->given_protocol & bit)) continue;
+        if (!head++ && fprintf(f, "      protocol:\n") < 0) return -1;
+        if (keytab_write_key(f, k, &g->protocol, 8) != 0) return -1;
+    }
+    if (!g->acceptance.model) return 0;
+    if (fprintf(f, "      acceptance:\n") < 0) return -1;
+    return accept_cfg_write(f, &g->acceptance, 8);
 }
 
 /* 1 when group gi gave key number ki of tenant section sec itself (not
@@ -1159,6 +1261,7 @@ static int write_grouped(FILE *f, const scenario_t *s)
                 if (keytab_write_key(f, kk, base, 8) != 0) return -1;
             }
         }
+        if (write_group_speculation(f, g, 0) != 0) return -1;
     }
     return 0;
 }
@@ -1178,6 +1281,7 @@ static int write_tenants(FILE *f, const scenario_t *s)
         const tenant_group_t *g = &s->groups[i];
         if (write_group_head(f, g) != 0) return -1;
         if (write_sections(f, g, 6) != 0) return -1;
+        if (write_group_speculation(f, g, 1) != 0) return -1;
     }
     return 0;
 }
@@ -1207,4 +1311,59 @@ const tenant_group_t *scenario_tenant_group(const scenario_t *s, int tenant)
         base += s->groups[g].count;
     }
     return NULL;
+}
+
+const protocol_cfg_t *scenario_group_protocol(const scenario_t *s, int g)
+{
+    const tenant_group_t *G = s->groups ? &s->groups[g] : NULL;
+    return G && G->protocol.proto ? &G->protocol : &s->protocol;
+}
+
+const accept_cfg_t *scenario_group_acceptance(const scenario_t *s, int g)
+{
+    const tenant_group_t *G = s->groups ? &s->groups[g] : NULL;
+    return G && G->acceptance.model ? &G->acceptance : &s->acceptance;
+}
+
+/* 1 when some group's protocol has the flag at byte offset off of
+ * proto_ops_t. */
+static int any_proto(const scenario_t *s, size_t off)
+{
+    for (int g = 0; g < (s->groups ? s->ngroups : 1); g++) {
+        const proto_ops_t *p = scenario_group_protocol(s, g)->proto;
+        if (*(const int *)((const char *)p + off)) return 1;
+    }
+    return 0;
+}
+
+int scenario_drafts(const scenario_t *s)
+{
+    return any_proto(s, offsetof(proto_ops_t, drafts));
+}
+
+int scenario_verifies(const scenario_t *s)
+{
+    return any_proto(s, offsetof(proto_ops_t, verifies));
+}
+
+int scenario_uses_cloud(const scenario_t *s)
+{
+    return any_proto(s, offsetof(proto_ops_t, uses_cloud));
+}
+
+int scenario_mixed(const scenario_t *s)
+{
+    const protocol_cfg_t *t = &s->protocol;
+    for (int g = 0; s->groups && g < s->ngroups; g++) {
+        const protocol_cfg_t *p = scenario_group_protocol(s, g);
+        if (p->proto != t->proto || p->gamma != t->gamma || p->window != t->window ||
+            p->gamma_policy != t->gamma_policy || s->groups[g].acceptance.model)
+            return 1;
+    }
+    return 0;
+}
+
+const char *scenario_mode_name(const scenario_t *s)
+{
+    return scenario_mixed(s) ? "mixed" : s->protocol.proto->name;
 }

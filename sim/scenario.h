@@ -109,6 +109,14 @@ typedef struct tenant_group {
                                 group wrote key k of that section itself
                                 (not inherited from tenants:), so that the
                                 scenario is written back the same way */
+    /* The group's speculation: the top-level `protocol:` and `acceptance:`
+     * sections with the group's own keys over them. Read them through
+     * scenario_group_protocol / scenario_group_acceptance, which fall back
+     * to the scenario's for a group that holds none (a scenario built in
+     * code, a group that gives no acceptance key). */
+    protocol_cfg_t protocol; /* proto NULL: the scenario's */
+    unsigned given_protocol; /* bit k: the group wrote protocol key k */
+    accept_cfg_t acceptance; /* owned; model NULL: the scenario's */
 } tenant_group_t;
 
 typedef struct cloud_cfg {
@@ -206,5 +214,20 @@ int scenario_write_yaml(const scenario_t *s, FILE *f);
 
 /* The group a tenant index (0..ntenants-1) belongs to. */
 const tenant_group_t *scenario_tenant_group(const scenario_t *s, int tenant);
+
+/* Group g's protocol settings and acceptance model (its own, else the
+ * scenario's). */
+const protocol_cfg_t *scenario_group_protocol(const scenario_t *s, int g);
+const accept_cfg_t *scenario_group_acceptance(const scenario_t *s, int g);
+/* 1 when some group's protocol drafts on the edge / verifies drafts on the
+ * cloud / uses the cloud at all. */
+int scenario_drafts(const scenario_t *s);
+int scenario_verifies(const scenario_t *s);
+int scenario_uses_cloud(const scenario_t *s);
+/* 1 when some group's speculation differs from the top-level sections
+ * (another mode, gamma, window or gamma policy, or its own acceptance). */
+int scenario_mixed(const scenario_t *s);
+/* "mixed" for a mixed scenario, else the protocol.mode value. */
+const char *scenario_mode_name(const scenario_t *s);
 
 #endif

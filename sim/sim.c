@@ -18,9 +18,10 @@ static double wall_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int needs_edge_model(const scenario_t *s, const tenant_group_t *g)
+static int needs_edge_model(const scenario_t *s, int gi)
 {
-    return s->protocol.proto->drafts &&
+    const tenant_group_t *g = &s->groups[gi];
+    return scenario_group_protocol(s, gi)->proto->drafts &&
            (!g->edge.has_draft_time || !g->edge.has_prefill_time);
 }
 
@@ -72,7 +73,7 @@ static int shared_build(const scenario_t *s, repl_shared_t *sh, err_t *err)
         repl_group_t *wg = &sh->groups[gi];
         wg->bytes_per_token = g->network.bytes_per_token;
         wg->overhead_bytes = g->network.overhead_bytes;
-        if (needs_edge_model(s, g)) {
+        if (needs_edge_model(s, gi)) {
             wg->edge_sv = edge_service(s, gi, err);
             if (!wg->edge_sv) return -1;
         }
@@ -84,7 +85,7 @@ static int shared_build(const scenario_t *s, repl_shared_t *sh, err_t *err)
         }
     }
     const cloud_cfg_t *c = &s->cloud;
-    if (!s->protocol.proto->uses_cloud) return 0;
+    if (!scenario_uses_cloud(s)) return 0;
     /* With a fixed verify time the GPU is abstracted away: KV is limited
      * only when a capacity is given explicitly. */
     if (!c->has_verify_time || c->kv_capacity_bytes > 0) {
@@ -117,7 +118,7 @@ static int run_one(rep_ctx_t *c, int r, double warmup, int trace,
     const scenario_t *s = c->s;
     trace_t tr, *trp = NULL;
     if (trace) {
-        int nrep = s->protocol.proto->uses_cloud ? s->cloud.replicas : 0;
+        int nrep = c->nrep;
         if (trace_init(&tr, c->opt->trace, c->opt->trace_format, s->ntenants, nrep, err))
             return -1;
         trp = &tr;
@@ -194,9 +195,9 @@ static int run_reps(const scenario_t *s, const sim_options_t *opt,
         shared_free(&sh);
         return -1;
     }
-    const proto_ops_t *p = s->protocol.proto;
-    rep_ctx_t c = {.s = s, .opt = opt, .sh = &sh, .drafts = p->drafts,
-                   .verify = p->verifies, .nrep = p->uses_cloud ? s->cloud.replicas : 0};
+    rep_ctx_t c = {.s = s, .opt = opt, .sh = &sh, .drafts = scenario_drafts(s),
+                   .verify = scenario_verifies(s),
+                   .nrep = scenario_uses_cloud(s) ? s->cloud.replicas : 0};
     sim_warmup_diag_t diag;
     memset(&diag, 0, sizeof diag);
     metrics_rep_t *reps = calloc((size_t)R, sizeof *reps);

@@ -352,15 +352,38 @@ static void test_sim_markov(void)
     sim_vs_law("markov", y, 5, 8, DURATION, 0);
 }
 
+/* Block lengths replay only at their recorded gamma (the largest value
+ * here): one trace per gamma. */
 static void test_sim_trace(void)
 {
-    static const int tr[] = {0, 3, 5, 2, 7, 1, 4, 4, 6, 2, 0};
-    const int n = sizeof tr / sizeof *tr;
+    static const int tr2[] = {0, 2, 2, 2, 2, 1, 2, 2, 2, 2, 0};
+    static const int tr5[] = {0, 3, 5, 2, 5, 1, 4, 4, 5, 2, 0};
+    const int n = sizeof tr2 / sizeof *tr2;
     char path[32], y[96];
-    CHECK(accepttest_trace_file(tr, n, path) == 0);
+    CHECK(accepttest_trace_file(tr2, n, path) == 0);
     snprintf(y, sizeof y, "{model: trace, file: %s}", path);
     sim_vs_law("trace", y, 2, 8, DURATION, n);
+    unlink(path);
+    CHECK(accepttest_trace_file(tr5, n, path) == 0);
+    snprintf(y, sizeof y, "{model: trace, file: %s}", path);
     sim_vs_law("trace", y, 5, 8, DURATION, n);
+    unlink(path);
+}
+
+/* Per-position outcomes replay at any gamma; the law is that of the blocks
+ * of one pass through the stream (every tenant falls into that cycle after
+ * its first 0, so the slack allows a cycle of up to 40 blocks). */
+static void test_sim_trace_positions(void)
+{
+    static const char text[] = "# format: positions\n"
+                               "11110\n1\n10\n111\n0\n1111111\n110\n0\n1\n11\n";
+    char path[] = "/tmp/specsim-positions-XXXXXX", y[96];
+    int fd = mkstemp(path);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    CHECK(f && fputs(text, f) >= 0 && fclose(f) == 0);
+    snprintf(y, sizeof y, "{model: trace, file: %s}", path);
+    sim_vs_law("positions", y, 2, 8, DURATION, 40);
+    sim_vs_law("positions", y, 5, 8, DURATION, 40);
     unlink(path);
 }
 
@@ -377,5 +400,6 @@ int main(void)
     RUN(test_sim_beta);
     RUN(test_sim_markov);
     RUN(test_sim_trace);
+    RUN(test_sim_trace_positions);
     return check_done();
 }

@@ -389,6 +389,70 @@ static void test_model_path_table(void)
     unlink(path);
 }
 
+/* The MVA against the finite-source queue solved from its stationary law:
+ * with N customers, think rate l = 1/Z (the delay station is insensitive to
+ * its distribution, so exponential may stand for any), service rate
+ * m = 1/S: P(k at the server) ∝ N!/(N−k)! (l/m)^k, X = m·P(busy),
+ * R = E[k]/X (Little). */
+static void test_mva_hand(void)
+{
+    const double Z = 0.080, S = 0.011;
+    for (int N = 1; N <= 6; N++) {
+        double w = 1, sum = 0, busy = 0, Ek = 0;
+        for (int k = 0; k <= N; k++) {
+            if (k > 0) w *= (N - k + 1) * (S / Z);
+            sum += w;
+            if (k > 0) busy += w;
+            Ek += k * w;
+        }
+        double X = busy / sum / S, R = Ek / sum / X, x, r;
+        analytic_mva(N, Z, S, &x, &r);
+        CHECK_REL(x, X, 1e-12);
+        CHECK_REL(r, R, 1e-12);
+    }
+    double x, r;
+    analytic_mva(1, Z, S, &x, &r);   /* alone: no wait */
+    CHECK_REL(x, 1 / (Z + S), 1e-12);
+    CHECK_REL(r, S, 1e-12);
+}
+
+/* analytic prints the MVA for sync tenants on one FCFS exponential server
+ * (Z = γd + rtt = 80 ms, E from iid α = 0.7), and says why not otherwise. */
+static void test_mva_scenario(void)
+{
+    scenario_t s = base(0.7);
+    group.count = 3;
+    s.ntenants = 3;
+    s.cloud.batching.max_batch = 1;
+    s.cloud.verify_time = (dist_t){.kind = DIST_EXPONENTIAL, .a = 0.005};
+    analytic_t a;
+    if (compute(&s, &a) != 0) {
+        CHECK(!"compute");
+        return;
+    }
+    double x, r, E = (1 - pow(0.7, 5)) / 0.3;
+    analytic_mva(3, 0.080, 0.005, &x, &r);
+    CHECK(a.mva_tenants == 3 && !a.mva_why[0]);
+    CHECK_REL(a.mva_delay_s, 0.080, 1e-12);
+    CHECK_REL(a.mva_throughput_tok_s, x * E, 1e-12);
+    CHECK_REL(a.mva_itl_s, 3 / (x * E), 1e-12);
+    CHECK_REL(a.mva_queue_delay_s, r - 0.005, 1e-12);
+    CHECK_REL(a.mva_gpu_util, x * 0.005, 1e-12);
+    s.cloud.batching.max_batch = 8;
+    CHECK(compute(&s, &a) == 0 && a.mva_tenants == 0 && strstr(a.mva_why, "batching"));
+    s.cloud.batching.max_batch = 1;
+    s.cloud.verify_time = dist_const(0.005);
+    CHECK(compute(&s, &a) == 0 && a.mva_tenants == 0 &&
+          strstr(a.mva_why, "not exponential"));
+    s.cloud.verify_time = (dist_t){.kind = DIST_EXPONENTIAL, .a = 0.005};
+    s.protocol.proto = proto_find("async");
+    CHECK(compute(&s, &a) == 0 && a.mva_tenants == 0 && !a.mva_why[0]);
+    s.protocol.proto = proto_find("sync");
+    group.count = 1;
+    s.ntenants = 1;
+    CHECK(compute(&s, &a) == 0 && a.mva_tenants == 0 && !a.mva_why[0]);
+}
+
 static void test_print(void)
 {
     analytic_t a;
@@ -428,6 +492,8 @@ int main(void)
     RUN(test_trace);
     RUN(test_model_path_datasheet);
     RUN(test_model_path_table);
+    RUN(test_mva_hand);
+    RUN(test_mva_scenario);
     RUN(test_print);
     accept_cfg_fini(&acc);
     return check_done();

@@ -170,21 +170,11 @@ static double async_rate(double alpha, int gamma, double d, double T, int W)
     return (1.0 / (1.0 - alpha)) / (Es + T);
 }
 
-/* Exact MVA for a closed network: N customers, a delay station Z and one
- * FCFS exponential station with mean S (product form: an infinite-server
- * station is insensitive to its time distribution, so deterministic Z is
- * fine). Arrival theorem: R(n) = S (1 + Q(n-1)), X(n) = n / (Z + R(n)),
- * Q(n) = X(n) R(n). */
-static void mva(int N, double Z, double S, double *X, double *R)
-{
-    double Q = 0;
-    *X = *R = 0;
-    for (int n = 1; n <= N; n++) {
-        *R = S * (1 + Q);
-        *X = n / (Z + *R);
-        Q = *X * *R;
-    }
-}
+/* The MVA of the closed networks in section d is analytic_mva
+ * (sim/analytic.c; test_analytic checks it against small networks solved by
+ * hand). It is exact there: product form, since an infinite-server station
+ * is insensitive to its time distribution, so the deterministic delay Z is
+ * fine beside the FCFS exponential verify. */
 
 /* One tenant (or `count`), fixed draft time, fixed or random verify time,
  * no jitter, infinite bandwidth, one endless request. */
@@ -466,7 +456,7 @@ static void test_mva_sync(void)
                      "{dist: exponential, mean: 6ms}", 1, 1000, 8) < 0)
         return;
     double X, R;
-    mva(10, 0.060, 0.006, &X, &R);
+    analytic_mva(10, 0.060, 0.006, &X, &R);
     double E = (1 - pow(0.8, 5)) / 0.2;
     printf("  mva: X = %.4f blocks/s, R = %.4f ms, E = %.4f\n", X, 1e3 * R, E);
     const char *c = "d.mva-N10";
@@ -475,6 +465,26 @@ static void test_mva_sync(void)
     expect_ci(c, &m, METRIC_QUEUE_DELAY_MEAN, R - 0.006, 0.03);
     expect_ci(c, &m, METRIC_ITL_MEAN, 10 / (X * E), 0.01);
     expect_rel(c, &m, METRIC_BATCH_MEAN, 1.0, 1e-9);
+    /* `specsim analytic` prints the same network for that scenario. */
+    char y[YAML_MAX];
+    yaml_pipeline(y, "mva", "sync", 4, 0, "{model: iid, alpha: 0.8}", 10, 10, 20,
+                  "{dist: exponential, mean: 6ms}", 1, 1000, 8);
+    scenario_t s;
+    err_t e;
+    analytic_t a;
+    if (scenario_load_string("mva", y, NULL, 0, &s, &e) != 0) {
+        printf("  %s\n", e.msg);
+        CHECK(!"load");
+        return;
+    }
+    CHECK(analytic_compute(&s, &a, &e) == 0);
+    CHECK(a.mva_tenants == 10 && a.mva_why[0] == 0);
+    CHECK_REL(a.mva_delay_s, 0.060, 1e-12);
+    CHECK_REL(a.mva_throughput_tok_s, X * E, 1e-12);
+    CHECK_REL(a.mva_queue_delay_s, R - 0.006, 1e-12);
+    CHECK_REL(a.mva_itl_s, 10 / (X * E), 1e-12);
+    CHECK_REL(a.mva_gpu_util, X * 0.006, 1e-12);
+    scenario_fini(&s);
 }
 
 /* Open M/M/1: cloud-only, one tenant, Poisson requests λ = 100/s, one output
@@ -733,7 +743,7 @@ static void test_mva_two_replicas(void)
     metrics_summary_t m;
     if (run_yaml("mva-r2", y, &m) < 0) return;
     double X, R;
-    mva(5, 0.060, 0.006, &X, &R);
+    analytic_mva(5, 0.060, 0.006, &X, &R);
     double E = (1 - pow(0.8, 5)) / 0.2;
     const char *c = "d.mva-2x5";
     expect_ci(c, &m, METRIC_THROUGHPUT, 2 * X * E, 0.01);
