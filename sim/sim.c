@@ -98,6 +98,50 @@ static int shared_build(const scenario_t *s, repl_shared_t *sh, err_t *err)
     return 0;
 }
 
+/* A new tally for s (tally_create), with each group's protocol and SLO. */
+static tally_t *tally_for(const scenario_t *s, int tenant_hists)
+{
+    int *size = malloc((size_t)s->ngroups * sizeof *size);
+    if (!size) return NULL;
+    for (int g = 0; g < s->ngroups; g++) size[g] = s->groups[g].count;
+    tally_t *tl = tally_create(s->warmup, s->duration, s->ngroups, size, tenant_hists);
+    free(size);
+    for (int g = 0; tl && g < s->ngroups; g++) {
+        /* Every group follows the scenario's protocol. */
+        const proto_ops_t *p = s->protocol.proto;
+        tally_group_cfg_t c = {.has_drafts = p->drafts, .has_verify = p->verifies,
+                               .slo_ttft = s->groups[g].slo.ttft,
+                               .slo_tpot = s->groups[g].slo.tpot};
+        tally_group_setup(tl, g, &c);
+    }
+    return tl;
+}
+
+/* Replication r's rows of the per-tenant CSV. */
+static int tenant_rows(const scenario_t *s, const tally_t *tl, int r, FILE *f)
+{
+    for (int i = 0; i < s->ntenants; i++) {
+        tally_tenant_row_t row;
+        tally_tenant_row(tl, i, &row);
+        if (output_tenant_row(f, r, i, s->groups[row.group].name, &row) != 0) return -1;
+    }
+    return 0;
+}
+
+/* The run's totals (events, wall clock) are the fleet's in every group. */
+static void summarize_groups(const scenario_t *s, const metrics_rep_t *greps, int R,
+                             const metrics_summary_t *fleet, metrics_summary_t *groups)
+{
+    static const int run_wide[] = {METRIC_EVENTS, METRIC_WALL_S, METRIC_EVENTS_PER_S};
+    for (int g = 0; g < s->ngroups; g++) {
+        metrics_summarize_group(greps, R, s->ngroups, g, &groups[g]);
+        for (size_t k = 0; k < sizeof run_wide / sizeof *run_wide; k++) {
+            groups[g].value[run_wide[k]] = fleet->value[run_wide[k]];
+            groups[g].ci95[run_wide[k]] = fleet->ci95[run_wide[k]];
+        }
+    }
+}
+
 static int run_reps(const scenario_t *s, const sim_options_t *opt,
                     metrics_summary_t *out, tally_totals_t *tot, err_t *err)
 {
@@ -107,14 +151,20 @@ static int run_reps(const scenario_t *s, const sim_options_t *opt,
         return -1;
     }
     int R = s->replications, rc = 0;
+    FILE *pt = opt ? opt->per_tenant : NULL;
+    metrics_summary_t *groups = opt ? opt->groups : NULL;
     metrics_rep_t *reps = calloc((size_t)R, sizeof *reps);
-    tally_t *tl = tally_create(s->warmup, s->duration);
-    if (!reps || !tl) {
+    metrics_rep_t *greps = groups ? calloc((size_t)R * s->ngroups, sizeof *greps) : NULL;
+    tally_t *tl = tally_for(s, pt != NULL);
+    if (!reps || !tl || (groups && !greps)) {
         rc = err_set(err, ERR_RUNTIME, "simulation: out of memory");
         goto done;
     }
+    if (pt && output_tenant_header(pt) != 0) {
+        rc = err_set(err, ERR_RUNTIME, "per-tenant file: write error");
+        goto done;
+    }
     const proto_ops_t *p = s->protocol.proto;
-    int drafts = p->drafts, verify = p->verifies;
     int nrep = p->uses_cloud ? s->cloud.replicas : 0;
     double events = 0, wall = 0;
     for (int r = 0; r < R && rc == 0; r++) {
@@ -136,8 +186,11 @@ static int run_reps(const scenario_t *s, const sim_options_t *opt,
         double dt = wall_now() - t0;
         events += ev;
         wall += dt;
-        tally_finish(tl, drafts, verify, nrep, ev, dt, &reps[r]);
+        tally_finish(tl, nrep, ev, dt, &reps[r],
+                     greps ? &greps[(size_t)r * s->ngroups] : NULL);
         if (r == 0 && tot) *tot = tl->raw;
+        if (pt && tenant_rows(s, tl, r, pt) != 0)
+            rc = err_set(err, ERR_RUNTIME, "per-tenant file: write error");
         if (trp && trace_error(trp))
             rc = err_set(err, ERR_RUNTIME, "trace: write error");
         if (rc == 0 && opt && opt->progress) opt->progress(opt->progress_ctx, r + 1, R);
@@ -149,10 +202,12 @@ static int run_reps(const scenario_t *s, const sim_options_t *opt,
         out->value[METRIC_EVENTS_PER_S] = wall > 0 ? events / wall : NAN;
         out->ci95[METRIC_EVENTS] = out->ci95[METRIC_WALL_S] = 0;
         out->ci95[METRIC_EVENTS_PER_S] = 0;
+        if (groups) summarize_groups(s, greps, R, out, groups);
     }
 done:
     tally_free(tl);
     free(reps);
+    free(greps);
     shared_free(&sh);
     return rc;
 }
