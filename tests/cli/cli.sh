@@ -26,13 +26,14 @@ grep -q "acceptance.alpha" "$TMP/err" && pass set_out_of_range_names_key || fail
 # A short version of the default scenario keeps this test fast under ASan.
 short="--set duration=8s --set warmup=1s --set replications=2"
 
-# --json: exactly one JSON object holding every metric name once.
+# --json: exactly one JSON object holding every metric name once at the top
+# level (lines indented by two spaces; "groups" repeats them, deeper).
 # shellcheck disable=SC2086
 if "$SPECSIM" run scenarios/default.yaml $short --json >"$TMP/a.json" 2>"$TMP/err"; then
     pass run_json_exit0
     missing=""
     for n in $names; do
-        c=$(grep -o "\"$n\":" "$TMP/a.json" | wc -l)
+        c=$(grep -c "^  \"$n\":" "$TMP/a.json")
         [ "$c" -eq 1 ] || missing="$missing $n($c)"
     done
     [ -z "$missing" ] && pass json_has_every_metric || fail json_has_every_metric "$missing"
