@@ -3,7 +3,9 @@
  * Loading goes: YAML file -> node tree (with line:column marks) -> `--set`
  * overrides applied to the tree by dotted path -> resolution through the key
  * table (type, unit, range, default) into scenario_t. Tenant groups inherit
- * every key of the `tenants:` section and override what they give. Errors
+ * every key of the `tenants:` section and override what they give; the
+ * top-level `slo:` section is resolved per group the same way (a group's own
+ * `slo:` overrides it key by key: tenant_group_t.slo). Errors
  * name FILE:LINE:COLUMN and the dotted key; unknown keys get a "did you mean".
  *
  * `--set` errors read "--set:N:COL: path: problem": N = which `--set`
