@@ -22,7 +22,7 @@
 static const char usage_sweep[] =
     "usage: specsim sweep SCENARIO [-j N] [--shard I/N] [--resume] [--force]\n"
     "                     [--out FILE.csv] [--set PATH=VALUE]... [--seed N]\n"
-    "                     [--reps R] [--independent-seeds] [--quiet]\n"
+    "                     [--reps R] [--independent-seeds] [--per-group] [--quiet]\n"
     "       specsim sweep --explain ROW SCENARIO [--set PATH=VALUE]...\n"
     "\n"
     "Runs every point of the scenario's sweep: section and writes one CSV row\n"
@@ -39,6 +39,8 @@ static const char usage_sweep[] =
     "  --seed N, --reps R   same as --set seed=N, --set replications=R\n"
     "  --independent-seeds  seed each point from (seed, point) instead of\n"
     "                       common random numbers\n"
+    "  --per-group          also every metric per tenant group, in columns\n"
+    "                       GROUP.metric, GROUP.metric_ci95 (docs/formats.md)\n"
     "  --explain ROW        print the `specsim run` command for point ROW\n"
     "  --quiet              no progress line\n"
     "\n"
@@ -138,6 +140,7 @@ static int take(sweep_cmd_t *c, const cli_opt_arg_t *a)
     case OPT_FORCE: c->o.force = 1; return 0;
     case OPT_QUIET: c->quiet = 1; return 0;
     case OPT_INDEPENDENT_SEEDS: c->o.independent_seeds = 1; return 0;
+    case OPT_PER_GROUP: c->o.per_group = 1; return 0;
     case OPT_JOBS:
         if (parse_u64(v, &x) || x < 1 || x > 4096)
             return cli_opt_usage_error("sweep", "-j needs a thread count >= 1, got '%s'", v);

@@ -19,6 +19,8 @@ typedef struct replica {
     int *btok;                     /* and its tokens, as picked */
     service_job_t *sjob;           /* and its tokens, context */
     double kv_cap, kv_used;
+    double kv_t;                   /* kv_used held since */
+    double roof, iter_end;         /* the running iteration's roofline time, end */
     int adm_head, adm_tail;        /* tenants waiting for KV (linked) */
     int pinned;
     gsl_rng *vrng;
@@ -62,6 +64,14 @@ static void area_to(cloud_t *c, double now)
 {
     c->tally->raw.queue_area += c->nwaiting * (now - c->area_t);
     c->area_t = now;
+}
+
+/* Accounts the KV held since the last change, before it changes. */
+static void kv_to(cloud_t *c, replica_t *r, double now)
+{
+    if (isfinite(r->kv_cap) && r->kv_cap > 0)
+        tally_kv(c->tally, r->kv_used / r->kv_cap, r->kv_t, now);
+    r->kv_t = now;
 }
 
 static int job_alloc(cloud_t *c)
@@ -125,6 +135,8 @@ cloud_t *cloud_create(const cloud_cfg_t *cfg, int ntenants,
     c->cb = *cb;
     c->tally = tally;
     c->trace = trace;
+    tally->kv_known = isfinite(kv_capacity) && kv_capacity > 0;
+    tally->roof_known = !cfg->has_verify_time && sv != NULL;
     c->nrep = cfg->replicas;
     c->ntenants = ntenants;
     c->policy = cfg->batching.policy ? cfg->batching.policy : batch_policy_default();
@@ -216,6 +228,7 @@ int cloud_reserve(cloud_t *c, int replica, int tenant, double bytes)
 {
     replica_t *r = &c->rep[replica];
     if (r->adm_head < 0 && fits(r, bytes)) {
+        kv_to(c, r, engine_now(c->eng));
         r->kv_used += bytes;
         return 1;
     }
@@ -230,6 +243,7 @@ int cloud_reserve(cloud_t *c, int replica, int tenant, double bytes)
 int cloud_release(cloud_t *c, int replica, double bytes, double now)
 {
     replica_t *r = &c->rep[replica];
+    kv_to(c, r, now);
     r->kv_used -= bytes;
     if (r->kv_used < 1e-9 * r->kv_cap || r->kv_used < 0) r->kv_used = 0;
     while (r->adm_head >= 0 && fits(r, c->adm_bytes[r->adm_head])) {
@@ -261,7 +275,7 @@ static void first_start(cloud_t *c, cloud_job_t *j, double now, int count)
     c->nwaiting--;
     tl->raw.queue_started++;
     tl->raw.queue_delay_sum += d;
-    if (count) hist_add(tl->qdelay, d, 1);
+    if (count) tally_queue_delay(tl, j->tenant, now, d);
 }
 
 static batch_queue_t queue_of(const cloud_t *c, const replica_t *r)
@@ -302,6 +316,8 @@ static int start_iteration(cloud_t *c, int ri, double now)
     else
         dt = service_iter_time(c->sv, r->sjob, nb);
     if (!(dt >= 0)) dt = 0;
+    r->roof = tl->roof_known ? service_roofline_time(c->sv, r->sjob, nb) : 0;
+    r->iter_end = now + dt;
     if (c->trace) {
         long m = 0;
         for (int b = 0; b < nb; b++) m += r->sjob[b].tokens;
@@ -414,6 +430,7 @@ static int on_iter_end(void *ctx, const engine_event_t *ev)
     tally_t *tl = c->tally;
     tl->raw.busy_s += now - r->iter_start;
     tl->busy += tally_clip(tl, r->iter_start, now);
+    tally_roofline(tl, r->iter_start, now, r->roof);
     for (int b = 0; b < r->nbatch; b++) {
         int i = r->bjob[b];
         cloud_job_t *j = &c->jobs[i];
@@ -447,7 +464,9 @@ void cloud_finish(cloud_t *c, double end)
     area_to(c, end);
     for (int ri = 0; ri < c->nrep; ri++) {
         replica_t *r = &c->rep[ri];
+        kv_to(c, r, end);
         if (r->busy) {
+            tally_roofline(tl, r->iter_start, r->iter_end, r->roof);
             tl->busy += tally_clip(tl, r->iter_start, end);
             tl->raw.busy_s += end - r->iter_start;
         }

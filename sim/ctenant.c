@@ -38,7 +38,7 @@ static int send_down(repl_t *r, ctenant_t *C, int i, uint64_t m, double bytes)
 {
     double now = engine_now(r->eng);
     double at = network_send(&C->down, now, bytes);
-    if (now >= r->tally->warmup) r->tally->down_bytes += bytes;
+    tally_down_bytes(r->tally, i, now, bytes);
     if (engine_schedule(r->eng, at, EV_DOWN, (uint32_t)i, m))
         return repl_fail(r, REPL_SCHED_FAIL);
     return 0;
@@ -66,6 +66,7 @@ int ctenant_admitted(void *ctx, int tenant, int replica, double now)
     repl_t *r = ctx;
     (void)replica;
     repl_trace(r, tenant, "kv_admit", -1, 0);
+    tally_admitted(r->tally, tenant, now, now - r->ct[tenant].t_prompt);
     return submit_prefill(r, tenant, now);
 }
 
@@ -78,8 +79,11 @@ int ctenant_prompt(repl_t *r, int i, int prompt, int output, double now)
     C->pending_drafts = 0;
     C->replica = cloud_pin(r->cloud);
     C->kv_bytes = ((double)C->prompt + C->output + C->kv_extra) * r->sh->kv_bytes_per_token;
-    if (cloud_reserve(r->cloud, C->replica, i, C->kv_bytes))
+    C->t_prompt = now;
+    if (cloud_reserve(r->cloud, C->replica, i, C->kv_bytes)) {
+        tally_admitted(r->tally, i, now, 0);
         return submit_prefill(r, i, now);
+    }
     repl_trace(r, i, "kv_wait", -1, 0);
     return 0;
 }
@@ -122,17 +126,13 @@ int ctenant_verify_begin(repl_t *r, const cloud_job_t *job, double now, int *a)
 {
     tally_t *tl = r->tally;
     ctenant_t *C = &r->ct[job->tenant];
-    int tokens = job->tokens, gamma = tokens - 1, cnt = now >= tl->warmup;
-    tl->raw.verified_tokens += tokens;
-    if (cnt) tl->verified_tokens += tokens;
+    int tokens = job->tokens, gamma = tokens - 1;
     /* An earlier block of this tenant in the same iteration (multi_block)
      * was rejected, or finished the request, after this one had started:
      * its compute is spent, its verdict meaningless. */
-    if (job->epoch != C->epoch) {
-        tl->raw.stale_tokens += tokens;
-        if (cnt) tl->stale_tokens += tokens;
-        return 0;
-    }
+    int stale = job->epoch != C->epoch;
+    tally_verified(tl, job->tenant, now, tokens, stale);
+    if (stale) return 0;
     C->pending_drafts -= gamma;
     int d = accept_draw(&C->acc, gamma);
     *a = d < 0 ? 0 : d > gamma ? gamma : d;
@@ -149,10 +149,7 @@ int ctenant_verdict(repl_t *r, const cloud_job_t *job, int a, int want,
     int n = want < left ? want : left;
     C->committed += n;
     tl->raw.verdicts++;
-    if (now >= tl->warmup) {
-        tl->accepted += a;
-        tl->verified_drafts += gamma;
-    }
+    tally_accepted(tl, i, now, a, gamma);
     int done = C->committed >= C->output;
     repl_trace(r, i, "verify_end", (long)job->block, a);
     if (reject || done) {

@@ -32,6 +32,7 @@ typedef struct ctenant {
     uint32_t epoch;
     uint32_t blocks_in; /* blocks received: the next one's id */
     double kv_bytes;
+    double t_prompt;      /* when the prompt reached the cloud (admission wait) */
 } ctenant_t;
 
 /* Initialises r->ct[i] (downlink, acceptance state). Returns 0, or -1 with

@@ -109,7 +109,7 @@ static int send_up(repl_t *r, edge_tenant_t *T, uint64_t m, double bytes)
 {
     double now = engine_now(r->eng);
     double at = network_send(&T->up, now, bytes);
-    if (now >= r->tally->warmup) r->tally->up_bytes += bytes;
+    tally_up_bytes(r->tally, edge_index(r, T), now, bytes);
     if (engine_schedule(r->eng, at, EV_UP, (uint32_t)edge_index(r, T), m))
         return repl_fail(r, REPL_SCHED_FAIL);
     return 0;
@@ -125,7 +125,7 @@ void edge_stall_begin(repl_t *r, edge_tenant_t *T)
 static void stall_end(repl_t *r, edge_tenant_t *T)
 {
     if (T->stall_since < 0) return;
-    r->tally->stall += tally_clip(r->tally, T->stall_since, engine_now(r->eng));
+    tally_stall(r->tally, edge_index(r, T), T->stall_since, engine_now(r->eng));
     T->stall_since = -1;
     repl_trace(r, edge_index(r, T), "stall_end", -1, 0);
 }
@@ -149,10 +149,8 @@ static void discard_pending(repl_t *r, edge_tenant_t *T)
     double gone = (double)T->inflight + partial;
     tl->raw.drafted += partial;
     tl->raw.discarded += gone;
-    if (now >= tl->warmup) {
-        tl->drafted += partial;
-        tl->discarded += gone;
-    }
+    tally_drafted(tl, edge_index(r, T), now, partial);
+    tally_discarded(tl, edge_index(r, T), now, gone);
     T->unverified = 0;
     T->inflight = 0;
     T->drafting = 0;
@@ -204,12 +202,7 @@ static void commit(repl_t *r, edge_tenant_t *T, int n)
     T->committed += n;
     tl->raw.committed += n;
     if (tl->series) mser_series_add(tl->series, now, n);
-    if (now >= tl->warmup) {
-        tl->committed += n;
-        tl->decode_tokens += n;
-        hist_add(tl->itl, gap / n, n);
-        hist_add(tl->gap, gap, 1);
-    }
+    tally_commit(tl, edge_index(r, T), now, gap, n);
     T->t_last = now;
     repl_trace(r, edge_index(r, T), "commit", -1, n);
 }
@@ -219,13 +212,9 @@ static int end_request(repl_t *r, edge_tenant_t *T)
     tally_t *tl = r->tally;
     double now = engine_now(r->eng);
     int i = edge_index(r, T);
-    if (now >= tl->warmup) {
-        tl->e2e_sum += now - T->t0;
-        tl->e2e_n++;
-        tl->requests_done++;
-    }
+    tally_request_end(tl, i, now, T->t0, T->t_first, T->output);
     tl->raw.requests_done++;
-    tl->decode_time += tally_clip(tl, T->t_first, now);
+    tally_decode_time(tl, i, T->t_first, now);
     stall_end(r, T);
     discard_pending(r, T);
     T->epoch++;   /* the cloud bumped its epoch on the last verdict */
@@ -257,11 +246,8 @@ static int first_token(repl_t *r, edge_tenant_t *T)
     tl->raw.committed++;
     tl->raw.first_tokens++;
     if (tl->series) mser_series_add(tl->series, now, 1);
-    if (now >= tl->warmup) {
-        tl->committed++;
-        hist_add(tl->ttft, now - T->t0, 1);
-    }
     int i = edge_index(r, T);
+    tally_first_token(tl, i, now, now - T->t0);
     repl_trace(r, i, "first_token", -1, 1);
     int rc = edge_maybe_end(r, T);
     return rc <= 0 ? rc : T->proto->first_token(r, i);
@@ -360,7 +346,7 @@ int edge_block_send(repl_t *r, edge_tenant_t *T)
     const repl_group_t *g = grp(r, T);
     int n = T->draft_n;
     tl->raw.drafted += n;
-    if (engine_now(r->eng) >= tl->warmup) tl->drafted += n;
+    tally_drafted(tl, edge_index(r, T), engine_now(r->eng), n);
     uint32_t b = T->next_block++;
     T->unverified++;
     T->inflight += n;
@@ -374,7 +360,7 @@ void edge_commit_own(repl_t *r, edge_tenant_t *T)
     tally_t *tl = r->tally;
     tl->raw.drafted++;
     tl->raw.draft_committed++;
-    if (engine_now(r->eng) >= tl->warmup) tl->drafted++;
+    tally_drafted(tl, edge_index(r, T), engine_now(r->eng), 1);
     commit(r, T, 1);
 }
 
@@ -396,11 +382,7 @@ int edge_verdict(repl_t *r, edge_tenant_t *T, uint64_t m, int *a, int *gamma)
     tl->raw.draft_committed += dc;
     tl->raw.extra_committed += n - dc;
     tl->raw.discarded += g - dc;
-    if (now >= tl->warmup) {
-        tl->discarded += g - dc;
-        tl->verdicts++;
-        tl->verdict_tokens += n;
-    }
+    tally_verdict(tl, i, now, n, g - dc);
     repl_trace(r, i, "verdict_arrive", -1, acc);
     stall_end(r, T);
     commit(r, T, n);
@@ -434,8 +416,8 @@ void edge_finish(repl_t *r, double end)
     for (int i = 0; i < r->n; i++) {
         edge_tenant_t *T = &r->et[i];
         if (!T->busy) continue;
-        if (T->pending == 0) tl->decode_time += tally_clip(tl, T->t_first, end);
-        if (T->stall_since >= 0) tl->stall += tally_clip(tl, T->stall_since, end);
+        if (T->pending == 0) tally_decode_time(tl, i, T->t_first, end);
+        if (T->stall_since >= 0) tally_stall(tl, i, T->stall_since, end);
         tl->raw.pending_drafts += T->inflight;
     }
 }

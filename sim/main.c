@@ -36,6 +36,7 @@ typedef struct cli {
     const char *out;
     const char *trace;
     long trace_rep;            /* -1 = not given (0) */
+    const char *per_tenant;    /* --per-tenant FILE.csv */
     int json, quiet, help, version;
 } cli_t;
 
@@ -61,7 +62,7 @@ static const char usage_main[] =
 static const char usage_run[] =
     "usage: specsim run [SCENARIO] [--set PATH=VALUE]... [--seed N] [--reps R]\n"
     "                   [--out FILE.csv|FILE.json] [--json] [--trace FILE]\n"
-    "                   [--trace-rep N] [--quiet]\n"
+    "                   [--trace-rep N] [--per-tenant FILE.csv] [--quiet]\n"
     "\n"
     "Simulates SCENARIO (default: the built-in scenarios/default.yaml) and prints\n"
     "a summary of every metric with 95% confidence half-widths over replications.\n"
@@ -81,7 +82,13 @@ static const char usage_run[] =
     "                    not with --json)\n"
     "  --trace-rep N     the replication --trace shows (default 0)\n"
     "  --quiet           no progress line on stderr (shown on a terminal only,\n"
-    "                    one update per replication; never with --json)\n";
+    "                    one update per replication; never with --json)\n"
+    "  --per-tenant FILE one CSV row per tenant per replication (tokens, decode\n"
+    "                    rate, ITL mean/p99, TTFT mean, requests, SLO-met\n"
+    "                    fraction; docs/formats.md); written atomically\n"
+    "\n"
+    "With more than one tenant group the summary ends with a table per group\n"
+    "and --json adds \"groups\": {NAME: {every metric}}.\n";
 
 static const char usage_check[] =
     "usage: specsim check [SCENARIO] [--set PATH=VALUE]...\n"
@@ -184,6 +191,7 @@ static int parse_args(cli_t *c, cli_cmd_t id, const char *cmd, int argc, char **
             else
                 c->trace_rep = atol(o->value);
             break;
+        case OPT_PER_TENANT: c->per_tenant = o->value; break;
         case OPT_JSON: c->json = 1; break;
         case OPT_QUIET: c->quiet = 1; break;
         default: break;   /* --help, --version: read above */
@@ -303,31 +311,40 @@ static void run_progress(void *ctx, int done, int total)
  * Progress goes to a terminal only (a log or a pipe gets none), and never
  * with --quiet or --json. */
 static int run_with_trace(const cli_t *c, const scenario_t *s,
-                          metrics_summary_t *m, sim_warmup_diag_t *diag,
+                          metrics_summary_t *m, metrics_summary_t *groups,
+                          sim_warmup_diag_t *diag,
                           err_t *err)
 {
     int show = !c->quiet && !c->json && isatty(STDERR_FILENO);
     sim_options_t opt = {.trace = NULL, .progress = show ? run_progress : NULL,
                          .trace_rep = c->trace_rep > 0 ? (int)c->trace_rep : 0,
-                         .warmup = diag};
-    char tmp[4096];
+                         .warmup = diag, .groups = groups};
+    char tmp[4096], ptmp[4096];
     if (c->trace) opt.trace_format = trace_format_for(c->trace);
-    if (c->trace && strcmp(c->trace, "-") == 0) {
-        /* Standard output: for piping into a plotter; nothing to commit. */
-        opt.trace = stdout;
-        return sim_run(s, &opt, m, err);
-    }
-    if (c->trace) {
-        opt.trace = output_open_atomic(c->trace, tmp, sizeof tmp, err);
-        if (!opt.trace) return -1;
-    }
-    if (sim_run(s, &opt, m, err) != 0) {
-        if (opt.trace) output_abort(opt.trace, tmp);
+    int to_stdout = c->trace && strcmp(c->trace, "-") == 0;
+    /* Standard output: for piping into a plotter; nothing to commit. */
+    if (to_stdout) opt.trace = stdout;
+    else if (c->trace && !(opt.trace = output_open_atomic(c->trace, tmp, sizeof tmp, err)))
+        return -1;
+    if (c->per_tenant &&
+        !(opt.per_tenant = output_open_atomic(c->per_tenant, ptmp, sizeof ptmp, err))) {
+        if (opt.trace && !to_stdout) output_abort(opt.trace, tmp);
         return -1;
     }
-    if (opt.trace && output_commit(opt.trace, tmp, c->trace, err) != 0)
-        return -1;
-    return 0;
+    int rc = sim_run(s, &opt, m, err);
+    if (opt.per_tenant) {
+        if (rc != 0) output_abort(opt.per_tenant, ptmp);
+        else rc = output_commit(opt.per_tenant, ptmp, c->per_tenant, err);
+    }
+    if (opt.trace && !to_stdout) {
+        if (rc != 0) output_abort(opt.trace, tmp);
+        else rc = output_commit(opt.trace, tmp, c->trace, err);
+    }
+    if (rc == 0) {
+        m->groups = groups;
+        m->ngroups = s->ngroups;
+    }
+    return rc;
 }
 
 /* MSER-5 on the committed-token series (sim/mser.h): a warm-up shorter
@@ -399,13 +416,19 @@ static int cmd_run(int argc, char **argv)
     output_sources_t src = {0};
     err_t err = {0};
     rc = run_preflight(&c, &s);
+    metrics_summary_t *groups = calloc((size_t)s.ngroups, sizeof *groups);
+    if (rc == 0 && !groups) {
+        fprintf(stderr, "specsim run: out of memory\n");
+        rc = 1;
+    }
     if (rc != 0) {
+        free(groups);
         scenario_fini(&s);
         cli_fini(&c);
         return rc;
     }
     if (sim_service_sources(&s, &src, &err) != 0 ||
-        run_with_trace(&c, &s, &m, &diag, &err) != 0 ||
+        run_with_trace(&c, &s, &m, groups, &diag, &err) != 0 ||
         (c.out && output_write_file(c.out, &s, &src, &m, &err) != 0)) {
         fprintf(stderr, "specsim run: %s\n", err.msg);
         rc = err.code ? err.code : 1;
@@ -419,6 +442,7 @@ static int cmd_run(int argc, char **argv)
         }
     }
     output_sources_fini(&src);
+    free(groups);
     scenario_fini(&s);
     cli_fini(&c);
     return rc;

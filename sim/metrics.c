@@ -52,18 +52,31 @@ int metric_is_timing(int id)
     return id == METRIC_WALL_S || id == METRIC_EVENTS_PER_S;
 }
 
+int metrics_is_shared(int id)
+{
+    switch (id) {
+    case METRIC_GPU_UTIL: case METRIC_BATCH_MEAN: case METRIC_BATCH_P99:
+    case METRIC_GPU_S_PER_KTOK: case METRIC_KV_UTIL_MEAN:
+    case METRIC_GPU_ROOFLINE_UTIL: case METRIC_EVENTS: case METRIC_WALL_S:
+    case METRIC_EVENTS_PER_S:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 /* ---- summary over replications ----------------------------------------- */
 
 /* Mean and 95% half-width of the non-NaN values of one metric. Two passes
  * (mean, then squared deviations) because replications of a stable metric
  * agree to many digits and the one-pass formula would cancel them away. */
-static void summarize_one(const metrics_rep_t *reps, int n, int m,
+static void summarize_one(const metrics_rep_t *reps, int n, int stride, int m,
                           double *value, double *ci95)
 {
     int k = 0;
     double sum = 0.0;
     for (int r = 0; r < n; r++) {
-        double x = reps[r].v[m];
+        double x = reps[(size_t)r * stride].v[m];
         if (isnan(x)) continue;
         sum += x;
         k++;
@@ -81,7 +94,7 @@ static void summarize_one(const metrics_rep_t *reps, int n, int m,
     }
     double ss = 0.0;
     for (int r = 0; r < n; r++) {
-        double x = reps[r].v[m];
+        double x = reps[(size_t)r * stride].v[m];
         if (isnan(x)) continue;
         ss += (x - mean) * (x - mean);
     }
@@ -93,17 +106,31 @@ static void summarize_one(const metrics_rep_t *reps, int n, int m,
     *ci95 = gsl_cdf_tdist_Pinv(0.975, (double)(k - 1)) * sd / sqrt((double)k);
 }
 
-void metrics_summarize(const metrics_rep_t *reps, int n, metrics_summary_t *out)
+static void summarize(const metrics_rep_t *reps, int n, int stride,
+                      metrics_summary_t *out)
 {
     out->reps = n > 0 ? n : 0;
+    out->groups = NULL;
+    out->ngroups = 0;
     for (int m = 0; m < METRIC_COUNT; m++) {
         if (!reps || n <= 0) {
             out->value[m] = NAN;
             out->ci95[m] = NAN;
             continue;
         }
-        summarize_one(reps, n, m, &out->value[m], &out->ci95[m]);
+        summarize_one(reps, n, stride, m, &out->value[m], &out->ci95[m]);
     }
+}
+
+void metrics_summarize(const metrics_rep_t *reps, int n, metrics_summary_t *out)
+{
+    summarize(reps, n, 1, out);
+}
+
+void metrics_summarize_group(const metrics_rep_t *reps, int n, int ngroups, int g,
+                             metrics_summary_t *out)
+{
+    summarize(reps ? reps + g : NULL, n, ngroups, out);
 }
 
 /* ---- histogram ---------------------------------------------------------- */

@@ -41,7 +41,18 @@
     X(REQUESTS_DONE, "requests_done", "requests finished after warm-up")     \
     X(EVENTS, "events", "events processed")                                  \
     X(WALL_S, "wall_s", "wall-clock seconds of the run")                     \
-    X(EVENTS_PER_S, "events_per_s", "events processed per wall-clock second")
+    X(EVENTS_PER_S, "events_per_s", "events processed per wall-clock second") \
+    X(SLO_ATTAINMENT, "slo_attainment", "finished requests meeting every SLO / finished requests") \
+    X(TTFT_SLO_FRAC, "ttft_slo_frac", "finished requests meeting the TTFT SLO / finished requests") \
+    X(TPOT_SLO_FRAC, "tpot_slo_frac", "finished requests meeting the TPOT SLO / finished requests") \
+    X(GOODPUT_REQ_S, "goodput_req_s", "SLO-meeting requests finished per second") \
+    X(GOODPUT_TOK_S, "goodput_tok_s", "output tokens of SLO-meeting requests per second") \
+    X(FAIRNESS_JAIN, "fairness_jain", "Jain's index of the tenants' decode rates") \
+    X(TOKENS_PER_S_TENANT_P5, "tokens_per_s_tenant_p5", "5th percentile of the tenants' decode rates (tok/s)") \
+    X(ADMISSION_WAIT_MEAN, "admission_wait_mean_s", "prompt at the cloud -> KV admitted, mean (s)") \
+    X(ADMISSION_WAIT_P99, "admission_wait_p99_s", "prompt at the cloud -> KV admitted, p99 (s)") \
+    X(KV_UTIL_MEAN, "kv_util_mean", "reserved KV / KV capacity, time-average, mean over replicas") \
+    X(GPU_ROOFLINE_UTIL, "gpu_roofline_util", "roofline time of the work done / GPU busy time")
 
 enum metric_id {
 #define METRICS_ENUM(id, name, desc) METRIC_##id,
@@ -57,6 +68,9 @@ int metric_find(const char *name);
 /* 1 for wall_s and events_per_s: the only metrics that differ between two
  * runs of the same scenario and seed. */
 int metric_is_timing(int id);
+/* 1 for the metrics of the shared cloud (GPU, batches, KV) and of the run
+ * (events, wall clock): every tenant group reports the fleet's value. */
+int metrics_is_shared(int id);
 
 /* One replication's values, NAN where undefined (e.g. no commits). */
 typedef struct metrics_rep {
@@ -70,9 +84,17 @@ typedef struct metrics_summary {
     int reps;
     double value[METRIC_COUNT];
     double ci95[METRIC_COUNT];
+    /* Per tenant group, in the scenario's order: borrowed, set by the
+     * caller that asked sim_run for them (sim.h); NULL/0 otherwise
+     * (metrics_summarize clears them). */
+    const struct metrics_summary *groups;
+    int ngroups;
 } metrics_summary_t;
 
 void metrics_summarize(const metrics_rep_t *reps, int n, metrics_summary_t *out);
+/* Same for metric m of group g of each replication: reps[r·ngroups + g]. */
+void metrics_summarize_group(const metrics_rep_t *reps, int n, int ngroups, int g,
+                             metrics_summary_t *out);
 
 /* ---- bounded-memory log histogram --------------------------------------
  * Buckets grow geometrically by (1+2e) so any value in a bucket is within

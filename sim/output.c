@@ -131,10 +131,19 @@ static const metric_group_t summary_groups[] = {
                      {METRIC_ACCEPTED_LEN_MEAN, U_PLAIN, "tok/verdict"},
                      {METRIC_DRAFT_WASTE_FRAC, U_PCT, "%"},
                      {METRIC_EDGE_STALL_FRAC, U_PCT, "%"}}, 4},
-    {"cloud", {{METRIC_GPU_UTIL, U_PCT, "%"}, {METRIC_GPU_WASTE_FRAC, U_PCT, "%"},
+    {"slo", {{METRIC_SLO_ATTAINMENT, U_PCT, "%"}, {METRIC_TTFT_SLO_FRAC, U_PCT, "%"},
+             {METRIC_TPOT_SLO_FRAC, U_PCT, "%"}, {METRIC_GOODPUT_REQ_S, U_PLAIN, "req/s"},
+             {METRIC_GOODPUT_TOK_S, U_TOKS, "tok/s"}}, 5},
+    {"fairness", {{METRIC_FAIRNESS_JAIN, U_PLAIN, ""},
+                  {METRIC_TOKENS_PER_S_TENANT_P5, U_TOKS, "tok/s"}}, 2},
+    {"cloud", {{METRIC_GPU_UTIL, U_PCT, "%"}, {METRIC_GPU_ROOFLINE_UTIL, U_PCT, "%"},
+               {METRIC_GPU_WASTE_FRAC, U_PCT, "%"},
                {METRIC_BATCH_MEAN, U_PLAIN, "jobs"}, {METRIC_BATCH_P99, U_PLAIN, "jobs"},
                {METRIC_QUEUE_DELAY_MEAN, U_TIME, ""},
-               {METRIC_QUEUE_DELAY_P99, U_TIME, ""}}, 6},
+               {METRIC_QUEUE_DELAY_P99, U_TIME, ""}}, 7},
+    {"kv cache", {{METRIC_KV_UTIL_MEAN, U_PCT, "%"},
+                  {METRIC_ADMISSION_WAIT_MEAN, U_TIME, ""},
+                  {METRIC_ADMISSION_WAIT_P99, U_TIME, ""}}, 3},
     {"network", {{METRIC_NET_UP_BYTES_PER_TOK, U_BYTES, "B/tok"},
                  {METRIC_NET_DOWN_BYTES_PER_TOK, U_BYTES, "B/tok"}}, 2},
     {"cost", {{METRIC_GPU_S_PER_KTOK, U_PLAIN, "GPU-s/ktok"}}, 1},
@@ -300,6 +309,45 @@ static int summary_header(FILE *f, const scenario_t *s, const output_sources_t *
     return rc ? -1 : 0;
 }
 
+/* One row of the per-group table: the metric, each group's value in the
+ * unit the fleet's value picks, the unit. */
+static int group_row(FILE *f, int namew, const metric_view_t *mv,
+                     const metrics_summary_t *m)
+{
+    double scale = 1.0;
+    const char *unit = mv->label;
+    if (mv->unit == U_TIME) scale = time_scale(m->value[mv->id], &unit);
+    else if (mv->unit == U_PCT) scale = 100.0;
+    int rc = fprintf(f, "  %-*s", namew, metric_name(mv->id)) < 0;
+    for (int g = 0; g < m->ngroups; g++) {
+        char num[64];
+        fmt_num(num, sizeof num, m->groups[g].value[mv->id] * scale);
+        rc |= fprintf(f, " %12s", num) < 0;
+    }
+    rc |= fprintf(f, "%s%s\n", unit[0] ? " " : "", unit) < 0;
+    return rc ? -1 : 0;
+}
+
+/* Every metric of the tables above per tenant group, groups as columns
+ * (means only: the JSON has their half-widths). The shared cloud's and the
+ * run's metrics are left out: they are the fleet's in every group. */
+static int summary_groups_table(FILE *f, const scenario_t *s, int namew,
+                                const metrics_summary_t *m)
+{
+    if (fprintf(f, "\nper tenant group\n  %-*s", namew, "") < 0) return -1;
+    for (int g = 0; g < m->ngroups; g++)
+        if (fprintf(f, " %12.12s", s->groups[g].name) < 0) return -1;
+    if (fputc('\n', f) == EOF) return -1;
+    for (int t = 0; t < NGROUPS; t++) {
+        for (int i = 0; i < summary_groups[t].n; i++) {
+            const metric_view_t *mv = &summary_groups[t].items[i];
+            if (metrics_is_shared(mv->id)) continue;
+            if (group_row(f, namew, mv, m) < 0) return -1;
+        }
+    }
+    return 0;
+}
+
 int output_summary(FILE *f, const scenario_t *s, const output_sources_t *src,
                    const metrics_summary_t *m)
 {
@@ -327,6 +375,9 @@ int output_summary(FILE *f, const scenario_t *s, const output_sources_t *src,
         metric_view_t mv = {i, U_PLAIN, ""};
         if (summary_line(f, namew, &mv, m) < 0) return -1;
     }
+    if (s->ngroups > 1 && m->groups && m->ngroups == s->ngroups &&
+        summary_groups_table(f, s, namew, m) < 0)
+        return -1;
     return ferror(f) ? -1 : 0;
 }
 
@@ -362,6 +413,39 @@ static int json_group_sources(FILE *f, const scenario_t *s, const output_sources
     return rc ? -1 : 0;
 }
 
+/* Every metric of m, each followed by its _ci95 when replications > 1, as
+ * `"name": value` pairs after `sep`. */
+static int json_metrics(FILE *f, const metrics_summary_t *m, const char *sep)
+{
+    char key[128];
+    int rc = 0;
+    for (int i = 0; i < METRIC_COUNT && !rc; i++) {
+        for (int ci = 0; ci < 1 + (m->reps > 1); ci++) {
+            snprintf(key, sizeof key, "%s%s", metric_name(i), ci ? "_ci95" : "");
+            rc |= fputs(i || ci ? sep : sep + 1, f) == EOF;
+            rc |= json_string(f, key) < 0;
+            rc |= fputs(": ", f) == EOF;
+            rc |= json_number(f, ci ? m->ci95[i] : m->value[i]) < 0;
+        }
+    }
+    return rc ? -1 : 0;
+}
+
+/* "groups": {"NAME": {metric: value, ...}, ...} */
+static int json_groups(FILE *f, const scenario_t *s, const metrics_summary_t *m)
+{
+    int rc = json_key(f, "groups") < 0 || fputc('{', f) == EOF;
+    for (int g = 0; g < m->ngroups && !rc; g++) {
+        rc |= fputs(g ? ",\n    " : "\n    ", f) == EOF;
+        rc |= json_string(f, s->groups[g].name) < 0;
+        rc |= fputs(": {", f) == EOF;
+        rc |= json_metrics(f, &m->groups[g], ",\n      ") < 0;
+        rc |= fputs("\n    }", f) == EOF;
+    }
+    rc |= fputs("\n  }", f) == EOF;
+    return rc ? -1 : 0;
+}
+
 int output_json(FILE *f, const scenario_t *s, const output_sources_t *src,
                 const metrics_summary_t *m)
 {
@@ -394,13 +478,27 @@ int output_json(FILE *f, const scenario_t *s, const output_sources_t *src,
             rc |= json_number(f, m->ci95[i]) < 0;
         }
     }
+    if (!rc && m->groups && m->ngroups == s->ngroups) rc |= json_groups(f, s, m) < 0;
     rc |= fputs("\n}\n", f) == EOF;
     return rc || ferror(f) ? -1 : 0;
 }
 
 /* ---- CSV ---------------------------------------------------------------- */
 
-int output_csv_header(FILE *f, const char *const *keys, int nkeys)
+/* One metric's two columns, prefixed "GROUP." for a group's. */
+static int csv_metric_head(FILE *f, const char *group, int i, int first)
+{
+    char name[256];
+    snprintf(name, sizeof name, "%s%s%s", group ? group : "", group ? "." : "",
+             metric_name(i));
+    int rc = (!first && fputc(',', f) == EOF) || csv_field(f, name) < 0;
+    strncat(name, "_ci95", sizeof name - strlen(name) - 1);
+    rc |= fputc(',', f) == EOF || csv_field(f, name) < 0;
+    return rc ? -1 : 0;
+}
+
+int output_csv_header_groups(FILE *f, const char *const *keys, int nkeys,
+                             const char *const *groups, int ngroups)
 {
     int rc = 0;
     for (int k = 0; k < nkeys; k++) {
@@ -411,8 +509,28 @@ int output_csv_header(FILE *f, const char *const *keys, int nkeys)
         rc |= fprintf(f, "%s%s,%s_ci95", (nkeys || i) ? "," : "", metric_name(i),
                       metric_name(i)) < 0;
     }
+    for (int g = 0; g < ngroups; g++)
+        for (int i = 0; i < METRIC_COUNT; i++)
+            rc |= csv_metric_head(f, groups[g], i, 0) < 0;
     rc |= fputc('\n', f) == EOF;
     return rc || ferror(f) ? -1 : 0;
+}
+
+int output_csv_header(FILE *f, const char *const *keys, int nkeys)
+{
+    return output_csv_header_groups(f, keys, nkeys, NULL, 0);
+}
+
+static int csv_values(FILE *f, const metrics_summary_t *m, int first)
+{
+    int rc = 0;
+    for (int i = 0; i < METRIC_COUNT; i++) {
+        rc |= ((!first || i) && fputc(',', f) == EOF);
+        rc |= csv_number(f, m->value[i]) < 0;
+        rc |= fputc(',', f) == EOF;
+        rc |= csv_number(f, m->ci95[i]) < 0;
+    }
+    return rc ? -1 : 0;
 }
 
 int output_csv_row(FILE *f, const char *const *values, int nkeys,
@@ -423,12 +541,30 @@ int output_csv_row(FILE *f, const char *const *values, int nkeys,
         rc |= (k && fputc(',', f) == EOF);
         rc |= csv_field(f, values[k]) < 0;
     }
-    for (int i = 0; i < METRIC_COUNT; i++) {
-        rc |= ((nkeys || i) && fputc(',', f) == EOF);
-        rc |= csv_number(f, m->value[i]) < 0;
-        rc |= fputc(',', f) == EOF;
-        rc |= csv_number(f, m->ci95[i]) < 0;
-    }
+    rc |= csv_values(f, m, !nkeys) < 0;
+    for (int g = 0; m->groups && g < m->ngroups; g++)
+        rc |= csv_values(f, &m->groups[g], 0) < 0;
+    rc |= fputc('\n', f) == EOF;
+    return rc || ferror(f) ? -1 : 0;
+}
+
+/* ---- per-tenant CSV ----------------------------------------------------- */
+
+int output_tenant_header(FILE *f)
+{
+    return fputs("rep,tenant,group,tokens,tokens_per_s,itl_mean_s,itl_p99_s,"
+                 "ttft_mean_s,requests,slo_met_frac\n", f) == EOF ? -1 : 0;
+}
+
+int output_tenant_row(FILE *f, int rep, int tenant, const char *group,
+                      const tally_tenant_row_t *r)
+{
+    int rc = fprintf(f, "%d,%d,", rep, tenant) < 0;
+    rc |= csv_field(f, group) < 0;
+    const double v[] = {r->tokens, r->rate, r->itl_mean, r->itl_p99,
+                        r->ttft_mean, r->requests, r->slo_met_frac};
+    for (size_t k = 0; k < sizeof v / sizeof *v; k++)
+        rc |= fputc(',', f) == EOF || csv_number(f, v[k]) < 0;
     rc |= fputc('\n', f) == EOF;
     return rc || ferror(f) ? -1 : 0;
 }
@@ -522,8 +658,18 @@ static int csv_single(FILE *f, const scenario_t *s, const output_sources_t *src,
     snprintf(ten, sizeof ten, "%d", s->ntenants);
     const char *vals[] = {s->name, scenario_mode_name(s), seed,
                           reps, ten, src ? src->edge : "", src ? src->cloud : ""};
-    if (output_csv_header(f, keys, 7) < 0) return -1;
-    return output_csv_row(f, vals, 7, m);
+    /* A single group's columns would repeat the fleet's. */
+    metrics_summary_t one = *m;
+    if (s->ngroups < 2 || m->ngroups != s->ngroups) {
+        one.groups = NULL;
+        one.ngroups = 0;
+    }
+    const char **names = one.ngroups ? malloc((size_t)one.ngroups * sizeof *names) : NULL;
+    if (one.ngroups && !names) return -1;
+    for (int g = 0; g < one.ngroups; g++) names[g] = s->groups[g].name;
+    int rc = output_csv_header_groups(f, keys, 7, names, one.ngroups);
+    free(names);
+    return rc < 0 ? -1 : output_csv_row(f, vals, 7, &one);
 }
 
 typedef int (*body_fn)(FILE *f, const scenario_t *s, const output_sources_t *src,

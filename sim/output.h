@@ -12,6 +12,7 @@
 #include "err.h"
 #include "metrics.h"
 #include "scenario.h"
+#include "tally.h"
 
 /* Where the service times came from, for the run report:
  * "fixed", "distribution", "table", "fitted" or "datasheet". `edge` is the
@@ -36,7 +37,8 @@ void output_sources_fini(output_sources_t *src);
 int output_summary(FILE *f, const scenario_t *s, const output_sources_t *src,
                    const metrics_summary_t *m);
 
-/* Exactly one JSON object: "scenario", "version" (version_string(),
+/* Exactly one JSON object (with "groups": {NAME: {every metric}} at the
+ * end when m->groups is set): "scenario", "version" (version_string(),
  * version.h: the build that wrote it), "mode", "seed", "replications",
  * "tenants", "edge_service_source" (common to every tenant group, or
  * "mixed"), "edge_service_sources" ({group name: source}, null when src
@@ -52,6 +54,18 @@ int output_json(FILE *f, const scenario_t *s, const output_sources_t *src,
 int output_csv_header(FILE *f, const char *const *keys, int nkeys);
 int output_csv_row(FILE *f, const char *const *values, int nkeys,
                    const metrics_summary_t *m);
+/* The header with, after the fleet's, every metric and its _ci95 of each
+ * group, as "GROUP.metric" (`sweep --per-group`); output_csv_row writes
+ * those columns from m->groups when m has them. */
+int output_csv_header_groups(FILE *f, const char *const *keys, int nkeys,
+                             const char *const *groups, int ngroups);
+
+/* `run --per-tenant`: the header "rep,tenant,group,tokens,tokens_per_s,
+ * itl_mean_s,itl_p99_s,ttft_mean_s,requests,slo_met_frac" and one row per
+ * tenant per replication (docs/formats.md). */
+int output_tenant_header(FILE *f);
+int output_tenant_row(FILE *f, int rep, int tenant, const char *group,
+                      const tally_tenant_row_t *r);
 
 /* Writes the results to `path` atomically (temporary file in the same
  * directory, fsync, rename), choosing the format by extension (.csv or

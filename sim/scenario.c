@@ -322,6 +322,14 @@ static const keytab_key_t OUTPUT_KEYS[] = {
      .size = SCEN_PATH_MAX, .flags = KF_SKIPEMPTY},
     END};
 
+/* Both optional; 0 (not given) = no bound. Written only when given. */
+static const keytab_key_t SLO_KEYS[] = {
+    {.name = "ttft", .type = KT_NUM, .off = offsetof(slo_cfg_t, ttft),
+     .unit = UNIT_DURATION, .max = BIG, .flags = KF_MIN_OPEN | KF_SKIPEMPTY},
+    {.name = "tpot", .type = KT_NUM, .off = offsetof(slo_cfg_t, tpot),
+     .unit = UNIT_DURATION, .max = BIG, .flags = KF_MIN_OPEN | KF_SKIPEMPTY},
+    END};
+
 static const keytab_key_t TOP_KEYS[] = {
     {.name = "name", .type = KT_STRING, .off = offsetof(scenario_t, name),
      .size = sizeof(((scenario_t *)0)->name)},
@@ -342,6 +350,8 @@ static const keytab_key_t TOP_KEYS[] = {
     {.name = "output", .type = KT_SECTION, .off = offsetof(scenario_t, output),
      .sub = OUTPUT_KEYS},
     {.name = "sweep", .type = KT_SKIP},
+    /* Resolved per group (resolve_slo): groups override it key by key. */
+    {.name = "slo", .type = KT_SKIP},
     END};
 
 static const keytab_key_t TENANTS_KEYS[] = {
@@ -358,6 +368,7 @@ static const keytab_key_t GROUP_KEYS[] = {
      .size = sizeof(((tenant_group_t *)0)->name)},
     {.name = "count", .type = KT_INT, .off = offsetof(tenant_group_t, count),
      .min = 1, .max = MAX_TENANTS, .flags = KF_REQUIRED},
+    {.name = "slo", .type = KT_SKIP},   /* resolve_slo */
     {.name = "edge", .type = KT_SKIP},
     {.name = "network", .type = KT_SKIP},
     {.name = "workload", .type = KT_SKIP},
@@ -623,6 +634,22 @@ static int resolve_speculation(sctx_t *x, const ynode_t *gi, const char *prefix,
     return accept_cfg_resolve(&x->kc, A, 2, &g->acceptance);
 }
 
+/* A top-level section a group may override is new to the tenants' two
+ * layers (they stop at `tenants:`): the group's slo is resolved over the
+ * top-level slo the same way a group's edge is over tenants.edge. gi: the
+ * group's node, NULL when the scenario has no groups. */
+static int resolve_slo(sctx_t *x, const ynode_t *gi, const char *prefix,
+                       tenant_group_t *g)
+{
+    char p1[KEYTAB_KEY_MAX];
+    keytab_join(p1, prefix, "slo");
+    keytab_layer_t L[2] = {{ynode_get(x->root, "slo"), "slo"},
+                           {ynode_get(gi, "slo"), p1}};
+    if (keytab_resolve(&x->kc, SLO_KEYS, L, gi ? 2 : 1, &g->slo) != 0) return -1;
+    g->slo_given = gi ? keys_given(SLO_KEYS, present(L[1].map)) : 0;
+    return 0;
+}
+
 static int resolve_group(sctx_t *x, const ynode_t *T, const ynode_t *G, int i)
 {
     tenant_group_t *g = &x->s->groups[i];
@@ -659,6 +686,7 @@ static int resolve_group(sctx_t *x, const ynode_t *T, const ynode_t *G, int i)
         g->given[k] = G ? keys_given(TENANT_SECTIONS[k].keys, L[1].map) : 0;
     }
     if (resolve_speculation(x, gi, prefix, g) != 0) return -1;
+    if (resolve_slo(x, gi, prefix, g) != 0) return -1;
     if (g->workload.arrival == ARRIVAL_POISSON && g->workload.rate <= 0) {
         const ynode_t *w = present(ynode_get(gi, "workload"));
         if (!w) w = present(ynode_get(T, "workload"));
@@ -758,6 +786,8 @@ static int resolve(sctx_t *x, const char *stem_of)
                           "warmup (%s) must be less than duration (%s)", wu, d);
     }
     if (resolve_acceptance(x) != 0) return -1;
+    keytab_layer_t S = {ynode_get(x->root, "slo"), "slo"};
+    if (keytab_resolve(&x->kc, SLO_KEYS, &S, 1, &s->slo) != 0) return -1;
     return resolve_tenants(x);
 }
 
@@ -1192,12 +1222,36 @@ static int write_sections(FILE *f, const tenant_group_t *g, int indent)
     return 0;
 }
 
-static int write_group_head(FILE *f, const tenant_group_t *g)
+/* The SLO keys of c that are set and (mask) wanted, under `slo:`; nothing
+ * when none is. */
+static int write_slo(FILE *f, const slo_cfg_t *c, unsigned mask, int indent)
+{
+    int head = 0;
+    for (unsigned k = 0; SLO_KEYS[k].name; k++) {
+        const double *v = (const double *)((const char *)c + SLO_KEYS[k].off);
+        if (!((mask >> k) & 1u) || *v <= 0) continue;
+        if (!head++ && fprintf(f, "%*sslo:\n", indent, "") < 0) return -1;
+        if (keytab_write_key(f, &SLO_KEYS[k], c, indent + 2) != 0) return -1;
+    }
+    return 0;
+}
+
+/* A group's own SLO keys (those it gave; without that record, those that
+ * differ from the top-level ones). */
+static int write_group_slo(FILE *f, const scenario_t *s, const tenant_group_t *g)
+{
+    unsigned mask = g->slo_given;
+    if (!s->given_known)
+        mask = (g->slo.ttft != s->slo.ttft) | (unsigned)(g->slo.tpot != s->slo.tpot) << 1;
+    return write_slo(f, &g->slo, mask, 6);
+}
+
+static int write_group_head(FILE *f, const scenario_t *s, const tenant_group_t *g)
 {
     if (fprintf(f, "    - name: ") < 0 || keytab_write_string(f, g->name) != 0 ||
         fprintf(f, "\n      count: %d\n", g->count) < 0)
         return -1;
-    return 0;
+    return write_group_slo(f, s, g);
 }
 
 /* A group's own speculation: the protocol keys it gave (all = every key,
@@ -1250,7 +1304,7 @@ static int write_grouped(FILE *f, const scenario_t *s)
     if (fprintf(f, "  groups:\n") < 0) return -1;
     for (int i = 0; i < s->ngroups; i++) {
         const tenant_group_t *g = &s->groups[i];
-        if (write_group_head(f, g) != 0) return -1;
+        if (write_group_head(f, s, g) != 0) return -1;
         for (size_t k = 0; k < ns; k++) {
             const char *sec = TENANT_SECTIONS[k].name;
             const char *base = (const char *)g + TENANT_SECTIONS[k].off;
@@ -1279,7 +1333,7 @@ static int write_tenants(FILE *f, const scenario_t *s)
     if (fprintf(f, "  groups:\n") < 0) return -1;
     for (int i = 0; i < s->ngroups; i++) {
         const tenant_group_t *g = &s->groups[i];
-        if (write_group_head(f, g) != 0) return -1;
+        if (write_group_head(f, s, g) != 0) return -1;
         if (write_sections(f, g, 6) != 0) return -1;
         if (write_group_speculation(f, g, 1) != 0) return -1;
     }
@@ -1295,6 +1349,7 @@ int scenario_write_yaml(const scenario_t *s, FILE *f)
         int rc = 0;
         if (!strcmp(k->name, "acceptance")) rc = write_acceptance(f, &s->acceptance);
         else if (!strcmp(k->name, "tenants")) rc = write_tenants(f, s);
+        else if (!strcmp(k->name, "slo")) rc = write_slo(f, &s->slo, ~0u, 0);
         else if (!strcmp(k->name, "output") && !s->output.file[0] &&
                  !s->output.trace[0]) rc = 0;
         else rc = keytab_write_key(f, k, s, 0);

@@ -3,7 +3,9 @@
  * Loading goes: YAML file -> node tree (with line:column marks) -> `--set`
  * overrides applied to the tree by dotted path -> resolution through the key
  * table (type, unit, range, default) into scenario_t. Tenant groups inherit
- * every key of the `tenants:` section and override what they give. Errors
+ * every key of the `tenants:` section and override what they give; the
+ * top-level `slo:` section is resolved per group the same way (a group's own
+ * `slo:` overrides it key by key: tenant_group_t.slo). Errors
  * name FILE:LINE:COLUMN and the dotted key; unknown keys get a "did you mean".
  *
  * `--set` errors read "--set:N:COL: path: problem": N = which `--set`
@@ -99,12 +101,24 @@ typedef struct workload_cfg {
                                 scenario_t.arrivals (sim/workload_trace.h) */
 } workload_cfg_t;
 
+/* Service-level objectives (DistServe's): a request meets the TTFT SLO when
+ * its first token reaches the edge within `ttft` of its start, the TPOT SLO
+ * when (e2e - TTFT) / (output tokens - 1) <= `tpot` (a 1-token request meets
+ * any). 0 = no bound; a scenario with neither has no SLO (metrics NaN). */
+typedef struct slo_cfg {
+    double ttft;             /* s, 0 = none */
+    double tpot;             /* s per token, 0 = none */
+} slo_cfg_t;
+
 typedef struct tenant_group {
     char name[64];
     int count;               /* >= 1 */
     edge_cfg_t edge;
     network_cfg_t network;
     workload_cfg_t workload;
+    slo_cfg_t slo;           /* the top-level slo: with this group's keys
+                                (tenants.groups.N.slo) over it */
+    unsigned slo_given;      /* bit k: the group gave SLO key k itself */
     unsigned given[3];       /* edge, network, workload: bit k set when the
                                 group wrote key k of that section itself
                                 (not inherited from tenants:), so that the
@@ -155,6 +169,7 @@ typedef struct scenario {
     int replications;
     protocol_cfg_t protocol;
     accept_cfg_t acceptance;   /* owned parameters (accept_cfg_fini) */
+    slo_cfg_t slo;             /* top-level slo: (groups' defaults) */
     tenant_group_t *groups;    /* owned; ngroups >= 1 */
     int ngroups;
     int ntenants;              /* sum of group counts */

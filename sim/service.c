@@ -74,6 +74,7 @@ struct service {
     int prec;
     double overhead;
     double bw, rate;            /* datasheet achieved rates */
+    double peak_bw, peak_rate;  /* datasheet peaks (no efficiencies) */
     double layers;
     double attn_bytes_coef;     /* per layer, per (c+q) token */
     double attn_flops_coef;     /* per layer, per q·(c+q) */
@@ -318,6 +319,17 @@ double service_iter_time_datasheet(const service_t *sv, const service_job_t *job
 {
     sums_t s = job_sums(jobs, njobs);
     return s.m <= 0 ? 0 : iter_datasheet(sv, &s);
+}
+
+double service_roofline_time(const service_t *sv, const service_job_t *jobs, int njobs)
+{
+    sums_t s = job_sums(jobs, njobs);
+    if (s.m <= 0) return 0;
+    double t = 0;
+    for (int i = 0; i < OP_N; i++)
+        t += sv->op[i].mult * lin_roof(&sv->op[i], s.m, sv->peak_bw, sv->peak_rate);
+    return t + sv->layers * fmax(sv->attn_flops_coef * s.qctx / sv->peak_rate,
+                                 sv->attn_bytes_coef * s.ctx / sv->peak_bw);
 }
 
 int service_in_table(const service_t *sv, const service_job_t *jobs, int njobs)
@@ -748,6 +760,8 @@ service_t *service_create(const hw_card_t *hw, const llm_card_t *model,
     sv->overhead = overhead_s;
     sv->bw = hw->mem_bw * hw->bw_eff;
     sv->rate = hw->flops[cp] * hw->flops_eff;
+    sv->peak_bw = hw->mem_bw;
+    sv->peak_rate = hw->flops[cp];
     sv->source = sv->draft_source = "datasheet";
     setup_ops(sv, model);
     if (calibration && calibration[0] && use_table(sv, model, calibration, err) != 0) {

@@ -115,6 +115,13 @@ void service_terms(const service_t *sv, const service_job_t *jobs, int njobs,
 double service_iter_time_datasheet(const service_t *sv,
                                    const service_job_t *jobs, int njobs);
 
+/* The iteration's pure roofline time: per operator max(flops / peak FLOP/s,
+ * bytes / peak bandwidth) at the card's datasheet peaks (no efficiencies,
+ * no table, no step factor, no overhead) — the least time any
+ * implementation could take; what gpu_roofline_util compares busy time
+ * with (docs/metrics.md). 0 when the jobs hold no tokens. */
+double service_roofline_time(const service_t *sv, const service_job_t *jobs, int njobs);
+
 /* Weight footprint in bytes: every layer's linear weights and lm_head at the
  * model's precision (scales and zeros included) plus the token embedding
  * table, stored fp16 (vocab × hidden × 2). Norm weights are ignored. */

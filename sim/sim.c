@@ -100,6 +100,49 @@ static int shared_build(const scenario_t *s, repl_shared_t *sh, err_t *err)
     return 0;
 }
 
+/* A new tally for s (tally_create), with each group's protocol and SLO. */
+static tally_t *tally_for(const scenario_t *s, int tenant_hists)
+{
+    int *size = malloc((size_t)s->ngroups * sizeof *size);
+    if (!size) return NULL;
+    for (int g = 0; g < s->ngroups; g++) size[g] = s->groups[g].count;
+    tally_t *tl = tally_create(s->warmup, s->duration, s->ngroups, size, tenant_hists);
+    free(size);
+    for (int g = 0; tl && g < s->ngroups; g++) {
+        const proto_ops_t *p = scenario_group_protocol(s, g)->proto;
+        tally_group_cfg_t c = {.has_drafts = p->drafts, .has_verify = p->verifies,
+                               .slo_ttft = s->groups[g].slo.ttft,
+                               .slo_tpot = s->groups[g].slo.tpot};
+        tally_group_setup(tl, g, &c);
+    }
+    return tl;
+}
+
+/* Replication r's rows of the per-tenant CSV. */
+static int tenant_rows(const scenario_t *s, const tally_t *tl, int r, FILE *f)
+{
+    for (int i = 0; i < s->ntenants; i++) {
+        tally_tenant_row_t row;
+        tally_tenant_row(tl, i, &row);
+        if (output_tenant_row(f, r, i, s->groups[row.group].name, &row) != 0) return -1;
+    }
+    return 0;
+}
+
+/* The run's totals (events, wall clock) are the fleet's in every group. */
+static void summarize_groups(const scenario_t *s, const metrics_rep_t *greps, int R,
+                             const metrics_summary_t *fleet, metrics_summary_t *groups)
+{
+    static const int run_wide[] = {METRIC_EVENTS, METRIC_WALL_S, METRIC_EVENTS_PER_S};
+    for (int g = 0; g < s->ngroups; g++) {
+        metrics_summarize_group(greps, R, s->ngroups, g, &groups[g]);
+        for (size_t k = 0; k < sizeof run_wide / sizeof *run_wide; k++) {
+            groups[g].value[run_wide[k]] = fleet->value[run_wide[k]];
+            groups[g].ci95[run_wide[k]] = fleet->ci95[run_wide[k]];
+        }
+    }
+}
+
 /* What one replication needs besides the shared state. */
 typedef struct rep_ctx {
     const scenario_t *s;
@@ -107,7 +150,9 @@ typedef struct rep_ctx {
     repl_shared_t *sh;
     tally_t *tl;
     mser_series_t series;
-    int drafts, verify, nrep;
+    int nrep;
+    FILE *per_tenant;          /* NULL = not asked */
+    metrics_rep_t *greps;      /* [R][ngroups], NULL = not asked */
     double events, wall;
 } rep_ctx_t;
 
@@ -139,7 +184,8 @@ static int run_one(rep_ctx_t *c, int r, double warmup, int trace,
     double dt = wall_now() - t0;
     c->events += ev;
     c->wall += dt;
-    tally_finish(c->tl, c->drafts, c->verify, c->nrep, ev, dt, out);
+    tally_finish(c->tl, c->nrep, ev, dt, out,
+                 c->greps ? &c->greps[(size_t)r * s->ngroups] : NULL);
     if (trp) {
         trace_finish(trp, s->duration);
         if (trace_error(trp)) rc = err_set(err, ERR_RUNTIME, "trace: write error");
@@ -180,6 +226,8 @@ static int run_rep(rep_ctx_t *c, int r, metrics_rep_t *out, sim_warmup_diag_t *d
         if (run_one(c, r, used, trace, out, err)) return -1;
     }
     diag_add(d, r, pick, used, s->replications);
+    if (c->per_tenant && tenant_rows(s, c->tl, r, c->per_tenant) != 0)
+        return err_set(err, ERR_RUNTIME, "per-tenant file: write error");
     return 0;
 }
 
@@ -195,14 +243,19 @@ static int run_reps(const scenario_t *s, const sim_options_t *opt,
         shared_free(&sh);
         return -1;
     }
-    rep_ctx_t c = {.s = s, .opt = opt, .sh = &sh, .drafts = scenario_drafts(s),
-                   .verify = scenario_verifies(s),
+    FILE *pt = opt ? opt->per_tenant : NULL;
+    metrics_summary_t *groups = opt ? opt->groups : NULL;
+    rep_ctx_t c = {.s = s, .opt = opt, .sh = &sh, .per_tenant = pt,
                    .nrep = scenario_uses_cloud(s) ? s->cloud.replicas : 0};
     sim_warmup_diag_t diag;
     memset(&diag, 0, sizeof diag);
     metrics_rep_t *reps = calloc((size_t)R, sizeof *reps);
-    c.tl = tally_create(s->warmup, s->duration);
-    if (!reps || !c.tl) rc = err_set(err, ERR_RUNTIME, "simulation: out of memory");
+    if (groups) c.greps = calloc((size_t)R * s->ngroups, sizeof *c.greps);
+    c.tl = tally_for(s, pt != NULL);
+    if (!reps || !c.tl || (groups && !c.greps))
+        rc = err_set(err, ERR_RUNTIME, "simulation: out of memory");
+    if (rc == 0 && pt && output_tenant_header(pt) != 0)
+        rc = err_set(err, ERR_RUNTIME, "per-tenant file: write error");
     if (rc == 0) rc = mser_series_init(&c.series, MSER_BINS, s->duration, err);
     if (rc == 0) c.tl->series = &c.series;
     for (int r = 0; r < R && rc == 0; r++) {
@@ -219,10 +272,12 @@ static int run_reps(const scenario_t *s, const sim_options_t *opt,
         out->ci95[METRIC_EVENTS_PER_S] = 0;
         diag.bin_s = c.series.bin_s;
         if (opt && opt->warmup) *opt->warmup = diag;
+        if (groups) summarize_groups(s, c.greps, R, out, groups);
     }
     mser_series_fini(&c.series);
     tally_free(c.tl);
     free(reps);
+    free(c.greps);
     shared_free(&sh);
     return rc;
 }

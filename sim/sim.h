@@ -37,6 +37,12 @@ typedef struct sim_options {
      * NULL. */
     void (*progress)(void *ctx, int done, int total);
     void *progress_ctx;
+    /* Per tenant group: s->ngroups summaries the run fills (their `groups`
+     * left NULL), or NULL. */
+    metrics_summary_t *groups;
+    /* `run --per-tenant`: CSV of one row per tenant per replication
+     * (output_tenant_header / output_tenant_row, output.h), or NULL. */
+    FILE *per_tenant;
 } sim_options_t;
 
 /* Runs s->replications replications of s->duration simulated seconds each and

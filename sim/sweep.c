@@ -37,6 +37,7 @@ typedef struct slot {
     int done;                 /* guarded by pool.mu */
     int rc;
     metrics_summary_t m;
+    metrics_summary_t *g;     /* [pool.ngroups] with --per-group, else NULL */
     err_t err;
 } slot_t;
 
@@ -47,6 +48,8 @@ typedef struct pool {
     int nsets;
     int independent;
     uint64_t base_seed;
+    const scenario_t *base;   /* --per-group: its groups name the columns */
+    int ngroups;              /* 0 without --per-group */
 
     const uint64_t *todo;     /* points to run, ascending */
     size_t ntodo;
@@ -84,8 +87,29 @@ static int point_overrides(const pool_t *p, uint64_t point,
     return n;
 }
 
+/* --per-group columns are named after the base scenario's groups: a point
+ * whose axes change them would fill columns of other groups. */
+static int same_groups(const pool_t *p, const scenario_t *s, uint64_t point, err_t *err)
+{
+    int same = s->ngroups == p->ngroups;
+    for (int g = 0; same && g < s->ngroups; g++)
+        same = strcmp(s->groups[g].name, p->base->groups[g].name) == 0;
+    if (same) return 0;
+    return err_set(err, ERR_INPUT, "point %" PRIu64 ": --per-group needs the base "
+                   "scenario's tenant groups at every point, and its axes change them",
+                   point);
+}
+
+/* Wall-clock metrics differ between runs; leaving them empty keeps sweep
+ * files byte-identical across -j, shards and resumes. */
+static void drop_timing(metrics_summary_t *m)
+{
+    m->value[METRIC_WALL_S] = m->ci95[METRIC_WALL_S] = NAN;
+    m->value[METRIC_EVENTS_PER_S] = m->ci95[METRIC_EVENTS_PER_S] = NAN;
+}
+
 static int run_point(const pool_t *p, uint64_t point, metrics_summary_t *m,
-                     err_t *err)
+                     metrics_summary_t *groups, err_t *err)
 {
     int cap = p->nsets + p->sp->naxes + 1;
     scenario_override_t *ov = malloc((size_t)cap * sizeof *ov);
@@ -99,14 +123,17 @@ static int run_point(const pool_t *p, uint64_t point, metrics_summary_t *m,
     int nov = point_overrides(p, point, ov, idx, seedbuf);
     scenario_t s;
     if (scenario_load(p->scenario, ov, nov, &s, err) != 0) goto out;
-    sim_options_t opt = {.trace = NULL, .progress = NULL};
+    sim_options_t opt = {.trace = NULL, .progress = NULL, .groups = groups};
     memset(m, 0, sizeof *m);
-    rc = sim_run(&s, &opt, m, err);
+    rc = groups ? same_groups(p, &s, point, err) : 0;
+    if (rc == 0) rc = sim_run(&s, &opt, m, err);
     scenario_fini(&s);
-    /* Wall-clock metrics differ between runs; leaving them empty keeps sweep
-     * files byte-identical across -j, shards and resumes. */
-    m->value[METRIC_WALL_S] = m->ci95[METRIC_WALL_S] = NAN;
-    m->value[METRIC_EVENTS_PER_S] = m->ci95[METRIC_EVENTS_PER_S] = NAN;
+    drop_timing(m);
+    for (int g = 0; groups && g < p->ngroups; g++) drop_timing(&groups[g]);
+    if (groups) {
+        m->groups = groups;
+        m->ngroups = p->ngroups;
+    }
 out:
     free(ov);
     free(idx);
@@ -132,7 +159,7 @@ static void *worker(void *arg)
         slot_t *s = &p->ring[k % p->window];
         s->err.code = 0;
         s->err.msg[0] = '\0';
-        s->rc = run_point(p, p->todo[k], &s->m, &s->err);
+        s->rc = run_point(p, p->todo[k], &s->m, s->g, &s->err);
         pthread_mutex_lock(&p->mu);
         s->done = 1;
         pthread_cond_broadcast(&p->cv);
@@ -284,15 +311,31 @@ static int write_in_order(pool_t *p, int fd, progress_t *pr, err_t *err)
     return 0;
 }
 
+static void ring_free(pool_t *p)
+{
+    for (size_t k = 0; p->ring && k < p->window; k++) free(p->ring[k].g);
+    free(p->ring);
+    p->ring = NULL;
+}
+
+/* The reorder ring, each slot with room for the groups' summaries. */
+static int ring_alloc(pool_t *p)
+{
+    p->ring = calloc(p->window, sizeof *p->ring);
+    if (!p->ring) return -1;
+    for (size_t k = 0; p->ngroups && k < p->window; k++)
+        if (!(p->ring[k].g = calloc((size_t)p->ngroups, sizeof *p->ring[k].g))) return -1;
+    return 0;
+}
+
 static int run_pool(pool_t *p, long jobs, int fd, progress_t *pr, err_t *err)
 {
     if (p->ntodo == 0) return 0;
     if ((size_t)jobs > p->ntodo) jobs = (long)p->ntodo;
     p->window = (size_t)jobs * RING_PER_THREAD;
-    p->ring = calloc(p->window, sizeof *p->ring);
     pthread_t *th = calloc((size_t)jobs, sizeof *th);
-    if (!p->ring || !th) {
-        free(p->ring);
+    if (ring_alloc(p) != 0 || !th) {
+        ring_free(p);
         free(th);
         return err_set(err, ERR_RUNTIME, "out of memory");
     }
@@ -316,8 +359,7 @@ static int run_pool(pool_t *p, long jobs, int fd, progress_t *pr, err_t *err)
     pthread_cond_destroy(&p->cv);
     pthread_mutex_destroy(&p->mu);
     free(th);
-    free(p->ring);
-    p->ring = NULL;
+    ring_free(p);
     return rc;
 }
 
@@ -456,7 +498,11 @@ int sweep_run(const sweep_opts_t *o, err_t *err)
         rc = err_set(err, ERR_INPUT, "--resume needs an output file (--out FILE.csv)");
         goto out;
     }
-    if (!(header = sweepfile_header(&sp, err))) goto out;
+    if (o->per_group) {
+        p.base = &base;
+        p.ngroups = base.ngroups;
+    }
+    if (!(header = sweepfile_header(&sp, o->per_group ? &base : NULL, err))) goto out;
     if (!(sidecar = sweepfile_sidecar(&base, &sp, err))) goto out;
     uint64_t total = sp.npoints, ndone = 0;
     done = calloc((size_t)total, 1);

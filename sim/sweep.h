@@ -30,6 +30,9 @@ typedef struct sweep_opts {
     long jobs;                         /* threads; <= 0: number of cores */
     uint64_t shard_i, shard_n;         /* points i, i+n, ...; n >= 1 */
     int resume, force, independent_seeds;
+    int per_group;                     /* GROUP.metric columns (--per-group):
+                                          every point must keep the base
+                                          scenario's tenant groups */
     const scenario_override_t *sets;   /* base --set options (not owned) */
     int nsets;
     /* Called after each batch of rows written and once at the end, from

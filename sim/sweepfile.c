@@ -48,21 +48,31 @@ static char *capture(int (*fn)(FILE *, const void *), const void *arg,
     return buf;
 }
 
+typedef struct header_arg {
+    const sweepspec_t *sp;
+    const scenario_t *groups;
+} header_arg_t;
+
 static int header_fn(FILE *f, const void *arg)
 {
-    const sweepspec_t *sp = arg;
-    const char **keys = malloc((size_t)(sp->naxes + 1) * sizeof *keys);
+    const header_arg_t *h = arg;
+    const sweepspec_t *sp = h->sp;
+    int ng = h->groups ? h->groups->ngroups : 0;
+    const char **keys = malloc((size_t)(sp->naxes + 1 + ng) * sizeof *keys);
     if (!keys) return -1;
     keys[0] = "point";
     for (int a = 0; a < sp->naxes; a++) keys[a + 1] = sp->axes[a].path;
-    int rc = output_csv_header(f, keys, sp->naxes + 1);
+    const char **names = keys + sp->naxes + 1;
+    for (int g = 0; g < ng; g++) names[g] = h->groups->groups[g].name;
+    int rc = output_csv_header_groups(f, keys, sp->naxes + 1, names, ng);
     free(keys);
     return rc;
 }
 
-char *sweepfile_header(const sweepspec_t *sp, err_t *err)
+char *sweepfile_header(const sweepspec_t *sp, const scenario_t *groups, err_t *err)
 {
-    return capture(header_fn, sp, NULL, err);
+    header_arg_t h = {sp, groups};
+    return capture(header_fn, &h, NULL, err);
 }
 
 typedef struct sidecar_arg {

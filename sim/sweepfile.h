@@ -32,9 +32,11 @@
  * does not fit in n bytes. */
 int sweepfile_sidecar_path(const char *csv, char *out, size_t n);
 
-/* The CSV header line (with its newline). Returns a malloc'ed string the
- * caller frees, or NULL with err filled. */
-char *sweepfile_header(const sweepspec_t *sp, err_t *err);
+/* The CSV header line (with its newline); groups: NULL, or the scenario
+ * whose tenant groups get GROUP.metric columns (`sweep --per-group`; rows
+ * then come from summaries that carry those groups). Returns a malloc'ed
+ * string the caller frees, or NULL with err filled. */
+char *sweepfile_header(const sweepspec_t *sp, const scenario_t *groups, err_t *err);
 
 /* The sidecar text for base + sp, after the comment lines "# specsim sweep:
  * points N, id H" and "# written by " + version_string() (version.h).

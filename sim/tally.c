@@ -9,17 +9,83 @@
 #define T_MIN 1e-7
 #define T_MAX 1e4
 #define REL HIST_REL_ERR
+/* Per-tenant ITL: 1 us to 1000 s. */
+#define TT_MIN 1e-6
+#define TT_MAX 1e3
 
-tally_t *tally_create(double warmup, double end)
+enum { PART_HISTS = 5 };
+
+static hist_t **part_hist(tally_part_t *p, int k)
 {
+    hist_t **h[PART_HISTS] = {&p->itl, &p->gap, &p->ttft, &p->qdelay, &p->admit};
+    return h[k];
+}
+
+static int part_init(tally_part_t *p)
+{
+    memset(p, 0, sizeof *p);
+    for (int k = 0; k < PART_HISTS; k++) {
+        *part_hist(p, k) = hist_create(T_MIN, T_MAX, REL);
+        if (!*part_hist(p, k)) return -1;
+    }
+    return 0;
+}
+
+static void part_fini(tally_part_t *p)
+{
+    for (int k = 0; k < PART_HISTS; k++) hist_free(*part_hist(p, k));
+}
+
+/* Zeroes the sums, keeps (and empties) the histograms. */
+static void part_reset(tally_part_t *p)
+{
+    hist_t *h[PART_HISTS];
+    for (int k = 0; k < PART_HISTS; k++) {
+        h[k] = *part_hist(p, k);
+        hist_reset(h[k]);
+    }
+    memset(p, 0, sizeof *p);
+    for (int k = 0; k < PART_HISTS; k++) *part_hist(p, k) = h[k];
+}
+
+static int tenants_init(tally_t *t, const int *size, int hists)
+{
+    t->group_of = malloc((size_t)t->ntenants * sizeof *t->group_of);
+    t->ten = calloc((size_t)t->ntenants, sizeof *t->ten);
+    t->scratch = malloc((size_t)t->ntenants * sizeof *t->scratch);
+    if (!t->group_of || !t->ten || !t->scratch) return -1;
+    for (int g = 0, i = 0; g < t->ngroups; g++)
+        for (int k = 0; k < size[g]; k++) t->group_of[i++] = g;
+    for (int i = 0; hists && i < t->ntenants; i++) {
+        t->ten[i].itl = hist_create(TT_MIN, TT_MAX, TALLY_TENANT_REL_ERR);
+        if (!t->ten[i].itl) return -1;
+    }
+    return 0;
+}
+
+tally_t *tally_create(double warmup, double end, int ngroups, const int *size,
+                      int tenant_hists)
+{
+    if (ngroups < 1 || !size) return NULL;
+    long n = 0;
+    for (int g = 0; g < ngroups; g++) {
+        if (size[g] < 0) return NULL;
+        n += size[g];
+    }
+    if (n < 1 || n > 0x7fffffffL) return NULL;
     tally_t *t = calloc(1, sizeof *t);
     if (!t) return NULL;
-    t->itl = hist_create(T_MIN, T_MAX, REL);
-    t->gap = hist_create(T_MIN, T_MAX, REL);
-    t->ttft = hist_create(T_MIN, T_MAX, REL);
-    t->qdelay = hist_create(T_MIN, T_MAX, REL);
+    t->ngroups = ngroups;
+    t->ntenants = (int)n;
+    t->group = calloc((size_t)ngroups, sizeof *t->group);
+    t->gcfg = calloc((size_t)ngroups, sizeof *t->gcfg);
+    int bad = !t->group || !t->gcfg || part_init(&t->all) != 0;
+    for (int g = 0; !bad && g < ngroups; g++) {
+        bad = part_init(&t->group[g]) != 0;
+        t->gcfg[g].has_drafts = t->gcfg[g].has_verify = 1;
+    }
     t->batch = hist_create(0.5, 1e7, REL);
-    if (!t->itl || !t->gap || !t->ttft || !t->qdelay || !t->batch) {
+    if (bad || !t->batch || tenants_init(t, size, tenant_hists) != 0) {
         tally_free(t);
         return NULL;
     }
@@ -31,30 +97,222 @@ tally_t *tally_create(double warmup, double end)
 void tally_free(tally_t *t)
 {
     if (!t) return;
-    hist_free(t->itl);
-    hist_free(t->gap);
-    hist_free(t->ttft);
-    hist_free(t->qdelay);
+    part_fini(&t->all);
+    for (int g = 0; t->group && g < t->ngroups; g++) part_fini(&t->group[g]);
+    for (int i = 0; t->ten && i < t->ntenants; i++) hist_free(t->ten[i].itl);
     hist_free(t->batch);
+    free(t->group);
+    free(t->gcfg);
+    free(t->group_of);
+    free(t->ten);
+    free(t->scratch);
     free(t);
 }
 
 void tally_reset(tally_t *t)
 {
-    hist_t *h[5] = {t->itl, t->gap, t->ttft, t->batch, t->qdelay};
-    double warmup = t->warmup, end = t->end;
-    struct mser_series *series = t->series;
-    for (int i = 0; i < 5; i++) hist_reset(h[i]);
-    memset(t, 0, sizeof *t);
-    t->series = series;
-    t->itl = h[0];
-    t->gap = h[1];
-    t->ttft = h[2];
-    t->batch = h[3];
-    t->qdelay = h[4];
-    t->warmup = warmup;
-    t->end = end;
+    part_reset(&t->all);
+    for (int g = 0; g < t->ngroups; g++) part_reset(&t->group[g]);
+    for (int i = 0; i < t->ntenants; i++) {
+        hist_t *h = t->ten[i].itl;
+        hist_reset(h);
+        memset(&t->ten[i], 0, sizeof t->ten[i]);
+        t->ten[i].itl = h;
+    }
+    hist_reset(t->batch);
+    t->busy = t->kv_area = t->roof_s = 0;
+    t->roof_known = t->kv_known = 0;
+    memset(&t->raw, 0, sizeof t->raw);
 }
+
+void tally_group_setup(tally_t *t, int g, const tally_group_cfg_t *cfg)
+{
+    t->gcfg[g] = *cfg;
+}
+
+/* ---- events --------------------------------------------------------------
+ * Each updates the fleet's part, then the group's, with the same
+ * operations, so the fleet's sums are those of one fleet-wide tally. */
+
+static tally_part_t *grp(tally_t *t, int i)
+{
+    return &t->group[t->group_of[i]];
+}
+
+void tally_up_bytes(tally_t *t, int i, double now, double bytes)
+{
+    if (now < t->warmup) return;
+    t->all.up_bytes += bytes;
+    grp(t, i)->up_bytes += bytes;
+}
+
+void tally_down_bytes(tally_t *t, int i, double now, double bytes)
+{
+    if (now < t->warmup) return;
+    t->all.down_bytes += bytes;
+    grp(t, i)->down_bytes += bytes;
+}
+
+void tally_stall(tally_t *t, int i, double from, double to)
+{
+    double d = tally_clip(t, from, to);
+    t->all.stall += d;
+    grp(t, i)->stall += d;
+}
+
+void tally_decode_time(tally_t *t, int i, double from, double to)
+{
+    double d = tally_clip(t, from, to);
+    t->all.decode_time += d;
+    grp(t, i)->decode_time += d;
+    t->ten[i].decode_time += d;
+}
+
+void tally_drafted(tally_t *t, int i, double now, double n)
+{
+    if (now < t->warmup) return;
+    t->all.drafted += n;
+    grp(t, i)->drafted += n;
+}
+
+void tally_discarded(tally_t *t, int i, double now, double gone)
+{
+    if (now < t->warmup) return;
+    t->all.discarded += gone;
+    grp(t, i)->discarded += gone;
+}
+
+static void part_commit(tally_part_t *p, double gap, int n)
+{
+    p->committed += n;
+    p->decode_tokens += n;
+    hist_add(p->itl, gap / n, n);
+    hist_add(p->gap, gap, 1);
+}
+
+void tally_commit(tally_t *t, int i, double now, double gap, int n)
+{
+    if (now < t->warmup) return;
+    part_commit(&t->all, gap, n);
+    part_commit(grp(t, i), gap, n);
+    tally_tenant_t *T = &t->ten[i];
+    T->tokens += n;
+    T->decode_tokens += n;
+    T->gap_sum += gap;
+    if (T->itl) hist_add(T->itl, gap / n, n);
+}
+
+void tally_first_token(tally_t *t, int i, double now, double ttft)
+{
+    if (now < t->warmup) return;
+    t->all.committed++;
+    hist_add(t->all.ttft, ttft, 1);
+    tally_part_t *p = grp(t, i);
+    p->committed++;
+    hist_add(p->ttft, ttft, 1);
+    t->ten[i].tokens++;
+    t->ten[i].ttft_sum += ttft;
+    t->ten[i].ttft_n++;
+}
+
+static void part_slo(tally_part_t *p, int ttft_ok, int tpot_ok, int output)
+{
+    p->slo_n++;
+    p->slo_ttft_ok += ttft_ok;
+    p->slo_tpot_ok += tpot_ok;
+    if (ttft_ok && tpot_ok) {
+        p->slo_ok++;
+        p->slo_ok_tokens += output;
+    }
+}
+
+/* DistServe's TPOT: the decode phase's time per token after the first. */
+static void judge_slo(tally_t *t, int i, double e2e, double ttft, int output)
+{
+    const tally_group_cfg_t *c = &t->gcfg[t->group_of[i]];
+    if (!(c->slo_ttft > 0) && !(c->slo_tpot > 0)) return;
+    int ttft_ok = !(c->slo_ttft > 0) || ttft <= c->slo_ttft;
+    int tpot_ok = !(c->slo_tpot > 0) || output <= 1 ||
+                  (e2e - ttft) / (output - 1) <= c->slo_tpot;
+    part_slo(&t->all, ttft_ok, tpot_ok, output);
+    part_slo(grp(t, i), ttft_ok, tpot_ok, output);
+    t->ten[i].slo_met += ttft_ok && tpot_ok;
+}
+
+void tally_request_end(tally_t *t, int i, double now, double t0, double t_first,
+                       int output)
+{
+    if (now < t->warmup) return;
+    t->all.e2e_sum += now - t0;
+    t->all.e2e_n++;
+    t->all.requests_done++;
+    tally_part_t *p = grp(t, i);
+    p->e2e_sum += now - t0;
+    p->e2e_n++;
+    p->requests_done++;
+    t->ten[i].requests++;
+    judge_slo(t, i, now - t0, t_first - t0, output);
+}
+
+void tally_verdict(tally_t *t, int i, double now, int n, int gone)
+{
+    if (now < t->warmup) return;
+    tally_part_t *p[2] = {&t->all, grp(t, i)};
+    for (int k = 0; k < 2; k++) {
+        p[k]->discarded += gone;
+        p[k]->verdicts++;
+        p[k]->verdict_tokens += n;
+    }
+}
+
+void tally_accepted(tally_t *t, int i, double now, int a, int gamma)
+{
+    if (now < t->warmup) return;
+    tally_part_t *p[2] = {&t->all, grp(t, i)};
+    for (int k = 0; k < 2; k++) {
+        p[k]->accepted += a;
+        p[k]->verified_drafts += gamma;
+    }
+}
+
+void tally_verified(tally_t *t, int i, double now, int tokens, int stale)
+{
+    t->raw.verified_tokens += tokens;
+    if (stale) t->raw.stale_tokens += tokens;
+    if (now < t->warmup) return;
+    tally_part_t *p[2] = {&t->all, grp(t, i)};
+    for (int k = 0; k < 2; k++) {
+        p[k]->verified_tokens += tokens;
+        if (stale) p[k]->stale_tokens += tokens;
+    }
+}
+
+void tally_queue_delay(tally_t *t, int i, double now, double d)
+{
+    if (now < t->warmup) return;
+    hist_add(t->all.qdelay, d, 1);
+    hist_add(grp(t, i)->qdelay, d, 1);
+}
+
+void tally_admitted(tally_t *t, int i, double now, double d)
+{
+    if (now < t->warmup) return;
+    hist_add(t->all.admit, d, 1);
+    hist_add(grp(t, i)->admit, d, 1);
+}
+
+void tally_kv(tally_t *t, double util, double from, double to)
+{
+    t->kv_area += util * tally_clip(t, from, to);
+}
+
+void tally_roofline(tally_t *t, double start, double end, double roof)
+{
+    double d = tally_clip(t, start, end);
+    if (d > 0 && end > start) t->roof_s += roof * (d / (end - start));
+}
+
+/* ---- results ------------------------------------------------------------ */
 
 static double ratio(double a, double b) { return b > 0 ? a / b : NAN; }
 
@@ -78,38 +336,135 @@ static double mean(const hist_t *h)
     return hist_count(h) > 0 ? hist_mean(h) : NAN;
 }
 
-void tally_finish(const tally_t *t, int has_drafts, int has_verify,
-                  int replicas, double events, double wall,
-                  metrics_rep_t *out)
+void tally_tenant_row(const tally_t *t, int i, tally_tenant_row_t *row)
+{
+    const tally_tenant_t *T = &t->ten[i];
+    const tally_group_cfg_t *c = &t->gcfg[t->group_of[i]];
+    row->group = t->group_of[i];
+    row->tokens = T->tokens;
+    row->rate = ratio(T->decode_tokens, T->decode_time);
+    row->itl_mean = ratio(T->gap_sum, T->decode_tokens);
+    row->itl_p99 = T->itl ? quant(T->itl, 0.99) : NAN;
+    row->ttft_mean = ratio(T->ttft_sum, T->ttft_n);
+    row->requests = T->requests;
+    row->slo_met_frac = c->slo_ttft > 0 || c->slo_tpot > 0
+                            ? ratio(T->slo_met, T->requests) : NAN;
+}
+
+static int dbl_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Jain's index and the 5th percentile (smallest rate with at least 5% of
+ * the tenants at or below it) of the decode rates of the tenants of group g
+ * (g < 0: every tenant) that decoded after the warm-up. */
+static void tenant_rates(tally_t *t, int g, double *jain, double *p5)
+{
+    int n = 0;
+    double sum = 0, sq = 0;
+    for (int i = 0; i < t->ntenants; i++) {
+        const tally_tenant_t *T = &t->ten[i];
+        if ((g >= 0 && t->group_of[i] != g) || !(T->decode_time > 0)) continue;
+        double x = T->decode_tokens / T->decode_time;
+        t->scratch[n++] = x;
+        sum += x;
+        sq += x * x;
+    }
+    *jain = n > 0 && sq > 0 ? sum * sum / (n * sq) : NAN;
+    if (n == 0) {
+        *p5 = NAN;
+        return;
+    }
+    qsort(t->scratch, (size_t)n, sizeof *t->scratch, dbl_cmp);
+    int k = (int)ceil(0.05 * n) - 1;
+    *p5 = t->scratch[k < 0 ? 0 : k];
+}
+
+/* The metrics of one part; has_*: some tenant of it drafts / verifies;
+ * has_slo: some tenant of it has an SLO. */
+static void part_finish(const tally_t *t, const tally_part_t *p, int has_drafts,
+                        int has_verify, int has_slo, double *v)
 {
     double span = t->end - t->warmup;
-    double *v = out->v;
-    v[METRIC_ITL_MEAN] = mean(t->itl);
-    v[METRIC_ITL_P50] = quant(t->itl, 0.50);
-    v[METRIC_ITL_P95] = quant(t->itl, 0.95);
-    v[METRIC_ITL_P99] = quant(t->itl, 0.99);
-    v[METRIC_COMMIT_GAP_P99] = quant(t->gap, 0.99);
-    v[METRIC_TTFT_MEAN] = mean(t->ttft);
-    v[METRIC_TTFT_P99] = quant(t->ttft, 0.99);
-    v[METRIC_E2E_MEAN] = ratio(t->e2e_sum, t->e2e_n);
-    v[METRIC_TOKENS_PER_S_TENANT] = ratio(t->decode_tokens, t->decode_time);
-    v[METRIC_THROUGHPUT] = ratio(t->committed, span);
-    v[METRIC_ACCEPTANCE_RATE] = has_verify ? ratio(t->accepted, t->verified_drafts) : NAN;
-    v[METRIC_ACCEPTED_LEN_MEAN] = has_verify ? ratio(t->verdict_tokens, t->verdicts) : NAN;
-    v[METRIC_DRAFT_WASTE_FRAC] = has_drafts ? ratio(t->discarded, t->drafted) : NAN;
+    v[METRIC_ITL_MEAN] = mean(p->itl);
+    v[METRIC_ITL_P50] = quant(p->itl, 0.50);
+    v[METRIC_ITL_P95] = quant(p->itl, 0.95);
+    v[METRIC_ITL_P99] = quant(p->itl, 0.99);
+    v[METRIC_COMMIT_GAP_P99] = quant(p->gap, 0.99);
+    v[METRIC_TTFT_MEAN] = mean(p->ttft);
+    v[METRIC_TTFT_P99] = quant(p->ttft, 0.99);
+    v[METRIC_E2E_MEAN] = ratio(p->e2e_sum, p->e2e_n);
+    v[METRIC_TOKENS_PER_S_TENANT] = ratio(p->decode_tokens, p->decode_time);
+    v[METRIC_THROUGHPUT] = ratio(p->committed, span);
+    v[METRIC_ACCEPTANCE_RATE] = has_verify ? ratio(p->accepted, p->verified_drafts) : NAN;
+    v[METRIC_ACCEPTED_LEN_MEAN] = has_verify ? ratio(p->verdict_tokens, p->verdicts) : NAN;
+    v[METRIC_DRAFT_WASTE_FRAC] = has_drafts ? ratio(p->discarded, p->drafted) : NAN;
+    v[METRIC_GPU_WASTE_FRAC] = has_verify ? ratio(p->stale_tokens, p->verified_tokens) : NAN;
+    v[METRIC_QUEUE_DELAY_MEAN] = mean(p->qdelay);
+    v[METRIC_QUEUE_DELAY_P99] = quant(p->qdelay, 0.99);
+    v[METRIC_EDGE_STALL_FRAC] = has_drafts ? ratio(p->stall, p->decode_time) : NAN;
+    v[METRIC_NET_UP_BYTES_PER_TOK] = ratio(p->up_bytes, p->committed);
+    v[METRIC_NET_DOWN_BYTES_PER_TOK] = ratio(p->down_bytes, p->committed);
+    v[METRIC_REQUESTS_DONE] = p->requests_done;
+    v[METRIC_SLO_ATTAINMENT] = has_slo ? ratio(p->slo_ok, p->slo_n) : NAN;
+    v[METRIC_TTFT_SLO_FRAC] = has_slo ? ratio(p->slo_ttft_ok, p->slo_n) : NAN;
+    v[METRIC_TPOT_SLO_FRAC] = has_slo ? ratio(p->slo_tpot_ok, p->slo_n) : NAN;
+    v[METRIC_GOODPUT_REQ_S] = has_slo ? ratio(p->slo_ok, span) : NAN;
+    v[METRIC_GOODPUT_TOK_S] = has_slo ? ratio(p->slo_ok_tokens, span) : NAN;
+    v[METRIC_ADMISSION_WAIT_MEAN] = mean(p->admit);
+    v[METRIC_ADMISSION_WAIT_P99] = quant(p->admit, 0.99);
+}
+
+/* The shared cloud's metrics and the run's: the fleet's, in every part. */
+static void cloud_finish(const tally_t *t, int replicas, double events, double wall,
+                         double *v)
+{
+    double span = t->end - t->warmup;
     /* No cloud (edge-only): no GPU time is used at all. */
     v[METRIC_GPU_UTIL] = replicas > 0 ? ratio(t->busy, replicas * span) : 0;
-    v[METRIC_GPU_WASTE_FRAC] = has_verify ? ratio(t->stale_tokens, t->verified_tokens) : NAN;
     v[METRIC_BATCH_MEAN] = mean(t->batch);
     v[METRIC_BATCH_P99] = quant_int(t->batch, 0.99);
-    v[METRIC_QUEUE_DELAY_MEAN] = mean(t->qdelay);
-    v[METRIC_QUEUE_DELAY_P99] = quant(t->qdelay, 0.99);
-    v[METRIC_EDGE_STALL_FRAC] = has_drafts ? ratio(t->stall, t->decode_time) : NAN;
-    v[METRIC_NET_UP_BYTES_PER_TOK] = ratio(t->up_bytes, t->committed);
-    v[METRIC_NET_DOWN_BYTES_PER_TOK] = ratio(t->down_bytes, t->committed);
-    v[METRIC_GPU_S_PER_KTOK] = replicas > 0 ? ratio(t->busy * 1000, t->committed) : 0;
-    v[METRIC_REQUESTS_DONE] = t->requests_done;
+    v[METRIC_GPU_S_PER_KTOK] = replicas > 0 ? ratio(t->busy * 1000, t->all.committed) : 0;
+    v[METRIC_KV_UTIL_MEAN] = replicas > 0 && t->kv_known
+                                 ? ratio(t->kv_area, replicas * span) : NAN;
+    v[METRIC_GPU_ROOFLINE_UTIL] = replicas > 0 && t->roof_known
+                                      ? ratio(t->roof_s, t->busy) : NAN;
     v[METRIC_EVENTS] = events;
     v[METRIC_WALL_S] = wall;
     v[METRIC_EVENTS_PER_S] = ratio(events, wall);
+}
+
+static void group_flags(const tally_t *t, int g, int *d, int *v, int *slo)
+{
+    const tally_group_cfg_t *c = &t->gcfg[g];
+    *d = c->has_drafts;
+    *v = c->has_verify;
+    *slo = c->slo_ttft > 0 || c->slo_tpot > 0;
+}
+
+void tally_finish(tally_t *t, int replicas, double events, double wall,
+                  metrics_rep_t *out, metrics_rep_t *groups)
+{
+    int fd = 0, fv = 0, fs = 0;
+    for (int g = 0; g < t->ngroups; g++) {
+        int d, v, s;
+        group_flags(t, g, &d, &v, &s);
+        fd |= d;
+        fv |= v;
+        fs |= s;
+    }
+    part_finish(t, &t->all, fd, fv, fs, out->v);
+    cloud_finish(t, replicas, events, wall, out->v);
+    tenant_rates(t, -1, &out->v[METRIC_FAIRNESS_JAIN],
+                 &out->v[METRIC_TOKENS_PER_S_TENANT_P5]);
+    for (int g = 0; groups && g < t->ngroups; g++) {
+        int d, v, s;
+        group_flags(t, g, &d, &v, &s);
+        double *gv = groups[g].v;
+        part_finish(t, &t->group[g], d, v, s, gv);
+        cloud_finish(t, replicas, events, wall, gv);
+        tenant_rates(t, g, &gv[METRIC_FAIRNESS_JAIN], &gv[METRIC_TOKENS_PER_S_TENANT_P5]);
+    }
 }

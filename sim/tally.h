@@ -1,10 +1,17 @@
 /* tally — one replication's metric accumulators (docs/metrics.md, after warm-up).
  *
- * Entities report what happened as it happens; only events at
- * t >= warmup count towards the metrics, and intervals (decode time, stall
- * time, GPU busy time) are clipped to [warmup, end]. Percentiles use bounded
- * hist_t histograms, so memory does not grow with simulated time. The `raw`
- * totals are whole-replication, unclipped, for conservation checks.
+ * Entities report what happened as it happens, through the tally_* calls
+ * below; only events at t >= warmup count towards the metrics, and
+ * intervals (decode time, stall time, GPU busy time) are clipped to
+ * [warmup, end]. Every tenant-side quantity is kept twice: fleet-wide
+ * (`all`) and for the tenant's group (`group[g]`), each summed in event
+ * order, so the fleet's numbers do not depend on how tenants are grouped.
+ * Per tenant it keeps a few sums (O(tenants) memory) for fairness and
+ * `run --per-tenant`; a per-tenant ITL histogram only when asked. The
+ * cloud's shared resources (batches, busy time, KV, roofline work) are
+ * fleet-wide only. Percentiles use bounded hist_t histograms, so memory
+ * does not grow with simulated time. The `raw` totals are whole-
+ * replication, unclipped, for conservation checks.
  */
 #ifndef SPECSIM_TALLY_H
 #define SPECSIM_TALLY_H
@@ -42,28 +49,76 @@ typedef struct tally_totals {
     double requests_done;
 } tally_totals_t;
 
-typedef struct tally {
-    double warmup, end;
-    hist_t *itl, *gap, *ttft, *batch, *qdelay;
+/* What is kept for the fleet and for each tenant group, after warm-up. */
+typedef struct tally_part {
+    hist_t *itl, *gap, *ttft, *qdelay, *admit;
     double committed, decode_tokens, decode_time, stall;
     double e2e_sum, e2e_n, requests_done;
     double accepted, verified_drafts, verdicts, verdict_tokens;
     double drafted, discarded;
-    double busy, verified_tokens, stale_tokens;
+    double verified_tokens, stale_tokens;
     double up_bytes, down_bytes;
+    /* finished requests of SLO-bound groups: judged, meeting TTFT, TPOT,
+     * both, and the output tokens of those meeting both */
+    double slo_n, slo_ttft_ok, slo_tpot_ok, slo_ok, slo_ok_tokens;
+} tally_part_t;
+
+/* One tenant, after warm-up (`run --per-tenant`, fairness). */
+typedef struct tally_tenant {
+    double tokens;            /* committed (first tokens included) */
+    double decode_tokens;     /* committed after the first token */
+    double decode_time;       /* first token -> last, clipped */
+    double gap_sum;           /* the ITL sum of those tokens */
+    double ttft_sum, ttft_n;
+    double requests, slo_met;
+    hist_t *itl;              /* NULL unless tenant histograms were asked */
+} tally_tenant_t;
+
+/* A tenant group's settings: what its protocol has (metrics it lacks are
+ * NaN for the group) and its SLO (0 = no bound; none at all = no SLO). */
+typedef struct tally_group_cfg {
+    int has_drafts, has_verify;
+    double slo_ttft, slo_tpot;
+} tally_group_cfg_t;
+
+typedef struct tally {
+    double warmup, end;
+    int ngroups, ntenants;
+    tally_part_t all;
+    tally_part_t *group;      /* [ngroups] */
+    tally_group_cfg_t *gcfg;  /* [ngroups]; kept by tally_reset */
+    int *group_of;            /* [ntenants] */
+    tally_tenant_t *ten;      /* [ntenants] */
+    double *scratch;          /* [ntenants], for tenant percentiles */
+    /* fleet-wide: the shared cloud */
+    hist_t *batch;
+    double busy;
+    double kv_area;           /* integral of reserved KV bytes / capacity */
+    double roof_s;            /* roofline time of the busy time's work */
+    int roof_known;           /* the iterations' roofline time is known */
+    int kv_known;             /* KV capacity is finite */
     tally_totals_t raw;
     struct mser_series *series; /* borrowed, or NULL: committed tokens per
                                    time bin from 0 (sim/mser.h); kept by
                                    tally_reset */
 } tally_t;
 
-/* Returns a new tally for [warmup, end]; the caller frees it with
- * tally_free(). NULL on allocation failure. */
-tally_t *tally_create(double warmup, double end);
+/* Returns a new tally for [warmup, end] of ngroups groups of size[g]
+ * tenants (in tenant order); tenant_hists: keep a per-tenant ITL histogram
+ * (relative error TALLY_TENANT_REL_ERR). Every group starts drafting and
+ * verifying with no SLO (tally_group_setup changes that). The caller frees
+ * it with tally_free(). NULL on allocation failure or bad sizes. */
+tally_t *tally_create(double warmup, double end, int ngroups, const int *size,
+                      int tenant_hists);
 void tally_free(tally_t *t);
-/* Zeroes every accumulator (histograms kept allocated) for a new
- * replication. */
+/* Zeroes every accumulator (histograms kept allocated, group settings
+ * kept) for a new replication. */
 void tally_reset(tally_t *t);
+void tally_group_setup(tally_t *t, int g, const tally_group_cfg_t *cfg);
+
+/* The per-tenant ITL histograms' relative error: coarser than the fleet's
+ * (HIST_REL_ERR) to keep them small (about 4 KiB per tenant). */
+#define TALLY_TENANT_REL_ERR 0.02
 
 /* Length of [a, b] inside [warmup, end]. */
 static inline double tally_clip(const tally_t *t, double a, double b)
@@ -73,12 +128,55 @@ static inline double tally_clip(const tally_t *t, double a, double b)
     return b > a ? b - a : 0;
 }
 
-/* Fills one replication's metrics. has_drafts: the mode drafts at the edge;
- * has_verify: the cloud verifies blocks. replicas: for gpu_util (0 = no
- * cloud: gpu_util and gpu_s_per_ktok are 0). Metrics a mode does not have
- * (acceptance in cloud-only, say) are NAN. */
-void tally_finish(const tally_t *t, int has_drafts, int has_verify,
-                  int replicas, double events, double wall,
-                  metrics_rep_t *out);
+/* ---- events of tenant i at time now ------------------------------------ */
+void tally_up_bytes(tally_t *t, int i, double now, double bytes);
+void tally_down_bytes(tally_t *t, int i, double now, double bytes);
+/* An interval of tenant i waiting (stall) / decoding, clipped. */
+void tally_stall(tally_t *t, int i, double from, double to);
+void tally_decode_time(tally_t *t, int i, double from, double to);
+/* n drafted tokens completed; of the drafts, `gone` thrown away. */
+void tally_drafted(tally_t *t, int i, double now, double n);
+void tally_discarded(tally_t *t, int i, double now, double gone);
+/* n tokens committed together, `gap` after the previous commit. */
+void tally_commit(tally_t *t, int i, double now, double gap, int n);
+void tally_first_token(tally_t *t, int i, double now, double ttft);
+/* A request ended: started at t0, first token at t_first, `output` tokens. */
+void tally_request_end(tally_t *t, int i, double now, double t0, double t_first,
+                       int output);
+/* A verdict reached the edge: n tokens committed for it, `gone` of its
+ * drafts discarded. */
+void tally_verdict(tally_t *t, int i, double now, int n, int gone);
+/* The cloud decided a block: a drafts of gamma accepted. */
+void tally_accepted(tally_t *t, int i, double now, int a, int gamma);
+/* A verify job of `tokens` computed; stale: its verdict is meaningless. */
+void tally_verified(tally_t *t, int i, double now, int tokens, int stale);
+/* A job of tenant i waited d before its first iteration, counted when it
+ * started at or after the warm-up. */
+void tally_queue_delay(tally_t *t, int i, double now, double d);
+/* Tenant i's request got its KV reservation after waiting d. */
+void tally_admitted(tally_t *t, int i, double now, double d);
+
+/* ---- the shared cloud --------------------------------------------------- */
+/* `util` (KV reserved / capacity) held over [from, to]. */
+void tally_kv(tally_t *t, double util, double from, double to);
+/* An iteration [start, end] whose pure roofline time is `roof` (s): the
+ * part of it in the measured window counts, pro rata. */
+void tally_roofline(tally_t *t, double start, double end, double roof);
+
+/* One tenant's row for `run --per-tenant`. */
+typedef struct tally_tenant_row {
+    int group;
+    double tokens, rate, itl_mean, itl_p99, ttft_mean, requests, slo_met_frac;
+} tally_tenant_row_t;
+void tally_tenant_row(const tally_t *t, int i, tally_tenant_row_t *row);
+
+/* Fills one replication's metrics: the fleet's in *out and group g's in
+ * groups[g] (groups may be NULL). replicas: for gpu_util (0 = no cloud:
+ * gpu_util and gpu_s_per_ktok are 0). Metrics a group's protocol does not
+ * have (acceptance in cloud-only, say) are NaN for it; the fleet's are over
+ * the groups that have them. The shared cloud's metrics and the run's
+ * (events, wall clock) are the fleet's in every group. */
+void tally_finish(tally_t *t, int replicas, double events, double wall,
+                  metrics_rep_t *out, metrics_rep_t *groups);
 
 #endif

@@ -26,13 +26,14 @@ grep -q "acceptance.alpha" "$TMP/err" && pass set_out_of_range_names_key || fail
 # A short version of the default scenario keeps this test fast under ASan.
 short="--set duration=8s --set warmup=1s --set replications=2"
 
-# --json: exactly one JSON object holding every metric name once.
+# --json: exactly one JSON object holding every metric name once at the top
+# level (lines indented by two spaces; "groups" repeats them, deeper).
 # shellcheck disable=SC2086
 if "$SPECSIM" run scenarios/default.yaml $short --json >"$TMP/a.json" 2>"$TMP/err"; then
     pass run_json_exit0
     missing=""
     for n in $names; do
-        c=$(grep -o "\"$n\":" "$TMP/a.json" | wc -l)
+        c=$(grep -c "^  \"$n\":" "$TMP/a.json")
         [ "$c" -eq 1 ] || missing="$missing $n($c)"
     done
     [ -z "$missing" ] && pass json_has_every_metric || fail json_has_every_metric "$missing"
@@ -79,6 +80,31 @@ if "$SPECSIM" run scenarios/default.yaml $short --quiet --out "$TMP/r.csv" \
 else
     fail run_out_trace_exit0 "$(head -c 400 "$TMP/err")"
 fi
+# --per-tenant: a header and one row per tenant per replication, written
+# whole; with tenant groups the summary ends with the per-group table and
+# --json holds every group.
+if "$SPECSIM" run scenarios/examples/groups.yaml --set duration=6s --set warmup=1s \
+        --reps 2 --quiet --per-tenant "$TMP/pt.csv" >"$TMP/g.txt" 2>"$TMP/err"; then
+    n=$(tail -n +2 "$TMP/pt.csv" | wc -l)
+    # groups.yaml: 6 + 3 + 2 tenants, 2 replications
+    [ "$n" -eq 22 ] && head -1 "$TMP/pt.csv" | grep -q '^rep,tenant,group,tokens,' &&
+        pass per_tenant_rows || fail per_tenant_rows "$n rows: $(head -1 "$TMP/pt.csv")"
+    grep -q '^per tenant group' "$TMP/g.txt" && grep -q 'phones *laptops *jetsons' "$TMP/g.txt" &&
+        pass summary_group_table || fail summary_group_table "$(tail -5 "$TMP/g.txt")"
+    set -- "$TMP"/*.tmp*
+    if [ -e "$1" ]; then fail per_tenant_no_temp_left "$*"; else pass per_tenant_no_temp_left; fi
+else
+    fail per_tenant_rows "$(head -c 400 "$TMP/err")"
+fi
+if command -v python3 >/dev/null 2>&1 &&
+    "$SPECSIM" run scenarios/examples/groups.yaml --set duration=6s --set warmup=1s \
+        --json >"$TMP/g.json" 2>"$TMP/err"; then
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); g=d["groups"]
+assert list(g) == ["phones", "laptops", "jetsons"], list(g)
+assert all(set(v) >= {"itl_mean_s", "slo_attainment", "gpu_util"} for v in g.values())' \
+        "$TMP/g.json" 2>"$TMP/err" && pass json_groups || fail json_groups "$(cat "$TMP/err")"
+fi
+
 # An unwritable --out leaves nothing behind and fails.
 # shellcheck disable=SC2086
 "$SPECSIM" run scenarios/default.yaml $short --quiet --out "$TMP/no/such/dir/r.csv" >/dev/null 2>&1

@@ -256,3 +256,35 @@ a=$(metrics "$TMP/u.csv" 4)
 b=$(metrics "$TMP/u3.csv" 1)
 if [ -n "$a" ] && [ "$a" = "$b" ]; then pass sweep_byte_rate_row_is_set; else
     fail sweep_byte_rate_row_is_set "sweep: $(echo "$a" | head -c 120) run: $(echo "$b" | head -c 120) $(head -c 200 "$TMP/err")"; fi
+
+# --- --per-group: GROUP.metric columns, part of the header -----------------
+cat >"$TMP/pg.yaml" <<EOF
+duration: 2s
+warmup: 0.5s
+tenants:
+  groups:
+    - {name: near, count: 1, network: {rtt: 10ms}}
+    - {name: far, count: 1, network: {rtt: 90ms}}
+cloud: {verify_time: 5ms}
+sweep:
+  protocol.gamma: [2, 3]
+EOF
+$SPECSIM sweep "$TMP/pg.yaml" --per-group --out "$TMP/pg.csv" --quiet 2>"$TMP/err"
+rc=$?
+h=$(head -1 "$TMP/pg.csv" | tr ',' '\n')
+nh=$(echo "$h" | wc -l)
+nr=$(sed -n 2p "$TMP/pg.csv" | tr ',' '\n' | wc -l)
+if [ $rc -eq 0 ] && echo "$h" | grep -qx 'far.itl_mean_s_ci95' && [ "$nh" -eq "$nr" ]; then
+    pass sweep_per_group_columns; else
+    fail sweep_per_group_columns "exit $rc, $nh vs $nr columns $(head -c 200 "$TMP/err")"; fi
+# Resuming without --per-group is another sweep's file: refused.
+$SPECSIM sweep "$TMP/pg.yaml" --resume --out "$TMP/pg.csv" --quiet >/dev/null 2>"$TMP/err"
+rc=$?
+if [ $rc -eq 2 ] && grep -q "header differs" "$TMP/err"; then pass sweep_per_group_resume_checks; else
+    fail sweep_per_group_resume_checks "exit $rc $(head -c 200 "$TMP/err")"; fi
+# An axis that renames the groups would fill the wrong columns: refused.
+sed 's/^  protocol.gamma: .*/  tenants.groups.0.name: [near, other]/' "$TMP/pg.yaml" >"$TMP/pg2.yaml"
+$SPECSIM sweep "$TMP/pg2.yaml" --per-group --out "$TMP/pg2.csv" --quiet >/dev/null 2>"$TMP/err"
+rc=$?
+if [ $rc -eq 2 ] && grep -q "per-group" "$TMP/err"; then pass sweep_per_group_same_groups; else
+    fail sweep_per_group_same_groups "exit $rc $(head -c 200 "$TMP/err")"; fi

@@ -53,7 +53,7 @@ static harness_t *setup_multi(const char *policy, int max_batch, double max_wait
     h->cfg.batching.multi_block = multi;
     h->cfg.pinning = PIN_LEAST_LOADED;
     h->eng = engine_create(16, &err);
-    h->tl = tally_create(0, 1e9);
+    h->tl = tally_create(0, 1e9, 1, (const int[]){16}, 0);
     cloud_cb_t cb = {h, on_done, on_admit};
     h->c = cloud_create(&h->cfg, 16, NULL, kv, h->eng, 0, 1, &cb, h->tl, NULL, 1, 0, &err);
     if (!h->c) printf("  %s\n", err.msg);
@@ -109,7 +109,7 @@ static void test_continuous(void)
     CHECK(h->rec[0].tenant == 0 && h->rec[0].t == 1);
     CHECK(h->rec[1].tenant == 1 && h->rec[1].t == 1);
     CHECK(h->rec[2].tenant == 2 && h->rec[2].t == 2);
-    CHECK_REL(hist_mean(h->tl->qdelay), 1.0 / 3, 1e-12);
+    CHECK_REL(hist_mean(h->tl->all.qdelay), 1.0 / 3, 1e-12);
     CHECK_REL(hist_mean(h->tl->batch), 1.5, 1e-12);
     CHECK_REL(h->tl->busy, 2, 1e-12);
     teardown(h);

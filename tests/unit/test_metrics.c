@@ -23,7 +23,11 @@ static void test_names_match_design(void)
         "draft_waste_frac", "gpu_util", "gpu_waste_frac", "batch_mean",
         "batch_p99", "queue_delay_mean_s", "queue_delay_p99_s",
         "edge_stall_frac", "net_up_bytes_per_tok", "net_down_bytes_per_tok",
-        "gpu_s_per_ktok", "requests_done", "events", "wall_s", "events_per_s"};
+        "gpu_s_per_ktok", "requests_done", "events", "wall_s", "events_per_s",
+        "slo_attainment", "ttft_slo_frac", "tpot_slo_frac", "goodput_req_s",
+        "goodput_tok_s", "fairness_jain", "tokens_per_s_tenant_p5",
+        "admission_wait_mean_s", "admission_wait_p99_s", "kv_util_mean",
+        "gpu_roofline_util"};
     int n = (int)(sizeof design / sizeof design[0]);
     CHECK(METRIC_COUNT == n);
     for (int i = 0; i < n; i++) {
@@ -383,19 +387,19 @@ static void test_hist_merge(void)
  * the histogram's relative error. */
 static void test_batch_p99_integer(void)
 {
-    tally_t *t = tally_create(0, 10);
+    tally_t *t = tally_create(0, 10, 1, (const int[]){1}, 0);
     CHECK(t != NULL);
     if (!t) return;
     hist_add(t->batch, 1, 50);
     hist_add(t->batch, 3, 49);
     hist_add(t->batch, 7, 1);
     metrics_rep_t r;
-    tally_finish(t, 1, 1, 1, 0, 0, &r);
+    tally_finish(t, 1, 0, 0, &r, NULL);
     CHECK(r.v[METRIC_BATCH_P99] == 3.0);
     CHECK_REL(r.v[METRIC_BATCH_MEAN], (50 + 3 * 49 + 7) / 100.0, 1e-12);
     tally_reset(t);
     hist_add(t->batch, 250, 100);
-    tally_finish(t, 1, 1, 1, 0, 0, &r);
+    tally_finish(t, 1, 0, 0, &r, NULL);
     CHECK_REL(r.v[METRIC_BATCH_P99], 250, HIST_REL_ERR);
     tally_free(t);
 }

@@ -245,6 +245,8 @@ static void make_scenario(scenario_t *s, const char *name, int reps)
 static void make_summary(metrics_summary_t *m, int reps)
 {
     m->reps = reps;
+    m->groups = NULL;
+    m->ngroups = 0;
     for (int i = 0; i < METRIC_COUNT; i++) {
         m->value[i] = 0.001 * (i + 1);
         m->ci95[i] = reps > 1 ? 0.0001 * (i + 1) : 0.0;
