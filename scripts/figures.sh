@@ -52,6 +52,18 @@ begin timeline
 gnuplot -c scripts/timeline.gp "$data/timeline.trace.csv" "$out/timeline" 2.5 3
 end
 
+# Per-group ITL: derived from the event trace of replication 0 and the
+# resolved scenario (which tenant is in which group) by group-itl.awk.
+begin group-itl
+"$specsim" check scenarios/paper/group-itl.yaml >"$data/group-itl.resolved.yaml"
+"$specsim" run scenarios/paper/group-itl.yaml --quiet \
+    --trace "$data/group-itl.trace.csv" >/dev/null
+awk -F, -v out="$data/group-itl.cdf.csv" -v summary="$data/group-itl.summary.csv" \
+    -f scripts/group-itl.awk "$data/group-itl.resolved.yaml" "$data/group-itl.trace.csv"
+gnuplot -c scripts/group-itl.gp "$data/group-itl.cdf.csv" "$data/group-itl.summary.csv" \
+    "$out/group-itl"
+end
+
 begin verify-roofline
 if "$specsim" roofline --help >/dev/null 2>&1; then
     "$specsim" roofline scenarios/paper/roofline.yaml >"$data/roofline.csv"
