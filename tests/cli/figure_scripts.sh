@@ -93,6 +93,28 @@ EOF
     then pass group_itl_matches_run
     else fail group_itl_matches_run "all: $n $tok $mean $p50 $p99; groups: $sum;" \
         "run: $m $q50 $q99"; fi
+    # A simulator that reports each group's metrics in --json ("groups")
+    # must agree with the trace-derived mean of every group.
+    # (Exit 3: this simulator has no "groups" object, nothing to compare.)
+    if command -v python3 >/dev/null 2>&1; then
+        python3 - "$TMP/g.json" "$TMP/gs.csv" <<'PY'
+import csv, json, sys
+doc = json.load(open(sys.argv[1]))
+if not isinstance(doc.get("groups"), dict):
+    sys.exit(3)
+groups = doc["groups"]
+rows = {r["group"]: r for r in csv.DictReader(open(sys.argv[2])) if r["group"] != "all"}
+assert set(rows) == set(groups), (set(rows), set(groups))
+for name, m in groups.items():
+    got, want = float(rows[name]["itl_mean_ms"]), m["itl_mean_s"] * 1e3
+    assert abs(got - want) <= 1e-6 * want, (name, got, want)
+PY
+        case $? in
+        0) pass group_itl_matches_groups_json ;;
+        3) ;;
+        *) fail group_itl_matches_groups_json ;;
+        esac
+    fi
 else
     fail group_itl_matches_run "$(cat "$TMP/err")"
 fi
