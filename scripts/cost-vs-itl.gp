@@ -17,11 +17,10 @@ FRONT = "< awk -F, -f '" . dir . "pareto.awk' '" . IN . "'"
 spec(m) = (m eq "sync" || m eq "async")
 mode = "protocol.mode"
 itl = "(column('itl_mean_s') * 1e3)"
-cost(m) = column("gpu_s_per_ktok")
-# Edge-only uses no GPU: its cost is 0 (older builds left it empty).
-costv(m) = (m eq "edge-only" && strcol("gpu_s_per_ktok") eq "") ? 0 : column("gpu_s_per_ktok")
+# Edge-only uses no GPU: an empty cost column counts as 0 (as in pareto.awk).
+cost(m) = (m eq "edge-only" && strcol("gpu_s_per_ktok") eq "") ? 0 : column("gpu_s_per_ktok")
 # Axis ranges from the data, so that labels can be spaced as drawn.
-stats IN using (column("itl_mean_s") * 1e3):(costv(strcol(mode))) nooutput
+stats IN using (column("itl_mean_s") * 1e3):(cost(strcol(mode))) nooutput
 AX0 = STATS_min_x / 1.3; AX1 = STATS_max_x * 1.3
 AY0 = -0.04 * STATS_max_y; AY1 = 1.08 * STATS_max_y
 stats IN using (spec(strcol(mode)) ? column("itl_mean_s") * 1e3 : NaN):(column("gpu_s_per_ktok")) nooutput
@@ -51,7 +50,7 @@ do for [fmt in "pdf png"] {
     set label 3 "numbers: tenants" at graph 0.97, graph 0.69 right font LF
     plot FRONT using 1:2 with lines lw 8 lc rgb "#d0d0d0" title "Pareto frontier", \
          for [i = 1:words(modes)] IN \
-            using (strcol(mode) eq word(modes, i) ? @itl : NaN):(costv(word(modes, i))) \
+            using (strcol(mode) eq word(modes, i) ? @itl : NaN):(cost(word(modes, i))) \
             with linespoints ls i title word(modes, i), \
          LABELS("cloud-only", AX0, AX1, AY0, AY1, 1, 0.06, "first") using 1:2:3 \
             with labels left offset 0.7, 0.5 font LF tc ls lsof("cloud-only") notitle, \
@@ -68,7 +67,7 @@ do for [fmt in "pdf png"] {
     set label 2 "(b)" at graph 0.03, graph 0.95 font LF
     set key at graph 0.58, graph 0.5 center center  # between the two curves
     plot for [i = 1:words(modes)] IN \
-            using (spec(word(modes, i)) && strcol(mode) eq word(modes, i) ? @itl : NaN):(cost(0)) \
+            using (spec(word(modes, i)) && strcol(mode) eq word(modes, i) ? @itl : NaN):(column("gpu_s_per_ktok")) \
             with linespoints ls i title (spec(word(modes, i)) ? word(modes, i) : ""), \
          LABELS("sync", ZX0, ZX1, ZY0, ZY1, 0, 0.2, "xmin") using 1:2:3 \
             with labels right offset -0.7, 0 font LF tc ls lsof("sync") notitle, \
