@@ -10,9 +10,9 @@ load dir . "style.gp"
 # Group names have no spaces in a scenario with groups; the one-group case
 # is called "all tenants", drawn the same as "all".
 groups = system("awk -F, 'NR > 1 && $1 != \"all\" && $1 != \"all tenants\" { printf \"%s \", $1 }' '" . SUM . "'")
-# "phones: 6 tenants, mean 94 ms" for the key.
-desc(g) = system(sprintf("awk -F, -v g='%s' '$1 == g { printf \"%%s: %%d tenant%%s, mean %%.0f ms\", " . \
-    "($1 == \"all\" ? \"whole fleet\" : $1), $2, ($2 == 1 ? \"\" : \"s\"), $4 }' '%s'", g, SUM))
+# "phones (6): mean 94 ms" for the key.
+desc(g) = system(sprintf("awk -F, -v g='%s' '$1 == g { printf \"%%s (%%d): mean %%.0f ms\", " . \
+    "($1 == \"all\" ? \"whole fleet\" : $1), $2, $4 }' '%s'", g, SUM))
 set xlabel "per-token inter-token latency (ms)"
 set ylabel "fraction of tokens (CDF)"
 set logscale x
@@ -24,7 +24,8 @@ set key outside top center horizontal maxcols 2 Left reverse width -3
 set autoscale xfix
 set offsets graph 0.03, graph 0.03, 0, 0
 do for [fmt in "pdf png"] {
-    if (fmt eq "pdf") { eval TERM_PDF } else { eval TERM_PNG }
+    # (PDF taller than the other figures: its key needs four rows there.)
+    if (fmt eq "pdf") { eval TERM_PDF; set terminal pdfcairo size 5in,4in } else { eval TERM_PNG }
     set output OUT . "." . fmt
     plot for [i = 1:words(groups)] IN \
             using (strcol(1) eq word(groups, i) ? $2 : NaN):3 with steps ls i title desc(word(groups, i)), \

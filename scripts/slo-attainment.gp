@@ -19,7 +19,7 @@ set autoscale xfix
 set offsets graph 0.03, graph 0.03, 0, 0
 set yrange [-3:103]
 set ytics 0, 20, 100
-set key at graph 0.03, graph 0.55 left center Left reverse title SLO left
+set key at graph 0.03, graph 0.05 left bottom Left reverse title SLO left
 do for [fmt in "pdf png"] {
     if (fmt eq "pdf") { eval TERM_PDF } else { eval TERM_PNG }
     set output OUT . "." . fmt

@@ -31,7 +31,7 @@ set style fill solid 1.0 noborder
 H = 0.38
 GPUTITLE = sprintf("GPU (drawn ≥ %g ms)", MINW * 1e3)
 do for [fmt in "pdf png"] {
-    if (fmt eq "pdf") { eval TERM_PDF; set terminal pdfcairo size 7in,4in font 'Sans,9'; set key width -1; LF = ",8" } \
+    if (fmt eq "pdf") { eval TERM_PDF; set terminal pdfcairo size 7in,4in font 'Sans,8'; set key width -5; LF = ",8" } \
     else { eval TERM_PNG; set terminal pngcairo size 1400,800 font 'Sans,15'; set key width -1; LF = ",13" }
     set output OUT . "." . fmt
     plot \
