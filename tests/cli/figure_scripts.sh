@@ -1,0 +1,133 @@
+#!/bin/sh
+# Tests of the figure helpers in scripts/ that compute numbers (not of how a
+# figure looks): group-itl.awk on a hand-made trace against a hand count, and
+# on a real run against the simulator's own ITL metrics; point-labels.awk
+# merges labels closer than the gap and keeps the others.
+. "$(dirname "$0")/lib.sh"
+
+near() { # near A B RELTOL: |A - B| <= RELTOL * |B|
+    awk -v a="$1" -v b="$2" -v r="$3" 'BEGIN {
+        d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b; exit !(d <= r * m) }'
+}
+row() { grep "^$1," "$2"; }
+
+# --- group-itl.awk by hand ----------------------------------------------
+# Groups a (tenant 0) and b (tenant 1), warm-up 0.9 s. Tenant 0: first token
+# at 0 s, commits of 2 tokens at 1.0 s (2 x 500 ms) and 1 token at 1.3 s
+# (300 ms). Tenant 1: first token at 0.5 s, a commit at 0.8 s (before the
+# warm-up: not counted, but it starts the next gap) and 1 token at 1.1 s
+# (300 ms). So a: 3 tokens, mean 1300/3 ms, p50 = p99 = 500 ms; b: 1 token
+# of 300 ms; all: 4 tokens, mean 400 ms, p50 300 ms (cdf 2/4 reaches 0.5).
+cat >"$TMP/r.yaml" <<'EOF'
+name: hand
+warmup: 900ms  # s
+tenants:
+  count: 2
+  groups:
+    - name: a
+      count: 1
+    - name: b
+      count: 1
+EOF
+cat >"$TMP/t.csv" <<'EOF'
+time,tenant,event,block,tokens
+0.0,0,first_token,-1,1
+0.5,1,first_token,-1,1
+0.8,1,commit,-1,2
+1.0,0,commit,-1,2
+1.1,1,commit,-1,1
+1.3,0,commit,-1,1
+EOF
+if awk -F, -v out="$TMP/c.csv" -v summary="$TMP/s.csv" -f scripts/group-itl.awk \
+        "$TMP/r.yaml" "$TMP/t.csv" 2>"$TMP/err"; then
+    a=$(row a "$TMP/s.csv"); b=$(row b "$TMP/s.csv"); all=$(row all "$TMP/s.csv")
+    IFS=, read -r _ na ta ma pa qa <<EOF
+$a
+EOF
+    IFS=, read -r _ nb tb mb _ _ <<EOF
+$b
+EOF
+    IFS=, read -r _ nall tall mall pall _ <<EOF
+$all
+EOF
+    if [ "$na $ta $pa $qa $nb $tb $nall $tall" = "1 3 500.000000 500.000000 1 1 2 4" ] &&
+        near "$ma" 433.333333 1e-6 && near "$mb" 300 1e-9 && near "$mall" 400 1e-9 &&
+        near "$pall" 300 1e-9; then pass group_itl_hand_count
+    else fail group_itl_hand_count "summary: $(cat "$TMP/s.csv")"; fi
+    # The CDF of a ends at 1 and rises in order: 300 ms at 1/3, 500 ms at 1.
+    if [ "$(grep '^a,' "$TMP/c.csv" | tr '\n' ' ')" = "a,300.000000,0.333333 a,500.000000,1.000000 " ]
+    then pass group_itl_hand_cdf
+    else fail group_itl_hand_cdf "cdf: $(cat "$TMP/c.csv")"; fi
+else
+    fail group_itl_hand_count "exit $?: $(cat "$TMP/err")"
+fi
+
+# A tenant outside the groups and an unreadable warm-up are refused.
+printf '0.0,2,first_token,-1,1\n1.0,2,commit,-1,1\n' >>"$TMP/t.csv"
+expect_exit group_itl_tenant_outside 2 awk -F, -v out="$TMP/c.csv" \
+    -v summary="$TMP/s.csv" -f scripts/group-itl.awk "$TMP/r.yaml" "$TMP/t.csv"
+sed 's/^warmup: .*/warmup: auto/' "$TMP/r.yaml" >"$TMP/auto.yaml"
+expect_exit group_itl_warmup_auto 2 awk -F, -v out="$TMP/c.csv" \
+    -v summary="$TMP/s.csv" -f scripts/group-itl.awk "$TMP/auto.yaml" "$TMP/t.csv"
+
+# --- group-itl.awk against the simulator ----------------------------------
+# Over every tenant the script must reproduce the run's own ITL: the mean
+# exactly (same tokens, same gaps), p50 and p99 within the histogram's 0.5%
+# (docs/metrics.md); and the groups' tokens add up to all of them.
+scen=scenarios/examples/groups.yaml
+if "$SPECSIM" check "$scen" --set duration=60s >"$TMP/g.yaml" 2>"$TMP/err" &&
+    "$SPECSIM" run "$scen" --set duration=60s --quiet --trace "$TMP/g.csv" \
+        --json >"$TMP/g.json" 2>>"$TMP/err" &&
+    awk -F, -v out="$TMP/gc.csv" -v summary="$TMP/gs.csv" -f scripts/group-itl.awk \
+        "$TMP/g.yaml" "$TMP/g.csv" 2>>"$TMP/err"; then
+    metric() { sed -n "s/^ *\"$1\": *\([-0-9.eE+]*\),*$/\1/p" "$TMP/g.json"; }
+    IFS=, read -r _ n tok mean p50 p99 <<EOF
+$(row all "$TMP/gs.csv")
+EOF
+    sum=$(awk -F, 'NR > 1 && $1 != "all" { t += $3; n += $2 } END { print n "," t }' "$TMP/gs.csv")
+    m=$(metric itl_mean_s); q50=$(metric itl_p50_s); q99=$(metric itl_p99_s)
+    if near "$mean" "$(awk -v v="$m" 'BEGIN { printf "%.9f", v * 1e3 }')" 1e-6 &&
+        near "$p50" "$(awk -v v="$q50" 'BEGIN { printf "%.9f", v * 1e3 }')" 0.0051 &&
+        near "$p99" "$(awk -v v="$q99" 'BEGIN { printf "%.9f", v * 1e3 }')" 0.0051 &&
+        [ "$sum" = "$n,$tok" ] && [ "$n" = 11 ]
+    then pass group_itl_matches_run
+    else fail group_itl_matches_run "all: $n $tok $mean $p50 $p99; groups: $sum;" \
+        "run: $m $q50 $q99"; fi
+    # A simulator that reports each group's metrics in --json ("groups")
+    # must agree with the trace-derived mean of every group.
+    # (Exit 3: this simulator has no "groups" object, nothing to compare.)
+    if command -v python3 >/dev/null 2>&1; then
+        python3 - "$TMP/g.json" "$TMP/gs.csv" <<'PY'
+import csv, json, sys
+doc = json.load(open(sys.argv[1]))
+if not isinstance(doc.get("groups"), dict):
+    sys.exit(3)
+groups = doc["groups"]
+rows = {r["group"]: r for r in csv.DictReader(open(sys.argv[2])) if r["group"] != "all"}
+assert set(rows) == set(groups), (set(rows), set(groups))
+for name, m in groups.items():
+    got, want = float(rows[name]["itl_mean_ms"]), m["itl_mean_s"] * 1e3
+    assert abs(got - want) <= 1e-6 * want, (name, got, want)
+PY
+        case $? in
+        0) pass group_itl_matches_groups_json ;;
+        3) ;;
+        *) fail group_itl_matches_groups_json ;;
+        esac
+    fi
+else
+    fail group_itl_matches_run "$(cat "$TMP/err")"
+fi
+
+# --- point-labels.awk -----------------------------------------------------
+# On a 0..10 x 0..10 panel with gap 0.1: (1,1) (1.5,1) (1.5,1.5) are within
+# 0.1 of the first and share "a–c"; (5,5) and (9,9) get their own labels.
+printf 'm,x,y,l\nk,1,1,a\nk,1.5,1,b\nk,1.5,1.5,c\nk,5,5,d\nj,6,6,z\nk,9,9,e\n' >"$TMP/p.csv"
+got=$(awk -F, -v sel=m -v val=k -v xcol=x -v ycol=y -v lcol=l -v x0=0 -v x1=10 \
+    -v y0=0 -v y1=10 -v gap=0.1 -f scripts/point-labels.awk "$TMP/p.csv" | tr '\n' ' ')
+if [ "$got" = "1,1,a–c 5,5,d 9,9,e " ]; then pass point_labels_merge
+else fail point_labels_merge "got: $got"; fi
+got=$(awk -F, -v sel=m -v val=k -v xcol=x -v ycol=y -v lcol=l -v x0=0 -v x1=10 \
+    -v y0=0 -v y1=10 -v gap=0.1 -v at=xmax -f scripts/point-labels.awk "$TMP/p.csv" | head -n 1)
+if [ "$got" = "1.5,1,a–c" ]; then pass point_labels_at_xmax
+else fail point_labels_at_xmax "got: $got"; fi
