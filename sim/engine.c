@@ -4,11 +4,11 @@
 #include <stdlib.h>
 
 struct engine {
+    struct engine_clock clock;   /* first: engine_now() reads it inline */
     engine_event_t *heap;   /* heap[0] is the earliest */
     size_t n, cap;
     uint64_t seq;
     uint64_t events;
-    double now;
     engine_fn fn[ENGINE_MAX_TYPES];
     void *ctx[ENGINE_MAX_TYPES];
     engine_hint_fn hint[ENGINE_MAX_TYPES];
@@ -61,7 +61,7 @@ static inline int before(const engine_event_t *x, const engine_event_t *y)
 int engine_schedule(engine_t *e, double t, uint32_t type, uint32_t a,
                     uint64_t b)
 {
-    if (!(t >= e->now) || type >= ENGINE_MAX_TYPES) return -1;
+    if (!(t >= e->clock.now) || type >= ENGINE_MAX_TYPES) return -1;
     if (e->n == e->cap) {
         /* Doubling keeps growth amortised: after the peak backlog is reached
          * no schedule call allocates again. */
@@ -106,7 +106,7 @@ int engine_run(engine_t *e, double until)
     while (e->n > 0 && e->heap[0].time < until) {
         engine_event_t ev;
         pop(e, &ev);
-        e->now = ev.time;
+        e->clock.now = ev.time;
         e->events++;
         /* heap[0] is now the next event (unless this handler schedules an
          * earlier one, when the hint is merely wasted). */
@@ -118,7 +118,6 @@ int engine_run(engine_t *e, double until)
     return 0;
 }
 
-double engine_now(const engine_t *e) { return e->now; }
 uint64_t engine_events(const engine_t *e) { return e->events; }
 size_t engine_pending(const engine_t *e) { return e->n; }
 size_t engine_capacity(const engine_t *e) { return e->cap; }
