@@ -164,8 +164,21 @@ static inline void batch_pack_inline(const batching_cfg_t *cfg,
                                      batch_scratch_t *s, batch_pick_t *out)
 {
     (void)cfg;
-    uint32_t mark = batch_next_mark(s);
     int budget = cap.max_tokens, nb = 0;
+    if (q->nqueue == 1 && cap.max_batch > 0 && budget > 0) {
+        /* One job queued, the usual case between iterations: the rules
+         * below reduce to "it goes if it fits", and no mark is needed. */
+        const cloud_job_t *j = &q->jobs[q->head];
+        int take = j->kind == CLOUD_PREFILL && j->tokens > budget ? budget : j->tokens;
+        if (take <= budget) {
+            out->job[nb] = q->head;
+            out->tokens[nb] = take;
+            nb++;
+        }
+        out->n = nb;
+        return;
+    }
+    uint32_t mark = batch_next_mark(s);
     int (*next)(const batch_queue_t *, int, void *) = order->next;
     for (int i = next ? next(q, -1, order->ctx) : q->head;
          i >= 0 && nb < cap.max_batch && budget > 0;
