@@ -134,12 +134,17 @@ void edge_stall_begin(repl_t *r, edge_tenant_t *T)
     repl_trace(r, edge_index(r, T), "stall_start", -1, 0);
 }
 
-static void stall_end(repl_t *r, edge_tenant_t *T)
+static void stall_close(repl_t *r, edge_tenant_t *T)
 {
-    if (T->stall_since < 0) return;
     r->tally->stall += tally_clip(r->tally, T->stall_since, engine_now(r->eng));
     T->stall_since = -1;
     repl_trace(r, edge_index(r, T), "stall_end", -1, 0);
+}
+
+/* Inline test, out-of-line close: every draft and verdict asks, few stall. */
+static inline void stall_end(repl_t *r, edge_tenant_t *T)
+{
+    if (T->stall_since >= 0) stall_close(r, T);
 }
 
 /* Tokens of the draft in progress finished by now (its partial draft). */
