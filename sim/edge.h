@@ -68,7 +68,7 @@ int edge_token_msg(repl_t *r, int i);               /* MSG_TOKEN arrived */
  * it runs on every draft event. */
 static inline int edge_draft_ended(repl_t *r, int i, uint64_t gen)
 {
-    struct edge_tenant *T = &r->et[i];
+    edge_tenant_t *T = &r->et[i];
     if (!T->drafting || gen != T->draft_gen) return 0;   /* abandoned */
     T->drafting = 0;
     return 1;

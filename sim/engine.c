@@ -1,6 +1,7 @@
 #include "engine.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 struct engine {
@@ -13,6 +14,9 @@ struct engine {
     void *ctx[ENGINE_MAX_TYPES];
     engine_hint_fn hint[ENGINE_MAX_TYPES];
 };
+
+_Static_assert(offsetof(struct engine, clock) == 0,
+               "engine_now() (sim/engine.h) reads the clock at the start");
 
 engine_t *engine_create(size_t capacity, err_t *err)
 {
