@@ -155,8 +155,14 @@ static double curve_at(const curve_t *cv, double x, double *xc, int *inside)
 
 /* fmax() without a library call (GCC inlines it only with -ffast-math),
  * for the roofline terms every iteration evaluates: the larger; b when they
- * are equal and the number when one is NaN, as glibc's fmax (maxsd). */
-static inline double max2(double a, double b) { return a > b || b != b ? a : b; }
+ * are equal and the number when one is NaN, as glibc's fmax. Written so it
+ * compiles to maxsd and a conditional move: a branch on which term bounds
+ * the op mispredicts often. */
+static inline double max2(double a, double b)
+{
+    double m = a > b ? a : b;
+    return b != b ? a : m;
+}
 
 static double lin_bytes(const linop_t *o, double m) { return o->wbytes + m * o->act_per_m; }
 
