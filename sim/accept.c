@@ -366,12 +366,6 @@ void accept_free(accept_t *a)
     free(a);
 }
 
-int accept_draw(accept_t *a, int gamma)
-{
-    if (gamma < 1) return 0;
-    return a->model->draw(a->st, a->par, a->rng, gamma);
-}
-
 double accept_alpha_mean(const accept_t *a, int gamma)
 {
     if (a->model->tenant_mean) return a->model->tenant_mean(a->st, a->par, gamma);

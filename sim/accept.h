@@ -201,8 +201,13 @@ accept_t *accept_create(const accept_cfg_t *cfg, uint64_t seed, int rep,
 void accept_free(accept_t *a);
 
 /* Number of leading accepted drafts in a block of gamma drafts: 0..gamma
- * (0 when gamma < 1). */
-int accept_draw(accept_t *a, int gamma);
+ * (0 when gamma < 1). Inline: it runs once per verdict, and the model's
+ * draw is a call already. */
+static inline int accept_draw(accept_t *a, int gamma)
+{
+    if (gamma < 1) return 0;
+    return a->model->draw(a->st, a->par, a->rng, gamma);
+}
 
 /* The per-draft acceptance probability this tenant's model stands for, for
  * blocks of gamma drafts (beta: the tenant's own alpha). */

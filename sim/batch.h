@@ -63,7 +63,8 @@ typedef struct batch_queue {
 } batch_queue_t;
 
 /* The order a pick visits queued jobs in: next(q, -1, ctx) is the first,
- * next(q, i, ctx) the one after i; -1 ends. */
+ * next(q, i, ctx) the one after i; -1 ends. next NULL = arrival order,
+ * which the pick walks along the queue's links without a call per job. */
 typedef struct batch_order {
     int (*next)(const batch_queue_t *q, int i, void *ctx);
     void *ctx;
@@ -109,7 +110,8 @@ struct batch_policy {
     /* Time at which an iteration may start on an idle replica whose queue q
      * is not empty: now to start at once, a later time to look again then
      * (an arrival or an iteration end looks again anyway), INFINITY to wait
-     * for the next arrival. cfg holds the policy's parameters. */
+     * for the next arrival. cfg holds the policy's parameters. NULL = always
+     * at once (saves a call per kick). */
     double (*when)(const batching_cfg_t *cfg, const batch_queue_t *q,
                    double now);
     /* Fills out with the jobs of the iteration starting now, visiting q in
@@ -124,6 +126,91 @@ struct batch_policy {
 void batch_pack(const batching_cfg_t *cfg, const batch_queue_t *q,
                 const batch_order_t *order, batch_cap_t cap,
                 batch_scratch_t *s, batch_pick_t *out);
+
+/* ---- batch_pack's body, inline ----------------------------------------
+ * The cloud picks once per iteration, mostly one or two jobs: a call per
+ * pick cost more than the pick. sim/cloud.c runs this body in place when
+ * the policy's pick is batch_pack; batch_pack runs it for everyone else. */
+
+/* Wipes the marks once the counter wraps (old marks could collide); the
+ * first mark after. */
+uint32_t batch_scratch_wrap(batch_scratch_t *s);
+
+/* A fresh mark for a new pick; marks are never cleared otherwise. */
+static inline uint32_t batch_next_mark(batch_scratch_t *s)
+{
+    return ++s->cur != 0 ? s->cur : batch_scratch_wrap(s);
+}
+
+/* Whether job j may join the pick although its tenant t already has a job
+ * there: only with multi_block, only a verify block right after a verify
+ * block of the same epoch. A tenant's jobs are visited in their order, so
+ * the blocks that join are contiguous; the model computes each block's
+ * context over the drafts of the blocks before it, so block k+1 attends to
+ * block k's tokens as one longer draft sequence would. */
+static inline int batch_joins(const batch_queue_t *q, const batch_scratch_t *s,
+                              const batch_pick_t *out, int multi, int t,
+                              const cloud_job_t *j)
+{
+    int p = s->slot[t];
+    if (!multi || p < 0 || j->kind != CLOUD_VERIFY) return 0;
+    const cloud_job_t *prev = &q->jobs[out->job[p]];
+    return prev->kind == CLOUD_VERIFY && prev->epoch == j->epoch;
+}
+
+static inline void batch_pack_inline(const batching_cfg_t *cfg,
+                                     const batch_queue_t *q,
+                                     const batch_order_t *order, batch_cap_t cap,
+                                     batch_scratch_t *s, batch_pick_t *out)
+{
+    (void)cfg;
+    int budget = cap.max_tokens, nb = 0;
+    if (q->nqueue == 1 && cap.max_batch > 0 && budget > 0) {
+        /* One job queued, the usual case between iterations: the rules
+         * below reduce to "it goes if it fits", and no mark is needed. */
+        const cloud_job_t *j = &q->jobs[q->head];
+        int take = j->kind == CLOUD_PREFILL && j->tokens > budget ? budget : j->tokens;
+        if (take <= budget) {
+            out->job[nb] = q->head;
+            out->tokens[nb] = take;
+            nb++;
+        }
+        out->n = nb;
+        return;
+    }
+    uint32_t mark = batch_next_mark(s);
+    int (*next)(const batch_queue_t *, int, void *) = order->next;
+    for (int i = next ? next(q, -1, order->ctx) : q->head;
+         i >= 0 && nb < cap.max_batch && budget > 0;
+         i = next ? next(q, i, order->ctx) : q->jobs[i].next) {
+        const cloud_job_t *j = &q->jobs[i];
+        int t = j->tenant;
+        if (s->stamp[t] == mark && !batch_joins(q, s, out, cap.multi_block, t, j)) {
+            s->slot[t] = -1;   /* waits, and the tenant's later jobs with it */
+            continue;
+        }
+        s->stamp[t] = mark;
+        int take = j->tokens;
+        if (j->kind == CLOUD_PREFILL && take > budget) take = budget;
+        if (take > budget) {   /* waits, and keeps the tenant's later jobs behind */
+            s->slot[t] = -1;
+            continue;
+        }
+        s->slot[t] = nb;
+        out->job[nb] = i;
+        out->tokens[nb] = take;
+        nb++;
+        budget -= take;
+    }
+    out->n = nb;
+}
+
+/* Policy p's `when` (cfg, q, now as there), at once when it has none. */
+static inline double batch_when(const batch_policy_t *p, const batching_cfg_t *cfg,
+                                const batch_queue_t *q, double now)
+{
+    return p->when ? p->when(cfg, q, now) : now;
+}
 
 /* The registered policy called name, or NULL. */
 const batch_policy_t *batch_policy_find(const char *name);

@@ -291,7 +291,10 @@ static int start_iteration(cloud_t *c, int ri, double now)
     tally_t *tl = c->tally;
     batch_queue_t q = queue_of(c, r);
     batch_pick_t pick = {.n = 0, .job = r->bjob, .tokens = r->btok};
-    c->policy->pick(&c->cfg->batching, &q, c->order, c->cap, &c->scratch, &pick);
+    if (c->policy->pick == batch_pack)   /* the common pick, without a call */
+        batch_pack_inline(&c->cfg->batching, &q, c->order, c->cap, &c->scratch, &pick);
+    else
+        c->policy->pick(&c->cfg->batching, &q, c->order, c->cap, &c->scratch, &pick);
     int nb = pick.n;
     int count = now >= tl->warmup;
     for (int b = 0; b < nb; b++) {
@@ -341,7 +344,7 @@ static int try_start(cloud_t *c, int ri, double now)
     replica_t *r = &c->rep[ri];
     if (r->busy || r->nqueue == 0) return 0;
     batch_queue_t q = queue_of(c, r);
-    double due = c->policy->when(&c->cfg->batching, &q, now);
+    double due = batch_when(c->policy, &c->cfg->batching, &q, now);
     if (due <= now) return start_iteration(c, ri, now);
     if (due == INFINITY || r->timer_at == due) return 0;
     r->timer_at = due;

@@ -75,34 +75,47 @@ void edge_tenant_fini(edge_tenant_t *T)
 
 /* ---- small helpers ------------------------------------------------------ */
 
-/* The service model's draft time, kept per context: a block asks for gamma
- * of them and the answers never change. Returns -1 when the memo cannot
- * hold ctx (the caller then asks the model). */
-static double memo_draft(repl_t *r, int gi, int ctx)
+/* Makes group gi's draft-time memo cover contexts [0, last]. Returns 0, or
+ * -1 when it cannot (beyond REPL_MEMO_MAX, or out of memory: the caller
+ * then asks the model). */
+static int memo_cover(repl_t *r, int gi, int last)
 {
-    if (ctx < 0 || ctx >= REPL_MEMO_MAX) return -1;
-    if (ctx >= r->draft_memo_n[gi]) {
-        int n = r->draft_memo_n[gi] ? r->draft_memo_n[gi] : 1024;
-        while (n <= ctx) n *= 2;
-        if (n > REPL_MEMO_MAX) n = REPL_MEMO_MAX;
-        double *m = realloc(r->draft_memo[gi], (size_t)n * sizeof *m);
-        if (!m) return -1;
-        for (int k = r->draft_memo_n[gi]; k < n; k++) m[k] = -1;
-        r->draft_memo[gi] = m;
-        r->draft_memo_n[gi] = n;
-    }
-    double *v = &r->draft_memo[gi][ctx];
-    if (*v < 0) *v = service_draft_time(r->sh->groups[gi].edge_sv, ctx);
-    return *v;
+    if (last < r->draft_memo_n[gi]) return 0;
+    if (last >= REPL_MEMO_MAX) return -1;
+    int n = r->draft_memo_n[gi] ? r->draft_memo_n[gi] : 1024;
+    while (n <= last) n *= 2;
+    if (n > REPL_MEMO_MAX) n = REPL_MEMO_MAX;
+    double *m = realloc(r->draft_memo[gi], (size_t)n * sizeof *m);
+    if (!m) return -1;
+    for (int k = r->draft_memo_n[gi]; k < n; k++) m[k] = -1;
+    r->draft_memo[gi] = m;
+    r->draft_memo_n[gi] = n;
+    return 0;
 }
 
-static double draft_time(repl_t *r, edge_tenant_t *T, int ctx)
+/* Fills T->cum with the cumulative draft times of n tokens from context
+ * ctx and returns the total. The service model's answers never change, so
+ * they are kept per context: a block reads gamma of them from one span. */
+static double draft_times(repl_t *r, edge_tenant_t *T, int ctx, int n)
 {
     const repl_group_t *g = grp(r, T);
-    if (g->draft_kind == 0) return g->draft_const;
-    if (g->draft_kind == 1) return dist_sample(&cfg(r, T)->edge.draft_time, T->draft_rng);
-    double v = memo_draft(r, T->group, ctx);
-    return v >= 0 ? v : service_draft_time(g->edge_sv, ctx);
+    double s = 0, *cum = T->cum;
+    if (g->draft_kind == 0) {
+        for (int k = 0; k < n; k++) cum[k] = s += g->draft_const;
+    } else if (g->draft_kind == 1) {
+        const dist_t *d = &cfg(r, T)->edge.draft_time;
+        for (int k = 0; k < n; k++) cum[k] = s += dist_sample(d, T->draft_rng);
+    } else if (ctx >= 0 && memo_cover(r, T->group, ctx + n - 1) == 0) {
+        double *m = r->draft_memo[T->group] + ctx;
+        for (int k = 0; k < n; k++) {
+            if (m[k] < 0) m[k] = service_draft_time(g->edge_sv, ctx + k);
+            cum[k] = s += m[k];
+        }
+    } else {
+        for (int k = 0; k < n; k++)
+            cum[k] = s += service_draft_time(g->edge_sv, ctx + k);
+    }
+    return s;
 }
 
 static int send_up(repl_t *r, edge_tenant_t *T, uint64_t m, double bytes)
@@ -122,12 +135,17 @@ void edge_stall_begin(repl_t *r, edge_tenant_t *T)
     repl_trace(r, edge_index(r, T), "stall_start", -1, 0);
 }
 
-static void stall_end(repl_t *r, edge_tenant_t *T)
+static void stall_close(repl_t *r, edge_tenant_t *T)
 {
-    if (T->stall_since < 0) return;
     tally_stall(r->tally, edge_index(r, T), T->stall_since, engine_now(r->eng));
     T->stall_since = -1;
     repl_trace(r, edge_index(r, T), "stall_end", -1, 0);
+}
+
+/* Inline test, out-of-line close: every draft and verdict asks, few stall. */
+static inline void stall_end(repl_t *r, edge_tenant_t *T)
+{
+    if (T->stall_since >= 0) stall_close(r, T);
 }
 
 /* Tokens of the draft in progress finished by now (its partial draft). */
@@ -301,12 +319,8 @@ static int draft_begin(repl_t *r, edge_tenant_t *T, int n, int block)
 {
     double now = engine_now(r->eng);
     int ctx = T->prompt + T->committed + T->inflight;
-    double s = 0;
     stall_end(r, T);
-    for (int k = 0; k < n; k++) {
-        s += draft_time(r, T, ctx + k);
-        T->cum[k] = s;
-    }
+    double s = draft_times(r, T, ctx, n);
     T->drafting = 1;
     T->draft_n = n;
     T->draft_start = now;
@@ -320,7 +334,7 @@ static int draft_begin(repl_t *r, edge_tenant_t *T, int n, int block)
 
 int edge_block_start(repl_t *r, edge_tenant_t *T)
 {
-    int g = T->gpol->next(&T->gst, edge_index(r, T), engine_now(r->eng));
+    int g = gamma_next(T->gpol, &T->gst, edge_index(r, T), engine_now(r->eng));
     /* A policy outside its own limit would overrun the draft buffer. */
     if (g < 1) g = 1;
     if (g > T->gst.limit) g = T->gst.limit;
@@ -330,14 +344,6 @@ int edge_block_start(repl_t *r, edge_tenant_t *T)
 int edge_token_start(repl_t *r, edge_tenant_t *T)
 {
     return draft_begin(r, T, 1, 0);
-}
-
-int edge_draft_ended(repl_t *r, int i, uint64_t gen)
-{
-    edge_tenant_t *T = &r->et[i];
-    if (!T->drafting || gen != T->draft_gen) return 0;   /* abandoned */
-    T->drafting = 0;
-    return 1;
 }
 
 int edge_block_send(repl_t *r, edge_tenant_t *T)

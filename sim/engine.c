@@ -1,18 +1,22 @@
 #include "engine.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 struct engine {
+    struct engine_clock clock;   /* first: engine_now() reads it inline */
     engine_event_t *heap;   /* heap[0] is the earliest */
     size_t n, cap;
     uint64_t seq;
     uint64_t events;
-    double now;
     engine_fn fn[ENGINE_MAX_TYPES];
     void *ctx[ENGINE_MAX_TYPES];
     engine_hint_fn hint[ENGINE_MAX_TYPES];
 };
+
+_Static_assert(offsetof(struct engine, clock) == 0,
+               "engine_now() (sim/engine.h) reads the clock at the start");
 
 engine_t *engine_create(size_t capacity, err_t *err)
 {
@@ -61,7 +65,7 @@ static inline int before(const engine_event_t *x, const engine_event_t *y)
 int engine_schedule(engine_t *e, double t, uint32_t type, uint32_t a,
                     uint64_t b)
 {
-    if (!(t >= e->now) || type >= ENGINE_MAX_TYPES) return -1;
+    if (!(t >= e->clock.now) || type >= ENGINE_MAX_TYPES) return -1;
     if (e->n == e->cap) {
         /* Doubling keeps growth amortised: after the peak backlog is reached
          * no schedule call allocates again. */
@@ -106,7 +110,7 @@ int engine_run(engine_t *e, double until)
     while (e->n > 0 && e->heap[0].time < until) {
         engine_event_t ev;
         pop(e, &ev);
-        e->now = ev.time;
+        e->clock.now = ev.time;
         e->events++;
         /* heap[0] is now the next event (unless this handler schedules an
          * earlier one, when the hint is merely wasted). */
@@ -118,7 +122,6 @@ int engine_run(engine_t *e, double until)
     return 0;
 }
 
-double engine_now(const engine_t *e) { return e->now; }
 uint64_t engine_events(const engine_t *e) { return e->events; }
 size_t engine_pending(const engine_t *e) { return e->n; }
 size_t engine_capacity(const engine_t *e) { return e->cap; }

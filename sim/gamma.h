@@ -34,9 +34,17 @@ typedef struct gamma_ops {
     int (*init)(gamma_state_t *st, int tenant);
     /* Releases what init took; NULL when there is nothing. */
     void (*fini)(gamma_state_t *st);
-    /* The gamma of the tenant's next block, started at now: in [1, limit]. */
+    /* The gamma of the tenant's next block, started at now: in [1, limit].
+     * NULL = always st->gamma (saves a call per block). */
     int (*next)(gamma_state_t *st, int tenant, double now);
 } gamma_ops_t;
+
+/* Policy pol's next gamma for the tenant (see gamma_ops_t.next). */
+static inline int gamma_next(const gamma_ops_t *pol, gamma_state_t *st,
+                             int tenant, double now)
+{
+    return pol->next ? pol->next(st, tenant, now) : st->gamma;
+}
 
 /* The policy registered under name, or NULL. */
 const gamma_ops_t *gamma_find(const char *name);

@@ -195,10 +195,12 @@ void hist_reset(hist_t *h)
 
 static int hist_cell_of(const hist_t *h, double x)
 {
-    if (x < 0.0) return CELL_NEG;
-    if (x == 0.0) return CELL_ZERO;
-    if (x < h->min) return CELL_UNDER;
-    if (x > h->max) return h->ncell - 1;
+    if (!(x >= h->min && x <= h->max)) {   /* the rare cases (min > 0) */
+        if (x < 0.0) return CELL_NEG;
+        if (x == 0.0) return CELL_ZERO;
+        if (x < h->min) return CELL_UNDER;
+        return h->ncell - 1;
+    }
     int i = (int)((log(x) - h->log_min) * h->inv_log_r);
     /* Rounding in log() can push a value at the very top edge one bucket up
      * (or, for x == min, to -0.x); the error this costs is ~1e-16. */
@@ -209,13 +211,16 @@ static int hist_cell_of(const hist_t *h, double x)
 
 void hist_add(hist_t *h, double x, double w)
 {
-    if (!h || isnan(x) || !(w > 0.0) || !isfinite(w)) return;
-    h->cell[hist_cell_of(h, x)] += w;
+    /* w in (0, inf): one comparison pair instead of isfinite(), as this
+     * runs a few times per event. */
+    if (!h || isnan(x) || !(w > 0.0 && w < INFINITY)) return;
+    int c = hist_cell_of(h, x);
+    h->cell[c] += w;
     h->total += w;
     h->sum += w * x;
     if (x < h->seen_min) h->seen_min = x;
     if (x > h->seen_max) h->seen_max = x;
-    if (x > 0.0 && x < h->min && x < h->under_min) h->under_min = x;
+    if (c == CELL_UNDER && x < h->under_min) h->under_min = x;
 }
 
 int hist_merge(hist_t *dst, const hist_t *src)

@@ -154,11 +154,22 @@ static double curve_at(const curve_t *cv, double x, double *xc, int *inside)
 
 /* ---- roofline pieces ----------------------------------------------------- */
 
+/* fmax() without a library call (GCC inlines it only with -ffast-math),
+ * for the roofline terms every iteration evaluates: the larger; b when they
+ * are equal and the number when one is NaN, as glibc's fmax. Written so it
+ * compiles to maxsd and a conditional move: a branch on which term bounds
+ * the op mispredicts often. */
+static inline double max2(double a, double b)
+{
+    double m = a > b ? a : b;
+    return b != b ? a : m;
+}
+
 static double lin_bytes(const linop_t *o, double m) { return o->wbytes + m * o->act_per_m; }
 
 static double lin_roof(const linop_t *o, double m, double bw, double rate)
 {
-    return fmax(m * o->flops_per_m / rate, lin_bytes(o, m) / bw);
+    return max2(m * o->flops_per_m / rate, lin_bytes(o, m) / bw);
 }
 
 /* One instance of op o at M tokens, from the table (or its fit). */
@@ -177,7 +188,7 @@ static double lin_table(const linop_t *o, double m, int *inside)
 
 static double att_roof(const service_t *sv, double q, double c, double bw, double rate)
 {
-    return fmax(sv->attn_flops_coef * q * (c + q) / rate,
+    return max2(sv->attn_flops_coef * q * (c + q) / rate,
                 sv->attn_bytes_coef * (c + q) / bw);
 }
 
@@ -244,7 +255,7 @@ static double iter_datasheet(const service_t *sv, const sums_t *s)
     double t = sv->overhead;
     for (int i = 0; i < OP_N; i++)
         t += sv->op[i].mult * lin_roof(&sv->op[i], s->m, sv->bw, sv->rate);
-    return t + sv->layers * fmax(sv->attn_flops_coef * s->qctx / sv->rate,
+    return t + sv->layers * max2(sv->attn_flops_coef * s->qctx / sv->rate,
                                  sv->attn_bytes_coef * s->ctx / sv->bw);
 }
 

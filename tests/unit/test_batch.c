@@ -84,7 +84,7 @@ static void test_registry(void)
     for (size_t i = 0; i < n && i < 64; i++) {
         const batch_policy_t *p = batch_policy_find(names[i]);
         CHECK(p != NULL && strcmp(p->name, names[i]) == 0);
-        CHECK(p && p->when != NULL && p->pick != NULL);
+        CHECK(p && p->pick != NULL);
     }
     CHECK(batch_policy_find("windows") == NULL);
     CHECK(batch_policy_find("") == NULL);
@@ -102,16 +102,16 @@ static void test_when(void)
     const batch_policy_t *cont = batch_policy_find("continuous");
     const batch_policy_t *win = batch_policy_find("window");
     batching_cfg_t cfg = {.max_batch = 3, .max_wait = 0.5};
-    CHECK(cont->when(&cfg, &h.q, 1.2) == 1.2);
-    CHECK(win->when(&cfg, &h.q, 1.0) == 1.5);
-    CHECK(win->when(&cfg, &h.q, 1.2) == 1.5);
-    CHECK(win->when(&cfg, &h.q, 1.5) <= 1.5);
-    CHECK(win->when(&cfg, &h.q, 1.7) <= 1.7);
+    CHECK(batch_when(cont, &cfg, &h.q, 1.2) == 1.2);
+    CHECK(batch_when(win, &cfg, &h.q, 1.0) == 1.5);
+    CHECK(batch_when(win, &cfg, &h.q, 1.2) == 1.5);
+    CHECK(batch_when(win, &cfg, &h.q, 1.5) <= 1.5);
+    CHECK(batch_when(win, &cfg, &h.q, 1.7) <= 1.7);
     add(&h, 2, CLOUD_VERIFY, 5, 0, 1.15);
-    CHECK(win->when(&cfg, &h.q, 1.2) <= 1.2);
+    CHECK(batch_when(win, &cfg, &h.q, 1.2) <= 1.2);
     cfg.max_wait = 0;   /* no wait: every arrival starts an iteration */
     h.q.nqueue = 1;
-    CHECK(win->when(&cfg, &h.q, 1.0) <= 1.0);
+    CHECK(batch_when(win, &cfg, &h.q, 1.0) <= 1.0);
 }
 
 /* max_batch 3 over five tenants' jobs: the first three, whole. Both
@@ -291,6 +291,31 @@ static void test_scratch_wrap(void)
     batch_scratch_fini(&s);   /* idempotent */
 }
 
+/* One queued job (the pick's short path): it goes if it fits. max_tokens
+ * 10: a prefill of 25 goes as a 10-token chunk, one of 7 whole; a verify
+ * of 11 does not fit and waits; a decode of 1 goes. Unlimited tokens: the
+ * verify of 11 goes. */
+static void test_one_job(void)
+{
+    static const struct {
+        int kind, tokens, max_tokens, n, take;
+    } cases[] = {
+        {CLOUD_PREFILL, 25, 10, 1, 10}, {CLOUD_PREFILL, 7, 10, 1, 7},
+        {CLOUD_VERIFY, 11, 10, 0, 0},   {CLOUD_DECODE, 1, 10, 1, 1},
+        {CLOUD_VERIFY, 11, 0, 1, 11},
+    };
+    batch_scratch_t s;
+    CHECK(batch_scratch_init(&s, NTEN) == 0);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        hq_t h = {0};
+        add(&h, 3, cases[k].kind, cases[k].tokens, 0, 0);
+        picked_t got;
+        pick("continuous", &h, cap(8, cases[k].max_tokens, 1), &s, &got);
+        expect(&got, (int[]){0}, (int[]){cases[k].take}, cases[k].n);
+    }
+    batch_scratch_fini(&s);
+}
+
 /* An empty queue picks nothing. */
 static void test_empty(void)
 {
@@ -369,6 +394,7 @@ int main(void)
     RUN(test_multi_block);
     RUN(test_order);
     RUN(test_scratch_wrap);
+    RUN(test_one_job);
     RUN(test_empty);
     RUN(test_loader);
     return check_done();

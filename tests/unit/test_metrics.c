@@ -294,7 +294,7 @@ static void test_hist_exact_cases(void)
     CHECK(hist_min(h) == 1e-9 && hist_max(h) == 250.0);
     CHECK_REL(hist_quantile(h, 0.5), 0.5, 0.005);
     CHECK_REL(hist_mean(h), (1e-9 + 0.5 + 250.0) / 3.0, 1e-15);
-    /* zeros are exact; NaN, zero and negative weights are ignored */
+    /* zeros are exact; NaN, zero, negative and infinite weights are ignored */
     hist_reset(h);
     hist_add(h, 0.0, 2.0);
     hist_add(h, 0.25, 1.0);
@@ -302,6 +302,7 @@ static void test_hist_exact_cases(void)
     hist_add(h, 0.3, 0.0);
     hist_add(h, 0.3, -1.0);
     hist_add(h, 0.3, NAN);
+    hist_add(h, 0.3, INFINITY);
     CHECK(hist_count(h) == 3.0);
     CHECK(hist_quantile(h, 0.6) == 0.0);          /* 2/3 of weight is 0 */
     CHECK(hist_quantile(h, 2.0 / 3.0) == 0.0);    /* exactly reached */
