@@ -792,13 +792,22 @@ static int check_token_limit(sctx_t *x)
 {
     const scenario_t *s = x->s;
     int spec = s->protocol.proto->verifies;
-    int mt = s->cloud.batching.max_tokens, g = s->protocol.gamma;
-    if (!spec || mt <= 0 || mt >= g + 1) return 0;
+    int mt = s->cloud.batching.max_tokens;
+    int g = spec ? s->protocol.gamma_policy->limit(s->protocol.gamma) : 0;
     ynode_t at;
+    if (spec && (g < 1 || g > PROTO_GAMMA_MAX)) {
+        const char *key = "protocol.gamma_policy";
+        return keytab_err(&x->kc, written_at(x->root, key, &at), key,
+                          "policy '%s' allows gamma up to %d for gamma %d; "
+                          "must be within [1, %d]", s->protocol.gamma_policy->name,
+                          g, s->protocol.gamma, PROTO_GAMMA_MAX);
+    }
+    if (!spec || mt <= 0 || mt >= g + 1) return 0;
     const char *key = "cloud.batching.max_tokens";
     return keytab_err(&x->kc, written_at(x->root, key, &at), key,
-                      "%d is below gamma + 1 = %d, so no block could ever be "
-                      "verified", mt, g + 1);
+                      "%d is below gamma + 1 = %d for the largest gamma "
+                      "policy '%s' may use, so a block might never be verified",
+                      mt, g + 1, s->protocol.gamma_policy->name);
 }
 
 /* The dotted keys a service is built from. */
