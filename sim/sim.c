@@ -163,11 +163,40 @@ done:
 }
 
 /* What the loader refuses and a scenario built in code could still hold,
- * where the run would crash or never end. Cheap: nothing is built. */
+ * where the run would crash or never end. Cheap: nothing is built. The
+ * protocol's part; *lim gets the gamma policy's limit. */
+static int sanity_protocol(const protocol_cfg_t *p, int *lim, err_t *err)
+{
+    if (p->gamma < 1 || p->gamma > PROTO_GAMMA_MAX)
+        return err_set(err, ERR_INPUT, "protocol.gamma: must be in [1, %d], got %d",
+                       PROTO_GAMMA_MAX, p->gamma);
+    *lim = p->gamma_policy->limit(p->gamma);
+    if (p->proto->verifies && (*lim < 1 || *lim > PROTO_GAMMA_MAX))
+        return err_set(err, ERR_INPUT,
+                       "protocol.gamma_policy: '%s' allows gamma up to %d; must be "
+                       "within [1, %d]", p->gamma_policy->name, *lim, PROTO_GAMMA_MAX);
+    if (p->window < 1)
+        return err_set(err, ERR_INPUT, "protocol.window: must be >= 1, got %d", p->window);
+    return 0;
+}
+
+/* The cloud's part, for blocks of up to lim drafts. */
+static int sanity_cloud(const cloud_cfg_t *c, int verifies, int lim, err_t *err)
+{
+    if (c->replicas < 1 || c->batching.max_batch < 1 || c->batching.max_tokens < 0)
+        return err_set(err, ERR_INPUT, "cloud: replicas and batching.max_batch must "
+                       "be >= 1, batching.max_tokens >= 0");
+    if (verifies && c->batching.max_tokens > 0 && c->batching.max_tokens < lim + 1)
+        return err_set(err, ERR_INPUT,
+                       "cloud.batching.max_tokens: %d is below gamma + 1 = %d, so a "
+                       "block might never be verified", c->batching.max_tokens, lim + 1);
+    if (c->kv_capacity_bytes < 0)
+        return err_set(err, ERR_INPUT, "cloud.kv_capacity: must be >= 0");
+    return 0;
+}
+
 static int sanity(const scenario_t *s, err_t *err)
 {
-    const protocol_cfg_t *p = &s->protocol;
-    const cloud_cfg_t *c = &s->cloud;
     if (s->ngroups < 1 || !s->groups) return err_set(err, ERR_INPUT, "tenants: no tenant groups");
     for (int g = 0; g < s->ngroups; g++)
         if (s->groups[g].count < 1)
@@ -178,28 +207,10 @@ static int sanity(const scenario_t *s, err_t *err)
                        s->replications);
     if (!(s->duration > 0) || !(s->warmup >= 0) || !(s->warmup < s->duration))
         return err_set(err, ERR_INPUT, "duration: must be > warmup >= 0");
-    if (p->gamma < 1 || p->gamma > PROTO_GAMMA_MAX)
-        return err_set(err, ERR_INPUT, "protocol.gamma: must be in [1, %d], got %d",
-                       PROTO_GAMMA_MAX, p->gamma);
-    int lim = p->gamma_policy->limit(p->gamma);
-    if (p->proto->verifies && (lim < 1 || lim > PROTO_GAMMA_MAX))
-        return err_set(err, ERR_INPUT,
-                       "protocol.gamma_policy: '%s' allows gamma up to %d; must be "
-                       "within [1, %d]", p->gamma_policy->name, lim, PROTO_GAMMA_MAX);
-    if (p->window < 1)
-        return err_set(err, ERR_INPUT, "protocol.window: must be >= 1, got %d", p->window);
-    if (!p->proto->uses_cloud) return 0;
-    if (c->replicas < 1 || c->batching.max_batch < 1 || c->batching.max_tokens < 0)
-        return err_set(err, ERR_INPUT, "cloud: replicas and batching.max_batch must "
-                       "be >= 1, batching.max_tokens >= 0");
-    if (p->proto->verifies && c->batching.max_tokens > 0 &&
-        c->batching.max_tokens < lim + 1)
-        return err_set(err, ERR_INPUT,
-                       "cloud.batching.max_tokens: %d is below gamma + 1 = %d, so a "
-                       "block might never be verified", c->batching.max_tokens, lim + 1);
-    if (c->kv_capacity_bytes < 0)
-        return err_set(err, ERR_INPUT, "cloud.kv_capacity: must be >= 0");
-    return 0;
+    const proto_ops_t *p = s->protocol.proto;
+    int lim = 0;
+    if (sanity_protocol(&s->protocol, &lim, err) != 0) return -1;
+    return p->uses_cloud ? sanity_cloud(&s->cloud, p->verifies, lim, err) : 0;
 }
 
 int sim_run_detailed(const scenario_t *s, const sim_options_t *opt,
