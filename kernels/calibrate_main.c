@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <gsl/gsl_errno.h>
+
 #include "calibrate.h"
 #include "calibrate_cuda.h"
 #include "version.h"
@@ -28,9 +30,11 @@ static int wants_version(int argc, char **argv)
     return 0;
 }
 
-/* The table is written (caltable_save) to OUT.tmp, then renamed onto OUT:
- * both are tried now, so that a bad path fails before a measurement of
- * minutes, not after it. Nothing is left behind. 0, or -1 with err. */
+/* The table is written (caltable_save) to a new OUT.tmp, then renamed onto
+ * OUT: both are tried now, so that a bad path fails before a measurement of
+ * minutes, not after it. OUT.tmp is created only when it does not exist
+ * (an existing file of that name is the user's and is never touched), and
+ * removed again. 0, or -1 with err. */
 static int check_out(const char *out, err_t *err)
 {
     if (!out[0]) return 0;   /* standard output */
@@ -42,14 +46,20 @@ static int check_out(const char *out, err_t *err)
     if (!tmp) return err_set(err, ERR_RUNTIME, "calibrate: out of memory");
     memcpy(tmp, out, n);
     memcpy(tmp + n, ".tmp", 5);
-    FILE *f = fopen(tmp, "w");
+    FILE *f = fopen(tmp, "wx");
     int rc = 0;
-    if (!f) {
+    if (!f && errno == EEXIST) {
+        rc = err_set(err, ERR_INPUT, "calibrate: --out %s: %s already exists (the "
+                     "table is written there first); remove it or choose another --out",
+                     out, tmp);
+    } else if (!f) {
         rc = err_set(err, ERR_INPUT, "calibrate: --out %s: cannot write %s: %s", out, tmp,
                      strerror(errno));
     } else {
-        fclose(f);
-        remove(tmp);
+        int bad = fclose(f) != 0;
+        if (remove(tmp) != 0 || bad)
+            rc = err_set(err, ERR_RUNTIME, "calibrate: --out %s: cannot create and "
+                         "remove %s: %s", out, tmp, strerror(errno));
     }
     free(tmp);
     return rc;
@@ -59,6 +69,7 @@ int main(int argc, char **argv)
 {
     calibrate_args_t a;
     err_t err = {0, ""};
+    gsl_set_error_handler_off();   /* errors come back as values, never abort */
     if (wants_version(argc, argv))
         return printf("%s\n", version_string()) < 0 || fflush(stdout) ? 1 : 0;
     if (calibrate_parse_args(argc, argv, &a, &err) != 0) {

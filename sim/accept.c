@@ -138,6 +138,48 @@ static const accept_model_t *resolve_model(keytab_ctx_t *c, const keytab_layer_t
     return MODELS[idx];
 }
 
+/* Type and range of the keys given for models other than m: each is
+ * resolved with its own model's table into a scratch parameter block (then
+ * released), so a bad value is reported at its FILE:LINE:COL although the
+ * run does not use it. A key that several models share is checked by m if
+ * m has it, else by the first model (registry order) that has it. */
+static int check_other_keys(keytab_ctx_t *c, const accept_model_t *m,
+                            const keytab_layer_t *layers, int nl)
+{
+    for (int i = 0; i < NMODELS; i++) {
+        const accept_model_t *o = MODELS[i];
+        if (o == m) continue;
+        keytab_key_t tab[TAB_MAX + 1];
+        int n = 0, given = 0;
+        for (const keytab_key_t *k = o->keys; k->name && n < TAB_MAX; k++) {
+            int owned = has_key(m->keys, k->name);
+            for (int j = 0; j < i && !owned; j++)
+                owned = MODELS[j] != m && has_key(MODELS[j]->keys, k->name);
+            if (owned || !layer_value(layers, nl, k->name, NULL)) continue;
+            tab[n] = *k;
+            tab[n].flags &= ~KF_REQUIRED;
+            tab[n++].def = NULL;
+            given = 1;
+        }
+        if (!given) continue;
+        if (n < TAB_MAX) tab[n++] = (keytab_key_t){.name = "model", .type = KT_SKIP};
+        for (int j = 0; j < NMODELS; j++)
+            for (const keytab_key_t *k = MODELS[j]->keys; k->name && n < TAB_MAX; k++) {
+                tab[n] = (keytab_key_t){.name = NULL};
+                if (!has_key(tab, k->name))
+                    tab[n++] = (keytab_key_t){.name = k->name, .type = KT_SKIP};
+            }
+        tab[n] = (keytab_key_t){.name = NULL};
+        void *par = calloc(1, o->par_size ? o->par_size : 1);
+        if (!par) return err_set(c->err, ERR_RUNTIME, "out of memory");
+        int rc = keytab_resolve(c, tab, layers, nl, par);
+        if (o->par_fini) o->par_fini(par);
+        free(par);
+        if (rc != 0) return -1;
+    }
+    return 0;
+}
+
 /* A required parameter no layer gives: reported at the model key (where
  * the requirement comes from), else at the section, else at c->where. */
 static int check_required(keytab_ctx_t *c, const accept_model_t *m,
@@ -166,7 +208,9 @@ int accept_cfg_resolve(keytab_ctx_t *c, const keytab_layer_t *layers, int nl,
         mv ? (mv->kind == YNODE_SCALAR ? accept_model_find(mv->str) : NULL) : MODELS[0];
     if (guess && check_unknown(c, guess, layers, nl) != 0) return -1;
     const accept_model_t *m = resolve_model(c, layers, nl);
-    if (!m || check_required(c, m, layers, nl) != 0) return -1;
+    if (!m || check_required(c, m, layers, nl) != 0 ||
+        check_other_keys(c, m, layers, nl) != 0)
+        return -1;
     keytab_key_t tab[TAB_MAX + 1];
     param_table(m, tab);
     void *par = calloc(1, m->par_size ? m->par_size : 1);

@@ -119,9 +119,9 @@ const accept_model_t *accept_model_find(const char *name);
 /* Resolves an `acceptance` section given as layers (later ones override
  * earlier ones key by key, as keytab_resolve; a tenant group over the
  * shared section): `model` (default iid) picks the descriptor, whose keys
- * resolve the rest. A key of another model is accepted and ignored, so a
- * scenario can switch the model by an override and keep its old
- * parameters; any other key is an error with a "did you mean" among the
+ * resolve the rest. A key of another model is accepted, so a scenario can
+ * switch the model by an override and keep its old parameters; it is
+ * type- and range-checked by its own model's table, but unused. Any other key is an error with a "did you mean" among the
  * model's keys; a required parameter missing is reported at the model key.
  * On success *out holds a new parameter block the caller releases with
  * accept_cfg_fini(); on error *out is left empty and c->err is set. */

@@ -25,19 +25,24 @@ typedef struct beta_par {
 
 _Static_assert(sizeof(accept_geo_t) <= ACCEPT_STATE_BYTES, "beta state too large");
 
+/* The closed forms integrate against the Jacobi weight (1-x)^(b-1) x^(a-1),
+ * which needs a - 1 > -1 and b - 1 > -1 in floating point: the smallest
+ * such a is 2^-53 (below it a - 1 rounds to -1). */
+#define BETA_MIN 0x1p-53
+
 static const keytab_key_t BETA_KEYS[] = {
-    {.name = "a", .type = KT_NUM, .off = offsetof(beta_par_t, a), .min = 0,
-     .max = 1e300, .flags = KF_MIN_OPEN | KF_REQUIRED},
-    {.name = "b", .type = KT_NUM, .off = offsetof(beta_par_t, b), .min = 0,
-     .max = 1e300, .flags = KF_MIN_OPEN | KF_REQUIRED},
+    {.name = "a", .type = KT_NUM, .off = offsetof(beta_par_t, a), .min = BETA_MIN,
+     .max = 1e300, .flags = KF_REQUIRED},
+    {.name = "b", .type = KT_NUM, .off = offsetof(beta_par_t, b), .min = BETA_MIN,
+     .max = 1e300, .flags = KF_REQUIRED},
     {.name = NULL}};
 
 static int beta_check(const void *par, err_t *err)
 {
     const beta_par_t *p = par;
-    if (!(p->a > 0) || !(p->b > 0) || isinf(p->a) || isinf(p->b))
+    if (!(p->a - 1 > -1) || !(p->b - 1 > -1) || isinf(p->a) || isinf(p->b))
         return err_set(err, ERR_INPUT, "acceptance.a/b: beta parameters must be "
-                       "finite and > 0 (got %g, %g)", p->a, p->b);
+                       "finite and >= %g (got %g, %g)", BETA_MIN, p->a, p->b);
     return 0;
 }
 
@@ -77,7 +82,11 @@ static int beta_law(const void *par, int gamma, accept_law_t *L, err_t *err)
     int n = (gamma + 2) / 2 > BETA_NODES ? (gamma + 2) / 2 : BETA_NODES;
     gsl_integration_fixed_workspace *w = gsl_integration_fixed_alloc(
         gsl_integration_fixed_jacobi, (size_t)n, 0, 1, p->b - 1, p->a - 1);
-    if (!w) return err_set(err, ERR_RUNTIME, "accept: beta quadrature failed");
+    /* NULL also when GSL refuses the parameters (its error handler is off
+     * in the programs: the library never aborts). */
+    if (!w)
+        return err_set(err, ERR_INPUT, "acceptance.a/b: no beta quadrature for "
+                       "a = %g, b = %g", p->a, p->b);
     const double *x = gsl_integration_fixed_nodes(w);
     const double *wt = gsl_integration_fixed_weights(w);
     int rc = accept_law_init(L, n, 1, gamma, err);

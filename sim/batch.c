@@ -5,13 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The registry: each policy is defined in its own file (sim/batch_<name>.c)
- * and listed here, in the order messages list the names. */
-extern const batch_policy_t batch_continuous, batch_window;
-static const batch_policy_t *const POLICIES[] = {
-    &batch_continuous,
-    &batch_window,
-};
+/* The registry: one X(NAME) per policy (file sim/batch_NAME.c, table
+ * batch_NAME), in the order messages list the names. */
+#define BATCH_REGISTRY(X) X(continuous) X(window)
+
+#define BATCH_DECLARE(n) extern const batch_policy_t batch_##n;
+BATCH_REGISTRY(BATCH_DECLARE)
+#define BATCH_ENTRY(n) &batch_##n,
+static const batch_policy_t *const POLICIES[] = {BATCH_REGISTRY(BATCH_ENTRY)};
 
 #define NPOLICIES ((int)(sizeof POLICIES / sizeof POLICIES[0]))
 
@@ -59,9 +60,10 @@ uint32_t batch_scratch_wrap(batch_scratch_t *s)
     return s->cur;
 }
 
-void batch_pack(const batching_cfg_t *cfg, const batch_queue_t *q,
+void batch_pack(const batching_cfg_t *cfg, const batch_queue_t *q, double now,
                 const batch_order_t *order, batch_cap_t cap,
                 batch_scratch_t *s, batch_pick_t *out)
 {
+    (void)now;
     batch_pack_inline(cfg, q, order, cap, s, out);
 }

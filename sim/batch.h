@@ -28,8 +28,8 @@
  * The registry (sim/batch.c) maps `cloud.batching.policy` names to
  * descriptors; the scenario loader takes its list of valid names from it and
  * stores the descriptor in batching_cfg_t. Adding a policy: one file
- * sim/batch_<name>.c defining `const batch_policy_t batch_<name>`, and its
- * declaration and entry in the registry of sim/batch.c. A policy with
+ * sim/batch_<name>.c defining `const batch_policy_t batch_<name>`, and one
+ * X(<name>) entry in BATCH_REGISTRY (sim/batch.c). A policy with
  * parameters of its own also adds them to batching_cfg_t below and to the
  * batching keys of sim/scenario.c.
  */
@@ -60,6 +60,8 @@ typedef struct batch_queue {
     const cloud_job_t *jobs;
     int head;                /* oldest queued job, -1 = none */
     int nqueue;
+    double kv_free;          /* bytes of the replica's KV cache not reserved
+                                (INFINITY when KV is not limited) */
 } batch_queue_t;
 
 /* The order a pick visits queued jobs in: next(q, -1, ctx) is the first,
@@ -114,16 +116,16 @@ struct batch_policy {
      * at once (saves a call per kick). */
     double (*when)(const batching_cfg_t *cfg, const batch_queue_t *q,
                    double now);
-    /* Fills out with the jobs of the iteration starting now, visiting q in
-     * `order`; s is the caller's scratch. out->n = 0 when nothing fits. */
-    void (*pick)(const batching_cfg_t *cfg, const batch_queue_t *q,
+    /* Fills out with the jobs of the iteration starting at now, visiting q
+     * in `order`; s is the caller's scratch. out->n = 0 when nothing fits. */
+    void (*pick)(const batching_cfg_t *cfg, const batch_queue_t *q, double now,
                  const batch_order_t *order, batch_cap_t cap,
                  batch_scratch_t *s, batch_pick_t *out);
 };
 
 /* The shared in-order, within-capacity pick described above (a policy's
  * pick may be this one). */
-void batch_pack(const batching_cfg_t *cfg, const batch_queue_t *q,
+void batch_pack(const batching_cfg_t *cfg, const batch_queue_t *q, double now,
                 const batch_order_t *order, batch_cap_t cap,
                 batch_scratch_t *s, batch_pick_t *out);
 

@@ -555,7 +555,7 @@ int caltable_save(const caltable_t *t, const char *path, FILE *dflt, err_t *err)
 {
     if (!path || !path[0]) {
         if (caltable_write(t, dflt) != 0)
-            return err_set(err, ERR_RUNTIME, "standard output: write error");
+            return err_set(err, ERR_RUNTIME, "calibration table: write error");
         return 0;
     }
     size_t len = strlen(path);
@@ -563,9 +563,12 @@ int caltable_save(const caltable_t *t, const char *path, FILE *dflt, err_t *err)
     if (!tmp) return err_set(err, ERR_RUNTIME, "%s: out of memory", path);
     memcpy(tmp, path, len);
     memcpy(tmp + len, ".tmp", 5);
-    FILE *f = fopen(tmp, "w");
+    /* "x": a file already called path.tmp is someone's, not ours to
+     * overwrite (and then remove). */
+    FILE *f = fopen(tmp, "wx");
     if (!f) {
-        err_set(err, ERR_RUNTIME, "%s: cannot open for writing: %s", tmp, strerror(errno));
+        err_set(err, ERR_RUNTIME, "%s: cannot create for writing: %s", tmp,
+                strerror(errno));
         free(tmp);
         return -1;
     }

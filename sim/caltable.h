@@ -99,10 +99,11 @@ void caltable_fini(caltable_t *t);
  * Flushes f. Returns 0, or -1 on a write error. */
 int caltable_write(const caltable_t *t, FILE *f);
 
-/* caltable_write to path through path.tmp renamed into place (a failed run
- * leaves no half table), or to `dflt` (the caller's choice, standard output
- * for build/calibrate) when path is NULL or "". 0, or -1 with err
- * ERR_RUNTIME "PATH: ..." (path.tmp removed). */
+/* caltable_write to path through a new path.tmp renamed into place (a
+ * failed run leaves no half table; an existing path.tmp is refused, never
+ * overwritten), or to `dflt` (the caller's choice, standard output for
+ * build/calibrate) when path is NULL or "". 0, or -1 with err ERR_RUNTIME
+ * "PATH: ..." (the path.tmp it created removed). */
 int caltable_save(const caltable_t *t, const char *path, FILE *dflt, err_t *err);
 
 #endif

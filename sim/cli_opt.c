@@ -101,6 +101,10 @@ static int take_option(cli_cmd_t cmd, int argc, char **argv, int *i,
         if (*i + 1 >= argc) return fail(msg, msgsz, "option '%s' needs a value", spelled);
         val = argv[++*i];
     }
+    /* No option means "nothing" by an empty value: `--trace=` would run the
+     * whole simulation and then fail to open "". */
+    if (specs[id].takes_value && !*val)
+        return fail(msg, msgsz, "option '%s' needs a non-empty value", spelled);
     if (!specs[id].repeatable && (*seen & (1u << id)))
         return fail(msg, msgsz, "option '%s' given more than once", specs[id].name);
     *seen |= 1u << id;
@@ -115,14 +119,18 @@ int cli_opt_parse(cli_cmd_t cmd, int max_pos, int argc, char **argv,
                   cli_opt_args_t *out, char *msg, size_t msgsz)
 {
     memset(out, 0, sizeof *out);
+    out->pos = (const char *const *)(argv + 1);
     unsigned seen = 0;
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
+        char *a = argv[i];
         if (a[0] != '-' || strcmp(a, "-") == 0) {
-            if (out->npos >= max_pos || out->npos >= CLI_OPT_MAX_ARGS)
+            if (out->npos >= max_pos)
                 return fail(msg, msgsz, max_pos == 1 ? "more than one scenario given ('%s')"
                                                      : "too many arguments ('%s')", a);
-            out->pos[out->npos++] = a;
+            /* Every slot before i past the positionals held an option,
+             * already taken: swap, so argv stays a permutation. */
+            argv[i] = argv[1 + out->npos];
+            argv[1 + out->npos++] = a;
             continue;
         }
         if (take_option(cmd, argc, argv, &i, out, &seen, msg, msgsz) != 0) return -1;

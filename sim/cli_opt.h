@@ -48,14 +48,19 @@ typedef struct cli_opt_arg {
 typedef struct cli_opt_args {
     cli_opt_arg_t opt[CLI_OPT_MAX_ARGS];   /* in command-line order */
     int nopt;
-    const char *pos[CLI_OPT_MAX_ARGS];     /* positional arguments */
+    /* The positional arguments, in command-line order: argv + 1, which the
+     * parser permutes so that they come first (no limit of its own). */
+    const char *const *pos;
     int npos;
     int help, version;                     /* --help/-h, --version seen */
 } cli_opt_args_t;
 
 /* Parses argv[1..argc-1] (argv[0] is the subcommand's name) for subcommand
- * `cmd`, which takes at most `max_pos` positional arguments. Fills *out
- * (a caller-owned record; nothing is allocated). Returns 0, or -1 with a
+ * `cmd`, which takes at most `max_pos` positional arguments (INT_MAX: any
+ * number). Fills *out (a caller-owned record; nothing is allocated) and
+ * reorders argv[1..] so that the positional arguments come first, in their
+ * order; out->pos points there. An empty value (`--out=`, `--trace ""`) is
+ * refused. Returns 0, or -1 with a
  * one-line message in msg (without the "specsim CMD: " prefix). Stops at
  * --help or --version, so that they work whatever follows. */
 int cli_opt_parse(cli_cmd_t cmd, int max_pos, int argc, char **argv,

@@ -60,6 +60,13 @@ static int parse_int(const char *v, int lo, int hi, int *out)
     return 0;
 }
 
+/* Every failure says why: the status alone tells a user nothing. */
+static int out_of_memory(void)
+{
+    fputs("specsim roofline: out of memory\n", stderr);
+    return ERR_RUNTIME;
+}
+
 static int add_set(roofline_cmd_t *c, const char *v)
 {
     const char *eq = strchr(v, '=');
@@ -67,7 +74,7 @@ static int add_set(roofline_cmd_t *c, const char *v)
         return cli_opt_usage_error("roofline", "--set needs PATH=VALUE, got '%s'", v);
     if (c->nov == MAX_SETS)
         return cli_opt_usage_error("roofline", "too many --set options (at most %d)", MAX_SETS);
-    if (!(c->owned[c->nov] = strdup(v))) return ERR_RUNTIME;
+    if (!(c->owned[c->nov] = strdup(v))) return out_of_memory();
     c->owned[c->nov][eq - v] = '\0';
     c->ov[c->nov] = (scenario_override_t){.path = c->owned[c->nov],
                                           .value = c->owned[c->nov] + (eq - v) + 1};
@@ -99,7 +106,7 @@ static int take(roofline_cmd_t *c, const cli_opt_arg_t *a)
 static int parse_cmd(roofline_cmd_t *c, int argc, char **argv)
 {
     cli_opt_args_t *a = malloc(sizeof *a);
-    if (!a) return ERR_RUNTIME;
+    if (!a) return out_of_memory();
     char msg[256];
     int rc = 0;
     if (cli_opt_parse(CLI_ROOFLINE, 1, argc, argv, a, msg, sizeof msg) != 0)

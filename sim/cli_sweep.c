@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +87,13 @@ static int parse_u64(const char *s, uint64_t *out)
     return 0;
 }
 
+/* Every failure says why: the status alone tells a user nothing. */
+static int out_of_memory(const char *cmd)
+{
+    fprintf(stderr, "specsim %s: out of memory\n", cmd);
+    return ERR_RUNTIME;
+}
+
 /* Adds an override; `own` is a malloc'ed "PATH\0VALUE" block or NULL; `src`
  * is the option that gave it (NULL for --set: see scenario_override_t). */
 static int add_set(sweep_cmd_t *c, const char *path, const char *value,
@@ -111,9 +119,9 @@ static int add_set_arg(sweep_cmd_t *c, const char *arg)
     if (!eq || eq == arg)
         return cli_opt_usage_error("sweep", "--set needs PATH=VALUE, got '%s'", arg);
     char *own = strdup(arg);
-    if (!own) return ERR_RUNTIME;
+    if (!own) return out_of_memory("sweep");
     own[eq - arg] = '\0';
-    return add_set(c, own, own + (eq - arg) + 1, NULL, own) ? ERR_RUNTIME : 0;
+    return add_set(c, own, own + (eq - arg) + 1, NULL, own) ? out_of_memory("sweep") : 0;
 }
 
 static int parse_shard(const char *v, sweep_opts_t *o)
@@ -159,7 +167,7 @@ static int take(sweep_cmd_t *c, const cli_opt_arg_t *a)
                                        cli_opt_name(a->id), v);
         /* Messages name the option typed, not a --set the user never gave. */
         return add_set(c, a->id == OPT_SEED ? "seed" : "replications", v,
-                       cli_opt_name(a->id), NULL) ? ERR_RUNTIME : 0;
+                       cli_opt_name(a->id), NULL) ? out_of_memory("sweep") : 0;
     case OPT_EXPLAIN:
         if (parse_u64(v, &c->explain))
             return cli_opt_usage_error("sweep", "--explain needs a row (point) number, "
@@ -175,7 +183,7 @@ static int parse_cmd(sweep_cmd_t *c, int argc, char **argv)
     memset(c, 0, sizeof *c);
     c->o.shard_n = 1;
     cli_opt_args_t *a = malloc(sizeof *a);
-    if (!a) return ERR_RUNTIME;
+    if (!a) return out_of_memory("sweep");
     char msg[256];
     int rc = 0;
     if (cli_opt_parse(CLI_SWEEP, 1, argc, argv, a, msg, sizeof msg) != 0)
@@ -258,10 +266,10 @@ int cli_sweep(int argc, char **argv)
 int cli_merge(int argc, char **argv)
 {
     cli_opt_args_t *a = malloc(sizeof *a);
-    if (!a) return ERR_RUNTIME;
+    if (!a) return out_of_memory("merge");
     char msg[256];
     int rc = -1;
-    if (cli_opt_parse(CLI_MERGE, CLI_OPT_MAX_ARGS, argc, argv, a, msg, sizeof msg) != 0)
+    if (cli_opt_parse(CLI_MERGE, INT_MAX, argc, argv, a, msg, sizeof msg) != 0)
         rc = cli_opt_usage_error("merge", "%s", msg);
     else if (a->help)
         rc = fputs(usage_merge, stdout) == EOF ? ERR_RUNTIME : 0;

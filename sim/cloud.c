@@ -280,7 +280,8 @@ static void first_start(cloud_t *c, cloud_job_t *j, double now, int count)
 
 static batch_queue_t queue_of(const cloud_t *c, const replica_t *r)
 {
-    return (batch_queue_t){.jobs = c->jobs, .head = r->head, .nqueue = r->nqueue};
+    return (batch_queue_t){.jobs = c->jobs, .head = r->head, .nqueue = r->nqueue,
+                           .kv_free = r->kv_cap - r->kv_used};
 }
 
 /* Has the policy pick the batch, takes it out of the queue (a prefill stays
@@ -294,7 +295,7 @@ static int start_iteration(cloud_t *c, int ri, double now)
     if (c->policy->pick == batch_pack)   /* the common pick, without a call */
         batch_pack_inline(&c->cfg->batching, &q, c->order, c->cap, &c->scratch, &pick);
     else
-        c->policy->pick(&c->cfg->batching, &q, c->order, c->cap, &c->scratch, &pick);
+        c->policy->pick(&c->cfg->batching, &q, now, c->order, c->cap, &c->scratch, &pick);
     int nb = pick.n;
     int count = now >= tl->warmup;
     for (int b = 0; b < nb; b++) {

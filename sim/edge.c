@@ -47,8 +47,11 @@ int edge_tenant_init(repl_t *r, int i, double *cum, err_t *err)
             return -1;
     }
     if (p->verifies && gamma_state_init(&T->gst, T->gpol, pc->gamma, i))
-        return err_set(err, ERR_RUNTIME, "edge: gamma policy '%s' failed to start",
-                       T->gpol->name);
+        return err_set(err, ERR_RUNTIME,
+                       "edge: gamma policy '%s' failed to start for gamma %d "
+                       "(its limit %d must be in [1, %d])",
+                       T->gpol->name, pc->gamma, T->gpol->limit(pc->gamma),
+                       PROTO_GAMMA_MAX);
     if (p->drafts) {
         if (G->edge.has_draft_time && G->edge.draft_time.kind != DIST_CONST) {
             T->draft_rng = rng_stream(seed, (uint64_t)r->rep, (uint64_t)i, RNG_DRAFT_TIME);
@@ -71,6 +74,9 @@ void edge_tenant_fini(edge_tenant_t *T)
     if (T->draft_rng) gsl_rng_free(T->draft_rng);
     if (T->prefill_rng) gsl_rng_free(T->prefill_rng);
     T->draft_rng = T->prefill_rng = NULL;
+    free(T->sent);
+    T->sent = NULL;
+    T->sent_cap = T->sent_head = 0;
 }
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -170,6 +176,7 @@ static void discard_pending(repl_t *r, edge_tenant_t *T)
     tally_drafted(tl, edge_index(r, T), now, partial);
     tally_discarded(tl, edge_index(r, T), now, gone);
     T->unverified = 0;
+    T->sent_head = 0;
     T->inflight = 0;
     T->drafting = 0;
     T->draft_gen++;   /* the pending draft event is now moot */
@@ -188,6 +195,7 @@ static int start_request(repl_t *r, edge_tenant_t *T, double t0)
     T->t0 = t0;
     T->committed = 0;
     T->unverified = 0;
+    T->sent_head = 0;
     T->inflight = 0;
     T->drafting = 0;
     T->pending = 0;
@@ -335,9 +343,12 @@ static int draft_begin(repl_t *r, edge_tenant_t *T, int n, int block)
 int edge_block_start(repl_t *r, edge_tenant_t *T)
 {
     int g = gamma_next(T->gpol, &T->gst, edge_index(r, T), engine_now(r->eng));
-    /* A policy outside its own limit would overrun the draft buffer. */
-    if (g < 1) g = 1;
-    if (g > T->gst.limit) g = T->gst.limit;
+    /* Beyond its limit a block would overrun the draft buffer and the KV
+     * reserved for it; clamping would hide the policy's bug. */
+    if (g < 1 || g > T->gst.limit)
+        return err_set(r->err, ERR_RUNTIME,
+                       "simulation: gamma policy '%s' returned gamma %d outside "
+                       "[1, %d]", T->gpol->name, g, T->gst.limit);
     return draft_begin(r, T, g, 1);
 }
 
@@ -346,11 +357,42 @@ int edge_token_start(repl_t *r, edge_tenant_t *T)
     return draft_begin(r, T, 1, 0);
 }
 
+/* Appends now to the ring of send times, growing it (in order) when full.
+ * Verdicts come back in send order (links deliver in order, the cloud
+ * verifies a tenant's blocks in order, and a rollback or a request's end
+ * drops every unverified block), so the oldest entry is the next verdict's. */
+static int note_sent(repl_t *r, edge_tenant_t *T, double now)
+{
+    if (T->unverified == T->sent_cap) {
+        int cap = T->sent_cap ? 2 * T->sent_cap : 8;
+        double *v = malloc((size_t)cap * sizeof *v);
+        if (!v) return repl_fail(r, "out of memory");
+        for (int k = 0; k < T->unverified; k++)
+            v[k] = T->sent[(T->sent_head + k) % T->sent_cap];
+        free(T->sent);
+        T->sent = v;
+        T->sent_cap = cap;
+        T->sent_head = 0;
+    }
+    T->sent[(T->sent_head + T->unverified) % T->sent_cap] = now;
+    return 0;
+}
+
+/* The oldest unverified block's send time (NAN when none is recorded). */
+static double take_sent(edge_tenant_t *T)
+{
+    if (T->unverified < 1 || T->sent_cap == 0) return NAN;
+    double t = T->sent[T->sent_head];
+    T->sent_head = (T->sent_head + 1) % T->sent_cap;
+    return t;
+}
+
 int edge_block_send(repl_t *r, edge_tenant_t *T)
 {
     tally_t *tl = r->tally;
     const repl_group_t *g = grp(r, T);
     int n = T->draft_n;
+    if (T->gpol->on_verdict && note_sent(r, T, engine_now(r->eng))) return -1;
     tl->raw.drafted += n;
     tally_drafted(tl, edge_index(r, T), engine_now(r->eng), n);
     uint32_t b = T->next_block++;
@@ -383,6 +425,7 @@ int edge_verdict(repl_t *r, edge_tenant_t *T, uint64_t m, int *a, int *gamma)
     }
     int g = msg_gamma(m), acc = msg_x(m), n = msg_y(m);
     int dc = acc < n ? acc : n;   /* drafts among the committed tokens */
+    if (T->gpol->on_verdict) T->gpol->on_verdict(&T->gst, i, g, acc, take_sent(T), now);
     T->unverified--;
     T->inflight -= g;
     tl->raw.draft_committed += dc;

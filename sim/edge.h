@@ -34,6 +34,11 @@ typedef struct edge_tenant {
     double *cum;          /* cumulative draft times of the draft in progress
                              (room for the policy's limit; in r->cum) */
     gamma_state_t gst;    /* the policy's state */
+    /* Send times of the unverified blocks, oldest first: a ring of sent_cap
+     * entries from sent_head, `unverified` of them in use. Kept only when
+     * the policy observes verdicts (gpol->on_verdict); owned. */
+    double *sent;
+    int sent_cap, sent_head;
     /* the current request */
     int busy, pending;    /* pending: 1 edge prefill, 2 first token */
     int prompt, output, committed;

@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include "proto.h"
+
 /* The registry: one X(NAME) per policy (file sim/gamma_NAME.c, table
  * gamma_NAME). */
 #define GAMMA_REGISTRY(X) X(fixed)
@@ -20,6 +22,8 @@ const gamma_ops_t *gamma_find(const char *name)
     return NULL;
 }
 
+const gamma_ops_t *gamma_default(void) { return &gamma_fixed; }
+
 size_t gamma_names(const char **out, size_t max)
 {
     for (size_t i = 0; i < NREG && i < max; i++) out[i] = REGISTRY[i]->name;
@@ -32,6 +36,9 @@ int gamma_state_init(gamma_state_t *st, const gamma_ops_t *pol, int gamma,
     memset(st, 0, sizeof *st);
     st->gamma = gamma;
     st->limit = pol->limit(gamma);
+    /* The limit sizes the draft buffer and KV reservation, and a block's
+     * gamma + 1 must fit a message field (sim/msg.h). */
+    if (st->limit < 1 || st->limit > PROTO_GAMMA_MAX) return -1;
     return pol->init ? pol->init(st, tenant) : 0;
 }
 

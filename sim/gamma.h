@@ -37,6 +37,14 @@ typedef struct gamma_ops {
     /* The gamma of the tenant's next block, started at now: in [1, limit].
      * NULL = always st->gamma (saves a call per block). */
     int (*next)(gamma_state_t *st, int tenant, double now);
+    /* What the edge device observes when a verdict arrives at now: the
+     * block's gamma, its accepted drafts, and when the block was sent (so
+     * now - sent is the block's round trip: uplink, queueing, verification,
+     * downlink). Called for every verdict of the current epoch, in the
+     * order the blocks were sent. NULL when the policy does not adapt (then
+     * nothing is recorded). */
+    void (*on_verdict)(gamma_state_t *st, int tenant, int gamma, int accepted,
+                       double sent, double now);
 } gamma_ops_t;
 
 /* Policy pol's next gamma for the tenant (see gamma_ops_t.next). */
@@ -50,9 +58,13 @@ static inline int gamma_next(const gamma_ops_t *pol, gamma_state_t *st,
 const gamma_ops_t *gamma_find(const char *name);
 /* Writes up to max registered names into out; returns how many exist. */
 size_t gamma_names(const char **out, size_t max);
+/* The policy of a scenario that names none (protocol.gamma_policy's
+ * default): `fixed`. */
+const gamma_ops_t *gamma_default(void);
 
 /* Fills st for a tenant with protocol.gamma = gamma and runs pol->init.
- * Returns 0 or -1. Undo with gamma_state_fini(). */
+ * Returns 0, or -1 when pol->limit(gamma) is outside [1, PROTO_GAMMA_MAX]
+ * or init fails. Undo with gamma_state_fini(). */
 int gamma_state_init(gamma_state_t *st, const gamma_ops_t *pol, int gamma,
                      int tenant);
 void gamma_state_fini(gamma_state_t *st, const gamma_ops_t *pol);

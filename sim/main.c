@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <gsl/gsl_errno.h>
+
 #include "analytic.h"
 #include "cli_opt.h"
 #include "cli_roofline.h"
@@ -450,6 +452,9 @@ static int cmd_run(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    /* GSL's default handler prints and aborts; the library checks GSL's
+     * return values and reports through err_t instead. */
+    gsl_set_error_handler_off();
     if (argc < 2) {
         fputs(usage_main, stderr);
         return 2;

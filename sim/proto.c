@@ -21,6 +21,8 @@ const proto_ops_t *proto_find(const char *name)
     return NULL;
 }
 
+const proto_ops_t *proto_default(void) { return &proto_async; }
+
 size_t proto_names(const char **out, size_t max)
 {
     for (size_t i = 0; i < NREG && i < max; i++) out[i] = REGISTRY[i]->name;

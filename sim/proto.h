@@ -55,5 +55,7 @@ const proto_ops_t *proto_find(const char *name);
 /* Writes up to max registered names, in registry order, into out; returns
  * how many there are (for the loader's list and its "did you mean"). */
 size_t proto_names(const char **out, size_t max);
+/* The protocol of a scenario that names none (protocol.mode's default). */
+const proto_ops_t *proto_default(void);
 
 #endif

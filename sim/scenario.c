@@ -878,18 +878,27 @@ static int check_token_limit(sctx_t *x)
 {
     const scenario_t *s = x->s;
     int mt = s->cloud.batching.max_tokens;
-    for (int gi = 0; gi < s->ngroups && mt > 0; gi++) {
+    ynode_t at;
+    for (int gi = 0; gi < s->ngroups; gi++) {
         const protocol_cfg_t *p = scenario_group_protocol(s, gi);
-        int g = p->gamma;
-        if (!p->proto->verifies || mt >= g + 1) continue;
-        ynode_t at;
-        const char *key = "cloud.batching.max_tokens";
+        if (!p->proto->verifies) continue;
+        int g = p->gamma_policy->limit(p->gamma);
         char whose[96] = "";
         if (scenario_mixed(s))
             snprintf(whose, sizeof whose, " of group %s", s->groups[gi].name);
+        if (g < 1 || g > PROTO_GAMMA_MAX) {
+            const char *key = "protocol.gamma_policy";
+            return keytab_err(&x->kc, written_at(x->root, key, &at), key,
+                              "policy '%s' allows gamma up to %d for gamma %d%s; "
+                              "must be within [1, %d]", p->gamma_policy->name, g,
+                              p->gamma, whose, PROTO_GAMMA_MAX);
+        }
+        if (mt <= 0 || mt >= g + 1) continue;
+        const char *key = "cloud.batching.max_tokens";
         return keytab_err(&x->kc, written_at(x->root, key, &at), key,
-                          "%d is below gamma + 1 = %d%s, so no block could ever "
-                          "be verified", mt, g + 1, whose);
+                          "%d is below gamma + 1 = %d%s (the largest gamma policy "
+                          "'%s' may use), so a block might never be verified",
+                          mt, g + 1, whose, p->gamma_policy->name);
     }
     return 0;
 }

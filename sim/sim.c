@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "mser.h"
+#include "gamma.h"
 #include "proto.h"
 #include "tally.h"
 #include "trace.h"
@@ -96,6 +97,10 @@ static int shared_build(const scenario_t *s, repl_shared_t *sh, err_t *err)
         sh->kv_capacity = c->kv_capacity_bytes > 0
                               ? c->kv_capacity_bytes
                               : c->gpu.mem_bytes - service_weight_bytes(sh->cloud_sv);
+        /* None left would admit nothing, and the run would idle to its end. */
+        if (!(sh->kv_capacity > 0))
+            return err_set(err, ERR_INPUT, "cloud: no GPU memory left for the KV "
+                           "cache (%.6g bytes)", sh->kv_capacity);
     }
     return 0;
 }
@@ -282,6 +287,57 @@ static int run_reps(const scenario_t *s, const sim_options_t *opt,
     return rc;
 }
 
+/* What the loader refuses and a scenario built in code could still hold,
+ * where the run would crash or never end. Cheap: nothing is built. The
+ * protocol's part; *lim gets the gamma policy's limit. */
+static int sanity_protocol(const protocol_cfg_t *p, int *lim, err_t *err)
+{
+    if (p->gamma < 1 || p->gamma > PROTO_GAMMA_MAX)
+        return err_set(err, ERR_INPUT, "protocol.gamma: must be in [1, %d], got %d",
+                       PROTO_GAMMA_MAX, p->gamma);
+    *lim = p->gamma_policy->limit(p->gamma);
+    if (p->proto->verifies && (*lim < 1 || *lim > PROTO_GAMMA_MAX))
+        return err_set(err, ERR_INPUT,
+                       "protocol.gamma_policy: '%s' allows gamma up to %d; must be "
+                       "within [1, %d]", p->gamma_policy->name, *lim, PROTO_GAMMA_MAX);
+    if (p->window < 1)
+        return err_set(err, ERR_INPUT, "protocol.window: must be >= 1, got %d", p->window);
+    return 0;
+}
+
+/* The cloud's part, for blocks of up to lim drafts. */
+static int sanity_cloud(const cloud_cfg_t *c, int verifies, int lim, err_t *err)
+{
+    if (c->replicas < 1 || c->batching.max_batch < 1 || c->batching.max_tokens < 0)
+        return err_set(err, ERR_INPUT, "cloud: replicas and batching.max_batch must "
+                       "be >= 1, batching.max_tokens >= 0");
+    if (verifies && c->batching.max_tokens > 0 && c->batching.max_tokens < lim + 1)
+        return err_set(err, ERR_INPUT,
+                       "cloud.batching.max_tokens: %d is below gamma + 1 = %d, so a "
+                       "block might never be verified", c->batching.max_tokens, lim + 1);
+    if (c->kv_capacity_bytes < 0)
+        return err_set(err, ERR_INPUT, "cloud.kv_capacity: must be >= 0");
+    return 0;
+}
+
+static int sanity(const scenario_t *s, err_t *err)
+{
+    if (s->ngroups < 1 || !s->groups) return err_set(err, ERR_INPUT, "tenants: no tenant groups");
+    for (int g = 0; g < s->ngroups; g++)
+        if (s->groups[g].count < 1)
+            return err_set(err, ERR_INPUT, "tenants.count: must be >= 1, got %d",
+                           s->groups[g].count);
+    if (s->replications < 1)
+        return err_set(err, ERR_INPUT, "replications: must be >= 1, got %d",
+                       s->replications);
+    if (!(s->duration > 0) || !(s->warmup >= 0) || !(s->warmup < s->duration))
+        return err_set(err, ERR_INPUT, "duration: must be > warmup >= 0");
+    const proto_ops_t *p = s->protocol.proto;
+    int lim = 0;
+    if (sanity_protocol(&s->protocol, &lim, err) != 0) return -1;
+    return p->uses_cloud ? sanity_cloud(&s->cloud, p->verifies, lim, err) : 0;
+}
+
 int sim_run_detailed(const scenario_t *s, const sim_options_t *opt,
                      metrics_summary_t *out, tally_totals_t *tot, err_t *err)
 {
@@ -291,7 +347,13 @@ int sim_run_detailed(const scenario_t *s, const sim_options_t *opt,
     e.code = 0;
     e.msg[0] = '\0';
     if (tot) memset(tot, 0, sizeof *tot);
-    int rc = run_reps(s, opt, out, tot, &e);
+    /* A registry pointer left NULL (a scenario built in code) means that
+     * registry's default, as cloud.batching.policy does. */
+    scenario_t d = *s;
+    if (!d.protocol.proto) d.protocol.proto = proto_default();
+    if (!d.protocol.gamma_policy) d.protocol.gamma_policy = gamma_default();
+    int rc = sanity(&d, &e);
+    if (rc == 0) rc = run_reps(&d, opt, out, tot, &e);
     if (rc && err) *err = e;
     return rc;
 }

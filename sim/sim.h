@@ -48,10 +48,14 @@ typedef struct sim_options {
 /* Runs s->replications replications of s->duration simulated seconds each and
  * fills *out. s is a scenario the loader accepted (sim/scenario.h makes every
  * check, so `check` accepts exactly what `run` does) or one built in code
- * with the same limits. Uses the service models the loader built; a scenario
- * built in code gets its own for the run. Returns 0, or -1 with err filled
- * (ERR_RUNTIME for a failure during the run; ERR_INPUT when a service model
- * of a scenario built in code cannot be made). */
+ * with the same limits; in one built in code a NULL protocol, gamma policy
+ * or batching policy means the registry's default. Uses the service models
+ * the loader built; a scenario built in code gets its own for the run.
+ * Returns 0, or -1 with err filled (ERR_RUNTIME for a failure during the
+ * run; ERR_INPUT when a service model of a scenario built in code cannot be
+ * made, or when it holds what the loader refuses and the run could not
+ * survive: gamma or the policy's limit outside [1, PROTO_GAMMA_MAX], a
+ * token limit below it + 1, no KV room, no tenants, ...). */
 int sim_run(const scenario_t *s, const sim_options_t *opt,
             metrics_summary_t *out, err_t *err);
 

@@ -1,6 +1,7 @@
 # The one option parser (sim/cli_opt.c) as every subcommand sees it: the
 # --opt=value spelling, repeated options, options of another subcommand,
-# positional arguments, and the usage errors of roofline and merge; `run
+# positional arguments (any number for merge), empty values, and the usage
+# errors of roofline and merge; `run
 # --quiet` silences the progress line a terminal gets.
 . tests/cli/lib.sh
 
@@ -49,6 +50,21 @@ expect_exit roofline_bad_set 2 "$SPECSIM" roofline scenarios/paper/roofline.yaml
 # merge: OUT and at least one part; no options but --help / --version.
 expect_exit merge_no_parts 2 "$SPECSIM" merge "$TMP/m.csv"
 expect_exit merge_unknown_option 2 "$SPECSIM" merge --frob "$TMP/m.csv" "$TMP/p.csv"
+# Any number of parts: 600 (missing) parts get past the parser to the first
+# part's own error.
+# shellcheck disable=SC2046
+"$SPECSIM" merge "$TMP/m.csv" $(seq -f "$TMP/p%g.csv" 600) >/dev/null 2>"$TMP/err"
+grep -q "p1.csv: its sidecar" "$TMP/err" && pass merge_many_parts ||
+    fail merge_many_parts "$(head -c 300 "$TMP/err")"
+
+# An empty value is refused before anything runs, in both spellings.
+expect_exit empty_trace_value 2 "$SPECSIM" run scenarios/default.yaml --trace=
+grep -q "option '--trace' needs a non-empty value" "$TMP/err" && pass empty_value_named ||
+    fail empty_value_named "$(cat "$TMP/err")"
+expect_exit empty_out_value 2 "$SPECSIM" run scenarios/default.yaml --out ""
+expect_exit empty_set_value 2 "$SPECSIM" check scenarios/default.yaml --set=
+# Positional arguments keep their place among options.
+expect_exit positional_after_options 0 "$SPECSIM" check --set seed=3 scenarios/default.yaml
 
 # sweep: -jN attached, --jobs=N.
 expect_exit sweep_j_attached_bad 2 "$SPECSIM" sweep scenarios/default.yaml -j0

@@ -57,7 +57,7 @@ static void pick(const char *name, const hq_t *h, batch_cap_t c, batch_scratch_t
     const batch_policy_t *pol = batch_policy_find(name);
     batching_cfg_t cfg = {.policy = pol, .max_batch = c.max_batch, .max_wait = 0.5};
     out->p = (batch_pick_t){.n = -1, .job = out->job, .tokens = out->tokens};
-    pol->pick(&cfg, &h->q, &batch_fcfs, c, s, &out->p);
+    pol->pick(&cfg, &h->q, 0.0, &batch_fcfs, c, s, &out->p);
 }
 
 /* The pick is exactly jobs want[0..n) with tokens wtok[0..n). */
@@ -264,7 +264,7 @@ static void test_order(void)
     int job[MAXJ], tok[MAXJ];
     batch_pick_t p = {.n = -1, .job = job, .tokens = tok};
     batching_cfg_t cfg = {.max_batch = 2};
-    batch_pack(&cfg, &h.q, &ord, cap(2, 0, 0), &s, &p);
+    batch_pack(&cfg, &h.q, 0.0, &ord, cap(2, 0, 0), &s, &p);
     CHECK(p.n == 2 && job[0] == 2 && job[1] == 0);
     batch_scratch_fini(&s);
 }

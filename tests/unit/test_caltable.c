@@ -127,7 +127,8 @@ static void test_committed_tables_load(void)
     if (grc == 0) globfree(&g);
 }
 
-/* caltable_save: into place through a temporary, and a clean error (no
+/* caltable_save: into place through a new temporary (an existing one is
+ * refused and left alone), and a clean error (no
  * temporary left behind) when the directory does not exist. */
 static void test_save(void)
 {
@@ -157,6 +158,25 @@ static void test_save(void)
     CHECK(caltable_save(&t, "/nonexistent-dir/t.yaml", stdout, &e) == -1 && e.code == ERR_RUNTIME);
     CHECK(strncmp(e.msg, "/nonexistent-dir/t.yaml.tmp:", 28) == 0);
     CHECK(access("/nonexistent-dir/t.yaml.tmp", F_OK) != 0);
+    /* An existing PATH.tmp is someone else's file: refused, left as it was. */
+    CHECK(tmp_file(path, sizeof path, "old contents\n") == 0);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    CHECK(f && fputs("keep\n", f) != EOF && fclose(f) == 0);
+    CHECK(caltable_save(&t, path, stdout, &e) == -1 && e.code == ERR_RUNTIME);
+    char got[16] = "";
+    f = fopen(tmp, "r");
+    CHECK(f && fgets(got, sizeof got, f) && strcmp(got, "keep\n") == 0);
+    if (f) fclose(f);
+    unlink(tmp);
+    unlink(path);
+    /* A write error on the caller's stream names no stream it was not. */
+    f = fopen("/dev/null", "r");
+    CHECK(f != NULL);
+    if (f) {
+        CHECK(caltable_save(&t, "", f, &e) == -1 && strstr(e.msg, "standard output") == NULL);
+        fclose(f);
+    }
 }
 
 /* A valid table; each malformed case edits one line of it. */
