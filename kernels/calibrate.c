@@ -227,7 +227,7 @@ static int lin_call(void *arg, int copy)
 static void lin_fini(struct lin *l)
 {
     if (l->w4)
-        for (int i = 0; i < l->ncopies; i++) w4a16_packed_free(&l->w4[i]);
+        for (int i = 0; i < l->ncopies; i++) w4a16_packed_fini(&l->w4[i]);
     free(l->w4);
     free(l->wh);
     l->w4 = NULL;
@@ -253,7 +253,7 @@ static int lin_init(struct lin *l, int n, int k, size_t llc, uint64_t *seed)
     l->w4 = calloc((size_t)l->ncopies, sizeof *l->w4);
     if (!l->w4) return -1;
     for (int i = 0; i < l->ncopies; i++) {
-        if (w4a16_packed_alloc(&l->w4[i], n, k, W4A16_GROUP_DEFAULT) != 0) return -1;
+        if (w4a16_packed_init(&l->w4[i], n, k, W4A16_GROUP_DEFAULT) != 0) return -1;
         fill_packed(&l->w4[i], seed);
     }
     return 0;

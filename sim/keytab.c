@@ -481,7 +481,7 @@ static int parse_value(keytab_ctx_t *c, const ynode_t *node, const char *key,
         return parse_enum(c, node, key, k, base);
     case KT_DIST: {
         dist_t *d = FIELD(base, k->off, dist_t);
-        dist_free(d);
+        dist_fini(d);
         return parse_dist(c, node, key, k, d);
     }
     case KT_LIST:

@@ -48,7 +48,7 @@ enum dist_kind {
 };
 
 /* A distribution of a non-negative quantity (time in s, tokens, ...).
- * `values` is owned by whoever owns the dist (see dist_free/dist_copy). */
+ * `values` is owned by whoever owns the dist (see dist_fini/dist_copy). */
 typedef struct dist {
     enum dist_kind kind;
     double a, b;
@@ -63,7 +63,7 @@ double dist_sample(const dist_t *d, gsl_rng *r);
 double dist_mean(const dist_t *d);
 /* Deep copy into *dst; returns 0, or -1 on allocation failure. */
 int dist_copy(dist_t *dst, const dist_t *src);
-void dist_free(dist_t *d);
+void dist_fini(dist_t *d);
 /* dist_const(x): a constant; nothing to free. */
 dist_t dist_const(double x);
 

@@ -964,10 +964,10 @@ int scenario_load_string(const char *name, const char *yaml,
     return load_text(name, "", yaml, strlen(yaml), 0, ov, nov, out, err);
 }
 
-static void edge_free(edge_cfg_t *e)
+static void edge_cfg_fini(edge_cfg_t *e)
 {
-    dist_free(&e->draft_time);
-    dist_free(&e->prefill_time);
+    dist_fini(&e->draft_time);
+    dist_fini(&e->prefill_time);
     service_free(e->service);
 }
 
@@ -976,15 +976,15 @@ void scenario_fini(scenario_t *s)
     if (!s) return;
     for (int i = 0; s->groups && i < s->ngroups; i++) {
         tenant_group_t *g = &s->groups[i];
-        edge_free(&g->edge);
-        dist_free(&g->network.jitter);
-        dist_free(&g->workload.think);
-        dist_free(&g->workload.prompt_tokens);
-        dist_free(&g->workload.output_tokens);
+        edge_cfg_fini(&g->edge);
+        dist_fini(&g->network.jitter);
+        dist_fini(&g->workload.think);
+        dist_fini(&g->workload.prompt_tokens);
+        dist_fini(&g->workload.output_tokens);
     }
     free(s->groups);
     accept_cfg_fini(&s->acceptance);
-    dist_free(&s->cloud.verify_time);
+    dist_fini(&s->cloud.verify_time);
     service_free(s->cloud.service);
     memset(s, 0, sizeof *s);
 }

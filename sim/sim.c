@@ -48,7 +48,7 @@ static void service_release(service_t *sv, const struct service *owned)
     if (sv != owned) service_free(sv);
 }
 
-static void shared_free(repl_shared_t *sh)
+static void shared_fini(repl_shared_t *sh)
 {
     if (sh->groups) {
         for (int g = 0; g < sh->s->ngroups; g++)
@@ -103,7 +103,7 @@ static int run_reps(const scenario_t *s, const sim_options_t *opt,
 {
     repl_shared_t sh;
     if (shared_build(s, &sh, err)) {
-        shared_free(&sh);
+        shared_fini(&sh);
         return -1;
     }
     int R = s->replications, rc = 0;
@@ -153,7 +153,7 @@ static int run_reps(const scenario_t *s, const sim_options_t *opt,
 done:
     tally_free(tl);
     free(reps);
-    shared_free(&sh);
+    shared_fini(&sh);
     return rc;
 }
 
