@@ -16,7 +16,8 @@
 enum rng_purpose {
     RNG_DRAFT_TIME = 1,  /* per-token draft time distribution draws */
     RNG_ACCEPT,          /* acceptance decisions */
-    RNG_ACCEPT_PARAM,    /* per-tenant acceptance parameters (beta) */
+    RNG_ACCEPT_PARAM,    /* per-tenant acceptance model state (beta's alpha,
+                          * markov's first state) */
     RNG_UPLINK,          /* uplink jitter */
     RNG_DOWNLINK,        /* downlink jitter */
     RNG_THINK,           /* think time / inter-arrival */

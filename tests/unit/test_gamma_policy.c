@@ -5,6 +5,7 @@
  * only if drafting, verification cost, verdicts and discards all do. Also
  * the loader's side: protocol.gamma_policy and protocol.mode names come from
  * their registries, and the one gamma limit is PROTO_GAMMA_MAX. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,16 +16,34 @@
 
 static int cycle_limit(int gamma) { return gamma; }
 
+/* The block counter lives in priv, so the test also covers init and fini
+ * (ASan reports a leak if fini is not called once per init). */
+static int cycle_init(gamma_state_t *st, int tenant)
+{
+    (void)tenant;
+    st->priv = calloc(1, sizeof(uint64_t));
+    return st->priv ? 0 : -1;
+}
+
+static void cycle_fini(gamma_state_t *st)
+{
+    free(st->priv);
+    st->priv = NULL;
+}
+
 static int cycle_next(gamma_state_t *st, int tenant, double now)
 {
     (void)tenant;
     (void)now;
-    return 1 + (int)(st->u[0]++ % (uint64_t)st->gamma);
+    uint64_t *blocks = st->priv;
+    return 1 + (int)((*blocks)++ % (uint64_t)st->gamma);
 }
 
 static const gamma_ops_t cycle = {
     .name = "cycle",
     .limit = cycle_limit,
+    .init = cycle_init,
+    .fini = cycle_fini,
     .next = cycle_next,
 };
 
