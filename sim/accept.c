@@ -366,8 +366,3 @@ int accept_draw(accept_t *a, int gamma)
     return a->model->draw(a->st, a->par, a->rng, gamma);
 }
 
-double accept_alpha_mean(const accept_t *a, int gamma)
-{
-    if (a->model->tenant_mean) return a->model->tenant_mean(a->st, a->par, gamma);
-    return a->model->mean(a->par, gamma);
-}

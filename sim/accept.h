@@ -92,8 +92,6 @@ typedef struct accept_model {
     /* The per-draft acceptance probability the model stands for, over the
      * tenant population, for blocks of gamma drafts (NAN: none). */
     double (*mean)(const void *par, int gamma);
-    /* Same for one tenant's state (NULL: the population's). */
-    double (*tenant_mean)(const void *st, const void *par, int gamma);
     /* Fills *L (allocated with accept_law_init) for blocks of gamma. */
     int (*law)(const void *par, int gamma, accept_law_t *L, err_t *err);
 } accept_model_t;
@@ -195,10 +193,6 @@ void accept_free(accept_t *a);
 /* Number of leading accepted drafts in a block of gamma drafts: 0..gamma
  * (0 when gamma < 1). */
 int accept_draw(accept_t *a, int gamma);
-
-/* The per-draft acceptance probability this tenant's model stands for, for
- * blocks of gamma drafts (beta: the tenant's own alpha). */
-double accept_alpha_mean(const accept_t *a, int gamma);
 
 /* The tenant's parameter stream (RNG_ACCEPT_PARAM), for a model's init; the
  * caller frees it with gsl_rng_free(). NULL with err on allocation failure. */
