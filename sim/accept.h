@@ -31,13 +31,8 @@
 #include <stdio.h>
 
 #include "err.h"
+#include "keytab.h"
 #include "rngbox.h"
-
-/* From keytab.h, which users of this header need not see (its units.h
- * names clash with output.c's own). */
-typedef struct keytab_key keytab_key_t;
-typedef struct keytab_ctx keytab_ctx_t;
-typedef struct keytab_layer keytab_layer_t;
 
 /* The hidden states a block law may carry between blocks (markov: 2).
  * analytic.c's Markov renewal handles up to this many. */

@@ -256,6 +256,10 @@ static void test_malformed_tables(void)
     /* A misspelt row key, with a suggestion. */
     check_bad(8, "  - {op: token, m: 1, contxt: 0, time_s: 2.0e-3}", 8, "contxt",
               "ops.1.contxt", "did you mean 'context'");
+    /* A key far from every allowed one: the message lists them (the same
+     * text as a scenario's, suggest_unknown_key). */
+    check_bad(1, "zzzzzzz: 1", 1, "zzzzzzz", "zzzzzzz",
+              "unknown key (allowed here: format, ");
     /* A duplicate key. */
     check_bad(9, "model: tiny2", 9, "model", "model", "duplicate key");
     /* A linear op name outside the format's list. */
