@@ -44,8 +44,22 @@ void calibrate_usage(FILE *f)
           "With --device cuda also: [--log FILE.csv] (every timed variant; default\n"
           "FILE.csv beside --out), [--reps N] (timed repetitions, default 15),\n"
           "[--warmup N] (default 3), [--max-context N] (attention, default 32768),\n"
-          "[--no-token] (skip whole-step rows).\n",
+          "[--no-token] (skip whole-step rows).\n"
+          "calibrate --version prints the version and git commit.\n",
           f);
+}
+
+/* The options that take a value: the one list, so that the --version scan
+ * and the parser below cannot disagree about what is a value. */
+static const char *const VALUED[] = {"--device", "--model", "--quant", "--out",
+                                     "--isa", "--log", "--reps", "--warmup",
+                                     "--max-context", "--threads"};
+
+int calibrate_takes_value(const char *opt)
+{
+    for (size_t k = 0; k < sizeof VALUED / sizeof VALUED[0]; k++)
+        if (!strcmp(opt, VALUED[k])) return 1;
+    return 0;
 }
 
 static int copy_arg(char *dst, size_t n, const char *opt, const char *val, err_t *err)
@@ -63,9 +77,19 @@ int calibrate_parse_args(int argc, char **argv, calibrate_args_t *a, err_t *err)
     strcpy(a->quant, "w4a16");
     strcpy(a->isa, "auto");
     calprov_command(argc, argv, a->command, sizeof a->command);
+    /* --version wins over everything else, even a bad option, so that it
+     * works with any command line (a value that reads "--version" is a
+     * value: `--out --version` names a file). */
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--version")) {
+            a->version = 1;
+            return 0;
+        }
+        i += calibrate_takes_value(argv[i]);
+    }
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int rc = 0, takes = 1;
+        int rc = 0, takes = calibrate_takes_value(o);
         if (!strcmp(o, "--device")) rc = copy_arg(a->device, sizeof a->device, o, v, err);
         else if (!strcmp(o, "--model")) rc = copy_arg(a->model, sizeof a->model, o, v, err);
         else if (!strcmp(o, "--quant")) rc = copy_arg(a->quant, sizeof a->quant, o, v, err);
@@ -83,7 +107,6 @@ int calibrate_parse_args(int argc, char **argv, calibrate_args_t *a, err_t *err)
                 return err_set(err, ERR_INPUT, "calibrate: --threads needs an integer 1..1024");
             a->threads = (int)t;
         } else {
-            takes = 0;
             if (!strcmp(o, "--quick")) a->quick = 1;
             else if (!strcmp(o, "--bench")) a->bench = 1;
             else if (!strcmp(o, "--no-token")) { if (!a->cuda_opt) a->cuda_opt = o; }
@@ -227,7 +250,7 @@ static int lin_call(void *arg, int copy)
 static void lin_fini(struct lin *l)
 {
     if (l->w4)
-        for (int i = 0; i < l->ncopies; i++) w4a16_packed_free(&l->w4[i]);
+        for (int i = 0; i < l->ncopies; i++) w4a16_packed_fini(&l->w4[i]);
     free(l->w4);
     free(l->wh);
     l->w4 = NULL;
@@ -253,7 +276,7 @@ static int lin_init(struct lin *l, int n, int k, size_t llc, uint64_t *seed)
     l->w4 = calloc((size_t)l->ncopies, sizeof *l->w4);
     if (!l->w4) return -1;
     for (int i = 0; i < l->ncopies; i++) {
-        if (w4a16_packed_alloc(&l->w4[i], n, k, W4A16_GROUP_DEFAULT) != 0) return -1;
+        if (w4a16_packed_init(&l->w4[i], n, k, W4A16_GROUP_DEFAULT) != 0) return -1;
         fill_packed(&l->w4[i], seed);
     }
     return 0;

@@ -22,6 +22,7 @@ typedef struct calibrate_args {
     int quick;            /* fewer repetitions and contexts (tests, smoke runs) */
     int bench;            /* --bench: W4A16 vs fp16 vs fp32 GEMV side by side */
     int help;
+    int version;          /* --version: print it and do nothing else */
     size_t llc_bytes;     /* 0: detect; tests set a small value so the
                              rotated working sets (4× LLC) stay small */
     char command[1024];   /* the exact command line, for provenance */
@@ -29,9 +30,12 @@ typedef struct calibrate_args {
                              calibrate_cuda_run parses those itself */
 } calibrate_args_t;
 
-/* Parses argv into *a (defaults filled). Usage errors: -1, ERR_INPUT. */
+/* Parses argv into *a (defaults filled). With --version anywhere (not as a
+ * value) only a->version is set. Usage errors: -1, ERR_INPUT. */
 int calibrate_parse_args(int argc, char **argv, calibrate_args_t *a, err_t *err);
 void calibrate_usage(FILE *f);
+/* 1 when opt is an option that takes the next argument as its value. */
+int calibrate_takes_value(const char *opt);
 
 /* The CPU calibration: measures, then writes the table to a->out (through a
  * temporary file renamed into place) or stdout. 0 or -1. */

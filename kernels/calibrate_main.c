@@ -15,21 +15,6 @@
 #include "calibrate_cuda.h"
 #include "version.h"
 
-/* 1 when --version is one of the options (not an option's value). */
-static int wants_version(int argc, char **argv)
-{
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--version")) return 1;
-        /* Options with a value: skip it, so `--out --version` is a path. */
-        static const char *const valued[] = {"--device", "--model", "--quant", "--out",
-                                             "--isa", "--log", "--reps", "--warmup",
-                                             "--max-context", "--threads"};
-        for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
-            if (!strcmp(argv[i], valued[k])) { i++; break; }
-    }
-    return 0;
-}
-
 /* The table is written (caltable_save) to a new OUT.tmp, then renamed onto
  * OUT: both are tried now, so that a bad path fails before a measurement of
  * minutes, not after it. OUT.tmp is created only when it does not exist
@@ -70,15 +55,14 @@ int main(int argc, char **argv)
     calibrate_args_t a;
     err_t err = {0, ""};
     gsl_set_error_handler_off();   /* errors come back as values, never abort */
-    if (wants_version(argc, argv))
-        return printf("%s\n", version_string()) < 0 || fflush(stdout) ? 1 : 0;
     if (calibrate_parse_args(argc, argv, &a, &err) != 0) {
         fprintf(stderr, "%s\n", err.msg);
         return err.code ? err.code : 2;
     }
+    if (a.version)
+        return printf("calibrate %s\n", version_build()) < 0 || fflush(stdout) ? 1 : 0;
     if (a.help) {
         calibrate_usage(stdout);
-        fputs("calibrate --version prints the version and git commit.\n", stdout);
         return 0;
     }
     if (!a.bench && check_out(a.out, &err) != 0) {

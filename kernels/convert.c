@@ -15,7 +15,7 @@ static int alloc_out(w4a16_t *out, int n, int k, int group, const char *what, er
     if (n <= 0 || k <= 0 || group <= 0 || group % 8 != 0 || k % group != 0)
         return err_set(err, ERR_INPUT, "%s: bad shape n=%d k=%d group=%d (k must be a multiple "
                        "of the group, the group of 8)", what, n, k, group);
-    if (w4a16_alloc(out, n, k, group) != 0)
+    if (w4a16_init(out, n, k, group) != 0)
         return err_set(err, ERR_RUNTIME, "%s: out of memory for %dx%d", what, n, k);
     return 0;
 }
@@ -27,7 +27,7 @@ int convert_gptq(const uint32_t *qweight, const uint32_t *qzeros, const uint16_t
     if (g_idx)
         for (int c = 0; c < k; c++)
             if (g_idx[c] != c / group) {
-                w4a16_free(out);
+                w4a16_fini(out);
                 return err_set(err, ERR_INPUT, "gptq: g_idx[%d] = %d, not %d: act-order "
                                "checkpoints are not supported", c, g_idx[c], c / group);
             }

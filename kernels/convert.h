@@ -1,6 +1,6 @@
 /* convert — real checkpoints' 4-bit tensors into the W4A16 format of
  * w4a16.h (W[n][k], groups along k, w = (q − z)·s). Each converter allocates
- * *out (the caller frees it with w4a16_free) and is exact: nibbles, fp16
+ * *out (the caller frees it with w4a16_fini) and is exact: nibbles, fp16
  * scales and zeros are copied, never re-quantised. Shapes: n output features,
  * k input features (PyTorch Linear(in=k, out=n)).
  */

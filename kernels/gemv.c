@@ -19,7 +19,7 @@ static void *alloc64(size_t bytes)
     return p;
 }
 
-int w4a16_packed_alloc(w4a16_packed_t *p, int n, int k, int group)
+int w4a16_packed_init(w4a16_packed_t *p, int n, int k, int group)
 {
     memset(p, 0, sizeof *p);
     if (n <= 0 || k <= 0 || group <= 0 || group % 32 != 0 || k % group != 0) return -1;
@@ -28,7 +28,7 @@ int w4a16_packed_alloc(w4a16_packed_t *p, int n, int k, int group)
     p->scales = alloc64(groups * sizeof *p->scales);
     p->zeros = alloc64(groups);
     if (!p->q || !p->scales || !p->zeros) {
-        w4a16_packed_free(p);
+        w4a16_packed_fini(p);
         return -1;
     }
     p->n = n;
@@ -37,7 +37,7 @@ int w4a16_packed_alloc(w4a16_packed_t *p, int n, int k, int group)
     return 0;
 }
 
-void w4a16_packed_free(w4a16_packed_t *p)
+void w4a16_packed_fini(w4a16_packed_t *p)
 {
     if (!p) return;
     free(p->q);
@@ -48,7 +48,7 @@ void w4a16_packed_free(w4a16_packed_t *p)
 
 int w4a16_repack(const w4a16_t *w, w4a16_packed_t *out)
 {
-    if (w4a16_packed_alloc(out, w->n, w->k, w->group) != 0) return -1;
+    if (w4a16_packed_init(out, w->n, w->k, w->group) != 0) return -1;
     size_t groups = (size_t)w->n * (size_t)(w->k / w->group);
     memcpy(out->scales, w->scales, groups * sizeof *w->scales);
     memcpy(out->zeros, w->zeros, groups);

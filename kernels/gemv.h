@@ -30,9 +30,9 @@ typedef struct w4a16_packed {
 
 /* Allocates an uninitialised packed matrix (64-byte aligned arrays). 0, or
  * -1 on a shape the kernels do not take (group % 32 != 0, k % group != 0) or
- * no memory. The caller owns it: w4a16_packed_free. */
-int w4a16_packed_alloc(w4a16_packed_t *p, int n, int k, int group);
-void w4a16_packed_free(w4a16_packed_t *p);
+ * no memory. The caller owns it: w4a16_packed_fini. */
+int w4a16_packed_init(w4a16_packed_t *p, int n, int k, int group);
+void w4a16_packed_fini(w4a16_packed_t *p);
 /* Reference layout → kernel layout (allocates *out). 0 or -1 as above. */
 int w4a16_repack(const w4a16_t *w, w4a16_packed_t *out);
 /* Bytes the packed matrix occupies (zeros take a byte each here, so this is

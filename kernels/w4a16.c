@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int w4a16_alloc(w4a16_t *w, int n, int k, int group)
+int w4a16_init(w4a16_t *w, int n, int k, int group)
 {
     memset(w, 0, sizeof *w);
     if (n <= 0 || k <= 0 || group <= 0 || group % 8 != 0 || k % group != 0)
@@ -19,7 +19,7 @@ int w4a16_alloc(w4a16_t *w, int n, int k, int group)
     w->scales = calloc(groups, sizeof *w->scales);
     w->zeros = calloc(groups, sizeof *w->zeros);
     if (!w->qweight || !w->scales || !w->zeros) {
-        w4a16_free(w);
+        w4a16_fini(w);
         return -1;
     }
     w->n = n;
@@ -28,7 +28,7 @@ int w4a16_alloc(w4a16_t *w, int n, int k, int group)
     return 0;
 }
 
-void w4a16_free(w4a16_t *w)
+void w4a16_fini(w4a16_t *w)
 {
     if (!w) return;
     free(w->qweight);

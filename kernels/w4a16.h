@@ -25,9 +25,9 @@ typedef struct w4a16 {
 } w4a16_t;
 
 /* Allocates the three arrays (zeroed). 0, or -1 on bad shape / no memory.
- * The caller owns them and releases with w4a16_free(). */
-int w4a16_alloc(w4a16_t *w, int n, int k, int group);
-void w4a16_free(w4a16_t *w);
+ * The caller owns them and releases with w4a16_fini(). */
+int w4a16_init(w4a16_t *w, int n, int k, int group);
+void w4a16_fini(w4a16_t *w);
 /* Bytes the format occupies as stored on a device: n·k/2 weight bytes +
  * 2 bytes of scale + 0.5 byte of zero per (row, group). */
 double w4a16_bytes(int n, int k, int group);

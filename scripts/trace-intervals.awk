@@ -42,7 +42,7 @@ NR == 1 { next }
         # Verdicts come back in order on the downlink: queue their send times.
         n = vtail[k] + 0; vq[k, n] = t; vtail[k] = n + 1
     }
-    else if (ev == "verdict_arrive" || ev == "verdict_stale") {
+    else if (ev == "verdict_arrive") {
         n = vhead[k] + 0
         if (n < vtail[k] + 0) { out(vq[k, n], t, y + 3, 6, ""); delete vq[k, n]; vhead[k] = n + 1 }
     }

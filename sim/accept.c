@@ -410,8 +410,3 @@ void accept_free(accept_t *a)
     free(a);
 }
 
-double accept_alpha_mean(const accept_t *a, int gamma)
-{
-    if (a->model->tenant_mean) return a->model->tenant_mean(a->st, a->par, gamma);
-    return a->model->mean(a->par, gamma);
-}

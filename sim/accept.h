@@ -31,13 +31,8 @@
 #include <stdio.h>
 
 #include "err.h"
+#include "keytab.h"
 #include "rngbox.h"
-
-/* From keytab.h, which users of this header need not see (its units.h
- * names clash with output.c's own). */
-typedef struct keytab_key keytab_key_t;
-typedef struct keytab_ctx keytab_ctx_t;
-typedef struct keytab_layer keytab_layer_t;
 
 /* The hidden states a block law may carry between blocks (markov: 2).
  * analytic.c's Markov renewal handles up to this many. */
@@ -97,8 +92,6 @@ typedef struct accept_model {
     /* The per-draft acceptance probability the model stands for, over the
      * tenant population, for blocks of gamma drafts (NAN: none). */
     double (*mean)(const void *par, int gamma);
-    /* Same for one tenant's state (NULL: the population's). */
-    double (*tenant_mean)(const void *st, const void *par, int gamma);
     /* Fills *L (allocated with accept_law_init) for blocks of gamma. */
     int (*law)(const void *par, int gamma, accept_law_t *L, err_t *err);
 } accept_model_t;
@@ -208,10 +201,6 @@ static inline int accept_draw(accept_t *a, int gamma)
     if (gamma < 1) return 0;
     return a->model->draw(a->st, a->par, a->rng, gamma);
 }
-
-/* The per-draft acceptance probability this tenant's model stands for, for
- * blocks of gamma drafts (beta: the tenant's own alpha). */
-double accept_alpha_mean(const accept_t *a, int gamma);
 
 /* The tenant's parameter stream (RNG_ACCEPT_PARAM), for a model's init; the
  * caller frees it with gsl_rng_free(). NULL with err on allocation failure. */

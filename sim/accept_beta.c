@@ -1,7 +1,7 @@
 /* accept_beta — each tenant's alpha ~ Beta(a, b), drawn once from its
  * RNG_ACCEPT_PARAM stream; given it, the tenant's blocks are iid
  * (accept_iid.c's law). Mean per-draft acceptance: a / (a + b) over the
- * population, the drawn alpha for one tenant.
+ * population.
  *
  * Block law: the mixture over the tenant's alpha, as the parts of an
  * accept_law_t (one per Gauss–Jacobi node, weight x^(a-1)(1-x)^(b-1)), so a
@@ -69,13 +69,6 @@ static double beta_mean(const void *par, int gamma)
     return p->a / (p->a + p->b);
 }
 
-static double beta_tenant_mean(const void *st, const void *par, int gamma)
-{
-    (void)par;
-    (void)gamma;
-    return ((const accept_geo_t *)st)->alpha;
-}
-
 static int beta_law(const void *par, int gamma, accept_law_t *L, err_t *err)
 {
     const beta_par_t *p = par;
@@ -106,6 +99,5 @@ const accept_model_t accept_beta_model = {
     .init = beta_init,
     .draw = beta_draw,
     .mean = beta_mean,
-    .tenant_mean = beta_tenant_mean,
     .law = beta_law,
 };

@@ -57,16 +57,11 @@ static const char *scalar(const ynode_t *n)
     return n && n->kind == YNODE_SCALAR ? n->str : NULL;
 }
 
-/* "unknown key (did you mean 'x'?)" when one allowed key is close. */
 static int fail_unknown(const ctx_t *c, const ynode_pair_t *p, const char *dotted,
                         const char *const *allowed, int nallowed)
 {
-    const char *best = suggest_nearest(p->key, allowed, (size_t)nallowed);
-    char msg[160];
-    if (best)
-        snprintf(msg, sizeof msg, "unknown key (did you mean '%s'?)", best);
-    else
-        snprintf(msg, sizeof msg, "unknown key");
+    char msg[500];
+    suggest_unknown_key(msg, sizeof msg, p->key, allowed, (size_t)nallowed);
     return fail_key(c, p, dotted, msg);
 }
 

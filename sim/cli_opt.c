@@ -1,8 +1,10 @@
 /* cli_opt — the option table and its parser (see cli_opt.h). */
 #include "cli_opt.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "version.h"
@@ -153,4 +155,93 @@ int cli_opt_usage_error(const char *cmd, const char *fmt, ...)
 int cli_opt_print_version(void)
 {
     return printf("%s\n", version_string()) < 0 || fflush(stdout) != 0 ? 1 : 0;
+}
+
+/* ---- what every subcommand reads the same way --------------------------- */
+
+int cli_opt_u64(const char *s, uint64_t *out)
+{
+    char *end;
+    if (!s || *s < '0' || *s > '9') return -1;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end || errno) return -1;
+    *out = v;
+    return 0;
+}
+
+static int out_of_memory(void)
+{
+    fprintf(stderr, "specsim: out of memory\n");
+    return 1;
+}
+
+/* Appends one override; own (a malloc'ed "PATH\0VALUE" or NULL) becomes
+ * s's. 0, or -1 (own freed) when memory runs out. */
+static int sets_push(cli_opt_sets_t *s, scenario_override_t ov, char *own)
+{
+    scenario_override_t *o = realloc(s->ov, (size_t)(s->n + 1) * sizeof *o);
+    if (!o) { free(own); return -1; }
+    s->ov = o;
+    if (own) {
+        char **w = realloc(s->owned, (size_t)(s->nowned + 1) * sizeof *w);
+        if (!w) { free(own); return -1; }
+        s->owned = w;
+        s->owned[s->nowned++] = own;
+    }
+    s->ov[s->n++] = ov;
+    return 0;
+}
+
+int cli_opt_sets_add(cli_opt_sets_t *s, const char *cmd, const cli_opt_arg_t *a)
+{
+    const char *v = a->value;
+    uint64_t x;
+    if (a->id == OPT_SEED || a->id == OPT_REPS) {
+        const char *name = cli_opt_name(a->id);
+        if (cli_opt_u64(v, &x))
+            return cli_opt_usage_error(cmd, "%s needs a non-negative integer, got '%.100s'",
+                                       name, v);
+        scenario_override_t ov = {.path = a->id == OPT_SEED ? "seed" : "replications",
+                                  .value = v, .src = name};
+        return sets_push(s, ov, NULL) ? out_of_memory() : 0;
+    }
+    if (a->id != OPT_SET) return 0;
+    const char *eq = strchr(v, '=');
+    if (!eq || eq == v)
+        return cli_opt_usage_error(cmd, "--set needs PATH=VALUE, got '%s'", v);
+    /* Split on a private copy: argv strings are not ours to edit. */
+    char *own = strdup(v);
+    if (!own) return out_of_memory();
+    own[eq - v] = '\0';
+    scenario_override_t ov = {.path = own, .value = own + (eq - v) + 1};
+    return sets_push(s, ov, own) ? out_of_memory() : 0;
+}
+
+void cli_opt_sets_fini(cli_opt_sets_t *s)
+{
+    for (int i = 0; i < s->nowned; i++) free(s->owned[i]);
+    free(s->owned);
+    free(s->ov);
+    memset(s, 0, sizeof *s);
+}
+
+int cli_opt_read(cli_cmd_t cmd, const char *name, int argc, char **argv,
+                 cli_opt_take_fn take, void *ctx, cli_opt_common_t *common)
+{
+    memset(common, 0, sizeof *common);
+    cli_opt_args_t *a = malloc(sizeof *a);
+    if (!a) return out_of_memory();
+    char msg[256];
+    int rc = 0;
+    if (cli_opt_parse(cmd, 1, argc, argv, a, msg, sizeof msg) != 0)
+        rc = cli_opt_usage_error(name, "%s", msg);
+    for (int i = 0; rc == 0 && i < a->nopt; i++) rc = take(ctx, &a->opt[i]);
+    if (rc == 0) {
+        common->help = a->help;
+        common->version = a->version;
+        common->scenario = a->npos ? a->pos[0] : NULL;
+    }
+    free(a);
+    return rc;
 }

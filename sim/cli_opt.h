@@ -16,6 +16,9 @@
 #define SPECSIM_CLI_OPT_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include "scenario.h"
 
 /* The subcommands, as bits of cli_opt_spec_t.cmds. */
 typedef enum cli_cmd {
@@ -76,5 +79,45 @@ int cli_opt_usage_error(const char *cmd, const char *fmt, ...)
 
 /* Prints version_string() and a newline on stdout; returns the exit status. */
 int cli_opt_print_version(void);
+
+/* --- what every subcommand reads the same way ----------------------------- */
+
+/* A non-negative decimal integer: digits only (no sign, no spaces), no
+ * overflow. 0, or -1. */
+int cli_opt_u64(const char *s, uint64_t *out);
+
+/* The scenario overrides of a command line, in command-line order. */
+typedef struct cli_opt_sets {
+    scenario_override_t *ov;   /* owned, [n] */
+    int n;
+    char **owned;              /* owned "PATH\0VALUE" copies ov points into */
+    int nowned;
+} cli_opt_sets_t;
+
+/* Adds option a to *s when it is --set PATH=VALUE, --seed N or --reps R
+ * (the override seed=N / replications=R, marked with the option typed so
+ * that messages name it and --set:N counts only the --set options); any
+ * other option is left alone. No limit on their number. Returns 0, or an
+ * exit status with "specsim CMD: ..." printed. Free with
+ * cli_opt_sets_fini. */
+int cli_opt_sets_add(cli_opt_sets_t *s, const char *cmd, const cli_opt_arg_t *a);
+void cli_opt_sets_fini(cli_opt_sets_t *s);
+
+/* The parts every subcommand reads the same way. */
+typedef struct cli_opt_common {
+    const char *scenario;   /* the one positional argument (argv), or NULL */
+    int help, version;
+} cli_opt_common_t;
+
+/* One option of a subcommand: 0, or an exit status with the message
+ * printed. */
+typedef int (*cli_opt_take_fn)(void *ctx, const cli_opt_arg_t *a);
+
+/* Parses argv for subcommand cmd (named `name` in messages, one positional
+ * argument: the scenario), hands every option to take(ctx, ...) in
+ * command-line order and fills *common. Returns 0, or an exit status with
+ * the message printed. */
+int cli_opt_read(cli_cmd_t cmd, const char *name, int argc, char **argv,
+                 cli_opt_take_fn take, void *ctx, cli_opt_common_t *common);
 
 #endif

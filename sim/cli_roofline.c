@@ -12,7 +12,6 @@
 #include "roofline.h"
 #include "scenario.h"
 
-#define MAX_SETS 64
 
 static const char usage[] =
     "usage: specsim roofline SCENARIO [--set PATH=VALUE]... [--b-max N]\n"
@@ -43,9 +42,7 @@ static const char usage[] =
     "fits alone), not a datasheet.\n";
 
 typedef struct roofline_cmd {
-    scenario_override_t ov[MAX_SETS];
-    char *owned[MAX_SETS];   /* "PATH\0VALUE" copies the overrides point into */
-    int nov;
+    cli_opt_sets_t sets;     /* --set */
     int bmax, context, points;
     const char *scenario, *table, *model;
     int help, version;
@@ -60,34 +57,13 @@ static int parse_int(const char *v, int lo, int hi, int *out)
     return 0;
 }
 
-/* Every failure says why: the status alone tells a user nothing. */
-static int out_of_memory(void)
-{
-    fputs("specsim roofline: out of memory\n", stderr);
-    return ERR_RUNTIME;
-}
-
-static int add_set(roofline_cmd_t *c, const char *v)
-{
-    const char *eq = strchr(v, '=');
-    if (!eq || eq == v)
-        return cli_opt_usage_error("roofline", "--set needs PATH=VALUE, got '%s'", v);
-    if (c->nov == MAX_SETS)
-        return cli_opt_usage_error("roofline", "too many --set options (at most %d)", MAX_SETS);
-    if (!(c->owned[c->nov] = strdup(v))) return out_of_memory();
-    c->owned[c->nov][eq - v] = '\0';
-    c->ov[c->nov] = (scenario_override_t){.path = c->owned[c->nov],
-                                          .value = c->owned[c->nov] + (eq - v) + 1};
-    c->nov++;
-    return 0;
-}
-
 /* One option; 0 or an exit status. */
-static int take(roofline_cmd_t *c, const cli_opt_arg_t *a)
+static int take(void *ctx, const cli_opt_arg_t *a)
 {
+    roofline_cmd_t *c = ctx;
     const char *v = a->value;
     switch (a->id) {
-    case OPT_SET: return add_set(c, v);
+    case OPT_SET: return cli_opt_sets_add(&c->sets, "roofline", a);
     case OPT_B_MAX:
         if (parse_int(v, 1, 1 << 20, &c->bmax) == 0) return 0;
         return cli_opt_usage_error("roofline", "--b-max needs an integer >= 1, got '%s'", v);
@@ -105,19 +81,11 @@ static int take(roofline_cmd_t *c, const cli_opt_arg_t *a)
 
 static int parse_cmd(roofline_cmd_t *c, int argc, char **argv)
 {
-    cli_opt_args_t *a = malloc(sizeof *a);
-    if (!a) return out_of_memory();
-    char msg[256];
-    int rc = 0;
-    if (cli_opt_parse(CLI_ROOFLINE, 1, argc, argv, a, msg, sizeof msg) != 0)
-        rc = cli_opt_usage_error("roofline", "%s", msg);
-    for (int i = 0; rc == 0 && i < a->nopt; i++) rc = take(c, &a->opt[i]);
-    if (rc == 0) {
-        c->help = a->help;
-        c->version = a->version;
-        c->scenario = a->npos ? a->pos[0] : NULL;
-    }
-    free(a);
+    cli_opt_common_t com;
+    int rc = cli_opt_read(CLI_ROOFLINE, "roofline", argc, argv, take, c, &com);
+    c->help = com.help;
+    c->version = com.version;
+    c->scenario = com.scenario;
     if (rc || c->help || c->version) return rc;
     if (c->model && !c->table)
         return cli_opt_usage_error("roofline", "--model goes with --measured");
@@ -133,7 +101,7 @@ static int write_csv(const roofline_cmd_t *c, err_t *err)
 {
     if (c->table) return roofline_measured(stdout, c->table, c->model, err);
     scenario_t s;
-    if (scenario_load(c->scenario, c->ov, c->nov, &s, err) != 0) return -1;
+    if (scenario_load(c->scenario, c->sets.ov, c->sets.n, &s, err) != 0) return -1;
     int rc = roofline_curve(stdout, &s, c->bmax, c->context, c->points, err);
     scenario_fini(&s);
     return rc;
@@ -154,6 +122,6 @@ int cli_roofline(int argc, char **argv)
             rc = err.code ? err.code : ERR_RUNTIME;
         }
     }
-    for (int k = 0; k < c.nov; k++) free(c.owned[k]);
+    cli_opt_sets_fini(&c.sets);
     return rc;
 }

@@ -64,64 +64,12 @@ typedef struct sweep_cmd {
     int quiet, help, version;
     int has_explain;
     uint64_t explain;
-    scenario_override_t *sets;   /* owned array; paths and values point into */
-    char **owned;                /* these owned "PATH\0VALUE" copies or argv */
-    int nsets, nowned;
+    cli_opt_sets_t sets;         /* --set, --seed, --reps */
 } sweep_cmd_t;
 
 static void cmd_fini(sweep_cmd_t *c)
 {
-    for (int i = 0; i < c->nowned; i++) free(c->owned[i]);
-    free(c->owned);
-    free(c->sets);
-}
-
-static int parse_u64(const char *s, uint64_t *out)
-{
-    char *end;
-    if (!s || *s < '0' || *s > '9') return -1;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (*end || errno) return -1;
-    *out = v;
-    return 0;
-}
-
-/* Every failure says why: the status alone tells a user nothing. */
-static int out_of_memory(const char *cmd)
-{
-    fprintf(stderr, "specsim %s: out of memory\n", cmd);
-    return ERR_RUNTIME;
-}
-
-/* Adds an override; `own` is a malloc'ed "PATH\0VALUE" block or NULL; `src`
- * is the option that gave it (NULL for --set: see scenario_override_t). */
-static int add_set(sweep_cmd_t *c, const char *path, const char *value,
-                   const char *src, char *own)
-{
-    scenario_override_t *s = realloc(c->sets, (size_t)(c->nsets + 1) * sizeof *s);
-    if (!s) { free(own); return -1; }
-    c->sets = s;
-    if (own) {
-        char **w = realloc(c->owned, (size_t)(c->nowned + 1) * sizeof *w);
-        if (!w) { free(own); return -1; }
-        c->owned = w;
-        c->owned[c->nowned++] = own;
-    }
-    c->sets[c->nsets] = (scenario_override_t){.path = path, .value = value, .src = src};
-    c->nsets++;
-    return 0;
-}
-
-static int add_set_arg(sweep_cmd_t *c, const char *arg)
-{
-    const char *eq = strchr(arg, '=');
-    if (!eq || eq == arg)
-        return cli_opt_usage_error("sweep", "--set needs PATH=VALUE, got '%s'", arg);
-    char *own = strdup(arg);
-    if (!own) return out_of_memory("sweep");
-    own[eq - arg] = '\0';
-    return add_set(c, own, own + (eq - arg) + 1, NULL, own) ? out_of_memory("sweep") : 0;
+    cli_opt_sets_fini(&c->sets);
 }
 
 static int parse_shard(const char *v, sweep_opts_t *o)
@@ -132,15 +80,16 @@ static int parse_shard(const char *v, sweep_opts_t *o)
         return cli_opt_usage_error("sweep", "--shard needs I/N, got '%s'", v);
     memcpy(ibuf, v, (size_t)(slash - v));
     ibuf[slash - v] = '\0';
-    if (parse_u64(ibuf, &o->shard_i) || parse_u64(slash + 1, &o->shard_n) ||
+    if (cli_opt_u64(ibuf, &o->shard_i) || cli_opt_u64(slash + 1, &o->shard_n) ||
         o->shard_n < 1 || o->shard_i >= o->shard_n)
         return cli_opt_usage_error("sweep", "--shard needs I/N with 0 <= I < N, got '%s'", v);
     return 0;
 }
 
 /* One option of `sweep`; 0 or an exit status. */
-static int take(sweep_cmd_t *c, const cli_opt_arg_t *a)
+static int take(void *ctx, const cli_opt_arg_t *a)
 {
+    sweep_cmd_t *c = ctx;
     const char *v = a->value;
     uint64_t x;
     switch (a->id) {
@@ -150,7 +99,7 @@ static int take(sweep_cmd_t *c, const cli_opt_arg_t *a)
     case OPT_INDEPENDENT_SEEDS: c->o.independent_seeds = 1; return 0;
     case OPT_PER_GROUP: c->o.per_group = 1; return 0;
     case OPT_JOBS:
-        if (parse_u64(v, &x) || x < 1 || x > 4096)
+        if (cli_opt_u64(v, &x) || x < 1 || x > 4096)
             return cli_opt_usage_error("sweep", "-j needs a thread count >= 1, got '%s'", v);
         c->o.jobs = (long)x;
         return 0;
@@ -159,17 +108,11 @@ static int take(sweep_cmd_t *c, const cli_opt_arg_t *a)
         if (!*v) return cli_opt_usage_error("sweep", "--out needs a file name");
         c->o.out = v;
         return 0;
-    case OPT_SET: return add_set_arg(c, v);
+    case OPT_SET:
     case OPT_SEED:
-    case OPT_REPS:
-        if (parse_u64(v, &x))
-            return cli_opt_usage_error("sweep", "%s needs a non-negative integer, got '%s'",
-                                       cli_opt_name(a->id), v);
-        /* Messages name the option typed, not a --set the user never gave. */
-        return add_set(c, a->id == OPT_SEED ? "seed" : "replications", v,
-                       cli_opt_name(a->id), NULL) ? out_of_memory("sweep") : 0;
+    case OPT_REPS: return cli_opt_sets_add(&c->sets, "sweep", a);
     case OPT_EXPLAIN:
-        if (parse_u64(v, &c->explain))
+        if (cli_opt_u64(v, &c->explain))
             return cli_opt_usage_error("sweep", "--explain needs a row (point) number, "
                                        "got '%s'", v);
         c->has_explain = 1;
@@ -182,25 +125,17 @@ static int parse_cmd(sweep_cmd_t *c, int argc, char **argv)
 {
     memset(c, 0, sizeof *c);
     c->o.shard_n = 1;
-    cli_opt_args_t *a = malloc(sizeof *a);
-    if (!a) return out_of_memory("sweep");
-    char msg[256];
-    int rc = 0;
-    if (cli_opt_parse(CLI_SWEEP, 1, argc, argv, a, msg, sizeof msg) != 0)
-        rc = cli_opt_usage_error("sweep", "%s", msg);
-    for (int i = 0; rc == 0 && i < a->nopt; i++) rc = take(c, &a->opt[i]);
-    if (rc == 0) {
-        c->help = a->help;
-        c->version = a->version;
-        c->o.scenario = a->npos ? a->pos[0] : NULL;
-    }
-    free(a);
+    cli_opt_common_t com;
+    int rc = cli_opt_read(CLI_SWEEP, "sweep", argc, argv, take, c, &com);
+    c->help = com.help;
+    c->version = com.version;
+    c->o.scenario = com.scenario;
     if (rc || c->help || c->version) return rc;
     if (!c->o.scenario) return cli_opt_usage_error("sweep", "no SCENARIO given");
     if (c->o.resume && c->o.force)
         return cli_opt_usage_error("sweep", "--resume and --force exclude each other");
-    c->o.sets = c->sets;
-    c->o.nsets = c->nsets;
+    c->o.sets = c->sets.ov;
+    c->o.nsets = c->sets.n;
     return 0;
 }
 
@@ -266,7 +201,10 @@ int cli_sweep(int argc, char **argv)
 int cli_merge(int argc, char **argv)
 {
     cli_opt_args_t *a = malloc(sizeof *a);
-    if (!a) return out_of_memory("merge");
+    if (!a) {
+        fputs("specsim merge: out of memory\n", stderr);
+        return ERR_RUNTIME;
+    }
     char msg[256];
     int rc = -1;
     if (cli_opt_parse(CLI_MERGE, INT_MAX, argc, argv, a, msg, sizeof msg) != 0)

@@ -452,7 +452,7 @@ static int on_iter_end(void *ctx, const engine_event_t *ev)
         /* Copy: the callback may submit jobs and move the pool. */
         cloud_job_t done = *j;
         if (finished) job_release(c, i);
-        if (c->cb.job_done(c->cb.ctx, &done, took, now) != 0) return -1;
+        if (c->cb.job_done(c->cb.ctx, &done, now) != 0) return -1;
     }
     r->busy = 0;
     r->nbatch = 0;

@@ -37,10 +37,11 @@
 
 typedef struct cloud_cb {
     void *ctx;
-    /* Work on `job` in the iteration that ended at now: `done` tokens were
-     * processed; for a prefill, job->tokens is what remains (0 = finished).
-     * Called in batch order; may submit, purge, release and reserve. */
-    int (*job_done)(void *ctx, const cloud_job_t *job, int done, double now);
+    /* Work on `job` in the iteration that ended at now; for a prefill,
+     * job->tokens is what remains (0 = finished), so the chunk just done
+     * is the drop since the last call. Called in batch order; may submit,
+     * purge, release and reserve. */
+    int (*job_done)(void *ctx, const cloud_job_t *job, double now);
     /* A request that waited for KV admission on `replica` got in at now. */
     int (*admitted)(void *ctx, int tenant, int replica, double now);
 } cloud_cb_t;

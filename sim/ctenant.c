@@ -139,6 +139,12 @@ int ctenant_verify_begin(repl_t *r, const cloud_job_t *job, double now, int *a)
     return 1;
 }
 
+int ctenant_job_begin(repl_t *r, const cloud_job_t *job, double now, int *a)
+{
+    if (job->kind != CLOUD_VERIFY) return ctenant_stream_done(r, job, now) < 0 ? -1 : 0;
+    return ctenant_verify_begin(r, job, now, a);
+}
+
 int ctenant_verdict(repl_t *r, const cloud_job_t *job, int a, int want,
                     int reject, double now)
 {

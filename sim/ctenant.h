@@ -54,6 +54,12 @@ int ctenant_block(repl_t *r, int i, uint64_t msg, double now);
  * accepted (drawn from the acceptance model), or 0 when the job was stale
  * (its epoch ended while it ran). */
 int ctenant_verify_begin(repl_t *r, const cloud_job_t *job, double now, int *a);
+/* The start of every verifying protocol's job_done: a prefill or decode job
+ * is finished (ctenant_stream_done), a verify job counted and drawn
+ * (ctenant_verify_begin). Returns 1 with *a when a verdict is due (the
+ * protocol decides what it commits), 0 when nothing is left to do, -1 on
+ * failure. */
+int ctenant_job_begin(repl_t *r, const cloud_job_t *job, double now, int *a);
 /* Sends the verdict for job: a drafts accepted, `want` tokens to commit
  * (fewer if the request ends first). Ends the epoch, purging the tenant's
  * queued blocks, when `reject` or when the request is complete; then

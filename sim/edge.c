@@ -419,10 +419,12 @@ int edge_verdict(repl_t *r, edge_tenant_t *T, uint64_t m, int *a, int *gamma)
     tally_t *tl = r->tally;
     double now = engine_now(r->eng);
     int i = edge_index(r, T);
-    if (msg_epoch(m) != msg_epoch_of(T->epoch)) {   /* cannot happen: the cloud purges */
-        repl_trace(r, i, "verdict_stale", -1, 0);
-        return 0;
-    }
+    /* The cloud sends verdicts of its current epoch only and bumps it with
+     * the verdict that makes the edge roll back; links deliver in send
+     * order (sim/network.h). A stale verdict is therefore a bug: fail
+     * rather than drop it silently. */
+    if (msg_epoch(m) != msg_epoch_of(T->epoch))
+        return repl_fail(r, "verdict of an earlier epoch reached the edge");
     int g = msg_gamma(m), acc = msg_x(m), n = msg_y(m);
     int dc = acc < n ? acc : n;   /* drafts among the committed tokens */
     if (T->gpol->on_verdict) T->gpol->on_verdict(&T->gst, i, g, acc, take_sent(T), now);

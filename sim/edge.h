@@ -89,8 +89,9 @@ int edge_block_send(repl_t *r, edge_tenant_t *T);
 void edge_commit_own(repl_t *r, edge_tenant_t *T);
 /* Takes a verdict: commits its tokens and counts its discarded drafts. Sets
  * *a (drafts accepted) and *gamma (the block's). Returns 1 when the request
- * goes on (the protocol decides how), 0 when it ended or the verdict was
- * stale, -1 on failure. */
+ * goes on (the protocol decides how), 0 when it ended, -1 on failure (a
+ * verdict of an earlier epoch included: links keep send order, so one is a
+ * bug). */
 int edge_verdict(repl_t *r, edge_tenant_t *T, uint64_t msg, int *a, int *gamma);
 /* After a rejection: discards the drafts in flight and in progress and
  * moves to the next epoch. */

@@ -4,7 +4,8 @@
  * so a policy may vary it per tenant and per block within [1, its limit].
  *
  * A policy is a table of operations with per-tenant state held in place in
- * the tenant (gamma_state_t: no allocation per tenant or per block).
+ * the tenant (gamma_state_t); a policy that keeps state of its own
+ * allocates it once per tenant in init (never per block).
  * Adding a policy: one file sim/gamma_NAME.c that defines
  * `const gamma_ops_t gamma_NAME`, and one X(NAME) entry in GAMMA_REGISTRY
  * (sim/gamma.c). The scenario names it in protocol.gamma_policy.
@@ -13,14 +14,13 @@
 #define SPECSIM_GAMMA_H
 
 #include <stddef.h>
-#include <stdint.h>
 
 /* One tenant's policy state, in place. */
 typedef struct gamma_state {
     int gamma;        /* the tenant's protocol.gamma */
     int limit;        /* the most the policy returns (set by init) */
-    uint64_t u[2];    /* the policy's own scratch (counters, ...) */
-    double d[2];
+    void *priv;       /* the policy's own state: init allocates it, fini
+                       * frees it; NULL for a stateless policy */
 } gamma_state_t;
 
 typedef struct gamma_ops {

@@ -65,19 +65,6 @@ static size_t tab_names(const keytab_key_t *tab, const char **names, size_t max)
     return n;
 }
 
-static void join_list(char *buf, size_t bufsz, const char *const *names,
-                      size_t n)
-{
-    size_t used = 0;
-    buf[0] = 0;
-    for (size_t i = 0; i < n; i++) {
-        int w = snprintf(buf + used, bufsz - used, "%s%s", i ? ", " : "",
-                         names[i]);
-        if (w < 0 || (size_t)w >= bufsz - used) return;
-        used += (size_t)w;
-    }
-}
-
 int keytab_check_keys(keytab_ctx_t *c, const keytab_key_t *tab,
                       const ynode_t *map, const char *prefix)
 {
@@ -91,11 +78,9 @@ int keytab_check_keys(keytab_ctx_t *c, const keytab_key_t *tab,
         if (j < n) continue;
         char key[KEYTAB_KEY_MAX];
         keytab_join(key, prefix, p->key);
-        const char *s = suggest_nearest(p->key, names, n);
-        if (s) return key_err(c, p, key, "unknown key (did you mean '%s'?)%s", s, "");
-        char list[400];
-        join_list(list, sizeof list, names, n);
-        return key_err(c, p, key, "unknown key (allowed here: %s)%s", list, "");
+        char msg[500];
+        suggest_unknown_key(msg, sizeof msg, p->key, names, n);
+        return key_err(c, p, key, "%s%s", msg, "");
     }
     return 0;
 }
@@ -201,7 +186,7 @@ static int parse_enum(keytab_ctx_t *c, const ynode_t *node, const char *key,
     size_t n = 0;
     while (names[n]) n++;
     char list[400];
-    join_list(list, sizeof list, names, n);
+    suggest_join(list, sizeof list, names, n);
     if (node->kind != YNODE_SCALAR)
         return keytab_err(c, node, key, "expected one of: %s; got %s", list,
                           ynode_kind_name(node));
@@ -349,7 +334,7 @@ static int parse_dist_map(keytab_ctx_t *c, const ynode_t *node, const char *key,
     const ynode_t *dn = ynode_get(node, "dist");
     keytab_join(k, key, "dist");
     char list[200];
-    join_list(list, sizeof list, DIST_NAMES, 6);
+    suggest_join(list, sizeof list, DIST_NAMES, 6);
     if (!dn) return keytab_err(c, node, k, "missing (one of: %s)", list);
     keytab_key_t ek = {.sub = DIST_NAMES};
     int idx = -1;
@@ -367,7 +352,7 @@ static int parse_dist_map(keytab_ctx_t *c, const ynode_t *node, const char *key,
         char allowed[80];
         size_t np = 0;
         while (np < 3 && params[np]) np++;
-        join_list(allowed, sizeof allowed, params, np);
+        suggest_join(allowed, sizeof allowed, params, np);
         int known = 0;
         for (size_t j = 0; j < sizeof ALL / sizeof *ALL; j++) known |= !strcmp(p->key, ALL[j]);
         const char *s = known ? NULL : suggest_nearest(p->key, params, np);
@@ -481,7 +466,7 @@ static int parse_value(keytab_ctx_t *c, const ynode_t *node, const char *key,
         return parse_enum(c, node, key, k, base);
     case KT_DIST: {
         dist_t *d = FIELD(base, k->off, dist_t);
-        dist_free(d);
+        dist_fini(d);
         return parse_dist(c, node, key, k, d);
     }
     case KT_LIST:

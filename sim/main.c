@@ -25,21 +25,19 @@
 #include "sweepspec.h"
 #include "trace.h"
 
-#define MAX_OVERRIDES 256
-
 /* scenarios/default.yaml, embedded by the Makefile (build/gen/default_scenario.c)
  * so `specsim run` works from any directory. */
 extern const char specsim_default_scenario[];
 
 typedef struct cli {
     const char *scenario;      /* NULL = the embedded default */
-    scenario_override_t ov[MAX_OVERRIDES];
-    int nov;
+    cli_opt_sets_t sets;       /* --set, --seed, --reps */
     const char *out;
     const char *trace;
     long trace_rep;            /* -1 = not given (0) */
     const char *per_tenant;    /* --per-tenant FILE.csv */
     int json, quiet, help, version;
+    const char *cmd;           /* the subcommand, for messages */
 } cli_t;
 
 static const char usage_main[] =
@@ -110,96 +108,47 @@ static const char usage_analytic[] =
     "side by side), sync block time, single-tenant token rates of the sync,\n"
     "async, cloud-only and edge-only modes, and the roofline terms.\n";
 
-static int add_override(cli_t *c, const char *cmd, const char *arg)
-{
-    const char *eq = strchr(arg, '=');
-    if (!eq || eq == arg)
-        return cli_opt_usage_error(cmd, "--set wants PATH=VALUE, got '%s'", arg);
-    if (c->nov >= MAX_OVERRIDES)
-        return cli_opt_usage_error(cmd, "too many --set options (at most %d)", MAX_OVERRIDES);
-    /* Split in place on a private copy: argv strings are not ours to edit. */
-    char *copy = strdup(arg);
-    if (!copy) {
-        fprintf(stderr, "specsim: out of memory\n");
-        return 1;
-    }
-    copy[eq - arg] = '\0';
-    c->ov[c->nov].path = copy;
-    c->ov[c->nov].value = copy + (eq - arg) + 1;
-    c->nov++;
-    return 0;
-}
-
 static void cli_fini(cli_t *c)
 {
-    for (int i = 0; i < c->nov; i++)
-        if (c->ov[i].src == NULL)
-            free((char *)c->ov[i].path);
+    cli_opt_sets_fini(&c->sets);
 }
 
-static int is_uint(const char *s)
+/* One option of run, check or analytic (cli_opt's table says which each
+ * takes); 0 or an exit status. */
+static int take(void *ctx, const cli_opt_arg_t *o)
 {
-    if (!*s) return 0;
-    for (; *s; s++)
-        if (*s < '0' || *s > '9') return 0;
-    return 1;
+    cli_t *c = ctx;
+    switch (o->id) {
+    case OPT_SET:
+    case OPT_SEED:
+    case OPT_REPS: return cli_opt_sets_add(&c->sets, c->cmd, o);
+    case OPT_OUT: c->out = o->value; return 0;
+    case OPT_TRACE: c->trace = o->value; return 0;
+    case OPT_TRACE_REP: {
+        uint64_t v;
+        if (cli_opt_u64(o->value, &v) != 0 || v > 999999999)
+            return cli_opt_usage_error(c->cmd, "--trace-rep wants a replication "
+                                       "number (0, 1, ...), got '%.100s'", o->value);
+        c->trace_rep = (long)v;
+        return 0;
+    }
+    case OPT_PER_TENANT: c->per_tenant = o->value; return 0;
+    case OPT_JSON: c->json = 1; return 0;
+    case OPT_QUIET: c->quiet = 1; return 0;
+    default: return 0;   /* --help, --version: read by cli_opt_read */
+    }
 }
 
-/* --seed N / --reps R: the override they stand for, marked with the option
- * typed so that messages name it (and --set:N keeps counting only the --set
- * options). */
-static int add_counted(cli_t *c, const char *cmd, cli_opt_id_t id, const char *val)
-{
-    const char *name = cli_opt_name(id);
-    if (!is_uint(val))
-        return cli_opt_usage_error(cmd, "%s wants a non-negative integer, got '%.100s'",
-                                   name, val);
-    if (c->nov >= MAX_OVERRIDES) return cli_opt_usage_error(cmd, "too many options");
-    c->ov[c->nov++] = (scenario_override_t){
-        .path = id == OPT_SEED ? "seed" : "replications", .value = val, .src = name};
-    return 0;
-}
-
-/* Parses the options of run, check and analytic (cli_opt's table says which
- * each takes). Returns 0, or an exit status. */
+/* Parses the options of run, check and analytic. Returns 0, or an exit
+ * status. */
 static int parse_args(cli_t *c, cli_cmd_t id, const char *cmd, int argc, char **argv)
 {
-    cli_opt_args_t *a = malloc(sizeof *a);
-    char msg[256];
-    if (!a) {
-        fprintf(stderr, "specsim: out of memory\n");
-        return 1;
-    }
-    int rc = 0;
-    if (cli_opt_parse(id, 1, argc, argv, a, msg, sizeof msg) != 0)
-        rc = cli_opt_usage_error(cmd, "%s", msg);
-    if (rc == 0) {
-        c->help = a->help;
-        c->version = a->version;
-        c->scenario = a->npos ? a->pos[0] : NULL;
-    }
-    for (int i = 0; rc == 0 && i < a->nopt; i++) {
-        const cli_opt_arg_t *o = &a->opt[i];
-        switch (o->id) {
-        case OPT_SET: rc = add_override(c, cmd, o->value); break;
-        case OPT_SEED:
-        case OPT_REPS: rc = add_counted(c, cmd, o->id, o->value); break;
-        case OPT_OUT: c->out = o->value; break;
-        case OPT_TRACE: c->trace = o->value; break;
-        case OPT_TRACE_REP:
-            if (!is_uint(o->value) || strlen(o->value) > 9)
-                rc = cli_opt_usage_error(cmd, "--trace-rep wants a replication "
-                                         "number (0, 1, ...), got '%.100s'", o->value);
-            else
-                c->trace_rep = atol(o->value);
-            break;
-        case OPT_PER_TENANT: c->per_tenant = o->value; break;
-        case OPT_JSON: c->json = 1; break;
-        case OPT_QUIET: c->quiet = 1; break;
-        default: break;   /* --help, --version: read above */
-        }
-    }
-    free(a);
+    cli_opt_common_t com;
+    c->cmd = cmd;
+    int rc = cli_opt_read(id, cmd, argc, argv, take, c, &com);
+    c->help = com.help;
+    c->version = com.version;
+    c->scenario = com.scenario;
     return rc;
 }
 
@@ -219,9 +168,9 @@ static int load(const cli_t *c, scenario_t *s)
 {
     err_t err = {0};
     int rc = c->scenario
-                 ? scenario_load(c->scenario, c->ov, c->nov, s, &err)
+                 ? scenario_load(c->scenario, c->sets.ov, c->sets.n, s, &err)
                  : scenario_load_string(DEFAULT_NAME, specsim_default_scenario,
-                                        c->ov, c->nov, s, &err);
+                                        c->sets.ov, c->sets.n, s, &err);
     if (rc == 0) return 0;
     fprintf(stderr, "specsim: %s\n", err.msg);
     return err.code ? err.code : 2;
@@ -239,12 +188,13 @@ static int load_checked(const cli_t *c, scenario_t *s, sweepspec_t *sp)
     size_t len = 0;
     int rc;
     if (!c->scenario)
-        rc = scenario_load_string(DEFAULT_NAME, specsim_default_scenario, c->ov,
-                                  c->nov, s, &err);
+        rc = scenario_load_string(DEFAULT_NAME, specsim_default_scenario, c->sets.ov,
+                                  c->sets.n, s, &err);
     else if ((rc = scenario_read(c->scenario, &text, &len, &err)) == 0)
-        rc = scenario_load_text(c->scenario, text, len, c->ov, c->nov, s, &err);
+        rc = scenario_load_text(c->scenario, text, len, c->sets.ov, c->sets.n, s, &err);
     int loaded = rc == 0;
-    if (rc == 0 && text) rc = sweepspec_check(c->scenario, text, c->ov, c->nov, sp, &err);
+    if (rc == 0 && text)
+        rc = sweepspec_check(c->scenario, text, c->sets.ov, c->sets.n, sp, &err);
     free(text);
     if (rc == 0) return 0;
     if (loaded) scenario_fini(s);

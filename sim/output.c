@@ -106,11 +106,11 @@ static int csv_field(FILE *f, const char *s)
 
 /* ---- human summary ------------------------------------------------------ */
 
-enum unit_kind { U_TIME, U_TOKS, U_PLAIN, U_PCT, U_BYTES, U_COUNT, U_EVS };
+enum summary_unit { U_TIME, U_TOKS, U_PLAIN, U_PCT, U_BYTES, U_COUNT, U_EVS };
 
 typedef struct metric_view {
     int id;
-    enum unit_kind unit;
+    enum summary_unit unit;
     const char *label;  /* unit text for kinds with a fixed unit */
 } metric_view_t;
 

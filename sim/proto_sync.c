@@ -29,9 +29,9 @@ static int sync_verdict_at_edge(repl_t *r, int i, uint64_t msg)
 
 static int sync_job_done(repl_t *r, const cloud_job_t *job, double now)
 {
-    if (job->kind != CLOUD_VERIFY) return ctenant_stream_done(r, job, now) < 0 ? -1 : 0;
     int a;
-    if (!ctenant_verify_begin(r, job, now, &a)) return 0;
+    int rc = ctenant_job_begin(r, job, now, &a);
+    if (rc <= 0) return rc;
     return ctenant_verdict(r, job, a, a + 1, 0, now);
 }
 

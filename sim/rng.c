@@ -139,7 +139,7 @@ int dist_copy(dist_t *dst, const dist_t *src)
     return 0;
 }
 
-void dist_free(dist_t *d)
+void dist_fini(dist_t *d)
 {
     if (!d) return;
     free(d->values);

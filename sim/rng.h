@@ -16,7 +16,8 @@
 enum rng_purpose {
     RNG_DRAFT_TIME = 1,  /* per-token draft time distribution draws */
     RNG_ACCEPT,          /* acceptance decisions */
-    RNG_ACCEPT_PARAM,    /* per-tenant acceptance parameters (beta) */
+    RNG_ACCEPT_PARAM,    /* per-tenant acceptance model state (beta's alpha,
+                          * markov's first state) */
     RNG_UPLINK,          /* uplink jitter */
     RNG_DOWNLINK,        /* downlink jitter */
     RNG_THINK,           /* think time / inter-arrival */
@@ -48,7 +49,7 @@ enum dist_kind {
 };
 
 /* A distribution of a non-negative quantity (time in s, tokens, ...).
- * `values` is owned by whoever owns the dist (see dist_free/dist_copy). */
+ * `values` is owned by whoever owns the dist (see dist_fini/dist_copy). */
 typedef struct dist {
     enum dist_kind kind;
     double a, b;
@@ -63,7 +64,7 @@ double dist_sample(const dist_t *d, gsl_rng *r);
 double dist_mean(const dist_t *d);
 /* Deep copy into *dst; returns 0, or -1 on allocation failure. */
 int dist_copy(dist_t *dst, const dist_t *src);
-void dist_free(dist_t *d);
+void dist_fini(dist_t *d);
 /* dist_const(x): a constant; nothing to free. */
 dist_t dist_const(double x);
 

@@ -81,14 +81,7 @@ static int parse_registered(keytab_ctx_t *c, const ynode_t *node, const char *ke
                             const char *const *names, size_t n, size_t *at)
 {
     char list[400];
-    size_t used = 0;
-    list[0] = 0;
-    for (size_t i = 0; i < n && used < sizeof list; i++) {
-        int w = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
-                         names[i]);
-        if (w < 0) break;
-        used += (size_t)w;
-    }
+    suggest_join(list, sizeof list, names, n);
     if (node->kind != YNODE_SCALAR)
         return keytab_err(c, node, key, "expected one of: %s; got %s", list,
                           ynode_kind_name(node));
@@ -107,64 +100,57 @@ static int parse_registered(keytab_ctx_t *c, const ynode_t *node, const char *ke
 /* Registries hold a handful of entries; more than this is a mistake. */
 #define REG_MAX 64
 
-static int parse_mode(keytab_ctx_t *c, const ynode_t *node, const char *key,
-                      const keytab_key_t *k, void *base)
+/* A registry as the loader sees it (sim/proto.c, sim/gamma.c, sim/batch.c):
+ * its names and its lookup. Every entry's table starts with its name
+ * (`const char *name`), so one parser and one writer serve them all: the
+ * key's .sub is the registry, .off the entry pointer's field. */
+typedef struct scen_registry {
+    size_t (*names)(const char **out, size_t max);
+    const void *(*find)(const char *name);
+} scen_registry_t;
+
+static const void *find_proto(const char *n) { return proto_find(n); }
+static const void *find_gamma(const char *n) { return gamma_find(n); }
+static const void *find_batch(const char *n) { return batch_policy_find(n); }
+
+static const scen_registry_t REG_PROTO = {proto_names, find_proto};
+static const scen_registry_t REG_GAMMA = {gamma_names, find_gamma};
+static const scen_registry_t REG_BATCH = {batch_policy_names, find_batch};
+
+/* The fields are pointers to the registries' structs, all of which have
+ * the representation of void * here (checked by the build, not assumed). */
+_Static_assert(sizeof(const void *) == sizeof(const proto_ops_t *) &&
+               sizeof(const void *) == sizeof(const gamma_ops_t *) &&
+               sizeof(const void *) == sizeof(const batch_policy_t *),
+               "registry entry pointers differ in size");
+
+static int parse_registered_key(keytab_ctx_t *c, const ynode_t *node, const char *key,
+                                const keytab_key_t *k, void *base)
 {
-    (void)k;
+    const scen_registry_t *reg = k->sub;
     const char *names[REG_MAX];
-    size_t n = proto_names(names, REG_MAX), at;
+    size_t n = reg->names(names, REG_MAX), at = 0;
     if (parse_registered(c, node, key, names, n < REG_MAX ? n : REG_MAX, &at)) return -1;
-    ((protocol_cfg_t *)base)->proto = proto_find(names[at]);
+    const void *entry = reg->find(names[at]);
+    memcpy((char *)base + k->off, &entry, sizeof entry);
     return 0;
 }
 
-static int parse_gamma_policy(keytab_ctx_t *c, const ynode_t *node, const char *key,
-                              const keytab_key_t *k, void *base)
+/* A hand-built (zeroed) config holds no entry: it stands for the key's
+ * default. */
+static int write_registered_key(FILE *f, const keytab_key_t *k, const void *base,
+                                int indent)
 {
-    (void)k;
-    const char *names[REG_MAX];
-    size_t n = gamma_names(names, REG_MAX), at;
-    if (parse_registered(c, node, key, names, n < REG_MAX ? n : REG_MAX, &at)) return -1;
-    ((protocol_cfg_t *)base)->gamma_policy = gamma_find(names[at]);
-    return 0;
+    (void)indent;
+    const void *entry;
+    memcpy(&entry, (const char *)base + k->off, sizeof entry);
+    const char *name = entry ? *(const char *const *)entry : k->def;
+    return fprintf(f, " %s\n", name) < 0 ? -1 : 0;
 }
 
 static int write_name(FILE *f, const char *name)
 {
     return fprintf(f, " %s\n", name) < 0 ? -1 : 0;
-}
-
-static int write_mode(FILE *f, const keytab_key_t *k, const void *base, int indent)
-{
-    (void)k;
-    (void)indent;
-    return write_name(f, ((const protocol_cfg_t *)base)->proto->name);
-}
-
-static int write_gamma_policy(FILE *f, const keytab_key_t *k, const void *base,
-                              int indent)
-{
-    (void)k;
-    (void)indent;
-    return write_name(f, ((const protocol_cfg_t *)base)->gamma_policy->name);
-}
-
-static int parse_batch_policy(keytab_ctx_t *c, const ynode_t *node, const char *key,
-                              const keytab_key_t *k, void *base)
-{
-    const char *names[REG_MAX];
-    size_t n = batch_policy_names(names, REG_MAX), at;
-    if (parse_registered(c, node, key, names, n < REG_MAX ? n : REG_MAX, &at)) return -1;
-    *(const batch_policy_t **)((char *)base + k->off) = batch_policy_find(names[at]);
-    return 0;
-}
-
-/* A hand-built (zeroed) config holds no policy: it stands for the default. */
-static int write_batch_policy(FILE *f, const keytab_key_t *k, const void *base, int indent)
-{
-    (void)indent;
-    const batch_policy_t *p = *(const batch_policy_t *const *)((const char *)base + k->off);
-    return write_name(f, (p ? p : batch_policy_default())->name);
 }
 
 /* `auto`, or a duration like every other. */
@@ -201,14 +187,16 @@ static const char *const PIN_NAMES[] = {"round-robin", "least-loaded", NULL};
 #define END {.name = NULL}
 
 static const keytab_key_t PROTOCOL_KEYS[] = {
-    {.name = "mode", .type = KT_CUSTOM, .parse = parse_mode, .write = write_mode,
+    {.name = "mode", .type = KT_CUSTOM, .off = offsetof(protocol_cfg_t, proto),
+     .sub = &REG_PROTO, .parse = parse_registered_key, .write = write_registered_key,
      .def = "async"},
     {.name = "gamma", .type = KT_INT, .off = offsetof(protocol_cfg_t, gamma),
      .min = 1, .max = PROTO_GAMMA_MAX, .def = "4"},
     {.name = "window", .type = KT_INT, .off = offsetof(protocol_cfg_t, window),
      .min = 1, .max = 1e6, .def = "4"},
-    {.name = "gamma_policy", .type = KT_CUSTOM, .parse = parse_gamma_policy,
-     .write = write_gamma_policy, .def = "fixed"},
+    {.name = "gamma_policy", .type = KT_CUSTOM, .off = offsetof(protocol_cfg_t, gamma_policy),
+     .sub = &REG_GAMMA, .parse = parse_registered_key, .write = write_registered_key,
+     .def = "fixed"},
     END};
 
 static const keytab_key_t EDGE_KEYS[] = {
@@ -275,7 +263,8 @@ static const keytab_key_t WORKLOAD_KEYS[] = {
 
 static const keytab_key_t BATCH_KEYS[] = {
     {.name = "policy", .type = KT_CUSTOM, .off = offsetof(batching_cfg_t, policy),
-     .parse = parse_batch_policy, .write = write_batch_policy, .def = "continuous"},
+     .sub = &REG_BATCH, .parse = parse_registered_key, .write = write_registered_key,
+     .def = "continuous"},
     {.name = "max_batch", .type = KT_INT, .off = offsetof(batching_cfg_t, max_batch),
      .min = 1, .max = 1e6, .def = "32"},
     {.name = "max_wait", .type = KT_NUM, .off = offsetof(batching_cfg_t, max_wait),
@@ -1185,10 +1174,10 @@ int scenario_load_string(const char *name, const char *yaml,
     return load_text(name, "", yaml, strlen(yaml), 0, ov, nov, out, err);
 }
 
-static void edge_free(edge_cfg_t *e)
+static void edge_cfg_fini(edge_cfg_t *e)
 {
-    dist_free(&e->draft_time);
-    dist_free(&e->prefill_time);
+    dist_fini(&e->draft_time);
+    dist_fini(&e->prefill_time);
     service_free(e->service);
 }
 
@@ -1197,17 +1186,17 @@ void scenario_fini(scenario_t *s)
     if (!s) return;
     for (int i = 0; s->groups && i < s->ngroups; i++) {
         tenant_group_t *g = &s->groups[i];
-        edge_free(&g->edge);
-        dist_free(&g->network.jitter);
-        dist_free(&g->workload.think);
-        dist_free(&g->workload.prompt_tokens);
-        dist_free(&g->workload.output_tokens);
+        edge_cfg_fini(&g->edge);
+        dist_fini(&g->network.jitter);
+        dist_fini(&g->workload.think);
+        dist_fini(&g->workload.prompt_tokens);
+        dist_fini(&g->workload.output_tokens);
         accept_cfg_fini(&g->acceptance);
     }
     free(s->groups);
     workload_trace_free(s->arrivals);
     accept_cfg_fini(&s->acceptance);
-    dist_free(&s->cloud.verify_time);
+    dist_fini(&s->cloud.verify_time);
     service_free(s->cloud.service);
     memset(s, 0, sizeof *s);
 }

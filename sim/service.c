@@ -118,7 +118,7 @@ static int curve_build(curve_t *cv, pt_t *pts, int n)
     return 0;
 }
 
-static void curve_free(curve_t *cv)
+static void curve_fini(curve_t *cv)
 {
     free(cv->x);
     free(cv->y);
@@ -785,12 +785,12 @@ service_t *service_create(const hw_card_t *hw, const llm_card_t *model,
 void service_free(service_t *sv)
 {
     if (!sv) return;
-    for (int i = 0; i < OP_N; i++) curve_free(&sv->op[i].cv);
+    for (int i = 0; i < OP_N; i++) curve_fini(&sv->op[i].cv);
     if (sv->att.cv)
-        for (int i = 0; i < sv->att.nq; i++) curve_free(&sv->att.cv[i]);
+        for (int i = 0; i < sv->att.nq; i++) curve_fini(&sv->att.cv[i]);
     free(sv->att.cv);
     free(sv->att.qv);
-    curve_free(&sv->tok);
-    curve_free(&sv->step);
+    curve_fini(&sv->tok);
+    curve_fini(&sv->step);
     free(sv);
 }

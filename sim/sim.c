@@ -51,7 +51,7 @@ static void service_release(service_t *sv, const struct service *owned)
     if (sv != owned) service_free(sv);
 }
 
-static void shared_free(repl_shared_t *sh)
+static void shared_fini(repl_shared_t *sh)
 {
     if (sh->groups) {
         for (int g = 0; g < sh->s->ngroups; g++)
@@ -245,7 +245,7 @@ static int run_reps(const scenario_t *s, const sim_options_t *opt,
                        "(0 .. %d)", opt ? opt->trace_rep : 0, R - 1);
     repl_shared_t sh;
     if (shared_build(s, &sh, err)) {
-        shared_free(&sh);
+        shared_fini(&sh);
         return -1;
     }
     FILE *pt = opt ? opt->per_tenant : NULL;
@@ -283,7 +283,7 @@ static int run_reps(const scenario_t *s, const sim_options_t *opt,
     tally_free(c.tl);
     free(reps);
     free(c.greps);
-    shared_free(&sh);
+    shared_fini(&sh);
     return rc;
 }
 

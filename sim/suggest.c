@@ -1,6 +1,7 @@
 /* suggest — "did you mean" (see suggest.h). */
 #include "suggest.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* Optimal-string-alignment distance (Levenshtein plus adjacent
@@ -41,4 +42,31 @@ const char *suggest_nearest(const char *s, const char *const *cands, size_t n)
         }
     }
     return best;
+}
+
+void suggest_join(char *buf, size_t bufsz, const char *const *names, size_t n)
+{
+    size_t used = 0;
+    if (bufsz) buf[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        int w = snprintf(buf + used, bufsz - used, "%s%s", i ? ", " : "", names[i]);
+        if (w < 0 || (size_t)w >= bufsz - used) {
+            buf[used] = 0;   /* whole names only */
+            return;
+        }
+        used += (size_t)w;
+    }
+}
+
+void suggest_unknown_key(char *buf, size_t bufsz, const char *key,
+                         const char *const *allowed, size_t n)
+{
+    const char *s = suggest_nearest(key, allowed, n);
+    if (s) {
+        snprintf(buf, bufsz, "unknown key (did you mean '%s'?)", s);
+        return;
+    }
+    char list[400];
+    suggest_join(list, sizeof list, allowed, n);
+    snprintf(buf, bufsz, "unknown key (allowed here: %s)", list);
 }

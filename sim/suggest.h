@@ -15,4 +15,14 @@
  * 6, 3 beyond. Ties go to the earliest candidate. */
 const char *suggest_nearest(const char *s, const char *const *cands, size_t n);
 
+/* names[0..n) joined by ", " into buf; the names that do not fit are left
+ * out whole. */
+void suggest_join(char *buf, size_t bufsz, const char *const *names, size_t n);
+
+/* The problem text for a key that is not one of allowed[0..n): "unknown
+ * key (did you mean 'x'?)" when one is close, else "unknown key (allowed
+ * here: a, b, ...)". */
+void suggest_unknown_key(char *buf, size_t bufsz, const char *key,
+                         const char *const *allowed, size_t n);
+
 #endif

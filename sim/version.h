@@ -9,6 +9,9 @@
 #ifndef SPECSIM_VERSION_H
 #define SPECSIM_VERSION_H
 
+/* "VERSION (commit HASH)": a static string; each program prefixes its own
+ * name (calibrate). */
+const char *version_build(void);
 /* "specsim VERSION (commit HASH)": a static string. */
 const char *version_string(void);
 

@@ -54,10 +54,9 @@ static int on_down(void *ctx, const engine_event_t *ev)
     }
 }
 
-static int on_job_done(void *ctx, const cloud_job_t *job, int done, double now)
+static int on_job_done(void *ctx, const cloud_job_t *job, double now)
 {
     repl_t *r = ctx;
-    (void)done;
     return r->ct[job->tenant].proto->job_done(r, job, now);
 }
 

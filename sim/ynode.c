@@ -86,7 +86,7 @@ static int next_event(pctx_t *p, yaml_event_t *ev)
     return perr(p, p->parser.problem_mark, msg);
 }
 
-static ynode_t *node_new(ynode_kind_t kind, const char *src, int line, int col)
+static ynode_t *node_create(ynode_kind_t kind, const char *src, int line, int col)
 {
     ynode_t *n = calloc(1, sizeof *n);
     if (!n) return NULL;
@@ -99,12 +99,12 @@ static ynode_t *node_new(ynode_kind_t kind, const char *src, int line, int col)
 
 ynode_t *ynode_create_map(const char *src, int line, int col)
 {
-    return node_new(YNODE_MAP, src, line, col);
+    return node_create(YNODE_MAP, src, line, col);
 }
 
 ynode_t *ynode_create_scalar(const char *src, int line, int col, const char *s)
 {
-    ynode_t *n = node_new(YNODE_SCALAR, src, line, col);
+    ynode_t *n = node_create(YNODE_SCALAR, src, line, col);
     if (!n) return NULL;
     n->plain = 1;
     n->str = strdup(s);
@@ -190,7 +190,7 @@ int ynode_map_put(ynode_t *m, const char *key, const char *ksrc, int kline,
 
 ynode_t *ynode_clone(const ynode_t *n)
 {
-    ynode_t *c = node_new(n->kind, n->src, n->line, n->col);
+    ynode_t *c = node_create(n->kind, n->src, n->line, n->col);
     if (!c) return NULL;
     c->plain = n->plain;
     if (n->str && !(c->str = strdup(n->str))) goto fail;
@@ -346,7 +346,7 @@ static int parse_node(pctx_t *p, yaml_event_t *ev, ynode_t **out, int depth)
     int rc = 0;
     switch (ev->type) {
     case YAML_SCALAR_EVENT:
-        n = node_new(YNODE_SCALAR, p->src, line, col);
+        n = node_create(YNODE_SCALAR, p->src, line, col);
         if (!n) return oom(p);
         n->str = malloc(ev->data.scalar.length + 1);
         if (!n->str) {
@@ -359,13 +359,13 @@ static int parse_node(pctx_t *p, yaml_event_t *ev, ynode_t **out, int depth)
         anchor = ev->data.scalar.anchor;
         break;
     case YAML_SEQUENCE_START_EVENT:
-        n = node_new(YNODE_SEQ, p->src, line, col);
+        n = node_create(YNODE_SEQ, p->src, line, col);
         if (!n) return oom(p);
         rc = parse_seq(p, n, depth);
         anchor = ev->data.sequence_start.anchor;
         break;
     case YAML_MAPPING_START_EVENT:
-        n = node_new(YNODE_MAP, p->src, line, col);
+        n = node_create(YNODE_MAP, p->src, line, col);
         if (!n) return oom(p);
         rc = parse_map(p, n, depth);
         anchor = ev->data.mapping_start.anchor;

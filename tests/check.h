@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int check_failed_now;
 static int check_n_pass, check_n_fail;
@@ -88,6 +89,28 @@ static inline int check_each_file(const char *dir, const char *suffix,
     }
     if (d) closedir(d);
     return n;
+}
+
+/* A new temporary file /tmp/specsim_test_XXXXXX, opened with mode ("w",
+ * "w+"); its name goes to path (size sz). The caller closes and unlinks it.
+ * NULL (the current test failed) when it cannot be made. */
+static inline FILE *check_tmp_open(char *path, size_t sz, const char *mode)
+{
+    snprintf(path, sz, "/tmp/specsim_test_XXXXXX");
+    int fd = mkstemp(path);
+    FILE *f = fd >= 0 ? fdopen(fd, mode) : NULL;
+    if (fd >= 0 && !f) close(fd);
+    CHECK(f != NULL);
+    return f;
+}
+
+/* A temporary file (check_tmp_open) holding text: 0, or -1. */
+static inline int check_tmp_file(char *path, size_t sz, const char *text)
+{
+    FILE *f = check_tmp_open(path, sz, "w");
+    if (!f) return -1;
+    int rc = fputs(text, f) == EOF ? -1 : 0;
+    return fclose(f) != 0 ? -1 : rc;
 }
 
 static inline int check_done(void)

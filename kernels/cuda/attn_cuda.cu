@@ -190,7 +190,7 @@ __global__ void attn_combine_kernel(attn_cuda_args_t a, int splits,
     a.out[(long)t * a.out_ld + (long)h * D + d] = __float2half_rn(den > 0.f ? num / den : 0.f);
 }
 
-int attn_cuda_ws_alloc(attn_cuda_ws_t *ws, long rows, int head_dim, err_t *err)
+int attn_cuda_ws_init(attn_cuda_ws_t *ws, long rows, int head_dim, err_t *err)
 {
     memset(ws, 0, sizeof *ws);
     int dev = 0;
@@ -203,7 +203,7 @@ int attn_cuda_ws_alloc(attn_cuda_ws_t *ws, long rows, int head_dim, err_t *err)
     return 0;
 }
 
-void attn_cuda_ws_free(attn_cuda_ws_t *ws)
+void attn_cuda_ws_fini(attn_cuda_ws_t *ws)
 {
     if (ws->o) CU_IGNORE(cudaFree(ws->o));
     if (ws->ml) CU_IGNORE(cudaFree(ws->ml));

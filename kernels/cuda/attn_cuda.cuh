@@ -39,7 +39,7 @@ typedef struct attn_cuda_args {
     long out_ld;
 } attn_cuda_args_t;
 
-/* Partial results; sized once for the largest call. Owned: attn_cuda_ws_free. */
+/* Partial results; sized once for the largest call. Owned: attn_cuda_ws_fini. */
 typedef struct attn_cuda_ws {
     float *o;              /* [rows][splits][D] */
     float2 *ml;            /* [rows][splits] (max, sum) */
@@ -49,8 +49,8 @@ typedef struct attn_cuda_ws {
 } attn_cuda_ws_t;
 
 /* Workspace for up to `rows` = batch·q·heads query rows, head_dim ≤ D. */
-int attn_cuda_ws_alloc(attn_cuda_ws_t *ws, long rows, int head_dim, err_t *err);
-void attn_cuda_ws_free(attn_cuda_ws_t *ws);
+int attn_cuda_ws_init(attn_cuda_ws_t *ws, long rows, int head_dim, err_t *err);
+void attn_cuda_ws_fini(attn_cuda_ws_t *ws);
 
 /* Splits chosen when attn_cuda_run gets splits = 0: enough blocks to fill the
  * device twice over, at least 256 keys per split, at most

@@ -400,7 +400,7 @@ static int time_fp16_linear(cal_t *c, const shape_t *s, int t, const __half *w,
         log_row(c, variant, &r);
         if (med < *best_s) *best_s = med;
     }
-    cugemm_plan_free(&plan);
+    cugemm_plan_fini(&plan);
     return 0;
 }
 
@@ -456,7 +456,7 @@ static int w4_linears(cal_t *c, err_t *err)
         __half *x = NULL, *y = NULL, *wh = NULL;
         int rc = -1;
         double t1 = 0, tf = 0;
-        if (w4a16_cuda_alloc(&w, s->n, s->k, 128, err)) { w4a16_cuda_free(&w); return -1; }
+        if (w4a16_cuda_init(&w, s->n, s->k, 128, err)) { w4a16_cuda_fini(&w); return -1; }
         if (cudaMalloc((void **)&x, (size_t)W4A16_CUDA_MAX_M * s->k * 2) != cudaSuccess ||
             cudaMalloc((void **)&y, (size_t)W4A16_CUDA_MAX_M * s->n * 2) != cudaSuccess ||
             cudaMalloc((void **)&wh, (size_t)s->n * s->k * 2) != cudaSuccess) {
@@ -492,7 +492,7 @@ static int w4_linears(cal_t *c, err_t *err)
                        t1 * 1e6, b4 / t1 / 1e9, b4 / t1 / 1e9 / c->copy_gbs, tf * 1e6, tf / t1);
             }
         }
-        w4a16_cuda_free(&w);
+        w4a16_cuda_fini(&w);
         CU_IGNORE(cudaFree(x));
         CU_IGNORE(cudaFree(y));
         CU_IGNORE(cudaFree(wh));
@@ -523,7 +523,7 @@ static int attention(cal_t *c, err_t *err)
         err_set(err, ERR_RUNTIME, "%s:%d: cudaMalloc for attention failed", __FILE__, __LINE__);
         goto done;
     }
-    if (attn_cuda_ws_alloc(&ws, (long)bmax * qmax * m->heads, D, err) ||
+    if (attn_cuda_ws_init(&ws, (long)bmax * qmax * m->heads, D, err) ||
         cufill_half(kc, cache, 600, -1.f, 1.f, c->bench.st, err) ||
         cufill_half(vc, cache, 601, -1.f, 1.f, c->bench.st, err) ||
         cufill_half(qp, qe, 602, -1.f, 1.f, c->bench.st, err))
@@ -574,7 +574,7 @@ static int attention(cal_t *c, err_t *err)
     }
     rc = 0;
 done:
-    attn_cuda_ws_free(&ws);
+    attn_cuda_ws_fini(&ws);
     CU_IGNORE(cudaFree(kc));
     CU_IGNORE(cudaFree(vc));
     CU_IGNORE(cudaFree(qp));
@@ -646,14 +646,14 @@ static int capture_model(model_gpu_t *mg, cudaStream_t st, cudaGraphExec_t *exec
 static void model_free(model_gpu_t *mg)
 {
     if (mg->layers)
-        for (int i = 0; i < mg->nlayers; i++) layer_cuda_free(&mg->layers[i]);
+        for (int i = 0; i < mg->nlayers; i++) layer_cuda_fini(&mg->layers[i]);
     free(mg->layers);
     CU_IGNORE(cudaFree(mg->lm_w));
     CU_IGNORE(cudaFree(mg->xa));
     CU_IGNORE(cudaFree(mg->xb));
     CU_IGNORE(cudaFree(mg->xn));
     CU_IGNORE(cudaFree(mg->logits));
-    if (mg->w4) w4a16_cuda_free(&mg->lm_q);
+    if (mg->w4) w4a16_cuda_fini(&mg->lm_q);
 }
 
 static int tokens(cal_t *c, err_t *err)
@@ -702,7 +702,7 @@ static int tokens(cal_t *c, err_t *err)
         goto done;
     }
     if (mg.w4) {
-        if (w4a16_cuda_alloc(&mg.lm_q, m->vocab, m->hidden, 128, err) ||
+        if (w4a16_cuda_init(&mg.lm_q, m->vocab, m->hidden, 128, err) ||
             w4a16_cuda_fill_random(&mg.lm_q, 77, c->bench.st, err))
             goto done;
     } else {
@@ -858,8 +858,8 @@ extern "C" int calibrate_cuda_run(int argc, char **argv)
     int rc = run(&c, argc, argv, &err);
     if (rc) fprintf(stderr, "\ncalibrate: %s\n", err.msg);
     if (c.log) fclose(c.log);
-    cugemm_free(&c.gemm);
-    cubench_free(&c.bench);
+    cugemm_fini(&c.gemm);
+    cubench_fini(&c.bench);
     caltable_fini(&c.table);
     return rc ? (err.code == ERR_INPUT ? 2 : 1) : 0;
 }

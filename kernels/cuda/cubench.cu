@@ -17,7 +17,7 @@ int cubench_init(cubench_t *b, size_t flush_bytes, err_t *err)
     return 0;
 }
 
-void cubench_free(cubench_t *b)
+void cubench_fini(cubench_t *b)
 {
     if (b->flush) CU_IGNORE(cudaFree(b->flush));
     if (b->ev[0]) CU_IGNORE(cudaEventDestroy(b->ev[0]));

@@ -34,9 +34,9 @@ typedef struct cubench {
 /* The timed work: enqueue it on st, return 0 or -1 with err set. */
 typedef int (*cubench_fn)(void *ctx, cudaStream_t st, err_t *err);
 
-/* Creates a stream, events and the flush buffer. Release with cubench_free. */
+/* Creates a stream, events and the flush buffer. Release with cubench_fini. */
 int cubench_init(cubench_t *b, size_t flush_bytes, err_t *err);
-void cubench_free(cubench_t *b);
+void cubench_fini(cubench_t *b);
 
 /* Runs fn `warmup` times, then `reps` (1..CUBENCH_MAX_REPS) timed
  * repetitions, flushing L2 before each when flush != 0. *median_s: median of

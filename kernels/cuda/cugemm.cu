@@ -17,7 +17,7 @@ int cugemm_init(cugemm_t *g, err_t *err)
     return 0;
 }
 
-void cugemm_free(cugemm_t *g)
+void cugemm_fini(cugemm_t *g)
 {
     if (g->h) CU_IGNORE(cublasDestroy(g->h));
     if (g->lt) CU_IGNORE(cublasLtDestroy(g->lt));
@@ -43,7 +43,7 @@ int cugemm_ex(cugemm_t *g, const __half *w, const __half *x, __half *y, int t,
     return 0;
 }
 
-void cugemm_plan_free(cugemm_plan_t *p)
+void cugemm_plan_fini(cugemm_plan_t *p)
 {
     if (p->op) CU_IGNORE(cublasLtMatmulDescDestroy(p->op));
     if (p->a) CU_IGNORE(cublasLtMatrixLayoutDestroy(p->a));
@@ -96,7 +96,7 @@ int cugemm_plan_init(cugemm_t *g, cugemm_plan_t *p, int t, int n, int k, err_t *
     memset(p, 0, sizeof *p);
     p->t = t; p->n = n; p->k = k;
     if (plan_setup(g, p, t, n, k, err)) {
-        cugemm_plan_free(p);
+        cugemm_plan_fini(p);
         return -1;
     }
     return 0;

@@ -41,7 +41,7 @@ typedef struct cugemm_plan {
     cublasLtMatmulHeuristicResult_t algo[CUGEMM_MAX_ALGOS];
 } cugemm_plan_t;
 
-/* Handles and workspace. Release with cugemm_free (also after a failed
+/* Handles and workspace. Release with cugemm_fini (also after a failed
  * init). The cuBLAS handle gets the math mode
  * CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION and the cublasLt
  * heuristic is limited to split-K schemes that reduce in the fp32 compute
@@ -49,7 +49,7 @@ typedef struct cugemm_plan {
  * which is not fp32 accumulation and breaks the error bound the tests
  * derive. 0 or -1. */
 int cugemm_init(cugemm_t *g, err_t *err);
-void cugemm_free(cugemm_t *g);
+void cugemm_fini(cugemm_t *g);
 
 /* cublasGemmEx with CUBLAS_GEMM_DEFAULT on stream st. 0 or -1. Binds the
  * handle to st only when st changes, re-setting the workspace each time
@@ -58,10 +58,10 @@ int cugemm_ex(cugemm_t *g, const __half *w, const __half *x, __half *y, int t,
               int n, int k, cudaStream_t st, err_t *err);
 
 /* Descriptors and heuristic candidates for shape (t, n, k). Release with
- * cugemm_plan_free. 0, or -1 (also when the heuristic returns nothing) with
+ * cugemm_plan_fini. 0, or -1 (also when the heuristic returns nothing) with
  * everything already released. */
 int cugemm_plan_init(cugemm_t *g, cugemm_plan_t *p, int t, int n, int k, err_t *err);
-void cugemm_plan_free(cugemm_plan_t *p);
+void cugemm_plan_fini(cugemm_plan_t *p);
 /* Runs candidate `which` (0..nalgo−1) of the plan. 0 or -1. */
 int cugemm_plan_run(cugemm_t *g, const cugemm_plan_t *p, int which, const __half *w,
                     const __half *x, __half *y, cudaStream_t st, err_t *err);

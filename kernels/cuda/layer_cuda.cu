@@ -41,10 +41,10 @@ int layer_cuda_init(layer_cuda_t *l, const layer_cuda_dims_t *d, int max_tokens,
             return err_set(err, ERR_INPUT, "layer_cuda_init: w4a16 layers take at most %d "
                            "tokens", W4A16_CUDA_MAX_M);
         l->quant_w4 = 1;
-        if (w4a16_cuda_alloc(&l->q_qkv, l->qkv_n, d->hidden, 128, err) ||
-            w4a16_cuda_alloc(&l->q_o, d->hidden, l->att_n, 128, err) ||
-            w4a16_cuda_alloc(&l->q_gu, l->gu_n, d->hidden, 128, err) ||
-            w4a16_cuda_alloc(&l->q_down, d->hidden, d->ffn, 128, err))
+        if (w4a16_cuda_init(&l->q_qkv, l->qkv_n, d->hidden, 128, err) ||
+            w4a16_cuda_init(&l->q_o, d->hidden, l->att_n, 128, err) ||
+            w4a16_cuda_init(&l->q_gu, l->gu_n, d->hidden, 128, err) ||
+            w4a16_cuda_init(&l->q_down, d->hidden, d->ffn, 128, err))
             return -1;
     } else if (weights == LAYER_FP16) {
         l->owns_weights = 1;
@@ -67,13 +67,13 @@ int layer_cuda_init(layer_cuda_t *l, const layer_cuda_dims_t *d, int max_tokens,
     ALLOC_H(l->down, T * d->hidden);
     CU_TRY(cudaMalloc((void **)&l->ctx, (size_t)max_batch * sizeof(int)));
     CU_TRY(cudaMemset(l->ctx, 0, (size_t)max_batch * sizeof(int)));
-    if (attn_cuda_ws_alloc(&l->ws, (long)T * d->heads, d->head_dim, err)) return -1;
+    if (attn_cuda_ws_init(&l->ws, (long)T * d->heads, d->head_dim, err)) return -1;
     /* The memset runs on the legacy stream; callers may use another. */
     CU_TRY(cudaDeviceSynchronize());
     return 0;
 }
 
-void layer_cuda_free(layer_cuda_t *l)
+void layer_cuda_fini(layer_cuda_t *l)
 {
     void *p[] = {l->kc, l->vc, l->xn, l->qkv, l->att, l->o, l->h, l->hn, l->gu,
                  l->act, l->down, l->ctx};
@@ -85,12 +85,12 @@ void layer_cuda_free(layer_cuda_t *l)
             if (w[i]) CU_IGNORE(cudaFree(w[i]));
     }
     if (l->quant_w4) {
-        w4a16_cuda_free(&l->q_qkv);
-        w4a16_cuda_free(&l->q_o);
-        w4a16_cuda_free(&l->q_gu);
-        w4a16_cuda_free(&l->q_down);
+        w4a16_cuda_fini(&l->q_qkv);
+        w4a16_cuda_fini(&l->q_o);
+        w4a16_cuda_fini(&l->q_gu);
+        w4a16_cuda_fini(&l->q_down);
     }
-    if (l->ws.o || l->ws.ml) attn_cuda_ws_free(&l->ws);
+    if (l->ws.o || l->ws.ml) attn_cuda_ws_fini(&l->ws);
     memset(l, 0, sizeof *l);
 }
 

@@ -57,10 +57,10 @@ enum { LAYER_NO_WEIGHTS = 0, LAYER_FP16 = 1, LAYER_W4A16 = 2 };
  * max_tokens tokens in max_batch sequences. weights: LAYER_FP16 or
  * LAYER_W4A16 allocate that kind; LAYER_NO_WEIGHTS leaves the fp16 weight
  * pointers NULL for the caller to point at its own copies.
- * Release with layer_cuda_free (which frees only what it allocated). */
+ * Release with layer_cuda_fini (which frees only what it allocated). */
 int layer_cuda_init(layer_cuda_t *l, const layer_cuda_dims_t *d, int max_tokens,
                     int max_batch, int cap, int weights, err_t *err);
-void layer_cuda_free(layer_cuda_t *l);
+void layer_cuda_fini(layer_cuda_t *l);
 /* Random weights (scaled ~1/sqrt(k)) and cache contents. 0 or -1. */
 int layer_cuda_fill_random(layer_cuda_t *l, uint64_t seed, cudaStream_t st, err_t *err);
 /* Sets the cached lengths of sequences 0..batch−1; complete on return (the

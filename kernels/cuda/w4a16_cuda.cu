@@ -36,7 +36,7 @@ void w4a16_cuda_repack(const w4a16_t *w, uint32_t *out)
     }
 }
 
-int w4a16_cuda_alloc(w4a16_cuda_t *d, int n, int k, int group, err_t *err)
+int w4a16_cuda_init(w4a16_cuda_t *d, int n, int k, int group, err_t *err)
 {
     memset(d, 0, sizeof *d);
     if (w4a16_cuda_check_shape(n, k, group, err)) return -1;
@@ -48,7 +48,7 @@ int w4a16_cuda_alloc(w4a16_cuda_t *d, int n, int k, int group, err_t *err)
     return 0;
 }
 
-void w4a16_cuda_free(w4a16_cuda_t *d)
+void w4a16_cuda_fini(w4a16_cuda_t *d)
 {
     CU_IGNORE(cudaFree(d->q));
     CU_IGNORE(cudaFree(d->scales));
@@ -58,15 +58,15 @@ void w4a16_cuda_free(w4a16_cuda_t *d)
 
 int w4a16_cuda_upload(const w4a16_t *w, w4a16_cuda_t *d, err_t *err)
 {
-    if (w4a16_cuda_alloc(d, w->n, w->k, w->group, err)) {
-        w4a16_cuda_free(d);
+    if (w4a16_cuda_init(d, w->n, w->k, w->group, err)) {
+        w4a16_cuda_fini(d);
         return -1;
     }
     size_t words = (size_t)w->n * (size_t)(w->k / 8);
     size_t ng = (size_t)w->n * (size_t)(w->k / w->group);
     uint32_t *rq = (uint32_t *)malloc(words * 4);
     if (!rq) {
-        w4a16_cuda_free(d);
+        w4a16_cuda_fini(d);
         return err_set(err, ERR_RUNTIME, "w4a16_cuda_upload: out of memory");
     }
     w4a16_cuda_repack(w, rq);
@@ -80,7 +80,7 @@ int w4a16_cuda_upload(const w4a16_t *w, w4a16_cuda_t *d, err_t *err)
      * complete them, so a kernel on any stream sees the weights. */
     if (e == cudaSuccess) e = cudaDeviceSynchronize();
     if (e != cudaSuccess) {
-        w4a16_cuda_free(d);
+        w4a16_cuda_fini(d);
         return err_set(err, ERR_RUNTIME, "%s:%d: cudaMemcpy: %s", __FILE__,
                        __LINE__, cudaGetErrorString(e));
     }

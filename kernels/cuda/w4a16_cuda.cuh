@@ -36,7 +36,7 @@ extern "C" {
 
 #define W4A16_CUDA_MAX_M 16
 
-/* Device-resident repacked weights. Owned: release with w4a16_cuda_free. */
+/* Device-resident repacked weights. Owned: release with w4a16_cuda_fini. */
 typedef struct w4a16_cuda {
     int n, k, group;
     uint32_t *q;      /* [n][k/8], repacked nibble order */
@@ -54,14 +54,14 @@ void w4a16_cuda_repack(const w4a16_t *w, uint32_t *out);
 static inline int w4a16_cuda_slot(int e) { return (e >> 1) + 4 * (e & 1); }
 
 /* Allocates device arrays for (n, k, group) (contents undefined). 0 or -1. */
-int w4a16_cuda_alloc(w4a16_cuda_t *d, int n, int k, int group, err_t *err);
+int w4a16_cuda_init(w4a16_cuda_t *d, int n, int k, int group, err_t *err);
 /* Repacks w on the host and copies it into a freshly allocated *d. 0 or -1. */
 int w4a16_cuda_upload(const w4a16_t *w, w4a16_cuda_t *d, err_t *err);
 /* Fills *d with random valid data on the device (random nibbles, zeros 0..15,
  * scales in [0.002, 0.02)): what timing needs, never zeros. 0 or -1. */
 int w4a16_cuda_fill_random(w4a16_cuda_t *d, uint64_t seed, cudaStream_t st,
                            err_t *err);
-void w4a16_cuda_free(w4a16_cuda_t *d);
+void w4a16_cuda_fini(w4a16_cuda_t *d);
 
 /* y[m][n] = x[m][k]·Wᵀ on stream st (asynchronous). x, y device pointers.
  * 0, or -1 with err set (bad m, launch failure). */

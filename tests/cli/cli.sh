@@ -15,7 +15,7 @@ expect_exit unknown_command 2 "$SPECSIM" frobnicate
 expect_exit unknown_option 2 "$SPECSIM" run scenarios/default.yaml --frob
 expect_exit set_without_equals 2 "$SPECSIM" run scenarios/default.yaml --set protocol.gamma
 expect_exit seed_not_number 2 "$SPECSIM" run scenarios/default.yaml --seed abc
-grep -q -- "--seed wants a non-negative integer, got 'abc'" "$TMP/err" && pass seed_error_names_option ||
+grep -q -- "--seed needs a non-negative integer, got 'abc'" "$TMP/err" && pass seed_error_names_option ||
     fail seed_error_names_option "$(cat "$TMP/err")"
 expect_exit missing_file 2 "$SPECSIM" run "$TMP/nope.yaml"
 expect_exit set_unknown_key 2 "$SPECSIM" check scenarios/default.yaml --set protocol.gama=3

@@ -89,3 +89,22 @@ fi
 "$SPECSIM" run scenarios/default.yaml $short >/dev/null 2>"$TMP/err"
 [ ! -s "$TMP/err" ] && pass run_no_progress_off_terminal ||
     fail run_no_progress_off_terminal "$(head -c 200 "$TMP/err")"
+
+# --set, --seed and --reps are read by one function for every subcommand
+# (cli_opt_sets_add): no limit on how many --set (run once stopped at 256,
+# roofline at 64), and the same message for a malformed one everywhere.
+many=$(i=0; while [ $i -lt 300 ]; do printf -- '--set seed=%d ' $i; i=$((i + 1)); done)
+# shellcheck disable=SC2086
+expect_exit many_sets_check 0 "$SPECSIM" check scenarios/default.yaml $many
+# shellcheck disable=SC2086
+expect_exit many_sets_roofline 0 "$SPECSIM" roofline scenarios/paper/roofline.yaml $many
+for c in run check analytic sweep roofline; do
+    expect_exit "set_malformed_$c" 2 "$SPECSIM" "$c" scenarios/paper/roofline.yaml --set nope
+    grep -qF "specsim $c: --set needs PATH=VALUE, got 'nope'" "$TMP/err" &&
+        pass "set_malformed_message_$c" || fail "set_malformed_message_$c" "$(cat "$TMP/err")"
+done
+for c in run sweep; do
+    expect_exit "reps_malformed_$c" 2 "$SPECSIM" "$c" scenarios/paper/roofline.yaml --reps -1
+    grep -qF "specsim $c: --reps needs a non-negative integer, got '-1'" "$TMP/err" &&
+        pass "reps_malformed_message_$c" || fail "reps_malformed_message_$c" "$(cat "$TMP/err")"
+done

@@ -1,5 +1,6 @@
-# --version on specsim, every subcommand and build/calibrate: one line,
-# "specsim VERSION (commit HASH)" with VERSION from the VERSION file; the same
+# --version on specsim and every subcommand: one line, "specsim VERSION
+# (commit HASH)" with VERSION from the VERSION file (build/calibrate: the
+# same with "calibrate" for "specsim"); the same
 # line in every output that must be reproducible (run --json, the sidecar of
 # run --out, the sidecar of a sweep). Calibration tables: tests/unit/
 # test_caltable_version.c.
@@ -21,8 +22,16 @@ done
 # Whatever follows --version (even a scenario that does not exist).
 got=$("$SPECSIM" run "$TMP/none.yaml" --version 2>&1)
 [ "$got" = "$v" ] && pass version_before_loading || fail version_before_loading "got '$got'"
+# calibrate names itself, same number and commit; --version wins over a bad
+# option, but a value that reads --version is a value.
 got=$("$BUILD/calibrate" --version 2>&1)
-[ "$got" = "$v" ] && pass version_calibrate || fail version_calibrate "got '$got'"
+[ "$got" = "calibrate ${v#specsim }" ] && pass version_calibrate || fail version_calibrate "got '$got'"
+got=$("$BUILD/calibrate" --bogus --version 2>&1)
+[ "$got" = "calibrate ${v#specsim }" ] && pass version_calibrate_first ||
+    fail version_calibrate_first "got '$got'"
+expect_exit version_calibrate_value 2 "$BUILD/calibrate" --model --version --bogus
+"$BUILD/calibrate" --help >"$TMP/h" 2>&1
+grep -q -- "--version" "$TMP/h" && pass version_in_calibrate_help || fail version_in_calibrate_help "$(cat "$TMP/h")"
 
 short="--set duration=3s --set warmup=1s --reps 2 --quiet"
 # shellcheck disable=SC2086

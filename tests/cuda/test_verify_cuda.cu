@@ -139,7 +139,7 @@ static void check_gemm(cugemm_t *g, int t, int n, int k, uint64_t seed, int lt_r
         snprintf(what, sizeof what, "lt%d", a);
         CHECK(gemm_compare(&truth, n, k, t, y, what) == 0);
     }
-    cugemm_plan_free(&p);
+    cugemm_plan_fini(&p);
     gemm_truth_free(&truth);
     CT_CUDA(cudaFree(dw));
     CT_CUDA(cudaFree(dx));
@@ -160,7 +160,7 @@ static void test_gemm(void)
     /* Few output tiles over a long K: where heuristics pick split-K. */
     check_gemm(&g, 1, 256, 8192, 5, 1);
     check_gemm(&g, 8, 128, 16384, 6, 1);
-    cugemm_free(&g);
+    cugemm_fini(&g);
 }
 
 /* Attention for `batch` sequences with contexts ctx[], q new tokens each;
@@ -192,7 +192,7 @@ static void check_attention(int batch, int q, int heads, int kvh, int D, const i
     CT_CUDA(cudaMemset(a.out, 0xff, qe * 2));
     a.out_ld = (long)heads * D;
     attn_cuda_ws_t ws;
-    CT_OK(attn_cuda_ws_alloc(&ws, (long)batch * q * heads, D, &err), &err);
+    CT_OK(attn_cuda_ws_init(&ws, (long)batch * q * heads, D, &err), &err);
     CT_OK(attn_cuda_run(&a, &ws, splits, 0, &err), &err);
     ct_download(ho, a.out, qe * 2);
 
@@ -226,7 +226,7 @@ static void check_attention(int batch, int q, int heads, int kvh, int D, const i
         free(rk); free(rv); free(ro);
     }
     CHECK(bad == 0);
-    attn_cuda_ws_free(&ws);
+    attn_cuda_ws_fini(&ws);
     CT_CUDA(cudaFree((void *)a.qp));
     CT_CUDA(cudaFree((void *)a.kc));
     CT_CUDA(cudaFree((void *)a.vc));
@@ -437,8 +437,8 @@ static void test_layer_stages(void)
     free(wq); free(wo); free(wg); free(wd); free(kc0); free(vc0); free(x);
     CT_CUDA(cudaFree(dx));
     CT_CUDA(cudaFree(dy));
-    layer_cuda_free(&l);
-    cugemm_free(&g);
+    layer_cuda_fini(&l);
+    cugemm_fini(&g);
 }
 
 /* The W4A16 layer (edge drafting on a GPU) runs and produces finite output
@@ -472,8 +472,8 @@ static void test_layer_w4_runs(void)
     CHECK(differs > 128);   /* the layer added something to the residual */
     CT_CUDA(cudaFree(dx));
     CT_CUDA(cudaFree(dy));
-    layer_cuda_free(&l);
-    cugemm_free(&g);
+    layer_cuda_fini(&l);
+    cugemm_fini(&g);
 }
 
 int main(void)

@@ -21,7 +21,7 @@ static void test_repack_layout(void)
 {
     w4a16_t w;
     ct_rng_t r = {0x1234};
-    CHECK(w4a16_alloc(&w, 3, 256, 128) == 0);
+    CHECK(w4a16_init(&w, 3, 256, 128) == 0);
     for (size_t i = 0; i < 3 * 32; i++) w.qweight[i] = (uint32_t)ct_next(&r);
     uint32_t *rp = (uint32_t *)malloc(3 * 32 * 4);
     w4a16_cuda_repack(&w, rp);
@@ -34,7 +34,7 @@ static void test_repack_layout(void)
             CHECK(((word >> (4 * slot)) & 0xf) == w4a16_get_q(&w, n, k));
         }
     free(rp);
-    w4a16_free(&w);
+    w4a16_fini(&w);
 }
 
 /* The magic-number dequantisation, emulated bit for bit on the host: word >>
@@ -44,7 +44,7 @@ static void test_dequant_trick_host(void)
 {
     w4a16_t w;
     ct_rng_t r = {99};
-    CHECK(w4a16_alloc(&w, 1, 128, 128) == 0);
+    CHECK(w4a16_init(&w, 1, 128, 128) == 0);
     for (int i = 0; i < 16; i++) w.qweight[i] = (uint32_t)ct_next(&r);
     uint32_t rp[16];
     w4a16_cuda_repack(&w, rp);
@@ -58,7 +58,7 @@ static void test_dequant_trick_host(void)
                 CHECK(lo - zz == (float)((int)w4a16_get_q(&w, 0, 8 * i + 2 * j) - z));
                 CHECK(hi - zz == (float)((int)w4a16_get_q(&w, 0, 8 * i + 2 * j + 1) - z));
             }
-    w4a16_free(&w);
+    w4a16_fini(&w);
 }
 
 static void test_rejects_bad_shapes(void)
@@ -84,7 +84,7 @@ static void check_shape(int n, int k, int group, int symmetric, const int *ms, i
     err_t err = {0, {0}};
     ct_rng_t r = {seed};
     w4a16_t w;
-    CHECK(w4a16_alloc(&w, n, k, group) == 0);
+    CHECK(w4a16_init(&w, n, k, group) == 0);
     float *wf = (float *)malloc((size_t)n * k * sizeof(float));
     for (size_t i = 0; i < (size_t)n * k; i++) wf[i] = ct_unif(&r, -0.1f, 0.1f);
     w4a16_quantize(wf, symmetric, &w);
@@ -129,11 +129,11 @@ static void check_shape(int n, int k, int group, int symmetric, const int *ms, i
             }
         CHECK(bad == 0);
     }
-    w4a16_cuda_free(&d);
+    w4a16_cuda_fini(&d);
     CT_CUDA(cudaFree(dx));
     CT_CUDA(cudaFree(dy));
     free(wf); free(x); free(y); free(ref);
-    w4a16_free(&w);
+    w4a16_fini(&w);
 }
 
 static const int kAllM[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
@@ -165,7 +165,7 @@ static void test_fill_random(void)
     if (!ct_have_gpu()) return;
     err_t err = {0, {0}};
     w4a16_cuda_t d;
-    CT_OK(w4a16_cuda_alloc(&d, 64, 256, 128, &err), &err);
+    CT_OK(w4a16_cuda_init(&d, 64, 256, 128, &err), &err);
     CT_OK(w4a16_cuda_fill_random(&d, 5, 0, &err), &err);
     uint32_t q[64 * 32];
     uint8_t z[128];
@@ -183,7 +183,7 @@ static void test_fill_random(void)
     CHECK(nz > 64 * 32 - 4);
     CHECK(zok);
     CHECK(sok);
-    w4a16_cuda_free(&d);
+    w4a16_cuda_fini(&d);
 }
 
 int main(void)

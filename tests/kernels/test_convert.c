@@ -20,7 +20,7 @@ static unsigned rnd(unsigned n)
 
 static void random_w(w4a16_t *w, int n, int k, int group)
 {
-    CHECK(w4a16_alloc(w, n, k, group) == 0);
+    CHECK(w4a16_init(w, n, k, group) == 0);
     for (int r = 0; r < n; r++)
         for (int c = 0; c < k; c++) w4a16_set_q(w, r, c, rnd(16));
     for (int g = 0; g < n * (k / group); g++) {
@@ -76,14 +76,14 @@ static void gptq_case(int n, int k, int group)
             bad += ref != deq(&back, r, c);
         }
     CHECK(bad == 0);
-    w4a16_free(&back);
+    w4a16_fini(&back);
     gidx[5] = 1;   /* act-order permutation: rejected */
     CHECK(convert_gptq(qw, qz, sc, gidx, n, k, group, &back, &e) == -1 && e.code == ERR_INPUT);
     free(qw);
     free(qz);
     free(sc);
     free(gidx);
-    w4a16_free(&w);
+    w4a16_fini(&w);
 }
 
 static void test_gptq(void)
@@ -134,8 +134,8 @@ static void awq_case(int n, int k, int group)
     free(qw);
     free(qz);
     free(sc);
-    w4a16_free(&w);
-    w4a16_free(&back);
+    w4a16_fini(&w);
+    w4a16_fini(&back);
 }
 
 static void test_awq(void)
@@ -176,10 +176,10 @@ static void test_q4_0(void)
             }
         }
     CHECK(bad == 0);
-    w4a16_free(&back);
+    w4a16_fini(&back);
     CHECK(convert_q4_0(blocks, n, 80, &back, &e) == -1 && e.code == ERR_INPUT);
     free(blocks);
-    w4a16_free(&w);
+    w4a16_fini(&w);
 }
 
 int main(void)

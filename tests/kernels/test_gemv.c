@@ -46,7 +46,7 @@ struct w4case {
 
 static void w4case_make(struct w4case *c, int n, int k, int group, int m)
 {
-    CHECK(w4a16_alloc(&c->w, n, k, group) == 0);
+    CHECK(w4a16_init(&c->w, n, k, group) == 0);
     for (int r = 0; r < n; r++)
         for (int col = 0; col < k; col++) w4a16_set_q(&c->w, r, col, (unsigned)(urand() * 16));
     int groups = k / group;
@@ -81,8 +81,8 @@ static void w4case_make(struct w4case *c, int n, int k, int group, int m)
 
 static void w4case_free(struct w4case *c)
 {
-    w4a16_free(&c->w);
-    w4a16_packed_free(&c->p);
+    w4a16_fini(&c->w);
+    w4a16_packed_fini(&c->p);
     free(c->x);
     free(c->yref);
     free(c->bound);
@@ -181,13 +181,13 @@ static void test_tolerance_detects_corruption(void)
     w4case_make(&c, 17, 384, 128, 1);
     for (int i = 0; i < nctx; i++) {
         w4a16_packed_t bad;
-        CHECK(w4a16_packed_alloc(&bad, 17, 384, 128) == 0);
+        CHECK(w4a16_packed_init(&bad, 17, 384, 128) == 0);
         memcpy(bad.q, c.p.q, 17 * 192);
         memcpy(bad.scales, c.p.scales, 17 * 3 * 2);
         memcpy(bad.zeros, c.p.zeros, 17 * 3);
         for (int b = 0; b < 12; b++) bad.q[5 * 192 + b] = (uint8_t)(c.p.q[5 * 192 + b] ^ 0x3C);
         CHECK(w4_mismatches(ctxs[i], &c, &bad, 1) >= 1);
-        w4a16_packed_free(&bad);
+        w4a16_packed_fini(&bad);
     }
     w4case_free(&c);
 }

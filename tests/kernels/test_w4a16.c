@@ -21,15 +21,15 @@ static double urand(void)   /* uniform [0, 1) */
 static void test_layout(void)
 {
     w4a16_t w;
-    CHECK(w4a16_alloc(&w, 2, 16, 8) == 0);
+    CHECK(w4a16_init(&w, 2, 16, 8) == 0);
     for (int c = 0; c < 16; c++) w4a16_set_q(&w, 1, c, (unsigned)(15 - c));
     CHECK(w.qweight[0] == 0 && w.qweight[1] == 0);        /* row 0 untouched */
     CHECK(w.qweight[2] == 0x89ABCDEFu);                   /* k=0 → 15 in bits 0..3 */
     CHECK(w.qweight[3] == 0x01234567u);
     CHECK(w4a16_get_q(&w, 1, 9) == 6);
-    w4a16_free(&w);
-    CHECK(w4a16_alloc(&w, 2, 100, 8) == -1);              /* k not a multiple of group */
-    CHECK(w4a16_alloc(&w, 2, 96, 12) == -1);              /* group not a multiple of 8 */
+    w4a16_fini(&w);
+    CHECK(w4a16_init(&w, 2, 100, 8) == -1);              /* k not a multiple of group */
+    CHECK(w4a16_init(&w, 2, 96, 12) == -1);              /* group not a multiple of 8 */
     /* 4096×4096 g128: 8 MiB of nibbles + 131072 groups × 2.5 B. */
     CHECK_REL(w4a16_bytes(4096, 4096, 128), 8388608.0 + 131072.0 * 2.5, 1e-15);
 }
@@ -42,7 +42,7 @@ static void check_bound(int n, int k, int group, int symmetric, double spread)
 {
     float *w = malloc((size_t)n * k * sizeof *w), *d = malloc((size_t)n * k * sizeof *d);
     w4a16_t q;
-    CHECK(w && d && w4a16_alloc(&q, n, k, group) == 0);
+    CHECK(w && d && w4a16_init(&q, n, k, group) == 0);
     for (int i = 0; i < n * k; i++) w[i] = (float)((urand() - 0.3) * spread);
     w4a16_quantize(w, symmetric, &q);
     w4a16_dequantize(&q, d);
@@ -70,7 +70,7 @@ static void check_bound(int n, int k, int group, int symmetric, double spread)
     CHECK(worst > 0.3);   /* the bound is not vacuous: errors do approach s/2 */
     free(w);
     free(d);
-    w4a16_free(&q);
+    w4a16_fini(&q);
 }
 
 static void test_quantize_bounds(void)
@@ -88,7 +88,7 @@ static void test_quantize_special(void)
     float w[256];
     float d[256];
     w4a16_t q;
-    CHECK(w4a16_alloc(&q, 1, 256, 128) == 0);
+    CHECK(w4a16_init(&q, 1, 256, 128) == 0);
     for (int i = 0; i < 128; i++) w[i] = 0.0f;
     for (int i = 128; i < 256; i++) w[i] = i % 2 ? 0.0f : 1.5f;
     w4a16_quantize(w, 0, &q);
@@ -99,11 +99,11 @@ static void test_quantize_special(void)
     uint16_t h[256];
     for (int i = 0; i < 256; i++) h[i] = f32_to_fp16(w[i]);
     w4a16_t q2;
-    CHECK(w4a16_alloc(&q2, 1, 256, 128) == 0);
+    CHECK(w4a16_init(&q2, 1, 256, 128) == 0);
     CHECK(w4a16_quantize_fp16(h, 0, &q2) == 0);
     CHECK(memcmp(q.qweight, q2.qweight, 128) == 0 && memcmp(q.scales, q2.scales, 4) == 0);
-    w4a16_free(&q);
-    w4a16_free(&q2);
+    w4a16_fini(&q);
+    w4a16_fini(&q2);
 }
 
 /* The reference against Σ (q − z)·s·x in double: two fp32 summations in k
@@ -113,7 +113,7 @@ static void test_gemm_ref_vs_double(void)
 {
     int n = 7, k = 640, m = 3;
     w4a16_t w;
-    CHECK(w4a16_alloc(&w, n, k, 128) == 0);
+    CHECK(w4a16_init(&w, n, k, 128) == 0);
     for (int r = 0; r < n; r++)
         for (int c = 0; c < k; c++) w4a16_set_q(&w, r, c, (unsigned)(urand() * 16));
     for (int g = 0; g < n * k / 128; g++) {
@@ -135,7 +135,7 @@ static void test_gemm_ref_vs_double(void)
             double got = fp16_to_f32(y[i * n + r]);
             CHECK_ABS(got, sum, k * 0x1p-24 * mag + fabs(sum) * 0x1p-11 + 0x1p-25);
         }
-    w4a16_free(&w);
+    w4a16_fini(&w);
 }
 
 /* Packed layout (gemv.h): byte j of block b = q(32b+j) | q(32b+16+j) << 4. */
@@ -143,7 +143,7 @@ static void test_repack_layout(void)
 {
     w4a16_t w;
     w4a16_packed_t p;
-    CHECK(w4a16_alloc(&w, 3, 192, 64) == 0);
+    CHECK(w4a16_init(&w, 3, 192, 64) == 0);
     for (int r = 0; r < 3; r++)
         for (int c = 0; c < 192; c++) w4a16_set_q(&w, r, c, (unsigned)(urand() * 16));
     for (int g = 0; g < 9; g++) {
@@ -162,11 +162,11 @@ static void test_repack_layout(void)
     CHECK(bad == 0);
     CHECK(memcmp(p.scales, w.scales, sizeof w.scales[0] * 9) == 0);
     CHECK(memcmp(p.zeros, w.zeros, 9) == 0);
-    w4a16_packed_free(&p);
-    w4a16_free(&w);
-    CHECK(w4a16_alloc(&w, 1, 48, 16) == 0);
+    w4a16_packed_fini(&p);
+    w4a16_fini(&w);
+    CHECK(w4a16_init(&w, 1, 48, 16) == 0);
     CHECK(w4a16_repack(&w, &p) == -1);    /* group 16: not a kernel shape */
-    w4a16_free(&w);
+    w4a16_fini(&w);
 }
 
 int main(void)

@@ -131,107 +131,94 @@ static void test_max_batch(void)
     batch_scratch_fini(&s);
 }
 
-/* One job per tenant: A0 A1 B0 A2 C0 (A = tenant 0) -> {A0, B0, C0}; A1
- * waits and A2 behind it too, although max_batch 8 leaves room. */
-static void test_one_per_tenant(void)
-{
-    hq_t h = {0};
-    add(&h, 0, CLOUD_VERIFY, 5, 0, 0);
-    add(&h, 0, CLOUD_VERIFY, 5, 0, 0);
-    add(&h, 1, CLOUD_VERIFY, 5, 0, 0);
-    add(&h, 0, CLOUD_VERIFY, 5, 0, 0);
-    add(&h, 2, CLOUD_VERIFY, 5, 0, 0);
-    batch_scratch_t s;
-    CHECK(batch_scratch_init(&s, NTEN) == 0);
-    picked_t got;
-    pick("continuous", &h, cap(8, 0, 0), &s, &got);
-    expect(&got, (int[]){0, 2, 4}, (int[]){5, 5, 5}, 3);
-    batch_scratch_fini(&s);
-}
+/* A pick on a hand-built queue, the expected batch worked out by hand. */
+typedef struct pick_job {
+    int tenant, kind, tokens;
+    uint32_t epoch;
+} pick_job_t;
 
-/* max_tokens 10. (a) P(prefill 25), V(5): P is chunked to the 10 tokens
- * and nothing is left for V: {P:10}. (b) P(prefill 7), V(5, t1), D(decode
- * 1, t2): P takes 7, V does not fit the 3 left and waits (verify jobs never
- * split), D fits: {P:7, D:1}. (c) V(6, t0), V(6, t1), P(prefill 9, t2): the
- * second V waits, the prefill takes the 4 left: {V:6, P:4}. */
-static void test_max_tokens(void)
-{
-    batch_scratch_t s;
-    CHECK(batch_scratch_init(&s, NTEN) == 0);
-    picked_t got;
-    hq_t a = {0};
-    add(&a, 0, CLOUD_PREFILL, 25, 0, 0);
-    add(&a, 1, CLOUD_VERIFY, 5, 0, 0);
-    pick("continuous", &a, cap(8, 10, 0), &s, &got);
-    expect(&got, (int[]){0}, (int[]){10}, 1);
-    hq_t b = {0};
-    add(&b, 0, CLOUD_PREFILL, 7, 0, 0);
-    add(&b, 1, CLOUD_VERIFY, 5, 0, 0);
-    add(&b, 2, CLOUD_DECODE, 1, 0, 0);
-    pick("continuous", &b, cap(8, 10, 0), &s, &got);
-    expect(&got, (int[]){0, 2}, (int[]){7, 1}, 2);
-    hq_t c = {0};
-    add(&c, 0, CLOUD_VERIFY, 6, 0, 0);
-    add(&c, 1, CLOUD_VERIFY, 6, 0, 0);
-    add(&c, 2, CLOUD_PREFILL, 9, 0, 0);
-    pick("window", &c, cap(8, 10, 0), &s, &got);
-    expect(&got, (int[]){0, 2}, (int[]){6, 4}, 2);
-    batch_scratch_fini(&s);
-}
+typedef struct pick_case {
+    const char *what;
+    const char *policy;
+    int max_batch, max_tokens, multi;   /* max_tokens 0: no limit */
+    pick_job_t jobs[MAXJ];
+    int njobs;
+    int want[MAXJ], wtok[MAXJ];         /* the batch: job handles, tokens */
+    int n;
+} pick_case_t;
 
-/* A waiting job holds its tenant's later jobs: max_tokens 10, A(5, t0),
- * A(6, t0), A(4, t0), B(4, t1), multi_block on. A5 goes; A6 does not fit
- * the 5 left and waits, so A4 (which would fit) waits behind it; B4 fits:
- * {A5, B4}. Without multi_block: {A5, B4} as well (one job per tenant). */
-static void test_tenant_hold(void)
+#define V CLOUD_VERIFY
+#define P CLOUD_PREFILL
+#define D CLOUD_DECODE
+
+static const pick_case_t PICK_CASES[] = {
+    /* One job per tenant: A0 A1 B0 A2 C0 (A = tenant 0) -> {A0, B0, C0}; A1
+     * waits and A2 behind it too, although max_batch 8 leaves room. */
+    {"one per tenant", "continuous", 8, 0, 0,
+     {{0, V, 5, 0}, {0, V, 5, 0}, {1, V, 5, 0}, {0, V, 5, 0}, {2, V, 5, 0}}, 5,
+     {0, 2, 4}, {5, 5, 5}, 3},
+    /* max_tokens 10. (a) P(prefill 25), V(5): P is chunked to the 10 tokens
+     * and nothing is left for V: {P:10}. */
+    {"max_tokens a", "continuous", 8, 10, 0, {{0, P, 25, 0}, {1, V, 5, 0}}, 2,
+     {0}, {10}, 1},
+    /* (b) P(prefill 7), V(5, t1), D(decode 1, t2): P takes 7, V does not fit
+     * the 3 left and waits (verify jobs never split), D fits: {P:7, D:1}. */
+    {"max_tokens b", "continuous", 8, 10, 0, {{0, P, 7, 0}, {1, V, 5, 0}, {2, D, 1, 0}}, 3,
+     {0, 2}, {7, 1}, 2},
+    /* (c) V(6, t0), V(6, t1), P(prefill 9, t2): the second V waits, the
+     * prefill takes the 4 left: {V:6, P:4}. */
+    {"max_tokens c", "window", 8, 10, 0, {{0, V, 6, 0}, {1, V, 6, 0}, {2, P, 9, 0}}, 3,
+     {0, 2}, {6, 4}, 2},
+    /* A waiting job holds its tenant's later jobs: max_tokens 10, A(5, t0),
+     * A(6, t0), A(4, t0), B(4, t1). A5 goes; A6 does not fit the 5 left and
+     * waits, so A4 (which would fit) waits behind it; B4 fits: {A5, B4},
+     * with multi_block on and off (one job per tenant). */
+    {"tenant hold", "continuous", 8, 10, 0,
+     {{0, V, 5, 0}, {0, V, 6, 0}, {0, V, 4, 0}, {1, V, 4, 0}}, 4, {0, 3}, {5, 4}, 2},
+    {"tenant hold multi", "continuous", 8, 10, 1,
+     {{0, V, 5, 0}, {0, V, 6, 0}, {0, V, 4, 0}, {1, V, 4, 0}}, 4, {0, 3}, {5, 4}, 2},
+    /* multi_block: a tenant's consecutive verify blocks of one epoch share
+     * the iteration, each one job towards max_batch. (a) A0 A1 B0 A2 (epoch
+     * 0), max_batch 3: {A0, A1, B0}; A2 would join but the batch is full;
+     * with room (max_batch 8) it joins. */
+    {"multi_block a", "continuous", 3, 0, 1,
+     {{0, V, 5, 0}, {0, V, 5, 0}, {1, V, 5, 0}, {0, V, 5, 0}}, 4,
+     {0, 1, 2}, {5, 5, 5}, 3},
+    {"multi_block a room", "continuous", 8, 0, 1,
+     {{0, V, 5, 0}, {0, V, 5, 0}, {1, V, 5, 0}, {0, V, 5, 0}}, 4,
+     {0, 1, 2, 3}, {5, 5, 5, 5}, 4},
+    /* (b) C0 (epoch 0), C1 (epoch 1), C2 (epoch 1), D0: C1 is of a new epoch
+     * and waits, C2 behind it: {C0, D0}. */
+    {"multi_block b", "continuous", 8, 0, 1,
+     {{2, V, 5, 0}, {2, V, 5, 1}, {2, V, 5, 1}, {3, V, 5, 0}}, 4, {0, 3}, {5, 5}, 2},
+    /* (c) a prefill then a verify of the same tenant: a block joins only
+     * after a verify block: {P}. */
+    {"multi_block c", "continuous", 8, 0, 1, {{4, P, 20, 0}, {4, V, 5, 0}}, 2,
+     {0}, {20}, 1},
+};
+
+#undef V
+#undef P
+#undef D
+
+static void test_pick_cases(void)
 {
-    hq_t h = {0};
-    add(&h, 0, CLOUD_VERIFY, 5, 0, 0);
-    add(&h, 0, CLOUD_VERIFY, 6, 0, 0);
-    add(&h, 0, CLOUD_VERIFY, 4, 0, 0);
-    add(&h, 1, CLOUD_VERIFY, 4, 0, 0);
     batch_scratch_t s;
     CHECK(batch_scratch_init(&s, NTEN) == 0);
-    for (int multi = 0; multi <= 1; multi++) {
+    for (size_t i = 0; i < sizeof PICK_CASES / sizeof *PICK_CASES; i++) {
+        const pick_case_t *k = &PICK_CASES[i];
+        hq_t h = {0};
+        for (int j = 0; j < k->njobs; j++)
+            add(&h, k->jobs[j].tenant, k->jobs[j].kind, k->jobs[j].tokens,
+                k->jobs[j].epoch, 0);
         picked_t got;
-        pick("continuous", &h, cap(8, 10, multi), &s, &got);
-        expect(&got, (int[]){0, 3}, (int[]){5, 4}, 2);
+        pick(k->policy, &h, cap(k->max_batch, k->max_tokens, k->multi), &s, &got);
+        int before = check_failed_now;
+        check_failed_now = 0;
+        expect(&got, k->want, k->wtok, k->n);
+        if (check_failed_now) printf("  in case '%s'\n", k->what);
+        check_failed_now |= before;
     }
-    batch_scratch_fini(&s);
-}
-
-/* multi_block: a tenant's consecutive verify blocks of one epoch share the
- * iteration, each one job towards max_batch. (a) A0 A1 B0 A2 (epoch 0),
- * max_batch 3: {A0, A1, B0}; A2 would join but the batch is full. (b) C0
- * (epoch 0), C1 (epoch 1), C2 (epoch 1), D0: C1 is of a new epoch and waits,
- * C2 behind it: {C0, D0}. (c) a prefill then a verify of the same tenant:
- * a block joins only after a verify block: {P}. */
-static void test_multi_block(void)
-{
-    batch_scratch_t s;
-    CHECK(batch_scratch_init(&s, NTEN) == 0);
-    picked_t got;
-    hq_t a = {0};
-    add(&a, 0, CLOUD_VERIFY, 5, 0, 0);
-    add(&a, 0, CLOUD_VERIFY, 5, 0, 0);
-    add(&a, 1, CLOUD_VERIFY, 5, 0, 0);
-    add(&a, 0, CLOUD_VERIFY, 5, 0, 0);
-    pick("continuous", &a, cap(3, 0, 1), &s, &got);
-    expect(&got, (int[]){0, 1, 2}, (int[]){5, 5, 5}, 3);
-    pick("continuous", &a, cap(8, 0, 1), &s, &got);   /* room: A2 joins */
-    expect(&got, (int[]){0, 1, 2, 3}, (int[]){5, 5, 5, 5}, 4);
-    hq_t b = {0};
-    add(&b, 2, CLOUD_VERIFY, 5, 0, 0);
-    add(&b, 2, CLOUD_VERIFY, 5, 1, 0);
-    add(&b, 2, CLOUD_VERIFY, 5, 1, 0);
-    add(&b, 3, CLOUD_VERIFY, 5, 0, 0);
-    pick("continuous", &b, cap(8, 0, 1), &s, &got);
-    expect(&got, (int[]){0, 3}, (int[]){5, 5}, 2);
-    hq_t c = {0};
-    add(&c, 4, CLOUD_PREFILL, 20, 0, 0);
-    add(&c, 4, CLOUD_VERIFY, 5, 0, 0);
-    pick("continuous", &c, cap(8, 0, 1), &s, &got);
-    expect(&got, (int[]){0}, (int[]){20}, 1);
     batch_scratch_fini(&s);
 }
 
@@ -388,10 +375,7 @@ int main(void)
     RUN(test_registry);
     RUN(test_when);
     RUN(test_max_batch);
-    RUN(test_one_per_tenant);
-    RUN(test_max_tokens);
-    RUN(test_tenant_hold);
-    RUN(test_multi_block);
+    RUN(test_pick_cases);
     RUN(test_order);
     RUN(test_scratch_wrap);
     RUN(test_one_job);

@@ -13,17 +13,6 @@
 #include "caltable.h"
 #include "check.h"
 
-static int tmp_file(char *path, size_t sz, const char *text)
-{
-    snprintf(path, sz, "/tmp/specsim_test_caltable_XXXXXX");
-    int fd = mkstemp(path);
-    if (fd < 0) return -1;
-    FILE *f = fdopen(fd, "w");
-    if (!f) { close(fd); return -1; }
-    fputs(text, f);
-    return fclose(f);
-}
-
 static void row_eq(const caltable_row_t *a, const caltable_row_t *b)
 {
     CHECK(a->op == b->op);
@@ -69,11 +58,7 @@ static void test_round_trip(void)
     t.rows = rows;
     t.nrows = 5;
     char path[64];
-    snprintf(path, sizeof path, "/tmp/specsim_test_caltable_XXXXXX");
-    int fd = mkstemp(path);
-    CHECK(fd >= 0);
-    FILE *f = fdopen(fd, "w");
-    CHECK(f != NULL);
+    FILE *f = check_tmp_open(path, sizeof path, "w");
     if (!f) return;
     CHECK(caltable_write(&t, f) == 0);
     CHECK(fclose(f) == 0);
@@ -141,7 +126,7 @@ static void test_save(void)
     t.rows = &row;
     t.nrows = 1;
     char path[64], tmp[80];
-    CHECK(tmp_file(path, sizeof path, "old contents\n") == 0);
+    CHECK(check_tmp_file(path, sizeof path, "old contents\n") == 0);
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     err_t e = {0, ""};
     CHECK(caltable_save(&t, path, stdout, &e) == 0);
@@ -159,7 +144,7 @@ static void test_save(void)
     CHECK(strncmp(e.msg, "/nonexistent-dir/t.yaml.tmp:", 28) == 0);
     CHECK(access("/nonexistent-dir/t.yaml.tmp", F_OK) != 0);
     /* An existing PATH.tmp is someone else's file: refused, left as it was. */
-    CHECK(tmp_file(path, sizeof path, "old contents\n") == 0);
+    CHECK(check_tmp_file(path, sizeof path, "old contents\n") == 0);
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE *f = fopen(tmp, "w");
     CHECK(f && fputs("keep\n", f) != EOF && fclose(f) == 0);
@@ -209,7 +194,7 @@ static void check_bad(int line, const char *repl, int eline, const char *needle,
     if (eline > NBASE) eline_text = repl;   /* an appended line */
     if (line > NBASE && repl) { strcat(text, repl); strcat(text, "\n"); }
     char path[64];
-    CHECK(tmp_file(path, sizeof path, text) == 0);
+    CHECK(check_tmp_file(path, sizeof path, text) == 0);
     caltable_t t;
     err_t e = {0, ""};
     int rc = caltable_load(path, &t, &e);
@@ -233,7 +218,7 @@ static void test_base_is_valid(void)
     char text[2048] = "";
     for (int i = 0; i < NBASE; i++) { strcat(text, base[i]); strcat(text, "\n"); }
     char path[64];
-    CHECK(tmp_file(path, sizeof path, text) == 0);
+    CHECK(check_tmp_file(path, sizeof path, text) == 0);
     caltable_t t;
     err_t e = {0, ""};
     CHECK(caltable_load(path, &t, &e) == 0);
@@ -276,6 +261,10 @@ static void test_malformed_tables(void)
     /* A misspelt row key, with a suggestion. */
     check_bad(8, "  - {op: token, m: 1, contxt: 0, time_s: 2.0e-3}", 8, "contxt",
               "ops.1.contxt", "did you mean 'context'");
+    /* A key far from every allowed one: the message lists them (the same
+     * text as a scenario's, suggest_unknown_key). */
+    check_bad(1, "zzzzzzz: 1", 1, "zzzzzzz", "zzzzzzz",
+              "unknown key (allowed here: format, ");
     /* A duplicate key. */
     check_bad(9, "model: tiny2", 9, "model", "model", "duplicate key");
     /* A linear op name outside the format's list. */
@@ -289,7 +278,7 @@ static void test_malformed_tables(void)
     /* Unterminated flow mapping: a YAML syntax error, still file:line:col. */
     {
         char path[64];
-        CHECK(tmp_file(path, sizeof path,
+        CHECK(check_tmp_file(path, sizeof path,
                        "format: specsim-calibration/1\nops:\n  - {op: token, m: 1\n") == 0);
         caltable_t t;
         err_t e = {0, ""};
@@ -306,7 +295,7 @@ static void test_malformed_tables(void)
         char text[512] = "", path[64];
         for (int i = 0; i < 5; i++) { strcat(text, base[i]); strcat(text, "\n"); }
         strcat(text, "ops: []\n");
-        CHECK(tmp_file(path, sizeof path, text) == 0);
+        CHECK(check_tmp_file(path, sizeof path, text) == 0);
         caltable_t t;
         err_t e = {0, ""};
         CHECK(caltable_load(path, &t, &e) == -1 && e.code == ERR_INPUT);
@@ -320,11 +309,11 @@ static void test_malformed_tables(void)
         err_t e = {0, ""};
         CHECK(caltable_load("/nonexistent/x.yaml", &t, &e) == -1 && e.code == ERR_INPUT);
         char path[64];
-        CHECK(tmp_file(path, sizeof path, "- just\n- a list\n") == 0);
+        CHECK(check_tmp_file(path, sizeof path, "- just\n- a list\n") == 0);
         e.code = 0;
         CHECK(caltable_load(path, &t, &e) == -1 && e.code == ERR_INPUT);
         unlink(path);
-        CHECK(tmp_file(path, sizeof path, "") == 0);
+        CHECK(check_tmp_file(path, sizeof path, "") == 0);
         e.code = 0;
         CHECK(caltable_load(path, &t, &e) == -1 && e.code == ERR_INPUT);
         unlink(path);

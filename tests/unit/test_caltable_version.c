@@ -23,11 +23,7 @@ static void test_written_and_read_back(void)
     t.rows = &row;
     t.nrows = 1;
     char path[64];
-    snprintf(path, sizeof path, "/tmp/specsim_test_calver_XXXXXX");
-    int fd = mkstemp(path);
-    CHECK(fd >= 0);
-    FILE *f = fdopen(fd, "w+");
-    CHECK(f != NULL);
+    FILE *f = check_tmp_open(path, sizeof path, "w+");
     if (!f) return;
     CHECK(caltable_write(&t, f) == 0);
     /* The line as written, found in the text itself. */

@@ -135,7 +135,7 @@ static void test_pareto_and_empirical(void)
     dist_t copy;
     CHECK(dist_copy(&copy, &e) == 0);
     CHECK(copy.values != vals && copy.n == 4 && copy.values[3] == 7);
-    dist_free(&copy);
+    dist_fini(&copy);
     CHECK(copy.values == NULL && copy.n == 0);
 }
 

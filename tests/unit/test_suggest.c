@@ -43,8 +43,24 @@ static void test_ties(void)
     CHECK_STR(suggest_nearest("ab", rev, 2), "xb");
 }
 
+/* The unknown-key text every reader prints: a suggestion when one is
+ * close, else the list of what is allowed. */
+static void test_unknown_key(void)
+{
+    char buf[200];
+    suggest_unknown_key(buf, sizeof buf, "gama", KEYS, NKEYS);
+    CHECK_STR(buf, "unknown key (did you mean 'gamma'?)");
+    static const char *const two[] = {"ops", "window"};
+    suggest_unknown_key(buf, sizeof buf, "replicas", two, 2);
+    CHECK_STR(buf, "unknown key (allowed here: ops, window)");
+    char small[8];
+    suggest_join(small, sizeof small, two, 2);
+    CHECK_STR(small, "ops");   /* cut at a whole name */
+}
+
 int main(void)
 {
+    RUN(test_unknown_key);
     RUN(test_typos);
     RUN(test_too_far);
     RUN(test_ties);
