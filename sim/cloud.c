@@ -50,7 +50,14 @@ struct cloud {
      * Little's-law check. */
     int nwaiting;
     double area_t;
+    /* The roofline time of the linear layers by batch tokens M (-1 = not
+     * yet asked), for gpu_roofline_util: every iteration asks, and M takes
+     * few values. Grown on demand up to CLOUD_ROOF_MEMO_MAX entries. */
+    double *roof_lin;
+    int roof_n;
 };
+
+#define CLOUD_ROOF_MEMO_MAX 65536
 
 /* Kick payloads: 0 = start if idle; else (gen << 1) | 1 = the policy's timer. */
 #define KICK 0u
@@ -200,7 +207,37 @@ void cloud_free(cloud_t *c)
     batch_scratch_fini(&c->scratch);
     free(c->adm_next);
     free(c->adm_bytes);
+    free(c->roof_lin);
     free(c);
+}
+
+/* service_roofline_linear at m, kept per m (service_t is shared by threads,
+ * so the memo lives here, one per replication). */
+static double roof_linear(cloud_t *c, int m)
+{
+    if (m >= c->roof_n && m < CLOUD_ROOF_MEMO_MAX) {
+        int n = c->roof_n ? c->roof_n : 256;
+        while (n <= m) n *= 2;
+        if (n > CLOUD_ROOF_MEMO_MAX) n = CLOUD_ROOF_MEMO_MAX;
+        double *v = realloc(c->roof_lin, (size_t)n * sizeof *v);
+        if (v) {
+            for (int k = c->roof_n; k < n; k++) v[k] = -1;
+            c->roof_lin = v;
+            c->roof_n = n;
+        }
+    }
+    if (m >= c->roof_n) return service_roofline_linear(c->sv, m);
+    if (c->roof_lin[m] < 0) c->roof_lin[m] = service_roofline_linear(c->sv, m);
+    return c->roof_lin[m];
+}
+
+/* service_roofline_time of the batch, with the linear term from the memo. */
+static double roof_time(cloud_t *c, const service_job_t *jobs, int n)
+{
+    int m = 0;
+    for (int b = 0; b < n; b++) m += jobs[b].tokens;
+    if (m <= 0) return 0;
+    return roof_linear(c, m) + service_roofline_attention(c->sv, jobs, n);
 }
 
 int cloud_pin(cloud_t *c)
@@ -320,7 +357,7 @@ static int start_iteration(cloud_t *c, int ri, double now)
     else
         dt = service_iter_time(c->sv, r->sjob, nb);
     if (!(dt >= 0)) dt = 0;
-    r->roof = tl->roof_known ? service_roofline_time(c->sv, r->sjob, nb) : 0;
+    r->roof = tl->roof_known ? roof_time(c, r->sjob, nb) : 0;
     r->iter_end = now + dt;
     if (c->trace) {
         long m = 0;

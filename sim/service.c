@@ -332,15 +332,27 @@ double service_iter_time_datasheet(const service_t *sv, const service_job_t *job
     return s.m <= 0 ? 0 : iter_datasheet(sv, &s);
 }
 
+double service_roofline_linear(const service_t *sv, double m)
+{
+    double t = 0;
+    for (int i = 0; i < OP_N; i++)
+        t += sv->op[i].mult * lin_roof(&sv->op[i], m, sv->peak_bw, sv->peak_rate);
+    return t;
+}
+
+double service_roofline_attention(const service_t *sv, const service_job_t *jobs,
+                                  int njobs)
+{
+    sums_t s = job_sums(jobs, njobs);
+    return sv->layers * fmax(sv->attn_flops_coef * s.qctx / sv->peak_rate,
+                             sv->attn_bytes_coef * s.ctx / sv->peak_bw);
+}
+
 double service_roofline_time(const service_t *sv, const service_job_t *jobs, int njobs)
 {
     sums_t s = job_sums(jobs, njobs);
     if (s.m <= 0) return 0;
-    double t = 0;
-    for (int i = 0; i < OP_N; i++)
-        t += sv->op[i].mult * lin_roof(&sv->op[i], s.m, sv->peak_bw, sv->peak_rate);
-    return t + sv->layers * fmax(sv->attn_flops_coef * s.qctx / sv->peak_rate,
-                                 sv->attn_bytes_coef * s.ctx / sv->peak_bw);
+    return service_roofline_linear(sv, s.m) + service_roofline_attention(sv, jobs, njobs);
 }
 
 int service_in_table(const service_t *sv, const service_job_t *jobs, int njobs)

@@ -121,6 +121,12 @@ double service_iter_time_datasheet(const service_t *sv,
  * implementation could take; what gpu_roofline_util compares busy time
  * with (docs/metrics.md). 0 when the jobs hold no tokens. */
 double service_roofline_time(const service_t *sv, const service_job_t *jobs, int njobs);
+/* Its two terms: the linear layers at m tokens (a function of m alone, so a
+ * caller may keep it per m: the cloud does, as every iteration asks) and
+ * attention over the jobs. service_roofline_time = linear(M) + attention. */
+double service_roofline_linear(const service_t *sv, double m);
+double service_roofline_attention(const service_t *sv, const service_job_t *jobs,
+                                  int njobs);
 
 /* Weight footprint in bytes: every layer's linear weights and lm_head at the
  * model's precision (scales and zeros included) plus the token embedding

@@ -134,52 +134,64 @@ void tally_group_setup(tally_t *t, int g, const tally_group_cfg_t *cfg)
  * Each updates the fleet's part, then the group's, with the same
  * operations, so the fleet's sums are those of one fleet-wide tally. */
 
-static tally_part_t *grp(tally_t *t, int i)
+/* The parts tenant i's events count in: the fleet's, and its group's when
+ * there are several groups (one group's part would only repeat the fleet's
+ * every add: tally_finish reads the fleet's part for it). Returns how many. */
+static inline int parts(tally_t *t, int i, tally_part_t **p)
 {
-    return &t->group[t->group_of[i]];
+    p[0] = &t->all;
+    if (t->ngroups < 2) return 1;
+    p[1] = &t->group[t->group_of[i]];
+    return 2;
+}
+
+/* Group g's part: the fleet's when it is the only group. */
+static tally_part_t *group_part(tally_t *t, int g)
+{
+    return t->ngroups < 2 ? &t->all : &t->group[g];
 }
 
 void tally_up_bytes(tally_t *t, int i, double now, double bytes)
 {
     if (now < t->warmup) return;
-    t->all.up_bytes += bytes;
-    grp(t, i)->up_bytes += bytes;
+    tally_part_t *p[2];
+    for (int k = parts(t, i, p); k-- > 0;) p[k]->up_bytes += bytes;
 }
 
 void tally_down_bytes(tally_t *t, int i, double now, double bytes)
 {
     if (now < t->warmup) return;
-    t->all.down_bytes += bytes;
-    grp(t, i)->down_bytes += bytes;
+    tally_part_t *p[2];
+    for (int k = parts(t, i, p); k-- > 0;) p[k]->down_bytes += bytes;
 }
 
 void tally_stall(tally_t *t, int i, double from, double to)
 {
     double d = tally_clip(t, from, to);
-    t->all.stall += d;
-    grp(t, i)->stall += d;
+    tally_part_t *p[2];
+    for (int k = parts(t, i, p); k-- > 0;) p[k]->stall += d;
 }
 
 void tally_decode_time(tally_t *t, int i, double from, double to)
 {
     double d = tally_clip(t, from, to);
-    t->all.decode_time += d;
-    grp(t, i)->decode_time += d;
+    tally_part_t *p[2];
+    for (int k = parts(t, i, p); k-- > 0;) p[k]->decode_time += d;
     t->ten[i].decode_time += d;
 }
 
 void tally_drafted(tally_t *t, int i, double now, double n)
 {
     if (now < t->warmup) return;
-    t->all.drafted += n;
-    grp(t, i)->drafted += n;
+    tally_part_t *p[2];
+    for (int k = parts(t, i, p); k-- > 0;) p[k]->drafted += n;
 }
 
 void tally_discarded(tally_t *t, int i, double now, double gone)
 {
     if (now < t->warmup) return;
-    t->all.discarded += gone;
-    grp(t, i)->discarded += gone;
+    tally_part_t *p[2];
+    for (int k = parts(t, i, p); k-- > 0;) p[k]->discarded += gone;
 }
 
 static void part_commit(tally_part_t *p, double gap, int n)
@@ -193,8 +205,8 @@ static void part_commit(tally_part_t *p, double gap, int n)
 void tally_commit(tally_t *t, int i, double now, double gap, int n)
 {
     if (now < t->warmup) return;
-    part_commit(&t->all, gap, n);
-    part_commit(grp(t, i), gap, n);
+    tally_part_t *p[2];
+    for (int k = parts(t, i, p); k-- > 0;) part_commit(p[k], gap, n);
     tally_tenant_t *T = &t->ten[i];
     T->tokens += n;
     T->decode_tokens += n;
@@ -205,11 +217,11 @@ void tally_commit(tally_t *t, int i, double now, double gap, int n)
 void tally_first_token(tally_t *t, int i, double now, double ttft)
 {
     if (now < t->warmup) return;
-    t->all.committed++;
-    hist_add(t->all.ttft, ttft, 1);
-    tally_part_t *p = grp(t, i);
-    p->committed++;
-    hist_add(p->ttft, ttft, 1);
+    tally_part_t *p[2];
+    for (int k = parts(t, i, p); k-- > 0;) {
+        p[k]->committed++;
+        hist_add(p[k]->ttft, ttft, 1);
+    }
     t->ten[i].tokens++;
     t->ten[i].ttft_sum += ttft;
     t->ten[i].ttft_n++;
@@ -234,8 +246,8 @@ static void judge_slo(tally_t *t, int i, double e2e, double ttft, int output)
     int ttft_ok = !(c->slo_ttft > 0) || ttft <= c->slo_ttft;
     int tpot_ok = !(c->slo_tpot > 0) || output <= 1 ||
                   (e2e - ttft) / (output - 1) <= c->slo_tpot;
-    part_slo(&t->all, ttft_ok, tpot_ok, output);
-    part_slo(grp(t, i), ttft_ok, tpot_ok, output);
+    tally_part_t *p[2];
+    for (int k = parts(t, i, p); k-- > 0;) part_slo(p[k], ttft_ok, tpot_ok, output);
     t->ten[i].slo_met += ttft_ok && tpot_ok;
 }
 
@@ -243,13 +255,12 @@ void tally_request_end(tally_t *t, int i, double now, double t0, double t_first,
                        int output)
 {
     if (now < t->warmup) return;
-    t->all.e2e_sum += now - t0;
-    t->all.e2e_n++;
-    t->all.requests_done++;
-    tally_part_t *p = grp(t, i);
-    p->e2e_sum += now - t0;
-    p->e2e_n++;
-    p->requests_done++;
+    tally_part_t *p[2];
+    for (int k = parts(t, i, p); k-- > 0;) {
+        p[k]->e2e_sum += now - t0;
+        p[k]->e2e_n++;
+        p[k]->requests_done++;
+    }
     t->ten[i].requests++;
     judge_slo(t, i, now - t0, t_first - t0, output);
 }
@@ -257,8 +268,8 @@ void tally_request_end(tally_t *t, int i, double now, double t0, double t_first,
 void tally_verdict(tally_t *t, int i, double now, int n, int gone)
 {
     if (now < t->warmup) return;
-    tally_part_t *p[2] = {&t->all, grp(t, i)};
-    for (int k = 0; k < 2; k++) {
+    tally_part_t *p[2];
+    for (int k = parts(t, i, p); k-- > 0;) {
         p[k]->discarded += gone;
         p[k]->verdicts++;
         p[k]->verdict_tokens += n;
@@ -268,8 +279,8 @@ void tally_verdict(tally_t *t, int i, double now, int n, int gone)
 void tally_accepted(tally_t *t, int i, double now, int a, int gamma)
 {
     if (now < t->warmup) return;
-    tally_part_t *p[2] = {&t->all, grp(t, i)};
-    for (int k = 0; k < 2; k++) {
+    tally_part_t *p[2];
+    for (int k = parts(t, i, p); k-- > 0;) {
         p[k]->accepted += a;
         p[k]->verified_drafts += gamma;
     }
@@ -280,8 +291,8 @@ void tally_verified(tally_t *t, int i, double now, int tokens, int stale)
     t->raw.verified_tokens += tokens;
     if (stale) t->raw.stale_tokens += tokens;
     if (now < t->warmup) return;
-    tally_part_t *p[2] = {&t->all, grp(t, i)};
-    for (int k = 0; k < 2; k++) {
+    tally_part_t *p[2];
+    for (int k = parts(t, i, p); k-- > 0;) {
         p[k]->verified_tokens += tokens;
         if (stale) p[k]->stale_tokens += tokens;
     }
@@ -290,15 +301,15 @@ void tally_verified(tally_t *t, int i, double now, int tokens, int stale)
 void tally_queue_delay(tally_t *t, int i, double now, double d)
 {
     if (now < t->warmup) return;
-    hist_add(t->all.qdelay, d, 1);
-    hist_add(grp(t, i)->qdelay, d, 1);
+    tally_part_t *p[2];
+    for (int k = parts(t, i, p); k-- > 0;) hist_add(p[k]->qdelay, d, 1);
 }
 
 void tally_admitted(tally_t *t, int i, double now, double d)
 {
     if (now < t->warmup) return;
-    hist_add(t->all.admit, d, 1);
-    hist_add(grp(t, i)->admit, d, 1);
+    tally_part_t *p[2];
+    for (int k = parts(t, i, p); k-- > 0;) hist_add(p[k]->admit, d, 1);
 }
 
 void tally_kv(tally_t *t, double util, double from, double to)
@@ -463,7 +474,7 @@ void tally_finish(tally_t *t, int replicas, double events, double wall,
         int d, v, s;
         group_flags(t, g, &d, &v, &s);
         double *gv = groups[g].v;
-        part_finish(t, &t->group[g], d, v, s, gv);
+        part_finish(t, group_part(t, g), d, v, s, gv);
         cloud_finish(t, replicas, events, wall, gv);
         tenant_rates(t, g, &gv[METRIC_FAIRNESS_JAIN], &gv[METRIC_TOKENS_PER_S_TENANT_P5]);
     }
