@@ -22,6 +22,7 @@
 #include "batch.h"
 #include "gamma.h"
 #include "keytab.h"
+#include "order.h"
 #include "outpath.h"
 #include "proto.h"
 #include "service.h"
@@ -167,6 +168,23 @@ static int write_batch_policy(FILE *f, const keytab_key_t *k, const void *base, 
     return write_name(f, (p ? p : batch_policy_default())->name);
 }
 
+static int parse_batch_order(keytab_ctx_t *c, const ynode_t *node, const char *key,
+                             const keytab_key_t *k, void *base)
+{
+    const char *names[REG_MAX];
+    size_t n = order_names(names, REG_MAX), at;
+    if (parse_registered(c, node, key, names, n < REG_MAX ? n : REG_MAX, &at)) return -1;
+    *(const order_ops_t **)((char *)base + k->off) = order_find(names[at]);
+    return 0;
+}
+
+static int write_batch_order(FILE *f, const keytab_key_t *k, const void *base, int indent)
+{
+    (void)indent;
+    const order_ops_t *o = *(const order_ops_t *const *)((const char *)base + k->off);
+    return write_name(f, (o ? o : order_default())->name);
+}
+
 /* `auto`, or a duration like every other. */
 static int parse_warmup(keytab_ctx_t *c, const ynode_t *node, const char *key,
                         const keytab_key_t *k, void *base)
@@ -195,7 +213,8 @@ static int write_warmup(FILE *f, const keytab_key_t *k, const void *base, int in
 static const char *const PREC_NAMES[] = {"fp32", "fp16", "w8a16", "w4a16",
                                          "w4a4", NULL};
 static const char *const ARRIVAL_NAMES[] = {"closed", "poisson", "trace", NULL};
-static const char *const PIN_NAMES[] = {"round-robin", "least-loaded", NULL};
+static const char *const PIN_NAMES[] = {"round-robin", "least-loaded",
+                                        "power-of-two", NULL};
 
 #define BIG 1e300
 #define END {.name = NULL}
@@ -285,6 +304,8 @@ static const keytab_key_t BATCH_KEYS[] = {
      .zero_means = "0: no limit"},
     {.name = "multi_block", .type = KT_BOOL,
      .off = offsetof(batching_cfg_t, multi_block), .def = "true"},
+    {.name = "order", .type = KT_CUSTOM, .off = offsetof(batching_cfg_t, order),
+     .parse = parse_batch_order, .write = write_batch_order, .def = "fcfs"},
     END};
 
 static const keytab_key_t CLOUD_KEYS[] = {
@@ -368,6 +389,8 @@ static const keytab_key_t GROUP_KEYS[] = {
      .size = sizeof(((tenant_group_t *)0)->name)},
     {.name = "count", .type = KT_INT, .off = offsetof(tenant_group_t, count),
      .min = 1, .max = MAX_TENANTS, .flags = KF_REQUIRED},
+    {.name = "priority", .type = KT_INT, .off = offsetof(tenant_group_t, priority),
+     .min = -1e6, .max = 1e6, .def = "0"},
     {.name = "slo", .type = KT_SKIP},   /* resolve_slo */
     {.name = "edge", .type = KT_SKIP},
     {.name = "network", .type = KT_SKIP},
@@ -1251,6 +1274,7 @@ static int write_group_head(FILE *f, const scenario_t *s, const tenant_group_t *
     if (fprintf(f, "    - name: ") < 0 || keytab_write_string(f, g->name) != 0 ||
         fprintf(f, "\n      count: %d\n", g->count) < 0)
         return -1;
+    if (g->priority && fprintf(f, "      priority: %d\n", g->priority) < 0) return -1;
     return write_group_slo(f, s, g);
 }
 
