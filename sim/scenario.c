@@ -22,6 +22,7 @@
 #include "batch.h"
 #include "gamma.h"
 #include "keytab.h"
+#include "order.h"
 #include "outpath.h"
 #include "proto.h"
 #include "service.h"
@@ -112,16 +113,19 @@ typedef struct scen_registry {
 static const void *find_proto(const char *n) { return proto_find(n); }
 static const void *find_gamma(const char *n) { return gamma_find(n); }
 static const void *find_batch(const char *n) { return batch_policy_find(n); }
+static const void *find_order(const char *n) { return order_find(n); }
 
 static const scen_registry_t REG_PROTO = {proto_names, find_proto};
 static const scen_registry_t REG_GAMMA = {gamma_names, find_gamma};
 static const scen_registry_t REG_BATCH = {batch_policy_names, find_batch};
+static const scen_registry_t REG_ORDER = {order_names, find_order};
 
 /* The fields are pointers to the registries' structs, all of which have
  * the representation of void * here (checked by the build, not assumed). */
 _Static_assert(sizeof(const void *) == sizeof(const proto_ops_t *) &&
                sizeof(const void *) == sizeof(const gamma_ops_t *) &&
-               sizeof(const void *) == sizeof(const batch_policy_t *),
+               sizeof(const void *) == sizeof(const batch_policy_t *) &&
+               sizeof(const void *) == sizeof(const order_ops_t *),
                "registry entry pointers differ in size");
 
 static int parse_registered_key(keytab_ctx_t *c, const ynode_t *node, const char *key,
@@ -181,7 +185,8 @@ static int write_warmup(FILE *f, const keytab_key_t *k, const void *base, int in
 static const char *const PREC_NAMES[] = {"fp32", "fp16", "w8a16", "w4a16",
                                          "w4a4", NULL};
 static const char *const ARRIVAL_NAMES[] = {"closed", "poisson", "trace", NULL};
-static const char *const PIN_NAMES[] = {"round-robin", "least-loaded", NULL};
+static const char *const PIN_NAMES[] = {"round-robin", "least-loaded",
+                                        "power-of-two", NULL};
 
 #define BIG 1e300
 #define END {.name = NULL}
@@ -274,6 +279,9 @@ static const keytab_key_t BATCH_KEYS[] = {
      .zero_means = "0: no limit"},
     {.name = "multi_block", .type = KT_BOOL,
      .off = offsetof(batching_cfg_t, multi_block), .def = "true"},
+    {.name = "order", .type = KT_CUSTOM, .off = offsetof(batching_cfg_t, order),
+     .sub = &REG_ORDER, .parse = parse_registered_key, .write = write_registered_key,
+     .def = "fcfs"},
     END};
 
 static const keytab_key_t CLOUD_KEYS[] = {
@@ -357,6 +365,8 @@ static const keytab_key_t GROUP_KEYS[] = {
      .size = sizeof(((tenant_group_t *)0)->name)},
     {.name = "count", .type = KT_INT, .off = offsetof(tenant_group_t, count),
      .min = 1, .max = MAX_TENANTS, .flags = KF_REQUIRED},
+    {.name = "priority", .type = KT_INT, .off = offsetof(tenant_group_t, priority),
+     .min = -1e6, .max = 1e6, .def = "0"},
     {.name = "slo", .type = KT_SKIP},   /* resolve_slo */
     {.name = "edge", .type = KT_SKIP},
     {.name = "network", .type = KT_SKIP},
@@ -1249,6 +1259,7 @@ static int write_group_head(FILE *f, const scenario_t *s, const tenant_group_t *
     if (fprintf(f, "    - name: ") < 0 || keytab_write_string(f, g->name) != 0 ||
         fprintf(f, "\n      count: %d\n", g->count) < 0)
         return -1;
+    if (g->priority && fprintf(f, "      priority: %d\n", g->priority) < 0) return -1;
     return write_group_slo(f, s, g);
 }
 

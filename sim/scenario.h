@@ -49,7 +49,7 @@
 #define SCEN_PATH_MAX 512
 
 enum arrival_kind { ARRIVAL_CLOSED = 0, ARRIVAL_POISSON, ARRIVAL_TRACE };
-enum pin_policy { PIN_ROUND_ROBIN = 0, PIN_LEAST_LOADED };
+enum pin_policy { PIN_ROUND_ROBIN = 0, PIN_LEAST_LOADED, PIN_POWER_OF_TWO };
 
 struct proto_ops;
 struct gamma_ops;
@@ -113,6 +113,8 @@ typedef struct slo_cfg {
 typedef struct tenant_group {
     char name[64];
     int count;               /* >= 1 */
+    int priority;            /* cloud.batching.order priority: higher first
+                                (tenants.groups.N.priority, default 0) */
     edge_cfg_t edge;
     network_cfg_t network;
     workload_cfg_t workload;
