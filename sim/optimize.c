@@ -300,18 +300,22 @@ static void judge(const optimize_spec_t *sp, optimize_eval_t *e)
     }
 }
 
+/* Index of knob a's value at point (sweepspec's numbering, last knob
+ * fastest). */
+static int knob_index(const sweepspec_t *k, uint64_t point, int a)
+{
+    for (int b = k->naxes - 1; b > a; b--) point /= (uint64_t)k->axes[b].nvalues;
+    return (int)(point % (uint64_t)k->axes[a].nvalues);
+}
+
 double optimize_objective(const optimize_spec_t *sp, const optimize_eval_t *e)
 {
     if (sp->objective >= 0) return e->m.value[sp->objective];
-    int *idx = malloc((size_t)sp->knobs.naxes * sizeof *idx);
-    if (!idx) return NAN;
-    sweepspec_point_index(&sp->knobs, e->point, idx);
+    const sweep_axis_t *ax = &sp->knobs.axes[sp->objective_knob];
     const char *unit;
     double x;
-    const sweep_axis_t *ax = &sp->knobs.axes[sp->objective_knob];
-    int ok = units_split(ax->values[idx[sp->objective_knob]], &x, &unit) == 0;
-    free(idx);
-    return ok ? x : NAN;
+    int i = knob_index(&sp->knobs, e->point, sp->objective_knob);
+    return units_split(ax->values[i], &x, &unit) == 0 ? x : NAN;
 }
 
 /* > 0 when a ranks above b, < 0 below, 0 when they tie (point aside). */
@@ -476,42 +480,61 @@ static int by_point(const void *x, const void *y)
     return a->point < b->point ? -1 : a->point > b->point;
 }
 
-/* Whether a dominates b on (first constraint's metric, objective): at least
- * as good on both, better on one. */
-static int dominates(const optimize_spec_t *sp, const optimize_eval_t *a,
-                     const optimize_eval_t *b)
+/* A point placed on the frontier's plane: x the first constraint's metric
+ * and y the objective, both turned so that smaller x and larger y are
+ * better. */
+typedef struct fpoint {
+    double x, y, metric;
+    size_t idx;
+} fpoint_t;
+
+/* Ascending x; for equal x the best y first, then the lower point. */
+static int by_x(const void *p, const void *q)
 {
-    const optimize_constraint_t *c = &sp->cons[0];
-    double xa = a->m.value[c->metric], xb = b->m.value[c->metric];
-    if (c->op == OPTIMIZE_GE) { xa = -xa; xb = -xb; }
-    double ya = optimize_objective(sp, a), yb = optimize_objective(sp, b);
-    if (!sp->maximize) { ya = -ya; yb = -yb; }
-    return xa <= xb && ya >= yb && (xa < xb || ya > yb);
+    const fpoint_t *a = p, *b = q;
+    if (a->x != b->x) return a->x < b->x ? -1 : 1;
+    if (a->y != b->y) return a->y > b->y ? -1 : 1;
+    return a->idx < b->idx ? -1 : a->idx > b->idx;
 }
 
+/* The non-dominated points in one pass over them sorted by x: a point is
+ * kept when its y beats every point before it (equal x and y: kept too,
+ * neither dominates the other). The list ends ascending in the metric
+ * itself (for `>=` the turned order is reversed). */
 static int frontier_build(const optimize_spec_t *sp, optimize_result_t *r, err_t *err)
 {
     if (sp->ncons == 0 || r->nevals == 0) return 0;
+    const optimize_constraint_t *c = &sp->cons[0];
+    fpoint_t *f = malloc(r->nevals * sizeof *f);
     r->frontier = malloc(r->nevals * sizeof *r->frontier);
-    if (!r->frontier) return err_set(err, ERR_RUNTIME, "out of memory");
-    int metric = sp->cons[0].metric;
-    for (size_t i = 0; i < r->nevals; i++) {
-        const optimize_eval_t *e = &r->evals[i];
-        if (!isfinite(e->m.value[metric]) || !isfinite(optimize_objective(sp, e))) continue;
-        int dominated = 0;
-        for (size_t j = 0; !dominated && j < r->nevals; j++)
-            dominated = j != i && isfinite(r->evals[j].m.value[metric]) &&
-                        isfinite(optimize_objective(sp, &r->evals[j])) &&
-                        dominates(sp, &r->evals[j], e);
-        if (dominated) continue;
-        /* Insertion in ascending metric order, point order among equals. */
-        size_t k = r->nfrontier++;
-        while (k > 0 && r->evals[r->frontier[k - 1]].m.value[metric] > e->m.value[metric]) {
-            r->frontier[k] = r->frontier[k - 1];
-            k--;
-        }
-        r->frontier[k] = i;
+    if (!f || !r->frontier) {
+        free(f);
+        return err_set(err, ERR_RUNTIME, "out of memory");
     }
+    size_t n = 0;
+    for (size_t i = 0; i < r->nevals; i++) {
+        double m = r->evals[i].m.value[c->metric], y = optimize_objective(sp, &r->evals[i]);
+        if (!isfinite(m) || !isfinite(y)) continue;
+        f[n++] = (fpoint_t){.x = c->op == OPTIMIZE_GE ? -m : m,
+                            .y = sp->maximize ? y : -y, .metric = m, .idx = i};
+    }
+    qsort(f, n, sizeof *f, by_x);
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        const fpoint_t *last = kept ? &f[kept - 1] : NULL;
+        if (last && !(f[i].y > last->y || (f[i].y == last->y && f[i].x == last->x)))
+            continue;
+        f[kept++] = f[i];
+    }
+    if (c->op == OPTIMIZE_GE)   /* ascending in the metric itself */
+        for (size_t i = 0; i < kept / 2; i++) {
+            fpoint_t t = f[i];
+            f[i] = f[kept - 1 - i];
+            f[kept - 1 - i] = t;
+        }
+    for (size_t i = 0; i < kept; i++) r->frontier[i] = f[i].idx;
+    r->nfrontier = kept;
+    free(f);
     return 0;
 }
 

@@ -118,6 +118,35 @@ static void test_coordinate_min_matches_grid(void)
                  "auto", OPTIMIZE_COORDINATE);
 }
 
+/* Whether a dominates b: itl_p99_s no higher, tenants.count no lower, one
+ * of them strictly (the capacity section's objective and constraint). */
+static int dominated_by(const optimize_spec_t *sp, const optimize_eval_t *a,
+                        const optimize_eval_t *b)
+{
+    double xa = a->m.value[METRIC_ITL_P99], xb = b->m.value[METRIC_ITL_P99];
+    double ya = optimize_objective(sp, a), yb = optimize_objective(sp, b);
+    return xa <= xb && ya >= yb && (xa < xb || ya > yb);
+}
+
+/* The frontier is exactly the evaluated points no other one dominates
+ * (checked pairwise, independently of the one-pass construction), in
+ * ascending itl_p99_s. */
+static void check_frontier(const optimize_spec_t *sp, const optimize_result_t *r)
+{
+    size_t on = 0;
+    for (size_t i = 0; i < r->nevals; i++) {
+        int dom = 0, in = 0;
+        for (size_t j = 0; j < r->nevals; j++) dom |= dominated_by(sp, &r->evals[j], &r->evals[i]);
+        for (size_t k = 0; k < r->nfrontier; k++) in |= r->frontier[k] == i;
+        CHECK(in == !dom);
+        on += !dom;
+    }
+    CHECK(on == r->nfrontier);
+    for (size_t k = 1; k < r->nfrontier; k++)
+        CHECK(r->evals[r->frontier[k - 1]].m.value[METRIC_ITL_P99] <=
+              r->evals[r->frontier[k]].m.value[METRIC_ITL_P99]);
+}
+
 /* itl_p99_s at tenants.count = n, run directly (scenario_load + sim_run). */
 static int run_at(const char *path, int n, metrics_summary_t *m)
 {
@@ -147,6 +176,8 @@ static void test_capacity_answer(void)
     CHECK(optimize_with(CAPACITY "  monotone: true\n", "auto", &sp, &r, path) == 0);
     CHECK(sp.search == OPTIMIZE_BISECT);
     CHECK(r.best >= 0);
+    CHECK(r.nfrontier >= 2);
+    check_frontier(&sp, &r);
     if (r.best >= 0) {
         int n = (int)r.evals[r.best].point + 1;   /* values 1, 2, ... */
         metrics_summary_t m;
