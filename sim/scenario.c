@@ -347,6 +347,7 @@ static const keytab_key_t TOP_KEYS[] = {
     {.name = "output", .type = KT_SECTION, .off = offsetof(scenario_t, output),
      .sub = OUTPUT_KEYS},
     {.name = "sweep", .type = KT_SKIP},
+    {.name = "optimize", .type = KT_SKIP},   /* sim/optimize.c reads it */
     /* Resolved per group (resolve_slo): groups override it key by key. */
     {.name = "slo", .type = KT_SKIP},
     END};
