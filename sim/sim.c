@@ -40,8 +40,8 @@ static service_t *cloud_service(const scenario_t *s, err_t *err)
 {
     const cloud_cfg_t *c = &s->cloud;
     if (c->service) return c->service;
-    return service_create(&c->gpu, &c->target, c->precision, c->calibration,
-                          c->overhead, err);
+    return service_create_tp(&c->gpu, &c->target, c->precision, c->calibration,
+                             c->overhead, scenario_tensor_parallel(s), err);
 }
 
 /* Frees sv unless the scenario owns it. */
@@ -95,7 +95,8 @@ static int shared_build(const scenario_t *s, repl_shared_t *sh, err_t *err)
         /* The loader refused weights that leave no room for KV. */
         sh->kv_capacity = c->kv_capacity_bytes > 0
                               ? c->kv_capacity_bytes
-                              : c->gpu.mem_bytes - service_weight_bytes(sh->cloud_sv);
+                              : scenario_tensor_parallel(s) * c->gpu.mem_bytes -
+                                    service_weight_bytes(sh->cloud_sv);
     }
     return 0;
 }
