@@ -113,8 +113,17 @@ static tally_t *tally_for(const scenario_t *s, int tenant_hists)
         const proto_ops_t *p = scenario_group_protocol(s, g)->proto;
         tally_group_cfg_t c = {.has_drafts = p->drafts, .has_verify = p->verifies,
                                .slo_ttft = s->groups[g].slo.ttft,
-                               .slo_tpot = s->groups[g].slo.tpot};
+                               .slo_tpot = s->groups[g].slo.tpot,
+                               .edge_power_w = s->groups[g].edge.device.power_w};
         tally_group_setup(tl, g, &c);
+    }
+    if (tl) {
+        const cloud_cfg_t *cl = &s->cloud;
+        tally_cloud_cfg_t cc = {.gpu_power_w = cl->gpu.power_w,
+                                .gpu_idle_power_w = cl->gpu.idle_power_w,
+                                .gpus_per_replica = scenario_tensor_parallel(s),
+                                .gpu_hour_usd = cl->gpu_hour_usd};
+        tally_cloud_setup(tl, &cc);
     }
     return tl;
 }
