@@ -10,6 +10,8 @@
  * range, or the hardware card's datasheet peak times default efficiencies.
  * With a table that also has whole-step rows, the composed operators are
  * scaled by a step factor measured from those rows (service_step_factor).
+ * A replica may be tp GPUs in tensor parallelism (service_create_tp): one
+ * GPU's share of every operator plus two ring all-reduces per layer.
  */
 #ifndef SPECSIM_SERVICE_H
 #define SPECSIM_SERVICE_H
@@ -32,7 +34,8 @@ typedef struct service_job {
  * weight_bytes: weights read (linear + lm_head); kv_bytes: K,V read by all
  * jobs, all layers; flops: linear + lm_head + attention; step_factor: the
  * factor total_s applies to the composed operators (1 without whole-step
- * rows, see service_step_factor). */
+ * rows, see service_step_factor). With tensor parallelism every term is one
+ * GPU's share (weights, KV and FLOPs / tp) and allreduce_s is added. */
 typedef struct service_terms {
     double linear_mem_s, linear_compute_s;   /* all layers' linear ops */
     double attn_mem_s, attn_compute_s;
