@@ -310,6 +310,11 @@ static const keytab_key_t CLOUD_KEYS[] = {
      .max = BIG, .flags = KF_HAS},
     {.name = "batching", .type = KT_SECTION, .off = offsetof(cloud_cfg_t, batching),
      .sub = BATCH_KEYS},
+    {.name = "tensor_parallel", .type = KT_INT,
+     .off = offsetof(cloud_cfg_t, tensor_parallel), .min = 1, .max = 1024, .def = "1"},
+    {.name = "gpu_hour_usd", .type = KT_NUM, .off = offsetof(cloud_cfg_t, gpu_hour_usd),
+     .max = 1e9, .flags = KF_SKIPEMPTY, .def = "0",
+     .zero_means = "0: no price (usd_per_mtok is NaN)"},
     END};
 
 static const keytab_key_t OUTPUT_KEYS[] = {
@@ -959,13 +964,13 @@ typedef struct svc_keys {
 /* Builds one service model, each input's error at that input's key: the
  * cards first, then the calibration table against them. */
 static int build_service(sctx_t *x, const hw_card_t *hw, const llm_card_t *m,
-                         int prec, const char *table, double overhead,
+                         int prec, const char *table, double overhead, int tp,
                          const svc_keys_t *k, struct service **out)
 {
     err_t *err = x->kc.err;
     if (service_check_model(m, err) != 0) return blame_key(x, k->model);
     if (service_check_hardware(hw, prec, err) != 0) return blame_key(x, k->hw);
-    *out = service_create(hw, m, prec, table, overhead, err);
+    *out = service_create_tp(hw, m, prec, table, overhead, tp, err);
     return *out ? 0 : blame_key(x, k->table);
 }
 
@@ -984,7 +989,7 @@ static int build_edge_services(sctx_t *x)
         group_key(x->root, g, "edge.draft", k.model);
         group_key(x->root, g, "edge.calibration", k.table);
         if (build_service(x, &e->device, &e->draft, e->quant, e->calibration,
-                          e->overhead, &k, &e->service) != 0)
+                          e->overhead, 1, &k, &e->service) != 0)
             return -1;
     }
     return 0;
@@ -998,15 +1003,26 @@ static int build_cloud_service(sctx_t *x)
 {
     cloud_cfg_t *c = &x->s->cloud;
     int uses_cloud = scenario_uses_cloud(x->s);
+    int tp = scenario_tensor_parallel(x->s);
+    /* Checked even without the model: the GPU count feeds the cost metrics. */
+    if (service_check_parallel(&c->gpu, &c->target, tp,
+                               c->has_verify_time ? NULL : c->calibration, x->kc.err) != 0)
+        return blame_key(x, "cloud.tensor_parallel");
     if (c->has_verify_time && !(uses_cloud && c->kv_capacity_bytes > 0)) return 0;
     static const svc_keys_t k = {"cloud.gpu", "cloud.target", "cloud.calibration"};
     if (build_service(x, &c->gpu, &c->target, c->precision, c->calibration,
-                      c->overhead, &k, &c->service) != 0)
+                      c->overhead, tp, &k, &c->service) != 0)
         return -1;
     double w = service_weight_bytes(c->service);
-    if (!uses_cloud || c->has_verify_time || c->kv_capacity_bytes > 0 || w < c->gpu.mem_bytes)
+    double mem = tp * c->gpu.mem_bytes;
+    if (!uses_cloud || c->has_verify_time || c->kv_capacity_bytes > 0 || w < mem)
         return 0;
     ynode_t at;
+    if (tp > 1)
+        return keytab_err(&x->kc, written_at(x->root, "cloud.target", &at), "cloud.target",
+                          "%s weights (%.3g GB) do not fit in the memory of %d "
+                          "cloud.gpu %s (%.3g GB)", c->target.name, w / 1e9, tp,
+                          c->gpu.name, mem / 1e9);
     return keytab_err(&x->kc, written_at(x->root, "cloud.target", &at), "cloud.target",
                       "%s weights (%.3g GB) do not fit in cloud.gpu %s memory "
                       "(%.3g GB)", c->target.name, w / 1e9, c->gpu.name,
@@ -1414,6 +1430,11 @@ int scenario_verifies(const scenario_t *s)
 int scenario_uses_cloud(const scenario_t *s)
 {
     return any_proto(s, offsetof(proto_ops_t, uses_cloud));
+}
+
+int scenario_tensor_parallel(const scenario_t *s)
+{
+    return s->cloud.tensor_parallel > 1 ? s->cloud.tensor_parallel : 1;
 }
 
 int scenario_mixed(const scenario_t *s)
