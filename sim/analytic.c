@@ -287,14 +287,14 @@ static double nan_terms(service_terms_t *t)
 /* Fills the model-path figures of one side. A model that cannot be built is
  * an error only when the times depend on it (need = 1). */
 static int side_times(const hw_card_t *hw, const llm_card_t *m, int prec,
-                      const char *cal, double overhead, int need, int draft,
+                      const char *cal, double overhead, int tp, int need, int draft,
                       service_job_t job, double *time, double *datasheet,
                       service_terms_t *terms, char *source, size_t srcsz,
                       double *cloud_iter, err_t *err)
 {
     err_t e2;
-    service_t *sv = service_create(hw, m, prec, need ? cal : NULL, overhead,
-                                   need ? err : &e2);
+    service_t *sv = service_create_tp(hw, m, prec, need ? cal : NULL, overhead, tp,
+                                      need ? err : &e2);
     if (!sv) {
         if (need) return -1;
         *datasheet = nan_terms(terms);
@@ -423,7 +423,7 @@ int analytic_compute(const scenario_t *s, analytic_t *out, err_t *err)
         out->draft_time_s = dist_mean(&ed->draft_time);
         snprintf(out->edge_source, sizeof out->edge_source, "%s", dist_source(&ed->draft_time));
     }
-    if (side_times(&ed->device, &ed->draft, ed->quant, ed->calibration, ed->overhead,
+    if (side_times(&ed->device, &ed->draft, ed->quant, ed->calibration, ed->overhead, 1,
                    !ed->has_draft_time, 1, djob, &out->draft_time_s,
                    &out->draft_time_datasheet_s, &out->draft_terms, out->edge_source,
                    sizeof out->edge_source, NULL, err) != 0)
@@ -436,8 +436,9 @@ int analytic_compute(const scenario_t *s, analytic_t *out, err_t *err)
         snprintf(out->cloud_source, sizeof out->cloud_source, "%s",
                  dist_source(&cl->verify_time));
     }
+    out->tensor_parallel = scenario_tensor_parallel(s);
     if (side_times(&cl->gpu, &cl->target, cl->precision, cl->calibration, cl->overhead,
-                   !cl->has_verify_time, 0, vjob, &out->verify_time_s,
+                   out->tensor_parallel, !cl->has_verify_time, 0, vjob, &out->verify_time_s,
                    &out->verify_time_datasheet_s, &out->verify_terms, out->cloud_source,
                    sizeof out->cloud_source, &out->cloud_iter_time_s, err) != 0)
         return -1;
@@ -526,6 +527,11 @@ static int collect(const analytic_t *a, named_t *o)
         ADD(pre[i][8], t[i]->kv_bytes);
         ADD(pre[i][9], t[i]->flops);
         ADD(pre[i][10], t[i]->step_factor);
+    }
+    /* Only when on: a single-GPU replica's report stays as it was. */
+    if (a->tensor_parallel > 1) {
+        ADD("tensor_parallel", a->tensor_parallel);
+        ADD("verify_allreduce_s", a->verify_terms.allreduce_s);
     }
 #undef ADD
     return n;

@@ -30,6 +30,7 @@ typedef struct analytic {
     char edge_source[32], cloud_source[32];
     double draft_time_datasheet_s, verify_time_datasheet_s;
     service_terms_t verify_terms;    /* roofline terms of one verify block */
+    int tensor_parallel;             /* GPUs per replica the verify times are for */
     service_terms_t draft_terms;     /* roofline terms of one draft token */
     /* Several sync tenants on one FCFS server (analytic_mva): mva_tenants
      * = 0 when not computed; mva_why says why when a reader would expect

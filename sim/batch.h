@@ -22,8 +22,9 @@
  * policy (which queued jobs go first: deadline, slack, fairness) plugs in
  * beside the batching policy without changing it. An order must visit each
  * tenant's jobs in the tenant's own queue order (jobs[i].tnext), which the
- * tenant rules above rely on. batch_fcfs is arrival order, the only order
- * today.
+ * tenant rules above rely on. batch_fcfs is arrival order; the orderings of
+ * `cloud.batching.order` (edf, least-slack, fair, priority) are descriptors
+ * in sim/order.h, which builds the walk a pick follows.
  *
  * The registry (sim/batch.c) maps `cloud.batching.policy` names to
  * descriptors; the scenario loader takes its list of valid names from it and
@@ -42,6 +43,7 @@
 #include "cloud_job.h"
 
 typedef struct batch_policy batch_policy_t;
+struct order_ops;
 
 /* The scenario's cloud.batching section. */
 typedef struct batching_cfg {
@@ -52,6 +54,8 @@ typedef struct batching_cfg {
     int max_tokens;          /* tokens per iteration; 0 = unlimited */
     int multi_block;         /* async: several queued blocks of one tenant
                                 may share an iteration (default 1) */
+    const struct order_ops *order; /* which queued jobs go first
+                                (sim/order.h); NULL = fcfs */
 } batching_cfg_t;
 
 /* One replica's queue as a policy sees it. Job handles are indices into

@@ -15,7 +15,7 @@
 struct ynode;
 
 #define CARD_NAME_MAX 64
-#define CARD_TEXT_MAX 256
+#define CARD_TEXT_MAX 640
 
 typedef struct llm_card {
     char name[CARD_NAME_MAX];
@@ -49,6 +49,12 @@ typedef struct hw_card {
                                    (0 where the device has no such path) */
     double bw_eff;              /* default achieved fraction of mem_bw */
     double flops_eff;           /* default achieved fraction of peak */
+    /* Optional, 0 = not given. interconnect_*: one GPU's link to its
+     * tensor-parallel peers (bytes/s per direction, per-call latency in s);
+     * power_w: board power under load (GPU TDP, SoC sustained); idle_power_w:
+     * power while idle. */
+    double interconnect_bw, interconnect_latency;
+    double power_w, idle_power_w;
     char source[CARD_TEXT_MAX];
 } hw_card_t;
 

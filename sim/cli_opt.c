@@ -17,8 +17,10 @@ typedef struct cli_opt_spec {
     unsigned cmds;         /* cli_cmd_t bits */
 } cli_opt_spec_t;
 
-#define ALL (CLI_RUN | CLI_CHECK | CLI_ANALYTIC | CLI_SWEEP | CLI_MERGE | CLI_ROOFLINE)
-#define SCENARIO_CMDS (CLI_RUN | CLI_CHECK | CLI_ANALYTIC | CLI_SWEEP | CLI_ROOFLINE)
+#define ALL (CLI_RUN | CLI_CHECK | CLI_ANALYTIC | CLI_SWEEP | CLI_MERGE | CLI_ROOFLINE | \
+             CLI_OPTIMIZE)
+#define SCENARIO_CMDS (CLI_RUN | CLI_CHECK | CLI_ANALYTIC | CLI_SWEEP | CLI_ROOFLINE | \
+                       CLI_OPTIMIZE)
 
 /* Indexed by cli_opt_id_t. Flags may be repeated (saying it twice means
  * the same); an option with a value may not, unless it accumulates
@@ -27,16 +29,16 @@ static const cli_opt_spec_t specs[OPT_COUNT] = {
     [OPT_HELP] = {"--help", 'h', 0, 1, ALL},
     [OPT_VERSION] = {"--version", 0, 0, 1, ALL},
     [OPT_SET] = {"--set", 0, 1, 1, SCENARIO_CMDS},
-    [OPT_SEED] = {"--seed", 0, 1, 0, CLI_RUN | CLI_SWEEP},
-    [OPT_REPS] = {"--reps", 0, 1, 0, CLI_RUN | CLI_SWEEP},
-    [OPT_OUT] = {"--out", 'o', 1, 0, CLI_RUN | CLI_SWEEP},
-    [OPT_JSON] = {"--json", 0, 0, 1, CLI_RUN | CLI_ANALYTIC},
+    [OPT_SEED] = {"--seed", 0, 1, 0, CLI_RUN | CLI_SWEEP | CLI_OPTIMIZE},
+    [OPT_REPS] = {"--reps", 0, 1, 0, CLI_RUN | CLI_SWEEP | CLI_OPTIMIZE},
+    [OPT_OUT] = {"--out", 'o', 1, 0, CLI_RUN | CLI_SWEEP | CLI_OPTIMIZE},
+    [OPT_JSON] = {"--json", 0, 0, 1, CLI_RUN | CLI_ANALYTIC | CLI_OPTIMIZE},
     [OPT_TRACE] = {"--trace", 0, 1, 0, CLI_RUN},
     [OPT_TRACE_REP] = {"--trace-rep", 0, 1, 0, CLI_RUN},
     [OPT_QUIET] = {"--quiet", 'q', 0, 1, CLI_RUN | CLI_SWEEP},
     [OPT_PER_TENANT] = {"--per-tenant", 0, 1, 0, CLI_RUN},
     [OPT_PER_GROUP] = {"--per-group", 0, 0, 1, CLI_SWEEP},
-    [OPT_JOBS] = {"--jobs", 'j', 1, 0, CLI_SWEEP},
+    [OPT_JOBS] = {"--jobs", 'j', 1, 0, CLI_SWEEP | CLI_OPTIMIZE},
     [OPT_SHARD] = {"--shard", 0, 1, 0, CLI_SWEEP},
     [OPT_RESUME] = {"--resume", 0, 0, 1, CLI_SWEEP},
     [OPT_FORCE] = {"--force", 0, 0, 1, CLI_SWEEP},

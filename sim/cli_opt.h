@@ -28,6 +28,7 @@ typedef enum cli_cmd {
     CLI_SWEEP = 1u << 3,
     CLI_MERGE = 1u << 4,
     CLI_ROOFLINE = 1u << 5,
+    CLI_OPTIMIZE = 1u << 6,
 } cli_cmd_t;
 
 /* Every option, for cli_opt_arg_t.id. */

@@ -7,6 +7,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "batch.h"
+#include "order.h"
 
 typedef struct replica {
     int head, tail, nqueue;        /* job FIFO */
@@ -37,7 +38,8 @@ struct cloud {
     replica_t *rep;
     int nrep, ntenants;
     const batch_policy_t *policy;
-    const batch_order_t *order;    /* the order picks visit the queue in */
+    order_t ord;                   /* the order picks visit the queue in */
+    gsl_rng *prng;                 /* power-of-two pinning's draws */
     batch_cap_t cap;
     batch_scratch_t scratch;       /* the policy's pick marks */
     cloud_job_t *jobs;             /* pool; indices are stable */
@@ -58,6 +60,9 @@ struct cloud {
 };
 
 #define CLOUD_ROOF_MEMO_MAX 65536
+/* The entity of the pinning stream: beyond every tenant (0..2^32) and
+ * replica (2^32 + i) id, so that it shifts no other stream. */
+#define CLOUD_PIN_ENTITY (1ULL << 33)
 
 /* Kick payloads: 0 = start if idle; else (gen << 1) | 1 = the policy's timer. */
 #define KICK 0u
@@ -126,6 +131,16 @@ static void unlink_tenant_head(cloud_t *c, int i)
 static int on_iter_end(void *ctx, const engine_event_t *ev);
 static int on_kick(void *ctx, const engine_event_t *ev);
 
+/* least-slack's estimate of a job's service time: the iteration it would
+ * take alone (the configured verify time's mean when that is given). */
+static double job_cost(const void *ctx, const cloud_job_t *j)
+{
+    const cloud_t *c = ctx;
+    if (c->cfg->has_verify_time) return dist_mean(&c->cfg->verify_time);
+    service_job_t one = {.tokens = j->tokens, .context = j->context};
+    return service_iter_time(c->sv, &one, 1);
+}
+
 cloud_t *cloud_create(const cloud_cfg_t *cfg, int ntenants,
                       const service_t *sv, double kv_capacity, engine_t *eng,
                       uint32_t ev_iter, uint32_t ev_kick, const cloud_cb_t *cb,
@@ -147,7 +162,6 @@ cloud_t *cloud_create(const cloud_cfg_t *cfg, int ntenants,
     c->nrep = cfg->replicas;
     c->ntenants = ntenants;
     c->policy = cfg->batching.policy ? cfg->batching.policy : batch_policy_default();
-    c->order = &batch_fcfs;
     c->cap.max_batch = cfg->batching.max_batch;
     c->cap.max_tokens = cfg->batching.max_tokens > 0 ? cfg->batching.max_tokens : INT_MAX;
     c->cap.multi_block = cfg->batching.multi_block != 0;
@@ -158,8 +172,13 @@ cloud_t *cloud_create(const cloud_cfg_t *cfg, int ntenants,
     c->adm_next = malloc((size_t)ntenants * sizeof *c->adm_next);
     c->adm_bytes = calloc((size_t)ntenants, sizeof *c->adm_bytes);
     if (!c->rep || !c->thead || !c->ttail || !c->adm_next || !c->adm_bytes ||
-        batch_scratch_init(&c->scratch, ntenants) != 0)
+        batch_scratch_init(&c->scratch, ntenants) != 0 ||
+        order_init(&c->ord, cfg->batching.order, ntenants, job_cost, c) != 0)
         goto oom;
+    if (cfg->pinning == PIN_POWER_OF_TWO && c->nrep > 1) {
+        c->prng = rng_stream(seed, (uint64_t)rep, CLOUD_PIN_ENTITY, RNG_PIN);
+        if (!c->prng) goto oom;
+    }
     for (int t = 0; t < ntenants; t++) c->thead[t] = c->ttail[t] = -1;
     for (int i = 0; i < c->nrep; i++) {
         replica_t *r = &c->rep[i];
@@ -205,6 +224,8 @@ void cloud_free(cloud_t *c)
     free(c->thead);
     free(c->ttail);
     batch_scratch_fini(&c->scratch);
+    order_fini(&c->ord);
+    if (c->prng) gsl_rng_free(c->prng);
     free(c->adm_next);
     free(c->adm_bytes);
     free(c->roof_lin);
@@ -240,12 +261,26 @@ static double roof_time(cloud_t *c, const service_job_t *jobs, int n)
     return roof_linear(c, m) + service_roofline_attention(c->sv, jobs, n);
 }
 
+/* Two distinct replicas drawn uniformly; the one with fewer pinned requests,
+ * ties to the lower index (so that with two replicas it is least-loaded). */
+static int pin_two(cloud_t *c)
+{
+    if (!c->prng) return 0;
+    int a = (int)gsl_rng_uniform_int(c->prng, (unsigned long)c->nrep);
+    int b = (int)gsl_rng_uniform_int(c->prng, (unsigned long)c->nrep - 1);
+    if (b >= a) b++;
+    int pa = c->rep[a].pinned, pb = c->rep[b].pinned;
+    return pa < pb || (pa == pb && a < b) ? a : b;
+}
+
 int cloud_pin(cloud_t *c)
 {
     int best = 0;
     if (c->cfg->pinning == PIN_ROUND_ROBIN) {
         best = c->rr;
         c->rr = (c->rr + 1) % c->nrep;
+    } else if (c->cfg->pinning == PIN_POWER_OF_TWO) {
+        best = pin_two(c);
     } else {
         for (int i = 1; i < c->nrep; i++)
             if (c->rep[i].pinned < c->rep[best].pinned) best = i;
@@ -329,10 +364,12 @@ static int start_iteration(cloud_t *c, int ri, double now)
     tally_t *tl = c->tally;
     batch_queue_t q = queue_of(c, r);
     batch_pick_t pick = {.n = 0, .job = r->bjob, .tokens = r->btok};
+    const batch_order_t *walk = order_walk(&c->ord, &q);
+    if (!walk) return -1;
     if (c->policy->pick == batch_pack)   /* the common pick, without a call */
-        batch_pack_inline(&c->cfg->batching, &q, c->order, c->cap, &c->scratch, &pick);
+        batch_pack_inline(&c->cfg->batching, &q, walk, c->cap, &c->scratch, &pick);
     else
-        c->policy->pick(&c->cfg->batching, &q, now, c->order, c->cap, &c->scratch, &pick);
+        c->policy->pick(&c->cfg->batching, &q, now, walk, c->cap, &c->scratch, &pick);
     int nb = pick.n;
     int count = now >= tl->warmup;
     for (int b = 0; b < nb; b++) {
@@ -340,6 +377,7 @@ static int start_iteration(cloud_t *c, int ri, double now)
         cloud_job_t *j = &c->jobs[i];
         r->sjob[b] = (service_job_t){.tokens = r->btok[b], .context = j->context};
         if (!j->started) first_start(c, j, now, count);
+        order_served(&c->ord, j->tenant, r->btok[b]);
         if (j->kind != CLOUD_PREFILL) {
             unlink_queue(c, r, i);
             unlink_tenant_head(c, i);
@@ -425,6 +463,7 @@ int cloud_submit(cloud_t *c, int ri, const cloud_job_t *spec, double now)
     area_to(c, now);
     c->nwaiting++;
     c->tally->raw.queue_arrivals++;
+    order_job_in(&c->ord, t);
     trace_queue_len(c, ri, now);
     if (r->busy) return 0;
     /* Through the zero-delay kick for both policies: the kick decides (start,
@@ -448,6 +487,7 @@ int cloud_purge(cloud_t *c, int ri, int tenant, double now)
                 c->tally->raw.queue_purged_sojourn += now - j->arrive;
             }
             job_release(c, i);
+            order_job_out(&c->ord, tenant);
             n++;
         } else {
             j->tnext = -1;
@@ -488,7 +528,10 @@ static int on_iter_end(void *ctx, const engine_event_t *ev)
         }
         /* Copy: the callback may submit jobs and move the pool. */
         cloud_job_t done = *j;
-        if (finished) job_release(c, i);
+        if (finished) {
+            job_release(c, i);
+            order_job_out(&c->ord, done.tenant);
+        }
         if (c->cb.job_done(c->cb.ctx, &done, now) != 0) return -1;
     }
     r->busy = 0;

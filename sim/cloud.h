@@ -2,6 +2,10 @@
  * each running one iteration at a time over a FIFO job queue (jobs:
  * sim/cloud_job.h).
  *
+ * Ordering: `cloud.batching.order` (sim/order.h) ranks the queued jobs a
+ * pick visits; its state (fair's counters) is the cloud's, fed as jobs
+ * enter, are taken and leave.
+ *
  * Batching: the replica's batching policy (sim/batch.h: `continuous`,
  * `window`, ...) says when an idle replica with queued jobs starts an
  * iteration and picks its jobs within max_batch and max_tokens (prefill
@@ -61,8 +65,11 @@ cloud_t *cloud_create(const cloud_cfg_t *cfg, int ntenants,
                       err_t *err);
 void cloud_free(cloud_t *c);
 
-/* Picks the replica for a new request (round-robin, or least-loaded: fewest
- * pinned requests, ties to the lowest index) and counts it pinned. */
+/* Picks the replica for a new request (round-robin; least-loaded: fewest
+ * pinned requests, ties to the lowest index; power-of-two: the less loaded
+ * of two distinct replicas drawn uniformly from the stream
+ * rng_stream(seed, rep, 2^33, RNG_PIN), ties to the lower index) and counts
+ * it pinned. */
 int cloud_pin(cloud_t *c);
 void cloud_unpin(cloud_t *c, int replica);
 

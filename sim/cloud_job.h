@@ -17,6 +17,9 @@ typedef struct cloud_job {
     int context;       /* KV tokens cached before this job's tokens */
     uint32_t epoch;    /* model tags, carried untouched */
     uint32_t block;
+    double deadline;   /* s, when the ordering wants it done (its request's
+                          SLO, set by the submitter); 0 = none */
+    int priority;      /* its tenant group's priority (higher first) */
     double arrive;     /* entered the queue */
     int started;       /* has been in an iteration */
     int prev, next;    /* replica queue links, -1 = none */

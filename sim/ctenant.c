@@ -1,5 +1,6 @@
 #include "ctenant.h"
 
+#include "edge.h"
 #include "msg.h"
 
 static const repl_group_t *grp(const repl_t *r, const ctenant_t *C)
@@ -44,8 +45,27 @@ static int send_down(repl_t *r, ctenant_t *C, int i, uint64_t m, double bytes)
     return 0;
 }
 
-static int submit(repl_t *r, ctenant_t *C, const cloud_job_t *j, double now)
+/* The SLO deadline of a job of C's request (cloud_job_t.deadline, 0 =
+ * none), read by the deadline orderings (sim/order.h). A prefill is due
+ * when the TTFT bound ends: the request's start (the edge's timestamp, sent
+ * with the prompt) + ttft. A verify or decode job is due when the TPOT SLO's
+ * schedule wants the next token: the n-th token after the first by
+ * t_first + n * tpot, t_first being when the cloud produced the first one,
+ * so the next is due at t_first + committed * tpot. This is the bound the
+ * SLO states on average ((e2e - TTFT) / (tokens - 1) <= tpot): a request
+ * that fell behind becomes urgent, one ahead can wait. */
+static double deadline(const repl_t *r, const ctenant_t *C, int i, int kind)
 {
+    const slo_cfg_t *slo = &r->s->groups[C->group].slo;
+    if (kind == CLOUD_PREFILL)
+        return slo->ttft > 0 ? r->et[i].t0 + slo->ttft : 0;
+    return slo->tpot > 0 ? C->t_first + C->committed * slo->tpot : 0;
+}
+
+static int submit(repl_t *r, ctenant_t *C, cloud_job_t *j, double now)
+{
+    j->deadline = deadline(r, C, j->tenant, j->kind);
+    j->priority = r->s->groups[C->group].priority;
     if (cloud_submit(r->cloud, C->replica, j, now)) return repl_fail(r, "out of memory");
     return 0;
 }
@@ -180,6 +200,7 @@ int ctenant_stream_done(repl_t *r, const cloud_job_t *job, double now)
     if (job->kind == CLOUD_PREFILL) {
         if (job->tokens > 0) return 0;   /* more chunks to come */
         C->committed = 1;
+        C->t_first = now;
         repl_trace(r, i, "prefill_done", -1, C->prompt);
         if (send_down(r, C, i, msg_pack(MSG_FIRST, 0, 0, 0, C->epoch), bytes)) return -1;
     } else {

@@ -33,6 +33,8 @@ typedef struct ctenant {
     uint32_t blocks_in; /* blocks received: the next one's id */
     double kv_bytes;
     double t_prompt;      /* when the prompt reached the cloud (admission wait) */
+    double t_first;       /* when the cloud produced its first token (the
+                             TPOT deadlines count from it) */
 } ctenant_t;
 
 /* Initialises r->ct[i] (downlink, acceptance state). Returns 0, or -1 with

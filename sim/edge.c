@@ -164,11 +164,19 @@ static int drafted_so_far(const edge_tenant_t *T, double now)
     return n;
 }
 
+/* The draft in progress stops now (done or abandoned): the device was busy
+ * from its start (edge_j_per_tok). */
+static void draft_busy_end(repl_t *r, edge_tenant_t *T, double now)
+{
+    if (T->drafting) tally_edge_busy(r->tally, edge_index(r, T), T->draft_start, now);
+}
+
 /* Throws away the drafts in flight and in progress (rollback, request end). */
 static void discard_pending(repl_t *r, edge_tenant_t *T)
 {
     tally_t *tl = r->tally;
     double now = engine_now(r->eng);
+    draft_busy_end(r, T, now);
     int partial = drafted_so_far(T, now);
     double gone = (double)T->inflight + partial;
     tl->raw.drafted += partial;
@@ -204,6 +212,8 @@ static int start_request(repl_t *r, edge_tenant_t *T, double t0)
         double p = G->edge.has_prefill_time
                        ? dist_sample(&G->edge.prefill_time, T->prefill_rng)
                        : service_prefill_time(g->edge_sv, T->prompt);
+        /* A prefill is never abandoned: its whole time is busy time. */
+        tally_edge_busy(r->tally, i, now, now + p);
         T->pending |= 1;
         if (engine_schedule(r->eng, now + p, EV_EDGE_PREFILL, (uint32_t)i, 0))
             return repl_fail(r, REPL_SCHED_FAIL);
@@ -328,6 +338,7 @@ static int draft_begin(repl_t *r, edge_tenant_t *T, int n, int block)
     double now = engine_now(r->eng);
     int ctx = T->prompt + T->committed + T->inflight;
     stall_end(r, T);
+    draft_busy_end(r, T, now);
     double s = draft_times(r, T, ctx, n);
     T->drafting = 1;
     T->draft_n = n;
@@ -385,6 +396,15 @@ static double take_sent(edge_tenant_t *T)
     double t = T->sent[T->sent_head];
     T->sent_head = (T->sent_head + 1) % T->sent_cap;
     return t;
+}
+
+int edge_draft_ended(repl_t *r, int i, uint64_t gen)
+{
+    edge_tenant_t *T = &r->et[i];
+    if (!T->drafting || gen != T->draft_gen) return 0;   /* abandoned */
+    draft_busy_end(r, T, engine_now(r->eng));
+    T->drafting = 0;
+    return 1;
 }
 
 int edge_block_send(repl_t *r, edge_tenant_t *T)

@@ -69,15 +69,9 @@ int edge_prefill_done(repl_t *r, int i);            /* EV_EDGE_PREFILL */
 int edge_first_msg(repl_t *r, int i);               /* MSG_FIRST arrived */
 int edge_token_msg(repl_t *r, int i);               /* MSG_TOKEN arrived */
 /* EV_DRAFT of generation gen: 1 when it ends the draft in progress (the
- * protocol's draft_done follows), 0 when that draft was abandoned. Inline:
- * it runs on every draft event. */
-static inline int edge_draft_ended(repl_t *r, int i, uint64_t gen)
-{
-    edge_tenant_t *T = &r->et[i];
-    if (!T->drafting || gen != T->draft_gen) return 0;   /* abandoned */
-    T->drafting = 0;
-    return 1;
-}
+ * protocol's draft_done follows; the edge's busy time is closed), 0 when
+ * that draft was abandoned. */
+int edge_draft_ended(repl_t *r, int i, uint64_t gen);
 
 /* Starts drafting a block of the gamma the tenant's policy gives. */
 int edge_block_start(repl_t *r, edge_tenant_t *T);

@@ -1,5 +1,6 @@
 /* specsim — command line: dispatches the subcommands and runs run, check
- * and analytic (sweep and merge: cli_sweep.c, roofline: cli_roofline.c;
+ * and analytic (sweep and merge: cli_sweep.c, roofline: cli_roofline.c,
+ * optimize: cli_optimize.c;
  * every option is parsed by cli_opt.c). Holds no simulation logic of its
  * own; with the cli_*.c files it is the only code that prints or exits
  * (Makefile: they are not in libspecsim.a).
@@ -16,6 +17,7 @@
 
 #include "analytic.h"
 #include "cli_opt.h"
+#include "cli_optimize.h"
 #include "cli_roofline.h"
 #include "cli_sweep.h"
 #include "err.h"
@@ -50,6 +52,7 @@ static const char usage_main[] =
     "  run SCENARIO       simulate and print the metrics (docs/metrics.md)\n"
     "  sweep SCENARIO     run the scenario's sweep: section, one CSV row per point\n"
     "  merge OUT PARTS... merge the CSV parts of a sharded sweep\n"
+    "  optimize SCENARIO  search the optimize: section's knobs for the best point\n"
     "  check SCENARIO     validate and print the fully resolved scenario as YAML\n"
     "  analytic SCENARIO  closed-form predictions for the same scenario\n"
     "  roofline SCENARIO  verify iteration time vs batch tokens M (CSV)\n"
@@ -421,6 +424,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "sweep") == 0) return cli_sweep(argc - 1, argv + 1);
     if (strcmp(cmd, "merge") == 0) return cli_merge(argc - 1, argv + 1);
     if (strcmp(cmd, "roofline") == 0) return cli_roofline(argc - 1, argv + 1);
+    if (strcmp(cmd, "optimize") == 0) return cli_optimize(argc - 1, argv + 1);
     fprintf(stderr, "specsim: unknown command '%s'\n\n%s", cmd, usage_main);
     return 2;
 }

@@ -58,6 +58,7 @@ int metrics_is_shared(int id)
     case METRIC_GPU_UTIL: case METRIC_BATCH_MEAN: case METRIC_BATCH_P99:
     case METRIC_GPU_S_PER_KTOK: case METRIC_KV_UTIL_MEAN:
     case METRIC_GPU_ROOFLINE_UTIL: case METRIC_EVENTS: case METRIC_WALL_S:
+    case METRIC_GPU_J_PER_TOK: case METRIC_USD_PER_MTOK:
     case METRIC_EVENTS_PER_S:
         return 1;
     default:

@@ -52,7 +52,10 @@
     X(ADMISSION_WAIT_MEAN, "admission_wait_mean_s", "prompt at the cloud -> KV admitted, mean (s)") \
     X(ADMISSION_WAIT_P99, "admission_wait_p99_s", "prompt at the cloud -> KV admitted, p99 (s)") \
     X(KV_UTIL_MEAN, "kv_util_mean", "reserved KV / KV capacity, time-average, mean over replicas") \
-    X(GPU_ROOFLINE_UTIL, "gpu_roofline_util", "roofline time of the work done / GPU busy time")
+    X(GPU_ROOFLINE_UTIL, "gpu_roofline_util", "roofline time of the work done / GPU busy time") \
+    X(EDGE_J_PER_TOK, "edge_j_per_tok", "edge energy (drafting + prefill) per committed token (J)") \
+    X(GPU_J_PER_TOK, "gpu_j_per_tok", "GPU energy, all GPUs of all replicas, per committed token (J)") \
+    X(USD_PER_MTOK, "usd_per_mtok", "GPU rental per million committed tokens (USD)")
 
 enum metric_id {
 #define METRICS_ENUM(id, name, desc) METRIC_##id,

@@ -25,7 +25,8 @@ enum rng_purpose {
     RNG_OUTPUT,          /* output length */
     RNG_VERIFY_TIME,     /* cloud iteration time distribution draws */
     /* 10 and 11 belonged to purposes never used; not to be reused. */
-    RNG_PREFILL_TIME = 12 /* edge prefill time distribution draws */
+    RNG_PREFILL_TIME = 12, /* edge prefill time distribution draws */
+    RNG_PIN = 13         /* cloud.pinning power-of-two: replica draws */
 };
 
 /* Returns a new generator (gsl_rng_taus2) seeded by hashing the four keys;

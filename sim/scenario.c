@@ -22,6 +22,7 @@
 #include "batch.h"
 #include "gamma.h"
 #include "keytab.h"
+#include "order.h"
 #include "outpath.h"
 #include "proto.h"
 #include "service.h"
@@ -112,16 +113,19 @@ typedef struct scen_registry {
 static const void *find_proto(const char *n) { return proto_find(n); }
 static const void *find_gamma(const char *n) { return gamma_find(n); }
 static const void *find_batch(const char *n) { return batch_policy_find(n); }
+static const void *find_order(const char *n) { return order_find(n); }
 
 static const scen_registry_t REG_PROTO = {proto_names, find_proto};
 static const scen_registry_t REG_GAMMA = {gamma_names, find_gamma};
 static const scen_registry_t REG_BATCH = {batch_policy_names, find_batch};
+static const scen_registry_t REG_ORDER = {order_names, find_order};
 
 /* The fields are pointers to the registries' structs, all of which have
  * the representation of void * here (checked by the build, not assumed). */
 _Static_assert(sizeof(const void *) == sizeof(const proto_ops_t *) &&
                sizeof(const void *) == sizeof(const gamma_ops_t *) &&
-               sizeof(const void *) == sizeof(const batch_policy_t *),
+               sizeof(const void *) == sizeof(const batch_policy_t *) &&
+               sizeof(const void *) == sizeof(const order_ops_t *),
                "registry entry pointers differ in size");
 
 static int parse_registered_key(keytab_ctx_t *c, const ynode_t *node, const char *key,
@@ -181,7 +185,8 @@ static int write_warmup(FILE *f, const keytab_key_t *k, const void *base, int in
 static const char *const PREC_NAMES[] = {"fp32", "fp16", "w8a16", "w4a16",
                                          "w4a4", NULL};
 static const char *const ARRIVAL_NAMES[] = {"closed", "poisson", "trace", NULL};
-static const char *const PIN_NAMES[] = {"round-robin", "least-loaded", NULL};
+static const char *const PIN_NAMES[] = {"round-robin", "least-loaded",
+                                        "power-of-two", NULL};
 
 #define BIG 1e300
 #define END {.name = NULL}
@@ -274,6 +279,9 @@ static const keytab_key_t BATCH_KEYS[] = {
      .zero_means = "0: no limit"},
     {.name = "multi_block", .type = KT_BOOL,
      .off = offsetof(batching_cfg_t, multi_block), .def = "true"},
+    {.name = "order", .type = KT_CUSTOM, .off = offsetof(batching_cfg_t, order),
+     .sub = &REG_ORDER, .parse = parse_registered_key, .write = write_registered_key,
+     .def = "fcfs"},
     END};
 
 static const keytab_key_t CLOUD_KEYS[] = {
@@ -302,6 +310,11 @@ static const keytab_key_t CLOUD_KEYS[] = {
      .max = BIG, .flags = KF_HAS},
     {.name = "batching", .type = KT_SECTION, .off = offsetof(cloud_cfg_t, batching),
      .sub = BATCH_KEYS},
+    {.name = "tensor_parallel", .type = KT_INT,
+     .off = offsetof(cloud_cfg_t, tensor_parallel), .min = 1, .max = 1024, .def = "1"},
+    {.name = "gpu_hour_usd", .type = KT_NUM, .off = offsetof(cloud_cfg_t, gpu_hour_usd),
+     .max = 1e9, .flags = KF_SKIPEMPTY, .def = "0",
+     .zero_means = "0: no price (usd_per_mtok is NaN)"},
     END};
 
 static const keytab_key_t OUTPUT_KEYS[] = {
@@ -339,6 +352,7 @@ static const keytab_key_t TOP_KEYS[] = {
     {.name = "output", .type = KT_SECTION, .off = offsetof(scenario_t, output),
      .sub = OUTPUT_KEYS},
     {.name = "sweep", .type = KT_SKIP},
+    {.name = "optimize", .type = KT_SKIP},   /* sim/optimize.c reads it */
     /* Resolved per group (resolve_slo): groups override it key by key. */
     {.name = "slo", .type = KT_SKIP},
     END};
@@ -357,6 +371,8 @@ static const keytab_key_t GROUP_KEYS[] = {
      .size = sizeof(((tenant_group_t *)0)->name)},
     {.name = "count", .type = KT_INT, .off = offsetof(tenant_group_t, count),
      .min = 1, .max = MAX_TENANTS, .flags = KF_REQUIRED},
+    {.name = "priority", .type = KT_INT, .off = offsetof(tenant_group_t, priority),
+     .min = -1e6, .max = 1e6, .def = "0"},
     {.name = "slo", .type = KT_SKIP},   /* resolve_slo */
     {.name = "edge", .type = KT_SKIP},
     {.name = "network", .type = KT_SKIP},
@@ -948,13 +964,13 @@ typedef struct svc_keys {
 /* Builds one service model, each input's error at that input's key: the
  * cards first, then the calibration table against them. */
 static int build_service(sctx_t *x, const hw_card_t *hw, const llm_card_t *m,
-                         int prec, const char *table, double overhead,
+                         int prec, const char *table, double overhead, int tp,
                          const svc_keys_t *k, struct service **out)
 {
     err_t *err = x->kc.err;
     if (service_check_model(m, err) != 0) return blame_key(x, k->model);
     if (service_check_hardware(hw, prec, err) != 0) return blame_key(x, k->hw);
-    *out = service_create(hw, m, prec, table, overhead, err);
+    *out = service_create_tp(hw, m, prec, table, overhead, tp, err);
     return *out ? 0 : blame_key(x, k->table);
 }
 
@@ -973,7 +989,7 @@ static int build_edge_services(sctx_t *x)
         group_key(x->root, g, "edge.draft", k.model);
         group_key(x->root, g, "edge.calibration", k.table);
         if (build_service(x, &e->device, &e->draft, e->quant, e->calibration,
-                          e->overhead, &k, &e->service) != 0)
+                          e->overhead, 1, &k, &e->service) != 0)
             return -1;
     }
     return 0;
@@ -987,15 +1003,26 @@ static int build_cloud_service(sctx_t *x)
 {
     cloud_cfg_t *c = &x->s->cloud;
     int uses_cloud = scenario_uses_cloud(x->s);
+    int tp = scenario_tensor_parallel(x->s);
+    /* Checked even without the model: the GPU count feeds the cost metrics. */
+    if (service_check_parallel(&c->gpu, &c->target, tp,
+                               c->has_verify_time ? NULL : c->calibration, x->kc.err) != 0)
+        return blame_key(x, "cloud.tensor_parallel");
     if (c->has_verify_time && !(uses_cloud && c->kv_capacity_bytes > 0)) return 0;
     static const svc_keys_t k = {"cloud.gpu", "cloud.target", "cloud.calibration"};
     if (build_service(x, &c->gpu, &c->target, c->precision, c->calibration,
-                      c->overhead, &k, &c->service) != 0)
+                      c->overhead, tp, &k, &c->service) != 0)
         return -1;
     double w = service_weight_bytes(c->service);
-    if (!uses_cloud || c->has_verify_time || c->kv_capacity_bytes > 0 || w < c->gpu.mem_bytes)
+    double mem = tp * c->gpu.mem_bytes;
+    if (!uses_cloud || c->has_verify_time || c->kv_capacity_bytes > 0 || w < mem)
         return 0;
     ynode_t at;
+    if (tp > 1)
+        return keytab_err(&x->kc, written_at(x->root, "cloud.target", &at), "cloud.target",
+                          "%s weights (%.3g GB) do not fit in the memory of %d "
+                          "cloud.gpu %s (%.3g GB)", c->target.name, w / 1e9, tp,
+                          c->gpu.name, mem / 1e9);
     return keytab_err(&x->kc, written_at(x->root, "cloud.target", &at), "cloud.target",
                       "%s weights (%.3g GB) do not fit in cloud.gpu %s memory "
                       "(%.3g GB)", c->target.name, w / 1e9, c->gpu.name,
@@ -1249,6 +1276,7 @@ static int write_group_head(FILE *f, const scenario_t *s, const tenant_group_t *
     if (fprintf(f, "    - name: ") < 0 || keytab_write_string(f, g->name) != 0 ||
         fprintf(f, "\n      count: %d\n", g->count) < 0)
         return -1;
+    if (g->priority && fprintf(f, "      priority: %d\n", g->priority) < 0) return -1;
     return write_group_slo(f, s, g);
 }
 
@@ -1402,6 +1430,11 @@ int scenario_verifies(const scenario_t *s)
 int scenario_uses_cloud(const scenario_t *s)
 {
     return any_proto(s, offsetof(proto_ops_t, uses_cloud));
+}
+
+int scenario_tensor_parallel(const scenario_t *s)
+{
+    return s->cloud.tensor_parallel > 1 ? s->cloud.tensor_parallel : 1;
 }
 
 int scenario_mixed(const scenario_t *s)

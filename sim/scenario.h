@@ -49,7 +49,7 @@
 #define SCEN_PATH_MAX 512
 
 enum arrival_kind { ARRIVAL_CLOSED = 0, ARRIVAL_POISSON, ARRIVAL_TRACE };
-enum pin_policy { PIN_ROUND_ROBIN = 0, PIN_LEAST_LOADED };
+enum pin_policy { PIN_ROUND_ROBIN = 0, PIN_LEAST_LOADED, PIN_POWER_OF_TWO };
 
 struct proto_ops;
 struct gamma_ops;
@@ -113,6 +113,8 @@ typedef struct slo_cfg {
 typedef struct tenant_group {
     char name[64];
     int count;               /* >= 1 */
+    int priority;            /* cloud.batching.order priority: higher first
+                                (tenants.groups.N.priority, default 0) */
     edge_cfg_t edge;
     network_cfg_t network;
     workload_cfg_t workload;
@@ -144,7 +146,9 @@ typedef struct cloud_cfg {
     batching_cfg_t batching;
     enum pin_policy pinning;
     double overhead;         /* s per iteration (model path only) */
-    double kv_capacity_bytes;/* 0 = derive: gpu memory - weights */
+    double kv_capacity_bytes;/* 0 = derive: tensor_parallel × gpu memory - weights */
+    int tensor_parallel;     /* GPUs per replica (>= 1), weights split N ways */
+    double gpu_hour_usd;     /* price of one GPU-hour; 0 = not given */
     int has_verify_time;     /* verify_time given: every iteration takes it */
     dist_t verify_time;
     struct service *service; /* owned, built by the loader when iteration
@@ -239,6 +243,9 @@ const accept_cfg_t *scenario_group_acceptance(const scenario_t *s, int g);
 int scenario_drafts(const scenario_t *s);
 int scenario_verifies(const scenario_t *s);
 int scenario_uses_cloud(const scenario_t *s);
+/* GPUs per cloud replica: cloud.tensor_parallel, 1 in a scenario built in
+ * code that left it 0. */
+int scenario_tensor_parallel(const scenario_t *s);
 /* 1 when some group's speculation differs from the top-level sections
  * (another mode, gamma, window or gamma policy, or its own acceptance). */
 int scenario_mixed(const scenario_t *s);

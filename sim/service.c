@@ -35,6 +35,17 @@
  * measured Ms; a table-based iteration costs overhead + f(M)·(operators).
  * Without whole-step rows f = 1.
  *
+ * Tensor parallelism over tp GPUs (Megatron-style): qkv and gate_up are
+ * split by columns, o and down by rows, lm_head and the embedding by vocab,
+ * attention by heads (kv_heads too), so each GPU holds 1/tp of every weight
+ * and does 1/tp of every FLOP; the ops above are one GPU's share and the
+ * iteration is one GPU's time (all run in lockstep). Each layer then adds two
+ * all-reduces (after o and after down) of the M×hidden activations, each a
+ * ring all-reduce: 2(tp−1)/tp × M·hidden·2 B / interconnect_bw + the card's
+ * interconnect_latency. The weight footprint and KV bytes per token are the
+ * replica's (all tp GPUs). A table measures one GPU's unsplit shapes, so
+ * tp > 1 runs on the datasheet roofline only.
+ *
  * Everything that does not depend on the batch is computed at create; an
  * iteration costs O(5 + njobs) with at most a few short binary searches.
  */
@@ -81,6 +92,9 @@ struct service {
     double weight_footprint;
     linop_t op[OP_N];
     int have_table, all_ops;    /* table used; every op has rows */
+    int tp;                     /* GPUs per replica (tensor parallel) */
+    double ar_bytes_per_m;      /* one all-reduce's bytes per token (M·hidden·2) */
+    double ar_bw, ar_lat;       /* interconnect bytes/s, latency per call */
     attn_table_t att;
     curve_t tok;                /* whole-token rows (m = 1) vs context */
     curve_t step;               /* step factor vs M (n = 0: f = 1) */
@@ -250,9 +264,17 @@ static sums_t job_sums(const service_job_t *jobs, int njobs)
     return s;
 }
 
+/* The two ring all-reduces per layer of an M-token iteration; 0 at tp = 1. */
+static double allreduce_time(const service_t *sv, double m)
+{
+    if (sv->tp <= 1) return 0;
+    double ring = 2.0 * (sv->tp - 1) / sv->tp;
+    return sv->layers * 2.0 * (ring * m * sv->ar_bytes_per_m / sv->ar_bw + sv->ar_lat);
+}
+
 static double iter_datasheet(const service_t *sv, const sums_t *s)
 {
-    double t = sv->overhead;
+    double t = sv->overhead + allreduce_time(sv, s->m);
     for (int i = 0; i < OP_N; i++)
         t += sv->op[i].mult * lin_roof(&sv->op[i], s->m, sv->bw, sv->rate);
     return t + sv->layers * max2(sv->attn_flops_coef * s->qctx / sv->rate,
@@ -334,7 +356,7 @@ double service_iter_time_datasheet(const service_t *sv, const service_job_t *job
 
 double service_roofline_linear(const service_t *sv, double m)
 {
-    double t = 0;
+    double t = allreduce_time(sv, m);
     for (int i = 0; i < OP_N; i++)
         t += sv->op[i].mult * lin_roof(&sv->op[i], m, sv->peak_bw, sv->peak_rate);
     return t;
@@ -443,6 +465,7 @@ void service_terms(const service_t *sv, const service_job_t *jobs, int njobs,
     out->attn_compute_s = aflops / arate;
     out->flops += aflops;
     out->overhead_s = sv->overhead;
+    out->allreduce_s = allreduce_time(sv, s.m);
     out->total_s = service_iter_time(sv, jobs, njobs);
 }
 
@@ -455,8 +478,10 @@ double service_weight_bytes(const service_t *sv) { return sv->weight_footprint; 
 
 double service_kv_bytes_per_token(const service_t *sv)
 {
-    return sv->layers * sv->attn_bytes_coef;
+    return sv->layers * sv->attn_bytes_coef * sv->tp;
 }
+
+int service_tensor_parallel(const service_t *sv) { return sv->tp; }
 
 /* ---- creation ------------------------------------------------------------ */
 
@@ -483,6 +508,10 @@ static int compute_prec(int prec)
     return prec == PREC_W4A4 ? PREC_W4A4 : prec == PREC_FP32 ? PREC_FP32 : PREC_FP16;
 }
 
+/* Which dimension of each op tensor parallelism splits: 0 = N (columns),
+ * 1 = K (rows). */
+static const int split_dim[OP_N] = {0, 1, 0, 1, 0};
+
 static void setup_ops(service_t *sv, const llm_card_t *m)
 {
     int hd = m->hidden / m->heads;
@@ -495,20 +524,25 @@ static void setup_ops(service_t *sv, const llm_card_t *m)
     };
     double wb = precision_weight_bytes(sv->prec);
     double act = sv->prec == PREC_FP32 ? 4 : 2;
+    double tp = sv->tp;
     for (int i = 0; i < OP_N; i++) {
         linop_t *o = &sv->op[i];
         o->n = shape[i][0];
         o->k = shape[i][1];
         o->mult = i == OP_LM_HEAD ? 1 : m->layers;
-        o->wbytes = wb * o->n * (double)o->k;
-        o->act_per_m = act * ((double)o->k + o->n);
-        o->flops_per_m = 2.0 * o->n * (double)o->k;
-        sv->weight_footprint += o->mult * o->wbytes;
+        sv->weight_footprint += o->mult * (wb * o->n * (double)o->k);
+        /* One GPU's share; exact at tp = 1. */
+        double n = split_dim[i] == 0 ? o->n / tp : o->n;
+        double k = split_dim[i] == 1 ? o->k / tp : o->k;
+        o->wbytes = wb * n * k;
+        o->act_per_m = act * (k + n);
+        o->flops_per_m = 2.0 * n * k;
     }
     sv->weight_footprint += 2.0 * m->vocab * (double)m->hidden;   /* embeddings */
     sv->layers = m->layers;
-    sv->attn_bytes_coef = 2.0 * m->kv_heads * hd * 2.0;
-    sv->attn_flops_coef = 4.0 * m->hidden;
+    sv->attn_bytes_coef = 2.0 * (m->kv_heads / tp) * hd * 2.0;
+    sv->attn_flops_coef = 4.0 * (m->hidden / tp);
+    sv->ar_bytes_per_m = act * m->hidden;
 }
 
 static int op_index(const char *name)
@@ -758,16 +792,43 @@ int service_check_hardware(const hw_card_t *hw, int precision, err_t *err)
     return 0;
 }
 
+int service_check_parallel(const hw_card_t *hw, const llm_card_t *m, int tp,
+                           const char *calibration, err_t *err)
+{
+    if (tp < 1) return err_set(err, ERR_INPUT, "tensor_parallel must be >= 1 (got %d)", tp);
+    if (tp == 1) return 0;
+    if (m->heads % tp != 0 || m->kv_heads % tp != 0)
+        return err_set(err, ERR_INPUT, "%d does not divide model card '%s' heads (%d) "
+                       "and kv_heads (%d): attention is split by heads", tp, m->name,
+                       m->heads, m->kv_heads);
+    if (!(hw->interconnect_bw > 0) || !isfinite(hw->interconnect_bw))
+        return err_set(err, ERR_INPUT, "%d GPUs need an interconnect, and hardware "
+                       "card '%s' gives no interconnect_bw", tp, hw->name);
+    if (calibration && calibration[0])
+        return err_set(err, ERR_INPUT, "%d GPUs: a calibration table measures "
+                       "unsplit operators; tensor parallelism uses the datasheet "
+                       "roofline only", tp);
+    return 0;
+}
+
 service_t *service_create(const hw_card_t *hw, const llm_card_t *model,
                           int precision, const char *calibration,
                           double overhead_s, err_t *err)
+{
+    return service_create_tp(hw, model, precision, calibration, overhead_s, 1, err);
+}
+
+service_t *service_create_tp(const hw_card_t *hw, const llm_card_t *model,
+                             int precision, const char *calibration,
+                             double overhead_s, int tp, err_t *err)
 {
     if (precision < 0 || precision >= PREC_COUNT) {
         err_set(err, ERR_INPUT, "service: unknown precision %d", precision);
         return NULL;
     }
     if (service_check_model(model, err) != 0 ||
-        service_check_hardware(hw, precision, err) != 0)
+        service_check_hardware(hw, precision, err) != 0 ||
+        service_check_parallel(hw, model, tp, calibration, err) != 0)
         return NULL;
     if (!(overhead_s >= 0) || !isfinite(overhead_s)) {
         err_set(err, ERR_INPUT, "service: overhead must be a finite time >= 0");
@@ -786,6 +847,9 @@ service_t *service_create(const hw_card_t *hw, const llm_card_t *model,
     sv->peak_bw = hw->mem_bw;
     sv->peak_rate = hw->flops[cp];
     sv->source = sv->draft_source = "datasheet";
+    sv->tp = tp;
+    sv->ar_bw = hw->interconnect_bw;
+    sv->ar_lat = hw->interconnect_latency;
     setup_ops(sv, model);
     if (calibration && calibration[0] && use_table(sv, model, calibration, err) != 0) {
         service_free(sv);

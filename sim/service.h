@@ -10,6 +10,8 @@
  * range, or the hardware card's datasheet peak times default efficiencies.
  * With a table that also has whole-step rows, the composed operators are
  * scaled by a step factor measured from those rows (service_step_factor).
+ * A replica may be tp GPUs in tensor parallelism (service_create_tp): one
+ * GPU's share of every operator plus two ring all-reduces per layer.
  */
 #ifndef SPECSIM_SERVICE_H
 #define SPECSIM_SERVICE_H
@@ -32,12 +34,14 @@ typedef struct service_job {
  * weight_bytes: weights read (linear + lm_head); kv_bytes: K,V read by all
  * jobs, all layers; flops: linear + lm_head + attention; step_factor: the
  * factor total_s applies to the composed operators (1 without whole-step
- * rows, see service_step_factor). */
+ * rows, see service_step_factor). With tensor parallelism every term is one
+ * GPU's share (weights, KV and FLOPs / tp) and allreduce_s is added. */
 typedef struct service_terms {
     double linear_mem_s, linear_compute_s;   /* all layers' linear ops */
     double attn_mem_s, attn_compute_s;
     double lm_head_s;
     double overhead_s;
+    double allreduce_s;   /* tensor parallelism's all-reduces (0 at tp = 1) */
     double total_s;
     double weight_bytes, kv_bytes, flops;
     double step_factor;
@@ -53,6 +57,20 @@ typedef struct service_terms {
 service_t *service_create(const hw_card_t *hw, const llm_card_t *model,
                           int precision, const char *calibration,
                           double overhead_s, err_t *err);
+/* The same on a replica of tp GPUs in tensor parallelism (service.c): every
+ * time is one GPU's share plus two ring all-reduces per layer over the
+ * card's interconnect; tp = 1 is service_create. Checks
+ * service_check_parallel first. Caller frees with service_free(). */
+service_t *service_create_tp(const hw_card_t *hw, const llm_card_t *model,
+                             int precision, const char *calibration,
+                             double overhead_s, int tp, err_t *err);
+/* tp >= 1; for tp > 1: tp divides heads and kv_heads, the card has an
+ * interconnect_bw, and no calibration table is given. 0, or -1 with err
+ * (ERR_INPUT, the message names the card at fault). */
+int service_check_parallel(const hw_card_t *hw, const llm_card_t *model, int tp,
+                           const char *calibration, err_t *err);
+/* GPUs per replica the model was created for. */
+int service_tensor_parallel(const service_t *sv);
 /* The LLM card's shape: every size >= 1, heads dividing hidden, kv_heads
  * dividing heads. 0, or -1 with err (ERR_INPUT "model card 'NAME': ..."). */
 int service_check_model(const llm_card_t *model, err_t *err);
@@ -128,11 +146,11 @@ double service_roofline_linear(const service_t *sv, double m);
 double service_roofline_attention(const service_t *sv, const service_job_t *jobs,
                                   int njobs);
 
-/* Weight footprint in bytes: every layer's linear weights and lm_head at the
+/* Weight footprint in bytes, of all tp GPUs together: every layer's linear weights and lm_head at the
  * model's precision (scales and zeros included) plus the token embedding
  * table, stored fp16 (vocab × hidden × 2). Norm weights are ignored. */
 double service_weight_bytes(const service_t *sv);
-/* K and V bytes per cached token (fp16, all layers). */
+/* K and V bytes per cached token (fp16, all layers, all tp GPUs). */
 double service_kv_bytes_per_token(const service_t *sv);
 
 #endif

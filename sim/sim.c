@@ -41,8 +41,8 @@ static service_t *cloud_service(const scenario_t *s, err_t *err)
 {
     const cloud_cfg_t *c = &s->cloud;
     if (c->service) return c->service;
-    return service_create(&c->gpu, &c->target, c->precision, c->calibration,
-                          c->overhead, err);
+    return service_create_tp(&c->gpu, &c->target, c->precision, c->calibration,
+                             c->overhead, scenario_tensor_parallel(s), err);
 }
 
 /* Frees sv unless the scenario owns it. */
@@ -96,7 +96,8 @@ static int shared_build(const scenario_t *s, repl_shared_t *sh, err_t *err)
         /* The loader refused weights that leave no room for KV. */
         sh->kv_capacity = c->kv_capacity_bytes > 0
                               ? c->kv_capacity_bytes
-                              : c->gpu.mem_bytes - service_weight_bytes(sh->cloud_sv);
+                              : scenario_tensor_parallel(s) * c->gpu.mem_bytes -
+                                    service_weight_bytes(sh->cloud_sv);
         /* None left would admit nothing, and the run would idle to its end. */
         if (!(sh->kv_capacity > 0))
             return err_set(err, ERR_INPUT, "cloud: no GPU memory left for the KV "
@@ -117,8 +118,17 @@ static tally_t *tally_for(const scenario_t *s, int tenant_hists)
         const proto_ops_t *p = scenario_group_protocol(s, g)->proto;
         tally_group_cfg_t c = {.has_drafts = p->drafts, .has_verify = p->verifies,
                                .slo_ttft = s->groups[g].slo.ttft,
-                               .slo_tpot = s->groups[g].slo.tpot};
+                               .slo_tpot = s->groups[g].slo.tpot,
+                               .edge_power_w = s->groups[g].edge.device.power_w};
         tally_group_setup(tl, g, &c);
+    }
+    if (tl) {
+        const cloud_cfg_t *cl = &s->cloud;
+        tally_cloud_cfg_t cc = {.gpu_power_w = cl->gpu.power_w,
+                                .gpu_idle_power_w = cl->gpu.idle_power_w,
+                                .gpus_per_replica = scenario_tensor_parallel(s),
+                                .gpu_hour_usd = cl->gpu_hour_usd};
+        tally_cloud_setup(tl, &cc);
     }
     return tl;
 }

@@ -363,6 +363,73 @@ static int run_pool(pool_t *p, long jobs, int fd, progress_t *pr, err_t *err)
     return rc;
 }
 
+/* ---- evaluating a list of points (sweep_eval) ------------------------------ */
+
+/* The shared state of sweep_eval's workers: the next index to claim, and
+ * the first failure (by index, so the message does not depend on -j). */
+typedef struct evalq {
+    const pool_t *p;
+    const uint64_t *points;
+    size_t n;
+    metrics_summary_t *out;
+    pthread_mutex_t mu;
+    size_t next;
+    size_t failed;            /* n when none */
+    err_t err;
+} evalq_t;
+
+static void *eval_worker(void *arg)
+{
+    evalq_t *q = arg;
+    for (;;) {
+        pthread_mutex_lock(&q->mu);
+        size_t k = q->next < q->n && q->failed == q->n ? q->next++ : q->n;
+        pthread_mutex_unlock(&q->mu);
+        if (k == q->n) return NULL;
+        err_t e = {0, {0}};
+        if (run_point(q->p, q->points[k], &q->out[k], NULL, &e) == 0) continue;
+        pthread_mutex_lock(&q->mu);
+        if (k < q->failed) {
+            char label[256];
+            point_label(q->p->sp, q->points[k], label, sizeof label);
+            q->failed = k;
+            err_set(&q->err, e.code ? e.code : ERR_RUNTIME, "point %s: %s", label, e.msg);
+        }
+        pthread_mutex_unlock(&q->mu);
+    }
+}
+
+int sweep_eval(const char *scenario, const sweepspec_t *sp,
+               const scenario_override_t *sets, int nsets, const uint64_t *points,
+               size_t n, long jobs, metrics_summary_t *out, err_t *err)
+{
+    if (n == 0) return 0;
+    pool_t p = {.scenario = scenario, .sp = sp, .sets = sets, .nsets = nsets};
+    evalq_t q = {.p = &p, .points = points, .n = n, .out = out, .failed = n};
+    if (jobs <= 0) {
+        long nc = sysconf(_SC_NPROCESSORS_ONLN);
+        jobs = nc > 0 ? nc : 1;
+    }
+    if ((size_t)jobs > n) jobs = (long)n;
+    pthread_t *th = calloc((size_t)jobs, sizeof *th);
+    if (!th) return err_set(err, ERR_RUNTIME, "out of memory");
+    pthread_mutex_init(&q.mu, NULL);
+    long started = 0;
+    int rc = 0;
+    for (; started < jobs; started++) {
+        int e = pthread_create(&th[started], NULL, eval_worker, &q);
+        if (e) {
+            rc = err_set(err, ERR_RUNTIME, "pthread_create: %s", strerror(e));
+            break;
+        }
+    }
+    for (long t = 0; t < started; t++) pthread_join(th[t], NULL);
+    pthread_mutex_destroy(&q.mu);
+    free(th);
+    if (rc == 0 && q.failed < n) rc = err_set(err, q.err.code, "%s", q.err.msg);
+    return rc;
+}
+
 /* ---- the command ------------------------------------------------------------ */
 
 static void shell_word(FILE *f, const char *s)

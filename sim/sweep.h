@@ -9,11 +9,14 @@
 #ifndef SPECSIM_SWEEP_H
 #define SPECSIM_SWEEP_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "err.h"
+#include "metrics.h"
 #include "scenario.h"
+#include "sweepspec.h"
 
 /* Points written so far: done of total (this shard's points), of which
  * done_at_start were already in the file when the sweep resumed; final is 1
@@ -45,6 +48,17 @@ typedef struct sweep_opts {
  * bad sweep spec or option combination, ERR_RUNTIME for a failed point or
  * I/O; rows written before a failure are kept). */
 int sweep_run(const sweep_opts_t *o, err_t *err);
+
+/* Runs the points points[0..n) of sp — each the scenario file `scenario`
+ * with the overrides sets[0..nsets) then sp's axes at that point, common
+ * random numbers — on `jobs` threads (<= 0: number of cores) and stores the
+ * summary of points[k] in out[k] (caller-owned, n entries; wall-clock
+ * metrics left NAN as in sweep files). For searches that pick the next
+ * points from the last ones (sim/optimize.h). 0, or -1 with err: the first
+ * failed point in the order given, naming it. */
+int sweep_eval(const char *scenario, const sweepspec_t *sp,
+               const scenario_override_t *sets, int nsets, const uint64_t *points,
+               size_t n, long jobs, metrics_summary_t *out, err_t *err);
 
 /* Writes to f the `specsim run` command line that reproduces point `row`
  * (its --set options). 0, or -1 with err filled. */

@@ -460,6 +460,15 @@ static int load_section(const char *name, const char *yaml, int required,
     return rc;
 }
 
+int sweepspec_from_node(const char *name, const struct ynode_pair *key,
+                        sweepspec_t *out, err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->file, sizeof out->file, "%s", name);
+    ctx_t c = {name, out, err};
+    return parse_sweep(&c, key);
+}
+
 int sweepspec_load_string(const char *name, const char *yaml, sweepspec_t *out,
                           err_t *err)
 {

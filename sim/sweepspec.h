@@ -65,6 +65,13 @@ int sweepspec_load(const char *path, sweepspec_t *out, err_t *err);
 int sweepspec_load_string(const char *name, const char *yaml, sweepspec_t *out,
                           err_t *err);
 void sweepspec_fini(sweepspec_t *sp);
+/* Reads axes written as a sweep: section's from the value of `key` (a pair
+ * of a ynode tree, sim/ynode.h) of file `name`: how other sections (the
+ * optimize: knobs, sim/optimize.h) reuse the axis syntax. Messages name the
+ * axes sweep.PATH. Same ownership as sweepspec_load. */
+struct ynode_pair;
+int sweepspec_from_node(const char *name, const struct ynode_pair *key,
+                        sweepspec_t *out, err_t *err);
 
 /* The value of every axis at `point` (< npoints): values[a] points into sp;
  * or its index into each axis's values. */

@@ -84,6 +84,7 @@ tally_t *tally_create(double warmup, double end, int ngroups, const int *size,
         bad = part_init(&t->group[g]) != 0;
         t->gcfg[g].has_drafts = t->gcfg[g].has_verify = 1;
     }
+    t->ccfg.gpus_per_replica = 1;
     t->batch = hist_create(0.5, 1e7, REL);
     if (bad || !t->batch || tenants_init(t, size, tenant_hists) != 0) {
         tally_free(t);
@@ -128,6 +129,11 @@ void tally_reset(tally_t *t)
 void tally_group_setup(tally_t *t, int g, const tally_group_cfg_t *cfg)
 {
     t->gcfg[g] = *cfg;
+}
+
+void tally_cloud_setup(tally_t *t, const tally_cloud_cfg_t *cfg)
+{
+    t->ccfg = *cfg;
 }
 
 /* ---- events --------------------------------------------------------------
@@ -178,6 +184,17 @@ void tally_decode_time(tally_t *t, int i, double from, double to)
     tally_part_t *p[2];
     for (int k = parts(t, i, p); k-- > 0;) p[k]->decode_time += d;
     t->ten[i].decode_time += d;
+}
+
+void tally_edge_busy(tally_t *t, int i, double from, double to)
+{
+    double d = tally_clip(t, from, to);
+    double j = d * t->gcfg[t->group_of[i]].edge_power_w;
+    tally_part_t *p[2];
+    for (int k = parts(t, i, p); k-- > 0;) {
+        p[k]->edge_busy += d;
+        p[k]->edge_j += j;
+    }
 }
 
 void tally_drafted(tally_t *t, int i, double now, double n)
@@ -395,8 +412,17 @@ static void tenant_rates(tally_t *t, int g, double *jain, double *p5)
 
 /* The metrics of one part; has_*: some tenant of it drafts / verifies;
  * has_slo: some tenant of it has an SLO. */
+/* Energy per committed token of the part's edge devices: NaN when some
+ * drafting group's device has no power figure (edge_known = 0); a part
+ * that never drafts computes nothing at the edge (0 J). */
+static double edge_j_per_tok(const tally_part_t *p, int has_drafts, int edge_known)
+{
+    if (!has_drafts) return p->committed > 0 ? 0 : NAN;
+    return edge_known ? ratio(p->edge_j, p->committed) : NAN;
+}
+
 static void part_finish(const tally_t *t, const tally_part_t *p, int has_drafts,
-                        int has_verify, int has_slo, double *v)
+                        int has_verify, int has_slo, int edge_known, double *v)
 {
     double span = t->end - t->warmup;
     v[METRIC_ITL_MEAN] = mean(p->itl);
@@ -426,6 +452,29 @@ static void part_finish(const tally_t *t, const tally_part_t *p, int has_drafts,
     v[METRIC_GOODPUT_TOK_S] = has_slo ? ratio(p->slo_ok_tokens, span) : NAN;
     v[METRIC_ADMISSION_WAIT_MEAN] = mean(p->admit);
     v[METRIC_ADMISSION_WAIT_P99] = quant(p->admit, 0.99);
+    v[METRIC_EDGE_J_PER_TOK] = edge_j_per_tok(p, has_drafts, edge_known);
+}
+
+/* GPU energy: every GPU of every replica draws power_w while its replica
+ * is busy and idle_power_w (when given) the rest of the measured span. */
+static double gpu_j_per_tok(const tally_t *t, int replicas, double span)
+{
+    const tally_cloud_cfg_t *c = &t->ccfg;
+    if (replicas <= 0) return 0;
+    if (!(c->gpu_power_w > 0)) return NAN;
+    double idle = replicas * span - t->busy;
+    double j = (t->busy * c->gpu_power_w + (idle > 0 ? idle : 0) * c->gpu_idle_power_w) *
+               c->gpus_per_replica;
+    return ratio(j, t->all.committed);
+}
+
+/* Every GPU is rented for the whole measured span, busy or not. */
+static double usd_per_mtok(const tally_t *t, int replicas, double span)
+{
+    const tally_cloud_cfg_t *c = &t->ccfg;
+    if (!(c->gpu_hour_usd > 0)) return NAN;
+    double gpu_hours = (double)replicas * c->gpus_per_replica * span / 3600.0;
+    return ratio(c->gpu_hour_usd * gpu_hours * 1e6, t->all.committed);
 }
 
 /* The shared cloud's metrics and the run's: the fleet's, in every part. */
@@ -442,14 +491,17 @@ static void cloud_finish(const tally_t *t, int replicas, double events, double w
                                  ? ratio(t->kv_area, replicas * span) : NAN;
     v[METRIC_GPU_ROOFLINE_UTIL] = replicas > 0 && t->roof_known
                                       ? ratio(t->roof_s, t->busy) : NAN;
+    v[METRIC_GPU_J_PER_TOK] = gpu_j_per_tok(t, replicas, span);
+    v[METRIC_USD_PER_MTOK] = usd_per_mtok(t, replicas, span);
     v[METRIC_EVENTS] = events;
     v[METRIC_WALL_S] = wall;
     v[METRIC_EVENTS_PER_S] = ratio(events, wall);
 }
 
-static void group_flags(const tally_t *t, int g, int *d, int *v, int *slo)
+static void group_flags(const tally_t *t, int g, int *d, int *v, int *slo, int *ek)
 {
     const tally_group_cfg_t *c = &t->gcfg[g];
+    *ek = !c->has_drafts || c->edge_power_w > 0;
     *d = c->has_drafts;
     *v = c->has_verify;
     *slo = c->slo_ttft > 0 || c->slo_tpot > 0;
@@ -458,23 +510,24 @@ static void group_flags(const tally_t *t, int g, int *d, int *v, int *slo)
 void tally_finish(tally_t *t, int replicas, double events, double wall,
                   metrics_rep_t *out, metrics_rep_t *groups)
 {
-    int fd = 0, fv = 0, fs = 0;
+    int fd = 0, fv = 0, fs = 0, fk = 1;
     for (int g = 0; g < t->ngroups; g++) {
-        int d, v, s;
-        group_flags(t, g, &d, &v, &s);
+        int d, v, s, k;
+        group_flags(t, g, &d, &v, &s, &k);
         fd |= d;
         fv |= v;
         fs |= s;
+        fk &= k;
     }
-    part_finish(t, &t->all, fd, fv, fs, out->v);
+    part_finish(t, &t->all, fd, fv, fs, fk, out->v);
     cloud_finish(t, replicas, events, wall, out->v);
     tenant_rates(t, -1, &out->v[METRIC_FAIRNESS_JAIN],
                  &out->v[METRIC_TOKENS_PER_S_TENANT_P5]);
     for (int g = 0; groups && g < t->ngroups; g++) {
-        int d, v, s;
-        group_flags(t, g, &d, &v, &s);
+        int d, v, s, k;
+        group_flags(t, g, &d, &v, &s, &k);
         double *gv = groups[g].v;
-        part_finish(t, group_part(t, g), d, v, s, gv);
+        part_finish(t, group_part(t, g), d, v, s, k, gv);
         cloud_finish(t, replicas, events, wall, gv);
         tenant_rates(t, g, &gv[METRIC_FAIRNESS_JAIN], &gv[METRIC_TOKENS_PER_S_TENANT_P5]);
     }

@@ -61,6 +61,7 @@ typedef struct tally_part {
     /* finished requests of SLO-bound groups: judged, meeting TTFT, TPOT,
      * both, and the output tokens of those meeting both */
     double slo_n, slo_ttft_ok, slo_tpot_ok, slo_ok, slo_ok_tokens;
+    double edge_busy, edge_j;  /* edge drafting + prefill seconds, and joules */
 } tally_part_t;
 
 /* One tenant, after warm-up (`run --per-tenant`, fairness). */
@@ -79,7 +80,17 @@ typedef struct tally_tenant {
 typedef struct tally_group_cfg {
     int has_drafts, has_verify;
     double slo_ttft, slo_tpot;
+    double edge_power_w;      /* the edge device's power while busy; 0 = unknown */
 } tally_group_cfg_t;
+
+/* The cloud's power and price (energy and cost metrics): per-GPU power
+ * while busy and idle (0 = unknown / not counted), GPUs per replica, price
+ * of one GPU-hour (0 = none). */
+typedef struct tally_cloud_cfg {
+    double gpu_power_w, gpu_idle_power_w;
+    int gpus_per_replica;
+    double gpu_hour_usd;
+} tally_cloud_cfg_t;
 
 typedef struct tally {
     double warmup, end;
@@ -87,6 +98,7 @@ typedef struct tally {
     tally_part_t all;
     tally_part_t *group;      /* [ngroups] */
     tally_group_cfg_t *gcfg;  /* [ngroups]; kept by tally_reset */
+    tally_cloud_cfg_t ccfg;   /* kept by tally_reset */
     int *group_of;            /* [ntenants] */
     tally_tenant_t *ten;      /* [ntenants] */
     double *scratch;          /* [ntenants], for tenant percentiles */
@@ -115,6 +127,9 @@ void tally_free(tally_t *t);
  * kept) for a new replication. */
 void tally_reset(tally_t *t);
 void tally_group_setup(tally_t *t, int g, const tally_group_cfg_t *cfg);
+/* The cloud's power and price; before it, both are unknown (energy and
+ * cost NaN) with one GPU per replica. */
+void tally_cloud_setup(tally_t *t, const tally_cloud_cfg_t *cfg);
 
 /* The per-tenant ITL histograms' relative error: coarser than the fleet's
  * (HIST_REL_ERR) to keep them small (about 4 KiB per tenant). */
@@ -134,6 +149,9 @@ void tally_down_bytes(tally_t *t, int i, double now, double bytes);
 /* An interval of tenant i waiting (stall) / decoding, clipped. */
 void tally_stall(tally_t *t, int i, double from, double to);
 void tally_decode_time(tally_t *t, int i, double from, double to);
+/* Tenant i's edge device computed (drafting or prefilling) over [from, to],
+ * clipped: the busy time edge_j_per_tok charges at the group's power. */
+void tally_edge_busy(tally_t *t, int i, double from, double to);
 /* n drafted tokens completed; of the drafts, `gone` thrown away. */
 void tally_drafted(tally_t *t, int i, double now, double n);
 void tally_discarded(tally_t *t, int i, double now, double gone);

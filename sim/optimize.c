@@ -1,0 +1,596 @@
+/* optimize — the optimize: section and its searches (see optimize.h). */
+#include "optimize.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "suggest.h"
+#include "sweep.h"
+#include "units.h"
+#include "ynode.h"
+
+/* ---- reading the section ---------------------------------------------------- */
+
+typedef struct ctx {
+    const char *name;
+    optimize_spec_t *sp;
+    err_t *err;
+} ctx_t;
+
+static int fail_at(ctx_t *c, int line, int col, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int fail_at(ctx_t *c, int line, int col, const char *fmt, ...)
+{
+    char msg[ERR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return err_set(c->err, ERR_INPUT, "%s:%d:%d: optimize.%s", c->name, line, col, msg);
+}
+
+static const char *scalar(const ynode_t *n)
+{
+    return n && n->kind == YNODE_SCALAR ? n->str : NULL;
+}
+
+/* sweepspec names the axes sweep.PATH; here they are optimize.knobs.PATH.
+ * Rewrites the first ": sweep" after the location in err's message. */
+static void rename_sweep(err_t *err)
+{
+    static const char from[] = ": sweep", to[] = ": optimize.knobs";
+    char *at = strstr(err->msg, from);
+    size_t len = strlen(err->msg), grow = strlen(to) - strlen(from);
+    if (!at || len + grow >= sizeof err->msg) return;
+    char *tail = at + strlen(from);
+    memmove(tail + grow, tail, strlen(tail) + 1);
+    memcpy(at, to, strlen(to));
+}
+
+static int parse_knobs(ctx_t *c, const ynode_pair_t *p)
+{
+    if (sweepspec_from_node(c->name, p, &c->sp->knobs, c->err) != 0) {
+        rename_sweep(c->err);
+        return -1;
+    }
+    if (c->sp->knobs.zip)
+        return fail_at(c, p->kline, p->kcol, "knobs: zip does not apply to a search "
+                       "(every combination of knob values is a candidate)");
+    return 0;
+}
+
+static int unknown_metric(ctx_t *c, const char *key, const ynode_t *n, const char *name)
+{
+    const char *names[METRIC_COUNT];
+    for (int i = 0; i < METRIC_COUNT; i++) names[i] = metric_name(i);
+    const char *near = suggest_nearest(name, names, METRIC_COUNT);
+    char hint[96] = "";
+    if (near) snprintf(hint, sizeof hint, " (did you mean '%s'?)", near);
+    return fail_at(c, n->line, n->col, "%s: '%s' is not a metric of docs/metrics.md%s%s",
+                   key, name, c->sp->knobs.naxes ? " or a knob" : "", hint);
+}
+
+static int parse_objective(ctx_t *c, const ynode_pair_t *p)
+{
+    optimize_spec_t *sp = c->sp;
+    const char *v = scalar(p->val);
+    if (sp->objective_name[0])
+        return fail_at(c, p->kline, p->kcol, "%s: one objective only (max or min)", p->key);
+    if (!v || !*v)
+        return fail_at(c, p->val->line, p->val->col, "%s: expected a metric name", p->key);
+    sp->maximize = strcmp(p->key, "max") == 0;
+    snprintf(sp->objective_name, sizeof sp->objective_name, "%s", v);
+    sp->objective = metric_find(v);
+    sp->objective_knob = -1;
+    for (int a = 0; sp->objective < 0 && a < sp->knobs.naxes; a++)
+        if (strcmp(sp->knobs.axes[a].path, v) == 0) sp->objective_knob = a;
+    if (sp->objective < 0 && sp->objective_knob < 0) return unknown_metric(c, p->key, p->val, v);
+    return 0;
+}
+
+/* The bound's number in the metric's unit: a *_s metric takes any duration
+ * (80ms), the others a plain number. */
+static int parse_bound(ctx_t *c, const ynode_t *n, int metric, const char *text,
+                       double *out)
+{
+    double x;
+    const char *unit;
+    if (units_split(text, &x, &unit) != 0)
+        return fail_at(c, n->line, n->col, "constraints: '%s': the bound is not a "
+                       "number", n->str);
+    const char *name = metric_name(metric);
+    size_t len = strlen(name);
+    int seconds = len > 2 && strcmp(name + len - 2, "_s") == 0;
+    if (!*unit) { *out = x; return 0; }
+    if (seconds && units_convert(x, unit, "s", out) == 0) return 0;
+    return fail_at(c, n->line, n->col, "constraints: '%s': %s takes %s", n->str, name,
+                   seconds ? "a duration (80ms, 0.08s) or a number of seconds"
+                           : "a plain number (no unit)");
+}
+
+/* "METRIC OP VALUE" with OP <= or >=. */
+static int parse_constraint(ctx_t *c, const ynode_t *n, optimize_constraint_t *k)
+{
+    const char *s = scalar(n);
+    if (!s)
+        return fail_at(c, n->line, n->col, "constraints: expected 'METRIC <= VALUE' or "
+                       "'METRIC >= VALUE', got %s", ynode_kind_name(n));
+    snprintf(k->text, sizeof k->text, "%s", s);
+    const char *le = strstr(s, "<="), *ge = strstr(s, ">=");
+    const char *op = le ? le : ge;
+    if (!op || (le && ge))
+        return fail_at(c, n->line, n->col, "constraints: '%s': expected 'METRIC <= "
+                       "VALUE' or 'METRIC >= VALUE'", s);
+    k->op = le ? OPTIMIZE_LE : OPTIMIZE_GE;
+    char name[128];
+    size_t a = strspn(s, " "), b = (size_t)(op - s);
+    while (b > a && s[b - 1] == ' ') b--;
+    if (b - a >= sizeof name || b == a)
+        return fail_at(c, n->line, n->col, "constraints: '%s': no metric before the "
+                       "operator", s);
+    memcpy(name, s + a, b - a);
+    name[b - a] = '\0';
+    if ((k->metric = metric_find(name)) < 0) return unknown_metric(c, "constraints", n, name);
+    const char *val = op + 2;
+    val += strspn(val, " ");
+    return parse_bound(c, n, k->metric, val, &k->bound);
+}
+
+static int parse_constraints(ctx_t *c, const ynode_pair_t *p)
+{
+    optimize_spec_t *sp = c->sp;
+    const ynode_t *n = p->val;
+    sp->cons_line = p->kline;
+    sp->cons_col = p->kcol;
+    if (n->kind != YNODE_SEQ)
+        return fail_at(c, n->line, n->col, "constraints: expected a list such as "
+                       "[itl_p99_s <= 80ms, slo_attainment >= 0.99]");
+    sp->cons = calloc(n->n ? n->n : 1, sizeof *sp->cons);
+    if (!sp->cons) return err_set(c->err, ERR_RUNTIME, "out of memory");
+    for (size_t i = 0; i < n->n; i++, sp->ncons++)
+        if (parse_constraint(c, n->items[i], &sp->cons[i])) return -1;
+    return 0;
+}
+
+static int parse_search(ctx_t *c, const ynode_pair_t *p, optimize_search_t *s)
+{
+    static const char *names[] = {"auto", "bisect", "coordinate", "grid"};
+    const char *v = scalar(p->val);
+    for (int i = 0; v && i < 4; i++)
+        if (strcmp(v, names[i]) == 0) { *s = (optimize_search_t)i; return 0; }
+    return fail_at(c, p->val->line, p->val->col, "search: '%s' (expected auto, bisect, "
+                   "coordinate or grid)", v ? v : ynode_kind_name(p->val));
+}
+
+static int parse_monotone(ctx_t *c, const ynode_pair_t *p, int *monotone)
+{
+    const char *v = scalar(p->val);
+    if (v && strcmp(v, "true") == 0) { *monotone = 1; return 0; }
+    if (v && strcmp(v, "false") == 0) { *monotone = 0; return 0; }
+    return fail_at(c, p->val->line, p->val->col, "monotone: expected true or false");
+}
+
+/* The search actually run, from search: and monotone:. */
+static int resolve_search(ctx_t *c, optimize_search_t s, int monotone)
+{
+    optimize_spec_t *sp = c->sp;
+    if (s == OPTIMIZE_AUTO) s = monotone ? OPTIMIZE_BISECT : OPTIMIZE_COORDINATE;
+    if (s == OPTIMIZE_BISECT && sp->knobs.naxes != 1)
+        return fail_at(c, sp->line, sp->col, "search: bisection (monotone: true) takes "
+                       "exactly one knob, the section has %d", sp->knobs.naxes);
+    if (s == OPTIMIZE_GRID && sp->knobs.npoints > OPTIMIZE_MAX_GRID)
+        return fail_at(c, sp->line, sp->col, "search: grid of %llu points (at most %llu)",
+                       (unsigned long long)sp->knobs.npoints,
+                       (unsigned long long)OPTIMIZE_MAX_GRID);
+    sp->search = s;
+    return 0;
+}
+
+static int parse_key(ctx_t *c, const ynode_pair_t *p, optimize_search_t *s, int *monotone)
+{
+    static const char *keys[] = {"knobs", "max", "min", "constraints", "search",
+                                 "monotone"};
+    if (strcmp(p->key, "max") == 0 || strcmp(p->key, "min") == 0)
+        return parse_objective(c, p);
+    if (strcmp(p->key, "constraints") == 0) return parse_constraints(c, p);
+    if (strcmp(p->key, "search") == 0) return parse_search(c, p, s);
+    if (strcmp(p->key, "monotone") == 0) return parse_monotone(c, p, monotone);
+    if (strcmp(p->key, "knobs") == 0) return 0;   /* read first, see parse_section */
+    const char *near = suggest_nearest(p->key, keys, sizeof keys / sizeof *keys);
+    char hint[64] = "";
+    if (near) snprintf(hint, sizeof hint, "did you mean '%s'? ", near);
+    return fail_at(c, p->kline, p->kcol, "%s: unknown key (%sthe section has knobs, "
+                   "max or min, constraints, search, monotone)", p->key, hint);
+}
+
+static int parse_section(ctx_t *c, const ynode_pair_t *sec)
+{
+    optimize_spec_t *sp = c->sp;
+    sp->line = sec->kline;
+    sp->col = sec->kcol;
+    sp->objective = sp->objective_knob = -1;
+    const ynode_t *n = sec->val;
+    if (n->kind != YNODE_MAP)
+        return fail_at(c, n->line, n->col, "expected a mapping with knobs, max or min, "
+                       "constraints");
+    /* Knobs first: the objective may name one. */
+    const ynode_pair_t *knobs = ynode_find(n, "knobs");
+    if (!knobs) return fail_at(c, sec->kline, sec->kcol, "knobs: missing (the axes "
+                               "to search, written as a sweep: section's)");
+    if (parse_knobs(c, knobs)) return -1;
+    optimize_search_t s = OPTIMIZE_AUTO;
+    int monotone = 0;
+    for (size_t i = 0; i < n->n; i++)
+        if (parse_key(c, &n->pairs[i], &s, &monotone)) return -1;
+    if (!sp->objective_name[0])
+        return fail_at(c, sec->kline, sec->kcol, "max or min: missing (the objective, "
+                       "e.g. max: goodput_tok_s)");
+    return resolve_search(c, s, monotone);
+}
+
+int optimize_spec_load(const char *path, const char *text, optimize_spec_t *out,
+                       err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    char *own = NULL;
+    size_t len;
+    if (!text) {
+        if (ynode_read_file(path, &own, &len, err) != 0) return -1;
+        text = own;
+    }
+    ynode_t *root = NULL;
+    int rc = ynode_parse(path, NULL, text, strlen(text), 1, 0, &root, err);
+    ctx_t c = {path, out, err};
+    const ynode_pair_t *sec = rc == 0 ? ynode_find(root, "optimize") : NULL;
+    if (rc == 0 && sec) rc = parse_section(&c, sec);
+    else if (rc == 0)
+        rc = err_set(err, ERR_INPUT, "%s:1:1: optimize: no optimize: section (add one "
+                     "with knobs and an objective)", path);
+    ynode_free(root);
+    free(own);
+    return rc;
+}
+
+void optimize_spec_fini(optimize_spec_t *sp)
+{
+    if (!sp) return;
+    sweepspec_fini(&sp->knobs);
+    free(sp->cons);
+    sp->cons = NULL;
+    sp->ncons = 0;
+}
+
+const char *optimize_search_name(optimize_search_t s)
+{
+    static const char *names[] = {"auto", "bisect", "coordinate", "grid"};
+    return (unsigned)s < 4 ? names[s] : "?";
+}
+
+/* ---- judging points ------------------------------------------------------------ */
+
+int optimize_constraint_met(const optimize_constraint_t *c, const metrics_summary_t *m)
+{
+    double v = m->value[c->metric], ci = m->ci95[c->metric];
+    if (!isfinite(v)) return 0;
+    if (!isfinite(ci)) ci = 0;
+    return c->op == OPTIMIZE_LE ? v + ci <= c->bound : v - ci >= c->bound;
+}
+
+/* How far the CI-side of the value is past the bound, relative to it. */
+static double violation(const optimize_constraint_t *c, const metrics_summary_t *m)
+{
+    if (optimize_constraint_met(c, m)) return 0;
+    double v = m->value[c->metric], ci = m->ci95[c->metric];
+    if (!isfinite(v)) return INFINITY;
+    if (!isfinite(ci)) ci = 0;
+    double past = c->op == OPTIMIZE_LE ? v + ci - c->bound : c->bound - (v - ci);
+    return past / fmax(fabs(c->bound), 1e-12);
+}
+
+static void judge(const optimize_spec_t *sp, optimize_eval_t *e)
+{
+    e->feasible = 1;
+    e->violation = 0;
+    for (int k = 0; k < sp->ncons; k++) {
+        if (optimize_constraint_met(&sp->cons[k], &e->m)) continue;
+        e->feasible = 0;
+        e->violation += violation(&sp->cons[k], &e->m);
+    }
+}
+
+/* Index of knob a's value at point (sweepspec's numbering, last knob
+ * fastest). */
+static int knob_index(const sweepspec_t *k, uint64_t point, int a)
+{
+    for (int b = k->naxes - 1; b > a; b--) point /= (uint64_t)k->axes[b].nvalues;
+    return (int)(point % (uint64_t)k->axes[a].nvalues);
+}
+
+double optimize_objective(const optimize_spec_t *sp, const optimize_eval_t *e)
+{
+    if (sp->objective >= 0) return e->m.value[sp->objective];
+    const sweep_axis_t *ax = &sp->knobs.axes[sp->objective_knob];
+    const char *unit;
+    double x;
+    int i = knob_index(&sp->knobs, e->point, sp->objective_knob);
+    return units_split(ax->values[i], &x, &unit) == 0 ? x : NAN;
+}
+
+/* > 0 when a ranks above b, < 0 below, 0 when they tie (point aside). */
+static int rank_cmp(const optimize_spec_t *sp, const optimize_eval_t *a,
+                    const optimize_eval_t *b)
+{
+    if (a->feasible != b->feasible) return a->feasible ? 1 : -1;
+    if (!a->feasible) return a->violation < b->violation ? 1 : a->violation > b->violation ? -1 : 0;
+    double x = optimize_objective(sp, a), y = optimize_objective(sp, b);
+    if (isnan(x) || isnan(y)) return isnan(x) == isnan(y) ? 0 : isnan(x) ? -1 : 1;
+    if (!sp->maximize) { double t = x; x = y; y = t; }
+    return x > y ? 1 : x < y ? -1 : 0;
+}
+
+/* Whether a is strictly better than b, the lower point winning ties. */
+static int better(const optimize_spec_t *sp, const optimize_eval_t *a,
+                  const optimize_eval_t *b)
+{
+    int r = rank_cmp(sp, a, b);
+    return r > 0 || (r == 0 && a->point < b->point);
+}
+
+/* ---- the evaluation cache ------------------------------------------------------ */
+
+typedef struct search {
+    const optimize_opts_t *o;
+    const optimize_spec_t *sp;
+    optimize_result_t *res;
+    size_t cap;
+} search_t;
+
+static long find_eval(const search_t *s, uint64_t point)
+{
+    for (size_t k = 0; k < s->res->nevals; k++)
+        if (s->res->evals[k].point == point) return (long)k;
+    return -1;
+}
+
+/* Evaluates those of points[0..n) not evaluated yet, in parallel. */
+static int eval_points(search_t *s, const uint64_t *points, size_t n, err_t *err)
+{
+    uint64_t *todo = malloc((n ? n : 1) * sizeof *todo);
+    if (!todo) return err_set(err, ERR_RUNTIME, "out of memory");
+    size_t m = 0;
+    for (size_t k = 0; k < n; k++) {
+        int dup = find_eval(s, points[k]) >= 0;
+        for (size_t j = 0; !dup && j < m; j++) dup = todo[j] == points[k];
+        if (!dup) todo[m++] = points[k];
+    }
+    optimize_result_t *r = s->res;
+    if (r->nevals + m > s->cap) {
+        size_t cap = (r->nevals + m) * 2;
+        optimize_eval_t *e = realloc(r->evals, cap * sizeof *e);
+        if (!e) { free(todo); return err_set(err, ERR_RUNTIME, "out of memory"); }
+        r->evals = e;
+        s->cap = cap;
+    }
+    metrics_summary_t *ms = calloc(m ? m : 1, sizeof *ms);
+    int rc = ms ? 0 : err_set(err, ERR_RUNTIME, "out of memory");
+    if (rc == 0)
+        rc = sweep_eval(s->o->scenario, &s->sp->knobs, s->o->sets, s->o->nsets, todo, m,
+                        s->o->jobs, ms, err);
+    for (size_t k = 0; rc == 0 && k < m; k++) {
+        optimize_eval_t *e = &r->evals[r->nevals++];
+        e->point = todo[k];
+        e->m = ms[k];
+        judge(s->sp, e);
+    }
+    free(ms);
+    free(todo);
+    return rc;
+}
+
+static const optimize_eval_t *at(const search_t *s, uint64_t point)
+{
+    long k = find_eval(s, point);
+    return k >= 0 ? &s->res->evals[k] : NULL;
+}
+
+/* ---- the searches ------------------------------------------------------------------ */
+
+static int search_grid(search_t *s, err_t *err)
+{
+    uint64_t n = s->sp->knobs.npoints;
+    uint64_t *all = malloc((size_t)n * sizeof *all);
+    if (!all) return err_set(err, ERR_RUNTIME, "out of memory");
+    for (uint64_t q = 0; q < n; q++) all[q] = q;
+    int rc = eval_points(s, all, (size_t)n, err);
+    free(all);
+    return rc;
+}
+
+/* One knob, feasibility monotone along it: the ends, then halving the
+ * interval between a feasible and an infeasible point. */
+static int search_bisect(search_t *s, err_t *err)
+{
+    uint64_t n = s->sp->knobs.npoints, ends[2] = {0, n - 1};
+    if (eval_points(s, ends, n > 1 ? 2 : 1, err)) return -1;
+    int f0 = at(s, 0)->feasible, f1 = at(s, n - 1)->feasible;
+    if (f0 == f1) return 0;   /* all feasible or none: nothing between */
+    uint64_t lo = 0, hi = n - 1;   /* lo and hi differ in feasibility */
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (eval_points(s, &mid, 1, err)) return -1;
+        if (at(s, mid)->feasible == f0) lo = mid;
+        else hi = mid;
+    }
+    return 0;
+}
+
+/* The point with knob a at value i and the other knobs as in idx. */
+static uint64_t point_of(const sweepspec_t *k, const int *idx, int a, int i)
+{
+    uint64_t p = 0;
+    for (int b = 0; b < k->naxes; b++)
+        p = p * (uint64_t)k->axes[b].nvalues + (uint64_t)(b == a ? i : idx[b]);
+    return p;
+}
+
+/* A line search along knob a from cur; moves cur on a strict improvement.
+ * *moved is set then. */
+static int line_search(search_t *s, int a, uint64_t *cur, int *idx, int *moved,
+                       err_t *err)
+{
+    const sweepspec_t *k = &s->sp->knobs;
+    int nv = k->axes[a].nvalues;
+    uint64_t *line = malloc((size_t)nv * sizeof *line);
+    if (!line) return err_set(err, ERR_RUNTIME, "out of memory");
+    for (int i = 0; i < nv; i++) line[i] = point_of(k, idx, a, i);
+    int rc = eval_points(s, line, (size_t)nv, err);
+    for (int i = 0; rc == 0 && i < nv; i++) {
+        if (rank_cmp(s->sp, at(s, line[i]), at(s, *cur)) <= 0) continue;
+        *cur = line[i];
+        idx[a] = i;
+        *moved = 1;
+    }
+    free(line);
+    return rc;
+}
+
+static int search_coordinate(search_t *s, err_t *err)
+{
+    const sweepspec_t *k = &s->sp->knobs;
+    int *idx = calloc((size_t)k->naxes, sizeof *idx);
+    if (!idx) return err_set(err, ERR_RUNTIME, "out of memory");
+    uint64_t cur = 0;
+    int rc = eval_points(s, &cur, 1, err), moved = 1;
+    while (rc == 0 && moved) {
+        moved = 0;
+        for (int a = 0; rc == 0 && a < k->naxes; a++)
+            rc = line_search(s, a, &cur, idx, &moved, err);
+    }
+    free(idx);
+    return rc;
+}
+
+/* ---- the result ---------------------------------------------------------------------- */
+
+static int by_point(const void *x, const void *y)
+{
+    const optimize_eval_t *a = x, *b = y;
+    return a->point < b->point ? -1 : a->point > b->point;
+}
+
+/* A point placed on the frontier's plane: x the first constraint's metric
+ * and y the objective, both turned so that smaller x and larger y are
+ * better. */
+typedef struct fpoint {
+    double x, y, metric;
+    size_t idx;
+} fpoint_t;
+
+/* Ascending x; for equal x the best y first, then the lower point. */
+static int by_x(const void *p, const void *q)
+{
+    const fpoint_t *a = p, *b = q;
+    if (a->x != b->x) return a->x < b->x ? -1 : 1;
+    if (a->y != b->y) return a->y > b->y ? -1 : 1;
+    return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+/* The non-dominated points in one pass over them sorted by x: a point is
+ * kept when its y beats every point before it (equal x and y: kept too,
+ * neither dominates the other). The list ends ascending in the metric
+ * itself (for `>=` the turned order is reversed). */
+static int frontier_build(const optimize_spec_t *sp, optimize_result_t *r, err_t *err)
+{
+    if (sp->ncons == 0 || r->nevals == 0) return 0;
+    const optimize_constraint_t *c = &sp->cons[0];
+    fpoint_t *f = malloc(r->nevals * sizeof *f);
+    r->frontier = malloc(r->nevals * sizeof *r->frontier);
+    if (!f || !r->frontier) {
+        free(f);
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < r->nevals; i++) {
+        double m = r->evals[i].m.value[c->metric], y = optimize_objective(sp, &r->evals[i]);
+        if (!isfinite(m) || !isfinite(y)) continue;
+        f[n++] = (fpoint_t){.x = c->op == OPTIMIZE_GE ? -m : m,
+                            .y = sp->maximize ? y : -y, .metric = m, .idx = i};
+    }
+    qsort(f, n, sizeof *f, by_x);
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        const fpoint_t *last = kept ? &f[kept - 1] : NULL;
+        if (last && !(f[i].y > last->y || (f[i].y == last->y && f[i].x == last->x)))
+            continue;
+        f[kept++] = f[i];
+    }
+    if (c->op == OPTIMIZE_GE)   /* ascending in the metric itself */
+        for (size_t i = 0; i < kept / 2; i++) {
+            fpoint_t t = f[i];
+            f[i] = f[kept - 1 - i];
+            f[kept - 1 - i] = t;
+        }
+    for (size_t i = 0; i < kept; i++) r->frontier[i] = f[i].idx;
+    r->nfrontier = kept;
+    free(f);
+    return 0;
+}
+
+static void finish(const optimize_spec_t *sp, optimize_result_t *r)
+{
+    qsort(r->evals, r->nevals, sizeof *r->evals, by_point);
+    r->best = -1;
+    for (size_t k = 0; k < r->nevals; k++) {
+        if (!r->evals[k].feasible) continue;
+        if (r->best < 0 || better(sp, &r->evals[k], &r->evals[r->best])) r->best = (long)k;
+    }
+}
+
+/* The checks before any simulation: every knob value loads, and
+ * constraints have replications for a CI. */
+static int precheck(const optimize_opts_t *o, const optimize_spec_t *sp, err_t *err)
+{
+    if (sweepspec_validate(&sp->knobs, o->scenario, NULL, o->sets, o->nsets, err) < 0) {
+        rename_sweep(err);
+        return -1;
+    }
+    scenario_t base;
+    if (scenario_load(o->scenario, o->sets, o->nsets, &base, err) != 0) return -1;
+    int reps = base.replications;
+    scenario_fini(&base);
+    if (sp->ncons > 0 && reps < 2)
+        return err_set(err, ERR_INPUT, "%s:%d:%d: optimize.constraints: a constraint is "
+                       "met only when its 95%% CI says so, which needs replications >= 2 "
+                       "(the scenario has %d; set replications: or --reps)",
+                       sp->knobs.file, sp->cons_line, sp->cons_col, reps);
+    return 0;
+}
+
+int optimize_run(const optimize_opts_t *o, const optimize_spec_t *sp,
+                 optimize_result_t *res, err_t *err)
+{
+    memset(res, 0, sizeof *res);
+    res->best = -1;
+    if (precheck(o, sp, err) != 0) return -1;
+    search_t s = {.o = o, .sp = sp, .res = res};
+    int rc;
+    switch (sp->search) {
+    case OPTIMIZE_BISECT: rc = search_bisect(&s, err); break;
+    case OPTIMIZE_GRID: rc = search_grid(&s, err); break;
+    default: rc = search_coordinate(&s, err); break;
+    }
+    if (rc != 0) return -1;
+    finish(sp, res);
+    return frontier_build(sp, res, err);
+}
+
+void optimize_result_fini(optimize_result_t *res)
+{
+    if (!res) return;
+    free(res->evals);
+    free(res->frontier);
+    memset(res, 0, sizeof *res);
+    res->best = -1;
+}
