@@ -251,6 +251,26 @@ static double async_rate(const pipe_t *pp, const blaw_t *L)
     return K / T;
 }
 
+double analytic_sync_rate(double alpha, int gamma, double d, double rtt)
+{
+    double len = alpha < 1 ? (1 - pow(alpha, gamma + 1)) / (1 - alpha) : gamma + 1;
+    return len / (gamma * d + rtt);
+}
+
+double analytic_async_rate(double alpha, int gamma, double d, double rtt, int window)
+{
+    if (gamma < 1 || gamma > PROTO_GAMMA_MAX) return NAN;
+    double rej[PROTO_GAMMA_MAX];
+    for (int a = 0; a < gamma; a++) rej[a] = pow(alpha, a) * (1 - alpha);
+    blaw_t L = {.ns = 1, .gamma = gamma, .rej = rej, .start = {1, 0}};
+    L.full[0][0] = pow(alpha, gamma);
+    /* The round trip as the uplink's propagation: it delays the verdict
+     * without occupying a server. */
+    pipe_t pp = {.gamma = gamma, .window = window > 0 ? window : 1, .d = d,
+                 .up_prop = rtt};
+    return async_rate(&pp, &L);
+}
+
 /* A mixture law (beta: one part per tenant alpha) averages the per-part
  * figure with the parts' weights. */
 static double law_sync_len(const accept_law_t *L)

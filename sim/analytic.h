@@ -70,6 +70,16 @@ int analytic_compute(const scenario_t *s, analytic_t *out, err_t *err);
  * visit, waiting included). */
 void analytic_mva(int n, double z, double s, double *x, double *r);
 
+/* Tokens per second of one tenant with iid acceptance alpha in [0, 1),
+ * blocks of gamma >= 1 drafts at d seconds each, and a round trip of rtt
+ * seconds from a block's send to its verdict (links, queueing and
+ * verification all in it). Sync: E[a+1] / (gamma·d + rtt), E[a+1] =
+ * (1 − α^(γ+1))/(1 − α). Async: the renewal formula of analytic_compute
+ * with window blocks in flight, the whole round trip as one delay. Pure:
+ * the adaptive speculation-length policies evaluate them per block. */
+double analytic_sync_rate(double alpha, int gamma, double d, double rtt);
+double analytic_async_rate(double alpha, int gamma, double d, double rtt, int window);
+
 /* Prints name: value lines (json = 0) or one JSON object (json = 1). */
 int analytic_print(FILE *f, const analytic_t *a, int json);
 

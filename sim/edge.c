@@ -46,7 +46,12 @@ int edge_tenant_init(repl_t *r, int i, double *cum, err_t *err)
                               r->rep, (uint64_t)i, RNG_UPLINK, err))
             return -1;
     }
-    if (p->verifies && gamma_state_init(&T->gst, T->gpol, pc->gamma, i))
+    gamma_env_t genv = {
+        .alpha_prior = accept_cfg_mean(scenario_group_acceptance(s, T->group), pc->gamma),
+        .async = p->uses_window,
+        .window = pc->window > 0 ? pc->window : 1,
+    };
+    if (p->verifies && gamma_state_init_env(&T->gst, T->gpol, pc->gamma, i, &genv))
         return err_set(err, ERR_RUNTIME,
                        "edge: gamma policy '%s' failed to start for gamma %d "
                        "(its limit %d must be in [1, %d])",
@@ -413,6 +418,8 @@ int edge_block_send(repl_t *r, edge_tenant_t *T)
     const repl_group_t *g = grp(r, T);
     int n = T->draft_n;
     if (T->gpol->on_verdict && note_sent(r, T, engine_now(r->eng))) return -1;
+    if (T->gpol->on_sent)
+        T->gpol->on_sent(&T->gst, edge_index(r, T), n, T->draft_start, engine_now(r->eng));
     tl->raw.drafted += n;
     tally_drafted(tl, edge_index(r, T), engine_now(r->eng), n);
     uint32_t b = T->next_block++;

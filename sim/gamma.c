@@ -1,12 +1,13 @@
 #include "gamma.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "proto.h"
 
 /* The registry: one X(NAME) per policy (file sim/gamma_NAME.c, table
  * gamma_NAME). */
-#define GAMMA_REGISTRY(X) X(fixed)
+#define GAMMA_REGISTRY(X) X(fixed) X(rtt) X(goodput)
 
 #define GAMMA_DECLARE(n) extern const gamma_ops_t gamma_##n;
 GAMMA_REGISTRY(GAMMA_DECLARE)
@@ -33,8 +34,15 @@ size_t gamma_names(const char **out, size_t max)
 int gamma_state_init(gamma_state_t *st, const gamma_ops_t *pol, int gamma,
                      int tenant)
 {
+    return gamma_state_init_env(st, pol, gamma, tenant, NULL);
+}
+
+int gamma_state_init_env(gamma_state_t *st, const gamma_ops_t *pol, int gamma,
+                         int tenant, const gamma_env_t *env)
+{
     memset(st, 0, sizeof *st);
     st->gamma = gamma;
+    st->env = env ? *env : (gamma_env_t){.alpha_prior = NAN, .window = 1};
     st->limit = pol->limit(gamma);
     /* The limit sizes the draft buffer and KV reservation, and a block's
      * gamma + 1 must fit a message field (sim/msg.h). */

@@ -15,10 +15,20 @@
 
 #include <stddef.h>
 
+/* What the scenario tells a tenant's policy before it starts (what a
+ * deployment would configure on the device). */
+typedef struct gamma_env {
+    double alpha_prior;  /* the group's mean acceptance per draft from the
+                          * scenario; NAN when unknown */
+    int async;           /* the protocol keeps several blocks in flight */
+    int window;          /* async: the most blocks in flight (>= 1) */
+} gamma_env_t;
+
 /* One tenant's policy state, in place. */
 typedef struct gamma_state {
     int gamma;        /* the tenant's protocol.gamma */
     int limit;        /* the most the policy returns (set by init) */
+    gamma_env_t env;  /* set before init */
     void *priv;       /* the policy's own state: init allocates it, fini
                        * frees it; NULL for a stateless policy */
 } gamma_state_t;
@@ -45,6 +55,11 @@ typedef struct gamma_ops {
      * nothing is recorded). */
     void (*on_verdict)(gamma_state_t *st, int tenant, int gamma, int accepted,
                        double sent, double now);
+    /* What the edge device observes when it sends a block at now: it drafted
+     * gamma tokens from start on (its own draft time, prefill included for
+     * a request's first block). NULL when not needed. */
+    void (*on_sent)(gamma_state_t *st, int tenant, int gamma, double start,
+                    double now);
 } gamma_ops_t;
 
 /* Policy pol's next gamma for the tenant (see gamma_ops_t.next). */
@@ -67,6 +82,10 @@ const gamma_ops_t *gamma_default(void);
  * or init fails. Undo with gamma_state_fini(). */
 int gamma_state_init(gamma_state_t *st, const gamma_ops_t *pol, int gamma,
                      int tenant);
+/* The same with what the scenario tells the policy (env NULL: nothing:
+ * prior NAN, sync, window 1). */
+int gamma_state_init_env(gamma_state_t *st, const gamma_ops_t *pol, int gamma,
+                         int tenant, const gamma_env_t *env);
 void gamma_state_fini(gamma_state_t *st, const gamma_ops_t *pol);
 
 #endif

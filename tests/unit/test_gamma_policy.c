@@ -176,8 +176,10 @@ static void test_loader(void)
     CHECK(proto_names(names, 8) == 4);
     CHECK_STR(names[0], "sync");
     CHECK_STR(names[3], "edge-only");
-    CHECK(gamma_names(names, 8) == 1);
+    CHECK(gamma_names(names, 8) == 3);
     CHECK_STR(names[0], "fixed");
+    CHECK_STR(names[1], "rtt");
+    CHECK_STR(names[2], "goodput");
     CHECK(proto_find("nope") == NULL && gamma_find("nope") == NULL);
 }
 

@@ -1,0 +1,116 @@
+/* gamma_goodput — per tenant and per block, the gamma in [1, protocol.gamma]
+ * that maximises expected committed tokens per second, with the round trip
+ * modelled as growing with the block: R(γ) = R0 + c·(γ + 1), c being what
+ * one more token costs the cloud's verification of the batch the block
+ * joins (plus its transfer). The edge cannot see the cloud's batch, so c and
+ * R0 come from the device's own measurements: a least-squares line through
+ * the last GOODPUT_WINDOW (gamma, round trip) pairs of its verdicts (c = 0
+ * while they all share one gamma; c clamped at 0, since a longer block never
+ * makes the round trip shorter). Acceptance alpha and draft time per token
+ * are the estimates of sim/gamma_obs.h (EWMA, prior from the scenario's
+ * acceptance for the tenant's group); the rate is the tenant's protocol's
+ * closed form (sim/analytic.h). It observes nothing else; until the first
+ * verdict it drafts protocol.gamma.
+ * gamma = 0 (plain remote decoding for a block) is not offered: the
+ * protocols have no block of zero drafts, so the range is [1, gamma_max]. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "gamma.h"
+#include "gamma_obs.h"
+
+#define GOODPUT_WINDOW 32
+
+typedef struct goodput_state {
+    gamma_obs_t obs;
+    int n, head;                     /* pairs held, next slot */
+    int g[GOODPUT_WINDOW];
+    double rtt[GOODPUT_WINDOW];
+    double r0, c;                    /* the fitted line */
+} goodput_state_t;
+
+static int goodput_limit(int gamma) { return gamma; }
+
+/* Allocates the tenant's state in st->priv (freed by goodput_fini). */
+static int goodput_init(gamma_state_t *st, int tenant)
+{
+    (void)tenant;
+    goodput_state_t *p = calloc(1, sizeof *p);
+    if (!p) return -1;
+    gamma_obs_init(&p->obs, st->env.alpha_prior);
+    st->priv = p;
+    return 0;
+}
+
+static void goodput_fini(gamma_state_t *st)
+{
+    free(st->priv);
+    st->priv = NULL;
+}
+
+/* Least squares of rtt on (gamma + 1) over the held pairs. */
+static void goodput_fit(goodput_state_t *p)
+{
+    double mg = 0, mr = 0, sgg = 0, sgr = 0;
+    for (int k = 0; k < p->n; k++) {
+        mg += p->g[k] + 1;
+        mr += p->rtt[k];
+    }
+    mg /= p->n;
+    mr /= p->n;
+    for (int k = 0; k < p->n; k++) {
+        double dg = p->g[k] + 1 - mg;
+        sgg += dg * dg;
+        sgr += dg * (p->rtt[k] - mr);
+    }
+    p->c = sgg > 0 ? fmax(sgr / sgg, 0) : 0;
+    p->r0 = mr - p->c * mg;
+}
+
+static double goodput_rtt_of(const void *ctx, int g)
+{
+    const goodput_state_t *p = ctx;
+    return fmax(p->r0 + p->c * (g + 1), 0);
+}
+
+static int goodput_next(gamma_state_t *st, int tenant, double now)
+{
+    (void)tenant;
+    (void)now;
+    goodput_state_t *p = st->priv;
+    if (p->n == 0 || isnan(p->obs.d)) return st->limit;
+    return gamma_obs_best(&st->env, st->limit, gamma_obs_alpha(&p->obs), p->obs.d,
+                          goodput_rtt_of, p);
+}
+
+static void goodput_sent(gamma_state_t *st, int tenant, int gamma, double start,
+                         double now)
+{
+    (void)tenant;
+    goodput_state_t *p = st->priv;
+    gamma_obs_sent(&p->obs, gamma, start, now);
+}
+
+static void goodput_verdict(gamma_state_t *st, int tenant, int gamma, int accepted,
+                            double sent, double now)
+{
+    (void)tenant;
+    goodput_state_t *p = st->priv;
+    gamma_obs_verdict(&p->obs, gamma, accepted, sent, now);
+    if (!(now >= sent)) return;
+    p->g[p->head] = gamma;
+    p->rtt[p->head] = now - sent;
+    p->head = (p->head + 1) % GOODPUT_WINDOW;
+    if (p->n < GOODPUT_WINDOW) p->n++;
+    goodput_fit(p);
+}
+
+const gamma_ops_t gamma_goodput = {
+    .name = "goodput",
+    .limit = goodput_limit,
+    .init = goodput_init,
+    .fini = goodput_fini,
+    .next = goodput_next,
+    .on_verdict = goodput_verdict,
+    .on_sent = goodput_sent,
+};
