@@ -140,16 +140,6 @@ void tally_cloud_setup(tally_t *t, const tally_cloud_cfg_t *cfg)
  * Each updates the fleet's part, then the group's, with the same
  * operations, so the fleet's sums are those of one fleet-wide tally. */
 
-/* The parts tenant i's events count in: the fleet's, and its group's when
- * there are several groups (one group's part would only repeat the fleet's
- * every add: tally_finish reads the fleet's part for it). Returns how many. */
-static inline int parts(tally_t *t, int i, tally_part_t **p)
-{
-    p[0] = &t->all;
-    if (t->ngroups < 2) return 1;
-    p[1] = &t->group[t->group_of[i]];
-    return 2;
-}
 
 /* Group g's part: the fleet's when it is the only group. */
 static tally_part_t *group_part(tally_t *t, int g)
@@ -157,32 +147,20 @@ static tally_part_t *group_part(tally_t *t, int g)
     return t->ngroups < 2 ? &t->all : &t->group[g];
 }
 
-void tally_up_bytes(tally_t *t, int i, double now, double bytes)
-{
-    if (now < t->warmup) return;
-    tally_part_t *p[2];
-    for (int k = parts(t, i, p); k-- > 0;) p[k]->up_bytes += bytes;
-}
 
-void tally_down_bytes(tally_t *t, int i, double now, double bytes)
-{
-    if (now < t->warmup) return;
-    tally_part_t *p[2];
-    for (int k = parts(t, i, p); k-- > 0;) p[k]->down_bytes += bytes;
-}
 
 void tally_stall(tally_t *t, int i, double from, double to)
 {
     double d = tally_clip(t, from, to);
     tally_part_t *p[2];
-    for (int k = parts(t, i, p); k-- > 0;) p[k]->stall += d;
+    for (int k = tally_parts(t, i, p); k-- > 0;) p[k]->stall += d;
 }
 
 void tally_decode_time(tally_t *t, int i, double from, double to)
 {
     double d = tally_clip(t, from, to);
     tally_part_t *p[2];
-    for (int k = parts(t, i, p); k-- > 0;) p[k]->decode_time += d;
+    for (int k = tally_parts(t, i, p); k-- > 0;) p[k]->decode_time += d;
     t->ten[i].decode_time += d;
 }
 
@@ -191,51 +169,27 @@ void tally_edge_busy(tally_t *t, int i, double from, double to)
     double d = tally_clip(t, from, to);
     double j = d * t->gcfg[t->group_of[i]].edge_power_w;
     tally_part_t *p[2];
-    for (int k = parts(t, i, p); k-- > 0;) {
+    for (int k = tally_parts(t, i, p); k-- > 0;) {
         p[k]->edge_busy += d;
         p[k]->edge_j += j;
     }
 }
 
-void tally_drafted(tally_t *t, int i, double now, double n)
-{
-    if (now < t->warmup) return;
-    tally_part_t *p[2];
-    for (int k = parts(t, i, p); k-- > 0;) p[k]->drafted += n;
-}
 
 void tally_discarded(tally_t *t, int i, double now, double gone)
 {
     if (now < t->warmup) return;
     tally_part_t *p[2];
-    for (int k = parts(t, i, p); k-- > 0;) p[k]->discarded += gone;
+    for (int k = tally_parts(t, i, p); k-- > 0;) p[k]->discarded += gone;
 }
 
-static void part_commit(tally_part_t *p, double gap, int n)
-{
-    p->committed += n;
-    p->decode_tokens += n;
-    hist_add(p->itl, gap / n, n);
-    hist_add(p->gap, gap, 1);
-}
 
-void tally_commit(tally_t *t, int i, double now, double gap, int n)
-{
-    if (now < t->warmup) return;
-    tally_part_t *p[2];
-    for (int k = parts(t, i, p); k-- > 0;) part_commit(p[k], gap, n);
-    tally_tenant_t *T = &t->ten[i];
-    T->tokens += n;
-    T->decode_tokens += n;
-    T->gap_sum += gap;
-    if (T->itl) hist_add(T->itl, gap / n, n);
-}
 
 void tally_first_token(tally_t *t, int i, double now, double ttft)
 {
     if (now < t->warmup) return;
     tally_part_t *p[2];
-    for (int k = parts(t, i, p); k-- > 0;) {
+    for (int k = tally_parts(t, i, p); k-- > 0;) {
         p[k]->committed++;
         hist_add(p[k]->ttft, ttft, 1);
     }
@@ -264,7 +218,7 @@ static void judge_slo(tally_t *t, int i, double e2e, double ttft, int output)
     int tpot_ok = !(c->slo_tpot > 0) || output <= 1 ||
                   (e2e - ttft) / (output - 1) <= c->slo_tpot;
     tally_part_t *p[2];
-    for (int k = parts(t, i, p); k-- > 0;) part_slo(p[k], ttft_ok, tpot_ok, output);
+    for (int k = tally_parts(t, i, p); k-- > 0;) part_slo(p[k], ttft_ok, tpot_ok, output);
     t->ten[i].slo_met += ttft_ok && tpot_ok;
 }
 
@@ -273,7 +227,7 @@ void tally_request_end(tally_t *t, int i, double now, double t0, double t_first,
 {
     if (now < t->warmup) return;
     tally_part_t *p[2];
-    for (int k = parts(t, i, p); k-- > 0;) {
+    for (int k = tally_parts(t, i, p); k-- > 0;) {
         p[k]->e2e_sum += now - t0;
         p[k]->e2e_n++;
         p[k]->requests_done++;
@@ -282,51 +236,15 @@ void tally_request_end(tally_t *t, int i, double now, double t0, double t_first,
     judge_slo(t, i, now - t0, t_first - t0, output);
 }
 
-void tally_verdict(tally_t *t, int i, double now, int n, int gone)
-{
-    if (now < t->warmup) return;
-    tally_part_t *p[2];
-    for (int k = parts(t, i, p); k-- > 0;) {
-        p[k]->discarded += gone;
-        p[k]->verdicts++;
-        p[k]->verdict_tokens += n;
-    }
-}
 
-void tally_accepted(tally_t *t, int i, double now, int a, int gamma)
-{
-    if (now < t->warmup) return;
-    tally_part_t *p[2];
-    for (int k = parts(t, i, p); k-- > 0;) {
-        p[k]->accepted += a;
-        p[k]->verified_drafts += gamma;
-    }
-}
 
-void tally_verified(tally_t *t, int i, double now, int tokens, int stale)
-{
-    t->raw.verified_tokens += tokens;
-    if (stale) t->raw.stale_tokens += tokens;
-    if (now < t->warmup) return;
-    tally_part_t *p[2];
-    for (int k = parts(t, i, p); k-- > 0;) {
-        p[k]->verified_tokens += tokens;
-        if (stale) p[k]->stale_tokens += tokens;
-    }
-}
 
-void tally_queue_delay(tally_t *t, int i, double now, double d)
-{
-    if (now < t->warmup) return;
-    tally_part_t *p[2];
-    for (int k = parts(t, i, p); k-- > 0;) hist_add(p[k]->qdelay, d, 1);
-}
 
 void tally_admitted(tally_t *t, int i, double now, double d)
 {
     if (now < t->warmup) return;
     tally_part_t *p[2];
-    for (int k = parts(t, i, p); k-- > 0;) hist_add(p[k]->admit, d, 1);
+    for (int k = tally_parts(t, i, p); k-- > 0;) hist_add(p[k]->admit, d, 1);
 }
 
 void tally_kv(tally_t *t, double util, double from, double to)

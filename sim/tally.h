@@ -144,8 +144,43 @@ static inline double tally_clip(const tally_t *t, double a, double b)
 }
 
 /* ---- events of tenant i at time now ------------------------------------ */
-void tally_up_bytes(tally_t *t, int i, double now, double bytes);
-void tally_down_bytes(tally_t *t, int i, double now, double bytes);
+
+/* The parts tenant i's events count in: the fleet's, and its group's when
+ * there are several groups (one group's part would only repeat the fleet's
+ * every add: tally_finish reads the fleet's part for it). Returns how many.
+ * The per-event calls below are inline: they run on every commit, draft,
+ * verdict and message (out of line they cost 1.6% more instructions on
+ * the default scenario, measured with cachegrind). */
+static inline int tally_parts(tally_t *t, int i, tally_part_t **p)
+{
+    p[0] = &t->all;
+    if (t->ngroups < 2) return 1;
+    p[1] = &t->group[t->group_of[i]];
+    return 2;
+}
+
+static inline void tally_part_commit(tally_part_t *p, double gap, int n)
+{
+    p->committed += n;
+    p->decode_tokens += n;
+    hist_add(p->itl, gap / n, n);
+    hist_add(p->gap, gap, 1);
+}
+
+static inline void tally_up_bytes(tally_t *t, int i, double now, double bytes)
+{
+    if (now < t->warmup) return;
+    tally_part_t *p[2];
+    for (int k = tally_parts(t, i, p); k-- > 0;) p[k]->up_bytes += bytes;
+}
+
+static inline void tally_down_bytes(tally_t *t, int i, double now, double bytes)
+{
+    if (now < t->warmup) return;
+    tally_part_t *p[2];
+    for (int k = tally_parts(t, i, p); k-- > 0;) p[k]->down_bytes += bytes;
+}
+
 /* An interval of tenant i waiting (stall) / decoding, clipped. */
 void tally_stall(tally_t *t, int i, double from, double to);
 void tally_decode_time(tally_t *t, int i, double from, double to);
@@ -153,24 +188,77 @@ void tally_decode_time(tally_t *t, int i, double from, double to);
  * clipped: the busy time edge_j_per_tok charges at the group's power. */
 void tally_edge_busy(tally_t *t, int i, double from, double to);
 /* n drafted tokens completed; of the drafts, `gone` thrown away. */
-void tally_drafted(tally_t *t, int i, double now, double n);
+static inline void tally_drafted(tally_t *t, int i, double now, double n)
+{
+    if (now < t->warmup) return;
+    tally_part_t *p[2];
+    for (int k = tally_parts(t, i, p); k-- > 0;) p[k]->drafted += n;
+}
+
 void tally_discarded(tally_t *t, int i, double now, double gone);
 /* n tokens committed together, `gap` after the previous commit. */
-void tally_commit(tally_t *t, int i, double now, double gap, int n);
+static inline void tally_commit(tally_t *t, int i, double now, double gap, int n)
+{
+    if (now < t->warmup) return;
+    tally_part_t *p[2];
+    for (int k = tally_parts(t, i, p); k-- > 0;) tally_part_commit(p[k], gap, n);
+    tally_tenant_t *T = &t->ten[i];
+    T->tokens += n;
+    T->decode_tokens += n;
+    T->gap_sum += gap;
+    if (T->itl) hist_add(T->itl, gap / n, n);
+}
+
 void tally_first_token(tally_t *t, int i, double now, double ttft);
 /* A request ended: started at t0, first token at t_first, `output` tokens. */
 void tally_request_end(tally_t *t, int i, double now, double t0, double t_first,
                        int output);
 /* A verdict reached the edge: n tokens committed for it, `gone` of its
  * drafts discarded. */
-void tally_verdict(tally_t *t, int i, double now, int n, int gone);
+static inline void tally_verdict(tally_t *t, int i, double now, int n, int gone)
+{
+    if (now < t->warmup) return;
+    tally_part_t *p[2];
+    for (int k = tally_parts(t, i, p); k-- > 0;) {
+        p[k]->discarded += gone;
+        p[k]->verdicts++;
+        p[k]->verdict_tokens += n;
+    }
+}
+
 /* The cloud decided a block: a drafts of gamma accepted. */
-void tally_accepted(tally_t *t, int i, double now, int a, int gamma);
+static inline void tally_accepted(tally_t *t, int i, double now, int a, int gamma)
+{
+    if (now < t->warmup) return;
+    tally_part_t *p[2];
+    for (int k = tally_parts(t, i, p); k-- > 0;) {
+        p[k]->accepted += a;
+        p[k]->verified_drafts += gamma;
+    }
+}
+
 /* A verify job of `tokens` computed; stale: its verdict is meaningless. */
-void tally_verified(tally_t *t, int i, double now, int tokens, int stale);
+static inline void tally_verified(tally_t *t, int i, double now, int tokens, int stale)
+{
+    t->raw.verified_tokens += tokens;
+    if (stale) t->raw.stale_tokens += tokens;
+    if (now < t->warmup) return;
+    tally_part_t *p[2];
+    for (int k = tally_parts(t, i, p); k-- > 0;) {
+        p[k]->verified_tokens += tokens;
+        if (stale) p[k]->stale_tokens += tokens;
+    }
+}
+
 /* A job of tenant i waited d before its first iteration, counted when it
  * started at or after the warm-up. */
-void tally_queue_delay(tally_t *t, int i, double now, double d);
+static inline void tally_queue_delay(tally_t *t, int i, double now, double d)
+{
+    if (now < t->warmup) return;
+    tally_part_t *p[2];
+    for (int k = tally_parts(t, i, p); k-- > 0;) hist_add(p[k]->qdelay, d, 1);
+}
+
 /* Tenant i's request got its KV reservation after waiting d. */
 void tally_admitted(tally_t *t, int i, double now, double d);
 
