@@ -142,7 +142,7 @@ grep -v -e '^tests/cli/docs\.sh$' -e '^build/' "$TMP/files" >"$TMP/files2"
 : >"$TMP/outside"
 while read -r f; do
     [ -f "$f" ] || continue
-    grep -InE 'DESIGN|notes/|semantics\.md|/work/|/home/' "$f" 2>/dev/null |
+    grep -InE 'DESIGN|notes/|semantics\.md|/w[o]rk/|/h[o]me/' "$f" 2>/dev/null |
         sed "s|^|$f:|" | cut -c1-160 >>"$TMP/outside"
 done <"$TMP/files2"
 if [ -s "$TMP/outside" ]; then
