@@ -45,6 +45,8 @@ sweep_figure itl-vs-rtt itl-vs-rtt
 sweep_figure speedup-alpha-gamma speedup-heatmap
 sweep_figure tenants-vs-batch tenants-vs-batch
 sweep_figure cost-vs-itl cost-vs-itl
+sweep_figure gamma-policy-rtt gamma-policy-rtt
+sweep_figure order-slo order-slo
 
 # SLO attainment needs a simulator with the `slo:` section and the
 # slo_attainment metric; an older one refuses the scenario's `slo:` key, and

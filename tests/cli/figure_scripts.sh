@@ -131,3 +131,33 @@ got=$(awk -F, -v sel=m -v val=k -v xcol=x -v ycol=y -v lcol=l -v x0=0 -v x1=10 \
     -v y0=0 -v y1=10 -v gap=0.1 -v at=xmax -f scripts/point-labels.awk "$TMP/p.csv" | head -n 1)
 if [ "$got" = "1.5,1,a–c" ]; then pass point_labels_at_xmax
 else fail point_labels_at_xmax "got: $got"; fi
+
+# --- the sweeps of gamma-policy-rtt.gp and order-slo.gp --------------------
+# Short runs of the paper sweeps: the CSV must have every column the script
+# reads, and the points by hand count: 3 policies x 3 gammas x 16 RTTs (10 to
+# 310 ms by 20), of which each plotted series (fixed at 4 and 8, rtt and
+# goodput at 10) has 16; 5 orders x 11 batch-group sizes (4 to 84 by 8).
+# sweep_cols NAME SCENARIO COLUMN...: runs the short sweep into $TMP/NAME.csv
+# and prints the columns missing from its header.
+sweep_cols() {
+    name=$1 scen=$2; shift 2
+    "$SPECSIM" sweep "$scen" --set duration=3s --set warmup=1s --set replications=2 \
+        -j 1 --force --quiet --out "$TMP/$name.csv" 2>"$TMP/err" || { echo "exit $?"; return; }
+    for c in "$@"; do
+        head -n 1 "$TMP/$name.csv" | tr , '\n' | grep -qx "$c" || printf '%s ' "$c"
+    done
+}
+# series CSV POLICY GAMMA: rows of that policy and gamma (columns 2 and 3).
+series() { awk -F, -v p="$2" -v g="$3" 'NR > 1 && $2 == p && $3 == g' "$1" | wc -l; }
+miss=$(sweep_cols gp scenarios/paper/gamma-policy-rtt.yaml protocol.gamma_policy \
+    protocol.gamma tenants.network.rtt itl_mean_s itl_mean_s_ci95)
+n="$(($(wc -l <"$TMP/gp.csv") - 1)) $(series "$TMP/gp.csv" fixed 4) \
+$(series "$TMP/gp.csv" fixed 8) $(series "$TMP/gp.csv" rtt 10) $(series "$TMP/gp.csv" goodput 10)"
+if [ -z "$miss" ] && [ "$n" = "144 16 16 16 16" ]; then pass gamma_policy_rtt_sweep
+else fail gamma_policy_rtt_sweep "missing: $miss; points: $n; $(head -c 400 "$TMP/err")"; fi
+miss=$(sweep_cols os scenarios/paper/order-slo.yaml cloud.batching.order \
+    tenants.groups.batch.count slo_attainment slo_attainment_ci95)
+n=$(awk -F, 'NR > 1 { n[$2]++ } END { for (o in n) print o, n[o] }' "$TMP/os.csv" | sort | tr '\n' ' ')
+if [ -z "$miss" ] && [ "$n" = "edf 11 fair 11 fcfs 11 least-slack 11 priority 11 " ]
+then pass order_slo_sweep
+else fail order_slo_sweep "missing: $miss; points: $n; $(head -c 400 "$TMP/err")"; fi
