@@ -4,38 +4,19 @@
  * ones, multi_block within an epoch, an order other than FCFS, and the
  * scratch marks wrapping. Expected batches are worked out in the comments. */
 #include "batch.h"
+#include "batchtest.h"
 #include "check.h"
 #include "scenario.h"
 
 #include <limits.h>
 #include <stdint.h>
 
-#define MAXJ 16
-#define NTEN 8
-
-/* A queue built by hand: jobs in arrival order, linked as the cloud links
- * them (next for the queue, tnext per tenant). */
-typedef struct hq {
-    cloud_job_t jobs[MAXJ];
-    int n;
-    batch_queue_t q;
-} hq_t;
-
 /* Appends a job; returns its handle. */
 static int add(hq_t *h, int tenant, int kind, int tokens, uint32_t epoch, double arrive)
 {
-    int i = h->n++;
-    h->jobs[i] = (cloud_job_t){.tenant = tenant, .kind = kind, .tokens = tokens,
-                               .context = 100 + i, .epoch = epoch, .arrive = arrive,
-                               .prev = i - 1, .next = -1, .tnext = -1};
-    if (i > 0) h->jobs[i - 1].next = i;
-    for (int k = i - 1; k >= 0; k--)
-        if (h->jobs[k].tenant == tenant) {
-            h->jobs[k].tnext = i;
-            break;
-        }
-    h->q = (batch_queue_t){.jobs = h->jobs, .head = 0, .nqueue = h->n};
-    return i;
+    return hq_append(h, (cloud_job_t){.tenant = tenant, .kind = kind, .tokens = tokens,
+                                      .context = 100 + h->n, .epoch = epoch,
+                                      .arrive = arrive});
 }
 
 typedef struct picked {

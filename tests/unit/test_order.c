@@ -3,6 +3,7 @@
  * the tenant-order rule under a ranking, fair's counters (service and VTC's
  * lift) and the loader's keys (cloud.batching.order, a group's priority). */
 #include "batch.h"
+#include "batchtest.h"
 #include "check.h"
 #include "order.h"
 #include "scenario.h"
@@ -11,31 +12,13 @@
 #include <math.h>
 #include <stdint.h>
 
-#define MAXJ 16
-#define NTEN 8
-
-typedef struct hq {
-    cloud_job_t jobs[MAXJ];
-    int n;
-    batch_queue_t q;
-} hq_t;
-
 /* Appends a verify job of `tokens` tokens, deadline d (0 = none) and
  * priority p; links it as the cloud does (next, tnext). Returns its handle. */
 static int add(hq_t *h, int tenant, int tokens, double d, int p)
 {
-    int i = h->n++;
-    h->jobs[i] = (cloud_job_t){.tenant = tenant, .kind = CLOUD_VERIFY, .tokens = tokens,
-                               .context = 100, .deadline = d, .priority = p,
-                               .prev = i - 1, .next = -1, .tnext = -1};
-    if (i > 0) h->jobs[i - 1].next = i;
-    for (int k = i - 1; k >= 0; k--)
-        if (h->jobs[k].tenant == tenant) {
-            h->jobs[k].tnext = i;
-            break;
-        }
-    h->q = (batch_queue_t){.jobs = h->jobs, .head = 0, .nqueue = h->n};
-    return i;
+    return hq_append(h, (cloud_job_t){.tenant = tenant, .kind = CLOUD_VERIFY,
+                                      .tokens = tokens, .context = 100, .deadline = d,
+                                      .priority = p});
 }
 
 /* least-slack's estimate in these tests: 1/8 s per token (exact in binary,
