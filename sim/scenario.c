@@ -779,33 +779,40 @@ static const keytab_key_t RGROUP_BATCH_KEYS[] = {
     {.name = "multi_block", .type = KT_SKIP},
     END};
 
-static const keytab_key_t RGROUP_KEYS[] = {
-    {.name = "name", .type = KT_STRING, .off = offsetof(replica_group_t, name),
-     .size = sizeof(((replica_group_t *)0)->name)},
-    {.name = "count", .type = KT_INT, .off = offsetof(replica_group_t, count),
-     .min = 1, .max = 1e5, .flags = KF_REQUIRED},
-    {.name = "gpu", .type = KT_CUSTOM, .off = offsetof(replica_group_t, gpu),
-     .aux = offsetof(replica_group_t, gpu_ref), .parse = parse_hw, .write = write_hw,
-     .def = "models/hardware/h200.yaml"},
-    {.name = "calibration", .type = KT_PATH, .off = offsetof(replica_group_t, calibration),
-     .size = SCEN_PATH_MAX, .flags = KF_SKIPEMPTY},
-    {.name = "tensor_parallel", .type = KT_INT,
-     .off = offsetof(replica_group_t, tensor_parallel), .min = 1, .max = 1024, .def = "1"},
-    {.name = "kv_capacity", .type = KT_NUM,
-     .off = offsetof(replica_group_t, kv_capacity_bytes), .unit = UNIT_SIZE,
-     .max = BIG, .def = "0",
-     .zero_means = "0: GPU memory - target weights (unlimited with verify_time)"},
-    {.name = "gpu_hour_usd", .type = KT_NUM, .off = offsetof(replica_group_t, gpu_hour_usd),
-     .max = 1e9, .flags = KF_SKIPEMPTY, .def = "0",
-     .zero_means = "0: no price (usd_per_mtok is NaN)"},
-    {.name = "overhead", .type = KT_NUM, .off = offsetof(replica_group_t, overhead),
-     .unit = UNIT_DURATION, .max = BIG, .def = "0.5ms"},
-    {.name = "verify_time", .type = KT_DIST, .off = offsetof(replica_group_t, verify_time),
-     .aux = offsetof(replica_group_t, has_verify_time), .unit = UNIT_DURATION,
-     .max = BIG, .flags = KF_HAS},
-    {.name = "batching", .type = KT_SECTION, .off = offsetof(replica_group_t, batching),
-     .sub = RGROUP_BATCH_KEYS},
-    /* cloud-wide: accepted in the `cloud:` layer only */
+/* A replica group's own keys (written back per group; the table a group
+ * is checked against). */
+#define RGROUP_OWN_KEYS \
+    {.name = "name", .type = KT_STRING, .off = offsetof(replica_group_t, name),       \
+     .size = sizeof(((replica_group_t *)0)->name)},                                   \
+    {.name = "count", .type = KT_INT, .off = offsetof(replica_group_t, count),        \
+     .min = 1, .max = 1e5, .flags = KF_REQUIRED},                                     \
+    {.name = "gpu", .type = KT_CUSTOM, .off = offsetof(replica_group_t, gpu),         \
+     .aux = offsetof(replica_group_t, gpu_ref), .parse = parse_hw, .write = write_hw, \
+     .def = "models/hardware/h200.yaml"},                                             \
+    {.name = "calibration", .type = KT_PATH, .off = offsetof(replica_group_t, calibration),\
+     .size = SCEN_PATH_MAX, .flags = KF_SKIPEMPTY},                                   \
+    {.name = "tensor_parallel", .type = KT_INT,                                       \
+     .off = offsetof(replica_group_t, tensor_parallel), .min = 1, .max = 1024, .def = "1"},\
+    {.name = "kv_capacity", .type = KT_NUM,                                           \
+     .off = offsetof(replica_group_t, kv_capacity_bytes), .unit = UNIT_SIZE,          \
+     .max = BIG, .def = "0",                                                          \
+     .zero_means = "0: GPU memory - target weights (unlimited with verify_time)"},    \
+    {.name = "gpu_hour_usd", .type = KT_NUM, .off = offsetof(replica_group_t, gpu_hour_usd),\
+     .max = 1e9, .flags = KF_SKIPEMPTY, .def = "0",                                   \
+     .zero_means = "0: no price (usd_per_mtok is NaN)"},                              \
+    {.name = "overhead", .type = KT_NUM, .off = offsetof(replica_group_t, overhead),  \
+     .unit = UNIT_DURATION, .max = BIG, .def = "0.5ms"},                              \
+    {.name = "verify_time", .type = KT_DIST, .off = offsetof(replica_group_t, verify_time),\
+     .aux = offsetof(replica_group_t, has_verify_time), .unit = UNIT_DURATION,        \
+     .max = BIG, .flags = KF_HAS},                                                    \
+    {.name = "batching", .type = KT_SECTION, .off = offsetof(replica_group_t, batching),\
+     .sub = RGROUP_BATCH_KEYS}
+
+static const keytab_key_t RGROUP_KEYS[] = {RGROUP_OWN_KEYS, END};
+
+/* The same with the cloud's other keys skipped, for the `cloud:` layer. */
+static const keytab_key_t RGROUP_LAYER_KEYS[] = {
+    RGROUP_OWN_KEYS,
     {.name = "replicas", .type = KT_SKIP},
     {.name = "target", .type = KT_SKIP},
     {.name = "precision", .type = KT_SKIP},
@@ -854,10 +861,11 @@ static int resolve_rgroup(sctx_t *x, const ynode_t *C, const ynode_t *G, int i)
         return keytab_err(&x->kc, gi, prefix, "expected a mapping {name, count, gpu, "
                           "...}, got %s", ynode_kind_name(gi));
     if (rgroup_cloud_wide(x, gi, prefix) != 0) return -1;
+    if (keytab_check_keys(&x->kc, RGROUP_KEYS, gi, prefix) != 0) return -1;
     keytab_layer_t L[2] = {{C, "cloud"}, {gi, prefix}};
     const ynode_t *where = x->kc.where;
     x->kc.where = gi;
-    int rc = keytab_resolve(&x->kc, RGROUP_KEYS, L, 2, g);
+    int rc = keytab_resolve(&x->kc, RGROUP_LAYER_KEYS, L, 2, g);
     x->kc.where = where;
     if (rc != 0) return -1;
     if (!g->name[0]) snprintf(g->name, sizeof g->name, "group%d", i);
@@ -1584,7 +1592,7 @@ static int write_rgroup_resolved(FILE *f, const replica_group_t *g)
     double t = g->has_verify_time ? dist_mean(&g->verify_time)
                : g->service       ? service_ref_time(g->service)
                                   : NAN;
-    if (isfinite(t) && units_format(t, UNIT_DURATION, ref, sizeof ref) < 0) return -1;
+    if (isfinite(t)) snprintf(ref, sizeof ref, "%.4g ms", t * 1e3);
     const char *order = g->batching.order ? g->batching.order->name : "fcfs";
     return fprintf(f, "      # resolved: gpu %s x %d, %s, order %s; reference "
                    "iteration %s\n", g->gpu.name,
