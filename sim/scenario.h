@@ -5,7 +5,9 @@
  * table (type, unit, range, default) into scenario_t. Tenant groups inherit
  * every key of the `tenants:` section and override what they give; the
  * top-level `slo:` section is resolved per group the same way (a group's own
- * `slo:` overrides it key by key: tenant_group_t.slo). Errors
+ * `slo:` overrides it key by key: tenant_group_t.slo). Replica groups
+ * (cloud.replica_groups) inherit the `cloud:` keys they may set the same
+ * way; cloud.replicas beside them is refused. Errors
  * name FILE:LINE:COLUMN and the dotted key; unknown keys get a "did you mean".
  *
  * `--set` errors read "--set:N:COL: path: problem": N = which `--set`
