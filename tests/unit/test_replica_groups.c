@@ -272,6 +272,27 @@ static void test_cost_unknown(void)
     scenario_fini(&s);
 }
 
+/* Idle power, each group's own: an inline card over the group's file
+ * (`--set` into a card given as a path makes it {base: FILE, ...}). With
+ * the 6 : 2 split of test_weighted_split, each replica draws its busy power
+ * for uf (us) of the time and its idle power the rest. */
+static void test_idle_power(void)
+{
+    scenario_t s;
+    err_t err = {0};
+    scenario_override_t ov[] = {
+        {.path = "cloud.replica_groups.fast.gpu.idle_power_w", .value = "100"},
+        {.path = "cloud.replica_groups.slow.gpu.idle_power_w", .value = "20"}};
+    if (load(SPLIT_YAML, ov, 2, &s, &err) != 0) return;
+    metrics_summary_t m;
+    CHECK(sim_run(&s, NULL, &m, &err) == 0);
+    double uf = 0.010 / 0.09, us = 0.030 / 0.11;
+    double tput = 6 * 5 / 0.09 + 2 * 5 / 0.11;
+    double watts = uf * 700 + (1 - uf) * 100 + us * 72 + (1 - us) * 20;
+    CHECK_REL(m.value[METRIC_GPU_J_PER_TOK], watts / tput, 3e-3);
+    scenario_fini(&s);
+}
+
 /* Two groups of the same card and ordering are the flat cloud of their
  * total: same pins (no speed differs, so the plain count decides), same
  * streams (replicas numbered group after group), same metrics, to the bit —
@@ -419,6 +440,7 @@ int main(void)
     RUN(test_errors);
     RUN(test_weighted_split);
     RUN(test_cost_unknown);
+    RUN(test_idle_power);
     RUN(test_same_card_is_flat);
     RUN(test_group_order);
     RUN(test_pin_ratio);
