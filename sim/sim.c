@@ -373,6 +373,17 @@ static int sanity_cloud(const cloud_cfg_t *c, int verifies, int lim, err_t *err)
                        "block might never be verified", c->batching.max_tokens, lim + 1);
     if (c->kv_capacity_bytes < 0)
         return err_set(err, ERR_INPUT, "cloud.kv_capacity: must be >= 0");
+    /* The cloud numbers its replicas from the groups, the metrics count
+     * cloud.replicas: they must agree. */
+    long total = 0;
+    for (int k = 0; c->rgroups && k < c->nrgroups; k++) {
+        if (c->rgroups[k].count < 1)
+            return err_set(err, ERR_INPUT, "cloud.replica_groups.%d.count: must be >= 1", k);
+        total += c->rgroups[k].count;
+    }
+    if (c->rgroups && total != c->replicas)
+        return err_set(err, ERR_INPUT, "cloud.replicas: %d, but the replica groups "
+                       "count %ld", c->replicas, total);
     return 0;
 }
 

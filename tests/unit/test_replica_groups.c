@@ -293,6 +293,21 @@ static void test_idle_power(void)
     scenario_fini(&s);
 }
 
+/* A scenario changed in code whose cloud.replicas no longer matches its
+ * groups is refused before anything runs (the cloud would number the
+ * groups' replicas, the metrics divide by cloud.replicas). */
+static void test_count_mismatch(void)
+{
+    scenario_t s;
+    err_t err = {0};
+    if (load(SPLIT_YAML, NULL, 0, &s, &err) != 0) return;
+    s.cloud.replicas = 3;
+    metrics_summary_t m;
+    CHECK(sim_run(&s, NULL, &m, &err) != 0 && err.code == ERR_INPUT);
+    CHECK(strstr(err.msg, "cloud.replicas: 3, but the replica groups count 2") != NULL);
+    scenario_fini(&s);
+}
+
 /* Two groups of the same card and ordering are the flat cloud of their
  * total: same pins (no speed differs, so the plain count decides), same
  * streams (replicas numbered group after group), same metrics, to the bit —
@@ -441,6 +456,7 @@ int main(void)
     RUN(test_weighted_split);
     RUN(test_cost_unknown);
     RUN(test_idle_power);
+    RUN(test_count_mismatch);
     RUN(test_same_card_is_flat);
     RUN(test_group_order);
     RUN(test_pin_ratio);
