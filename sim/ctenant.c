@@ -98,7 +98,8 @@ int ctenant_prompt(repl_t *r, int i, int prompt, int output, double now)
     C->committed = 0;
     C->pending_drafts = 0;
     C->replica = cloud_pin(r->cloud);
-    C->kv_bytes = ((double)C->prompt + C->output + C->kv_extra) * r->sh->kv_bytes_per_token;
+    C->kv_bytes = ((double)C->prompt + C->output + C->kv_extra) *
+                  cloud_kv_bytes_per_token(r->cloud, C->replica);
     C->t_prompt = now;
     if (cloud_reserve(r->cloud, C->replica, i, C->kv_bytes)) {
         tally_admitted(r->tally, i, now, 0);

@@ -297,8 +297,12 @@ static int summary_header(FILE *f, const scenario_t *s, const output_sources_t *
             rc |= fprintf(f, "%s %s: %d", g ? "," : "", s->groups[g].name,
                           s->groups[g].count) < 0;
     }
-    rc |= fprintf(f, "\ncloud        %d replica%s\n", s->cloud.replicas,
+    rc |= fprintf(f, "\ncloud        %d replica%s", s->cloud.replicas,
                   s->cloud.replicas == 1 ? "" : "s") < 0;
+    for (int k = 0; s->cloud.rgroups && k < s->cloud.nrgroups; k++)
+        rc |= fprintf(f, "%s %s: %d %s", k ? "," : " in groups", s->cloud.rgroups[k].name,
+                      s->cloud.rgroups[k].count, s->cloud.rgroups[k].gpu.name) < 0;
+    rc |= fputc('\n', f) == EOF;
     char wu[64];
     if (s->warmup_auto) snprintf(wu, sizeof wu, "auto: MSER-5 per replication");
     else snprintf(wu, sizeof wu, "%.10g s", s->warmup);

@@ -80,7 +80,15 @@ out:
 int roofline_curve(FILE *f, const scenario_t *s, int bmax, int context, int points,
                    err_t *err)
 {
-    const cloud_cfg_t *c = &s->cloud;
+    /* One curve is one card: a cloud of several replica groups has none. */
+    int n = scenario_replica_groups(s);
+    if (n > 1)
+        return err_set(err, ERR_INPUT, "cloud.replica_groups: %d replica groups "
+                       "(a heterogeneous cloud); a roofline curve is one card's: "
+                       "give a scenario with one group or none", n);
+    cloud_cfg_t view;
+    scenario_replica_group_view(s, 0, &view);
+    const cloud_cfg_t *c = &view;
     service_t *sv = service_create(&c->gpu, &c->target, c->precision,
                                    c->calibration, c->overhead, err);
     if (!sv) return -1;

@@ -183,9 +183,9 @@ world_t *world_create(const repl_shared_t *sh, int rep, tally_t *tally,
     }
     if (any_uses_cloud(r)) {
         cloud_cb_t cb = {r, on_job_done, ctenant_admitted};
-        r->cloud = cloud_create(&s->cloud, r->n, sh->cloud_sv, sh->kv_capacity,
-                                r->eng, EV_ITER_END, EV_KICK, &cb, tally, trace,
-                                s->seed, rep, err);
+        r->cloud = cloud_create_groups(&s->cloud, r->n, sh->cgroups, sh->ncgroups,
+                                       r->eng, EV_ITER_END, EV_KICK, &cb, tally, trace,
+                                       s->seed, rep, err);
         if (!r->cloud) {
             world_free(w);
             return NULL;
