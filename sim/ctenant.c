@@ -154,7 +154,9 @@ int ctenant_verify_begin(repl_t *r, const cloud_job_t *job, double now, int *a)
     tally_verified(tl, job->tenant, now, tokens, stale);
     if (stale) return 0;
     C->pending_drafts -= gamma;
-    int d = accept_draw(&C->acc, gamma);
+    /* A block of no drafts has nothing to judge (and draws nothing, so the
+     * acceptance stream of the other blocks is as without it). */
+    int d = gamma > 0 ? accept_draw(&C->acc, gamma) : 0;
     *a = d < 0 ? 0 : d > gamma ? gamma : d;
     return 1;
 }
