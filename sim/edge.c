@@ -271,7 +271,10 @@ static int end_request(repl_t *r, edge_tenant_t *T)
         return 0;
     }
     double t0;
-    if (workload_pop(&T->wl, &t0)) return start_request(r, T, t0);
+    if (workload_pop(&T->wl, &t0)) {
+        r->waiting--;
+        return start_request(r, T, t0);
+    }
     return 0;
 }
 
@@ -306,6 +309,7 @@ int edge_arrive(repl_t *r, int i, double now)
             return repl_fail(r, REPL_SCHED_FAIL);
         if (T->busy) {
             if (workload_push(&T->wl, now)) return repl_fail(r, "out of memory");
+            r->waiting++;
             return 0;
         }
     }
