@@ -564,3 +564,5 @@ void cloud_finish(cloud_t *c, double end)
 
 int cloud_queued(const cloud_t *c, int replica) { return c->rep[replica].nqueue; }
 int cloud_busy(const cloud_t *c, int replica) { return c->rep[replica].busy; }
+
+double cloud_kv_capacity(const cloud_t *c, int replica) { return c->rep[replica].kv_cap; }

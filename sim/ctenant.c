@@ -100,6 +100,16 @@ int ctenant_prompt(repl_t *r, int i, int prompt, int output, double now)
     C->replica = cloud_pin(r->cloud);
     C->kv_bytes = ((double)C->prompt + C->output + C->kv_extra) * r->sh->kv_bytes_per_token;
     C->t_prompt = now;
+    /* A request the whole cache cannot hold would over-commit it (see
+     * sim/cloud.h); lengths the loader could bound were checked there. */
+    double cap = cloud_kv_capacity(r->cloud, C->replica);
+    if (C->kv_bytes > cap)
+        return err_set(r->err, ERR_INPUT,
+                       "cloud.kv_capacity: a request of %d prompt + %d output tokens "
+                       "(+ %d for a block) needs %.6g bytes of KV (%.6g per token), more "
+                       "than replica %d's whole KV cache of %.6g bytes (at t=%g s)",
+                       C->prompt, C->output, C->kv_extra, C->kv_bytes,
+                       r->sh->kv_bytes_per_token, C->replica, cap, now);
     if (cloud_reserve(r->cloud, C->replica, i, C->kv_bytes)) {
         tally_admitted(r->tally, i, now, 0);
         return submit_prefill(r, i, now);

@@ -52,3 +52,33 @@ if grep -q "^specsim run: tenants.workload.rate: requests arrive faster than the
 else
     fail unmeetable_rate_message "$(head -c 400 "$TMP/err")"
 fi
+
+# LLaMA-2-70B in fp16 drafting on an 8 GB Raspberry Pi 5: its weights alone
+# (2 bytes x ~69e9 parameters) are over 17 times the device's memory.
+expect_exit edge_memory 2 "$SPECSIM" check --set tenants.edge.device=models/hardware/raspberry-pi-5.yaml \
+    --set tenants.edge.draft=models/llm/llama-2-70b.yaml --set tenants.edge.quant=fp16
+if grep -Eq "^specsim: --set:2:[0-9]+: tenants.edge.draft: llama-2-70b at fp16 does not fit in edge.device raspberry-pi-5: 1[34][0-9](\.[0-9]+)? GB of weights \+ .* the device has 8 GB" "$TMP/err"; then
+    pass edge_memory_numbers
+else
+    fail edge_memory_numbers "$(head -c 400 "$TMP/err")"
+fi
+# The same draft in w4a16 on a 64 GB Jetson fits.
+expect_exit edge_memory_fits 0 "$SPECSIM" check --set tenants.edge.device=models/hardware/jetson-orin-agx.yaml \
+    --set tenants.edge.draft=models/llm/llama-2-70b.yaml --set tenants.edge.quant=w4a16
+
+# A KV cache of one byte: with bounded lengths the loader refuses it (512 +
+# 256 tokens + the block's room, at the target's KV bytes per token)...
+expect_exit kv_whole_cache_load 2 "$SPECSIM" check --set cloud.kv_capacity=1B \
+    --set tenants.workload.prompt_tokens=512 --set tenants.workload.output_tokens=256
+if grep -q "^specsim: --set:1:[0-9]*: cloud.kv_capacity: a request of up to 512 prompt + 256 output tokens (+ a block's room) needs [0-9.e+]* bytes of KV ([0-9.e+]* per token), more than a replica's whole KV cache of 1 bytes" "$TMP/err"; then
+    pass kv_whole_cache_load_numbers
+else
+    fail kv_whole_cache_load_numbers "$(head -c 400 "$TMP/err")"
+fi
+# ... with unbounded (lognormal) lengths the run refuses the first request.
+expect_exit kv_whole_cache_run 2 timeout 120 "$SPECSIM" run --set cloud.kv_capacity=1B
+if grep -q "^specsim run: cloud.kv_capacity: a request of [0-9]* prompt + [0-9]* output tokens (+ [0-9]* for a block) needs .* more than replica 0's whole KV cache of 1 bytes" "$TMP/err"; then
+    pass kv_whole_cache_run_numbers
+else
+    fail kv_whole_cache_run_numbers "$(head -c 400 "$TMP/err")"
+fi
