@@ -249,15 +249,23 @@ static ynode_t *knob_range(ctx_t *c, int n, int col0, const char *v, const char 
     ynode_t *t = ynode_create_scalar(c->name, n, col0 + 1 + (int)(to - v), upto);
     ynode_t *st = ynode_create_scalar(c->name, n, cs, step);
     int rc = !m || !f || !t || !st;
-    if (rc) {
-        ynode_free(f);
-        ynode_free(t);
-        ynode_free(st);
-    } else {
-        rc = ynode_map_put(m, "from", c->name, n, col0 + 1, f) ||
-             ynode_map_put(m, "to", c->name, n, col0 + 1 + (int)(to - v), t) ||
-             ynode_map_put(m, "step", c->name, n, cs, st);
+    /* ynode_map_put takes its value even when it fails: each node is owned
+     * by the map or freed, once. */
+    if (!rc) {
+        rc = ynode_map_put(m, "from", c->name, n, col0 + 1, f);
+        f = NULL;
     }
+    if (!rc) {
+        rc = ynode_map_put(m, "to", c->name, n, col0 + 1 + (int)(to - v), t);
+        t = NULL;
+    }
+    if (!rc) {
+        rc = ynode_map_put(m, "step", c->name, n, cs, st);
+        st = NULL;
+    }
+    ynode_free(f);
+    ynode_free(t);
+    ynode_free(st);
     if (rc) {
         ynode_free(m);
         err_set(c->err, ERR_RUNTIME, "out of memory");
