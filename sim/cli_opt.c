@@ -49,6 +49,11 @@ static const cli_opt_spec_t specs[OPT_COUNT] = {
     [OPT_POINTS] = {"--points", 0, 1, 0, CLI_ROOFLINE},
     [OPT_MEASURED] = {"--measured", 0, 1, 0, CLI_ROOFLINE},
     [OPT_MODEL] = {"--model", 0, 1, 0, CLI_ROOFLINE},
+    [OPT_KNOB] = {"--knob", 0, 1, 1, CLI_OPTIMIZE},
+    [OPT_MAX] = {"--max", 0, 1, 0, CLI_OPTIMIZE},
+    [OPT_MIN] = {"--min", 0, 1, 0, CLI_OPTIMIZE},
+    [OPT_CONSTRAINT] = {"--constraint", 0, 1, 1, CLI_OPTIMIZE},
+    [OPT_SEARCH] = {"--search", 0, 1, 0, CLI_OPTIMIZE},
 };
 
 const char *cli_opt_name(cli_opt_id_t id)

@@ -18,6 +18,8 @@
 static const char usage[] =
     "usage: specsim optimize SCENARIO [--json] [-j N] [--out FILE.csv]\n"
     "                        [--set PATH=VALUE]... [--seed N] [--reps R]\n"
+    "                        [--knob PATH=VALUES]... [--max METRIC | --min METRIC]\n"
+    "                        [--constraint 'METRIC<=VALUE']... [--search S]\n"
     "\n"
     "Searches the knobs of the scenario's optimize: section for the best point\n"
     "by its objective (max: or min:) among those meeting its constraints, each\n"
@@ -33,6 +35,19 @@ static const char usage[] =
     "  --set PATH=VALUE   override a key of the base scenario (repeatable)\n"
     "  --seed N, --reps R same as --set seed=N, --set replications=R\n"
     "\n"
+    "The section's parts from the command line; each one given replaces that\n"
+    "part of the section whole (all its knobs, all its constraints), the others\n"
+    "stay; a scenario without the section needs --knob and --max or --min:\n"
+    "  --knob PATH=VALUES knob (repeatable): 1,2,4 | FROM..TO[:STEP] (step 1\n"
+    "                     by default; 10ms..100ms:10ms) | [1, 2, 4] |\n"
+    "                     {from: 1, to: 64, count: 7, scale: log, integer: true}\n"
+    "  --max METRIC, --min METRIC\n"
+    "                     the objective: a metric or a knob's path\n"
+    "  --constraint C     'itl_p99_s <= 80ms', 'slo_attainment >= 0.99'\n"
+    "                     (repeatable)\n"
+    "  --search S         auto, bisect, coordinate or grid\n"
+    "Errors in them read --knob:N:COL, --constraint:N:1, --max, --search.\n"
+    "\n"
     "Exit status: 0 ok, 1 runtime failure or no evaluated point meets the\n"
     "constraints, 2 bad usage or bad scenario.\n";
 
@@ -45,6 +60,8 @@ typedef struct cmd {
     int nowned;
     const char *out;
     int json, help, version;
+    const char *knobs[MAX_SETS], *cons[MAX_SETS];
+    optimize_flags_t fl;
 } cmd_t;
 
 static void cmd_fini(cmd_t *c)
@@ -102,6 +119,23 @@ static int take(cmd_t *c, const cli_opt_arg_t *a)
         c->out = a->value;
         return 0;
     case OPT_SET: return add_set_arg(c, a->value);
+    case OPT_KNOB:
+    case OPT_CONSTRAINT: {
+        int *n = a->id == OPT_KNOB ? &c->fl.nknobs : &c->fl.ncons;
+        if (*n >= MAX_SETS)
+            return cli_opt_usage_error("optimize", "too many %s options (at most %d)",
+                                       cli_opt_name(a->id), MAX_SETS);
+        (a->id == OPT_KNOB ? c->knobs : c->cons)[(*n)++] = a->value;
+        return 0;
+    }
+    case OPT_MAX:
+    case OPT_MIN:
+        if (c->fl.objective)
+            return cli_opt_usage_error("optimize", "one objective only: --max or --min");
+        c->fl.objective = a->value;
+        c->fl.maximize = a->id == OPT_MAX;
+        return 0;
+    case OPT_SEARCH: c->fl.search = a->value; return 0;
     case OPT_SEED:
     case OPT_REPS:
         if (parse_count(a->value, 0, 1000000000L, &x))
@@ -117,6 +151,8 @@ static int parse_cmd(cmd_t *c, int argc, char **argv)
 {
     memset(c, 0, sizeof *c);
     c->o.sets = c->sets;
+    c->fl.knobs = c->knobs;
+    c->fl.cons = c->cons;
     cli_opt_args_t *a = malloc(sizeof *a);
     if (!a) return ERR_RUNTIME;
     char msg[256];
@@ -307,7 +343,7 @@ static int run(cmd_t *c)
     optimize_spec_t sp;
     optimize_result_t r = {0};
     err_t err = {0};
-    int rc = optimize_spec_load(c->o.scenario, NULL, &sp, &err);
+    int rc = optimize_spec_load_flags(c->o.scenario, NULL, &c->fl, &sp, &err);
     if (rc == 0) rc = optimize_run(&c->o, &sp, &r, &err);
     if (rc == 0 && c->out) rc = write_csv(c->out, &sp, &r, &err);
     if (rc != 0) {

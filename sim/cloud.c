@@ -651,3 +651,5 @@ double cloud_kv_bytes_per_token(const cloud_t *c, int replica)
 int cloud_queued(const cloud_t *c, int replica) { return c->rep[replica].nqueue; }
 int cloud_pinned(const cloud_t *c, int replica) { return c->rep[replica].pinned; }
 int cloud_busy(const cloud_t *c, int replica) { return c->rep[replica].busy; }
+
+double cloud_kv_capacity(const cloud_t *c, int replica) { return c->rep[replica].kv_cap; }

@@ -133,4 +133,7 @@ int cloud_queued(const cloud_t *c, int replica);
 int cloud_busy(const cloud_t *c, int replica);
 int cloud_pinned(const cloud_t *c, int replica);
 
+/* Replica `replica`'s whole KV capacity in bytes (INFINITY: unlimited). */
+double cloud_kv_capacity(const cloud_t *c, int replica);
+
 #endif

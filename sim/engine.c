@@ -107,7 +107,13 @@ static void pop(engine_t *e, engine_event_t *out)
 
 int engine_run(engine_t *e, double until)
 {
+    return engine_run_until(e, until, UINT64_MAX) < 0 ? -1 : 0;
+}
+
+int engine_run_until(engine_t *e, double until, uint64_t max_events)
+{
     while (e->n > 0 && e->heap[0].time < until) {
+        if (e->events >= max_events) return 1;
         engine_event_t ev;
         pop(e, &ev);
         e->clock.now = ev.time;

@@ -64,6 +64,11 @@ int engine_schedule(engine_t *e, double t, uint32_t type, uint32_t a,
  * or the next event is at/after `until`, -1 when a handler failed or an
  * event has no handler. */
 int engine_run(engine_t *e, double until);
+/* The same, stopping also once engine_events() reaches max_events: returns 1
+ * then (the caller checks what it needs and calls again), 0 or -1 as
+ * engine_run. How sim/guard.h looks at a run every so many events without
+ * a test per event beyond the loop's own. */
+int engine_run_until(engine_t *e, double until, uint64_t max_events);
 
 /* The clock leads struct engine, so that engine_now(), which models call a
  * few times per event, is a load instead of a call. Only the engine writes

@@ -20,6 +20,7 @@
 #include "cli_optimize.h"
 #include "cli_roofline.h"
 #include "cli_sweep.h"
+#include "optimize.h"
 #include "err.h"
 #include "output.h"
 #include "scenario.h"
@@ -100,7 +101,9 @@ static const char usage_check[] =
     "calibration tables, model limits) and prints it fully resolved (every\n"
     "default filled in, cards inlined) as YAML that `specsim run` accepts. A\n"
     "sweep: section is validated as `specsim sweep` does before running and\n"
-    "printed after the scenario. Errors name FILE:LINE:COLUMN and the dotted\n"
+    "printed after the scenario; so is an optimize: section (as `specsim\n"
+    "optimize` checks it before its first point; printed resolved: knobs as\n"
+    "lists, bounds in the metric's unit, the search it runs). Errors name FILE:LINE:COLUMN and the dotted\n"
     "key, and exit with status 2.\n";
 
 static const char usage_analytic[] =
@@ -184,7 +187,8 @@ static int load(const cli_t *c, scenario_t *s)
  * validated as `sweep` validates it before running (sp->naxes 0 when none).
  * The text is read once: standard input cannot be read twice. Returns 0 or
  * the exit status, the error printed. */
-static int load_checked(const cli_t *c, scenario_t *s, sweepspec_t *sp)
+static int load_checked(const cli_t *c, scenario_t *s, sweepspec_t *sp,
+                        optimize_spec_t *op)
 {
     err_t err = {0};
     char *text = NULL;
@@ -198,10 +202,13 @@ static int load_checked(const cli_t *c, scenario_t *s, sweepspec_t *sp)
     int loaded = rc == 0;
     if (rc == 0 && text)
         rc = sweepspec_check(c->scenario, text, c->sets.ov, c->sets.n, sp, &err);
+    if (rc == 0 && text)
+        rc = optimize_check(c->scenario, text, c->sets.ov, c->sets.n, op, &err);
     free(text);
     if (rc == 0) return 0;
     if (loaded) scenario_fini(s);
     sweepspec_fini(sp);
+    optimize_spec_fini(op);
     fprintf(stderr, "specsim: %s\n", err.msg);
     return err.code ? err.code : 2;
 }
@@ -213,19 +220,21 @@ static int cmd_check(int argc, char **argv)
     if (help_or_version(&c, usage_check, &rc)) { cli_fini(&c); return rc; }
     scenario_t s;
     sweepspec_t sp = {0};
-    if (rc == 0) rc = load_checked(&c, &s, &sp);
+    optimize_spec_t op = {0};
+    if (rc == 0) rc = load_checked(&c, &s, &sp, &op);
     if (rc == 0) {
         /* The sweep section after the scenario, so that the output is itself
          * the sweep scenario (as a sweep's sidecar is). */
         if (scenario_write_yaml(&s, stdout) != 0 ||
             (sp.naxes > 0 && sweepspec_write_yaml(&sp, stdout) != 0) ||
-            fflush(stdout) != 0) {
+            optimize_write_yaml(&op, stdout) != 0 || fflush(stdout) != 0) {
             fprintf(stderr, "specsim check: cannot write the scenario: %s\n",
                     strerror(errno));
             rc = 1;
         }
         scenario_fini(&s);
         sweepspec_fini(&sp);
+        optimize_spec_fini(&op);
     }
     cli_fini(&c);
     return rc;

@@ -65,6 +65,8 @@ typedef struct repl {
     double **draft_memo;
     int *draft_memo_n;
     err_t *err;                /* where handlers report failures */
+    uint64_t waiting;          /* arrivals waiting for their tenant, all
+                                  tenants (sim/guard.h bounds it) */
 } repl_t;
 
 static inline int repl_fail(repl_t *r, const char *what)

@@ -1309,6 +1309,108 @@ static int load_arrivals(sctx_t *x)
     return rc;
 }
 
+/* ---- memory that cannot hold a request ------------------------------------ */
+/* Self-contained: the edge device's memory against the draft model, and a
+ * replica's whole KV cache against the longest request, refused at load
+ * whenever the numbers are known here (sim/ctenant.c refuses, at run time,
+ * a request the cache cannot hold whose length was not bounded here). */
+
+/* The most tokens a length distribution gives, rounded as sim/workload.c
+ * rounds; -1 when unbounded. */
+static double mem_max_tokens(const dist_t *d)
+{
+    double m;
+    if (d->kind == DIST_CONST) m = d->a;
+    else if (d->kind == DIST_UNIFORM) m = d->b;
+    else if (d->kind == DIST_EMPIRICAL && d->n > 0) {
+        m = d->values[0];
+        for (size_t k = 1; k < d->n; k++) m = fmax(m, d->values[k]);
+    } else return -1;
+    m = nearbyint(m);
+    return m < 1 ? 1 : fmin(m, 1073741824.0);
+}
+
+/* Group g's longest prompt and output (-1 when unbounded or from a trace). */
+static void mem_group_max(const tenant_group_t *G, double *prompt, double *output)
+{
+    int trace = G->workload.arrival == ARRIVAL_TRACE;
+    *prompt = trace ? -1 : mem_max_tokens(&G->workload.prompt_tokens);
+    *output = trace ? -1 : mem_max_tokens(&G->workload.output_tokens);
+}
+
+/* The draft's weights and its KV for the longest context (the mean one when
+ * lengths are unbounded) must fit in the edge device's memory, when the
+ * draft's times come from the model. */
+static int check_edge_memory(sctx_t *x)
+{
+    const scenario_t *s = x->s;
+    for (int g = 0; g < s->ngroups; g++) {
+        const tenant_group_t *G = &s->groups[g];
+        const protocol_cfg_t *p = scenario_group_protocol(s, g);
+        const edge_cfg_t *e = &G->edge;
+        /* A given draft_time abstracts the draft model away, memory too. */
+        if (!p->proto->drafts || !e->service || e->has_draft_time ||
+            !(e->device.mem_bytes > 0))
+            continue;
+        double mp, mo;
+        mem_group_max(G, &mp, &mo);
+        int bounded = mp > 0 && mo > 0;
+        double ctx = bounded ? mp + mo
+                             : dist_mean(&G->workload.prompt_tokens) +
+                                   dist_mean(&G->workload.output_tokens);
+        if (G->workload.arrival == ARRIVAL_TRACE) ctx = 0;
+        ctx += p->proto->verifies ? p->gamma_policy->limit(p->gamma) : 1;
+        double w = service_weight_bytes(e->service);
+        double kv = service_kv_bytes_per_token(e->service) * ctx;
+        if (w + kv <= e->device.mem_bytes) continue;
+        char key[KEYTAB_KEY_MAX];
+        ynode_t at;
+        group_key(x->root, g, "edge.draft", key);
+        return keytab_err(&x->kc, written_at(x->root, key, &at), key,
+                          "%s at %s does not fit in edge.device %s: %.3g GB of weights "
+                          "+ %.3g GB of KV for %.0f tokens (%s context) = %.3g GB, "
+                          "the device has %.3g GB", e->draft.name,
+                          precision_name(e->quant), e->device.name, w / 1e9, kv / 1e9,
+                          ctx, bounded ? "the longest" : "a mean", (w + kv) / 1e9,
+                          e->device.mem_bytes / 1e9);
+    }
+    return 0;
+}
+
+/* A replica's KV cache must hold the longest request (prompt + output + the
+ * block room sim/ctenant.c reserves), when both are known at load. */
+static int check_kv_room(sctx_t *x)
+{
+    const scenario_t *s = x->s;
+    const cloud_cfg_t *c = &s->cloud;
+    if (!scenario_uses_cloud(s) || !c->service) return 0;
+    double cap = c->kv_capacity_bytes > 0 ? c->kv_capacity_bytes
+                 : c->has_verify_time ? INFINITY
+                 : scenario_tensor_parallel(s) * c->gpu.mem_bytes -
+                       service_weight_bytes(c->service);
+    double per = service_kv_bytes_per_token(c->service);
+    for (int g = 0; g < s->ngroups && isfinite(cap); g++) {
+        const protocol_cfg_t *p = scenario_group_protocol(s, g);
+        if (!p->proto->uses_cloud) continue;
+        double mp, mo;
+        mem_group_max(&s->groups[g], &mp, &mo);
+        if (!(mp > 0 && mo > 0)) continue;
+        int extra = p->proto->verifies ? p->gamma_policy->limit(p->gamma) + 1 : 0;
+        double need = (mp + mo + extra) * per;
+        if (need <= cap) continue;
+        const char *key = c->kv_capacity_bytes > 0 ? "cloud.kv_capacity" : "cloud.gpu";
+        ynode_t at;
+        return keytab_err(&x->kc, written_at(x->root, key, &at), key,
+                          "a request of up to %.0f prompt + %.0f output tokens%s needs "
+                          "%.6g bytes of KV (%.6g per token), more than a replica's whole "
+                          "KV cache of %.6g bytes%s", mp, mo,
+                          extra ? " (+ a block's room)" : "", need, per, cap,
+                          c->kv_capacity_bytes > 0 ? ""
+                                                   : " (GPU memory less the target's weights)");
+    }
+    return 0;
+}
+
 static int check_whole(sctx_t *x)
 {
     if (check_output_file(x) != 0 || check_token_limit(x) != 0 ||
@@ -1316,7 +1418,8 @@ static int check_whole(sctx_t *x)
         return -1;
     if (load_arrivals(x) != 0) return -1;
     if (build_edge_services(x) != 0) return -1;
-    return build_cloud_service(x);
+    if (build_cloud_service(x) != 0) return -1;
+    return check_edge_memory(x) != 0 || check_kv_room(x) != 0 ? -1 : 0;
 }
 
 static void dir_of(const char *path, char *out, size_t outsz)
