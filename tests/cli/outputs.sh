@@ -73,6 +73,12 @@ if mknod "$TMP/null" c 1 3 2>/dev/null && mknod "$TMP/full" c 1 7 2>/dev/null; t
        grep -q "$TMP/full" "$TMP/err"; then
         pass out_merge_devfull_kept; else
         fail out_merge_devfull_kept "exit $rc; $(ls -l "$TMP/full") $(head -c 300 "$TMP/err")"; fi
+    # A block device is refused before the run, and stays one.
+    if mknod "$TMP/blk" b 7 200 2>/dev/null; then
+        expect_exit out_trace_blockdev_refused 2 $SPECSIM run "$TMP/s.yaml" --trace "$TMP/blk"
+        [ -b "$TMP/blk" ] && grep -q "is a block device" "$TMP/err" &&
+            pass out_trace_blockdev_kept || fail out_trace_blockdev_kept "$(head -c 300 "$TMP/err")"
+    fi
 else
     echo "SKIP out_devices: mknod is not allowed here (not root?)"
 fi
@@ -163,6 +169,14 @@ expect_exit out_merge_into_part 2 $SPECSIM merge "$TMP/p0.csv" "$TMP/p0.csv" "$T
 expect_exit out_merge_sidecar_of_part 2 $SPECSIM merge "$TMP/p0" "$TMP/p0.csv" "$TMP/p1.csv"
 cmp -s "$TMP/p0.csv" "$TMP/p0.keep" && [ ! -e "$TMP/p0" ] && pass out_merge_part_untouched ||
     fail out_merge_part_untouched
+
+# optimize: its --out is checked before the search.
+cp scenarios/examples/optimize-capacity.yaml "$TMP/opt.yaml"
+cp "$TMP/opt.yaml" "$TMP/opt.keep"
+expect_exit out_optimize_out_is_scenario 2 timeout 120 $SPECSIM optimize "$TMP/opt.yaml" \
+    --out "$TMP/opt.yaml"
+cmp -s "$TMP/opt.yaml" "$TMP/opt.keep" && pass out_optimize_scenario_untouched ||
+    fail out_optimize_scenario_untouched
 
 # --- 3. --resume leaves a file that is no sweep's alone ---------------------
 printf 'notes without a final newline' >"$TMP/notes.csv"
