@@ -278,7 +278,11 @@ static int write_with_sidecar(const char *path, body_fn body, const void *arg,
         outfile_abort(&f);
         return -1;
     }
-    return outfile_publish(&f, err);
+    if (outfile_publish(&f, err) != 0) {
+        unlink(sf.dest);   /* no sidecar for a CSV that was not written */
+        return -1;
+    }
+    return 0;
 }
 
 int sweepfile_create(const char *csv, const char *sidecar, const char *header,
