@@ -140,6 +140,12 @@ if [ $rc -eq 2 ] && cmp -s "$TMP/A.scenario.yaml" "$TMP/A.orig" && [ ! -e "$TMP/
    grep -q "sidecar" "$TMP/err"; then
     pass out_sweep_sidecar_is_scenario; else
     fail out_sweep_sidecar_is_scenario "exit $rc; $(head -c 300 "$TMP/err")"; fi
+# ... but resuming with the sidecar standing in for the scenario (README)
+# writes no sidecar, so it is no collision.
+$SPECSIM sweep "$TMP/sw.yaml" --out "$TMP/C.csv" --quiet 2>/dev/null
+sed '$d' "$TMP/C.csv" >"$TMP/C.part" && mv "$TMP/C.part" "$TMP/C.csv"
+expect_exit out_sweep_resume_from_own_sidecar 0 \
+    $SPECSIM sweep "$TMP/C.scenario.yaml" --resume --out "$TMP/C.csv" --quiet
 refused out_trace_is_out "$TMP/x.csv" "--trace" \
     $SPECSIM run "$TMP/s.yaml" --trace "$TMP/x.csv" --out "$TMP/x.csv"
 refused out_trace_is_sidecar "$TMP/B.scenario.yaml" "--out's sidecar" \
