@@ -15,13 +15,15 @@
 #include "version.h"
 
 /* The table is written by caltable_save (sim/outfile.h's rules): a path it
- * would refuse, or a directory where its temporary cannot be created, fails
- * now, before a measurement of minutes, not after it. 0, or -1 with err. */
-static int check_out(const char *out, err_t *err)
+ * would refuse, a directory where its temporary cannot be created, or the
+ * card itself fails now, before a measurement of minutes, not after it. 0,
+ * or -1 with err. */
+static int check_out(const calibrate_args_t *a, err_t *err)
 {
-    if (!out[0]) return 0;   /* standard output */
+    if (!a->out[0]) return 0;   /* standard output */
     err_t e = {0, ""};
-    if (outfile_probe(out, &e) == 0) return 0;
+    const outfile_role_t r[] = {{a->model, "--model", 0}, {a->out, "--out", 1}};
+    if (outfile_probe(a->out, &e) == 0 && outfile_distinct(r, 2, &e) == 0) return 0;
     return err_set(err, ERR_INPUT, "calibrate: --out %s", e.msg);
 }
 
@@ -40,7 +42,7 @@ int main(int argc, char **argv)
         calibrate_usage(stdout);
         return 0;
     }
-    if (!a.bench && check_out(a.out, &err) != 0) {
+    if (!a.bench && check_out(&a, &err) != 0) {
         fprintf(stderr, "%s\n", err.msg);
         return err.code;
     }

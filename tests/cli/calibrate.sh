@@ -35,3 +35,8 @@ fi
 # No temporary is left beside a refused --out.
 [ -z "$(ls "$TMP" | grep '\.tmp')" ] && pass calibrate_out_no_tmp_left ||
     fail calibrate_out_no_tmp_left "$(ls "$TMP")"
+# The card is an input: --out may not be it.
+cp "$card" "$TMP/card.yaml"
+expect_exit calibrate_out_is_card 2 timeout 60 "$CAL" --device cpu --model "$TMP/card.yaml" \
+    --out "$TMP/card.yaml"
+cmp -s "$card" "$TMP/card.yaml" && pass calibrate_card_untouched || fail calibrate_card_untouched
