@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cards.h"
+#include "outfile.h"
 #include "suggest.h"
 #include "version.h"
 #include "ynode.h"
@@ -686,28 +687,13 @@ int caltable_save(const caltable_t *t, const char *path, FILE *dflt, err_t *err)
             return err_set(err, ERR_RUNTIME, "calibration table: write error");
         return 0;
     }
-    size_t len = strlen(path);
-    char *tmp = malloc(len + 5);
-    if (!tmp) return err_set(err, ERR_RUNTIME, "%s: out of memory", path);
-    memcpy(tmp, path, len);
-    memcpy(tmp + len, ".tmp", 5);
-    /* "x": a file already called path.tmp is someone's, not ours to
-     * overwrite (and then remove). */
-    FILE *f = fopen(tmp, "wx");
-    if (!f) {
-        err_set(err, ERR_RUNTIME, "%s: cannot create for writing: %s", tmp,
-                strerror(errno));
-        free(tmp);
-        return -1;
+    /* Atomically, or through to a device (sim/outfile.h). */
+    outfile_t o;
+    if (outfile_open(&o, path, err) != 0) return -1;
+    if (caltable_write(t, o.f) != 0) {
+        int e = errno;
+        outfile_abort(&o);
+        return err_set(err, ERR_RUNTIME, "%s: write failed: %s", path, strerror(e));
     }
-    int bad = caltable_write(t, f) != 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
-        err_set(err, ERR_RUNTIME, "%s: write failed: %s", path, strerror(errno));
-        remove(tmp);
-        free(tmp);
-        return -1;
-    }
-    free(tmp);
-    return 0;
+    return outfile_commit(&o, err);
 }

@@ -111,11 +111,11 @@ void caltable_fini(caltable_t *t);
  * Flushes f. Returns 0, or -1 on a write error. */
 int caltable_write(const caltable_t *t, FILE *f);
 
-/* caltable_write to path through a new path.tmp renamed into place (a
- * failed run leaves no half table; an existing path.tmp is refused, never
- * overwritten), or to `dflt` (the caller's choice, standard output for
- * build/calibrate) when path is NULL or "". 0, or -1 with err ERR_RUNTIME
- * "PATH: ..." (the path.tmp it created removed). */
+/* caltable_write to path by outfile.h's rules (a new PATH.tmp.PID renamed
+ * into place, so a failed run leaves no half table; a device or FIFO
+ * written through; a directory refused), or to `dflt` (the caller's choice,
+ * standard output for build/calibrate) when path is NULL or "". 0, or -1
+ * with err "PATH: ..." (no temporary left behind). */
 int caltable_save(const caltable_t *t, const char *path, FILE *dflt, err_t *err);
 
 #endif

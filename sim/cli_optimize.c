@@ -12,6 +12,7 @@
 #include "err.h"
 #include "metrics.h"
 #include "optimize.h"
+#include "outfile.h"
 #include "sweepfile.h"
 #include "units.h"
 
@@ -180,17 +181,31 @@ static int write_csv(const char *path, const optimize_spec_t *sp,
 {
     char *header = sweepfile_header(&sp->knobs, NULL, err);
     if (!header) return -1;
-    FILE *f = fopen(path, "w");
-    if (!f) {
+    outfile_t o;   /* atomically, or through to a device (sim/outfile.h) */
+    if (outfile_open(&o, path, err) != 0) {
         free(header);
-        return err_set(err, ERR_RUNTIME, "%s: %s", path, strerror(errno));
+        return -1;
     }
-    int rc = fputs(header, f) == EOF ? -1 : 0;
+    int rc = fputs(header, o.f) == EOF ? -1 : 0;
     for (size_t k = 0; rc == 0 && k < r->nevals; k++)
-        rc = sweepfile_row(f, &sp->knobs, r->evals[k].point, &r->evals[k].m);
-    if (fclose(f) != 0) rc = -1;
+        rc = sweepfile_row(o.f, &sp->knobs, r->evals[k].point, &r->evals[k].m);
     free(header);
-    return rc ? err_set(err, ERR_RUNTIME, "%s: write failed", path) : 0;
+    if (rc == 0) return outfile_commit(&o, err);
+    int e = errno;
+    outfile_abort(&o);
+    return err_set(err, ERR_RUNTIME, "%s: write failed: %s", path, strerror(e));
+}
+
+/* --out is checked before the search, not after it: a target outfile.h
+ * refuses, a .json name, or the scenario itself. */
+static int check_out(const cmd_t *c, err_t *err)
+{
+    outfile_kind_t kind;
+    const outfile_role_t r[] = {{c->o.scenario, "the scenario", 0}, {c->out, "--out", 1}};
+    if (!c->out) return 0;
+    if (outfile_kind(c->out, &kind, err) != 0 || sweepfile_check_out(c->out, err) != 0)
+        return -1;
+    return outfile_distinct(r, 2, err);
 }
 
 static void json_str(FILE *f, const char *s)
@@ -343,6 +358,10 @@ static int run(cmd_t *c)
     optimize_spec_t sp;
     optimize_result_t r = {0};
     err_t err = {0};
+    if (check_out(c, &err) != 0) {
+        fprintf(stderr, "specsim optimize: %s\n", err.msg);
+        return err.code ? err.code : ERR_INPUT;
+    }
     int rc = optimize_spec_load_flags(c->o.scenario, NULL, &c->fl, &sp, &err);
     if (rc == 0) rc = optimize_run(&c->o, &sp, &r, &err);
     if (rc == 0 && c->out) rc = write_csv(c->out, &sp, &r, &err);
