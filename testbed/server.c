@@ -24,6 +24,7 @@
 typedef struct server {
     repl_t r;
     conn_t **conn;          /* [n], NULL for tenants without the cloud */
+    unsigned char *bye;     /* [n]: the tenant said BYE (its run ended) */
     rt_t rt;
     int lfd;
     double start;           /* rt_clock seconds of time 0, from HELLO */
@@ -65,8 +66,13 @@ static int on_input(void *ctx, uint32_t tag, err_t *err)
     conn_t *c = sv->conn[tag];
     if (conn_fill(c, err)) return -1;
     wire_msg_t m;
-    int rc;
-    while ((rc = conn_next(c, &m, err)) > 0) {
+    int rc = 0;
+    while (!sv->bye[tag] && (rc = conn_next(c, &m, err)) > 0) {
+        if (m.kind == WIRE_BYE) {
+            /* The fleet's clock reached the end first: nothing follows. */
+            sv->bye[tag] = 1;
+            break;
+        }
         if (m.kind == WIRE_PROMPT) {
             edge_tenant_t *T = &r->et[tag];
             T->prompt = (int)m.prompt;
@@ -80,7 +86,7 @@ static int on_input(void *ctx, uint32_t tag, err_t *err)
             return err_set(err, ERR_RUNTIME, "testbed: verifier: event queue");
     }
     if (rc < 0) return -1;
-    if (c->eof)
+    if (c->eof && !sv->bye[tag])
         return err_set(err, ERR_RUNTIME, "testbed: verifier: tenant %u hung up", tag);
     return 0;
 }
@@ -148,7 +154,8 @@ static int build(server_t *sv, const scenario_t *s, const repl_shared_t *sh, int
     r->et = calloc((size_t)r->n, sizeof *r->et);
     r->ct = calloc((size_t)r->n, sizeof *r->ct);
     sv->conn = calloc((size_t)r->n, sizeof *sv->conn);
-    if (!r->eng || !r->et || !r->ct || !sv->conn)
+    sv->bye = calloc((size_t)r->n, 1);
+    if (!r->eng || !r->et || !r->ct || !sv->conn || !sv->bye)
         return err_set(err, ERR_RUNTIME, "testbed: verifier: out of memory");
     for (int i = 0; i < r->n; i++)
         if (repl_protocol(r, i)->proto->uses_cloud && ctenant_init(r, i, err)) return -1;
@@ -174,6 +181,7 @@ static void teardown(server_t *sv)
     free(r->et);
     free(r->ct);
     free(sv->conn);
+    free(sv->bye);
     if (sv->lfd >= 0) close(sv->lfd);
     rt_fini(&sv->rt);
 }
@@ -182,7 +190,7 @@ static void teardown(server_t *sv)
 static int await_bye(server_t *sv, err_t *err)
 {
     for (int i = 0; i < sv->r.n; i++) {
-        if (!sv->conn[i]) continue;
+        if (!sv->conn[i] || sv->bye[i]) continue;
         wire_msg_t m = {0};
         do {
             if (conn_recv(sv->conn[i], &m, err)) return -1;
