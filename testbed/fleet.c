@@ -225,6 +225,7 @@ int fleet_run(const scenario_t *s, const repl_shared_t *sh, int rep, int port,
         st->events = (double)engine_events(f.r.eng);
         st->late_mean = f.rt.steps > 0 ? f.rt.late_sum / f.rt.steps : 0;
         st->late_max = f.rt.late_max;
+        st->steps = f.rt.steps;
     }
     teardown(&f);
     return rc;

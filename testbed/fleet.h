@@ -24,6 +24,7 @@
 typedef struct fleet_stats {
     double events;          /* engine events run */
     double late_mean, late_max; /* how late events ran behind their time (s) */
+    double steps;           /* events run by the wall clock */
 } fleet_stats_t;
 
 /* Runs replication rep of s into tl (reset by the caller): connects one

@@ -125,7 +125,7 @@ typedef struct run {
     repl_shared_t sh;
     tally_t *tl;
     pid_t child;            /* the verifier, -1 = none */
-    double events, wall, late_mean, late_max;
+    double events, wall, late_sum, late_n, late_max;
 } run_t;
 
 static void reap(run_t *c, int sig)
@@ -175,11 +175,18 @@ static int start_verifier(run_t *c, int rep, int *ctl_fd, int *port, err_t *err)
     return 0;
 }
 
-/* Adds the verifier's tally, then waits for it to exit cleanly. */
-static int collect(run_t *c, int ctl, double *events, err_t *err)
+/* Adds the verifier's tally and its lateness (late: sum, max, events) to
+ * the fleet's, then waits for it to exit cleanly. */
+static int collect(run_t *c, int ctl, double *events, double *late, err_t *err)
 {
     uint64_t head[2];
-    if (xio_read(ctl, head, sizeof head, &stop_sig, err)) return -1;
+    double vl[3];
+    if (xio_read(ctl, head, sizeof head, &stop_sig, err) ||
+        xio_read(ctl, vl, sizeof vl, &stop_sig, err))
+        return -1;
+    late[0] += vl[0];
+    if (vl[1] > late[1]) late[1] = vl[1];
+    late[2] += vl[2];
     if (head[0] != tallyio_len(c->tl))
         return err_set(err, ERR_RUNTIME, "testbed: the verifier's tally has %llu "
                        "values, expected %zu", (unsigned long long)head[0],
@@ -209,17 +216,24 @@ static int run_rep(run_t *c, int rep, metrics_rep_t *out, metrics_rep_t *gout,
     double t0 = rt_clock(), events = 0;
     if (scenario_uses_cloud(s)) rc = start_verifier(c, rep, &ctl, &port, err);
     fleet_stats_t st;
+    double late[3] = {0, 0, 0};   /* both processes: sum, max, events */
     if (rc == 0) rc = fleet_run(s, &c->sh, rep, port, c->tl, &st, &stop_sig, err);
-    if (rc == 0) events = st.events;
-    if (rc == 0 && c->child > 0) rc = collect(c, ctl, &events, err);
+    if (rc == 0) {
+        events = st.events;
+        late[0] = st.late_mean * st.steps;
+        late[1] = st.late_max;
+        late[2] = st.steps;
+    }
+    if (rc == 0 && c->child > 0) rc = collect(c, ctl, &events, late, err);
     if (ctl >= 0) close(ctl);
     reap(c, SIGKILL);
     if (rc) return -1;
     double wall = rt_clock() - t0;
     c->events += events;
     c->wall += wall;
-    c->late_mean += st.late_mean / s->replications;
-    if (st.late_max > c->late_max) c->late_max = st.late_max;
+    c->late_sum += late[0];
+    c->late_n += late[2];
+    if (late[1] > c->late_max) c->late_max = late[1];
     tally_finish(c->tl, scenario_uses_cloud(s) ? s->cloud.replicas : 0, events, wall,
                  out, gout);
     return 0;
@@ -332,7 +346,8 @@ static int cmd_run(int argc, char **argv)
     } else {
         if (!o.quiet && !o.json)
             fprintf(stderr, "testbed: scheduling %s; events ran %.1f us late on "
-                    "average (at most %.1f us)\n", o.sched, 1e6 * c.late_mean,
+                    "average (at most %.1f us)\n", o.sched,
+                    c.late_n > 0 ? 1e6 * c.late_sum / c.late_n : 0,
                     1e6 * c.late_max);
         int w = o.json ? output_json(stdout, &s, &src, &m)
                        : output_summary(stdout, &s, &src, &m);

@@ -199,13 +199,15 @@ static int await_bye(server_t *sv, err_t *err)
     return 0;
 }
 
-static int send_tally(const tally_t *tl, double events, int fd, err_t *err)
+static int send_tally(const tally_t *tl, double events, const rt_t *rt, int fd,
+                      err_t *err)
 {
     uint64_t head[2] = {tallyio_len(tl), (uint64_t)events};
+    double late[3] = {rt->late_sum, rt->late_max, rt->steps};
     double *v = malloc(head[0] * sizeof *v);
     if (!v) return err_set(err, ERR_RUNTIME, "testbed: verifier: out of memory");
     tallyio_pack(tl, v);
-    int rc = xio_write(fd, head, sizeof head, err) ||
+    int rc = xio_write(fd, head, sizeof head, err) || xio_write(fd, late, sizeof late, err) ||
              xio_write(fd, v, head[0] * sizeof *v, err);
     free(v);
     return rc ? -1 : 0;
@@ -232,7 +234,7 @@ int server_run(const scenario_t *s, const repl_shared_t *sh, int rep, int ctl_fd
         tl->raw.end = s->duration;
         rc = await_bye(&sv, err);
     }
-    if (rc == 0) rc = send_tally(tl, (double)engine_events(sv.r.eng), ctl_fd, err);
+    if (rc == 0) rc = send_tally(tl, (double)engine_events(sv.r.eng), &sv.rt, ctl_fd, err);
     teardown(&sv);
     tally_free(tl);
     return rc;

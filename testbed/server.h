@@ -24,7 +24,9 @@
  * and writes it (u32, native order) to ctl_fd, accepts one connection per
  * tenant that uses the cloud (each opens with HELLO), runs until
  * s->duration after the HELLO's start, waits for every BYE, then writes its
- * tally to ctl_fd: u64 n, u64 events, n doubles (testbed/tallyio.h).
+ * tally to ctl_fd: u64 n, u64 events, 3 doubles (its events' summed and
+ * largest lateness in s, and their number: testbed/rt.h), n doubles
+ * (testbed/tallyio.h).
  * 0, or -1 with err. */
 int server_run(const scenario_t *s, const repl_shared_t *sh, int rep, int ctl_fd,
                const volatile sig_atomic_t *stop, err_t *err);
