@@ -77,46 +77,56 @@ static int arm(rt_t *rt, double t, err_t *err)
     return 0;
 }
 
-/* Runs every event due by now; each with the clock read just before it. */
-static int run_due(rt_t *rt, engine_t *e, double end, err_t *err)
+/* Hands the inputs epoll reported to on_input (the timer's tick is only
+ * consumed). */
+static int dispatch(rt_t *rt, const struct epoll_event *evs, int n, rt_input_fn on_input,
+                    void *ctx, err_t *err)
 {
-    for (;;) {
-        double due = engine_next_time(e), now = rt_now(rt);
-        if (!(due <= now) || now >= end) return 0;
-        double late = now - due;
-        rt->late_sum += late;
-        if (late > rt->late_max) rt->late_max = late;
-        rt->steps++;
-        if (engine_step(e, now) < 0) {
-            if (!err->msg[0]) err_set(err, ERR_RUNTIME, "testbed: event failed at t=%g s", now);
-            return -1;
+    for (int k = 0; k < n; k++) {
+        if (evs[k].data.u32 == RT_TIMER_TAG) {
+            uint64_t x;
+            (void)!read(rt->tfd, &x, sizeof x);
+            continue;
         }
+        if (on_input(ctx, evs[k].data.u32, err)) return -1;
     }
+    return 0;
 }
 
+/* Runs the earliest event, due by now, with the clock read just before. */
+static int step(rt_t *rt, engine_t *e, double due, double now, err_t *err)
+{
+    double late = now - due;
+    rt->late_sum += late;
+    if (late > rt->late_max) rt->late_max = late;
+    rt->steps++;
+    if (engine_step(e, now) >= 0) return 0;
+    if (!err->msg[0]) err_set(err, ERR_RUNTIME, "testbed: event failed at t=%g s", now);
+    return -1;
+}
+
+/* Before each due event the sockets are polled (without waiting), so that
+ * input which arrived while the process was busy enters the engine before
+ * an event that would act on the queue without it (an iteration's end
+ * starting the next batch). */
 int rt_run(rt_t *rt, engine_t *e, double end, rt_input_fn on_input, void *ctx,
            err_t *err)
 {
     struct epoll_event evs[64];
     for (;;) {
         if (rt->stop && *rt->stop) return err_set(err, ERR_RUNTIME, "testbed: interrupted");
-        if (run_due(rt, e, end, err)) return -1;
-        if (rt_now(rt) >= end) return 0;
+        double now = rt_now(rt);
+        if (now >= end) return 0;
         double next = engine_next_time(e);
-        if (next > end) next = end;
-        if (arm(rt, next, err)) return -1;
-        int n = epoll_wait(rt->ep, evs, 64, -1);
-        if (n < 0) {
-            if (errno == EINTR) continue;
+        int due = next <= now;
+        if (!due && arm(rt, next < end ? next : end, err)) return -1;
+        int n = epoll_wait(rt->ep, evs, 64, due ? 0 : -1);
+        if (n < 0 && errno != EINTR)
             return err_set(err, ERR_RUNTIME, "testbed: epoll_wait: %s", strerror(errno));
-        }
-        for (int k = 0; k < n; k++) {
-            if (evs[k].data.u32 == RT_TIMER_TAG) {
-                uint64_t x;
-                (void)!read(rt->tfd, &x, sizeof x);
-                continue;
-            }
-            if (on_input(ctx, evs[k].data.u32, err)) return -1;
-        }
+        if (n > 0 && dispatch(rt, evs, n, on_input, ctx, err)) return -1;
+        if (!due) continue;
+        now = rt_now(rt);
+        if (now >= end) return 0;
+        if (step(rt, e, next, now, err)) return -1;
     }
 }
