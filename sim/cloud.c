@@ -390,7 +390,10 @@ static int start_iteration(cloud_t *c, int ri, double now)
     }
     if (nb == 0) return 0;   /* nothing fits (cannot happen when validated) */
     double dt;
-    if (c->cfg->has_verify_time)
+    if (c->cb.iter_time) {
+        dt = c->cb.iter_time(c->cb.ctx, ri, r->sjob, nb);
+        if (!(dt >= 0)) return -1;
+    } else if (c->cfg->has_verify_time)
         dt = dist_sample(&c->cfg->verify_time, r->vrng);
     else
         dt = service_iter_time(c->sv, r->sjob, nb);
@@ -410,6 +413,7 @@ static int start_iteration(cloud_t *c, int ri, double now)
     r->timer_at = -1;
     tl->raw.iterations++;
     if (count) hist_add(tl->batch, nb, 1);
+    if (dt == INFINITY) return 0;   /* the driver ends it: cloud_iteration_end */
     return engine_schedule(c->eng, now + dt, c->ev_iter, (uint32_t)ri, 0);
 }
 
@@ -542,6 +546,13 @@ static int on_iter_end(void *ctx, const engine_event_t *ev)
     return r->nqueue ? schedule_kick(c, ri, now) : 0;
 }
 
+int cloud_iteration_end(cloud_t *c, int replica, double now)
+{
+    if (replica < 0 || replica >= c->nrep || !c->rep[replica].busy) return -1;
+    engine_event_t ev = {.time = now, .type = c->ev_iter, .a = (uint32_t)replica};
+    return on_iter_end(c, &ev);
+}
+
 void cloud_finish(cloud_t *c, double end)
 {
     tally_t *tl = c->tally;
@@ -550,7 +561,10 @@ void cloud_finish(cloud_t *c, double end)
         replica_t *r = &c->rep[ri];
         kv_to(c, r, end);
         if (r->busy) {
-            tally_roofline(tl, r->iter_start, r->iter_end, r->roof);
+            /* An iteration a driver runs (cloud_iteration_end) has no
+             * end yet: its work so far counts up to `end`. */
+            tally_roofline(tl, r->iter_start, isfinite(r->iter_end) ? r->iter_end : end,
+                           r->roof);
             tl->busy += tally_clip(tl, r->iter_start, end);
             tl->raw.busy_s += end - r->iter_start;
         }

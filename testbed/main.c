@@ -43,13 +43,19 @@
 static const char usage[] =
     "usage: testbed run SCENARIO [--set PATH=VALUE]... [--seed N] [--reps R]\n"
     "                            [--json] [--out FILE.csv|FILE.json] [--quiet]\n"
+    "                            [--real-verify]\n"
     "\n"
     "Runs SCENARIO in real time: a verifier process (TCP on 127.0.0.1) and an\n"
     "edge-fleet process running the simulator's own protocol, batching and\n"
     "acceptance code, with emulated draft and verify times and the WAN delay\n"
     "injected on both directions; prints the same metrics as `specsim run`,\n"
     "measured with CLOCK_MONOTONIC. duration and warmup are wall-clock\n"
-    "seconds; replications run back to back (docs/testbed.md).\n";
+    "seconds; replications run back to back (docs/testbed.md).\n"
+    "\n"
+    "  --real-verify  the verifier runs the target model's real batched forward\n"
+    "                 pass on one CPU core with the project's fp16 kernels\n"
+    "                 instead of waiting for the scenario's iteration time, and\n"
+    "                 reports measured vs service-model times per batch size\n";
 
 /* The signal that asked us to stop (0 = none): read by the event loops. */
 static volatile sig_atomic_t stop_sig;
@@ -62,7 +68,7 @@ static void on_signal(int sig)
 typedef struct opts {
     const char *scenario, *out;
     cli_opt_sets_t sets;
-    int json, quiet;
+    int json, quiet, real_verify;
     const char *sched;      /* the scheduling policy in use, for the report */
 } opts_t;
 
@@ -91,6 +97,7 @@ static int parse(opts_t *o, int argc, char **argv)
         }
         if (strcmp(a, "--json") == 0) { o->json = 1; continue; }
         if (strcmp(a, "--quiet") == 0) { o->quiet = 1; continue; }
+        if (strcmp(a, "--real-verify") == 0) { o->real_verify = 1; continue; }
         if (a[0] != '-' || strcmp(a, "-") == 0) {
             if (o->scenario) return usage_error("more than one scenario ('%s')", a);
             o->scenario = a;
@@ -122,6 +129,7 @@ static int parse(opts_t *o, int argc, char **argv)
 
 typedef struct run {
     const scenario_t *s;
+    server_opts_t sopt;
     repl_shared_t sh;
     tally_t *tl;
     pid_t child;            /* the verifier, -1 = none */
@@ -143,7 +151,7 @@ static void verifier(run_t *c, int rep, int ctl)
     signal(SIGTERM, SIG_DFL);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     err_t e = {0, {0}};
-    int rc = server_run(c->s, &c->sh, rep, ctl, NULL, &e);
+    int rc = server_run(c->s, &c->sh, rep, &c->sopt, ctl, NULL, &e);
     if (rc) fprintf(stderr, "testbed: verifier: %s\n", e.msg);
     _exit(rc ? 1 : 0);
 }
@@ -298,6 +306,12 @@ static int load(const opts_t *o, scenario_t *s)
         scenario_fini(s);
         return 2;
     }
+    const char *why = o->real_verify ? server_real_refusal(s) : NULL;
+    if (why) {
+        fprintf(stderr, "testbed: %s: %s\n", o->scenario, why);
+        scenario_fini(s);
+        return 2;
+    }
     if (o->out && output_check_path(o->out, &err) != 0) {
         fprintf(stderr, "testbed: %s\n", err.msg);
         scenario_fini(s);
@@ -330,7 +344,8 @@ static int cmd_run(int argc, char **argv)
         cli_opt_sets_fini(&o.sets);
         return rc < 0 ? 0 : rc;
     }
-    run_t c = {.s = &s, .child = -1};
+    run_t c = {.s = &s, .child = -1,
+               .sopt = {.real_verify = o.real_verify, .quiet = o.quiet || o.json}};
     metrics_summary_t m, *groups = calloc((size_t)s.ngroups, sizeof *groups);
     output_sources_t src = {0};
     err_t err = {0, {0}};

@@ -6,8 +6,11 @@
 #include <errno.h>
 #include <math.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -16,10 +19,28 @@
 #include "edge.h"
 #include "msg.h"
 #include "proto.h"
+#include "realverify.h"
 #include "rt.h"
 #include "sim.h"
 #include "tallyio.h"
 #include "xio.h"
+
+/* Real verification runs on a worker thread, so that the event loop goes
+ * on sending verdicts when the downlink delivers them and reading blocks
+ * while a batch computes: the iteration is handed over with its jobs, and
+ * the worker's eventfd says when it is done (testbed/realverify.h). */
+typedef struct real_worker {
+    realverify_t *v;
+    pthread_t th;
+    int started, efd;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int have, quit;         /* work handed over / leave */
+    service_job_t *jobs;    /* [max_batch], the iteration's jobs */
+    int njobs;
+    double dt;              /* its time; < 0: failed (msg in err) */
+    err_t err;
+} real_worker_t;
 
 typedef struct server {
     repl_t r;
@@ -28,7 +49,168 @@ typedef struct server {
     rt_t rt;
     int lfd;
     double start;           /* rt_clock seconds of time 0, from HELLO */
+    real_worker_t *real;    /* NULL: emulated iteration times */
+    double *real_n, *real_s, *model_s; /* per M: iterations, measured and
+                              predicted seconds (real verification) */
+    int real_maxm;
 } server_t;
+
+/* The worker's eventfd in the epoll set; tenants use their index. */
+#define SERVER_REAL_TAG (UINT32_MAX - 1)
+/* The engine event that ends a real iteration (after the simulator's). */
+#define EV_REAL_DONE 16
+
+/* The context lengths real verification keeps room for (longer ones are
+ * clamped; see testbed/realverify.h). */
+#define SERVER_REAL_CONTEXT 2048
+
+/* ---- real verification --------------------------------------------------- */
+
+const char *server_real_refusal(const scenario_t *s)
+{
+    if (s->cloud.batching.max_tokens <= 0)
+        return "--real-verify needs cloud.batching.max_tokens (the buffers of the "
+               "real forward pass are sized by an iteration's tokens)";
+    if (s->cloud.replicas != 1)
+        return "--real-verify runs one replica (one core): cloud.replicas must be 1";
+    return NULL;
+}
+
+static void *worker_main(void *arg)
+{
+    real_worker_t *w = arg;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (!w->have && !w->quit) pthread_cond_wait(&w->cv, &w->mu);
+        if (w->quit) break;
+        pthread_mutex_unlock(&w->mu);
+        double dt = realverify_run(w->v, w->jobs, w->njobs, &w->err);
+        pthread_mutex_lock(&w->mu);
+        w->dt = dt;
+        w->have = 0;
+        uint64_t one = 1;
+        (void)!write(w->efd, &one, sizeof one);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+/* cloud_cb_t.iter_time: the batch is handed to the worker; the iteration
+ * ends when it is done (real_done). */
+static double real_iter(void *ctx, int replica, const service_job_t *jobs, int njobs)
+{
+    server_t *sv = ctx;
+    real_worker_t *w = sv->real;
+    (void)replica;   /* one replica (server_real_refusal) */
+    pthread_mutex_lock(&w->mu);
+    memcpy(w->jobs, jobs, (size_t)njobs * sizeof *jobs);
+    w->njobs = njobs;
+    w->have = 1;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    return INFINITY;
+}
+
+/* The worker finished: the iteration ends now (an engine event, so that
+ * the clock is the instant it runs). */
+static int real_signal(server_t *sv, err_t *err)
+{
+    uint64_t x;
+    (void)!read(sv->real->efd, &x, sizeof x);
+    if (engine_schedule(sv->r.eng, rt_now(&sv->rt), EV_REAL_DONE, 0, 0))
+        return err_set(err, ERR_RUNTIME, "testbed: verifier: event queue");
+    return 0;
+}
+
+static int on_real_done(void *ctx, const engine_event_t *ev)
+{
+    server_t *sv = ctx;
+    real_worker_t *w = sv->real;
+    pthread_mutex_lock(&w->mu);
+    double dt = w->dt;
+    int n = w->njobs;
+    pthread_mutex_unlock(&w->mu);
+    if (dt < 0) {
+        *sv->r.err = w->err;
+        return -1;
+    }
+    int m = 0;
+    for (int j = 0; j < n; j++) m += w->jobs[j].tokens;
+    if (m >= 1 && m <= sv->real_maxm) {
+        sv->real_n[m]++;
+        sv->real_s[m] += dt;
+        if (sv->r.sh->cloud_sv) sv->model_s[m] += service_iter_time(sv->r.sh->cloud_sv, w->jobs, n);
+    }
+    return cloud_iteration_end(sv->r.cloud, 0, ev->time);
+}
+
+static void real_fini(server_t *sv)
+{
+    real_worker_t *w = sv->real;
+    if (!w) return;
+    if (w->started) {
+        pthread_mutex_lock(&w->mu);
+        w->quit = 1;
+        pthread_cond_signal(&w->cv);
+        pthread_mutex_unlock(&w->mu);
+        pthread_join(w->th, NULL);
+        pthread_mutex_destroy(&w->mu);
+        pthread_cond_destroy(&w->cv);
+    }
+    if (w->efd >= 0) close(w->efd);
+    realverify_free(w->v);
+    free(w->jobs);
+    free(w);
+    sv->real = NULL;
+}
+
+static int real_init(server_t *sv, err_t *err)
+{
+    const scenario_t *s = sv->r.s;
+    sv->real_maxm = s->cloud.batching.max_tokens;
+    sv->real_n = calloc((size_t)sv->real_maxm + 1, sizeof *sv->real_n);
+    sv->real_s = calloc((size_t)sv->real_maxm + 1, sizeof *sv->real_s);
+    sv->model_s = calloc((size_t)sv->real_maxm + 1, sizeof *sv->model_s);
+    real_worker_t *w = sv->real = calloc(1, sizeof *w);
+    if (!sv->real_n || !sv->real_s || !sv->model_s || !w)
+        return err_set(err, ERR_RUNTIME, "testbed: verifier: out of memory");
+    w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    w->jobs = calloc((size_t)s->cloud.batching.max_batch, sizeof *w->jobs);
+    if (w->efd < 0 || !w->jobs)
+        return err_set(err, ERR_RUNTIME, "testbed: verifier: eventfd: %s", strerror(errno));
+    w->v = realverify_create(&s->cloud.target, sv->real_maxm, s->cloud.batching.max_batch,
+                             SERVER_REAL_CONTEXT, 1, err);
+    if (!w->v) return -1;
+    if (pthread_mutex_init(&w->mu, NULL) || pthread_cond_init(&w->cv, NULL))
+        return err_set(err, ERR_RUNTIME, "testbed: verifier: thread set-up failed");
+    if (pthread_create(&w->th, NULL, worker_main, w)) {
+        pthread_mutex_destroy(&w->mu);
+        pthread_cond_destroy(&w->cv);
+        return err_set(err, ERR_RUNTIME, "testbed: verifier: cannot start a thread");
+    }
+    w->started = 1;
+    if (engine_on(sv->r.eng, EV_REAL_DONE, on_real_done, sv))
+        return err_set(err, ERR_RUNTIME, "testbed: verifier: event types");
+    return 0;
+}
+
+/* Per M: iterations, measured mean and the service model's mean (ms). */
+static void real_report(const server_t *sv, int rep)
+{
+    fprintf(stderr, "testbed: replication %d, real verification of %s on one core, "
+            "per batch tokens M: iterations, measured ms, service model ms\n", rep,
+            sv->r.s->cloud.target.name);
+    for (int m = 1; m <= sv->real_maxm; m++) {
+        if (sv->real_n[m] == 0) continue;
+        double n = sv->real_n[m];
+        if (sv->r.sh->cloud_sv)
+            fprintf(stderr, "  M=%-3d %6.0f  %8.3f  %8.3f  (%+.1f%%)\n", m, n,
+                    1e3 * sv->real_s[m] / n, 1e3 * sv->model_s[m] / n,
+                    100 * (sv->model_s[m] - sv->real_s[m]) / sv->real_s[m]);
+        else
+            fprintf(stderr, "  M=%-3d %6.0f  %8.3f\n", m, n, 1e3 * sv->real_s[m] / n);
+    }
+}
 
 /* ---- events ------------------------------------------------------------ */
 
@@ -63,6 +245,7 @@ static int on_input(void *ctx, uint32_t tag, err_t *err)
 {
     server_t *sv = ctx;
     repl_t *r = &sv->r;
+    if (tag == SERVER_REAL_TAG) return real_signal(sv, err);
     conn_t *c = sv->conn[tag];
     if (conn_fill(c, err)) return -1;
     wire_msg_t m;
@@ -141,7 +324,7 @@ static int accept_all(server_t *sv, int rep, err_t *err)
 }
 
 static int build(server_t *sv, const scenario_t *s, const repl_shared_t *sh, int rep,
-                 tally_t *tl, err_t *err)
+                 const server_opts_t *opt, tally_t *tl, err_t *err)
 {
     repl_t *r = &sv->r;
     r->s = s;
@@ -159,7 +342,9 @@ static int build(server_t *sv, const scenario_t *s, const repl_shared_t *sh, int
         return err_set(err, ERR_RUNTIME, "testbed: verifier: out of memory");
     for (int i = 0; i < r->n; i++)
         if (repl_protocol(r, i)->proto->uses_cloud && ctenant_init(r, i, err)) return -1;
-    cloud_cb_t cb = {r, on_job_done, ctenant_admitted};
+    if (opt->real_verify && real_init(sv, err)) return -1;
+    /* r leads server_t, so the callbacks' ctx is the server too. */
+    cloud_cb_t cb = {r, on_job_done, ctenant_admitted, sv->real ? real_iter : NULL};
     r->cloud = cloud_create(&s->cloud, r->n, sh->cloud_sv, sh->kv_capacity, r->eng,
                             EV_ITER_END, EV_KICK, &cb, tl, NULL, s->seed, rep, err);
     if (!r->cloud) return -1;
@@ -182,6 +367,10 @@ static void teardown(server_t *sv)
     free(r->ct);
     free(sv->conn);
     free(sv->bye);
+    real_fini(sv);
+    free(sv->real_n);
+    free(sv->real_s);
+    free(sv->model_s);
     if (sv->lfd >= 0) close(sv->lfd);
     rt_fini(&sv->rt);
 }
@@ -213,8 +402,9 @@ static int send_tally(const tally_t *tl, double events, const rt_t *rt, int fd,
     return rc ? -1 : 0;
 }
 
-int server_run(const scenario_t *s, const repl_shared_t *sh, int rep, int ctl_fd,
-               const volatile sig_atomic_t *stop, err_t *err)
+int server_run(const scenario_t *s, const repl_shared_t *sh, int rep,
+               const server_opts_t *opt, int ctl_fd, const volatile sig_atomic_t *stop,
+               err_t *err)
 {
     server_t sv;
     memset(&sv, 0, sizeof sv);
@@ -222,18 +412,20 @@ int server_run(const scenario_t *s, const repl_shared_t *sh, int rep, int ctl_fd
     sv.rt.ep = sv.rt.tfd = -1;
     tally_t *tl = sim_tally_create(s);
     int rc = tl ? 0 : err_set(err, ERR_RUNTIME, "testbed: verifier: out of memory");
-    if (rc == 0) rc = build(&sv, s, sh, rep, tl, err);
+    if (rc == 0) rc = build(&sv, s, sh, rep, opt, tl, err);
     if (rc == 0) rc = listen_any(&sv, ctl_fd, err);
     if (rc == 0) rc = accept_all(&sv, rep, err);
     if (rc == 0) rc = rt_init(&sv.rt, sv.start, stop, err);
     for (int i = 0; rc == 0 && i < sv.r.n; i++)
         if (sv.conn[i]) rc = rt_watch(&sv.rt, sv.conn[i]->fd, (uint32_t)i, err);
+    if (rc == 0 && sv.real) rc = rt_watch(&sv.rt, sv.real->efd, SERVER_REAL_TAG, err);
     if (rc == 0) rc = rt_run(&sv.rt, sv.r.eng, s->duration, on_input, &sv, err);
     if (rc == 0) {
         cloud_finish(sv.r.cloud, s->duration);
         tl->raw.end = s->duration;
         rc = await_bye(&sv, err);
     }
+    if (rc == 0 && sv.real && !opt->quiet) real_report(&sv, rep);
     if (rc == 0) rc = send_tally(tl, (double)engine_events(sv.r.eng), &sv.rt, ctl_fd, err);
     teardown(&sv);
     tally_free(tl);
