@@ -32,6 +32,7 @@
 #include "cli_opt.h"
 #include "fleet.h"
 #include "output.h"
+#include "realverify.h"
 #include "repl.h"
 #include "rt.h"
 #include "scenario.h"
@@ -39,9 +40,11 @@
 #include "sim.h"
 #include "tallyio.h"
 #include "xio.h"
+#include "cards.h"
 
 static const char usage[] =
-    "usage: testbed run SCENARIO [--set PATH=VALUE]... [--seed N] [--reps R]\n"
+    "usage: testbed steps CARD [...]   (calibration rows: testbed steps --help)\n"
+    "       testbed run SCENARIO [--set PATH=VALUE]... [--seed N] [--reps R]\n"
     "                            [--json] [--out FILE.csv|FILE.json] [--quiet]\n"
     "                            [--real-verify]\n"
     "\n"
@@ -378,6 +381,99 @@ static int cmd_run(int argc, char **argv)
     return rc;
 }
 
+/* ---- steps: whole verify steps of batches, as calibration rows --------- */
+
+static const char usage_steps[] =
+    "usage: testbed steps CARD [--gamma G] [--max-tokens N] [--context C] [--reps R]\n"
+    "\n"
+    "Runs the verify step --real-verify runs (testbed/realverify.h) on one core\n"
+    "for batches of 1, 2, ... blocks of G + 1 tokens (up to N tokens) over C\n"
+    "cached tokens each, and prints one calibration-table row per batch size\n"
+    "(`op: token` with q and batch, sim/caltable.h; the median of R runs) to\n"
+    "append to the ops: of a table build/calibrate wrote for CARD, so that the\n"
+    "service model's step factor covers batched steps (docs/testbed.md).\n"
+    "Defaults: G 4, N 16, C 64, R 7.\n";
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int int_opt(const char *name, const char *v, long lo, long hi, int *out)
+{
+    char *end;
+    long x = v ? strtol(v, &end, 10) : 0;
+    if (!v || *end || x < lo || x > hi) {
+        fprintf(stderr, "testbed steps: %s wants an integer in [%ld, %ld], got '%s'\n",
+                name, lo, hi, v ? v : "");
+        return 2;
+    }
+    *out = (int)x;
+    return 0;
+}
+
+static int cmd_steps(int argc, char **argv)
+{
+    const char *card_path = NULL;
+    int gamma = 4, maxm = 16, context = 64, reps = 7, rc = 0;
+    for (int k = 1; k < argc && rc == 0; k++) {
+        const char *a = argv[k], *v = k + 1 < argc ? argv[k + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { fputs(usage_steps, stdout); return 0; }
+        if (!strcmp(a, "--gamma")) { rc = int_opt(a, v, 1, 64, &gamma); k++; }
+        else if (!strcmp(a, "--max-tokens")) { rc = int_opt(a, v, 2, 4096, &maxm); k++; }
+        else if (!strcmp(a, "--context")) { rc = int_opt(a, v, 0, 1 << 20, &context); k++; }
+        else if (!strcmp(a, "--reps")) { rc = int_opt(a, v, 1, 1000, &reps); k++; }
+        else if (a[0] == '-' || card_path) {
+            fprintf(stderr, "testbed steps: unexpected '%s'\n%s", a, usage_steps);
+            return 2;
+        } else card_path = a;
+    }
+    if (rc) return rc;
+    if (!card_path) { fputs(usage_steps, stderr); return 2; }
+    err_t err = {0, {0}};
+    llm_card_t card;
+    if (cards_load_llm_file(card_path, &card, &err)) {
+        fprintf(stderr, "testbed steps: %s\n", err.msg);
+        return 2;
+    }
+    int q = gamma + 1, nb = maxm / q;
+    if (nb < 1) {
+        fprintf(stderr, "testbed steps: --max-tokens %d holds no block of %d tokens\n", maxm, q);
+        return 2;
+    }
+    const char *sched = realtime();
+    realverify_t *v = realverify_create(&card, nb * q, nb, context + q + 1, 1, &err);
+    double *t = malloc((size_t)reps * sizeof *t);
+    service_job_t *jobs = malloc((size_t)nb * sizeof *jobs);
+    if (!v || !t || !jobs) {
+        fprintf(stderr, "testbed steps: %s\n", v ? "out of memory" : err.msg);
+        realverify_free(v);
+        free(t);
+        free(jobs);
+        return 1;
+    }
+    printf("  # testbed steps %s: whole verify steps (testbed/realverify.c) on one core, "
+           "%s, median of %d\n", card.name, sched, reps);
+    for (int b = 1; b <= nb && rc == 0; b++) {
+        for (int j = 0; j < b; j++) jobs[j] = (service_job_t){q, context};
+        for (int r = -1; r < reps && rc == 0; r++) {   /* r = -1: warm-up */
+            double dt = realverify_run(v, jobs, b, &err);
+            if (dt < 0) rc = 1;
+            else if (r >= 0) t[r] = dt;
+        }
+        if (rc) break;
+        qsort(t, (size_t)reps, sizeof *t, cmp_dbl);
+        printf("  - {op: token, m: %d, context: %d, q: %d, batch: %d, time_s: %.9g}\n", b * q,
+               context, q, b, t[reps / 2]);
+    }
+    if (rc) fprintf(stderr, "testbed steps: %s\n", err.msg);
+    realverify_free(v);
+    free(t);
+    free(jobs);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     gsl_set_error_handler_off();
@@ -389,6 +485,7 @@ int main(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
     if (argc >= 2 && strcmp(argv[1], "run") == 0) return cmd_run(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "steps") == 0) return cmd_steps(argc - 1, argv + 1);
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
         fputs(usage, stdout);
         return 0;

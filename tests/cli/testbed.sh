@@ -128,3 +128,41 @@ if [ -n "$child" ] && [ "$rc" -eq 1 ] && grep -q 'verifier' "$TMP/long.err" &&
    ! port_listening "$port"
 then pass testbed_verifier_death_reported
 else fail testbed_verifier_death_reported "exit $rc: $(head -c 300 "$TMP/long.err")"; fi
+
+# --- real verification -----------------------------------------------------
+# A tiny target (one layer, hidden 64) so that the real forward pass takes
+# microseconds: the run exercises the verifier's worker thread and its
+# report end to end (under ASan too); the numbers are not checked here
+# (scripts/testbed-validate.sh compares them with the simulator).
+cat >"$TMP/tiny.yaml" <<'EOF2'
+name: tiny
+source: "a test shape, no real model"
+layers: 1
+hidden: 64
+heads: 4
+kv_heads: 2
+ffn: 128
+vocab: 100
+gated_mlp: true
+EOF2
+cat >"$TMP/real.yaml" <<EOF2
+name: tb-real-tiny
+duration: 1.5s
+warmup: 0.2s
+protocol: {mode: async, gamma: 3, window: 2}
+tenants:
+  count: 3
+  edge: {draft_time: 2ms, prefill_time: 5ms}
+  network: {rtt: 10ms}
+  workload: {arrival: closed, think: 0s, prompt_tokens: 8, output_tokens: 40}
+cloud:
+  target: $TMP/tiny.yaml
+  precision: fp16
+  batching: {max_batch: 3, max_tokens: 12}
+EOF2
+if "$TESTBED" run "$TMP/real.yaml" --real-verify --out "$TMP/real.csv" >/dev/null 2>"$TMP/err" &&
+   grep -q '^  M=' "$TMP/err" && awk "BEGIN { exit !($(col "$TMP/real.csv" throughput_tok_s) > 0) }"
+then pass testbed_real_verify_runs
+else fail testbed_real_verify_runs "$(head -c 400 "$TMP/err")"; fi
+expect_exit testbed_real_verify_needs_max_tokens 2 \
+    "$TESTBED" run "$TMP/real.yaml" --real-verify --set cloud.batching.max_tokens=0
