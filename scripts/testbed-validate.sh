@@ -52,7 +52,7 @@ compare() {
                 small = m == "queue_delay_mean_s" && tb + 0 < 1e-3
                 if (small) e = e " (<1ms)"
                 printf "  %-20s %12.6g %12.6g %9s\n", m, tb, sim, e
-                # the figure shows each scenario's final prediction only
+                # the figure shows the final prediction of each scenario only
                 if (!small && name !~ /-ops$/ && tb + 0 > 0 && sim + 0 > 0) printf "%s,%s,%s,%s\n", name, m, tb, sim >> pts
             }' "$out/$cname.tb.kv" "$out/$cname.sim.kv"
     done
