@@ -166,3 +166,14 @@ then pass testbed_real_verify_runs
 else fail testbed_real_verify_runs "$(head -c 400 "$TMP/err")"; fi
 expect_exit testbed_real_verify_needs_max_tokens 2 \
     "$TESTBED" run "$TMP/real.yaml" --real-verify --set cloud.batching.max_tokens=0
+
+# testbed steps: one row per batch of 1 .. N/(G+1) blocks, m = batch·(G+1),
+# each a positive time, in the calibration table's row syntax.
+if "$TESTBED" steps "$TMP/tiny.yaml" --gamma 3 --max-tokens 12 --context 16 --reps 1 \
+       >"$TMP/steps" 2>"$TMP/err" &&
+   [ "$(grep -c '^  - {op: token, ' "$TMP/steps")" -eq 3 ] &&
+   grep -q 'm: 8, context: 16, q: 4, batch: 2, time_s: [0-9]' "$TMP/steps" &&
+   grep -q 'm: 12, context: 16, q: 4, batch: 3, time_s: [0-9]' "$TMP/steps"
+then pass testbed_steps_rows
+else fail testbed_steps_rows "$(cat "$TMP/steps") $(head -c 300 "$TMP/err")"; fi
+expect_exit testbed_steps_bad_option 2 "$TESTBED" steps "$TMP/tiny.yaml" --gamma 0
