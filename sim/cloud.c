@@ -467,7 +467,10 @@ static int start_iteration(cloud_t *c, int ri, double now)
     }
     if (nb == 0) return 0;   /* nothing fits (cannot happen when validated) */
     double dt;
-    if (r->g->vt)
+    if (c->cb.iter_time) {
+        dt = c->cb.iter_time(c->cb.ctx, ri, r->sjob, nb);
+        if (!(dt >= 0)) return -1;
+    } else if (r->g->vt)
         dt = dist_sample(r->g->vt, r->vrng);
     else
         dt = service_iter_time(r->g->sv, r->sjob, nb);
@@ -487,6 +490,7 @@ static int start_iteration(cloud_t *c, int ri, double now)
     r->timer_at = -1;
     tl->raw.iterations++;
     if (count) hist_add(tl->batch, nb, 1);
+    if (dt == INFINITY) return 0;   /* the driver ends it: cloud_iteration_end */
     return engine_schedule(c->eng, now + dt, c->ev_iter, (uint32_t)ri, 0);
 }
 
@@ -621,6 +625,13 @@ static int on_iter_end(void *ctx, const engine_event_t *ev)
     return r->nqueue ? schedule_kick(c, ri, now) : 0;
 }
 
+int cloud_iteration_end(cloud_t *c, int replica, double now)
+{
+    if (replica < 0 || replica >= c->nrep || !c->rep[replica].busy) return -1;
+    engine_event_t ev = {.time = now, .type = c->ev_iter, .a = (uint32_t)replica};
+    return on_iter_end(c, &ev);
+}
+
 void cloud_finish(cloud_t *c, double end)
 {
     tally_t *tl = c->tally;
@@ -629,7 +640,10 @@ void cloud_finish(cloud_t *c, double end)
         replica_t *r = &c->rep[ri];
         kv_to(c, r, end);
         if (r->busy) {
-            tally_roofline(tl, r->iter_start, r->iter_end, r->roof);
+            /* An iteration a driver runs (cloud_iteration_end) has no
+             * end yet: its work so far counts up to `end`. */
+            tally_roofline(tl, r->iter_start, isfinite(r->iter_end) ? r->iter_end : end,
+                           r->roof);
             double busy = tally_clip(tl, r->iter_start, end);
             tl->busy += busy;
             if (r->gi < tl->nccfg) tl->rbusy[r->gi] += busy;

@@ -50,6 +50,13 @@ typedef struct cloud_cb {
     int (*job_done)(void *ctx, const cloud_job_t *job, double now);
     /* A request that waited for KV admission on `replica` got in at now. */
     int (*admitted)(void *ctx, int tenant, int replica, double now);
+    /* Optional (NULL: cloud.verify_time or the service model): the time of
+     * the iteration of `replica` over these jobs that starts now, for a
+     * driver that really runs it (the testbed's real verification,
+     * testbed/realverify.h). A negative value or NaN fails the run;
+     * INFINITY means the driver runs it elsewhere and ends it itself with
+     * cloud_iteration_end when it is done. */
+    double (*iter_time)(void *ctx, int replica, const service_job_t *jobs, int njobs);
 } cloud_cb_t;
 
 typedef struct cloud cloud_t;
@@ -119,6 +126,11 @@ int cloud_submit(cloud_t *c, int replica, const cloud_job_t *job, double now);
  * many. Jobs already in a running iteration are not touched. */
 int cloud_purge(cloud_t *c, int replica, int tenant, double now);
 
+/* Ends the running iteration of `replica` at now, for a driver whose
+ * iter_time callback returned INFINITY: what the iteration's end event does
+ * otherwise (jobs done, next batch kicked). 0, or -1 when a callback
+ * failed or the replica runs no iteration. */
+int cloud_iteration_end(cloud_t *c, int replica, double now);
 /* Closes the books at `end`: busy time of running iterations and the
  * waiting-jobs integral (tally). */
 void cloud_finish(cloud_t *c, double end);

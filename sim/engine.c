@@ -128,6 +128,23 @@ int engine_run_until(engine_t *e, double until, uint64_t max_events)
     return 0;
 }
 
+double engine_next_time(const engine_t *e)
+{
+    return e->n > 0 ? e->heap[0].time : INFINITY;
+}
+
+int engine_step(engine_t *e, double now)
+{
+    if (e->n == 0 || !(e->heap[0].time <= now) || !(now >= e->clock.now)) return 0;
+    engine_event_t ev;
+    pop(e, &ev);
+    /* Handlers read the event's time as their now (sim/cloud.c does). */
+    ev.time = e->clock.now = now;
+    e->events++;
+    engine_fn fn = e->fn[ev.type];
+    return fn && fn(e->ctx[ev.type], &ev) == 0 ? 1 : -1;
+}
+
 uint64_t engine_events(const engine_t *e) { return e->events; }
 size_t engine_pending(const engine_t *e) { return e->n; }
 size_t engine_capacity(const engine_t *e) { return e->cap; }

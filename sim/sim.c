@@ -497,3 +497,22 @@ int sim_service_sources(const scenario_t *s, output_sources_t *out, err_t *err)
     }
     return 0;
 }
+
+/* ---- for a run driven by a wall clock (testbed/) ------------------------ */
+
+int sim_shared_init(const scenario_t *s, repl_shared_t *sh, err_t *err)
+{
+    if (shared_build(s, sh, err) == 0) return 0;
+    shared_fini(sh);
+    return -1;
+}
+
+void sim_shared_fini(repl_shared_t *sh)
+{
+    shared_fini(sh);
+}
+
+tally_t *sim_tally_create(const scenario_t *s)
+{
+    return tally_for(s, 0);
+}

@@ -183,7 +183,7 @@ world_t *world_create(const repl_shared_t *sh, int rep, tally_t *tally,
         return NULL;
     }
     if (any_uses_cloud(r)) {
-        cloud_cb_t cb = {r, on_job_done, ctenant_admitted};
+        cloud_cb_t cb = {r, on_job_done, ctenant_admitted, NULL};
         r->cloud = cloud_create_groups(&s->cloud, r->n, sh->cgroups, sh->ncgroups,
                                        r->eng, EV_ITER_END, EV_KICK, &cb, tally, trace,
                                        s->seed, rep, err);

@@ -391,7 +391,7 @@ static void test_group_order(void)
     engine_t *eng = engine_create(16, &err);
     tally_t *tl = tally_create(0, 1e9, 1, (const int[]){6}, 0);
     rec_t rec[1] = {{{0}, {0}, 0}};
-    cloud_cb_t cb = {rec, on_done, on_admit};
+    cloud_cb_t cb = {rec, on_done, on_admit, NULL};
     cloud_t *c = eng && tl ? cloud_create_groups(&cfg, 6, g, 2, eng, 0, 1, &cb, tl, NULL,
                                                  1, 0, &err)
                            : NULL;
@@ -435,7 +435,7 @@ static void test_pin_ratio(void)
                            .ref_time = 3}};
     engine_t *eng = engine_create(16, &err);
     tally_t *tl = tally_create(0, 1e9, 1, (const int[]){4}, 0);
-    cloud_cb_t cb = {NULL, on_done, on_admit};
+    cloud_cb_t cb = {NULL, on_done, on_admit, NULL};
     cloud_t *c = cloud_create_groups(&cfg, 4, g, 2, eng, 0, 1, &cb, tl, NULL, 1, 0, &err);
     CHECK(c != NULL);
     if (c) {
