@@ -1378,17 +1378,18 @@ static int check_edge_memory(sctx_t *x)
 }
 
 /* A replica's KV cache must hold the longest request (prompt + output + the
- * block room sim/ctenant.c reserves), when both are known at load. */
-static int check_kv_room(sctx_t *x)
+ * block room sim/ctenant.c reserves), when both are known at load. c: the
+ * cloud, or replica group gi's view of it (gi < 0: no groups), sv its
+ * service. */
+static int check_kv_room_of(sctx_t *x, const cloud_cfg_t *c, const struct service *sv, int gi)
 {
     const scenario_t *s = x->s;
-    const cloud_cfg_t *c = &s->cloud;
-    if (!scenario_uses_cloud(s) || !c->service) return 0;
+    if (!sv) return 0;
     double cap = c->kv_capacity_bytes > 0 ? c->kv_capacity_bytes
                  : c->has_verify_time ? INFINITY
-                 : scenario_tensor_parallel(s) * c->gpu.mem_bytes -
-                       service_weight_bytes(c->service);
-    double per = service_kv_bytes_per_token(c->service);
+                 : (c->tensor_parallel > 1 ? c->tensor_parallel : 1) * c->gpu.mem_bytes -
+                       service_weight_bytes(sv);
+    double per = service_kv_bytes_per_token(sv);
     for (int g = 0; g < s->ngroups && isfinite(cap); g++) {
         const protocol_cfg_t *p = scenario_group_protocol(s, g);
         if (!p->proto->uses_cloud) continue;
@@ -1398,7 +1399,10 @@ static int check_kv_room(sctx_t *x)
         int extra = p->proto->verifies ? p->gamma_policy->limit(p->gamma) + 1 : 0;
         double need = (mp + mo + extra) * per;
         if (need <= cap) continue;
-        const char *key = c->kv_capacity_bytes > 0 ? "cloud.kv_capacity" : "cloud.gpu";
+        char key[KEYTAB_KEY_MAX];
+        snprintf(key, sizeof key, "%s",
+                 c->kv_capacity_bytes > 0 ? "cloud.kv_capacity" : "cloud.gpu");
+        rgroup_key(x->root, gi, c->kv_capacity_bytes > 0 ? "kv_capacity" : "gpu", key);
         ynode_t at;
         return keytab_err(&x->kc, written_at(x->root, key, &at), key,
                           "a request of up to %.0f prompt + %.0f output tokens%s needs "
@@ -1407,6 +1411,20 @@ static int check_kv_room(sctx_t *x)
                           extra ? " (+ a block's room)" : "", need, per, cap,
                           c->kv_capacity_bytes > 0 ? ""
                                                    : " (GPU memory less the target's weights)");
+    }
+    return 0;
+}
+
+/* check_kv_room_of for the cloud, or for each replica group. */
+static int check_kv_room(sctx_t *x)
+{
+    const cloud_cfg_t *c = &x->s->cloud;
+    if (!scenario_uses_cloud(x->s)) return 0;
+    if (!c->rgroups) return check_kv_room_of(x, c, c->service, -1);
+    for (int i = 0; i < c->nrgroups; i++) {
+        cloud_cfg_t v;
+        scenario_replica_group_view(x->s, i, &v);
+        if (check_kv_room_of(x, &v, c->rgroups[i].service, i) != 0) return -1;
     }
     return 0;
 }

@@ -75,6 +75,16 @@ if grep -q "^specsim: --set:1:[0-9]*: cloud.kv_capacity: a request of up to 512 
 else
     fail kv_whole_cache_load_numbers "$(head -c 400 "$TMP/err")"
 fi
+# With replica groups each group's cache is checked: the L4 group of
+# hetero-replicas.yaml at 10 MB cannot hold 256 + 512 tokens of LLaMA-2-7B
+# KV (0.5 MB per token), and the error names that group's key.
+expect_exit kv_whole_cache_group 2 "$SPECSIM" check scenarios/examples/hetero-replicas.yaml \
+    --set cloud.replica_groups.l4.kv_capacity=10MB
+if grep -q "^specsim: --set:1:[0-9]*: cloud.replica_groups.1.kv_capacity: a request of up to 256 prompt + 512 output tokens" "$TMP/err"; then
+    pass kv_whole_cache_group_key
+else
+    fail kv_whole_cache_group_key "$(head -c 400 "$TMP/err")"
+fi
 # ... with unbounded (lognormal) lengths the run refuses the first request.
 expect_exit kv_whole_cache_run 2 timeout 120 "$SPECSIM" run --set cloud.kv_capacity=1B
 if grep -q "^specsim run: cloud.kv_capacity: a request of [0-9]* prompt + [0-9]* output tokens (+ [0-9]* for a block) needs .* more than replica 0's whole KV cache of 1 bytes" "$TMP/err"; then
