@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "infile.h"
 #include "output.h"
 #include "version.h"
 
@@ -157,6 +158,36 @@ static uint64_t fnv1a(const char *s)
 
 char *sweepfile_sidecar(const scenario_t *base, const sweepspec_t *sp, err_t *err)
 {
+    return sweepfile_sidecar_inputs(base, sp, NULL, err);
+}
+
+/* "# read FILE" for each file the sweep's loads read, so the sidecar says
+ * which card (of those next to the scenario or in the specsim root) was
+ * used. Comment lines: shards run where the root lies elsewhere still
+ * describe the same sweep. */
+static char *inputs_text(infiles_t *files)
+{
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    if (!f) return NULL;
+    int bad = 0;
+    for (size_t i = 0; i < infiles_count(files); i++) {
+        const char *p = infiles_path(files, i);
+        bad |= strchr(p, '\n') ? fprintf(f, "# read a file whose name holds a "
+                                         "line break\n") < 0
+                                : fprintf(f, "# read %s\n", p) < 0;
+    }
+    if (fclose(f) != 0 || bad) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+char *sweepfile_sidecar_inputs(const scenario_t *base, const sweepspec_t *sp,
+                               infiles_t *files, err_t *err)
+{
     sidecar_arg_t a = {base, sp};
     size_t n;
     char *body = capture(sidecar_body_fn, &a, &n, err);
@@ -168,15 +199,20 @@ char *sweepfile_sidecar(const scenario_t *base, const sweepspec_t *sp, err_t *er
                      "# specsim sweep: points %" PRIu64 ", id %016" PRIx64 "\n"
                      "# written by %.160s\n",
                      sp->npoints, fnv1a(body), version_string());
-    char *out = malloc((size_t)h + n + 1);
+    char *inputs = inputs_text(files);
+    size_t ni = inputs ? strlen(inputs) : 0;
+    char *out = inputs ? malloc((size_t)h + ni + n + 1) : NULL;
     if (!out) {
         free(body);
+        free(inputs);
         err_set(err, ERR_RUNTIME, "out of memory");
         return NULL;
     }
     memcpy(out, head, (size_t)h);
-    memcpy(out + h, body, n + 1);
+    memcpy(out + h, inputs, ni);
+    memcpy(out + h + ni, body, n + 1);
     free(body);
+    free(inputs);
     return out;
 }
 

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "infile.h"
+
 /* Deeper nesting than this is never a scenario; refusing it keeps the
  * recursive descent's stack bounded on hostile input. */
 #define YNODE_MAX_DEPTH 64
@@ -252,6 +254,19 @@ static int add_anchor(pctx_t *p, const unsigned char *name, const ynode_t *n)
     return 0;
 }
 
+/* The explicit tag of a node (`!!binary`, `!!python/object`, `!x`), or
+ * NULL: no reader gives tags a meaning, so ignoring one would read a value
+ * other than the one the user meant. */
+static const unsigned char *node_tag(const yaml_event_t *ev)
+{
+    switch (ev->type) {
+    case YAML_SCALAR_EVENT: return ev->data.scalar.tag;
+    case YAML_SEQUENCE_START_EVENT: return ev->data.sequence_start.tag;
+    case YAML_MAPPING_START_EVENT: return ev->data.mapping_start.tag;
+    default: return NULL;
+    }
+}
+
 static int parse_node(pctx_t *p, yaml_event_t *ev, ynode_t **out, int depth);
 
 static int parse_seq(pctx_t *p, ynode_t *n, int depth)
@@ -286,6 +301,12 @@ static int parse_map(pctx_t *p, ynode_t *n, int depth)
         }
         if (kev.type != YAML_SCALAR_EVENT) {
             int rc = perr(p, kev.start_mark, "mapping keys must be plain scalars");
+            yaml_event_delete(&kev);
+            return rc;
+        }
+        if (node_tag(&kev)) {
+            int rc = perr(p, kev.start_mark, "YAML tags (such as !!str) are not "
+                          "supported: write the key plainly");
             yaml_event_delete(&kev);
             return rc;
         }
@@ -340,6 +361,9 @@ static int parse_node(pctx_t *p, yaml_event_t *ev, ynode_t **out, int depth)
     if (++p->nodes > YNODE_MAX_NODES)
         return perr(p, ev->start_mark, "document too large");
     if (ev->type == YAML_ALIAS_EVENT) return parse_alias(p, ev, out);
+    if (node_tag(ev))
+        return perr(p, ev->start_mark, "YAML tags (such as !!binary) are not "
+                    "supported: write the value plainly");
     int line = mark_line(p, ev->start_mark), col = mark_col(p, ev->start_mark);
     const unsigned char *anchor = NULL;
     ynode_t *n = NULL;
@@ -440,43 +464,7 @@ int ynode_parse(const char *src, const char *key, const char *text, size_t len,
 
 int ynode_read_file(const char *path, char **text, size_t *len, err_t *err)
 {
-    int is_stdin = strcmp(path, "-") == 0;
-    FILE *f = is_stdin ? stdin : fopen(path, "rb");
-    *text = NULL;
-    *len = 0;
-    if (!f)
-        return err_set(err, ERR_INPUT, "%s: cannot open: %s", path,
-                       strerror(errno));
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    int rc = 0;
-    while (buf) {
-        if (n + 1 >= cap) {
-            char *b = realloc(buf, cap * 2);
-            if (!b) break;
-            buf = b;
-            cap *= 2;
-        }
-        size_t got = fread(buf + n, 1, cap - 1 - n, f);
-        n += got;
-        if (got == 0) break;
-    }
-    if (!buf) {
-        rc = err_set(err, ERR_RUNTIME, "%s: out of memory", path);
-    } else if (ferror(f)) {
-        rc = err_set(err, ERR_INPUT, "%s: read error: %s", path, strerror(errno));
-    } else if (!feof(f)) {
-        rc = err_set(err, ERR_RUNTIME, "%s: out of memory", path);
-    }
-    if (!is_stdin) fclose(f);
-    if (rc != 0) {
-        free(buf);
-        return -1;
-    }
-    buf[n] = 0;
-    *text = buf;
-    *len = n;
-    return 0;
+    return infile_read(path, INFILE_YAML_MAX, text, len, err);
 }
 
 char *ynode_next_data_line(char **cursor, int *line, int *col)
