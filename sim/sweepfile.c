@@ -238,8 +238,23 @@ int sweepfile_row(FILE *f, const sweepspec_t *sp, uint64_t point,
     return rc;
 }
 
-/* Reads a whole file. 0 ok, 1 when it does not exist, -1 on error. */
+static int read_bytes(const char *path, char **out, size_t *len, err_t *err);
+
+/* Reads a whole file. 0 ok, 1 when it does not exist, -1 on error. A NUL
+ * byte is refused: no sweep file holds one, and the text is a C string. */
 static int read_text(const char *path, char **out, err_t *err)
+{
+    size_t n;
+    int rc = read_bytes(path, out, &n, err);
+    if (rc == 0 && memchr(*out, 0, n)) {
+        free(*out);
+        *out = NULL;
+        return err_set(err, ERR_INPUT, "%s: holds a NUL byte: not a sweep file", path);
+    }
+    return rc;
+}
+
+static int read_bytes(const char *path, char **out, size_t *len, err_t *err)
 {
     *out = NULL;
     FILE *f = fopen(path, "rb");
@@ -263,6 +278,7 @@ static int read_text(const char *path, char **out, err_t *err)
         return err_set(err, ERR_RUNTIME, "%s: read failed", path);
     }
     *out = buf;
+    *len = n;
     return 0;
 }
 
@@ -305,6 +321,120 @@ static int row_point(const char *line, uint64_t *point)
     return 0;
 }
 
+/* ---- reading rows back ------------------------------------------------------ */
+
+/* Length of the CSV record at s[0..n) with its newline (RFC 4180: a quoted
+ * field may hold commas, doubled quotes and line breaks, as output.c writes
+ * an axis value that has them), or 0 when no newline outside quotes ends
+ * it: a torn tail. */
+static size_t record_len(const char *s, size_t n)
+{
+    int quoted = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '"') quoted = !quoted;
+        else if (s[i] == '\n' && !quoted) return i + 1;
+    }
+    return 0;
+}
+
+/* The next field of a record (without its newline) at *p (< end), unquoted
+ * into *buf (grown as needed); *p moves past it and its comma, to end + 1
+ * after the last field. -1 on allocation failure or a malformed quote. */
+static int next_field(const char **p, const char *end, char **buf, size_t *cap)
+{
+    const char *s = *p;
+    size_t n = 0;
+    int quoted = s < end && *s == '"';
+    if (quoted) s++;
+    for (;; s++) {
+        if (n + 2 > *cap) {
+            size_t nc = *cap ? 2 * *cap : 64;
+            char *b = realloc(*buf, nc);
+            if (!b) return -1;
+            *buf = b;
+            *cap = nc;
+        }
+        if (s >= end) {
+            if (quoted) return -1;
+            break;
+        }
+        if (quoted && *s == '"') {
+            if (s + 1 < end && s[1] == '"') {
+                (*buf)[n++] = *s++;
+                continue;
+            }
+            if (s + 1 < end && s[1] != ',') return -1;
+            s++;
+            break;
+        }
+        if (!quoted && *s == ',') break;
+        (*buf)[n++] = *s;
+    }
+    (*buf)[n] = 0;
+    *p = s + 1;
+    return 0;
+}
+
+/* What a sweep file's rows are checked against: the sweep its sidecar
+ * describes (axis values by point) and the header's field count. */
+typedef struct rowcheck {
+    sweepspec_t sp;
+    size_t nfields;
+    const char **vals;        /* [sp.naxes] */
+    char *buf;
+    size_t cap;
+} rowcheck_t;
+
+static void rowcheck_fini(rowcheck_t *rc)
+{
+    sweepspec_fini(&rc->sp);
+    free(rc->vals);
+    free(rc->buf);
+}
+
+/* From a sidecar's text (a runnable sweep scenario: its sweep: section lists
+ * every axis value) and the header line. 0, or -1 with err. */
+static int rowcheck_init(rowcheck_t *rc, const char *name, const char *sidecar,
+                         const char *header, err_t *err)
+{
+    memset(rc, 0, sizeof *rc);
+    err_t e = {0};
+    if (sweepspec_load_string(name, sidecar, &rc->sp, &e) != 0)
+        return err_set(err, ERR_INPUT, "%s: not a sweep sidecar: %s", name, e.msg);
+    const char *p = header, *end = header + strlen(header);
+    if (end > p && end[-1] == '\n') end--;
+    while (p <= end) {
+        if (next_field(&p, end, &rc->buf, &rc->cap) != 0)
+            return err_set(err, ERR_INPUT, "%s: malformed header", name);
+        rc->nfields++;
+    }
+    rc->vals = malloc((size_t)(rc->sp.naxes + 1) * sizeof *rc->vals);
+    if (!rc->vals) return err_set(err, ERR_RUNTIME, "out of memory");
+    return 0;
+}
+
+/* Checks one record (rec[0..n), newline included) and reads its point: the
+ * number, then every axis value as the sweep has it at that point, then as
+ * many fields as the header. NULL when it is a row of the sweep, else why
+ * not. */
+static const char *row_check(rowcheck_t *rc, const char *rec, size_t n,
+                             uint64_t *point)
+{
+    const char *p = rec, *end = rec + n - 1;
+    if (row_point(rec, point) != 0) return "no point number";
+    if (*point >= rc->sp.npoints) return "a point the sweep does not have";
+    if (next_field(&p, end, &rc->buf, &rc->cap) != 0) return "malformed field";
+    sweepspec_point(&rc->sp, *point, rc->vals);
+    size_t k = 1;
+    for (; p <= end; k++) {
+        if (next_field(&p, end, &rc->buf, &rc->cap) != 0) return "malformed field";
+        if (k <= (size_t)rc->sp.naxes && strcmp(rc->buf, rc->vals[k - 1]) != 0)
+            return "axis values that are not those of its point";
+    }
+    if (k != rc->nfields) return k < rc->nfields ? "too few fields" : "too many fields";
+    return NULL;
+}
+
 static int check_sidecar(const char *csv, const char *expect, err_t *err)
 {
     char side[PATH_ROOM];
@@ -325,6 +455,14 @@ static int check_sidecar(const char *csv, const char *expect, err_t *err)
     return 0;
 }
 
+/* Line number of offset off in text (1-based), for messages. */
+static long line_of(const char *text, size_t off)
+{
+    long l = 1;
+    for (size_t i = 0; i < off; i++) l += text[i] == '\n';
+    return l;
+}
+
 int sweepfile_resume(const char *csv, const char *sidecar, const char *header,
                      uint64_t total, uint64_t si, uint64_t sn,
                      unsigned char *done, uint64_t *ndone, int *fresh,
@@ -332,62 +470,51 @@ int sweepfile_resume(const char *csv, const char *sidecar, const char *header,
 {
     *fresh = 0;
     *ndone = 0;
-    FILE *f = fopen(csv, "rb");
-    if (!f) {
-        if (errno == ENOENT) { *fresh = 1; return 0; }
-        return err_set(err, ERR_RUNTIME, "%s: %s", csv, strerror(errno));
-    }
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t n = getline(&line, &cap, f);
-    int rc = 0;
-    if (n <= 0 || line[n - 1] != '\n') {
+    char *text;
+    int rc = read_text(csv, &text, err);
+    if (rc < 0) return -1;
+    if (rc == 1) { *fresh = 1; return 0; }
+    size_t len = strlen(text), n = record_len(text, len);
+    rowcheck_t chk = {0};
+    if (n == 0) {
         /* Not even a complete header: nothing was ever appended. */
         *fresh = 1;
         goto out;
     }
     if ((rc = check_sidecar(csv, sidecar, err)) != 0) goto out;
-    if (strcmp(line, header) != 0) {
+    if (n != strlen(header) || memcmp(text, header, n) != 0) {
         rc = err_set(err, ERR_INPUT, "%s:1: cannot resume: the header differs "
                      "from this sweep's (use --force to start over)", csv);
         goto out;
     }
-    off_t good = (off_t)n;   /* end of the last complete line */
-    long lineno = 1;
-    while ((n = getline(&line, &cap, f)) > 0) {
-        lineno++;
-        if (line[n - 1] != '\n') break;  /* torn tail: truncated below */
-        uint64_t p;
-        if (row_point(line, &p) != 0 || p >= total || p % sn != si) {
-            rc = err_set(err, ERR_INPUT, "%s:%ld: cannot resume: not a row of "
-                         "this sweep%s", csv, lineno,
-                         sn > 1 ? " and shard" : "");
-            goto out;
-        }
-        if (done[p]) {
-            rc = err_set(err, ERR_INPUT, "%s:%ld: point %" PRIu64 " appears twice",
-                         csv, lineno, p);
+    if ((rc = rowcheck_init(&chk, csv, sidecar, header, err)) != 0) goto out;
+    size_t good = n;   /* end of the last complete record */
+    /* Rows are appended in point order: a file this sweep (and shard) wrote
+     * holds its first points, each once, in order. */
+    uint64_t want = si;
+    while (good < len && (n = record_len(text + good, len - good)) > 0) {
+        uint64_t p = 0;
+        const char *why = row_check(&chk, text + good, n, &p);
+        if (!why && (p >= total || p % sn != si))
+            why = sn > 1 ? "a point of another shard" : "a point of another sweep";
+        if (!why && p != want) why = "a point out of order (another --shard's file?)";
+        if (why) {
+            rc = err_set(err, ERR_INPUT, "%s:%ld: cannot resume: not a row of this "
+                         "sweep%s: %s", csv, line_of(text, good),
+                         sn > 1 ? " and shard" : "", why);
             goto out;
         }
         done[p] = 1;
         (*ndone)++;
-        good += (off_t)n;
+        want += sn;
+        good += n;
     }
-    if (ferror(f)) {
-        rc = err_set(err, ERR_RUNTIME, "%s: read failed", csv);
-        goto out;
-    }
-    struct stat st;
-    if (fstat(fileno(f), &st) != 0) {
-        rc = err_set(err, ERR_RUNTIME, "%s: %s", csv, strerror(errno));
-        goto out;
-    }
-    if (st.st_size > good && truncate(csv, good) != 0)
+    if (good < len && truncate(csv, (off_t)good) != 0)
         rc = err_set(err, ERR_RUNTIME, "%s: cannot truncate the torn last line: %s",
                      csv, strerror(errno));
 out:
-    free(line);
-    fclose(f);
+    rowcheck_fini(&chk);
+    free(text);
     return rc;
 }
 
@@ -414,7 +541,8 @@ typedef struct merge_state {
     char *sidecar;        /* of parts[0] */
     char *header;
     uint64_t total;
-    char **rows;          /* [total], owned lines (with newline) */
+    char **rows;          /* [total], owned records (with newline) */
+    rowcheck_t chk;       /* against the first part's sidecar */
 } merge_state_t;
 
 static int merge_part(merge_state_t *m, const char *part, const char *first,
@@ -449,39 +577,38 @@ static int merge_part(merge_state_t *m, const char *part, const char *first,
             return err_set(err, ERR_INPUT, "%s: not part of the same sweep as %s "
                            "(their sidecars differ)", part, first);
     }
-    FILE *f = fopen(part, "rb");
-    if (!f) return err_set(err, ERR_INPUT, "%s: %s", part, strerror(errno));
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t n = getline(&line, &cap, f);
-    rc = 0;
-    if (n <= 0 || line[n - 1] != '\n') {
+    char *csv;
+    rc = read_text(part, &csv, err);
+    if (rc != 0)
+        return rc < 0 ? -1 : err_set(err, ERR_INPUT, "%s: %s", part, strerror(ENOENT));
+    size_t len = strlen(csv), n = record_len(csv, len);
+    if (n == 0) {
         rc = err_set(err, ERR_INPUT, "%s:1: no header", part);
     } else if (!m->header) {
-        m->header = strdup(line);
+        m->header = strndup(csv, n);
         if (!m->header) rc = err_set(err, ERR_RUNTIME, "out of memory");
-    } else if (strcmp(line, m->header) != 0) {
+        else rc = rowcheck_init(&m->chk, first, m->sidecar, m->header, err);
+    } else if (n != strlen(m->header) || memcmp(csv, m->header, n) != 0) {
         rc = err_set(err, ERR_INPUT, "%s:1: header differs from %s's", part, first);
     }
-    long lineno = 1;
-    while (rc == 0 && (n = getline(&line, &cap, f)) > 0) {
-        lineno++;
-        if (line[n - 1] != '\n') break;   /* torn tail of a killed shard */
-        uint64_t p;
-        if (row_point(line, &p) != 0 || p >= m->total) {
-            rc = err_set(err, ERR_INPUT, "%s:%ld: not a row of this sweep", part,
-                         lineno);
+    /* A torn tail of a killed shard (no newline ends it) is left out. */
+    for (size_t at = n; rc == 0 && at < len && (n = record_len(csv + at, len - at)) > 0;
+         at += n) {
+        uint64_t p = 0;
+        const char *why = row_check(&m->chk, csv + at, n, &p);
+        if (why) {
+            rc = err_set(err, ERR_INPUT, "%s:%ld: not a row of this sweep: %s", part,
+                         line_of(csv, at), why);
         } else if (m->rows[p]) {
-            if (strcmp(m->rows[p], line) != 0)
+            if (strlen(m->rows[p]) != n || memcmp(m->rows[p], csv + at, n) != 0)
                 rc = err_set(err, ERR_INPUT, "%s:%ld: point %" PRIu64 " differs "
-                             "from the same point in another part", part, lineno, p);
-        } else if (!(m->rows[p] = strdup(line))) {
+                             "from the same point in another part", part,
+                             line_of(csv, at), p);
+        } else if (!(m->rows[p] = strndup(csv + at, n))) {
             rc = err_set(err, ERR_RUNTIME, "out of memory");
         }
     }
-    if (rc == 0 && ferror(f)) rc = err_set(err, ERR_RUNTIME, "%s: read failed", part);
-    free(line);
-    fclose(f);
+    free(csv);
     return rc;
 }
 
@@ -523,5 +650,6 @@ int sweepfile_merge(const char *out, const char *const *parts, int nparts,
     free(m.rows);
     free(m.sidecar);
     free(m.header);
+    rowcheck_fini(&m.chk);
     return rc;
 }
