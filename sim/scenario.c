@@ -39,17 +39,31 @@
 
 /* --- custom key types: cards ------------------------------------------- */
 
+/* A card the scenario does not name is the default's file in the specsim
+ * root: the user never wrote that path, so a file of the same name next to
+ * the scenario must not stand in for it. (keytab_resolve hands a default
+ * over as a node whose text is the key's own .def.) */
+static keytab_ctx_t card_ctx(const keytab_ctx_t *c, const ynode_t *node,
+                             const keytab_key_t *k)
+{
+    keytab_ctx_t d = *c;
+    if (node->str && node->str == k->def) d.dir = "";
+    return d;
+}
+
 static int parse_hw(keytab_ctx_t *c, const ynode_t *node, const char *key,
                     const keytab_key_t *k, void *base)
 {
-    return cards_hw_from_ctx(c, node, key, (hw_card_t *)((char *)base + k->off),
+    keytab_ctx_t d = card_ctx(c, node, k);
+    return cards_hw_from_ctx(&d, node, key, (hw_card_t *)((char *)base + k->off),
                              (char *)base + k->aux, SCEN_PATH_MAX);
 }
 
 static int parse_llm(keytab_ctx_t *c, const ynode_t *node, const char *key,
                      const keytab_key_t *k, void *base)
 {
-    return cards_llm_from_ctx(c, node, key, (llm_card_t *)((char *)base + k->off),
+    keytab_ctx_t d = card_ctx(c, node, k);
+    return cards_llm_from_ctx(&d, node, key, (llm_card_t *)((char *)base + k->off),
                               (char *)base + k->aux, SCEN_PATH_MAX);
 }
 
