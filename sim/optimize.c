@@ -342,6 +342,7 @@ static int better(const optimize_spec_t *sp, const optimize_eval_t *a,
 
 typedef struct search {
     const optimize_opts_t *o;
+    const scenario_src_t *src;   /* the scenario, read once for the search */
     const optimize_spec_t *sp;
     optimize_result_t *res;
     size_t cap;
@@ -376,8 +377,8 @@ static int eval_points(search_t *s, const uint64_t *points, size_t n, err_t *err
     metrics_summary_t *ms = calloc(m ? m : 1, sizeof *ms);
     int rc = ms ? 0 : err_set(err, ERR_RUNTIME, "out of memory");
     if (rc == 0)
-        rc = sweep_eval(s->o->scenario, &s->sp->knobs, s->o->sets, s->o->nsets, todo, m,
-                        s->o->jobs, ms, err);
+        rc = sweep_eval_src(s->src, &s->sp->knobs, s->o->sets, s->o->nsets, todo, m,
+                            s->o->jobs, ms, err);
     for (size_t k = 0; rc == 0 && k < m; k++) {
         optimize_eval_t *e = &r->evals[r->nevals++];
         e->point = todo[k];
@@ -550,14 +551,15 @@ static void finish(const optimize_spec_t *sp, optimize_result_t *r)
 
 /* The checks before any simulation: every knob value loads, and
  * constraints have replications for a CI. */
-static int precheck(const optimize_opts_t *o, const optimize_spec_t *sp, err_t *err)
+static int precheck(const optimize_opts_t *o, const scenario_src_t *src,
+                    const optimize_spec_t *sp, err_t *err)
 {
-    if (sweepspec_validate(&sp->knobs, o->scenario, NULL, o->sets, o->nsets, err) < 0) {
+    if (sweepspec_validate_src(&sp->knobs, src, o->sets, o->nsets, err) < 0) {
         rename_sweep(err);
         return -1;
     }
     scenario_t base;
-    if (scenario_load(o->scenario, o->sets, o->nsets, &base, err) != 0) return -1;
+    if (scenario_src_load(src, o->sets, o->nsets, &base, err) != 0) return -1;
     int reps = base.replications;
     scenario_fini(&base);
     if (sp->ncons > 0 && reps < 2)
@@ -573,14 +575,20 @@ int optimize_run(const optimize_opts_t *o, const optimize_spec_t *sp,
 {
     memset(res, 0, sizeof *res);
     res->best = -1;
-    if (precheck(o, sp, err) != 0) return -1;
-    search_t s = {.o = o, .sp = sp, .res = res};
-    int rc;
-    switch (sp->search) {
-    case OPTIMIZE_BISECT: rc = search_bisect(&s, err); break;
-    case OPTIMIZE_GRID: rc = search_grid(&s, err); break;
-    default: rc = search_coordinate(&s, err); break;
+    /* Every evaluation loads this one reading of the scenario and of the
+     * files it names: an edit during the search changes no result. */
+    scenario_src_t *src;
+    if (scenario_src_open(o->scenario, &src, err) != 0) return -1;
+    search_t s = {.o = o, .src = src, .sp = sp, .res = res};
+    int rc = precheck(o, src, sp, err);
+    if (rc == 0) {
+        switch (sp->search) {
+        case OPTIMIZE_BISECT: rc = search_bisect(&s, err); break;
+        case OPTIMIZE_GRID: rc = search_grid(&s, err); break;
+        default: rc = search_coordinate(&s, err); break;
+        }
     }
+    scenario_src_free(src);
     if (rc != 0) return -1;
     finish(sp, res);
     return frontier_build(sp, res, err);

@@ -316,7 +316,8 @@ static FILE *open_capped(struct infiles *files, const char *path, const char *sh
     size_t len;
     err_t rerr;
     if (infiles_read(files, path, WORKLOAD_TRACE_MAX_BYTES, text, &len, &rerr) != 0) {
-        err_set(err, rerr.code, "%s: %s", shown, rerr.msg);
+        if (strcmp(shown, path) == 0) err_set(err, rerr.code, "%s", rerr.msg);
+        else err_set(err, rerr.code, "%s: %s", shown, rerr.msg);
         return NULL;
     }
     FILE *f = fmemopen(*text, len, "r");
