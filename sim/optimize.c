@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "infile.h"
 #include "suggest.h"
 #include "sweep.h"
 #include "units.h"
@@ -237,7 +238,7 @@ int optimize_spec_load(const char *path, const char *text, optimize_spec_t *out,
     char *own = NULL;
     size_t len;
     if (!text) {
-        if (ynode_read_file(path, &own, &len, err) != 0) return -1;
+        if (infile_read(path, INFILE_YAML_MAX, &own, &len, err) != 0) return -1;
         text = own;
     }
     ynode_t *root = NULL;

@@ -1178,16 +1178,6 @@ static void drop_section(ynode_t *root, const char *key)
     }
 }
 
-static size_t count_nodes(const ynode_t *n)
-{
-    size_t c = 1;
-    for (size_t i = 0; n->kind == YNODE_SEQ && i < n->n; i++)
-        c += count_nodes(n->items[i]);
-    for (size_t i = 0; n->kind == YNODE_MAP && i < n->n; i++)
-        c += count_nodes(n->pairs[i].val);
-    return c;
-}
-
 /* A file with no document (empty, or comments only) is refused: running
  * every default instead would hide a wrong or truncated file. A string may
  * be empty (callers build the scenario from overrides). */
@@ -1308,7 +1298,7 @@ int scenario_src_load(const scenario_src_t *sc, const scenario_override_t *ov,
     ynode_t *root = sc->root ? ynode_clone(sc->root) : ynode_create_map(sc->name, 1, 1);
     if (!root) return err_set(err, ERR_RUNTIME, "out of memory");
     if (sc->root)
-        atomic_fetch_add(&((scenario_src_t *)sc)->cloned, count_nodes(sc->root));
+        atomic_fetch_add(&((scenario_src_t *)sc)->cloned, ynode_count(sc->root));
     int rc = 0;
     for (int i = 0, nset = 0; rc == 0 && i < nov; i++) {
         nset += !ov[i].src;
@@ -1336,7 +1326,7 @@ int scenario_src_load(const scenario_src_t *sc, const scenario_override_t *ov,
 
 int scenario_read(const char *path, char **text, size_t *len, err_t *err)
 {
-    return ynode_read_file(path, text, len, err);
+    return infile_read(path, INFILE_YAML_MAX, text, len, err);
 }
 
 int scenario_load_text(const char *path, const char *text, size_t len,

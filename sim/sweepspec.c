@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "infile.h"
 #include "scenario.h"
 #include "suggest.h"
 #include "units.h"
@@ -480,7 +481,7 @@ int sweepspec_load(const char *path, sweepspec_t *out, err_t *err)
     memset(out, 0, sizeof *out);
     char *text;
     size_t len;
-    if (ynode_read_file(path, &text, &len, err) != 0) return -1;
+    if (infile_read(path, INFILE_YAML_MAX, &text, &len, err) != 0) return -1;
     int rc = sweepspec_load_string(path, text, out, err);
     free(text);
     return rc;

@@ -1,13 +1,10 @@
 /* ynode — YAML text into a marked node tree (see ynode.h). */
 #include "ynode.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
-
-#include "infile.h"
 
 /* Deeper nesting than this is never a scenario; refusing it keeps the
  * recursive descent's stack bounded on hostile input. */
@@ -212,13 +209,13 @@ fail:
     return NULL;
 }
 
-static size_t count_nodes(const ynode_t *n)
+size_t ynode_count(const ynode_t *n)
 {
     size_t c = 1;
     for (size_t i = 0; n->kind == YNODE_SEQ && i < n->n; i++)
-        c += count_nodes(n->items[i]);
+        c += ynode_count(n->items[i]);
     for (size_t i = 0; n->kind == YNODE_MAP && i < n->n; i++)
-        c += count_nodes(n->pairs[i].val);
+        c += ynode_count(n->pairs[i].val);
     return c;
 }
 
@@ -338,7 +335,7 @@ static int parse_alias(pctx_t *p, yaml_event_t *ev, ynode_t **out)
     const char *name = (const char *)ev->data.alias.anchor;
     for (size_t i = p->nanchors; i-- > 0;) {
         if (strcmp(p->anchors[i].name, name) != 0) continue;
-        size_t cnt = count_nodes(p->anchors[i].node);
+        size_t cnt = ynode_count(p->anchors[i].node);
         if (p->nodes + cnt > YNODE_MAX_NODES)
             return perr(p, ev->start_mark, "document too large (alias expansion)");
         p->nodes += cnt;
@@ -460,11 +457,6 @@ int ynode_parse(const char *src, const char *key, const char *text, size_t len,
     }
     *out = root;
     return 0;
-}
-
-int ynode_read_file(const char *path, char **text, size_t *len, err_t *err)
-{
-    return infile_read(path, INFILE_YAML_MAX, text, len, err);
 }
 
 char *ynode_next_data_line(char **cursor, int *line, int *col)

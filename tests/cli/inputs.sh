@@ -38,7 +38,10 @@ then pass sweep_reads_scenario_once
 else fail sweep_reads_scenario_once "rc $rc, $rows_at_edit lines at the edit, files differ: $(cmp "$TMP/a/s.csv" "$TMP/b/s.csv" 2>&1)"; fi
 
 # --- item 7: no unbounded or blocking reads ------------------------------------
-( ulimit -v 4000000; timeout 20 "$S" check /dev/zero ) >"$TMP/out" 2>"$TMP/err"
+# The memory cap guards against a reader that does not refuse it (ASan
+# reserves more address space than any cap allows, so not there).
+( case "$BUILD" in *asan*) ;; *) ulimit -v 4000000 ;; esac
+  timeout 20 "$S" check /dev/zero ) >"$TMP/out" 2>"$TMP/err"
 rc=$?
 if [ "$rc" -eq 2 ] && grep -q '/dev/zero: not a regular file' "$TMP/err"
 then pass check_dev_zero_refused
