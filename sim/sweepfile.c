@@ -323,18 +323,61 @@ static int row_point(const char *line, uint64_t *point)
 
 /* ---- reading rows back ------------------------------------------------------ */
 
-/* Length of the CSV record at s[0..n) with its newline (RFC 4180: a quoted
- * field may hold commas, doubled quotes and line breaks, as output.c writes
- * an axis value that has them), or 0 when no newline outside quotes ends
- * it: a torn tail. */
-static size_t record_len(const char *s, size_t n)
+/* A CSV file read record by record (RFC 4180: a quoted field may hold
+ * commas, doubled quotes and line breaks, as output.c writes an axis value
+ * that has them), streaming, so resuming a large sweep holds one row at a
+ * time. */
+typedef struct records {
+    FILE *f;
+    const char *path;
+    char *line;
+    size_t lcap;
+    char *rec;             /* the record, newline included, NUL-terminated */
+    size_t len, cap;
+} records_t;
+
+static int rec_append(records_t *r, const char *s, size_t n)
 {
-    int quoted = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '"') quoted = !quoted;
-        else if (s[i] == '\n' && !quoted) return i + 1;
+    if (r->len + n + 1 > r->cap) {
+        size_t nc = r->cap ? r->cap : 256;
+        while (nc < r->len + n + 1) nc *= 2;
+        char *b = realloc(r->rec, nc);
+        if (!b) return -1;
+        r->rec = b;
+        r->cap = nc;
     }
+    memcpy(r->rec + r->len, s, n);
+    r->len += n;
+    r->rec[r->len] = 0;
     return 0;
+}
+
+/* The next complete record (one whose newline lies outside quotes): 1. At
+ * the end: 0, r->len then the length of a torn tail (0 when none). -1 with
+ * err on a read error or a NUL byte (no sweep file holds one). */
+static int next_record(records_t *r, err_t *err)
+{
+    r->len = 0;
+    int quoted = 0;
+    ssize_t n;
+    while ((n = getline(&r->line, &r->lcap, r->f)) > 0) {
+        if (memchr(r->line, 0, (size_t)n))
+            return err_set(err, ERR_INPUT, "%s: holds a NUL byte: not a sweep file",
+                           r->path);
+        if (rec_append(r, r->line, (size_t)n) != 0)
+            return err_set(err, ERR_RUNTIME, "out of memory");
+        for (ssize_t i = 0; i < n; i++) quoted ^= r->line[i] == '"';
+        if (!quoted && r->line[n - 1] == '\n') return 1;
+    }
+    if (ferror(r->f)) return err_set(err, ERR_RUNTIME, "%s: read failed", r->path);
+    return 0;
+}
+
+static void records_close(records_t *r)
+{
+    if (r->f) fclose(r->f);
+    free(r->line);
+    free(r->rec);
 }
 
 /* The next field of a record (without its newline) at *p (< end), unquoted
@@ -455,14 +498,6 @@ static int check_sidecar(const char *csv, const char *expect, err_t *err)
     return 0;
 }
 
-/* Line number of offset off in text (1-based), for messages. */
-static long line_of(const char *text, size_t off)
-{
-    long l = 1;
-    for (size_t i = 0; i < off; i++) l += text[i] == '\n';
-    return l;
-}
-
 int sweepfile_resume(const char *csv, const char *sidecar, const char *header,
                      uint64_t total, uint64_t si, uint64_t sn,
                      unsigned char *done, uint64_t *ndone, int *fresh,
@@ -470,52 +505,55 @@ int sweepfile_resume(const char *csv, const char *sidecar, const char *header,
 {
     *fresh = 0;
     *ndone = 0;
-    char *text;
-    int rc = read_text(csv, &text, err);
-    if (rc < 0) return -1;
-    if (rc == 1) { *fresh = 1; return 0; }
-    size_t len = strlen(text), n = record_len(text, len);
+    records_t r = {.path = csv, .f = fopen(csv, "rb")};
+    if (!r.f) {
+        if (errno == ENOENT) { *fresh = 1; return 0; }
+        return err_set(err, ERR_RUNTIME, "%s: %s", csv, strerror(errno));
+    }
     rowcheck_t chk = {0};
-    if (n == 0) {
+    int rc = next_record(&r, err);
+    if (rc <= 0) {
         /* Not even a complete header: nothing was ever appended. */
-        *fresh = 1;
+        *fresh = rc == 0;
         goto out;
     }
     if ((rc = check_sidecar(csv, sidecar, err)) != 0) goto out;
-    if (n != strlen(header) || memcmp(text, header, n) != 0) {
+    if (r.len != strlen(header) || memcmp(r.rec, header, r.len) != 0) {
         rc = err_set(err, ERR_INPUT, "%s:1: cannot resume: the header differs "
                      "from this sweep's (use --force to start over)", csv);
         goto out;
     }
     if ((rc = rowcheck_init(&chk, csv, sidecar, header, err)) != 0) goto out;
-    size_t good = n;   /* end of the last complete record */
+    off_t good = (off_t)r.len;   /* end of the last complete record */
+    long lineno = 2;
     /* Rows are appended in point order: a file this sweep (and shard) wrote
      * holds its first points, each once, in order. */
     uint64_t want = si;
-    while (good < len && (n = record_len(text + good, len - good)) > 0) {
+    while ((rc = next_record(&r, err)) == 1) {
         uint64_t p = 0;
-        const char *why = row_check(&chk, text + good, n, &p);
+        const char *why = row_check(&chk, r.rec, r.len, &p);
         if (!why && (p >= total || p % sn != si))
             why = sn > 1 ? "a point of another shard" : "a point of another sweep";
         if (!why && p != want) why = "a point out of order (another --shard's file?)";
         if (why) {
             rc = err_set(err, ERR_INPUT, "%s:%ld: cannot resume: not a row of this "
-                         "sweep%s: %s", csv, line_of(text, good),
-                         sn > 1 ? " and shard" : "", why);
+                         "sweep%s: %s", csv, lineno, sn > 1 ? " and shard" : "", why);
             goto out;
         }
         done[p] = 1;
         (*ndone)++;
         want += sn;
-        good += n;
+        good += (off_t)r.len;
+        for (size_t i = 0; i < r.len; i++) lineno += r.rec[i] == '\n';
     }
-    if (good < len && truncate(csv, (off_t)good) != 0)
+    if (rc < 0) goto out;
+    if (r.len > 0 && truncate(csv, good) != 0)
         rc = err_set(err, ERR_RUNTIME, "%s: cannot truncate the torn last line: %s",
                      csv, strerror(errno));
 out:
     rowcheck_fini(&chk);
-    free(text);
-    return rc;
+    records_close(&r);
+    return rc < 0 ? -1 : 0;
 }
 
 int sweepfile_append(int fd, const char *buf, size_t n, int sync, err_t *err)
@@ -577,39 +615,40 @@ static int merge_part(merge_state_t *m, const char *part, const char *first,
             return err_set(err, ERR_INPUT, "%s: not part of the same sweep as %s "
                            "(their sidecars differ)", part, first);
     }
-    char *csv;
-    rc = read_text(part, &csv, err);
-    if (rc != 0)
-        return rc < 0 ? -1 : err_set(err, ERR_INPUT, "%s: %s", part, strerror(ENOENT));
-    size_t len = strlen(csv), n = record_len(csv, len);
-    if (n == 0) {
+    records_t r = {.path = part, .f = fopen(part, "rb")};
+    if (!r.f) return err_set(err, ERR_INPUT, "%s: %s", part, strerror(errno));
+    rc = next_record(&r, err);
+    if (rc == 0) {
         rc = err_set(err, ERR_INPUT, "%s:1: no header", part);
-    } else if (!m->header) {
-        m->header = strndup(csv, n);
-        if (!m->header) rc = err_set(err, ERR_RUNTIME, "out of memory");
-        else rc = rowcheck_init(&m->chk, first, m->sidecar, m->header, err);
-    } else if (n != strlen(m->header) || memcmp(csv, m->header, n) != 0) {
+    } else if (rc > 0 && !m->header) {
+        m->header = strdup(r.rec);
+        rc = m->header ? rowcheck_init(&m->chk, first, m->sidecar, m->header, err)
+                       : err_set(err, ERR_RUNTIME, "out of memory");
+    } else if (rc > 0 && strcmp(r.rec, m->header) != 0) {
         rc = err_set(err, ERR_INPUT, "%s:1: header differs from %s's", part, first);
+    } else if (rc > 0) {
+        rc = 0;
     }
     /* A torn tail of a killed shard (no newline ends it) is left out. */
-    for (size_t at = n; rc == 0 && at < len && (n = record_len(csv + at, len - at)) > 0;
-         at += n) {
+    long lineno = 2;
+    while (rc == 0 && (rc = next_record(&r, err)) == 1) {
         uint64_t p = 0;
-        const char *why = row_check(&m->chk, csv + at, n, &p);
+        const char *why = row_check(&m->chk, r.rec, r.len, &p);
+        rc = 0;
         if (why) {
             rc = err_set(err, ERR_INPUT, "%s:%ld: not a row of this sweep: %s", part,
-                         line_of(csv, at), why);
+                         lineno, why);
         } else if (m->rows[p]) {
-            if (strlen(m->rows[p]) != n || memcmp(m->rows[p], csv + at, n) != 0)
+            if (strcmp(m->rows[p], r.rec) != 0)
                 rc = err_set(err, ERR_INPUT, "%s:%ld: point %" PRIu64 " differs "
-                             "from the same point in another part", part,
-                             line_of(csv, at), p);
-        } else if (!(m->rows[p] = strndup(csv + at, n))) {
+                             "from the same point in another part", part, lineno, p);
+        } else if (!(m->rows[p] = strdup(r.rec))) {
             rc = err_set(err, ERR_RUNTIME, "out of memory");
         }
+        for (size_t i = 0; i < r.len; i++) lineno += r.rec[i] == '\n';
     }
-    free(csv);
-    return rc;
+    records_close(&r);
+    return rc < 0 ? -1 : 0;
 }
 
 static int merge_write(const merge_state_t *m, const char *out, err_t *err)
