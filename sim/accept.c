@@ -230,7 +230,7 @@ int accept_cfg_parse(accept_cfg_t *out, const char *yaml, err_t *err)
     ynode_t *root = NULL;
     if (ynode_parse("acceptance", NULL, yaml, strlen(yaml), 1, 0, &root, err) != 0)
         return -1;
-    keytab_ctx_t c = {err, "", root, NULL};
+    keytab_ctx_t c = {err, ".", root, NULL, NULL};
     keytab_layer_t L = {root, "acceptance"};
     int rc = accept_cfg_resolve(&c, &L, 1, out);
     ynode_free(root);

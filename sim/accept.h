@@ -121,7 +121,8 @@ const accept_model_t *accept_model_find(const char *name);
 int accept_cfg_resolve(keytab_ctx_t *c, const keytab_layer_t *layers, int nl,
                        accept_cfg_t *out);
 /* Same from YAML flow or block text ("{model: iid, alpha: 0.7}"); data
- * files are looked up from the working directory. For configurations built
+ * files are looked up from the working directory, then the specsim root
+ * (sim/datapath.h). For configurations built
  * in code (tests). */
 int accept_cfg_parse(accept_cfg_t *out, const char *yaml, err_t *err);
 void accept_cfg_fini(accept_cfg_t *c);

@@ -42,6 +42,8 @@
 #include <string.h>
 
 #include "accept.h"
+#include "datapath.h"
+#include "infile.h"
 #include "keytab.h"
 #include "ynode.h"
 
@@ -207,13 +209,12 @@ static int parse_file(keytab_ctx_t *c, const ynode_t *node, const char *key,
                           ynode_kind_name(node));
     if (keytab_find_file(c, node->str, t->file, sizeof t->file) != 0)
         return keytab_err(c, node, key,
-                          "file '%s' not found (looked next to the scenario, in "
-                          "the working directory and the specsim root)",
-                          node->str);
+                          "file '%s' not found (%s)", node->str,
+                          datapath_where(c->dir));
     char *text;
     size_t len;
     err_t rerr;
-    if (ynode_read_file(t->file, &text, &len, &rerr) != 0)
+    if (infiles_read(c->files, t->file, INFILE_DATA_MAX, &text, &len, &rerr) != 0)
         return keytab_err(c, node, key, "cannot read: %s", rerr.msg);
     trace_par_fini(t);
     t->n = t->nbits = t->positions = t->gamma_recorded = t->gamma_line = 0;

@@ -22,6 +22,7 @@
 #include "outfile.h"
 #include "suggest.h"
 #include "version.h"
+#include "infile.h"
 #include "ynode.h"
 
 #define CALTABLE_FORMAT "specsim-calibration/1"
@@ -552,17 +553,33 @@ static int parse_root(const ctx_t *c, const ynode_t *root, caltable_t *t)
 
 int caltable_load(const char *path, caltable_t *out, err_t *err)
 {
+    return caltable_load_in(NULL, path, out, err);
+}
+
+int caltable_load_in(struct infiles *files, const char *path, caltable_t *out,
+                     err_t *err)
+{
     memset(out, 0, sizeof *out);
-    if (access(path, R_OK) != 0)
-        return err_set(err, ERR_INPUT, "%s: cannot open calibration table: %s",
-                       path, strerror(errno));
-    char *text;
-    size_t len;
-    if (ynode_read_file(path, &text, &len, err) != 0) return -1;
-    ynode_t *root = NULL;
-    int rc = ynode_parse(path, NULL, text, len, 1, 0, &root, err);
-    free(text);
-    if (rc != 0) return -1;
+    ynode_t *own = NULL;
+    const ynode_t *root = NULL;
+    err_t rerr;
+    int rc;
+    if (files) {   /* parsed once per command, the tree shared */
+        rc = infiles_yaml(files, path, INFILE_YAML_MAX, &root, &rerr);
+        if (rc == -2) return err_set(err, rerr.code, "%s", rerr.msg);
+    } else {
+        char *text;
+        size_t len;
+        rc = infile_read(path, INFILE_YAML_MAX, &text, &len, &rerr);
+        if (rc == 0) {
+            rc = ynode_parse(path, NULL, text, len, 1, 0, &own, err);
+            free(text);
+            if (rc != 0) return -1;
+            root = own;
+        }
+    }
+    if (rc != 0)
+        return err_set(err, rerr.code, "cannot read calibration table: %s", rerr.msg);
     ctx_t c = {path, err};
     if (!root) {
         rc = err_set(err, ERR_INPUT, "%s:1:1: (top level): empty calibration table", path);
@@ -570,7 +587,7 @@ int caltable_load(const char *path, caltable_t *out, err_t *err)
         snprintf(out->path, sizeof out->path, "%s", path);
         rc = parse_root(&c, root, out);
     }
-    ynode_free(root);
+    ynode_free(own);
     if (rc != 0) caltable_fini(out);
     return rc;
 }

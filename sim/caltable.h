@@ -102,6 +102,10 @@ typedef struct caltable {
  * Unknown keys anywhere are errors (with a "did you mean"). On
  * success the caller owns *out (caltable_fini); on failure *out is empty. */
 int caltable_load(const char *path, caltable_t *out, err_t *err);
+/* The same, read through the command's set of files (sim/infile.h). */
+struct infiles;
+int caltable_load_in(struct infiles *files, const char *path, caltable_t *out,
+                     err_t *err);
 void caltable_fini(caltable_t *t);
 
 /* Writes a table in the format above (used by build/calibrate): every double

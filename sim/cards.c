@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "datapath.h"
+#include "infile.h"
 #include "keytab.h"
 #include "ynode.h"
 
@@ -41,7 +42,7 @@ double precision_weight_bytes(int p)
 
 int cards_resolve_path(const char *ref, char *out, size_t outsz)
 {
-    return datapath_resolve(NULL, ref, out, outsz);
+    return datapath_resolve(".", ref, out, outsz);
 }
 
 /* --- key tables ---------------------------------------------------------- */
@@ -122,7 +123,8 @@ typedef struct card_load {
     keytab_ctx_t c;
     keytab_layer_t layers[2];
     int nl;
-    ynode_t *file_root;       /* owned */
+    ynode_t *file_root;       /* owned when owns_root, else the set's */
+    int owns_root, read_failed;
     char path[KEYTAB_PATH_MAX];/* resolved card file: node src, keep alive */
 } card_load_t;
 
@@ -150,25 +152,48 @@ static int layer_err(card_load_t *L, const char *name, const char *msg)
     return keytab_err(&L->c, layer_node(L, name), key, "%s", msg);
 }
 
+/* Reads and parses L->path: through the command's set of files when there
+ * is one (each card parsed once per command, the tree shared), else from
+ * disk. 0, or -1 with L->c.err set and L->read_failed telling a read error
+ * from a syntax error. */
+static int read_card(card_load_t *L)
+{
+    if (L->c.files) {
+        const ynode_t *tree;
+        int rc = infiles_yaml(L->c.files, L->path, INFILE_YAML_MAX, &tree, L->c.err);
+        L->read_failed = rc == -1;
+        L->file_root = (ynode_t *)(uintptr_t)tree;
+        L->owns_root = 0;
+        return rc ? -1 : 0;
+    }
+    char *text;
+    size_t len;
+    if (infile_read(L->path, INFILE_YAML_MAX, &text, &len, L->c.err) != 0) {
+        L->read_failed = 1;
+        return -1;
+    }
+    int rc = ynode_parse(L->path, NULL, text, len, 1, 0, &L->file_root, L->c.err);
+    L->owns_root = 1;
+    free(text);
+    return rc;
+}
+
 /* Opens the card file `ref` (node gives the mark and key for messages). */
 static int open_card(card_load_t *L, const ynode_t *node, const char *key)
 {
     if (node->kind != YNODE_SCALAR)
         return keytab_err(&L->c, node, key, "expected a card file path, got %s",
                           ynode_kind_name(node));
-    if (cards_resolve_path(node->str, L->path, sizeof L->path) != 0)
-        return keytab_err(&L->c, node, key,
-                          "card file '%s' not found (looked in the working "
-                          "directory, $SPECSIM_ROOT and %s)",
-                          node->str, SPECSIM_ROOT);
-    char *text;
-    size_t len;
-    err_t rerr;
-    if (ynode_read_file(L->path, &text, &len, &rerr) != 0)
-        return keytab_err(&L->c, node, key, "cannot read card file: %s", rerr.msg);
-    int rc = ynode_parse(L->path, NULL, text, len, 1, 0, &L->file_root, L->c.err);
-    free(text);
-    if (rc != 0) return -1;
+    if (datapath_resolve(L->c.dir, node->str, L->path, sizeof L->path) != 0)
+        return keytab_err(&L->c, node, key, "card file '%s' not found (%s: %s)",
+                          node->str, datapath_where(L->c.dir), SPECSIM_ROOT);
+    if (read_card(L) != 0) {
+        if (L->c.err->code != ERR_INPUT || L->c.err->msg[0] == 0) return -1;
+        if (!L->read_failed) return -1;
+        char msg[ERR_MSG_MAX];
+        snprintf(msg, sizeof msg, "%s", L->c.err->msg);
+        return keytab_err(&L->c, node, key, "cannot read card file: %s", msg);
+    }
     if (!L->file_root)
         return err_set(L->c.err, ERR_INPUT, "%s:1:1: (top level): the card file is empty",
                        L->path);
@@ -192,12 +217,14 @@ static void file_stem(const char *path, char *out, size_t outsz)
 }
 
 /* Sets up the layers for a card value: path, or inline mapping [+ base]. */
-static int card_layers(card_load_t *L, const ynode_t *node, const char *key,
-                       char *ref, size_t refsz, err_t *err)
+static int card_layers(card_load_t *L, const keytab_ctx_t *c,
+                       const ynode_t *node, const char *key, char *ref,
+                       size_t refsz)
 {
     memset(L, 0, sizeof *L);
-    L->c.err = err;
-    L->c.dir = "";
+    L->c.err = c->err;
+    L->c.dir = c->dir;
+    L->c.files = c->files;
     L->c.where = node;
     if (node->kind == YNODE_SCALAR) {
         if (open_card(L, node, key) != 0) return -1;
@@ -265,12 +292,12 @@ static int hw_post(card_load_t *L, hw_card_t *h)
     return 0;
 }
 
-static int card_from_node(enum card_kind kind, const ynode_t *node,
-                          const char *key, void *out, char *ref, size_t refsz,
-                          err_t *err)
+static int card_from_node(enum card_kind kind, const keytab_ctx_t *c,
+                          const ynode_t *node, const char *key, void *out,
+                          char *ref, size_t refsz)
 {
     card_load_t L;
-    int rc = card_layers(&L, node, key, ref, refsz, err);
+    int rc = card_layers(&L, c, node, key, ref, refsz);
     if (rc == 0 && kind == CARD_LLM) {
         llm_card_t *m = out;
         memset(m, 0, sizeof *m);
@@ -283,20 +310,40 @@ static int card_from_node(enum card_kind kind, const ynode_t *node,
         rc = keytab_resolve(&L.c, HW_KEYS, L.layers, L.nl, h);
         if (rc == 0) rc = hw_post(&L, h);
     }
-    ynode_free(L.file_root);
+    if (L.owns_root) ynode_free(L.file_root);
     return rc;
+}
+
+/* The command line's context: paths as given, from the working directory. */
+static keytab_ctx_t cli_ctx(err_t *err)
+{
+    return (keytab_ctx_t){.err = err, .dir = "."};
 }
 
 int cards_llm_from_node(const struct ynode *node, const char *key,
                         llm_card_t *out, char *ref, size_t refsz, err_t *err)
 {
-    return card_from_node(CARD_LLM, node, key, out, ref, refsz, err);
+    keytab_ctx_t c = cli_ctx(err);
+    return card_from_node(CARD_LLM, &c, node, key, out, ref, refsz);
 }
 
 int cards_hw_from_node(const struct ynode *node, const char *key,
                        hw_card_t *out, char *ref, size_t refsz, err_t *err)
 {
-    return card_from_node(CARD_HW, node, key, out, ref, refsz, err);
+    keytab_ctx_t c = cli_ctx(err);
+    return card_from_node(CARD_HW, &c, node, key, out, ref, refsz);
+}
+
+int cards_llm_from_ctx(const struct keytab_ctx *c, const struct ynode *node,
+                       const char *key, llm_card_t *out, char *ref, size_t refsz)
+{
+    return card_from_node(CARD_LLM, c, node, key, out, ref, refsz);
+}
+
+int cards_hw_from_ctx(const struct keytab_ctx *c, const struct ynode *node,
+                      const char *key, hw_card_t *out, char *ref, size_t refsz)
+{
+    return card_from_node(CARD_HW, c, node, key, out, ref, refsz);
 }
 
 static int load_file(enum card_kind kind, const char *path, void *out,
@@ -305,7 +352,8 @@ static int load_file(enum card_kind kind, const char *path, void *out,
     ynode_t n = {.kind = YNODE_SCALAR, .src = path, .line = 1, .col = 1,
                  .str = (char *)(uintptr_t)path, .plain = 1};
     char ref[KEYTAB_PATH_MAX];
-    return card_from_node(kind, &n, "card", out, ref, sizeof ref, err);
+    keytab_ctx_t c = cli_ctx(err);
+    return card_from_node(kind, &c, &n, "card", out, ref, sizeof ref);
 }
 
 int cards_load_llm_file(const char *path, llm_card_t *out, err_t *err)

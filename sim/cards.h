@@ -1,7 +1,7 @@
 /* cards — LLM architecture cards and hardware cards (models/llm, models/hardware).
  *
- * A card is YAML; a scenario names one by path (relative to the repository
- * root, see cards_resolve_path) or inlines its keys. Values are datasheet
+ * A card is YAML; a scenario names one by path (next to the scenario, else
+ * relative to the repository root: sim/datapath.h) or inlines its keys. Values are datasheet
  * values; every card file carries a `source:` naming where they come from.
  */
 #ifndef SPECSIM_CARDS_H
@@ -65,10 +65,11 @@ const char *precision_name(int prec);
  * zero per group for the w4 formats; fp16 scale per row-group for w8). */
 double precision_weight_bytes(int prec);
 
-/* Writes into out (size outsz) the path to open for a card reference:
- * datapath_resolve without a scenario directory (as given if absolute or if
- * it exists relative to the working directory, else relative to
- * $SPECSIM_ROOT, else relative to the build-time source root). Returns 0, or
+/* Writes into out (size outsz) the path to open for a card reference
+ * given on the command line: datapath_resolve from the working directory
+ * (as given if absolute or if it exists relative to the working directory,
+ * else relative to $SPECSIM_ROOT, else relative to the build-time source
+ * root). Returns 0, or
  * -1 when no candidate exists (out then holds the name). */
 int cards_resolve_path(const char *ref, char *out, size_t outsz);
 
@@ -89,6 +90,15 @@ int cards_llm_from_node(const struct ynode *node, const char *key,
                         llm_card_t *out, char *ref, size_t refsz, err_t *err);
 int cards_hw_from_node(const struct ynode *node, const char *key,
                        hw_card_t *out, char *ref, size_t refsz, err_t *err);
+
+/* The same with a scenario's context (sim/keytab.h): a relative path is
+ * looked up from c->dir (sim/datapath.h) and read through c->files; errors
+ * go to c->err. */
+struct keytab_ctx;
+int cards_llm_from_ctx(const struct keytab_ctx *c, const struct ynode *node,
+                       const char *key, llm_card_t *out, char *ref, size_t refsz);
+int cards_hw_from_ctx(const struct keytab_ctx *c, const struct ynode *node,
+                      const char *key, hw_card_t *out, char *ref, size_t refsz);
 
 /* Write every key of a card as a block mapping at `indent`, in a form
  * cards_*_from_node reads back to the same card. 0 or -1 on write error. */

@@ -1,11 +1,13 @@
 /* datapath — where the input readers find the files a scenario names (cards,
  * calibration tables, acceptance traces) when the reference is relative.
  *
- * Looked up, in order: next to the scenario (when a directory is given), in
- * the working directory, under $SPECSIM_ROOT, under the source root the
- * binary was built from. An absolute reference is taken as it stands. Kept
- * apart from cards and keytab so both can use it without including each
- * other.
+ * Looked up, in order: next to the scenario (its directory; "." for a path
+ * given on the command line or a scenario read from standard input), under
+ * $SPECSIM_ROOT, under the source root the binary was built from — never in
+ * the working directory for a scenario elsewhere, so that results do not
+ * depend on where specsim is started. An absolute reference is taken as it
+ * stands. Kept apart from cards and keytab so both can use it without
+ * including each other.
  */
 #ifndef SPECSIM_DATAPATH_H
 #define SPECSIM_DATAPATH_H
@@ -16,5 +18,8 @@
  * 0 with the path to open in out (size outsz), or -1 when no readable file
  * was found (out then holds ref, possibly truncated). */
 int datapath_resolve(const char *dir, const char *ref, char *out, size_t outsz);
+
+/* For "not found" messages: where datapath_resolve(dir, ...) looked. */
+const char *datapath_where(const char *dir);
 
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "datapath.h"
+#include "infile.h"
 #include "rng.h"
 #include "suggest.h"
 
@@ -219,9 +220,8 @@ static int parse_path(keytab_ctx_t *c, const ynode_t *node, const char *key,
     if (want_scalar(c, node, key, "a file path") != 0) return -1;
     if (keytab_find_file(c, node->str, out, outsz) != 0)
         return keytab_err(c, node, key,
-                          "file '%s' not found (looked next to the scenario, in "
-                          "the working directory and the specsim root)",
-                          node->str);
+                          "file '%s' not found (%s)", node->str,
+                          datapath_where(c->dir));
     return 0;
 }
 
@@ -266,7 +266,7 @@ static int read_values_file(keytab_ctx_t *c, const ynode_t *node,
     char *text;
     size_t len;
     err_t rerr;
-    if (ynode_read_file(path, &text, &len, &rerr) != 0)
+    if (infiles_read(c->files, path, INFILE_DATA_MAX, &text, &len, &rerr) != 0)
         return keytab_err(c, node, key, "cannot read: %s", rerr.msg);
     size_t cap = 0, n = 0;
     double *v = NULL;
@@ -513,8 +513,15 @@ int keytab_resolve(keytab_ctx_t *c, const keytab_key_t *tab,
         int l;
         for (l = nl - 1; l >= 0; l--) {
             v = ynode_get(layers[l].map, k->name);
-            if (v && !ynode_is_null(v)) break;
-            v = NULL;
+            if (v) break;
+        }
+        /* `seed:` with nothing after it is a value left out by mistake more
+         * often than a request for the default: taking the default would
+         * drop what the user meant without a word. */
+        if (v && ynode_is_null(v)) {
+            keytab_join(key, layers[l].prefix, k->name);
+            return keytab_err(c, v, key, "no value (give one, or leave the key "
+                              "out for its default)");
         }
         if (v) {
             keytab_join(key, layers[l].prefix, k->name);

@@ -99,6 +99,9 @@ struct keytab_ctx {
                               relative data files are looked up there first */
     const ynode_t *where;  /* mark used when no layer gives one */
     void *user;            /* for custom parsers */
+    struct infiles *files; /* the command's files read so far (sim/infile.h):
+                              data files are read through it; NULL = read
+                              each from disk */
 };
 
 typedef struct keytab_layer {
@@ -135,9 +138,9 @@ void keytab_join(char *out, const char *prefix, const char *name);
 int keytab_parse_number(keytab_ctx_t *c, const ynode_t *node, const char *key,
                         const keytab_key_t *k, double *out);
 
-/* Finds a data file: as given when absolute; else relative to c->dir; else
- * through datapath_resolve (working directory, $SPECSIM_ROOT, source
- * root). Returns 0 with the path to open in out, or -1 (no err set). */
+/* Finds a data file: datapath_resolve from c->dir (next to the scenario,
+ * then the specsim root). Returns 0 with the path to open in out, or -1 (no
+ * err set). */
 int keytab_find_file(const keytab_ctx_t *c, const char *ref, char *out,
                      size_t outsz);
 

@@ -23,6 +23,7 @@
 #include "cli_sweep.h"
 #include "optimize.h"
 #include "err.h"
+#include "infile.h"
 #include "outfile.h"
 #include "output.h"
 #include "scenario.h"
@@ -113,7 +114,9 @@ static const char usage_check[] =
     "sweep: section is validated as `specsim sweep` does before running and\n"
     "printed after the scenario; so is an optimize: section (as `specsim\n"
     "optimize` checks it before its first point; printed resolved: knobs as\n"
-    "lists, bounds in the metric's unit, the search it runs). Errors name FILE:LINE:COLUMN and the dotted\n"
+    "lists, bounds in the metric's unit, the search it runs). Comment lines\n"
+    "at the top name every file read (cards, tables, traces: found next to\n"
+    "the scenario, else in the specsim root). Errors name FILE:LINE:COLUMN and the dotted\n"
     "key, and exit with status 2.\n";
 
 static const char usage_analytic[] =
@@ -199,29 +202,38 @@ static int load(const cli_t *c, scenario_t *s)
  * The text is read once: standard input cannot be read twice. Returns 0 or
  * the exit status, the error printed. */
 static int load_checked(const cli_t *c, scenario_t *s, sweepspec_t *sp,
-                        optimize_spec_t *op)
+                        optimize_spec_t *op, scenario_src_t **src)
 {
     err_t err = {0};
-    char *text = NULL;
-    size_t len = 0;
-    int rc;
-    if (!c->scenario)
-        rc = scenario_load_string(DEFAULT_NAME, specsim_default_scenario, c->sets.ov,
-                                  c->sets.n, s, &err);
-    else if ((rc = scenario_read(c->scenario, &text, &len, &err)) == 0)
-        rc = scenario_load_text(c->scenario, text, len, c->sets.ov, c->sets.n, s, &err);
+    int rc = c->scenario ? scenario_src_open(c->scenario, src, &err)
+                         : scenario_src_string(DEFAULT_NAME, specsim_default_scenario,
+                                               src, &err);
+    if (rc == 0) rc = scenario_src_load(*src, c->sets.ov, c->sets.n, s, &err);
     int loaded = rc == 0;
-    if (rc == 0 && text)
-        rc = sweepspec_check(c->scenario, text, c->sets.ov, c->sets.n, sp, &err);
-    if (rc == 0 && text)
-        rc = optimize_check(c->scenario, text, c->sets.ov, c->sets.n, op, &err);
-    free(text);
+    if (rc == 0 && c->scenario)
+        rc = sweepspec_check_src(*src, c->sets.ov, c->sets.n, sp, &err);
+    if (rc == 0 && c->scenario)
+        rc = optimize_check(*src, c->sets.ov, c->sets.n, op, &err);
     if (rc == 0) return 0;
     if (loaded) scenario_fini(s);
     sweepspec_fini(sp);
     optimize_spec_fini(op);
+    scenario_src_free(*src);
+    *src = NULL;
     fprintf(stderr, "specsim: %s\n", err.msg);
     return err.code ? err.code : 2;
+}
+
+/* "# read PATH" for every file the loads read: which card was used. */
+static int print_inputs(FILE *f, infiles_t *files)
+{
+    for (size_t i = 0; i < infiles_count(files); i++) {
+        const char *p = infiles_path(files, i);
+        if (fprintf(f, "# read %s\n", strchr(p, '\n') ? "(a name with a line break)"
+                                                       : p) < 0)
+            return -1;
+    }
+    return 0;
 }
 
 static int cmd_check(int argc, char **argv)
@@ -232,11 +244,13 @@ static int cmd_check(int argc, char **argv)
     scenario_t s;
     sweepspec_t sp = {0};
     optimize_spec_t op = {0};
-    if (rc == 0) rc = load_checked(&c, &s, &sp, &op);
+    scenario_src_t *src = NULL;
+    if (rc == 0) rc = load_checked(&c, &s, &sp, &op, &src);
     if (rc == 0) {
         /* The sweep section after the scenario, so that the output is itself
          * the sweep scenario (as a sweep's sidecar is). */
-        if (scenario_write_yaml(&s, stdout) != 0 ||
+        if (print_inputs(stdout, scenario_src_files(src)) != 0 ||
+            scenario_write_yaml(&s, stdout) != 0 ||
             (sp.naxes > 0 && sweepspec_write_yaml(&sp, stdout) != 0) ||
             optimize_write_yaml(&op, stdout) != 0 || fflush(stdout) != 0) {
             fprintf(stderr, "specsim check: standard output: cannot write the scenario: %s\n",
@@ -246,6 +260,7 @@ static int cmd_check(int argc, char **argv)
         scenario_fini(&s);
         sweepspec_fini(&sp);
         optimize_spec_fini(&op);
+        scenario_src_free(src);
     }
     cli_fini(&c);
     return rc;

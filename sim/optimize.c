@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "infile.h"
 #include "suggest.h"
 #include "sweep.h"
 #include "units.h"
@@ -459,7 +460,7 @@ static int load_spec(const char *path, const char *text, const optimize_flags_t 
     char *own = NULL;
     size_t len;
     if (!text) {
-        if (ynode_read_file(path, &own, &len, err) != 0) return -1;
+        if (infile_read(path, INFILE_YAML_MAX, &own, &len, err) != 0) return -1;
         text = own;
     }
     ynode_t *root = NULL;
@@ -576,6 +577,7 @@ static int better(const optimize_spec_t *sp, const optimize_eval_t *a,
 
 typedef struct search {
     const optimize_opts_t *o;
+    const scenario_src_t *src;   /* the scenario, read once for the search */
     const optimize_spec_t *sp;
     optimize_result_t *res;
     size_t cap;
@@ -610,8 +612,8 @@ static int eval_points(search_t *s, const uint64_t *points, size_t n, err_t *err
     metrics_summary_t *ms = calloc(m ? m : 1, sizeof *ms);
     int rc = ms ? 0 : err_set(err, ERR_RUNTIME, "out of memory");
     if (rc == 0)
-        rc = sweep_eval(s->o->scenario, &s->sp->knobs, s->o->sets, s->o->nsets, todo, m,
-                        s->o->jobs, ms, err);
+        rc = sweep_eval_src(s->src, &s->sp->knobs, s->o->sets, s->o->nsets, todo, m,
+                            s->o->jobs, ms, err);
     for (size_t k = 0; rc == 0 && k < m; k++) {
         optimize_eval_t *e = &r->evals[r->nevals++];
         e->point = todo[k];
@@ -783,20 +785,16 @@ static void finish(const optimize_spec_t *sp, optimize_result_t *r)
 }
 
 /* The checks before any simulation: every knob value loads, and
- * constraints have replications for a CI. The scenario is read from text
- * when not NULL. */
-static int precheck(const char *scenario, const char *text,
-                    const scenario_override_t *sets, int nsets, const optimize_spec_t *sp,
-                    err_t *err)
+ * constraints have replications for a CI. */
+static int precheck(const scenario_override_t *sets, int nsets, const scenario_src_t *src,
+                    const optimize_spec_t *sp, err_t *err)
 {
-    if (sweepspec_validate(&sp->knobs, scenario, text, sets, nsets, err) < 0) {
+    if (sweepspec_validate_src(&sp->knobs, src, sets, nsets, err) < 0) {
         rename_sweep(err);
         return -1;
     }
     scenario_t base;
-    int rc = text ? scenario_load_text(scenario, text, strlen(text), sets, nsets, &base, err)
-                  : scenario_load(scenario, sets, nsets, &base, err);
-    if (rc != 0) return -1;
+    if (scenario_src_load(src, sets, nsets, &base, err) != 0) return -1;
     int reps = base.replications;
     scenario_fini(&base);
     char at[YNODE_WHERE_MAX];
@@ -809,13 +807,15 @@ static int precheck(const char *scenario, const char *text,
     return 0;
 }
 
-int optimize_check(const char *scenario, const char *text, const scenario_override_t *sets,
-                   int nsets, optimize_spec_t *out, err_t *err)
+int optimize_check(const scenario_src_t *src, const scenario_override_t *sets, int nsets,
+                   optimize_spec_t *out, err_t *err)
 {
     int found = 0;
-    if (load_spec(scenario, text, NULL, 0, &found, out, err) != 0) return -1;
+    if (load_spec(scenario_src_name(src), scenario_src_body(src, NULL), NULL, 0, &found, out,
+                  err) != 0)
+        return -1;
     if (!found) return 0;
-    return precheck(scenario, text, sets, nsets, out, err);
+    return precheck(sets, nsets, src, out, err);
 }
 
 /* A bound as the shortest text that reads back as the same double. */
@@ -852,14 +852,20 @@ int optimize_run(const optimize_opts_t *o, const optimize_spec_t *sp,
 {
     memset(res, 0, sizeof *res);
     res->best = -1;
-    if (precheck(o->scenario, NULL, o->sets, o->nsets, sp, err) != 0) return -1;
-    search_t s = {.o = o, .sp = sp, .res = res};
-    int rc;
-    switch (sp->search) {
-    case OPTIMIZE_BISECT: rc = search_bisect(&s, err); break;
-    case OPTIMIZE_GRID: rc = search_grid(&s, err); break;
-    default: rc = search_coordinate(&s, err); break;
+    /* Every evaluation loads this one reading of the scenario and of the
+     * files it names: an edit during the search changes no result. */
+    scenario_src_t *src;
+    if (scenario_src_open(o->scenario, &src, err) != 0) return -1;
+    search_t s = {.o = o, .src = src, .sp = sp, .res = res};
+    int rc = precheck(o->sets, o->nsets, src, sp, err);
+    if (rc == 0) {
+        switch (sp->search) {
+        case OPTIMIZE_BISECT: rc = search_bisect(&s, err); break;
+        case OPTIMIZE_GRID: rc = search_grid(&s, err); break;
+        default: rc = search_coordinate(&s, err); break;
+        }
     }
+    scenario_src_free(src);
     if (rc != 0) return -1;
     finish(sp, res);
     return frontier_build(sp, res, err);

@@ -126,14 +126,14 @@ int optimize_spec_load_flags(const char *path, const char *text,
                              const optimize_flags_t *fl, optimize_spec_t *out,
                              err_t *err);
 
-/* For `specsim check`: when the scenario's text (file `scenario`, "-" for
- * standard input) has an optimize: section, reads it into *out and checks
+/* For `specsim check`: when the scenario src (read once, sim/scenario.h)
+ * has an optimize: section, reads it into *out and checks
  * it as `specsim optimize` does before evaluating any point (every knob
  * value loads with the base overrides sets, constraints have replications);
  * without one, *out is left empty (knobs.naxes 0). 0, or -1 with err. The
  * caller frees *out with optimize_spec_fini. */
-int optimize_check(const char *scenario, const char *text, const scenario_override_t *sets,
-                   int nsets, optimize_spec_t *out, err_t *err);
+int optimize_check(const scenario_src_t *src, const scenario_override_t *sets, int nsets,
+                   optimize_spec_t *out, err_t *err);
 
 /* Writes the section back as YAML, resolved: knobs as explicit lists,
  * constraints with their bounds in the metric's unit (seconds), the search

@@ -14,6 +14,7 @@
 #include "scenario.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 
 #include "batch.h"
 #include "gamma.h"
+#include "infile.h"
 #include "keytab.h"
 #include "order.h"
 #include "outpath.h"
@@ -37,18 +39,32 @@
 
 /* --- custom key types: cards ------------------------------------------- */
 
+/* A card the scenario does not name is the default's file in the specsim
+ * root: the user never wrote that path, so a file of the same name next to
+ * the scenario must not stand in for it. (keytab_resolve hands a default
+ * over as a node whose text is the key's own .def.) */
+static keytab_ctx_t card_ctx(const keytab_ctx_t *c, const ynode_t *node,
+                             const keytab_key_t *k)
+{
+    keytab_ctx_t d = *c;
+    if (node->str && node->str == k->def) d.dir = "";
+    return d;
+}
+
 static int parse_hw(keytab_ctx_t *c, const ynode_t *node, const char *key,
                     const keytab_key_t *k, void *base)
 {
-    return cards_hw_from_node(node, key, (hw_card_t *)((char *)base + k->off),
-                              (char *)base + k->aux, SCEN_PATH_MAX, c->err);
+    keytab_ctx_t d = card_ctx(c, node, k);
+    return cards_hw_from_ctx(&d, node, key, (hw_card_t *)((char *)base + k->off),
+                             (char *)base + k->aux, SCEN_PATH_MAX);
 }
 
 static int parse_llm(keytab_ctx_t *c, const ynode_t *node, const char *key,
                      const keytab_key_t *k, void *base)
 {
-    return cards_llm_from_node(node, key, (llm_card_t *)((char *)base + k->off),
-                               (char *)base + k->aux, SCEN_PATH_MAX, c->err);
+    keytab_ctx_t d = card_ctx(c, node, k);
+    return cards_llm_from_ctx(&d, node, key, (llm_card_t *)((char *)base + k->off),
+                              (char *)base + k->aux, SCEN_PATH_MAX);
 }
 
 /* "name: # from REF" then the card's keys, so the output says where the
@@ -524,6 +540,17 @@ static int apply_override(ynode_t *root, const set_ctx_t *s)
     if (plen == 0 || plen >= KEYTAB_KEY_MAX)
         return set_err(s, 1, "(path)", 6, "%s%s",
                        plen ? "path too long" : "empty path", "");
+    /* Read by their own commands from the file, never from the tree: an
+     * override of them would be silently ignored. */
+    size_t seg0 = strcspn(path, ".");
+    if ((seg0 == 5 && !strncmp(path, "sweep", 5)) ||
+        (seg0 == 8 && !strncmp(path, "optimize", 8)))
+        return set_err(s, 1, path, plen, "the %s: section cannot be overridden "
+                       "(edit it in the scenario file)%s", seg0 == 5 ? "sweep"
+                       : "optimize", "");
+    if (!s->o->src && !*value)
+        return set_err(s, 1, path, plen, "no value after '=' (give one; a key "
+                       "left out of the scenario takes its default)%s%s", "", "");
     ynode_t *v = NULL;
     if (ynode_parse(s->src, path, value, strlen(value), s->vline, s->vcol0, &v,
                     s->err) != 0)
@@ -1136,7 +1163,7 @@ static int build_service(sctx_t *x, const hw_card_t *hw, const llm_card_t *m,
     err_t *err = x->kc.err;
     if (service_check_model(m, err) != 0) return blame_key(x, k->model);
     if (service_check_hardware(hw, prec, err) != 0) return blame_key(x, k->hw);
-    *out = service_create_tp(hw, m, prec, table, overhead, tp, err);
+    *out = service_create_in(hw, m, prec, table, overhead, tp, x->kc.files, err);
     return *out ? 0 : blame_key(x, k->table);
 }
 
@@ -1296,7 +1323,7 @@ static int load_arrivals(sctx_t *x)
     if (rc == 0) {
         const workload_cfg_t *w = &s->groups[g0].workload;
         workload_trace_fleet_t fl = {nt, takes, n, gname, gfirst, gcount};
-        s->arrivals = workload_trace_create(w->trace, w->trace,
+        s->arrivals = workload_trace_create_in(x->kc.files, w->trace, w->trace,
                                           w->time_scale > 0 ? w->time_scale : 1,
                                           &fl, x->kc.err);
         if (!s->arrivals) rc = -1;
@@ -1440,6 +1467,8 @@ static int check_whole(sctx_t *x)
     return check_edge_memory(x) != 0 || check_kv_room(x) != 0 ? -1 : 0;
 }
 
+/* The directory relative data files are looked up in first: the
+ * scenario's ("." for a file in the working directory). */
 static void dir_of(const char *path, char *out, size_t outsz)
 {
     const char *slash = strrchr(path, '/');
@@ -1448,53 +1477,190 @@ static void dir_of(const char *path, char *out, size_t outsz)
     if (n >= outsz) n = 0;
     memcpy(out, path, n);
     out[n] = 0;
+    if (n == 0) snprintf(out, outsz, ".");
 }
 
-/* Parses text, applies the overrides, resolves into out. src names the
- * text in messages; dir is where relative data files are looked up first.
- * A file with no document (empty, or comments only) is refused: running
+/* A scenario's text parsed once: each load resolves a copy of the tree with
+ * its overrides, and reads the files it names through one set, so every
+ * load of a command sees the same inputs (a sweep's points, its
+ * validation). */
+struct scenario_src {
+    char *name;          /* in messages: the path, "<stdin>" or the name */
+    char *path;          /* as given (scenario_t.file), NULL for a string */
+    char dir[SCEN_PATH_MAX]; /* "" for a string: the specsim root only */
+    char *text;          /* the whole text */
+    size_t len;
+    ynode_t *root;       /* the tree without its sweep: and optimize:
+                            sections (their own readers parse them), NULL =
+                            every default */
+    infiles_t *files;    /* owned */
+    atomic_size_t cloned;/* nodes copied by loads so far */
+};
+
+/* Drops `key` from the top-level mapping: the loader skips it, and a long
+ * sweep list would make every load copy it. */
+static void drop_section(ynode_t *root, const char *key)
+{
+    for (size_t i = 0; root && root->kind == YNODE_MAP && i < root->n; i++) {
+        if (strcmp(root->pairs[i].key, key) != 0) continue;
+        free(root->pairs[i].key);
+        ynode_free(root->pairs[i].val);
+        memmove(&root->pairs[i], &root->pairs[i + 1],
+                (root->n - i - 1) * sizeof *root->pairs);
+        root->n--;
+        return;
+    }
+}
+
+/* A file with no document (empty, or comments only) is refused: running
  * every default instead would hide a wrong or truncated file. A string may
  * be empty (callers build the scenario from overrides). */
-static int load_text(const char *src, const char *dir, const char *text,
-                     size_t len, int is_file, const scenario_override_t *ov,
-                     int nov, scenario_t *out, err_t *err)
+static int src_parse(scenario_src_t *sc, int is_file, err_t *err)
 {
-    ynode_t *root = NULL;
+    if (ynode_parse(sc->name, NULL, sc->text, sc->len, 1, 0, &sc->root, err) != 0)
+        return -1;
+    if (!sc->root || ynode_is_null(sc->root)) {
+        ynode_free(sc->root);
+        sc->root = NULL;
+        if (is_file) return err_set(err, ERR_INPUT, "%s: empty scenario", sc->name);
+        return 0;
+    }
+    if (sc->root->kind != YNODE_MAP)
+        return err_set(err, ERR_INPUT, "%s:%d:%d: (top level): a scenario is a "
+                       "mapping of sections, got %s", sc->name, sc->root->line,
+                       sc->root->col, ynode_kind_name(sc->root));
+    drop_section(sc->root, "sweep");
+    drop_section(sc->root, "optimize");
+    return 0;
+}
+
+static int src_new(const char *name, const char *path, const char *text,
+                   size_t len, scenario_src_t **out, err_t *err)
+{
+    scenario_src_t *sc = calloc(1, sizeof *sc);
+    *out = sc;
+    if (!sc) return err_set(err, ERR_RUNTIME, "out of memory");
+    atomic_init(&sc->cloned, 0);
+    sc->name = strdup(name);
+    sc->path = path ? strdup(path) : NULL;
+    sc->files = infiles_create();
+    sc->text = malloc(len + 1);
+    if (!sc->name || (path && !sc->path) || !sc->files || !sc->text)
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    memcpy(sc->text, text, len);
+    sc->text[len] = 0;
+    sc->len = len;
+    return 0;
+}
+
+int scenario_src_text(const char *path, const char *text, size_t len,
+                      scenario_src_t **out, err_t *err)
+{
+    *out = NULL;
+    if (strlen(path) >= SCEN_PATH_MAX)
+        return err_set(err, ERR_INPUT, "%s: path too long", path);
+    int is_stdin = strcmp(path, "-") == 0;
+    if (src_new(is_stdin ? "<stdin>" : path, path, text, len, out, err) != 0 ||
+        (dir_of(is_stdin ? "" : path, (*out)->dir, sizeof (*out)->dir),
+         src_parse(*out, 1, err) != 0)) {
+        scenario_src_free(*out);
+        *out = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+int scenario_src_open(const char *path, scenario_src_t **out, err_t *err)
+{
+    *out = NULL;
+    char *text;
+    size_t len;
+    if (scenario_read(path, &text, &len, err) != 0) return -1;
+    int rc = scenario_src_text(path, text, len, out, err);
+    free(text);
+    return rc;
+}
+
+int scenario_src_string(const char *name, const char *yaml, scenario_src_t **out,
+                        err_t *err)
+{
+    if (src_new(name, NULL, yaml, strlen(yaml), out, err) != 0 ||
+        src_parse(*out, 0, err) != 0) {
+        scenario_src_free(*out);
+        *out = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+void scenario_src_free(scenario_src_t *sc)
+{
+    if (!sc) return;
+    free(sc->name);
+    free(sc->path);
+    free(sc->text);
+    ynode_free(sc->root);
+    infiles_free(sc->files);
+    free(sc);
+}
+
+const char *scenario_src_body(const scenario_src_t *sc, size_t *len)
+{
+    if (len) *len = sc->len;
+    return sc->text;
+}
+
+const char *scenario_src_name(const scenario_src_t *sc)
+{
+    return sc->name;
+}
+
+struct infiles *scenario_src_files(const scenario_src_t *sc)
+{
+    return sc->files;
+}
+
+size_t scenario_src_cloned(const scenario_src_t *sc)
+{
+    return atomic_load(&((scenario_src_t *)sc)->cloned);
+}
+
+int scenario_src_load(const scenario_src_t *sc, const scenario_override_t *ov,
+                      int nov, scenario_t *out, err_t *err)
+{
     memset(out, 0, sizeof *out);
-    if (ynode_parse(src, NULL, text, len, 1, 0, &root, err) != 0) return -1;
-    if (is_file && (!root || ynode_is_null(root))) {
-        ynode_free(root);
-        return err_set(err, ERR_INPUT, "%s: empty scenario", src);
-    }
-    if (!root || ynode_is_null(root)) {
-        ynode_free(root);
-        root = ynode_create_map(src, 1, 1);
-        if (!root) return err_set(err, ERR_RUNTIME, "out of memory");
-    }
+    ynode_t *root = sc->root ? ynode_clone(sc->root) : ynode_create_map(sc->name, 1, 1);
+    if (!root) return err_set(err, ERR_RUNTIME, "out of memory");
+    if (sc->root)
+        atomic_fetch_add(&((scenario_src_t *)sc)->cloned, ynode_count(sc->root));
     int rc = 0;
-    if (root->kind != YNODE_MAP)
-        rc = err_set(err, ERR_INPUT, "%s:%d:%d: (top level): a scenario is a "
-                     "mapping of sections, got %s",
-                     src, root->line, root->col, ynode_kind_name(root));
     for (int i = 0, nset = 0; rc == 0 && i < nov; i++) {
         nset += !ov[i].src;
-        set_ctx_t sc = set_ctx(&ov[i], nset, err);
-        rc = apply_override(root, &sc);
+        set_ctx_t c = set_ctx(&ov[i], nset, err);
+        rc = apply_override(root, &c);
     }
     if (rc == 0) {
-        sctx_t x = {{err, dir, root, NULL}, root, out};
-        rc = resolve(&x, src);
+        sctx_t x = {{err, sc->dir, root, NULL, sc->files}, root, out};
+        rc = resolve(&x, sc->name);
         if (rc == 0) rc = check_whole(&x);
         out->given_known = 1;
     }
     ynode_free(root);
-    if (rc != 0) scenario_fini(out);
-    return rc;
+    if (rc != 0) {
+        scenario_fini(out);
+        return -1;
+    }
+    if (sc->path) {
+        snprintf(out->file, sizeof out->file, "%s", sc->path);
+        if (!strcmp(sc->path, "-") && !strcmp(out->name, "<stdin>"))
+            snprintf(out->name, sizeof out->name, "stdin");
+    }
+    return 0;
 }
 
 int scenario_read(const char *path, char **text, size_t *len, err_t *err)
 {
-    return ynode_read_file(path, text, len, err);
+    return infile_read(path, INFILE_YAML_MAX, text, len, err);
 }
 
 int scenario_load_text(const char *path, const char *text, size_t len,
@@ -1502,17 +1668,10 @@ int scenario_load_text(const char *path, const char *text, size_t len,
                        err_t *err)
 {
     memset(out, 0, sizeof *out);
-    if (strlen(path) >= sizeof out->file)
-        return err_set(err, ERR_INPUT, "%s: path too long", path);
-    int is_stdin = strcmp(path, "-") == 0;
-    const char *src = is_stdin ? "<stdin>" : path;
-    char dir[SCEN_PATH_MAX];
-    dir_of(is_stdin ? "" : path, dir, sizeof dir);
-    int rc = load_text(src, dir, text, len, 1, ov, nov, out, err);
-    if (rc == 0) {
-        snprintf(out->file, sizeof out->file, "%s", path);
-        if (is_stdin && !strcmp(out->name, "<stdin>")) snprintf(out->name, sizeof out->name, "stdin");
-    }
+    scenario_src_t *sc;
+    if (scenario_src_text(path, text, len, &sc, err) != 0) return -1;
+    int rc = scenario_src_load(sc, ov, nov, out, err);
+    scenario_src_free(sc);
     return rc;
 }
 
@@ -1520,11 +1679,10 @@ int scenario_load(const char *path, const scenario_override_t *ov, int nov,
                   scenario_t *out, err_t *err)
 {
     memset(out, 0, sizeof *out);
-    char *text;
-    size_t len;
-    if (ynode_read_file(path, &text, &len, err) != 0) return -1;
-    int rc = scenario_load_text(path, text, len, ov, nov, out, err);
-    free(text);
+    scenario_src_t *sc;
+    if (scenario_src_open(path, &sc, err) != 0) return -1;
+    int rc = scenario_src_load(sc, ov, nov, out, err);
+    scenario_src_free(sc);
     return rc;
 }
 
@@ -1532,7 +1690,12 @@ int scenario_load_string(const char *name, const char *yaml,
                          const scenario_override_t *ov, int nov,
                          scenario_t *out, err_t *err)
 {
-    return load_text(name, "", yaml, strlen(yaml), 0, ov, nov, out, err);
+    memset(out, 0, sizeof *out);
+    scenario_src_t *sc;
+    if (scenario_src_string(name, yaml, &sc, err) != 0) return -1;
+    int rc = scenario_src_load(sc, ov, nov, out, err);
+    scenario_src_free(sc);
+    return rc;
 }
 
 static void edge_cfg_fini(edge_cfg_t *e)

@@ -24,8 +24,18 @@
  * A path may address list items by index or by their `name:`
  * (tenants.groups.phones), index = length appends; missing mappings are
  * created; a path that enters a card given as a file (cloud.gpu.mem_bw)
- * turns it into {base: FILE, ...}. An empty VALUE is YAML null: the key
- * takes its default again.
+ * turns it into {base: FILE, ...}. An empty VALUE, a null value (here or in
+ * the file) for a key that takes a value, and a path into the sweep: or
+ * optimize: sections (read from the file by their own commands) are errors:
+ * nothing given is silently dropped.
+ *
+ * Inputs are read once per command (sim/infile.h): a scenario_src_t holds
+ * the scenario's text parsed once and the set of files its loads read
+ * (cards, calibration tables, traces), so every load of a command — a
+ * sweep's points, the checks of its axes — sees the same bytes even when a
+ * file changes meanwhile, and pays for no disk reads after the first.
+ * Relative paths in a scenario are looked up next to it, then in the
+ * specsim root (sim/datapath.h), never in the working directory.
  *
  * Units: durations `40ms`, `150us`, `2s`, `1min` (stored in seconds); rates
  * `100Mbps`, `1Gbps`, `inf` (stored in bits/s, INFINITY for inf); sizes `4GiB`,
@@ -252,6 +262,36 @@ int scenario_load_string(const char *name, const char *yaml,
                          const scenario_override_t *ov, int nov,
                          scenario_t *out, err_t *err);
 void scenario_fini(scenario_t *s);
+
+/* A scenario parsed once (see the top of this file). scenario_src_open reads
+ * the file (path "-": standard input) once; scenario_src_text takes text
+ * already read from that path; scenario_src_string a YAML string named
+ * `name` in messages (no directory: relative files come from the specsim
+ * root). 0, or -1 with err (*out NULL). The caller frees *out with
+ * scenario_src_free. */
+typedef struct scenario_src scenario_src_t;
+int scenario_src_open(const char *path, scenario_src_t **out, err_t *err);
+int scenario_src_text(const char *path, const char *text, size_t len,
+                      scenario_src_t **out, err_t *err);
+int scenario_src_string(const char *name, const char *yaml,
+                        scenario_src_t **out, err_t *err);
+void scenario_src_free(scenario_src_t *sc);
+/* scenario_load of the source: its tree copied, the overrides applied,
+ * resolved; the files it names are read through the source's set. Safe to
+ * call from several threads on one source. */
+int scenario_src_load(const scenario_src_t *sc, const scenario_override_t *ov,
+                      int nov, scenario_t *out, err_t *err);
+/* The whole text as read (NUL-terminated; *len its length when len is not
+ * NULL), for the readers of the sweep: and optimize: sections. */
+const char *scenario_src_body(const scenario_src_t *sc, size_t *len);
+/* The name messages give it: the path, "<stdin>", or the string's name. */
+const char *scenario_src_name(const scenario_src_t *sc);
+/* The set of files the loads read (sim/infile.h): what was used. */
+struct infiles *scenario_src_files(const scenario_src_t *sc);
+/* Tree nodes copied by all loads so far: each load copies the scenario
+ * without its sweep: section, so the count per load does not grow with the
+ * number of axis values (what makes validating a long axis linear). */
+size_t scenario_src_cloned(const scenario_src_t *sc);
 
 /* Prints the fully resolved scenario as YAML that scenario_load accepts and
  * that resolves to the same scenario (round trip). Returns 0 or -1 on a

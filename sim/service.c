@@ -754,10 +754,11 @@ static int build_step(service_t *sv, const caltable_t *t)
     return rc;
 }
 
-static int use_table(service_t *sv, const llm_card_t *m, const char *path, err_t *err)
+static int use_table(service_t *sv, const llm_card_t *m, const char *path,
+                     struct infiles *files, err_t *err)
 {
     caltable_t t;
-    if (caltable_load(path, &t, err) != 0) return -1;
+    if (caltable_load_in(files, path, &t, err) != 0) return -1;
     int rc = check_table(&t, m, sv->prec, sv, err);
     if (rc == 0 && (build_linear(sv, &t) != 0 || build_token(sv, &t) != 0))
         rc = err_set(err, ERR_RUNTIME, "%s: out of memory", path);
@@ -831,6 +832,15 @@ service_t *service_create_tp(const hw_card_t *hw, const llm_card_t *model,
                              int precision, const char *calibration,
                              double overhead_s, int tp, err_t *err)
 {
+    return service_create_in(hw, model, precision, calibration, overhead_s, tp,
+                             NULL, err);
+}
+
+service_t *service_create_in(const hw_card_t *hw, const llm_card_t *model,
+                             int precision, const char *calibration,
+                             double overhead_s, int tp, struct infiles *files,
+                             err_t *err)
+{
     if (precision < 0 || precision >= PREC_COUNT) {
         err_set(err, ERR_INPUT, "service: unknown precision %d", precision);
         return NULL;
@@ -860,7 +870,8 @@ service_t *service_create_tp(const hw_card_t *hw, const llm_card_t *model,
     sv->ar_bw = hw->interconnect_bw;
     sv->ar_lat = hw->interconnect_latency;
     setup_ops(sv, model);
-    if (calibration && calibration[0] && use_table(sv, model, calibration, err) != 0) {
+    if (calibration && calibration[0] &&
+        use_table(sv, model, calibration, files, err) != 0) {
         service_free(sv);
         return NULL;
     }

@@ -64,6 +64,13 @@ service_t *service_create(const hw_card_t *hw, const llm_card_t *model,
 service_t *service_create_tp(const hw_card_t *hw, const llm_card_t *model,
                              int precision, const char *calibration,
                              double overhead_s, int tp, err_t *err);
+/* The same, the calibration table read through the command's set of files
+ * (sim/infile.h; NULL: from disk). */
+struct infiles;
+service_t *service_create_in(const hw_card_t *hw, const llm_card_t *model,
+                             int precision, const char *calibration,
+                             double overhead_s, int tp, struct infiles *files,
+                             err_t *err);
 /* tp >= 1; for tp > 1: tp divides heads and kv_heads, the card has an
  * interconnect_bw, and no calibration table is given. 0, or -1 with err
  * (ERR_INPUT, the message names the card at fault). */

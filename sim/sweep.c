@@ -3,7 +3,9 @@
  * Points run on a pool of threads; the calling thread is the only writer and
  * appends rows strictly in point order through a bounded reorder ring, so the
  * file is the same for any -j and a crash loses at most unfinished points.
- * Each point is an independent scenario_load + sim_run (both re-entrant).
+ * Each point is a load of the scenario parsed once (scenario_src_load: the
+ * file and the cards it names are read once per sweep) + sim_run, both
+ * re-entrant.
  */
 #include "sweep.h"
 
@@ -43,7 +45,7 @@ typedef struct slot {
 } slot_t;
 
 typedef struct pool {
-    const char *scenario;
+    const scenario_src_t *src; /* the scenario, parsed and read once */
     const sweepspec_t *sp;
     const scenario_override_t *sets;
     int nsets;
@@ -124,7 +126,7 @@ static int run_point(const pool_t *p, uint64_t point, metrics_summary_t *m,
     }
     int nov = point_overrides(p, point, ov, idx, seedbuf);
     scenario_t s;
-    if (scenario_load(p->scenario, ov, nov, &s, err) != 0) goto out;
+    if (scenario_src_load(p->src, ov, nov, &s, err) != 0) goto out;
     sim_options_t opt = {.trace = NULL, .progress = NULL, .groups = groups};
     memset(m, 0, sizeof *m);
     rc = groups ? same_groups(p, &s, point, err) : 0;
@@ -407,7 +409,20 @@ int sweep_eval(const char *scenario, const sweepspec_t *sp,
                size_t n, long jobs, metrics_summary_t *out, err_t *err)
 {
     if (n == 0) return 0;
-    pool_t p = {.scenario = scenario, .sp = sp, .sets = sets, .nsets = nsets};
+    scenario_src_t *src;
+    if (scenario_src_open(scenario, &src, err) != 0) return -1;
+    int rc = sweep_eval_src(src, sp, sets, nsets, points, n, jobs, out, err);
+    scenario_src_free(src);
+    return rc;
+}
+
+int sweep_eval_src(const scenario_src_t *src, const sweepspec_t *sp,
+                   const scenario_override_t *sets, int nsets,
+                   const uint64_t *points, size_t n, long jobs,
+                   metrics_summary_t *out, err_t *err)
+{
+    if (n == 0) return 0;
+    pool_t p = {.src = src, .sp = sp, .sets = sets, .nsets = nsets};
     evalq_t q = {.p = &p, .points = points, .n = n, .out = out, .failed = n};
     if (jobs <= 0) {
         long nc = sysconf(_SC_NPROCESSORS_ONLN);
@@ -548,27 +563,30 @@ static int open_output(const sweep_opts_t *o, const char *out, const char *sidec
     return fd;
 }
 
-/* The sweep spec and the base scenario of o->scenario (with o's --set
- * options), and a pool over them. 0, or -1 with err (nothing to free). */
-static int load_sweep(const sweep_opts_t *o, sweepspec_t *sp, scenario_t *base,
-                      pool_t *p, err_t *err)
+/* The scenario file read and parsed once (*src), its sweep spec and base
+ * scenario (with o's --set options), and a pool over them. 0, or -1 with
+ * err (nothing to free). */
+static int load_sweep(const sweep_opts_t *o, scenario_src_t **src, sweepspec_t *sp,
+                      scenario_t *base, pool_t *p, err_t *err)
 {
     memset(sp, 0, sizeof *sp);
+    *src = NULL;
     if (strcmp(o->scenario, "-") == 0)
         return err_set(err, ERR_INPUT, "sweep needs a scenario file, not stdin");
-    if (sweepspec_load(o->scenario, sp, err) != 0) {
-        sweepspec_fini(sp);
-        return -1;
-    }
+    if (scenario_src_open(o->scenario, src, err) != 0) return -1;
+    if (sweepspec_load_string(o->scenario, scenario_src_body(*src, NULL), sp, err) != 0)
+        goto fail;
     if (o->independent_seeds) sp->independent_seeds = 1;
-    if (scenario_load(o->scenario, o->sets, o->nsets, base, err) != 0) {
-        sweepspec_fini(sp);
-        return -1;
-    }
-    *p = (pool_t){.scenario = o->scenario, .sp = sp, .sets = o->sets,
+    if (scenario_src_load(*src, o->sets, o->nsets, base, err) != 0) goto fail;
+    *p = (pool_t){.src = *src, .sp = sp, .sets = o->sets,
                   .nsets = o->nsets, .independent = sp->independent_seeds,
                   .base_seed = base->seed};
     return 0;
+fail:
+    sweepspec_fini(sp);
+    scenario_src_free(*src);
+    *src = NULL;
+    return -1;
 }
 
 int sweep_explain(FILE *f, const sweep_opts_t *o, uint64_t row, err_t *err)
@@ -576,10 +594,12 @@ int sweep_explain(FILE *f, const sweep_opts_t *o, uint64_t row, err_t *err)
     sweepspec_t sp;
     scenario_t base;
     pool_t p;
-    if (load_sweep(o, &sp, &base, &p, err) != 0) return -1;
+    scenario_src_t *src;
+    if (load_sweep(o, &src, &sp, &base, &p, err) != 0) return -1;
     int rc = explain(f, o, &p, row, err);
     scenario_fini(&base);
     sweepspec_fini(&sp);
+    scenario_src_free(src);
     return rc;
 }
 
@@ -593,12 +613,13 @@ int sweep_run(const sweep_opts_t *o, err_t *err)
     char *header = NULL, *sidecar = NULL;
     unsigned char *done = NULL;
     uint64_t *todo = NULL;
+    scenario_src_t *src = NULL;
     if (o->shard_n < 1 || o->shard_i >= o->shard_n)
         return err_set(err, ERR_INPUT, "--shard needs I/N with 0 <= I < N");
     if (o->resume && o->force)
         return err_set(err, ERR_INPUT, "--resume and --force exclude each other");
-    if (load_sweep(o, &sp, &base, &p, err) != 0) return -1;
-    if (sweepspec_validate(&sp, o->scenario, NULL, o->sets, o->nsets, err) < 0) goto out;
+    if (load_sweep(o, &src, &sp, &base, &p, err) != 0) return -1;
+    if (sweepspec_validate_src(&sp, src, o->sets, o->nsets, err) < 0) goto out;
 
     out = o->out ? o->out : (sp.out_file[0] ? sp.out_file : "-");
     int streamed = strcmp(out, "-") == 0;
@@ -611,7 +632,8 @@ int sweep_run(const sweep_opts_t *o, err_t *err)
         p.ngroups = base.ngroups;
     }
     if (!(header = sweepfile_header(&sp, o->per_group ? &base : NULL, err))) goto out;
-    if (!(sidecar = sweepfile_sidecar(&base, &sp, err))) goto out;
+    if (!(sidecar = sweepfile_sidecar_inputs(&base, &sp, scenario_src_files(src), err)))
+        goto out;
     uint64_t total = sp.npoints, ndone = 0;
     done = calloc((size_t)total, 1);
     if (!done) { err_set(err, ERR_RUNTIME, "out of memory"); goto out; }
@@ -644,6 +666,7 @@ out:
         rc = err_set(err, ERR_RUNTIME, "%s: close: %s", out, strerror(errno));
     scenario_fini(&base);
     sweepspec_fini(&sp);
+    scenario_src_free(src);
     free(header);
     free(sidecar);
     free(done);

@@ -60,6 +60,13 @@ int sweep_eval(const char *scenario, const sweepspec_t *sp,
                const scenario_override_t *sets, int nsets, const uint64_t *points,
                size_t n, long jobs, metrics_summary_t *out, err_t *err);
 
+/* The same on a scenario already read and parsed (sim/scenario.h), so
+ * that a search calling it batch after batch reads its inputs once. */
+int sweep_eval_src(const scenario_src_t *src, const sweepspec_t *sp,
+                   const scenario_override_t *sets, int nsets,
+                   const uint64_t *points, size_t n, long jobs,
+                   metrics_summary_t *out, err_t *err);
+
 /* Writes to f the `specsim run` command line that reproduces point `row`
  * (its --set options). 0, or -1 with err filled. */
 int sweep_explain(FILE *f, const sweep_opts_t *o, uint64_t row, err_t *err);

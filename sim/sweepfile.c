@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "infile.h"
 #include "outfile.h"
 #include "output.h"
 #include "version.h"
@@ -159,6 +160,36 @@ static uint64_t fnv1a(const char *s)
 
 char *sweepfile_sidecar(const scenario_t *base, const sweepspec_t *sp, err_t *err)
 {
+    return sweepfile_sidecar_inputs(base, sp, NULL, err);
+}
+
+/* "# read FILE" for each file the sweep's loads read, so the sidecar says
+ * which card (of those next to the scenario or in the specsim root) was
+ * used. Comment lines: shards run where the root lies elsewhere still
+ * describe the same sweep. */
+static char *inputs_text(infiles_t *files)
+{
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    if (!f) return NULL;
+    int bad = 0;
+    for (size_t i = 0; i < infiles_count(files); i++) {
+        const char *p = infiles_path(files, i);
+        bad |= strchr(p, '\n') ? fprintf(f, "# read a file whose name holds a "
+                                         "line break\n") < 0
+                                : fprintf(f, "# read %s\n", p) < 0;
+    }
+    if (fclose(f) != 0 || bad) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+char *sweepfile_sidecar_inputs(const scenario_t *base, const sweepspec_t *sp,
+                               infiles_t *files, err_t *err)
+{
     sidecar_arg_t a = {base, sp};
     size_t n;
     char *body = capture(sidecar_body_fn, &a, &n, err);
@@ -170,15 +201,20 @@ char *sweepfile_sidecar(const scenario_t *base, const sweepspec_t *sp, err_t *er
                      "# specsim sweep: points %" PRIu64 ", id %016" PRIx64 "\n"
                      "# written by %.160s\n",
                      sp->npoints, fnv1a(body), version_string());
-    char *out = malloc((size_t)h + n + 1);
+    char *inputs = inputs_text(files);
+    size_t ni = inputs ? strlen(inputs) : 0;
+    char *out = inputs ? malloc((size_t)h + ni + n + 1) : NULL;
     if (!out) {
         free(body);
+        free(inputs);
         err_set(err, ERR_RUNTIME, "out of memory");
         return NULL;
     }
     memcpy(out, head, (size_t)h);
-    memcpy(out + h, body, n + 1);
+    memcpy(out + h, inputs, ni);
+    memcpy(out + h + ni, body, n + 1);
     free(body);
+    free(inputs);
     return out;
 }
 
@@ -204,8 +240,23 @@ int sweepfile_row(FILE *f, const sweepspec_t *sp, uint64_t point,
     return rc;
 }
 
-/* Reads a whole file. 0 ok, 1 when it does not exist, -1 on error. */
+static int read_bytes(const char *path, char **out, size_t *len, err_t *err);
+
+/* Reads a whole file. 0 ok, 1 when it does not exist, -1 on error. A NUL
+ * byte is refused: no sweep file holds one, and the text is a C string. */
 static int read_text(const char *path, char **out, err_t *err)
+{
+    size_t n;
+    int rc = read_bytes(path, out, &n, err);
+    if (rc == 0 && memchr(*out, 0, n)) {
+        free(*out);
+        *out = NULL;
+        return err_set(err, ERR_INPUT, "%s: holds a NUL byte: not a sweep file", path);
+    }
+    return rc;
+}
+
+static int read_bytes(const char *path, char **out, size_t *len, err_t *err)
 {
     *out = NULL;
     FILE *f = fopen(path, "rb");
@@ -229,6 +280,7 @@ static int read_text(const char *path, char **out, err_t *err)
         return err_set(err, ERR_RUNTIME, "%s: read failed", path);
     }
     *out = buf;
+    *len = n;
     return 0;
 }
 
@@ -317,6 +369,163 @@ static int row_point(const char *line, uint64_t *point)
     return 0;
 }
 
+/* ---- reading rows back ------------------------------------------------------ */
+
+/* A CSV file read record by record (RFC 4180: a quoted field may hold
+ * commas, doubled quotes and line breaks, as output.c writes an axis value
+ * that has them), streaming, so resuming a large sweep holds one row at a
+ * time. */
+typedef struct records {
+    FILE *f;
+    const char *path;
+    char *line;
+    size_t lcap;
+    char *rec;             /* the record, newline included, NUL-terminated */
+    size_t len, cap;
+} records_t;
+
+static int rec_append(records_t *r, const char *s, size_t n)
+{
+    if (r->len + n + 1 > r->cap) {
+        size_t nc = r->cap ? r->cap : 256;
+        while (nc < r->len + n + 1) nc *= 2;
+        char *b = realloc(r->rec, nc);
+        if (!b) return -1;
+        r->rec = b;
+        r->cap = nc;
+    }
+    memcpy(r->rec + r->len, s, n);
+    r->len += n;
+    r->rec[r->len] = 0;
+    return 0;
+}
+
+/* The next complete record (one whose newline lies outside quotes): 1. At
+ * the end: 0, r->len then the length of a torn tail (0 when none). -1 with
+ * err on a read error or a NUL byte (no sweep file holds one). */
+static int next_record(records_t *r, err_t *err)
+{
+    r->len = 0;
+    int quoted = 0;
+    ssize_t n;
+    while ((n = getline(&r->line, &r->lcap, r->f)) > 0) {
+        if (memchr(r->line, 0, (size_t)n))
+            return err_set(err, ERR_INPUT, "%s: holds a NUL byte: not a sweep file",
+                           r->path);
+        if (rec_append(r, r->line, (size_t)n) != 0)
+            return err_set(err, ERR_RUNTIME, "out of memory");
+        for (ssize_t i = 0; i < n; i++) quoted ^= r->line[i] == '"';
+        if (!quoted && r->line[n - 1] == '\n') return 1;
+    }
+    if (ferror(r->f)) return err_set(err, ERR_RUNTIME, "%s: read failed", r->path);
+    return 0;
+}
+
+static void records_close(records_t *r)
+{
+    if (r->f) fclose(r->f);
+    free(r->line);
+    free(r->rec);
+}
+
+/* The next field of a record (without its newline) at *p (< end), unquoted
+ * into *buf (grown as needed); *p moves past it and its comma, to end + 1
+ * after the last field. -1 on allocation failure or a malformed quote. */
+static int next_field(const char **p, const char *end, char **buf, size_t *cap)
+{
+    const char *s = *p;
+    size_t n = 0;
+    int quoted = s < end && *s == '"';
+    if (quoted) s++;
+    for (;; s++) {
+        if (n + 2 > *cap) {
+            size_t nc = *cap ? 2 * *cap : 64;
+            char *b = realloc(*buf, nc);
+            if (!b) return -1;
+            *buf = b;
+            *cap = nc;
+        }
+        if (s >= end) {
+            if (quoted) return -1;
+            break;
+        }
+        if (quoted && *s == '"') {
+            if (s + 1 < end && s[1] == '"') {
+                (*buf)[n++] = *s++;
+                continue;
+            }
+            if (s + 1 < end && s[1] != ',') return -1;
+            s++;
+            break;
+        }
+        if (!quoted && *s == ',') break;
+        (*buf)[n++] = *s;
+    }
+    (*buf)[n] = 0;
+    *p = s + 1;
+    return 0;
+}
+
+/* What a sweep file's rows are checked against: the sweep its sidecar
+ * describes (axis values by point) and the header's field count. */
+typedef struct rowcheck {
+    sweepspec_t sp;
+    size_t nfields;
+    const char **vals;        /* [sp.naxes] */
+    char *buf;
+    size_t cap;
+} rowcheck_t;
+
+static void rowcheck_fini(rowcheck_t *rc)
+{
+    sweepspec_fini(&rc->sp);
+    free(rc->vals);
+    free(rc->buf);
+}
+
+/* From a sidecar's text (a runnable sweep scenario: its sweep: section lists
+ * every axis value) and the header line. 0, or -1 with err. */
+static int rowcheck_init(rowcheck_t *rc, const char *name, const char *sidecar,
+                         const char *header, err_t *err)
+{
+    memset(rc, 0, sizeof *rc);
+    err_t e = {0};
+    if (sweepspec_load_string(name, sidecar, &rc->sp, &e) != 0)
+        return err_set(err, ERR_INPUT, "%s: not a sweep sidecar: %s", name, e.msg);
+    const char *p = header, *end = header + strlen(header);
+    if (end > p && end[-1] == '\n') end--;
+    while (p <= end) {
+        if (next_field(&p, end, &rc->buf, &rc->cap) != 0)
+            return err_set(err, ERR_INPUT, "%s: malformed header", name);
+        rc->nfields++;
+    }
+    rc->vals = malloc((size_t)(rc->sp.naxes + 1) * sizeof *rc->vals);
+    if (!rc->vals) return err_set(err, ERR_RUNTIME, "out of memory");
+    return 0;
+}
+
+/* Checks one record (rec[0..n), newline included) and reads its point: the
+ * number, then every axis value as the sweep has it at that point, then as
+ * many fields as the header. NULL when it is a row of the sweep, else why
+ * not. */
+static const char *row_check(rowcheck_t *rc, const char *rec, size_t n,
+                             uint64_t *point)
+{
+    const char *p = rec, *end = rec + n - 1;
+    if (row_point(rec, point) != 0) return "no point number";
+    if (*point >= rc->sp.npoints) return "a point the sweep does not have";
+    if (next_field(&p, end, &rc->buf, &rc->cap) != 0) return "malformed field";
+    sweepspec_point(&rc->sp, *point, rc->vals);
+    size_t k = 1;
+    for (; p <= end; k++) {
+        if (next_field(&p, end, &rc->buf, &rc->cap) != 0) return "malformed field";
+        if (k <= (size_t)rc->sp.naxes && strcmp(rc->buf, rc->vals[k - 1]) != 0)
+            return "axis values that are not those of its point";
+    }
+    if (k != rc->nfields) return k < rc->nfields ? "too few fields" : "too many fields";
+    return NULL;
+}
+
 static int check_sidecar(const char *csv, const char *expect, err_t *err)
 {
     char side[PATH_ROOM];
@@ -344,71 +553,62 @@ int sweepfile_resume(const char *csv, const char *sidecar, const char *header,
 {
     *fresh = 0;
     *ndone = 0;
-    FILE *f = fopen(csv, "rb");
-    if (!f) {
+    records_t r = {.path = csv, .f = fopen(csv, "rb")};
+    if (!r.f) {
         if (errno == ENOENT) { *fresh = 1; return 0; }
         return err_set(err, ERR_RUNTIME, "%s: %s", csv, strerror(errno));
     }
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t n = getline(&line, &cap, f);
-    int rc = 0;
-    if (n <= 0 || line[n - 1] != '\n') {
+    rowcheck_t chk = {0};
+    int rc = next_record(&r, err);
+    if (rc == 0) {
         /* Not even a complete header: nothing was ever appended. Only an
          * empty file or a cut-off start of this sweep's header can be that;
-         * a text without a final newline or a binary file is someone's. */
-        if (ferror(f)) rc = err_set(err, ERR_RUNTIME, "%s: read failed", csv);
-        else if (n <= 0 || ((size_t)n < strlen(header) && memcmp(line, header, (size_t)n) == 0))
+         * a text without a final newline is someone's. */
+        if (r.len == 0 || (r.len < strlen(header) && memcmp(r.rec, header, r.len) == 0))
             *fresh = 1;
         else
             rc = err_set(err, ERR_INPUT, "%s:1: cannot resume: not a sweep file (its "
                          "first line is not this sweep's header); use --force to "
                          "overwrite it", csv);
-        goto out;
     }
+    if (rc <= 0) goto out;
     if ((rc = check_sidecar(csv, sidecar, err)) != 0) goto out;
-    if (strcmp(line, header) != 0) {
+    if (r.len != strlen(header) || memcmp(r.rec, header, r.len) != 0) {
         rc = err_set(err, ERR_INPUT, "%s:1: cannot resume: the header differs "
                      "from this sweep's (use --force to start over)", csv);
         goto out;
     }
-    off_t good = (off_t)n;   /* end of the last complete line */
-    long lineno = 1;
-    while ((n = getline(&line, &cap, f)) > 0) {
-        lineno++;
-        if (line[n - 1] != '\n') break;  /* torn tail: truncated below */
-        uint64_t p;
-        if (row_point(line, &p) != 0 || p >= total || p % sn != si) {
-            rc = err_set(err, ERR_INPUT, "%s:%ld: cannot resume: not a row of "
-                         "this sweep%s", csv, lineno,
-                         sn > 1 ? " and shard" : "");
-            goto out;
-        }
-        if (done[p]) {
-            rc = err_set(err, ERR_INPUT, "%s:%ld: point %" PRIu64 " appears twice",
-                         csv, lineno, p);
+    if ((rc = rowcheck_init(&chk, csv, sidecar, header, err)) != 0) goto out;
+    off_t good = (off_t)r.len;   /* end of the last complete record */
+    long lineno = 2;
+    /* Rows are appended in point order: a file this sweep (and shard) wrote
+     * holds its first points, each once, in order. */
+    uint64_t want = si;
+    while ((rc = next_record(&r, err)) == 1) {
+        uint64_t p = 0;
+        const char *why = row_check(&chk, r.rec, r.len, &p);
+        if (!why && (p >= total || p % sn != si))
+            why = sn > 1 ? "a point of another shard" : "a point of another sweep";
+        if (!why && p != want) why = "a point out of order (another --shard's file?)";
+        if (why) {
+            rc = err_set(err, ERR_INPUT, "%s:%ld: cannot resume: not a row of this "
+                         "sweep%s: %s", csv, lineno, sn > 1 ? " and shard" : "", why);
             goto out;
         }
         done[p] = 1;
         (*ndone)++;
-        good += (off_t)n;
+        want += sn;
+        good += (off_t)r.len;
+        for (size_t i = 0; i < r.len; i++) lineno += r.rec[i] == '\n';
     }
-    if (ferror(f)) {
-        rc = err_set(err, ERR_RUNTIME, "%s: read failed", csv);
-        goto out;
-    }
-    struct stat st;
-    if (fstat(fileno(f), &st) != 0) {
-        rc = err_set(err, ERR_RUNTIME, "%s: %s", csv, strerror(errno));
-        goto out;
-    }
-    if (st.st_size > good && truncate(csv, good) != 0)
+    if (rc < 0) goto out;
+    if (r.len > 0 && truncate(csv, good) != 0)
         rc = err_set(err, ERR_RUNTIME, "%s: cannot truncate the torn last line: %s",
                      csv, strerror(errno));
 out:
-    free(line);
-    fclose(f);
-    return rc;
+    rowcheck_fini(&chk);
+    records_close(&r);
+    return rc < 0 ? -1 : 0;
 }
 
 int sweepfile_append(int fd, const char *name, const char *buf, size_t n, int sync,
@@ -435,7 +635,8 @@ typedef struct merge_state {
     char *sidecar;        /* of parts[0] */
     char *header;
     uint64_t total;
-    char **rows;          /* [total], owned lines (with newline) */
+    char **rows;          /* [total], owned records (with newline) */
+    rowcheck_t chk;       /* against the first part's sidecar */
 } merge_state_t;
 
 static int merge_part(merge_state_t *m, const char *part, const char *first,
@@ -470,40 +671,40 @@ static int merge_part(merge_state_t *m, const char *part, const char *first,
             return err_set(err, ERR_INPUT, "%s: not part of the same sweep as %s "
                            "(their sidecars differ)", part, first);
     }
-    FILE *f = fopen(part, "rb");
-    if (!f) return err_set(err, ERR_INPUT, "%s: %s", part, strerror(errno));
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t n = getline(&line, &cap, f);
-    rc = 0;
-    if (n <= 0 || line[n - 1] != '\n') {
+    records_t r = {.path = part, .f = fopen(part, "rb")};
+    if (!r.f) return err_set(err, ERR_INPUT, "%s: %s", part, strerror(errno));
+    rc = next_record(&r, err);
+    if (rc == 0) {
         rc = err_set(err, ERR_INPUT, "%s:1: no header", part);
-    } else if (!m->header) {
-        m->header = strdup(line);
-        if (!m->header) rc = err_set(err, ERR_RUNTIME, "out of memory");
-    } else if (strcmp(line, m->header) != 0) {
+    } else if (rc > 0 && !m->header) {
+        m->header = strdup(r.rec);
+        rc = m->header ? rowcheck_init(&m->chk, first, m->sidecar, m->header, err)
+                       : err_set(err, ERR_RUNTIME, "out of memory");
+    } else if (rc > 0 && strcmp(r.rec, m->header) != 0) {
         rc = err_set(err, ERR_INPUT, "%s:1: header differs from %s's", part, first);
+    } else if (rc > 0) {
+        rc = 0;
     }
-    long lineno = 1;
-    while (rc == 0 && (n = getline(&line, &cap, f)) > 0) {
-        lineno++;
-        if (line[n - 1] != '\n') break;   /* torn tail of a killed shard */
-        uint64_t p;
-        if (row_point(line, &p) != 0 || p >= m->total) {
-            rc = err_set(err, ERR_INPUT, "%s:%ld: not a row of this sweep", part,
-                         lineno);
+    /* A torn tail of a killed shard (no newline ends it) is left out. */
+    long lineno = 2;
+    while (rc == 0 && (rc = next_record(&r, err)) == 1) {
+        uint64_t p = 0;
+        const char *why = row_check(&m->chk, r.rec, r.len, &p);
+        rc = 0;
+        if (why) {
+            rc = err_set(err, ERR_INPUT, "%s:%ld: not a row of this sweep: %s", part,
+                         lineno, why);
         } else if (m->rows[p]) {
-            if (strcmp(m->rows[p], line) != 0)
+            if (strcmp(m->rows[p], r.rec) != 0)
                 rc = err_set(err, ERR_INPUT, "%s:%ld: point %" PRIu64 " differs "
                              "from the same point in another part", part, lineno, p);
-        } else if (!(m->rows[p] = strdup(line))) {
+        } else if (!(m->rows[p] = strdup(r.rec))) {
             rc = err_set(err, ERR_RUNTIME, "out of memory");
         }
+        for (size_t i = 0; i < r.len; i++) lineno += r.rec[i] == '\n';
     }
-    if (rc == 0 && ferror(f)) rc = err_set(err, ERR_RUNTIME, "%s: read failed", part);
-    free(line);
-    fclose(f);
-    return rc;
+    records_close(&r);
+    return rc < 0 ? -1 : 0;
 }
 
 static int merge_body(FILE *f, const void *arg)
@@ -576,5 +777,6 @@ int sweepfile_merge(const char *out, const char *const *parts, int nparts,
     free(m.rows);
     free(m.sidecar);
     free(m.header);
+    rowcheck_fini(&m.chk);
     return rc;
 }

@@ -44,6 +44,12 @@ char *sweepfile_header(const sweepspec_t *sp, const scenario_t *groups, err_t *e
 char *sweepfile_sidecar(const scenario_t *base, const sweepspec_t *sp,
                         err_t *err);
 
+/* The same with a line "# read PATH" for each file in `files` (the inputs
+ * the sweep's loads read: sim/infile.h), before the scenario. */
+struct infiles;
+char *sweepfile_sidecar_inputs(const scenario_t *base, const sweepspec_t *sp,
+                               struct infiles *files, err_t *err);
+
 /* Reads "points N" from a sidecar text's first line. 0 or -1. */
 int sweepfile_sidecar_points(const char *text, uint64_t *npoints);
 

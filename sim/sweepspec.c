@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "infile.h"
 #include "scenario.h"
 #include "suggest.h"
 #include "units.h"
@@ -480,7 +481,7 @@ int sweepspec_load(const char *path, sweepspec_t *out, err_t *err)
     memset(out, 0, sizeof *out);
     char *text;
     size_t len;
-    if (ynode_read_file(path, &text, &len, err) != 0) return -1;
+    if (infile_read(path, INFILE_YAML_MAX, &text, &len, err) != 0) return -1;
     int rc = sweepspec_load_string(path, text, out, err);
     free(text);
     return rc;
@@ -576,14 +577,13 @@ static int blamed_axis(const sweepspec_t *sp, const int *idx, int line, int col,
  * base + the axes at the values idx. A failure names the axis key or value
  * the message points at, else axis `a` (the one being varied) — the
  * loader's own location dropped when it is that same axis. */
-static int try_values(const sweepspec_t *sp, const char *scenario, const char *text,
+static int try_values(const sweepspec_t *sp, const scenario_src_t *src,
                       const scenario_override_t *ov, int nov, const int *idx,
                       int a, err_t *err)
 {
     scenario_t s;
     err_t e = {0};
-    int rc = text ? scenario_load_text(scenario, text, strlen(text), ov, nov, &s, &e)
-                  : scenario_load(scenario, ov, nov, &s, &e);
+    int rc = scenario_src_load(src, ov, nov, &s, &e);
     if (rc == 0) scenario_fini(&s);
     if (rc == 0) return 0;
     if (e.code == ERR_RUNTIME) return err_set(err, e.code, "%s", e.msg);
@@ -607,6 +607,18 @@ int sweepspec_validate(const sweepspec_t *sp, const char *scenario,
                        const char *text, const scenario_override_t *base,
                        int nbase, err_t *err)
 {
+    scenario_src_t *src;
+    int rc = text ? scenario_src_text(scenario, text, strlen(text), &src, err)
+                  : scenario_src_open(scenario, &src, err);
+    if (rc != 0) return -1;
+    rc = sweepspec_validate_src(sp, src, base, nbase, err);
+    scenario_src_free(src);
+    return rc;
+}
+
+int sweepspec_validate_src(const sweepspec_t *sp, const scenario_src_t *src,
+                           const scenario_override_t *base, int nbase, err_t *err)
+{
     int nov = nbase + sp->naxes;
     scenario_override_t *ov = malloc((size_t)nov * sizeof *ov);
     int *idx = calloc((size_t)sp->naxes, sizeof *idx);
@@ -624,7 +636,7 @@ int sweepspec_validate(const sweepspec_t *sp, const char *scenario,
                 idx[a] = i;
                 ov[nbase + a] = sweepspec_override(sp, a, i);
             }
-            rc = try_values(sp, scenario, text, ov, nov, idx, sp->naxes - 1, err);
+            rc = try_values(sp, src, ov, nov, idx, sp->naxes - 1, err);
             loads++;
         }
     } else {
@@ -634,7 +646,7 @@ int sweepspec_validate(const sweepspec_t *sp, const char *scenario,
             for (int i = 0; rc == 0 && i < ax->nvalues; i++) {
                 idx[a] = i;
                 ov[nbase + a] = sweepspec_override(sp, a, i);
-                rc = try_values(sp, scenario, text, ov, nov, idx, a, err);
+                rc = try_values(sp, src, ov, nov, idx, a, err);
                 loads++;
             }
             idx[a] = 0;
@@ -650,10 +662,22 @@ int sweepspec_check(const char *scenario, const char *text,
                     const scenario_override_t *base, int nbase, sweepspec_t *out,
                     err_t *err)
 {
-    const char *name = strcmp(scenario, "-") == 0 ? "<stdin>" : scenario;
-    if (load_section(name, text, 0, out, err) != 0) return -1;
+    memset(out, 0, sizeof *out);
+    scenario_src_t *src;
+    if (scenario_src_text(scenario, text, strlen(text), &src, err) != 0) return -1;
+    int rc = sweepspec_check_src(src, base, nbase, out, err);
+    scenario_src_free(src);
+    return rc;
+}
+
+int sweepspec_check_src(const scenario_src_t *src, const scenario_override_t *base,
+                        int nbase, sweepspec_t *out, err_t *err)
+{
+    if (load_section(scenario_src_name(src), scenario_src_body(src, NULL), 0, out,
+                     err) != 0)
+        return -1;
     if (out->naxes == 0) return 0;
-    return sweepspec_validate(out, scenario, text, base, nbase, err) < 0 ? -1 : 0;
+    return sweepspec_validate_src(out, src, base, nbase, err) < 0 ? -1 : 0;
 }
 
 /* Every axis as an explicit list, each line started with indent. */

@@ -96,6 +96,13 @@ int sweepspec_validate(const sweepspec_t *sp, const char *scenario,
                        const char *text, const scenario_override_t *base,
                        int nbase, err_t *err);
 
+/* The same on a scenario parsed once (sim/scenario.h): each load copies
+ * its tree without the sweep: section, so checking an axis of N values
+ * costs N loads of the scenario, not N parses of a text that holds the N
+ * values. */
+int sweepspec_validate_src(const sweepspec_t *sp, const scenario_src_t *src,
+                           const scenario_override_t *base, int nbase, err_t *err);
+
 /* For `specsim check`: when the scenario's text (file `scenario`, "-" for
  * standard input) has a sweep: section, reads it into *out and validates it
  * as `specsim sweep` does before running any point; without one, *out is
@@ -104,6 +111,10 @@ int sweepspec_validate(const sweepspec_t *sp, const char *scenario,
 int sweepspec_check(const char *scenario, const char *text,
                     const scenario_override_t *base, int nbase, sweepspec_t *out,
                     err_t *err);
+
+/* sweepspec_check of a scenario parsed once. */
+int sweepspec_check_src(const scenario_src_t *src, const scenario_override_t *base,
+                        int nbase, sweepspec_t *out, err_t *err);
 
 /* Writes the section back as YAML (`sweep:` with every axis as an explicit
  * list), so a sidecar is itself a runnable sweep. 0 or -1 on write error. */

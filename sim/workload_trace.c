@@ -9,6 +9,8 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "infile.h"
+
 enum { COL_TIME, COL_PROMPT, COL_OUTPUT, COL_TENANT, NCOLS };
 
 /* Accepted header names per column: Azure's first, then the plain one. */
@@ -305,26 +307,21 @@ static workload_trace_t *split_by_tenant(const row_t *rows, long n, int nt)
     return tr;
 }
 
-static FILE *open_capped(const char *path, const char *shown, err_t *err)
+/* The trace through the command's set of files (regular files only, capped
+ * in size: sim/infile.h), as a stream over the bytes read. *text is the
+ * buffer under it, freed by the caller after fclose. */
+static FILE *open_capped(struct infiles *files, const char *path, const char *shown,
+                         char **text, err_t *err)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        err_set(err, ERR_INPUT, "%s: cannot open: %s", shown, strerror(errno));
+    size_t len;
+    err_t rerr;
+    if (infiles_read(files, path, WORKLOAD_TRACE_MAX_BYTES, text, &len, &rerr) != 0) {
+        if (strcmp(shown, path) == 0) err_set(err, rerr.code, "%s", rerr.msg);
+        else err_set(err, rerr.code, "%s: %s", shown, rerr.msg);
         return NULL;
     }
-    struct stat st;
-    if (fstat(fileno(f), &st) != 0) {
-        err_set(err, ERR_INPUT, "%s: %s", shown, strerror(errno));
-        fclose(f);
-        return NULL;
-    }
-    if (st.st_size > WORKLOAD_TRACE_MAX_BYTES) {
-        err_set(err, ERR_INPUT, "%s: %lld bytes; request traces are capped at "
-                "%ld MiB (cut the file, e.g. with head)", shown,
-                (long long)st.st_size, WORKLOAD_TRACE_MAX_BYTES >> 20);
-        fclose(f);
-        return NULL;
-    }
+    FILE *f = fmemopen(*text, len, "r");
+    if (!f) err_set(err, ERR_RUNTIME, "%s: %s", shown, strerror(errno));
     return f;
 }
 
@@ -343,13 +340,22 @@ workload_trace_t *workload_trace_create(const char *path, const char *shown,
                                       const workload_trace_fleet_t *fleet,
                                       err_t *err)
 {
+    return workload_trace_create_in(NULL, path, shown, scale, fleet, err);
+}
+
+workload_trace_t *workload_trace_create_in(struct infiles *files, const char *path,
+                                         const char *shown, double scale,
+                                         const workload_trace_fleet_t *fleet,
+                                         err_t *err)
+{
     reader_t r = {.shown = shown, .scale = scale, .fleet = fleet, .err = err};
     r.takers = takers_of(fleet, &r.ntakers);
     if (!r.takers) {
         err_set(err, ERR_RUNTIME, "%s: out of memory", shown);
         return NULL;
     }
-    FILE *f = open_capped(path, shown, err);
+    char *text = NULL;
+    FILE *f = open_capped(files, path, shown, &text, err);
     row_t *rows = NULL;
     long n = 0;
     workload_trace_t *tr = NULL;
@@ -360,6 +366,7 @@ workload_trace_t *workload_trace_create(const char *path, const char *shown,
         if (!tr) err_set(err, ERR_RUNTIME, "%s: out of memory", shown);
     }
     if (f) fclose(f);
+    free(text);
     free(rows);
     free(r.takers);
     return tr;

@@ -57,6 +57,12 @@ workload_trace_t *workload_trace_create(const char *path, const char *shown,
                                       double scale,
                                       const workload_trace_fleet_t *fleet,
                                       err_t *err);
+/* The same, read through the command's set of files (sim/infile.h). */
+struct infiles;
+workload_trace_t *workload_trace_create_in(struct infiles *files, const char *path,
+                                         const char *shown, double scale,
+                                         const workload_trace_fleet_t *fleet,
+                                         err_t *err);
 void workload_trace_free(workload_trace_t *tr);
 
 #endif

@@ -1,7 +1,6 @@
 /* ynode — YAML text into a marked node tree (see ynode.h). */
 #include "ynode.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,13 +209,13 @@ fail:
     return NULL;
 }
 
-static size_t count_nodes(const ynode_t *n)
+size_t ynode_count(const ynode_t *n)
 {
     size_t c = 1;
     for (size_t i = 0; n->kind == YNODE_SEQ && i < n->n; i++)
-        c += count_nodes(n->items[i]);
+        c += ynode_count(n->items[i]);
     for (size_t i = 0; n->kind == YNODE_MAP && i < n->n; i++)
-        c += count_nodes(n->pairs[i].val);
+        c += ynode_count(n->pairs[i].val);
     return c;
 }
 
@@ -250,6 +249,19 @@ static int add_anchor(pctx_t *p, const unsigned char *name, const ynode_t *n)
     /* A later anchor of the same name shadows the earlier one (YAML 1.2). */
     p->anchors[p->nanchors++] = (anchor_t){s, n};
     return 0;
+}
+
+/* The explicit tag of a node (`!!binary`, `!!python/object`, `!x`), or
+ * NULL: no reader gives tags a meaning, so ignoring one would read a value
+ * other than the one the user meant. */
+static const unsigned char *node_tag(const yaml_event_t *ev)
+{
+    switch (ev->type) {
+    case YAML_SCALAR_EVENT: return ev->data.scalar.tag;
+    case YAML_SEQUENCE_START_EVENT: return ev->data.sequence_start.tag;
+    case YAML_MAPPING_START_EVENT: return ev->data.mapping_start.tag;
+    default: return NULL;
+    }
 }
 
 static int parse_node(pctx_t *p, yaml_event_t *ev, ynode_t **out, int depth);
@@ -289,6 +301,12 @@ static int parse_map(pctx_t *p, ynode_t *n, int depth)
             yaml_event_delete(&kev);
             return rc;
         }
+        if (node_tag(&kev)) {
+            int rc = perr(p, kev.start_mark, "YAML tags (such as !!str) are not "
+                          "supported: write the key plainly");
+            yaml_event_delete(&kev);
+            return rc;
+        }
         const char *key = (const char *)kev.data.scalar.value;
         int kl = mark_line(p, kev.start_mark), kc = mark_col(p, kev.start_mark);
         size_t old = path_push(p, key);
@@ -317,7 +335,7 @@ static int parse_alias(pctx_t *p, yaml_event_t *ev, ynode_t **out)
     const char *name = (const char *)ev->data.alias.anchor;
     for (size_t i = p->nanchors; i-- > 0;) {
         if (strcmp(p->anchors[i].name, name) != 0) continue;
-        size_t cnt = count_nodes(p->anchors[i].node);
+        size_t cnt = ynode_count(p->anchors[i].node);
         if (p->nodes + cnt > YNODE_MAX_NODES)
             return perr(p, ev->start_mark, "document too large (alias expansion)");
         p->nodes += cnt;
@@ -340,6 +358,9 @@ static int parse_node(pctx_t *p, yaml_event_t *ev, ynode_t **out, int depth)
     if (++p->nodes > YNODE_MAX_NODES)
         return perr(p, ev->start_mark, "document too large");
     if (ev->type == YAML_ALIAS_EVENT) return parse_alias(p, ev, out);
+    if (node_tag(ev))
+        return perr(p, ev->start_mark, "YAML tags (such as !!binary) are not "
+                    "supported: write the value plainly");
     int line = mark_line(p, ev->start_mark), col = mark_col(p, ev->start_mark);
     const unsigned char *anchor = NULL;
     ynode_t *n = NULL;
@@ -435,47 +456,6 @@ int ynode_parse(const char *src, const char *key, const char *text, size_t len,
         return -1;
     }
     *out = root;
-    return 0;
-}
-
-int ynode_read_file(const char *path, char **text, size_t *len, err_t *err)
-{
-    int is_stdin = strcmp(path, "-") == 0;
-    FILE *f = is_stdin ? stdin : fopen(path, "rb");
-    *text = NULL;
-    *len = 0;
-    if (!f)
-        return err_set(err, ERR_INPUT, "%s: cannot open: %s", path,
-                       strerror(errno));
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    int rc = 0;
-    while (buf) {
-        if (n + 1 >= cap) {
-            char *b = realloc(buf, cap * 2);
-            if (!b) break;
-            buf = b;
-            cap *= 2;
-        }
-        size_t got = fread(buf + n, 1, cap - 1 - n, f);
-        n += got;
-        if (got == 0) break;
-    }
-    if (!buf) {
-        rc = err_set(err, ERR_RUNTIME, "%s: out of memory", path);
-    } else if (ferror(f)) {
-        rc = err_set(err, ERR_INPUT, "%s: read error: %s", path, strerror(errno));
-    } else if (!feof(f)) {
-        rc = err_set(err, ERR_RUNTIME, "%s: out of memory", path);
-    }
-    if (!is_stdin) fclose(f);
-    if (rc != 0) {
-        free(buf);
-        return -1;
-    }
-    buf[n] = 0;
-    *text = buf;
-    *len = n;
     return 0;
 }
 

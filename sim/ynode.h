@@ -3,7 +3,7 @@
  * error can point at the text the user wrote.
  *
  * The one YAML reader: scenarios, cards, calibration tables and sweep specs
- * all read through it, and no other module talks to libyaml, so syntax
+ * all read through it (their files read by sim/infile.h), and no other module talks to libyaml, so syntax
  * errors, duplicate keys and positions read the same everywhere.
  *
  * Built with libyaml's event API. Anchors and aliases are supported (an alias
@@ -57,11 +57,6 @@ struct ynode {
 int ynode_parse(const char *src, const char *key, const char *text, size_t len,
                 int line_base, int col_base, ynode_t **out, err_t *err);
 
-/* Reads a whole file (path "-" = stdin) into a NUL-terminated buffer the
- * caller frees; *len excludes the NUL. -1 with err set (ERR_INPUT) when it
- * cannot be read. */
-int ynode_read_file(const char *path, char **text, size_t *len, err_t *err);
-
 /* Walks the text of a data file (trace, empirical values) in place: returns
  * the next line that is neither blank nor a #-comment, trimmed of blanks,
  * with *line its 1-based number and *col the 1-based column where it starts;
@@ -75,6 +70,9 @@ ynode_t *ynode_create_map(const char *src, int line, int col);
 ynode_t *ynode_create_scalar(const char *src, int line, int col, const char *s);
 /* Deep copy (NULL on allocation failure); src pointers are shared. */
 ynode_t *ynode_clone(const ynode_t *n);
+
+/* Nodes in the tree (n itself included). */
+size_t ynode_count(const ynode_t *n);
 
 /* The pair with this key in a mapping, or NULL (also when m is not a map). */
 ynode_pair_t *ynode_find(const ynode_t *m, const char *key);

@@ -17,12 +17,15 @@ if [ $rc -eq 0 ] && [ "$n" -eq 2 ] && grep -q '^  replica_groups:' "$TMP/check.y
        "$TMP/check.yaml" && ! grep -q '^  replicas:' "$TMP/check.yaml"; then
     pass check_prints_groups
 else fail check_prints_groups "rc $rc, $n groups: $(head -c 300 "$TMP/err")"; fi
-# ... and what it prints loads back to the same (the cards' file comments
-# aside: a card read back inline has none).
+# ... and what it prints loads back to the same (the header comments that
+# name the files read and the source aside, and the cards' file comments: a
+# card read back inline has none).
 "$SPECSIM" check "$TMP/check.yaml" >"$TMP/check2.yaml" 2>"$TMP/err"
 rc=$?
-tail -n +2 "$TMP/check.yaml" | sed 's/:  # .*$/:/' >"$TMP/a"
-tail -n +2 "$TMP/check2.yaml" | sed 's/:  # .*$/:/' >"$TMP/b"
+sed '/^# read /d; /^# specsim scenario, fully resolved from /d; s/:  # .*$/:/' \
+    "$TMP/check.yaml" >"$TMP/a"
+sed '/^# read /d; /^# specsim scenario, fully resolved from /d; s/:  # .*$/:/' \
+    "$TMP/check2.yaml" >"$TMP/b"
 if [ $rc -eq 0 ] && cmp -s "$TMP/a" "$TMP/b"; then pass check_round_trip
 else fail check_round_trip "rc $rc: $(diff "$TMP/a" "$TMP/b" | head -5)"; fi
 

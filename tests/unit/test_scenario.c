@@ -295,12 +295,6 @@ static void test_overrides(void)
     }
     CHECK(s.cloud.batching.max_batch == 4 && s.cloud.batching.max_wait == 5.0 / 1e3);
     scenario_fini(&s);
-
-    /* A null value removes the key: the default comes back. */
-    scenario_override_t reset[] = {SET("protocol.gamma", "")};
-    if (load_ok("protocol: {gamma: 9}\n", reset, 1, &s) != 0) return;
-    CHECK(s.protocol.gamma == 4);
-    scenario_fini(&s);
 }
 
 static void check_set_error(const char *yaml, scenario_override_t *ov, int nov,

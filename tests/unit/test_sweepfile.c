@@ -37,7 +37,9 @@ static char *get(const char *name)
     return buf;
 }
 
-#define SIDE "# specsim sweep: points 4, id 0000000000000000\nseed: 1\n"
+/* A sidecar is a runnable sweep: rows are checked against its axes. */
+#define SWEEP "sweep:\n  x: [1, 2, 3, 4]\n"
+#define SIDE "# specsim sweep: points 4, id 0000000000000000\nseed: 1\n" SWEEP
 #define HEAD "point,x,itl_mean_s\n"
 
 static void test_sidecar_path(void)
@@ -109,7 +111,7 @@ static void test_merge(void)
     put("p0.scenario.yaml", SIDE);
     /* Comment lines (the path it was resolved from) may differ. */
     put("p1.scenario.yaml", "# specsim sweep: points 4, id 0000000000000000\n"
-        "# resolved from ../s.yaml\nseed: 1\n");
+        "# resolved from ../s.yaml\nseed: 1\n" SWEEP);
     put("p0.csv", HEAD "0,1,0.5\n2,3,0.1\n");
     /* A repeated identical row (point 2) is fine; the torn tail is ignored. */
     put("p1.csv", HEAD "1,2,0.25\n2,3,0.1\n3,4,0.05\n3,4");
@@ -120,7 +122,7 @@ static void test_merge(void)
     CHECK(sweepfile_merge(path("m.csv"), parts, 2, &err) == 0);
     CHECK_STR(get("m.csv"), HEAD "0,1,0.5\n1,2,0.25\n2,3,0.1\n3,4,0.05\n");
     CHECK_STR(get("m.scenario.yaml"), "# specsim sweep: points 4, id 0000000000000000\n"
-              "# resolved from ../s.yaml\nseed: 1\n");   /* the first part's */
+              "# resolved from ../s.yaml\nseed: 1\n" SWEEP);   /* the first part's */
     /* Missing point 3. */
     put("p1.csv", HEAD "1,2,0.25\n");
     CHECK(sweepfile_merge(path("m2.csv"), parts, 2, &err) == -1 &&
@@ -135,6 +137,90 @@ static void test_merge(void)
     put("p1.scenario.yaml", SIDE "seed: 2\n");
     CHECK(sweepfile_merge(path("m2.csv"), parts, 2, &err) == -1 &&
           err.code == ERR_INPUT);
+}
+
+/* Issue 14 item 11: a row is a row of the sweep only when every field
+ * agrees — its axis values are those of its point, it has the header's
+ * field count — and a resumed file holds the sweep's (or shard's) first
+ * points in order. Old code looked at the point number alone. */
+static void test_rows_checked(void)
+{
+    unsigned char done[4];
+    uint64_t ndone;
+    int fresh;
+    err_t err = {0};
+    static const char *const bad[] = {
+        HEAD "0,1,0.5\n1,3,0.25\n",     /* x at point 1 is 2, not 3 */
+        HEAD "0,1,0.5,9\n",              /* a field too many */
+        HEAD "0,1\n",                    /* one too few */
+        HEAD "1,2,0.25\n3,4,0.05\n",     /* shard 1/2's rows, resumed unsharded */
+        HEAD "0,1,0.5\n0,1,0.5\n",       /* a point twice */
+    };
+    put("c.scenario.yaml", SIDE);
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        memset(done, 0, sizeof done);
+        put("c.csv", bad[i]);
+        err.code = 0;
+        CHECK(sweepfile_resume(path("c.csv"), SIDE, HEAD, 4, 0, 1, done, &ndone,
+                               &fresh, &err) == -1 && err.code == ERR_INPUT);
+        CHECK(strstr(err.msg, "c.csv:") != NULL);
+        CHECK_STR(get("c.csv"), bad[i]);   /* left as it was */
+    }
+    /* The shard's own file resumes as shard 1/2. */
+    memset(done, 0, sizeof done);
+    put("c.csv", bad[3]);
+    CHECK(sweepfile_resume(path("c.csv"), SIDE, HEAD, 4, 1, 2, done, &ndone,
+                           &fresh, &err) == 0 && ndone == 2 && done[1] && done[3]);
+    /* Merge checks the same fields (the order there is its own). */
+    put("q0.scenario.yaml", SIDE);
+    char q0[256];
+    snprintf(q0, sizeof q0, "%s", path("q0.csv"));
+    const char *parts[] = {q0};
+    for (size_t i = 0; i < 3; i++) {
+        put("q0.csv", bad[i]);
+        err.code = 0;
+        CHECK(sweepfile_merge(path("qm.csv"), parts, 1, &err) == -1 &&
+              err.code == ERR_INPUT && strstr(err.msg, "q0.csv:") != NULL);
+        CHECK(access(path("qm.csv"), F_OK) != 0);
+    }
+}
+
+/* Issue 14 item 12: an axis value with a line break (or a comma, or a
+ * quote) is written quoted (RFC 4180); the sweep reads such rows back on
+ * resume and merge, and a tail torn inside the quotes is cut. */
+#define SIDE_NL "# specsim sweep: points 2, id 0\nsweep:\n  name: [\"a\\nb\", \"c,\\\"d\"]\n"
+#define ROWS_NL "0,\"a\nb\",0.5\n1,\"c,\"\"d\",0.25\n"
+
+static void test_quoted_rows(void)
+{
+    unsigned char done[2] = {0};
+    uint64_t ndone = 0;
+    int fresh;
+    err_t err = {0};
+    const char *head = "point,name,itl_mean_s\n";
+    char full[256];
+    snprintf(full, sizeof full, "%s%s", head, ROWS_NL);
+    put("n.scenario.yaml", SIDE_NL);
+    put("n.csv", full);
+    CHECK(sweepfile_resume(path("n.csv"), SIDE_NL, head, 2, 0, 1, done, &ndone,
+                           &fresh, &err) == 0);
+    if (err.code) printf("  %s\n", err.msg);
+    CHECK(ndone == 2 && done[0] && done[1]);
+    char torn[256];
+    snprintf(torn, sizeof torn, "%s0,\"a\nb\",0.5\n1,\"c,\n", head);
+    put("n.csv", torn);
+    memset(done, 0, sizeof done);
+    CHECK(sweepfile_resume(path("n.csv"), SIDE_NL, head, 2, 0, 1, done, &ndone,
+                           &fresh, &err) == 0 && ndone == 1 && done[0] && !done[1]);
+    char cut[256];
+    snprintf(cut, sizeof cut, "%s0,\"a\nb\",0.5\n", head);
+    CHECK_STR(get("n.csv"), cut);
+    put("n.csv", full);
+    char n0[256];
+    snprintf(n0, sizeof n0, "%s", path("n.csv"));
+    const char *parts[] = {n0};
+    CHECK(sweepfile_merge(path("nm.csv"), parts, 1, &err) == 0);
+    CHECK_STR(get("nm.csv"), full);
 }
 
 static void test_append(void)
@@ -158,6 +244,8 @@ int main(void)
     RUN(test_resume_truncates_torn_tail);
     RUN(test_resume_rejects);
     RUN(test_merge);
+    RUN(test_rows_checked);
+    RUN(test_quoted_rows);
     RUN(test_append);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
