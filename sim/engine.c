@@ -25,6 +25,7 @@ struct engine {
     engine_fn fn[ENGINE_MAX_TYPES];
     void *ctx[ENGINE_MAX_TYPES];
     engine_hint_fn hint[ENGINE_MAX_TYPES];
+    int hints;              /* some type has a hint: look ahead */
 };
 
 #define ENGINE_RING_START 16   /* a power of two */
@@ -73,6 +74,7 @@ int engine_on_hint(engine_t *e, uint32_t type, engine_hint_fn hint)
 {
     if (type >= ENGINE_MAX_TYPES) return -1;
     e->hint[type] = hint;
+    if (hint) e->hints = 1;
     return 0;
 }
 
@@ -186,8 +188,10 @@ int engine_run(engine_t *e, double until)
         e->events++;
         /* The next event as things stand (unless this handler schedules an
          * earlier one, when the hint is merely wasted). */
-        next = peek(e);
-        if (next && e->hint[next->type]) e->hint[next->type](e->ctx[next->type], next);
+        if (e->hints) {
+            next = peek(e);
+            if (next && e->hint[next->type]) e->hint[next->type](e->ctx[next->type], next);
+        }
         engine_fn fn = e->fn[ev.type];
         if (!fn || fn(e->ctx[ev.type], &ev) != 0) return -1;
     }
