@@ -53,7 +53,7 @@ stop() {
 trap stop EXIT
 trap 'exit 1' INT TERM HUP
 chmod 700 "$tmp"
-mkdir -p "$tmp/state" "$tmp/spool" "$tmp/work"
+mkdir -p "$tmp/state" "$tmp/spool" "$tmp/run"
 
 # munge: its own key, socket and files, so that no system daemon is needed.
 dd if=/dev/urandom of="$tmp/munge.key" bs=1024 count=1 2>/dev/null
@@ -114,7 +114,7 @@ until sinfo -h -N -o '%T' 2>/dev/null | grep -q -E '^(idle|mixed|allocated)'; do
 done
 
 # The sweep: 6 points in 3 shards, small enough to finish in seconds.
-cat >"$tmp/work/s.yaml" <<'EOF'
+cat >"$tmp/run/s.yaml" <<'EOF'
 name: slurm-real
 seed: 7
 duration: 3s
@@ -131,10 +131,10 @@ sweep:
   acceptance.alpha: [0.6, 0.8, 0.95]
   tenants.network.rtt: [10ms, 50ms]
 EOF
-"$specsim" sweep "$tmp/work/s.yaml" -j 1 --quiet --out "$tmp/work/ref.csv" ||
+"$specsim" sweep "$tmp/run/s.yaml" -j 1 --quiet --out "$tmp/run/ref.csv" ||
     fail "the unsharded sweep failed"
 
-cd "$tmp/work" || fail "no work folder"
+cd "$tmp/run" || fail "no work folder"
 SPECSIM="$specsim" sh "$root/scripts/slurm-sweep.sh" -n 3 -c 1 s.yaml out.csv \
     >"$tmp/submit.log" 2>&1 || fail "slurm-sweep.sh failed: $(cat "$tmp/submit.log")"
 merge=$(sed -n -E 's/.*merge job ([0-9]+).*/\1/p' "$tmp/submit.log")
