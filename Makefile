@@ -55,12 +55,17 @@ KER_SRC  := $(filter-out kernels/calibrate_main.c,$(wildcard kernels/*.c))
 KER_OBJ  := $(KER_SRC:%.c=$(BUILD)/%.o)
 CU_SRC   := $(wildcard kernels/cuda/*.cu)
 CU_OBJ   := $(CU_SRC:%.cu=$(BUILD)/%.o)
+# testbed/*.c -> build/testbed (testbed/main.c) over libtestbed.a (the rest,
+# objects in build/tb/ since build/testbed is the binary);
+# tests/unit/test_tb_*.c also link libtestbed.a.
+TB_SRC   := $(filter-out testbed/main.c,$(wildcard testbed/*.c))
+TB_OBJ   := $(TB_SRC:testbed/%.c=$(BUILD)/tb/%.o)
 UNIT_SRC := $(wildcard tests/unit/test_*.c) $(wildcard tests/kernels/test_*.c)
 UNIT_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 CUT_SRC  := $(wildcard tests/cuda/test_*.cu)
 CUT_BIN  := $(patsubst tests/%.cu,$(BUILD)/tests/%,$(CUT_SRC))
 
-BINS := $(BUILD)/specsim $(BUILD)/calibrate
+BINS := $(BUILD)/specsim $(BUILD)/calibrate $(BUILD)/testbed
 ifneq ($(NVCC),)
 ifneq ($(CU_SRC),)
 # CUDA test binaries are linked by nvcc, which cannot link sanitizer builds.
@@ -139,6 +144,22 @@ $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 
 $(BUILD)/specsim: $(CLI_OBJ) $(BUILD)/gen/default_scenario.o $(BUILD)/libspecsim.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/libtestbed.a: $(TB_OBJ)
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+
+# cli_opt.o: the --set/--seed/--reps overrides are read as specsim reads them.
+$(BUILD)/testbed: $(BUILD)/tb/main.o $(BUILD)/sim/cli_opt.o $(BUILD)/libtestbed.a $(BUILD)/libkernels.a $(BUILD)/libspecsim.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tb/%.o: testbed/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itestbed -c -o $@ $<
+
+$(BUILD)/tests/unit/test_tb_%: tests/unit/test_tb_%.c $(BUILD)/libtestbed.a $(BUILD)/libkernels.a $(BUILD)/libspecsim.a tests/check.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itests -Itestbed $(LDFLAGS) -o $@ $< $(BUILD)/libtestbed.a $(BUILD)/libkernels.a $(BUILD)/libspecsim.a $(LDLIBS)
 
 # libkernels_cuda.a first: it calls into the C libraries after it.
 $(BUILD)/calibrate: $(BUILD)/kernels/calibrate_main.o $(if $(CAL_CUDA_OBJ),$(BUILD)/libkernels_cuda.a) $(BUILD)/libkernels.a $(BUILD)/libspecsim.a

@@ -415,7 +415,26 @@ static void mva_fill(const scenario_t *s, analytic_t *a)
     a->mva_gpu_util = x * v;
 }
 
+static int compute(const scenario_t *s, analytic_t *out, err_t *err);
+
+/* A cloud of replica groups is solved exactly only when it is one group:
+ * that group's settings are then the cloud's. Groups of different cards
+ * share the fleet through routing, which no closed form here describes. */
 int analytic_compute(const scenario_t *s, analytic_t *out, err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    int n = scenario_replica_groups(s);
+    if (n > 1)
+        return err_set(err, ERR_INPUT, "cloud.replica_groups: %d replica groups "
+                       "(a heterogeneous cloud); the closed forms cover one kind of "
+                       "replica: run the scenario, or give one group", n);
+    if (!s->cloud.rgroups) return compute(s, out, err);
+    scenario_t d = *s;
+    scenario_replica_group_view(s, 0, &d.cloud);
+    return compute(&d, out, err);
+}
+
+static int compute(const scenario_t *s, analytic_t *out, err_t *err)
 {
     memset(out, 0, sizeof *out);
     if (!s->groups || s->ngroups < 1)

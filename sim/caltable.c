@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cards.h"
+#include "outfile.h"
 #include "suggest.h"
 #include "version.h"
 #include "ynode.h"
@@ -338,6 +339,138 @@ static int parse_ops(const ctx_t *c, const ynode_t *v, caltable_t *t)
     return 0;
 }
 
+/* ---- rows against each other and against the ceilings --------------------- */
+/* A table comes from one measurement: no shape twice (a second time for the
+ * same shape silently replaced the first), and no time faster than the
+ * table's own ceilings allow for the bytes (and, with fp16_tflops, the
+ * flops) the operator cannot avoid. */
+
+/* The same shape: every field but the measurement. */
+static int same_shape(const caltable_row_t *a, const caltable_row_t *b)
+{
+    return a->op == b->op && strcmp(a->name, b->name) == 0 &&
+           strcmp(a->quant, b->quant) == 0 && a->m == b->m && a->n == b->n &&
+           a->k == b->k && a->q == b->q && a->context == b->context &&
+           a->heads == b->heads && a->kv_heads == b->kv_heads &&
+           a->head_dim == b->head_dim && a->batch == b->batch;
+}
+
+static int shape_cmp(const caltable_row_t *a, const caltable_row_t *b)
+{
+    int x[] = {a->op, a->m, a->n, a->k, a->q, a->context, a->heads, a->kv_heads,
+               a->head_dim, a->batch};
+    int y[] = {b->op, b->m, b->n, b->k, b->q, b->context, b->heads, b->kv_heads,
+               b->head_dim, b->batch};
+    for (size_t i = 0; i < sizeof x / sizeof *x; i++)
+        if (x[i] != y[i]) return x[i] < y[i] ? -1 : 1;
+    int s = strcmp(a->name, b->name);
+    return s ? s : strcmp(a->quant, b->quant);
+}
+
+/* Sorts row pointers by shape, the earlier row first among equals. */
+static int by_shape(const void *p, const void *q)
+{
+    const caltable_row_t *a = *(const caltable_row_t *const *)p;
+    const caltable_row_t *b = *(const caltable_row_t *const *)q;
+    int s = shape_cmp(a, b);
+    return s ? s : (a < b ? -1 : a > b);
+}
+
+static int check_duplicates(const ctx_t *c, const caltable_t *t)
+{
+    const caltable_row_t **v = malloc((size_t)t->nrows * sizeof *v);
+    if (!v) return err_set(c->err, ERR_RUNTIME, "%s: out of memory", c->path);
+    for (int i = 0; i < t->nrows; i++) v[i] = &t->rows[i];
+    qsort(v, (size_t)t->nrows, sizeof *v, by_shape);
+    const caltable_row_t *dup = NULL, *first = NULL;
+    for (int i = 1; i < t->nrows && !dup; i++)
+        if (same_shape(v[i - 1], v[i])) {
+            first = v[i - 1];
+            dup = v[i];
+        }
+    free(v);
+    if (!dup) return 0;
+    /* The later of the pair is the one to blame (qsort kept the earlier
+     * row first among equals, by address = by index). */
+    char key[32], msg[256];
+    snprintf(key, sizeof key, "ops.%d", (int)(dup - t->rows));
+    snprintf(msg, sizeof msg, "the same %s shape as ops.%d (line %d), measured again "
+             "(%.6g s against %.6g s): a table holds one time per shape",
+             op_names[dup->op], (int)(first - t->rows), first->line, dup->time_s,
+             first->time_s);
+    return fail_line(c, dup->line, dup->column, key, msg);
+}
+
+/* Bytes per weight at precision name q (a lower bound: scales left out). */
+static double weight_bpe(const char *q)
+{
+    switch (precision_parse(q)) {
+    case PREC_FP32: return 4;
+    case PREC_FP16: return 2;
+    case PREC_W8A16: return 1;
+    default: return 0.5;
+    }
+}
+
+/* The bytes and flops row r cannot do without. A token step reads at least
+ * one layer's weights and the lm_head: the largest linear row of each name
+ * (shapes are per layer). */
+static void row_floor(const caltable_t *t, const caltable_row_t *r, double *bytes,
+                      double *flops)
+{
+    *bytes = *flops = 0;
+    if (r->op == CAL_LINEAR) {
+        *bytes = (double)r->n * r->k * weight_bpe(r->quant[0] ? r->quant : t->quant);
+        *flops = 2.0 * r->m * (double)r->n * r->k;
+    } else if (r->op == CAL_ATTENTION) {
+        double kv = (double)r->context * r->kv_heads * r->head_dim * r->batch;
+        *bytes = 2.0 * 2.0 * kv;   /* K and V, fp16 */
+        *flops = 4.0 * r->q * (double)r->context * r->heads * r->head_dim * r->batch;
+    } else {
+        for (int l = 0; l < 5; l++) {
+            double nk = 0;
+            for (int i = 0; i < t->nrows; i++) {
+                const caltable_row_t *x = &t->rows[i];
+                if (x->op == CAL_LINEAR && strcmp(x->name, linear_names[l]) == 0)
+                    nk = fmax(nk, (double)x->n * x->k);
+            }
+            *bytes += nk * weight_bpe(t->quant);
+            *flops += 2.0 * r->m * nk;
+        }
+    }
+}
+
+static int check_floors(const ctx_t *c, const caltable_t *t)
+{
+    for (int i = 0; i < t->nrows; i++) {
+        const caltable_row_t *r = &t->rows[i];
+        double bytes, flops, floor = CALTABLE_MIN_TIME_S;
+        char why[256];
+        snprintf(why, sizeof why, "no operator runs in under %g s", CALTABLE_MIN_TIME_S);
+        row_floor(t, r, &bytes, &flops);
+        double tb = t->read_gbs > 0 ? bytes / (t->read_gbs * 1e9) : 0;
+        double tf = t->fp16_tflops > 0 ? flops / (t->fp16_tflops * 1e12) : 0;
+        if (tb / CALTABLE_SLACK > floor) {
+            floor = tb / CALTABLE_SLACK;
+            snprintf(why, sizeof why, "its %.6g bytes at ceilings.read_gbs %.6g GB/s "
+                     "take %.6g s", bytes, t->read_gbs, tb);
+        }
+        if (tf / CALTABLE_SLACK > floor) {
+            floor = tf / CALTABLE_SLACK;
+            snprintf(why, sizeof why, "its %.6g flops at ceilings.fp16_tflops %.6g "
+                     "take %.6g s", flops, t->fp16_tflops, tf);
+        }
+        if (r->time_s >= floor) continue;
+        char key[48], msg[512];
+        snprintf(key, sizeof key, "ops.%d.time_s", i);
+        snprintf(msg, sizeof msg, "%.6g s is faster than the table's own ceilings allow: "
+                 "%s (a measurement beats its ceiling by noise, not by %gx)", r->time_s,
+                 why, CALTABLE_SLACK);
+        return fail_line(c, r->line, r->column, key, msg);
+    }
+    return 0;
+}
+
 static const char *const top_keys[] = {"format", "provenance", "device_kind", "model",
                                        "quant", "ceilings", "ops"};
 enum { K_FORMAT, K_PROV, K_KIND, K_MODEL, K_QUANT, K_CEIL, K_OPS, K_N };
@@ -413,7 +546,8 @@ static int parse_root(const ctx_t *c, const ynode_t *root, caltable_t *t)
         };
         if (parse_fields(c, val[K_CEIL], "ceilings", ceil, 3) != 0) return -1;
     }
-    return parse_ops(c, val[K_OPS], t);
+    if (parse_ops(c, val[K_OPS], t) != 0) return -1;
+    return check_duplicates(c, t) != 0 || check_floors(c, t) != 0 ? -1 : 0;
 }
 
 int caltable_load(const char *path, caltable_t *out, err_t *err)
@@ -553,28 +687,13 @@ int caltable_save(const caltable_t *t, const char *path, FILE *dflt, err_t *err)
             return err_set(err, ERR_RUNTIME, "calibration table: write error");
         return 0;
     }
-    size_t len = strlen(path);
-    char *tmp = malloc(len + 5);
-    if (!tmp) return err_set(err, ERR_RUNTIME, "%s: out of memory", path);
-    memcpy(tmp, path, len);
-    memcpy(tmp + len, ".tmp", 5);
-    /* "x": a file already called path.tmp is someone's, not ours to
-     * overwrite (and then remove). */
-    FILE *f = fopen(tmp, "wx");
-    if (!f) {
-        err_set(err, ERR_RUNTIME, "%s: cannot create for writing: %s", tmp,
-                strerror(errno));
-        free(tmp);
-        return -1;
+    /* Atomically, or through to a device (sim/outfile.h). */
+    outfile_t o;
+    if (outfile_open(&o, path, err) != 0) return -1;
+    if (caltable_write(t, o.f) != 0) {
+        int e = errno;
+        outfile_abort(&o);
+        return err_set(err, ERR_RUNTIME, "%s: write failed: %s", path, strerror(e));
     }
-    int bad = caltable_write(t, f) != 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
-        err_set(err, ERR_RUNTIME, "%s: write failed: %s", path, strerror(errno));
-        remove(tmp);
-        free(tmp);
-        return -1;
-    }
-    free(tmp);
-    return 0;
+    return outfile_commit(&o, err);
 }

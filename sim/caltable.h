@@ -38,6 +38,13 @@
  * o (n = k = hidden), gate_up (fused gate+up, n = 2·ffn; up only when not
  * gated: n = ffn), down (n = hidden, k = ffn), lm_head (n = vocab, k = hidden).
  * Shapes are per layer; time_s is the median of repeated runs in seconds.
+ *
+ * The reader refuses (ERR_INPUT at the row's FILE:LINE:COL) a shape given
+ * twice, and a time_s below what the table's own ceilings allow for the
+ * bytes and flops the operator cannot avoid, by more than CALTABLE_SLACK:
+ * linear n·k weights at its quant; attention K and V (fp16) of context
+ * tokens; token one layer's weights and the lm_head (the largest linear row
+ * of each name). Without ceilings, no time below CALTABLE_MIN_TIME_S.
  */
 #ifndef SPECSIM_CALTABLE_H
 #define SPECSIM_CALTABLE_H
@@ -47,6 +54,11 @@
 #include "err.h"
 
 enum caltable_op { CAL_LINEAR = 0, CAL_ATTENTION, CAL_TOKEN };
+
+/* How much faster than its ceilings allow a row may be (measurement noise,
+ * a ceiling measured low), and the least time of any row. */
+#define CALTABLE_SLACK 2.0
+#define CALTABLE_MIN_TIME_S 1e-9
 
 typedef struct caltable_row {
     enum caltable_op op;
@@ -99,11 +111,11 @@ void caltable_fini(caltable_t *t);
  * Flushes f. Returns 0, or -1 on a write error. */
 int caltable_write(const caltable_t *t, FILE *f);
 
-/* caltable_write to path through a new path.tmp renamed into place (a
- * failed run leaves no half table; an existing path.tmp is refused, never
- * overwritten), or to `dflt` (the caller's choice, standard output for
- * build/calibrate) when path is NULL or "". 0, or -1 with err ERR_RUNTIME
- * "PATH: ..." (the path.tmp it created removed). */
+/* caltable_write to path by outfile.h's rules (a new PATH.tmp.PID renamed
+ * into place, so a failed run leaves no half table; a device or FIFO
+ * written through; a directory refused), or to `dflt` (the caller's choice,
+ * standard output for build/calibrate) when path is NULL or "". 0, or -1
+ * with err "PATH: ..." (no temporary left behind). */
 int caltable_save(const caltable_t *t, const char *path, FILE *dflt, err_t *err);
 
 #endif

@@ -41,7 +41,7 @@ static const cli_opt_spec_t specs[OPT_COUNT] = {
     [OPT_JOBS] = {"--jobs", 'j', 1, 0, CLI_SWEEP | CLI_OPTIMIZE},
     [OPT_SHARD] = {"--shard", 0, 1, 0, CLI_SWEEP},
     [OPT_RESUME] = {"--resume", 0, 0, 1, CLI_SWEEP},
-    [OPT_FORCE] = {"--force", 0, 0, 1, CLI_SWEEP},
+    [OPT_FORCE] = {"--force", 0, 0, 1, CLI_RUN | CLI_SWEEP},
     [OPT_INDEPENDENT_SEEDS] = {"--independent-seeds", 0, 0, 1, CLI_SWEEP},
     [OPT_EXPLAIN] = {"--explain", 0, 1, 0, CLI_SWEEP},
     [OPT_B_MAX] = {"--b-max", 0, 1, 0, CLI_ROOFLINE},
@@ -49,6 +49,11 @@ static const cli_opt_spec_t specs[OPT_COUNT] = {
     [OPT_POINTS] = {"--points", 0, 1, 0, CLI_ROOFLINE},
     [OPT_MEASURED] = {"--measured", 0, 1, 0, CLI_ROOFLINE},
     [OPT_MODEL] = {"--model", 0, 1, 0, CLI_ROOFLINE},
+    [OPT_KNOB] = {"--knob", 0, 1, 1, CLI_OPTIMIZE},
+    [OPT_MAX] = {"--max", 0, 1, 0, CLI_OPTIMIZE},
+    [OPT_MIN] = {"--min", 0, 1, 0, CLI_OPTIMIZE},
+    [OPT_CONSTRAINT] = {"--constraint", 0, 1, 1, CLI_OPTIMIZE},
+    [OPT_SEARCH] = {"--search", 0, 1, 0, CLI_OPTIMIZE},
 };
 
 const char *cli_opt_name(cli_opt_id_t id)

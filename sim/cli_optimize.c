@@ -12,12 +12,15 @@
 #include "err.h"
 #include "metrics.h"
 #include "optimize.h"
+#include "outfile.h"
 #include "sweepfile.h"
 #include "units.h"
 
 static const char usage[] =
     "usage: specsim optimize SCENARIO [--json] [-j N] [--out FILE.csv]\n"
     "                        [--set PATH=VALUE]... [--seed N] [--reps R]\n"
+    "                        [--knob PATH=VALUES]... [--max METRIC | --min METRIC]\n"
+    "                        [--constraint 'METRIC<=VALUE']... [--search S]\n"
     "\n"
     "Searches the knobs of the scenario's optimize: section for the best point\n"
     "by its objective (max: or min:) among those meeting its constraints, each\n"
@@ -33,6 +36,19 @@ static const char usage[] =
     "  --set PATH=VALUE   override a key of the base scenario (repeatable)\n"
     "  --seed N, --reps R same as --set seed=N, --set replications=R\n"
     "\n"
+    "The section's parts from the command line; each one given replaces that\n"
+    "part of the section whole (all its knobs, all its constraints), the others\n"
+    "stay; a scenario without the section needs --knob and --max or --min:\n"
+    "  --knob PATH=VALUES knob (repeatable): 1,2,4 | FROM..TO[:STEP] (step 1\n"
+    "                     by default; 10ms..100ms:10ms) | [1, 2, 4] |\n"
+    "                     {from: 1, to: 64, count: 7, scale: log, integer: true}\n"
+    "  --max METRIC, --min METRIC\n"
+    "                     the objective: a metric or a knob's path\n"
+    "  --constraint C     'itl_p99_s <= 80ms', 'slo_attainment >= 0.99'\n"
+    "                     (repeatable)\n"
+    "  --search S         auto, bisect, coordinate or grid\n"
+    "Errors in them read --knob:N:COL, --constraint:N:1, --max, --search.\n"
+    "\n"
     "Exit status: 0 ok, 1 runtime failure or no evaluated point meets the\n"
     "constraints, 2 bad usage or bad scenario.\n";
 
@@ -45,6 +61,8 @@ typedef struct cmd {
     int nowned;
     const char *out;
     int json, help, version;
+    const char *knobs[MAX_SETS], *cons[MAX_SETS];
+    optimize_flags_t fl;
 } cmd_t;
 
 static void cmd_fini(cmd_t *c)
@@ -102,6 +120,23 @@ static int take(cmd_t *c, const cli_opt_arg_t *a)
         c->out = a->value;
         return 0;
     case OPT_SET: return add_set_arg(c, a->value);
+    case OPT_KNOB:
+    case OPT_CONSTRAINT: {
+        int *n = a->id == OPT_KNOB ? &c->fl.nknobs : &c->fl.ncons;
+        if (*n >= MAX_SETS)
+            return cli_opt_usage_error("optimize", "too many %s options (at most %d)",
+                                       cli_opt_name(a->id), MAX_SETS);
+        (a->id == OPT_KNOB ? c->knobs : c->cons)[(*n)++] = a->value;
+        return 0;
+    }
+    case OPT_MAX:
+    case OPT_MIN:
+        if (c->fl.objective)
+            return cli_opt_usage_error("optimize", "one objective only: --max or --min");
+        c->fl.objective = a->value;
+        c->fl.maximize = a->id == OPT_MAX;
+        return 0;
+    case OPT_SEARCH: c->fl.search = a->value; return 0;
     case OPT_SEED:
     case OPT_REPS:
         if (parse_count(a->value, 0, 1000000000L, &x))
@@ -117,6 +152,8 @@ static int parse_cmd(cmd_t *c, int argc, char **argv)
 {
     memset(c, 0, sizeof *c);
     c->o.sets = c->sets;
+    c->fl.knobs = c->knobs;
+    c->fl.cons = c->cons;
     cli_opt_args_t *a = malloc(sizeof *a);
     if (!a) return ERR_RUNTIME;
     char msg[256];
@@ -144,17 +181,31 @@ static int write_csv(const char *path, const optimize_spec_t *sp,
 {
     char *header = sweepfile_header(&sp->knobs, NULL, err);
     if (!header) return -1;
-    FILE *f = fopen(path, "w");
-    if (!f) {
+    outfile_t o;   /* atomically, or through to a device (sim/outfile.h) */
+    if (outfile_open(&o, path, err) != 0) {
         free(header);
-        return err_set(err, ERR_RUNTIME, "%s: %s", path, strerror(errno));
+        return -1;
     }
-    int rc = fputs(header, f) == EOF ? -1 : 0;
+    int rc = fputs(header, o.f) == EOF ? -1 : 0;
     for (size_t k = 0; rc == 0 && k < r->nevals; k++)
-        rc = sweepfile_row(f, &sp->knobs, r->evals[k].point, &r->evals[k].m);
-    if (fclose(f) != 0) rc = -1;
+        rc = sweepfile_row(o.f, &sp->knobs, r->evals[k].point, &r->evals[k].m);
     free(header);
-    return rc ? err_set(err, ERR_RUNTIME, "%s: write failed", path) : 0;
+    if (rc == 0) return outfile_commit(&o, err);
+    int e = errno;
+    outfile_abort(&o);
+    return err_set(err, ERR_RUNTIME, "%s: write failed: %s", path, strerror(e));
+}
+
+/* --out is checked before the search, not after it: a target outfile.h
+ * refuses, a .json name, or the scenario itself. */
+static int check_out(const cmd_t *c, err_t *err)
+{
+    outfile_kind_t kind;
+    const outfile_role_t r[] = {{c->o.scenario, "the scenario", 0}, {c->out, "--out", 1}};
+    if (!c->out) return 0;
+    if (outfile_kind(c->out, &kind, err) != 0 || sweepfile_check_out(c->out, err) != 0)
+        return -1;
+    return outfile_distinct(r, 2, err);
 }
 
 static void json_str(FILE *f, const char *s)
@@ -307,7 +358,11 @@ static int run(cmd_t *c)
     optimize_spec_t sp;
     optimize_result_t r = {0};
     err_t err = {0};
-    int rc = optimize_spec_load(c->o.scenario, NULL, &sp, &err);
+    if (check_out(c, &err) != 0) {
+        fprintf(stderr, "specsim optimize: %s\n", err.msg);
+        return err.code ? err.code : ERR_INPUT;
+    }
+    int rc = optimize_spec_load_flags(c->o.scenario, NULL, &c->fl, &sp, &err);
     if (rc == 0) rc = optimize_run(&c->o, &sp, &r, &err);
     if (rc == 0 && c->out) rc = write_csv(c->out, &sp, &r, &err);
     if (rc != 0) {

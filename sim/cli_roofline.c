@@ -118,7 +118,9 @@ int cli_roofline(int argc, char **argv)
     } else if (rc == 0) {
         err_t err = {0};
         if (write_csv(&c, &err) != 0) {
-            fprintf(stderr, "specsim roofline: %s\n", err.msg);
+            /* The one file roofline writes is standard output: say so. */
+            fprintf(stderr, "specsim roofline: %s%s\n",
+                    ferror(stdout) ? "standard output: " : "", err.msg);
             rc = err.code ? err.code : ERR_RUNTIME;
         }
     }

@@ -35,7 +35,8 @@ static const char usage_sweep[] =
     "  --resume             continue FILE.csv: skip the points already in it\n"
     "  --force              overwrite an existing FILE.csv\n"
     "  --out FILE.csv       output (default: the scenario's output.file, else\n"
-    "                       stdout)\n"
+    "                       stdout); CSV only, so a .json name is refused; a\n"
+    "                       device or FIFO gets the rows and no sidecar\n"
     "  --set PATH=VALUE     override a key of the base scenario (repeatable)\n"
     "  --seed N, --reps R   same as --set seed=N, --set replications=R\n"
     "  --independent-seeds  seed each point from (seed, point) instead of\n"
@@ -54,7 +55,8 @@ static const char usage_merge[] =
     "\n"
     "Merges the CSVs of a sharded sweep (specsim sweep --shard I/N) into the\n"
     "file an unsharded run writes. The parts must come from one sweep (equal\n"
-    "sidecars) and together hold every point.\n"
+    "sidecars) and together hold every point. OUT may not be one of the parts\n"
+    "(nor their sidecars).\n"
     "Exit status: 0 ok, 1 points missing or I/O failure, 2 bad usage or parts\n"
     "of different sweeps.\n";
 

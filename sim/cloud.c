@@ -9,7 +9,23 @@
 #include "batch.h"
 #include "order.h"
 
+/* A replica group as the replicas see it: what its iterations cost, and
+ * its ordering. */
+typedef struct cgroup {
+    const service_t *sv;
+    const dist_t *vt;              /* fixed verify time, or NULL */
+    double kv_bpt, ref_time;
+    order_t ord;                   /* the order picks visit its queues in */
+    /* The roofline time of the linear layers by batch tokens M (-1 = not
+     * yet asked), for gpu_roofline_util: every iteration asks, and M takes
+     * few values. Grown on demand up to CLOUD_ROOF_MEMO_MAX entries. */
+    double *roof_lin;
+    int roof_n;
+} cgroup_t;
+
 typedef struct replica {
+    cgroup_t *g;                   /* its group */
+    int gi;                        /* and that group's index */
     int head, tail, nqueue;        /* job FIFO */
     int busy, kick_pending;
     uint32_t timer_gen;            /* window timers: only the newest counts */
@@ -29,7 +45,10 @@ typedef struct replica {
 
 struct cloud {
     const cloud_cfg_t *cfg;
-    const service_t *sv;
+    cgroup_t *grp;
+    int ngrp;
+    int weighted;                  /* groups differ in ref_time: routing
+                                      weighs load by it */
     engine_t *eng;
     uint32_t ev_iter, ev_kick;
     cloud_cb_t cb;
@@ -38,7 +57,6 @@ struct cloud {
     replica_t *rep;
     int nrep, ntenants;
     const batch_policy_t *policy;
-    order_t ord;                   /* the order picks visit the queue in */
     gsl_rng *prng;                 /* power-of-two pinning's draws */
     batch_cap_t cap;
     batch_scratch_t scratch;       /* the policy's pick marks */
@@ -52,11 +70,6 @@ struct cloud {
      * Little's-law check. */
     int nwaiting;
     double area_t;
-    /* The roofline time of the linear layers by batch tokens M (-1 = not
-     * yet asked), for gpu_roofline_util: every iteration asks, and M takes
-     * few values. Grown on demand up to CLOUD_ROOF_MEMO_MAX entries. */
-    double *roof_lin;
-    int roof_n;
 };
 
 #define CLOUD_ROOF_MEMO_MAX 65536
@@ -131,14 +144,51 @@ static void unlink_tenant_head(cloud_t *c, int i)
 static int on_iter_end(void *ctx, const engine_event_t *ev);
 static int on_kick(void *ctx, const engine_event_t *ev);
 
-/* least-slack's estimate of a job's service time: the iteration it would
- * take alone (the configured verify time's mean when that is given). */
+/* least-slack's estimate of a job's service time on a replica of group
+ * ctx: the iteration it would take alone (the verify time's mean when that
+ * is given). */
 static double job_cost(const void *ctx, const cloud_job_t *j)
 {
-    const cloud_t *c = ctx;
-    if (c->cfg->has_verify_time) return dist_mean(&c->cfg->verify_time);
+    const cgroup_t *g = ctx;
+    if (g->vt) return dist_mean(g->vt);
     service_job_t one = {.tokens = j->tokens, .context = j->context};
-    return service_iter_time(c->sv, &one, 1);
+    return service_iter_time(g->sv, &one, 1);
+}
+
+double cloud_ref_time(const service_t *sv, const dist_t *verify_time)
+{
+    return verify_time ? dist_mean(verify_time) : service_ref_time(sv);
+}
+
+/* The groups' runtime parts; every replica points at its own. */
+static int groups_init(cloud_t *c, const cloud_group_t *groups, int ngroups, int ntenants)
+{
+    c->grp = calloc((size_t)ngroups, sizeof *c->grp);
+    if (!c->grp) return -1;
+    c->ngrp = ngroups;
+    int roof = 1, kvn = 0;
+    for (int k = 0, i = 0; k < ngroups; k++) {
+        cgroup_t *g = &c->grp[k];
+        const cloud_group_t *G = &groups[k];
+        g->sv = G->sv;
+        g->vt = G->verify_time;
+        g->kv_bpt = G->kv_bytes_per_token;
+        g->ref_time = G->ref_time;
+        if (order_init(&g->ord, G->order, ntenants, job_cost, g) != 0) return -1;
+        if (g->ref_time != c->grp[0].ref_time) c->weighted = 1;
+        roof &= !g->vt && g->sv != NULL;
+        int finite = isfinite(G->kv_capacity) && G->kv_capacity > 0;
+        for (int r = 0; r < G->count; r++, i++) {
+            c->rep[i].g = g;
+            c->rep[i].gi = k;
+            c->rep[i].kv_cap = G->kv_capacity;
+            kvn += finite;
+        }
+    }
+    c->tally->kv_known = kvn > 0;
+    c->tally->kv_replicas = kvn;
+    c->tally->roof_known = roof;
+    return 0;
 }
 
 cloud_t *cloud_create(const cloud_cfg_t *cfg, int ntenants,
@@ -147,19 +197,32 @@ cloud_t *cloud_create(const cloud_cfg_t *cfg, int ntenants,
                       tally_t *tally, trace_t *trace, uint64_t seed, int rep,
                       err_t *err)
 {
+    cloud_group_t g = {.count = cfg->replicas, .sv = sv,
+                       .verify_time = cfg->has_verify_time ? &cfg->verify_time : NULL,
+                       .kv_capacity = kv_capacity,
+                       .kv_bytes_per_token = sv ? service_kv_bytes_per_token(sv) : 0,
+                       .order = cfg->batching.order, .ref_time = 1};
+    return cloud_create_groups(cfg, ntenants, &g, 1, eng, ev_iter, ev_kick, cb, tally,
+                               trace, seed, rep, err);
+}
+
+cloud_t *cloud_create_groups(const cloud_cfg_t *cfg, int ntenants,
+                             const cloud_group_t *groups, int ngroups, engine_t *eng,
+                             uint32_t ev_iter, uint32_t ev_kick, const cloud_cb_t *cb,
+                             tally_t *tally, trace_t *trace, uint64_t seed, int rep,
+                             err_t *err)
+{
     cloud_t *c = calloc(1, sizeof *c);
     if (!c) goto oom;
     c->cfg = cfg;
-    c->sv = sv;
     c->eng = eng;
     c->ev_iter = ev_iter;
     c->ev_kick = ev_kick;
     c->cb = *cb;
     c->tally = tally;
     c->trace = trace;
-    tally->kv_known = isfinite(kv_capacity) && kv_capacity > 0;
-    tally->roof_known = !cfg->has_verify_time && sv != NULL;
-    c->nrep = cfg->replicas;
+    c->nrep = 0;
+    for (int k = 0; k < ngroups; k++) c->nrep += groups[k].count;
     c->ntenants = ntenants;
     c->policy = cfg->batching.policy ? cfg->batching.policy : batch_policy_default();
     c->cap.max_batch = cfg->batching.max_batch;
@@ -173,7 +236,7 @@ cloud_t *cloud_create(const cloud_cfg_t *cfg, int ntenants,
     c->adm_bytes = calloc((size_t)ntenants, sizeof *c->adm_bytes);
     if (!c->rep || !c->thead || !c->ttail || !c->adm_next || !c->adm_bytes ||
         batch_scratch_init(&c->scratch, ntenants) != 0 ||
-        order_init(&c->ord, cfg->batching.order, ntenants, job_cost, c) != 0)
+        groups_init(c, groups, ngroups, ntenants) != 0)
         goto oom;
     if (cfg->pinning == PIN_POWER_OF_TWO && c->nrep > 1) {
         c->prng = rng_stream(seed, (uint64_t)rep, CLOUD_PIN_ENTITY, RNG_PIN);
@@ -185,12 +248,11 @@ cloud_t *cloud_create(const cloud_cfg_t *cfg, int ntenants,
         r->head = r->tail = -1;
         r->adm_head = r->adm_tail = -1;
         r->timer_at = -1;
-        r->kv_cap = kv_capacity;
         r->bjob = malloc((size_t)c->cap.max_batch * sizeof *r->bjob);
         r->btok = malloc((size_t)c->cap.max_batch * sizeof *r->btok);
         r->sjob = malloc((size_t)c->cap.max_batch * sizeof *r->sjob);
         if (!r->bjob || !r->btok || !r->sjob) goto oom;
-        if (cfg->has_verify_time && cfg->verify_time.kind != DIST_CONST) {
+        if (r->g->vt && r->g->vt->kind != DIST_CONST) {
             r->vrng = rng_stream(seed, (uint64_t)rep, (1ULL << 32) + (uint64_t)i,
                                  RNG_VERIFY_TIME);
             if (!r->vrng) goto oom;
@@ -224,17 +286,20 @@ void cloud_free(cloud_t *c)
     free(c->thead);
     free(c->ttail);
     batch_scratch_fini(&c->scratch);
-    order_fini(&c->ord);
+    for (int k = 0; c->grp && k < c->ngrp; k++) {
+        order_fini(&c->grp[k].ord);
+        free(c->grp[k].roof_lin);
+    }
+    free(c->grp);
     if (c->prng) gsl_rng_free(c->prng);
     free(c->adm_next);
     free(c->adm_bytes);
-    free(c->roof_lin);
     free(c);
 }
 
 /* service_roofline_linear at m, kept per m (service_t is shared by threads,
- * so the memo lives here, one per replication). */
-static double roof_linear(cloud_t *c, int m)
+ * so the memo lives here, one per group and replication). */
+static double roof_linear(cgroup_t *c, int m)
 {
     if (m >= c->roof_n && m < CLOUD_ROOF_MEMO_MAX) {
         int n = c->roof_n ? c->roof_n : 256;
@@ -253,12 +318,24 @@ static double roof_linear(cloud_t *c, int m)
 }
 
 /* service_roofline_time of the batch, with the linear term from the memo. */
-static double roof_time(cloud_t *c, const service_job_t *jobs, int n)
+static double roof_time(cgroup_t *g, const service_job_t *jobs, int n)
 {
     int m = 0;
     for (int b = 0; b < n; b++) m += jobs[b].tokens;
     if (m <= 0) return 0;
-    return roof_linear(c, m) + service_roofline_attention(c->sv, jobs, n);
+    return roof_linear(g, m) + service_roofline_attention(g->sv, jobs, n);
+}
+
+/* 1 when replica a is less loaded than b (ties to the lower index): fewer
+ * pinned requests, or with groups of different speeds the less reference
+ * time (pinned + 1) × ref_time. */
+static int lighter(const cloud_t *c, int a, int b)
+{
+    const replica_t *ra = &c->rep[a], *rb = &c->rep[b];
+    if (!c->weighted)
+        return ra->pinned < rb->pinned || (ra->pinned == rb->pinned && a < b);
+    double la = (ra->pinned + 1) * ra->g->ref_time, lb = (rb->pinned + 1) * rb->g->ref_time;
+    return la < lb || (la == lb && a < b);
 }
 
 /* Two distinct replicas drawn uniformly; the one with fewer pinned requests,
@@ -269,8 +346,7 @@ static int pin_two(cloud_t *c)
     int a = (int)gsl_rng_uniform_int(c->prng, (unsigned long)c->nrep);
     int b = (int)gsl_rng_uniform_int(c->prng, (unsigned long)c->nrep - 1);
     if (b >= a) b++;
-    int pa = c->rep[a].pinned, pb = c->rep[b].pinned;
-    return pa < pb || (pa == pb && a < b) ? a : b;
+    return lighter(c, a, b) ? a : b;
 }
 
 int cloud_pin(cloud_t *c)
@@ -283,7 +359,7 @@ int cloud_pin(cloud_t *c)
         best = pin_two(c);
     } else {
         for (int i = 1; i < c->nrep; i++)
-            if (c->rep[i].pinned < c->rep[best].pinned) best = i;
+            if (lighter(c, i, best)) best = i;
     }
     c->rep[best].pinned++;
     return best;
@@ -364,7 +440,8 @@ static int start_iteration(cloud_t *c, int ri, double now)
     tally_t *tl = c->tally;
     batch_queue_t q = queue_of(c, r);
     batch_pick_t pick = {.n = 0, .job = r->bjob, .tokens = r->btok};
-    const batch_order_t *walk = order_walk(&c->ord, &q);
+    order_t *ord = &r->g->ord;
+    const batch_order_t *walk = order_walk(ord, &q);
     if (!walk) return -1;
     if (c->policy->pick == batch_pack)   /* the common pick, without a call */
         batch_pack_inline(&c->cfg->batching, &q, walk, c->cap, &c->scratch, &pick);
@@ -377,7 +454,7 @@ static int start_iteration(cloud_t *c, int ri, double now)
         cloud_job_t *j = &c->jobs[i];
         r->sjob[b] = (service_job_t){.tokens = r->btok[b], .context = j->context};
         if (!j->started) first_start(c, j, now, count);
-        order_served(&c->ord, j->tenant, r->btok[b]);
+        order_served(ord, j->tenant, r->btok[b]);
         if (j->kind != CLOUD_PREFILL) {
             unlink_queue(c, r, i);
             unlink_tenant_head(c, i);
@@ -390,12 +467,15 @@ static int start_iteration(cloud_t *c, int ri, double now)
     }
     if (nb == 0) return 0;   /* nothing fits (cannot happen when validated) */
     double dt;
-    if (c->cfg->has_verify_time)
-        dt = dist_sample(&c->cfg->verify_time, r->vrng);
+    if (c->cb.iter_time) {
+        dt = c->cb.iter_time(c->cb.ctx, ri, r->sjob, nb);
+        if (!(dt >= 0)) return -1;
+    } else if (r->g->vt)
+        dt = dist_sample(r->g->vt, r->vrng);
     else
-        dt = service_iter_time(c->sv, r->sjob, nb);
+        dt = service_iter_time(r->g->sv, r->sjob, nb);
     if (!(dt >= 0)) dt = 0;
-    r->roof = tl->roof_known ? roof_time(c, r->sjob, nb) : 0;
+    r->roof = tl->roof_known ? roof_time(r->g, r->sjob, nb) : 0;
     r->iter_end = now + dt;
     if (c->trace) {
         long m = 0;
@@ -410,6 +490,7 @@ static int start_iteration(cloud_t *c, int ri, double now)
     r->timer_at = -1;
     tl->raw.iterations++;
     if (count) hist_add(tl->batch, nb, 1);
+    if (dt == INFINITY) return 0;   /* the driver ends it: cloud_iteration_end */
     return engine_schedule(c->eng, now + dt, c->ev_iter, (uint32_t)ri, 0);
 }
 
@@ -463,7 +544,7 @@ int cloud_submit(cloud_t *c, int ri, const cloud_job_t *spec, double now)
     area_to(c, now);
     c->nwaiting++;
     c->tally->raw.queue_arrivals++;
-    order_job_in(&c->ord, t);
+    order_job_in(&r->g->ord, t);
     trace_queue_len(c, ri, now);
     if (r->busy) return 0;
     /* Through the zero-delay kick for both policies: the kick decides (start,
@@ -487,7 +568,7 @@ int cloud_purge(cloud_t *c, int ri, int tenant, double now)
                 c->tally->raw.queue_purged_sojourn += now - j->arrive;
             }
             job_release(c, i);
-            order_job_out(&c->ord, tenant);
+            order_job_out(&r->g->ord, tenant);
             n++;
         } else {
             j->tnext = -1;
@@ -510,7 +591,9 @@ static int on_iter_end(void *ctx, const engine_event_t *ev)
     double now = ev->time;
     tally_t *tl = c->tally;
     tl->raw.busy_s += now - r->iter_start;
-    tl->busy += tally_clip(tl, r->iter_start, now);
+    double busy = tally_clip(tl, r->iter_start, now);
+    tl->busy += busy;
+    if (r->gi < tl->nccfg) tl->rbusy[r->gi] += busy;
     tally_roofline(tl, r->iter_start, now, r->roof);
     for (int b = 0; b < r->nbatch; b++) {
         int i = r->bjob[b];
@@ -530,7 +613,7 @@ static int on_iter_end(void *ctx, const engine_event_t *ev)
         cloud_job_t done = *j;
         if (finished) {
             job_release(c, i);
-            order_job_out(&c->ord, done.tenant);
+            order_job_out(&r->g->ord, done.tenant);
         }
         if (c->cb.job_done(c->cb.ctx, &done, now) != 0) return -1;
     }
@@ -542,6 +625,13 @@ static int on_iter_end(void *ctx, const engine_event_t *ev)
     return r->nqueue ? schedule_kick(c, ri, now) : 0;
 }
 
+int cloud_iteration_end(cloud_t *c, int replica, double now)
+{
+    if (replica < 0 || replica >= c->nrep || !c->rep[replica].busy) return -1;
+    engine_event_t ev = {.time = now, .type = c->ev_iter, .a = (uint32_t)replica};
+    return on_iter_end(c, &ev);
+}
+
 void cloud_finish(cloud_t *c, double end)
 {
     tally_t *tl = c->tally;
@@ -550,8 +640,13 @@ void cloud_finish(cloud_t *c, double end)
         replica_t *r = &c->rep[ri];
         kv_to(c, r, end);
         if (r->busy) {
-            tally_roofline(tl, r->iter_start, r->iter_end, r->roof);
-            tl->busy += tally_clip(tl, r->iter_start, end);
+            /* An iteration a driver runs (cloud_iteration_end) has no
+             * end yet: its work so far counts up to `end`. */
+            tally_roofline(tl, r->iter_start, isfinite(r->iter_end) ? r->iter_end : end,
+                           r->roof);
+            double busy = tally_clip(tl, r->iter_start, end);
+            tl->busy += busy;
+            if (r->gi < tl->nccfg) tl->rbusy[r->gi] += busy;
             tl->raw.busy_s += end - r->iter_start;
         }
         for (int i = r->head; i >= 0; i = c->jobs[i].next) {
@@ -562,5 +657,13 @@ void cloud_finish(cloud_t *c, double end)
     }
 }
 
+double cloud_kv_bytes_per_token(const cloud_t *c, int replica)
+{
+    return c->rep[replica].g->kv_bpt;
+}
+
 int cloud_queued(const cloud_t *c, int replica) { return c->rep[replica].nqueue; }
+int cloud_pinned(const cloud_t *c, int replica) { return c->rep[replica].pinned; }
 int cloud_busy(const cloud_t *c, int replica) { return c->rep[replica].busy; }
+
+double cloud_kv_capacity(const cloud_t *c, int replica) { return c->rep[replica].kv_cap; }

@@ -98,8 +98,20 @@ int ctenant_prompt(repl_t *r, int i, int prompt, int output, double now)
     C->committed = 0;
     C->pending_drafts = 0;
     C->replica = cloud_pin(r->cloud);
-    C->kv_bytes = ((double)C->prompt + C->output + C->kv_extra) * r->sh->kv_bytes_per_token;
+    C->kv_bytes = ((double)C->prompt + C->output + C->kv_extra) *
+                  cloud_kv_bytes_per_token(r->cloud, C->replica);
     C->t_prompt = now;
+    /* A request the whole cache cannot hold would over-commit it (see
+     * sim/cloud.h); lengths the loader could bound were checked there. */
+    double cap = cloud_kv_capacity(r->cloud, C->replica);
+    if (C->kv_bytes > cap)
+        return err_set(r->err, ERR_INPUT,
+                       "cloud.kv_capacity: a request of %d prompt + %d output tokens "
+                       "(+ %d for a block) needs %.6g bytes of KV (%.6g per token), more "
+                       "than replica %d's whole KV cache of %.6g bytes (at t=%g s)",
+                       C->prompt, C->output, C->kv_extra, C->kv_bytes,
+                       cloud_kv_bytes_per_token(r->cloud, C->replica), C->replica,
+                       cap, now);
     if (cloud_reserve(r->cloud, C->replica, i, C->kv_bytes)) {
         tally_admitted(r->tally, i, now, 0);
         return submit_prefill(r, i, now);
@@ -154,7 +166,9 @@ int ctenant_verify_begin(repl_t *r, const cloud_job_t *job, double now, int *a)
     tally_verified(tl, job->tenant, now, tokens, stale);
     if (stale) return 0;
     C->pending_drafts -= gamma;
-    int d = accept_draw(&C->acc, gamma);
+    /* A block of no drafts has nothing to judge (and draws nothing, so the
+     * acceptance stream of the other blocks is as without it). */
+    int d = gamma > 0 ? accept_draw(&C->acc, gamma) : 0;
     *a = d < 0 ? 0 : d > gamma ? gamma : d;
     return 1;
 }

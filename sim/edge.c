@@ -191,6 +191,7 @@ static void discard_pending(repl_t *r, edge_tenant_t *T)
     T->unverified = 0;
     T->sent_head = 0;
     T->inflight = 0;
+    T->zeros = 0;
     T->drafting = 0;
     T->draft_gen++;   /* the pending draft event is now moot */
 }
@@ -210,6 +211,7 @@ static int start_request(repl_t *r, edge_tenant_t *T, double t0)
     T->unverified = 0;
     T->sent_head = 0;
     T->inflight = 0;
+    T->zeros = 0;
     T->drafting = 0;
     T->pending = 0;
     repl_trace(r, i, "request_start", -1, T->prompt);
@@ -269,7 +271,10 @@ static int end_request(repl_t *r, edge_tenant_t *T)
         return 0;
     }
     double t0;
-    if (workload_pop(&T->wl, &t0)) return start_request(r, T, t0);
+    if (workload_pop(&T->wl, &t0)) {
+        r->waiting--;
+        return start_request(r, T, t0);
+    }
     return 0;
 }
 
@@ -304,6 +309,7 @@ int edge_arrive(repl_t *r, int i, double now)
             return repl_fail(r, REPL_SCHED_FAIL);
         if (T->busy) {
             if (workload_push(&T->wl, now)) return repl_fail(r, "out of memory");
+            r->waiting++;
             return 0;
         }
     }
@@ -360,11 +366,12 @@ int edge_block_start(repl_t *r, edge_tenant_t *T)
 {
     int g = gamma_next(T->gpol, &T->gst, edge_index(r, T), engine_now(r->eng));
     /* Beyond its limit a block would overrun the draft buffer and the KV
-     * reserved for it; clamping would hide the policy's bug. */
-    if (g < 1 || g > T->gst.limit)
+     * reserved for it; clamping would hide the policy's bug. gamma 0 is a
+     * block of no drafts: the cloud decodes one token for it. */
+    if (g < 0 || g > T->gst.limit)
         return err_set(r->err, ERR_RUNTIME,
                        "simulation: gamma policy '%s' returned gamma %d outside "
-                       "[1, %d]", T->gpol->name, g, T->gst.limit);
+                       "[0, %d]", T->gpol->name, g, T->gst.limit);
     return draft_begin(r, T, g, 1);
 }
 
@@ -425,6 +432,7 @@ int edge_block_send(repl_t *r, edge_tenant_t *T)
     uint32_t b = T->next_block++;
     T->unverified++;
     T->inflight += n;
+    T->zeros += n == 0;
     repl_trace(r, edge_index(r, T), "block_sent", (long)b, n);
     return send_up(r, T, msg_pack(MSG_BLOCK, 0, 0, (uint32_t)n, T->epoch),
                    n * g->bytes_per_token + g->overhead_bytes);
@@ -457,6 +465,7 @@ int edge_verdict(repl_t *r, edge_tenant_t *T, uint64_t m, int *a, int *gamma)
     if (T->gpol->on_verdict) T->gpol->on_verdict(&T->gst, i, g, acc, take_sent(T), now);
     T->unverified--;
     T->inflight -= g;
+    T->zeros -= g == 0;
     tl->raw.draft_committed += dc;
     tl->raw.extra_committed += n - dc;
     tl->raw.discarded += g - dc;

@@ -44,6 +44,8 @@ typedef struct edge_tenant {
     int prompt, output, committed;
     int unverified;       /* blocks sent, verdict not received */
     int inflight;         /* their drafts (the sum of their gammas) */
+    int zeros;            /* those of gamma 0 (plain remote decoding): the
+                             next draft needs their token first */
     int drafting, draft_n;/* a draft in progress, of draft_n tokens */
     uint32_t epoch, draft_gen, next_block;
     double t0, t_first, t_last, draft_start, stall_since;

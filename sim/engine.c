@@ -172,18 +172,32 @@ static inline const engine_event_t *peek(const engine_t *e)
     return e->n > 0 && before(&e->heap[0], r) ? &e->heap[0] : r;
 }
 
+/* Removes next, what peek() returned, into *out. The ring is sorted by
+ * (time, seq) as the heap is (its times are the clock's when scheduled,
+ * which never decreases), so its head is its earliest. */
+static void take(engine_t *e, const engine_event_t *next, engine_event_t *out)
+{
+    if (next == &e->heap[0]) {
+        pop(e, out);
+        return;
+    }
+    *out = *next;
+    e->rhead = (e->rhead + 1) & e->rmask;
+    e->rn--;
+}
+
 int engine_run(engine_t *e, double until)
+{
+    return engine_run_until(e, until, UINT64_MAX) < 0 ? -1 : 0;
+}
+
+int engine_run_until(engine_t *e, double until, uint64_t max_events)
 {
     const engine_event_t *next;
     while ((next = peek(e)) != NULL && next->time < until) {
+        if (e->events >= max_events) return 1;
         engine_event_t ev;
-        if (next == &e->heap[0]) {
-            pop(e, &ev);
-        } else {
-            ev = *next;
-            e->rhead = (e->rhead + 1) & e->rmask;
-            e->rn--;
-        }
+        take(e, next, &ev);
         e->clock.now = ev.time;
         e->events++;
         /* The next event as things stand (unless this handler schedules an
@@ -196,6 +210,25 @@ int engine_run(engine_t *e, double until)
         if (!fn || fn(e->ctx[ev.type], &ev) != 0) return -1;
     }
     return 0;
+}
+
+double engine_next_time(const engine_t *e)
+{
+    const engine_event_t *next = peek(e);
+    return next ? next->time : INFINITY;
+}
+
+int engine_step(engine_t *e, double now)
+{
+    const engine_event_t *next = peek(e);
+    if (!next || !(next->time <= now) || !(now >= e->clock.now)) return 0;
+    engine_event_t ev;
+    take(e, next, &ev);
+    /* Handlers read the event's time as their now (sim/cloud.c does). */
+    ev.time = e->clock.now = now;
+    e->events++;
+    engine_fn fn = e->fn[ev.type];
+    return fn && fn(e->ctx[ev.type], &ev) == 0 ? 1 : -1;
 }
 
 uint64_t engine_events(const engine_t *e) { return e->events; }

@@ -64,6 +64,11 @@ int engine_schedule(engine_t *e, double t, uint32_t type, uint32_t a,
  * or the next event is at/after `until`, -1 when a handler failed or an
  * event has no handler. */
 int engine_run(engine_t *e, double until);
+/* The same, stopping also once engine_events() reaches max_events: returns 1
+ * then (the caller checks what it needs and calls again), 0 or -1 as
+ * engine_run. How sim/guard.h looks at a run every so many events without
+ * a test per event beyond the loop's own. */
+int engine_run_until(engine_t *e, double until, uint64_t max_events);
 
 /* The clock leads struct engine, so that engine_now(), which models call a
  * few times per event, is a load instead of a call. Only the engine writes
@@ -75,6 +80,17 @@ static inline double engine_now(const engine_t *e)
 {
     return ((const struct engine_clock *)(const void *)e)->now;
 }
+/* Real-time driving (testbed/, docs/testbed.md): a caller that paces the
+ * events by a wall clock asks when the earliest one is due, and runs it when
+ * the clock gets there. engine_next_time: the earliest pending event's time,
+ * INFINITY when none. engine_step: runs the earliest pending event if it is
+ * due at `now` (its time <= now), with the clock and the event's time as
+ * its handler sees it set to now, not to its due time, so that handlers
+ * read and schedule from the instant it really ran.
+ * now must not be before the clock. Returns 1 when an event ran, 0 when
+ * none was due, -1 when its handler failed or it has none. */
+double engine_next_time(const engine_t *e);
+int engine_step(engine_t *e, double now);
 uint64_t engine_events(const engine_t *e);   /* events run so far */
 size_t engine_pending(const engine_t *e);
 size_t engine_capacity(const engine_t *e);   /* allocated slots */

@@ -1,7 +1,9 @@
 /* gamma — speculation-length policies: before each block, the protocol asks
  * the tenant's policy how many tokens (gamma) to draft. Every consumer
  * follows the block's own gamma (the block and verdict messages carry it),
- * so a policy may vary it per tenant and per block within [1, its limit].
+ * so a policy may vary it per tenant and per block within [0, its limit]:
+ * gamma 0 is a block of no drafts, plain remote decoding (the cloud decodes
+ * one token; sim/proto_sync.c, sim/proto_async.c).
  *
  * A policy is a table of operations with per-tenant state held in place in
  * the tenant (gamma_state_t); a policy that keeps state of its own
@@ -44,7 +46,7 @@ typedef struct gamma_ops {
     int (*init)(gamma_state_t *st, int tenant);
     /* Releases what init took; NULL when there is nothing. */
     void (*fini)(gamma_state_t *st);
-    /* The gamma of the tenant's next block, started at now: in [1, limit].
+    /* The gamma of the tenant's next block, started at now: in [0, limit].
      * NULL = always st->gamma (saves a call per block). */
     int (*next)(gamma_state_t *st, int tenant, double now);
     /* What the edge device observes when a verdict arrives at now: the

@@ -27,10 +27,13 @@ void gamma_obs_sent(gamma_obs_t *o, int gamma, double start, double now)
 void gamma_obs_verdict(gamma_obs_t *o, int gamma, int accepted, double sent,
                        double now)
 {
-    if (gamma < 1) return;
-    int ev = accepted + 1 < gamma ? accepted + 1 : gamma;
-    o->acc = ewma(o->acc, accepted);
-    o->eval = ewma(o->eval, ev);
+    /* A block of no drafts says nothing about acceptance; its round trip
+     * counts. */
+    if (gamma >= 1) {
+        int ev = accepted + 1 < gamma ? accepted + 1 : gamma;
+        o->acc = ewma(o->acc, accepted);
+        o->eval = ewma(o->eval, ev);
+    }
     /* No send time on record (NAN) leaves the round trip as it was. */
     if (now >= sent) o->rtt = ewma(o->rtt, now - sent);
 }
@@ -44,16 +47,19 @@ double gamma_obs_alpha(const gamma_obs_t *o)
 double gamma_obs_rate(const gamma_env_t *env, double alpha, int gamma, double d,
                       double rtt)
 {
+    /* No drafts: one token a round trip, sync or async (nothing is drafted
+     * past such a block). */
+    if (gamma == 0) return 1 / rtt;
     return env->async ? analytic_async_rate(alpha, gamma, d, rtt, env->window)
                       : analytic_sync_rate(alpha, gamma, d, rtt);
 }
 
-int gamma_obs_best(const gamma_env_t *env, int limit, double alpha, double d,
+int gamma_obs_best(const gamma_env_t *env, int lo, int limit, double alpha, double d,
                    double (*rtt_of)(const void *ctx, int g), const void *ctx)
 {
-    int best = 1;
+    int best = lo;
     double top = -1;
-    for (int g = 1; g <= limit; g++) {
+    for (int g = lo; g <= limit; g++) {
         double x = gamma_obs_rate(env, alpha, g, d, rtt_of(ctx, g));
         /* A relative margin keeps rounding from picking a longer block that
          * is no faster. */

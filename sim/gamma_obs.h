@@ -41,12 +41,13 @@ double gamma_obs_alpha(const gamma_obs_t *o);
 
 /* The closed-form tokens per second of the tenant's protocol (env: sync or
  * async with its window) for acceptance alpha, blocks of gamma, draft time
- * d and round trip rtt (sim/analytic.h). */
+ * d and round trip rtt (sim/analytic.h); for gamma 0, plain remote
+ * decoding, 1 / rtt in either protocol. */
 double gamma_obs_rate(const gamma_env_t *env, double alpha, int gamma, double d,
                       double rtt);
-/* The gamma in [1, limit] with the highest gamma_obs_rate, the smallest on
+/* The gamma in [lo, limit] with the highest gamma_obs_rate, the smallest on
  * a tie; rtt_of(g) gives the round trip for blocks of g (ctx: its state). */
-int gamma_obs_best(const gamma_env_t *env, int limit, double alpha, double d,
+int gamma_obs_best(const gamma_env_t *env, int lo, int limit, double alpha, double d,
                    double (*rtt_of)(const void *ctx, int g), const void *ctx);
 
 #endif

@@ -68,7 +68,7 @@ static int rtt_next(gamma_state_t *st, int tenant, double now)
     p->alpha = a;
     p->d = o->d;
     p->rtt = o->rtt;
-    p->choice = gamma_obs_best(&st->env, st->limit, a, o->d, rtt_const, &o->rtt);
+    p->choice = gamma_obs_best(&st->env, 1, st->limit, a, o->d, rtt_const, &o->rtt);
     return p->choice;
 }
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <gsl/gsl_errno.h>
@@ -20,10 +21,13 @@
 #include "cli_optimize.h"
 #include "cli_roofline.h"
 #include "cli_sweep.h"
+#include "optimize.h"
 #include "err.h"
+#include "outfile.h"
 #include "output.h"
 #include "scenario.h"
 #include "sim.h"
+#include "sweepfile.h"
 #include "sweepspec.h"
 #include "trace.h"
 
@@ -39,6 +43,7 @@ typedef struct cli {
     long trace_rep;            /* -1 = not given (0) */
     const char *per_tenant;    /* --per-tenant FILE.csv */
     int json, quiet, help, version;
+    int force;                 /* --force: may replace a sweep's CSV */
     const char *cmd;           /* the subcommand, for messages */
 } cli_t;
 
@@ -66,6 +71,7 @@ static const char usage_run[] =
     "usage: specsim run [SCENARIO] [--set PATH=VALUE]... [--seed N] [--reps R]\n"
     "                   [--out FILE.csv|FILE.json] [--json] [--trace FILE]\n"
     "                   [--trace-rep N] [--per-tenant FILE.csv] [--quiet]\n"
+    "                   [--force]\n"
     "\n"
     "Simulates SCENARIO (default: the built-in scenarios/default.yaml) and prints\n"
     "a summary of every metric with 95% confidence half-widths over replications.\n"
@@ -89,6 +95,11 @@ static const char usage_run[] =
     "  --per-tenant FILE one CSV row per tenant per replication (tokens, decode\n"
     "                    rate, ITL mean/p99, TTFT mean, requests, SLO-met\n"
     "                    fraction; docs/formats.md); written atomically\n"
+    "  --force           let an output replace a sweep's CSV (and --out its\n"
+    "                    sidecar); refused without it\n"
+    "\n"
+    "Outputs may not be the scenario nor each other; a device or FIFO is\n"
+    "written through (docs/formats.md, \"Output files\").\n"
     "\n"
     "With more than one tenant group the summary ends with a table per group\n"
     "and --json adds \"groups\": {NAME: {every metric}}.\n";
@@ -100,7 +111,9 @@ static const char usage_check[] =
     "calibration tables, model limits) and prints it fully resolved (every\n"
     "default filled in, cards inlined) as YAML that `specsim run` accepts. A\n"
     "sweep: section is validated as `specsim sweep` does before running and\n"
-    "printed after the scenario. Errors name FILE:LINE:COLUMN and the dotted\n"
+    "printed after the scenario; so is an optimize: section (as `specsim\n"
+    "optimize` checks it before its first point; printed resolved: knobs as\n"
+    "lists, bounds in the metric's unit, the search it runs). Errors name FILE:LINE:COLUMN and the dotted\n"
     "key, and exit with status 2.\n";
 
 static const char usage_analytic[] =
@@ -138,6 +151,7 @@ static int take(void *ctx, const cli_opt_arg_t *o)
     case OPT_PER_TENANT: c->per_tenant = o->value; return 0;
     case OPT_JSON: c->json = 1; return 0;
     case OPT_QUIET: c->quiet = 1; return 0;
+    case OPT_FORCE: c->force = 1; return 0;
     default: return 0;   /* --help, --version: read by cli_opt_read */
     }
 }
@@ -184,7 +198,8 @@ static int load(const cli_t *c, scenario_t *s)
  * validated as `sweep` validates it before running (sp->naxes 0 when none).
  * The text is read once: standard input cannot be read twice. Returns 0 or
  * the exit status, the error printed. */
-static int load_checked(const cli_t *c, scenario_t *s, sweepspec_t *sp)
+static int load_checked(const cli_t *c, scenario_t *s, sweepspec_t *sp,
+                        optimize_spec_t *op)
 {
     err_t err = {0};
     char *text = NULL;
@@ -198,10 +213,13 @@ static int load_checked(const cli_t *c, scenario_t *s, sweepspec_t *sp)
     int loaded = rc == 0;
     if (rc == 0 && text)
         rc = sweepspec_check(c->scenario, text, c->sets.ov, c->sets.n, sp, &err);
+    if (rc == 0 && text)
+        rc = optimize_check(c->scenario, text, c->sets.ov, c->sets.n, op, &err);
     free(text);
     if (rc == 0) return 0;
     if (loaded) scenario_fini(s);
     sweepspec_fini(sp);
+    optimize_spec_fini(op);
     fprintf(stderr, "specsim: %s\n", err.msg);
     return err.code ? err.code : 2;
 }
@@ -213,19 +231,21 @@ static int cmd_check(int argc, char **argv)
     if (help_or_version(&c, usage_check, &rc)) { cli_fini(&c); return rc; }
     scenario_t s;
     sweepspec_t sp = {0};
-    if (rc == 0) rc = load_checked(&c, &s, &sp);
+    optimize_spec_t op = {0};
+    if (rc == 0) rc = load_checked(&c, &s, &sp, &op);
     if (rc == 0) {
         /* The sweep section after the scenario, so that the output is itself
          * the sweep scenario (as a sweep's sidecar is). */
         if (scenario_write_yaml(&s, stdout) != 0 ||
             (sp.naxes > 0 && sweepspec_write_yaml(&sp, stdout) != 0) ||
-            fflush(stdout) != 0) {
-            fprintf(stderr, "specsim check: cannot write the scenario: %s\n",
+            optimize_write_yaml(&op, stdout) != 0 || fflush(stdout) != 0) {
+            fprintf(stderr, "specsim check: standard output: cannot write the scenario: %s\n",
                     strerror(errno));
             rc = 1;
         }
         scenario_fini(&s);
         sweepspec_fini(&sp);
+        optimize_spec_fini(&op);
     }
     cli_fini(&c);
     return rc;
@@ -245,6 +265,8 @@ static int cmd_analytic(int argc, char **argv)
             fprintf(stderr, "specsim analytic: %s\n", err.msg);
             rc = err.code ? err.code : 1;
         } else if (analytic_print(stdout, &a, c.json) != 0 || fflush(stdout) != 0) {
+            fprintf(stderr, "specsim analytic: standard output: write failed: %s\n",
+                    strerror(errno));
             rc = 1;
         }
         scenario_fini(&s);
@@ -274,27 +296,24 @@ static int run_with_trace(const cli_t *c, const scenario_t *s,
     sim_options_t opt = {.trace = NULL, .progress = show ? run_progress : NULL,
                          .trace_rep = c->trace_rep > 0 ? (int)c->trace_rep : 0,
                          .warmup = diag, .groups = groups};
-    char tmp[4096], ptmp[4096];
+    outfile_t trace = {0}, per = {0};
     if (c->trace) opt.trace_format = trace_format_for(c->trace);
     int to_stdout = c->trace && strcmp(c->trace, "-") == 0;
     /* Standard output: for piping into a plotter; nothing to commit. */
     if (to_stdout) opt.trace = stdout;
-    else if (c->trace && !(opt.trace = output_open_atomic(c->trace, tmp, sizeof tmp, err)))
+    else if (c->trace && outfile_open(&trace, c->trace, err) != 0)
         return -1;
-    if (c->per_tenant &&
-        !(opt.per_tenant = output_open_atomic(c->per_tenant, ptmp, sizeof ptmp, err))) {
-        if (opt.trace && !to_stdout) output_abort(opt.trace, tmp);
+    if (c->per_tenant && outfile_open(&per, c->per_tenant, err) != 0) {
+        outfile_abort(&trace);
         return -1;
     }
+    if (!to_stdout) opt.trace = trace.f;
+    opt.per_tenant = per.f;
     int rc = sim_run(s, &opt, m, err);
-    if (opt.per_tenant) {
-        if (rc != 0) output_abort(opt.per_tenant, ptmp);
-        else rc = output_commit(opt.per_tenant, ptmp, c->per_tenant, err);
-    }
-    if (opt.trace && !to_stdout) {
-        if (rc != 0) output_abort(opt.trace, tmp);
-        else rc = output_commit(opt.trace, tmp, c->trace, err);
-    }
+    if (rc != 0) outfile_abort(&per);
+    else if (per.f) rc = outfile_commit(&per, err);
+    if (rc != 0) outfile_abort(&trace);
+    else if (trace.f) rc = outfile_commit(&trace, err);
     if (rc == 0) {
         m->groups = groups;
         m->ngroups = s->ngroups;
@@ -327,6 +346,51 @@ static void warn_warmup(const cli_t *c, const scenario_t *s,
             s->warmup, d->pick_mean_s, d->pick_max_s, d->rep_of_max);
 }
 
+/* An output that would replace a sweep's CSV or its sidecar, refused
+ * without --force: a sweep takes hours, a run's file is one command away. */
+static int run_check_sweep(const cli_t *c, const char *path, const char *what,
+                           err_t *err)
+{
+    char side[OUTFILE_PATH_MAX];
+    struct stat st;
+    if (c->force || !path || stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+    if (sweepfile_is_sidecar(path))
+        return err_set(err, ERR_INPUT, "%s %s is a sweep's sidecar: give --force to "
+                       "replace it, or another name", what, path);
+    if (sweepfile_sidecar_path(path, side, sizeof side) == 0 && sweepfile_is_sidecar(side))
+        return err_set(err, ERR_INPUT, "%s %s is a sweep's CSV (its sidecar %s says "
+                       "so): give --force to replace it, or another name", what, path,
+                       side);
+    return 0;
+}
+
+/* Every output: a target outfile.h accepts, no sweep's CSV, and none the
+ * scenario or another output (compared as files: links, hard links and
+ * ./ spellings are caught). */
+static int run_check_outputs(const cli_t *c, err_t *err)
+{
+    const char *trace = c->trace && strcmp(c->trace, "-") != 0 ? c->trace : NULL;
+    char side[OUTFILE_PATH_MAX];
+    const char *sidep = NULL;
+    outfile_kind_t kind;
+    if (c->out) {
+        if (outfile_kind(c->out, &kind, err) != 0) return -1;
+        if (kind != OUTFILE_STREAM && output_sidecar_path(c->out, side, sizeof side) == 0)
+            sidep = side;
+    }
+    if ((trace && outfile_kind(trace, &kind, err) != 0) ||
+        (c->per_tenant && outfile_kind(c->per_tenant, &kind, err) != 0))
+        return -1;
+    const outfile_role_t r[] = {
+        {c->scenario, "the scenario", 0}, {c->out, "--out", 1},
+        {sidep, "--out's sidecar", 1}, {trace, "--trace", 1},
+        {c->per_tenant, "--per-tenant", 1}};
+    if (outfile_distinct(r, 5, err) != 0) return -1;
+    for (int i = 1; i < 5; i++)
+        if (run_check_sweep(c, r[i].path, r[i].what, err) != 0) return -1;
+    return 0;
+}
+
 /* Refuses what would fail only after the whole run. 0, or the exit status. */
 static int run_preflight(const cli_t *c, const scenario_t *s)
 {
@@ -345,9 +409,10 @@ static int run_preflight(const cli_t *c, const scenario_t *s)
     /* (A scenario's own output.file is checked, at its line, with the rest
      * of the scenario.) */
     err_t err = {0, {0}};
-    if (c->out && c->out != s->output.file && output_check_path(c->out, &err) != 0) {
+    if ((c->out && c->out != s->output.file && output_check_path(c->out, &err) != 0) ||
+        run_check_outputs(c, &err) != 0) {
         fprintf(stderr, "specsim run: %s\n", err.msg);
-        return ERR_INPUT;
+        return err.code ? err.code : ERR_INPUT;
     }
     return 0;
 }
@@ -392,7 +457,8 @@ static int cmd_run(int argc, char **argv)
         int w = c.json ? output_json(stdout, &s, &src, &m)
                        : output_summary(stdout, &s, &src, &m);
         if (w != 0 || fflush(stdout) != 0) {
-            fprintf(stderr, "specsim run: cannot write results: %s\n", strerror(errno));
+            fprintf(stderr, "specsim run: standard output: cannot write results: %s\n",
+                    strerror(errno));
             rc = 1;
         }
     }

@@ -238,6 +238,36 @@ int hist_merge(hist_t *dst, const hist_t *src)
     return 0;
 }
 
+/* The state's header: the shape (min, log_r, cells), then the totals. */
+#define HIST_STATE_HEAD 8
+
+size_t hist_state_len(const hist_t *h)
+{
+    return HIST_STATE_HEAD + (size_t)h->ncell;
+}
+
+void hist_state_get(const hist_t *h, double *out)
+{
+    double head[HIST_STATE_HEAD] = {h->min, h->log_r, (double)h->ncell, h->total,
+                                    h->sum, h->seen_min, h->seen_max, h->under_min};
+    memcpy(out, head, sizeof head);
+    memcpy(out + HIST_STATE_HEAD, h->cell, (size_t)h->ncell * sizeof *h->cell);
+}
+
+int hist_state_merge(hist_t *h, const double *in, size_t n)
+{
+    if (n != hist_state_len(h) || in[0] != h->min || in[1] != h->log_r ||
+        in[2] != (double)h->ncell)
+        return -1;
+    h->total += in[3];
+    h->sum += in[4];
+    if (in[5] < h->seen_min) h->seen_min = in[5];
+    if (in[6] > h->seen_max) h->seen_max = in[6];
+    if (in[7] < h->under_min) h->under_min = in[7];
+    for (int i = 0; i < h->ncell; i++) h->cell[i] += in[HIST_STATE_HEAD + i];
+    return 0;
+}
+
 double hist_count(const hist_t *h)
 {
     return h ? h->total : 0.0;

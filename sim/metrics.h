@@ -137,6 +137,14 @@ size_t hist_bytes(const hist_t *h);
 /* Adds src's counts into dst; both must come from hist_create with the same
  * min, max and rel_err. Returns 0, or -1 (dst unchanged) when they differ. */
 int hist_merge(hist_t *dst, const hist_t *src);
+/* A histogram's whole state as hist_state_len(h) doubles, so that one
+ * process can hand its counts to another (the testbed's verifier to its edge
+ * fleet, testbed/tallyio.h). hist_state_merge adds such a state's counts
+ * into h as hist_merge would; h must come from hist_create with the same
+ * arguments: 0, or -1 (h unchanged) when n or the shape differs. */
+size_t hist_state_len(const hist_t *h);
+void hist_state_get(const hist_t *h, double *out);
+int hist_state_merge(hist_t *h, const double *in, size_t n);
 /* Exact smallest / largest value recorded; NAN when empty. */
 double hist_min(const hist_t *h);
 double hist_max(const hist_t *h);

@@ -28,7 +28,9 @@ static int fail_at(ctx_t *c, int line, int col, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return err_set(c->err, ERR_INPUT, "%s:%d:%d: optimize.%s", c->name, line, col, msg);
+    char at[YNODE_WHERE_MAX];
+    ynode_where(at, sizeof at, c->name, line, col);
+    return err_set(c->err, ERR_INPUT, "%s: optimize.%s", at, msg);
 }
 
 static const char *scalar(const ynode_t *n)
@@ -188,16 +190,32 @@ static int resolve_search(ctx_t *c, optimize_search_t s, int monotone)
     return 0;
 }
 
-static int parse_key(ctx_t *c, const ynode_pair_t *p, optimize_search_t *s, int *monotone)
+/* Which parts of the section the command line replaces (see
+ * optimize_flags_t). */
+static int overridden(const optimize_flags_t *fl, const char *key)
+{
+    if (!fl) return 0;
+    if (strcmp(key, "knobs") == 0) return fl->nknobs > 0;
+    if (strcmp(key, "max") == 0 || strcmp(key, "min") == 0) return fl->objective != NULL;
+    if (strcmp(key, "constraints") == 0) return fl->ncons > 0;
+    if (strcmp(key, "search") == 0) return fl->search != NULL;
+    return 0;
+}
+
+static int parse_key(ctx_t *c, const ynode_pair_t *p, const optimize_flags_t *fl,
+                     optimize_search_t *s, int *monotone)
 {
     static const char *keys[] = {"knobs", "max", "min", "constraints", "search",
                                  "monotone"};
+    int known = 0;
+    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) known |= !strcmp(p->key, keys[k]);
+    if (known && overridden(fl, p->key)) return 0;
     if (strcmp(p->key, "max") == 0 || strcmp(p->key, "min") == 0)
         return parse_objective(c, p);
     if (strcmp(p->key, "constraints") == 0) return parse_constraints(c, p);
     if (strcmp(p->key, "search") == 0) return parse_search(c, p, s);
     if (strcmp(p->key, "monotone") == 0) return parse_monotone(c, p, monotone);
-    if (strcmp(p->key, "knobs") == 0) return 0;   /* read first, see parse_section */
+    if (strcmp(p->key, "knobs") == 0) return 0;   /* read first, see parse_all */
     const char *near = suggest_nearest(p->key, keys, sizeof keys / sizeof *keys);
     char hint[64] = "";
     if (near) snprintf(hint, sizeof hint, "did you mean '%s'? ", near);
@@ -205,35 +223,239 @@ static int parse_key(ctx_t *c, const ynode_pair_t *p, optimize_search_t *s, int 
                    "max or min, constraints, search, monotone)", p->key, hint);
 }
 
-static int parse_section(ctx_t *c, const ynode_pair_t *sec)
+/* ---- the command line's parts (optimize_flags_t) --------------------------- */
+
+/* A --knob value A..B[:STEP] as the range {from: A, to: B, step: STEP} (step
+ * 1 when not given), each scalar marked at its column of the argument. */
+static ynode_t *knob_range(ctx_t *c, int n, int col0, const char *v, const char *dots)
+{
+    const char *to = dots + 2, *colon = strchr(to, ':');
+    const char *step = colon ? colon + 1 : "1";
+    size_t la = (size_t)(dots - v), lb = colon ? (size_t)(colon - to) : strlen(to);
+    if (la == 0 || lb == 0 || !*step || la >= 64 || lb >= 64 || strlen(step) >= 64 ||
+        strpbrk(v, "[]{},#\"'")) {
+        fail_at(c, n, col0 + 1, "knobs: '%s': expected FROM..TO or FROM..TO:STEP "
+                "(e.g. 1..64, 10ms..100ms:10ms)", v);
+        return NULL;
+    }
+    char from[64], upto[64];
+    memcpy(from, v, la);
+    from[la] = '\0';
+    memcpy(upto, to, lb);
+    upto[lb] = '\0';
+    int cs = colon ? col0 + 1 + (int)(step - v) : col0 + 1 + (int)(dots - v);
+    ynode_t *m = ynode_create_map(c->name, n, col0 + 1);
+    ynode_t *f = ynode_create_scalar(c->name, n, col0 + 1, from);
+    ynode_t *t = ynode_create_scalar(c->name, n, col0 + 1 + (int)(to - v), upto);
+    ynode_t *st = ynode_create_scalar(c->name, n, cs, step);
+    int rc = !m || !f || !t || !st;
+    /* ynode_map_put takes its value even when it fails: each node is owned
+     * by the map or freed, once. */
+    if (!rc) {
+        rc = ynode_map_put(m, "from", c->name, n, col0 + 1, f);
+        f = NULL;
+    }
+    if (!rc) {
+        rc = ynode_map_put(m, "to", c->name, n, col0 + 1 + (int)(to - v), t);
+        t = NULL;
+    }
+    if (!rc) {
+        rc = ynode_map_put(m, "step", c->name, n, cs, st);
+        st = NULL;
+    }
+    ynode_free(f);
+    ynode_free(t);
+    ynode_free(st);
+    if (rc) {
+        ynode_free(m);
+        err_set(c->err, ERR_RUNTIME, "out of memory");
+        return NULL;
+    }
+    return m;
+}
+
+/* The value of --knob number n (its PATH=VALUE split at col0, the column of
+ * '='): a YAML list or mapping as the section takes it, FROM..TO[:STEP], or
+ * values separated by commas. */
+static ynode_t *knob_value(ctx_t *c, int n, int col0, const char *path, const char *v)
+{
+    ynode_t *node = NULL;
+    const char *dots = strstr(v, "..");
+    if (v[0] == '[' || v[0] == '{') {
+        if (ynode_parse(c->name, path, v, strlen(v), n, col0, &node, c->err)) return NULL;
+    } else if (dots) {
+        return knob_range(c, n, col0, v, dots);
+    } else {
+        /* "[" + v + "]": the bracket sits on the '=', so every value keeps
+         * its own column. */
+        size_t len = strlen(v);
+        char *t = malloc(len + 3);
+        if (!t) { err_set(c->err, ERR_RUNTIME, "out of memory"); return NULL; }
+        t[0] = '[';
+        memcpy(t + 1, v, len);
+        memcpy(t + 1 + len, "]", 2);
+        int rc = ynode_parse(c->name, path, t, len + 2, n, col0 - 1, &node, c->err);
+        free(t);
+        if (rc) return NULL;
+    }
+    if (!node) fail_at(c, n, col0 + 1, "knobs.%s: no values", path);
+    return node;
+}
+
+/* The --knob options as the mapping a section's knobs: holds. */
+static ynode_t *knobs_node(ctx_t *c, const optimize_flags_t *fl)
+{
+    ynode_t *map = ynode_create_map(c->name, 1, 1);
+    if (!map) { err_set(c->err, ERR_RUNTIME, "out of memory"); return NULL; }
+    for (int i = 0; i < fl->nknobs; i++) {
+        const char *arg = fl->knobs[i], *eq = strchr(arg, '=');
+        int n = i + 1;
+        char path[256];
+        if (!eq || eq == arg || !eq[1] || strchr(arg, '\n') || (size_t)(eq - arg) >= sizeof path) {
+            fail_at(c, n, 1, "knobs: '%s': expected PATH=VALUES (a list such as "
+                    "1,2,4 or [1, 2, 4], a range FROM..TO[:STEP] or {from: ..., to: "
+                    "..., step: ...})", arg);
+            break;
+        }
+        memcpy(path, arg, (size_t)(eq - arg));
+        path[eq - arg] = '\0';
+        if (ynode_find(map, path)) {
+            fail_at(c, n, 1, "knobs.%s: given twice", path);
+            break;
+        }
+        ynode_t *v = knob_value(c, n, (int)(eq - arg) + 1, path, eq + 1);
+        if (!v) break;
+        if (ynode_map_put(map, path, c->name, n, 1, v)) {
+            err_set(c->err, ERR_RUNTIME, "out of memory");
+            break;
+        }
+        if (i + 1 == fl->nknobs) return map;
+    }
+    ynode_free(map);
+    return NULL;
+}
+
+static int flag_knobs(ctx_t *c, const optimize_flags_t *fl)
+{
+    ctx_t k = {"--knob", c->sp, c->err};
+    ynode_t *map = knobs_node(&k, fl);
+    if (!map) return -1;
+    ynode_pair_t p = {.key = "knobs", .ksrc = k.name, .kline = 0, .kcol = 0, .val = map};
+    int rc = parse_knobs(&k, &p);
+    ynode_free(map);
+    return rc;
+}
+
+/* A scalar option (--max, --min, --search) as the pair key: value. */
+static int flag_scalar(ctx_t *c, const char *opt, const char *key, const char *v,
+                       int (*parse)(ctx_t *, const ynode_pair_t *, void *), void *arg)
+{
+    ctx_t k = {opt, c->sp, c->err};
+    ynode_t *n = ynode_create_scalar(opt, 0, 0, v);
+    if (!n) return err_set(c->err, ERR_RUNTIME, "out of memory");
+    ynode_pair_t p = {.key = (char *)key, .ksrc = opt, .kline = 0, .kcol = 0, .val = n};
+    int rc = parse(&k, &p, arg);
+    ynode_free(n);
+    return rc;
+}
+
+static int objective_cb(ctx_t *c, const ynode_pair_t *p, void *arg)
+{
+    (void)arg;
+    return parse_objective(c, p);
+}
+
+static int search_cb(ctx_t *c, const ynode_pair_t *p, void *arg)
+{
+    return parse_search(c, p, arg);
+}
+
+static int flag_constraints(ctx_t *c, const optimize_flags_t *fl)
+{
+    ctx_t k = {"--constraint", c->sp, c->err};
+    optimize_spec_t *sp = c->sp;
+    sp->cons = calloc((size_t)fl->ncons, sizeof *sp->cons);
+    if (!sp->cons) return err_set(c->err, ERR_RUNTIME, "out of memory");
+    snprintf(sp->cons_src, sizeof sp->cons_src, "%s", k.name);
+    sp->cons_line = sp->cons_col = 1;
+    for (int i = 0; i < fl->ncons; i++, sp->ncons++) {
+        ynode_t *n = ynode_create_scalar(k.name, i + 1, 1, fl->cons[i]);
+        if (!n) return err_set(c->err, ERR_RUNTIME, "out of memory");
+        int rc = parse_constraint(&k, n, &sp->cons[i]);
+        ynode_free(n);
+        if (rc) return -1;
+    }
+    return 0;
+}
+
+/* ---- the whole specification ------------------------------------------------- */
+
+/* The section (sec, NULL when the file has none) with the parts fl gives
+ * replaced. */
+static int parse_all(ctx_t *c, const ynode_pair_t *sec, const optimize_flags_t *fl)
 {
     optimize_spec_t *sp = c->sp;
-    sp->line = sec->kline;
-    sp->col = sec->kcol;
     sp->objective = sp->objective_knob = -1;
-    const ynode_t *n = sec->val;
-    if (n->kind != YNODE_MAP)
-        return fail_at(c, n->line, n->col, "expected a mapping with knobs, max or min, "
-                       "constraints");
+    const ynode_t *n = sec ? sec->val : NULL;
+    if (sec) {
+        sp->line = sec->kline;
+        sp->col = sec->kcol;
+        if (n->kind != YNODE_MAP)
+            return fail_at(c, n->line, n->col, "expected a mapping with knobs, max or "
+                           "min, constraints");
+    }
+    int flags = fl && (fl->nknobs || fl->objective || fl->ncons || fl->search);
+    if (!sec && !flags)
+        return err_set(c->err, ERR_INPUT, "%s:1:1: optimize: no optimize: section (add "
+                       "one with knobs and an objective, or give --knob and --max or "
+                       "--min)", c->name);
     /* Knobs first: the objective may name one. */
-    const ynode_pair_t *knobs = ynode_find(n, "knobs");
-    if (!knobs) return fail_at(c, sec->kline, sec->kcol, "knobs: missing (the axes "
-                               "to search, written as a sweep: section's)");
-    if (parse_knobs(c, knobs)) return -1;
+    const ynode_pair_t *knobs = n ? ynode_find(n, "knobs") : NULL;
+    if (fl && fl->nknobs) {
+        if (flag_knobs(c, fl)) return -1;
+    } else if (knobs) {
+        if (parse_knobs(c, knobs)) return -1;
+    } else if (sec) {
+        return fail_at(c, sec->kline, sec->kcol, "knobs: missing (the axes to search, "
+                       "written as a sweep: section's, or --knob PATH=VALUES)");
+    } else {
+        return err_set(c->err, ERR_INPUT, "--knob: optimize.knobs: missing (give "
+                       "--knob PATH=VALUES, or an optimize: section in %s)", c->name);
+    }
     optimize_search_t s = OPTIMIZE_AUTO;
     int monotone = 0;
-    for (size_t i = 0; i < n->n; i++)
-        if (parse_key(c, &n->pairs[i], &s, &monotone)) return -1;
-    if (!sp->objective_name[0])
-        return fail_at(c, sec->kline, sec->kcol, "max or min: missing (the objective, "
-                       "e.g. max: goodput_tok_s)");
+    for (size_t i = 0; n && i < n->n; i++)
+        if (parse_key(c, &n->pairs[i], fl, &s, &monotone)) return -1;
+    if (fl && fl->objective &&
+        flag_scalar(c, fl->maximize ? "--max" : "--min", fl->maximize ? "max" : "min",
+                    fl->objective, objective_cb, NULL))
+        return -1;
+    if (fl && fl->ncons && flag_constraints(c, fl)) return -1;
+    if (fl && fl->search && flag_scalar(c, "--search", "search", fl->search, search_cb, &s))
+        return -1;
+    if (!sp->objective_name[0]) {
+        if (sec)
+            return fail_at(c, sec->kline, sec->kcol, "max or min: missing (the "
+                           "objective, e.g. max: goodput_tok_s, or --max/--min METRIC)");
+        return err_set(c->err, ERR_INPUT, "--max: optimize.max or min: missing (give "
+                       "--max METRIC or --min METRIC)");
+    }
+    if (fl && fl->search) {
+        ctx_t k = {"--search", sp, c->err};
+        return resolve_search(&k, s, monotone);
+    }
     return resolve_search(c, s, monotone);
 }
 
-int optimize_spec_load(const char *path, const char *text, optimize_spec_t *out,
-                       err_t *err)
+/* Reads the text (the file when text is NULL); *found says whether it has
+ * an optimize: section. */
+static int load_spec(const char *path, const char *text, const optimize_flags_t *fl,
+                     int need, int *found, optimize_spec_t *out, err_t *err)
 {
     memset(out, 0, sizeof *out);
+    out->objective = out->objective_knob = -1;
+    const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+    snprintf(out->cons_src, sizeof out->cons_src, "%s", name);
     char *own = NULL;
     size_t len;
     if (!text) {
@@ -241,16 +463,28 @@ int optimize_spec_load(const char *path, const char *text, optimize_spec_t *out,
         text = own;
     }
     ynode_t *root = NULL;
-    int rc = ynode_parse(path, NULL, text, strlen(text), 1, 0, &root, err);
-    ctx_t c = {path, out, err};
+    int rc = ynode_parse(name, NULL, text, strlen(text), 1, 0, &root, err);
+    ctx_t c = {name, out, err};
     const ynode_pair_t *sec = rc == 0 ? ynode_find(root, "optimize") : NULL;
-    if (rc == 0 && sec) rc = parse_section(&c, sec);
-    else if (rc == 0)
-        rc = err_set(err, ERR_INPUT, "%s:1:1: optimize: no optimize: section (add one "
-                     "with knobs and an objective)", path);
+    *found = sec != NULL;
+    if (rc == 0 && (sec || need)) rc = parse_all(&c, sec, fl);
     ynode_free(root);
     free(own);
     return rc;
+}
+
+int optimize_spec_load_flags(const char *path, const char *text,
+                             const optimize_flags_t *fl, optimize_spec_t *out,
+                             err_t *err)
+{
+    int found;
+    return load_spec(path, text, fl, 1, &found, out, err);
+}
+
+int optimize_spec_load(const char *path, const char *text, optimize_spec_t *out,
+                       err_t *err)
+{
+    return optimize_spec_load_flags(path, text, NULL, out, err);
 }
 
 void optimize_spec_fini(optimize_spec_t *sp)
@@ -549,23 +783,68 @@ static void finish(const optimize_spec_t *sp, optimize_result_t *r)
 }
 
 /* The checks before any simulation: every knob value loads, and
- * constraints have replications for a CI. */
-static int precheck(const optimize_opts_t *o, const optimize_spec_t *sp, err_t *err)
+ * constraints have replications for a CI. The scenario is read from text
+ * when not NULL. */
+static int precheck(const char *scenario, const char *text,
+                    const scenario_override_t *sets, int nsets, const optimize_spec_t *sp,
+                    err_t *err)
 {
-    if (sweepspec_validate(&sp->knobs, o->scenario, NULL, o->sets, o->nsets, err) < 0) {
+    if (sweepspec_validate(&sp->knobs, scenario, text, sets, nsets, err) < 0) {
         rename_sweep(err);
         return -1;
     }
     scenario_t base;
-    if (scenario_load(o->scenario, o->sets, o->nsets, &base, err) != 0) return -1;
+    int rc = text ? scenario_load_text(scenario, text, strlen(text), sets, nsets, &base, err)
+                  : scenario_load(scenario, sets, nsets, &base, err);
+    if (rc != 0) return -1;
     int reps = base.replications;
     scenario_fini(&base);
+    char at[YNODE_WHERE_MAX];
     if (sp->ncons > 0 && reps < 2)
-        return err_set(err, ERR_INPUT, "%s:%d:%d: optimize.constraints: a constraint is "
+        return err_set(err, ERR_INPUT, "%s: optimize.constraints: a constraint is "
                        "met only when its 95%% CI says so, which needs replications >= 2 "
                        "(the scenario has %d; set replications: or --reps)",
-                       sp->knobs.file, sp->cons_line, sp->cons_col, reps);
+                       ynode_where(at, sizeof at, sp->cons_src, sp->cons_line, sp->cons_col),
+                       reps);
     return 0;
+}
+
+int optimize_check(const char *scenario, const char *text, const scenario_override_t *sets,
+                   int nsets, optimize_spec_t *out, err_t *err)
+{
+    int found = 0;
+    if (load_spec(scenario, text, NULL, 0, &found, out, err) != 0) return -1;
+    if (!found) return 0;
+    return precheck(scenario, text, sets, nsets, out, err);
+}
+
+/* A bound as the shortest text that reads back as the same double. */
+static void print_bound(FILE *f, double x)
+{
+    char buf[40];
+    for (int prec = 6; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, x);
+        if (strtod(buf, NULL) == x) break;
+    }
+    fputs(buf, f);
+}
+
+int optimize_write_yaml(const optimize_spec_t *sp, FILE *f)
+{
+    if (sp->knobs.naxes == 0) return 0;
+    fputs("optimize:\n  knobs:\n", f);
+    if (sweepspec_write_axes(&sp->knobs, "    ", f) != 0) return -1;
+    fprintf(f, "  %s: %s\n", sp->maximize ? "max" : "min", sp->objective_name);
+    if (sp->ncons > 0) fputs("  constraints:\n", f);
+    for (int k = 0; k < sp->ncons; k++) {
+        const optimize_constraint_t *c = &sp->cons[k];
+        fprintf(f, "    - \"%s %s ", metric_name(c->metric), c->op == OPTIMIZE_LE ? "<=" : ">=");
+        print_bound(f, c->bound);
+        fputs("\"\n", f);
+    }
+    /* The search as resolved: auto is already bisect or coordinate. */
+    fprintf(f, "  search: %s\n", optimize_search_name(sp->search));
+    return ferror(f) ? -1 : 0;
 }
 
 int optimize_run(const optimize_opts_t *o, const optimize_spec_t *sp,
@@ -573,7 +852,7 @@ int optimize_run(const optimize_opts_t *o, const optimize_spec_t *sp,
 {
     memset(res, 0, sizeof *res);
     res->best = -1;
-    if (precheck(o, sp, err) != 0) return -1;
+    if (precheck(o->scenario, NULL, o->sets, o->nsets, sp, err) != 0) return -1;
     search_t s = {.o = o, .sp = sp, .res = res};
     int rc;
     switch (sp->search) {

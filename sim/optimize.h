@@ -51,6 +51,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "err.h"
 #include "metrics.h"
@@ -86,6 +87,7 @@ typedef struct optimize_spec {
     optimize_constraint_t *cons;   /* owned, ncons entries */
     int ncons;
     int cons_line, cons_col;       /* mark of `constraints:` */
+    char cons_src[SCEN_PATH_MAX];  /* its file, or "--constraint" */
     optimize_search_t search;      /* as resolved: never OPTIMIZE_AUTO */
     int line, col;                 /* mark of `optimize:` */
 } optimize_spec_t;
@@ -95,6 +97,48 @@ typedef struct optimize_spec {
  * *out with optimize_spec_fini (also after a failed load). */
 int optimize_spec_load(const char *path, const char *text, optimize_spec_t *out,
                        err_t *err);
+
+/* The section's parts given on the command line (`specsim optimize`). Each
+ * part given replaces that part of the section whole; the parts not given
+ * come from the section (a scenario without one needs --knob and --max or
+ * --min):
+ *   --knob PATH=VALUES   (repeatable) replaces knobs: VALUES is what the
+ *                        section's axis takes ([1, 2, 4] or {from: 1, to: 64,
+ *                        step: 1}), or 1,2,4, or FROM..TO[:STEP] (step 1 when
+ *                        not given): 1..64, 10ms..100ms:10ms
+ *   --max/--min METRIC   replaces max:/min:
+ *   --constraint 'M<=V'  (repeatable) replaces constraints:
+ *   --search S           replaces search: (monotone: still applies to auto)
+ * Messages name them as --set's are named: "--knob:N:COL" (N: the option's
+ * place among the --knob options), "--constraint:N:1", "--max", "--search". */
+typedef struct optimize_flags {
+    const char *const *knobs;  /* "PATH=VALUES" */
+    int nknobs;
+    const char *objective;     /* NULL: the section's */
+    int maximize;              /* --max (1) or --min (0) */
+    const char *const *cons;   /* "METRIC <= VALUE" */
+    int ncons;
+    const char *search;        /* NULL: the section's */
+} optimize_flags_t;
+
+/* optimize_spec_load with the parts fl gives (fl may be NULL). */
+int optimize_spec_load_flags(const char *path, const char *text,
+                             const optimize_flags_t *fl, optimize_spec_t *out,
+                             err_t *err);
+
+/* For `specsim check`: when the scenario's text (file `scenario`, "-" for
+ * standard input) has an optimize: section, reads it into *out and checks
+ * it as `specsim optimize` does before evaluating any point (every knob
+ * value loads with the base overrides sets, constraints have replications);
+ * without one, *out is left empty (knobs.naxes 0). 0, or -1 with err. The
+ * caller frees *out with optimize_spec_fini. */
+int optimize_check(const char *scenario, const char *text, const scenario_override_t *sets,
+                   int nsets, optimize_spec_t *out, err_t *err);
+
+/* Writes the section back as YAML, resolved: knobs as explicit lists,
+ * constraints with their bounds in the metric's unit (seconds), the search
+ * actually run. Nothing when sp has no knobs. 0, or -1 on a write error. */
+int optimize_write_yaml(const optimize_spec_t *sp, FILE *f);
 void optimize_spec_fini(optimize_spec_t *sp);
 
 /* "grid", "bisect", "coordinate". */

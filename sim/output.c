@@ -8,7 +8,6 @@
 #include "output.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -16,6 +15,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "outfile.h"
 #include "outpath.h"
 #include "proto.h"
 #include "version.h"
@@ -297,8 +297,12 @@ static int summary_header(FILE *f, const scenario_t *s, const output_sources_t *
             rc |= fprintf(f, "%s %s: %d", g ? "," : "", s->groups[g].name,
                           s->groups[g].count) < 0;
     }
-    rc |= fprintf(f, "\ncloud        %d replica%s\n", s->cloud.replicas,
+    rc |= fprintf(f, "\ncloud        %d replica%s", s->cloud.replicas,
                   s->cloud.replicas == 1 ? "" : "s") < 0;
+    for (int k = 0; s->cloud.rgroups && k < s->cloud.nrgroups; k++)
+        rc |= fprintf(f, "%s %s: %d %s", k ? "," : " in groups", s->cloud.rgroups[k].name,
+                      s->cloud.rgroups[k].count, s->cloud.rgroups[k].gpu.name) < 0;
+    rc |= fputc('\n', f) == EOF;
     char wu[64];
     if (s->warmup_auto) snprintf(wu, sizeof wu, "auto: MSER-5 per replication");
     else snprintf(wu, sizeof wu, "%.10g s", s->warmup);
@@ -571,75 +575,7 @@ int output_tenant_row(FILE *f, int rep, int tenant, const char *group,
     return rc || ferror(f) ? -1 : 0;
 }
 
-/* ---- atomic files ------------------------------------------------------- */
-
-/* Room for a command-line path (PATH_MAX on Linux) plus the suffixes. */
-enum { OUT_PATH_MAX = 4096 + 64 };
-
-FILE *output_open_atomic(const char *path, char *tmp, size_t tmpsz, err_t *err)
-{
-    int n = snprintf(tmp, tmpsz, "%s.tmp.%ld", path, (long)getpid());
-    if (n < 0 || (size_t)n >= tmpsz) {
-        err_set(err, ERR_RUNTIME, "%s: path too long", path);
-        return NULL;
-    }
-    /* O_EXCL: never write through a link or over a file someone else is
-     * writing; the name carries our pid, so a clash is a real conflict. */
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0) {
-        err_set(err, ERR_RUNTIME, "%s: cannot create %s: %s", path, tmp,
-                strerror(errno));
-        return NULL;
-    }
-    FILE *f = fdopen(fd, "w");
-    if (!f) {
-        int e = errno;
-        close(fd);
-        unlink(tmp);
-        err_set(err, ERR_RUNTIME, "%s: %s: %s", path, tmp, strerror(e));
-        return NULL;
-    }
-    return f;
-}
-
-/* Flush, fsync and close: after this the bytes are on disk and f is gone,
- * whatever the result. On failure tmp is removed. */
-static int atomic_finish(FILE *f, const char *tmp, const char *path, err_t *err)
-{
-    int e = 0;
-    const char *what = NULL;
-    if (fflush(f) == EOF || ferror(f)) { e = errno; what = "write"; }
-    else if (fsync(fileno(f)) != 0) { e = errno; what = "fsync"; }
-    if (fclose(f) == EOF && !what) { e = errno; what = "close"; }
-    if (!what) return 0;
-    unlink(tmp);
-    return err_set(err, ERR_RUNTIME, "%s: %s failed: %s", path, what,
-                   e ? strerror(e) : "I/O error");
-}
-
-/* The rename is what makes the file appear whole or not at all; the
- * directory is not fsynced, so a power cut may lose the new file but can
- * never expose a partial one. */
-static int atomic_rename(const char *tmp, const char *path, err_t *err)
-{
-    if (rename(tmp, path) == 0) return 0;
-    int e = errno;
-    unlink(tmp);
-    return err_set(err, ERR_RUNTIME, "%s: cannot rename %s onto it: %s", path,
-                   tmp, strerror(e));
-}
-
-int output_commit(FILE *f, const char *tmp, const char *path, err_t *err)
-{
-    if (atomic_finish(f, tmp, path, err) < 0) return -1;
-    return atomic_rename(tmp, path, err);
-}
-
-void output_abort(FILE *f, const char *tmp)
-{
-    if (f) fclose(f); /* result irrelevant: the file is being discarded */
-    if (tmp && tmp[0]) unlink(tmp);
-}
+/* ---- results files ------------------------------------------------------ */
 
 static int has_suffix(const char *s, const char *suf)
 {
@@ -677,57 +613,70 @@ static int csv_single(FILE *f, const scenario_t *s, const output_sources_t *src,
 typedef int (*body_fn)(FILE *f, const scenario_t *s, const output_sources_t *src,
                        const metrics_summary_t *m);
 
+int output_sidecar_path(const char *path, char *out, size_t n)
+{
+    size_t ext = has_suffix(path, ".json") ? 5 : has_suffix(path, ".csv") ? 4 : 0;
+    int w = snprintf(out, n, "%.*s.scenario.yaml", (int)(strlen(path) - ext), path);
+    return w < 0 || (size_t)w >= n ? -1 : 0;
+}
+
+/* Writes the results through body into o; -1 with err (o aborted). */
+static int write_body(outfile_t *o, body_fn body, const scenario_t *s,
+                      const output_sources_t *src, const metrics_summary_t *m,
+                      err_t *err)
+{
+    errno = 0;
+    if (body(o->f, s, src, m) == 0) return 0;
+    int e = errno;
+    outfile_abort(o);
+    return err_set(err, ERR_RUNTIME, "%s: write failed: %s", o->name,
+                   e ? strerror(e) : "I/O error");
+}
+
 /* Results plus sidecar: both are written and synced to temporary files
  * before either is renamed, so a failure in writing leaves neither. The
  * sidecar is renamed first: results whose scenario is missing cannot be
- * reproduced. ext: the results' extension, replaced by ".scenario.yaml". */
-static int write_with_sidecar(const char *path, size_t ext, body_fn body,
+ * reproduced. Results written through to a device or FIFO (outfile.h) get
+ * no sidecar: there is no file for it to stand beside. */
+static int write_with_sidecar(const char *path, body_fn body,
                               const scenario_t *s, const output_sources_t *src,
                               const metrics_summary_t *m, err_t *err)
 {
-    char side[OUT_PATH_MAX], tmp[OUT_PATH_MAX], stmp[OUT_PATH_MAX + 32];
-    size_t stem = strlen(path) - ext;
-    int n = snprintf(side, sizeof side, "%.*s.scenario.yaml", (int)stem, path);
-    if (n < 0 || (size_t)n >= sizeof side)
+    char side[OUTFILE_PATH_MAX];
+    if (output_sidecar_path(path, side, sizeof side) != 0)
         return err_set(err, ERR_RUNTIME, "%s: path too long", path);
-    FILE *f = output_open_atomic(path, tmp, sizeof tmp, err);
-    if (!f) return -1;
-    errno = 0;
-    if (body(f, s, src, m) < 0) {
-        int e = errno;
-        output_abort(f, tmp);
-        return err_set(err, ERR_RUNTIME, "%s: write failed: %s", path,
-                       e ? strerror(e) : "I/O error");
-    }
-    FILE *sf = output_open_atomic(side, stmp, sizeof stmp, err);
-    if (!sf) {
-        output_abort(f, tmp);
+    outfile_t f, sf;
+    if (outfile_open(&f, path, err) != 0) return -1;
+    if (write_body(&f, body, s, src, m, err) != 0) return -1;
+    if (f.stream) return outfile_commit(&f, err);
+    if (outfile_open(&sf, side, err) != 0) {
+        outfile_abort(&f);
         return -1;
     }
     errno = 0;
     /* A comment, so that the sidecar still loads as a scenario. */
-    if (fprintf(sf, "# written by %s\n", version_string()) < 0 ||
-        scenario_write_yaml(s, sf) < 0) {
+    if (fprintf(sf.f, "# written by %s\n", version_string()) < 0 ||
+        scenario_write_yaml(s, sf.f) < 0) {
         int e = errno;
-        output_abort(sf, stmp);
-        output_abort(f, tmp);
+        outfile_abort(&sf);
+        outfile_abort(&f);
         return err_set(err, ERR_RUNTIME, "%s: cannot write the scenario sidecar%s%s",
                        side, e ? ": " : "", e ? strerror(e) : "");
     }
-    if (atomic_finish(sf, stmp, side, err) < 0) {
-        output_abort(f, tmp);
+    if (outfile_close(&sf, err) != 0) {
+        outfile_abort(&f);
         return -1;
     }
-    if (atomic_finish(f, tmp, path, err) < 0) {
-        unlink(stmp);
+    if (outfile_close(&f, err) != 0) {
+        outfile_abort(&sf);
         return -1;
     }
-    if (atomic_rename(stmp, side, err) < 0) {
-        unlink(tmp);
+    if (outfile_publish(&sf, err) != 0) {
+        outfile_abort(&f);
         return -1;
     }
-    if (atomic_rename(tmp, path, err) < 0) {
-        unlink(side);   /* no sidecar for results that were not written */
+    if (outfile_publish(&f, err) != 0) {
+        if (!sf.stream) unlink(sf.dest);   /* no sidecar for results that were not written */
         return -1;
     }
     return 0;
@@ -744,6 +693,6 @@ int output_write_file(const char *path, const scenario_t *s,
 {
     if (output_check_path(path, err) != 0) return -1;
     if (has_suffix(path, ".json"))
-        return write_with_sidecar(path, 5, output_json, s, src, m, err);
-    return write_with_sidecar(path, 4, csv_single, s, src, m, err);
+        return write_with_sidecar(path, output_json, s, src, m, err);
+    return write_with_sidecar(path, csv_single, s, src, m, err);
 }

@@ -68,7 +68,8 @@ int output_tenant_row(FILE *f, int rep, int tenant, const char *group,
                       const tally_tenant_row_t *r);
 
 /* Writes the results to `path` atomically (temporary file in the same
- * directory, fsync, rename), choosing the format by extension (.csv or
+ * directory, fsync, rename; a device or FIFO is written through and gets no
+ * sidecar: sim/outfile.h), choosing the format by extension (.csv or
  * .json; anything else is an ERR_INPUT error). Either also gets the
  * resolved scenario as the sidecar PATH-without-extension + ".scenario.yaml",
  * so a result can always be reproduced; its first line is the comment
@@ -80,11 +81,8 @@ int output_write_file(const char *path, const scenario_t *s,
  * -1 with ERR_INPUT: lets a command refuse a bad --out before running. */
 int output_check_path(const char *path, err_t *err);
 
-/* Opens "<path>.tmp.<pid>" for writing; output_commit fsyncs, closes and
- * renames it onto path, output_abort closes and removes it. Shared by every
- * writer that must never leave a half-written file. */
-FILE *output_open_atomic(const char *path, char *tmp, size_t tmpsz, err_t *err);
-int output_commit(FILE *f, const char *tmp, const char *path, err_t *err);
-void output_abort(FILE *f, const char *tmp);
+/* The sidecar of a results file: PATH without its .csv or .json, plus
+ * ".scenario.yaml". -1 when it does not fit in n bytes. */
+int output_sidecar_path(const char *path, char *out, size_t n);
 
 #endif

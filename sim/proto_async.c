@@ -5,17 +5,23 @@
  * token). A rejection commits the accepted drafts plus the correction, ends
  * the epoch at the cloud (queued blocks purged, later arrivals dropped) and,
  * when its verdict arrives, at the edge (drafts in flight and in progress
- * discarded, drafting restarts after the correction). */
+ * discarded, drafting restarts after the correction). A block of gamma 0
+ * (a policy's choice, sim/gamma.h) is plain remote decoding: its verdict
+ * commits the one token the cloud decoded, and the edge drafts nothing
+ * after it until that verdict is back. */
 #include "ctenant.h"
 #include "edge.h"
 #include "proto.h"
 
 /* Drafting may go on while the window has room and the request could still
  * need more tokens than the blocks in flight would give if all were
- * accepted (drafting past that can only be thrown away). */
+ * accepted (drafting past that can only be thrown away), and no block of
+ * gamma 0 is in flight: its token, decoded by the cloud, is not known to
+ * the edge, so nothing after it can be drafted until its verdict. */
 static int may_draft_more(const edge_tenant_t *T)
 {
-    return T->unverified < T->window && T->committed + T->inflight < T->output;
+    return T->unverified < T->window && T->committed + T->inflight < T->output &&
+           T->zeros == 0;
 }
 
 static int async_first_token(repl_t *r, int i)
@@ -53,6 +59,9 @@ static int async_job_done(repl_t *r, const cloud_job_t *job, double now)
     int a, gamma = job->tokens - 1;
     int rc = ctenant_job_begin(r, job, now, &a);
     if (rc <= 0) return rc;
+    /* A block of no drafts is plain remote decoding: the cloud's token
+     * commits (nothing was drafted after it, see may_draft_more). */
+    if (gamma == 0) return ctenant_verdict(r, job, 0, 1, 0, now);
     return ctenant_verdict(r, job, a, a == gamma ? gamma : a + 1, a < gamma, now);
 }
 

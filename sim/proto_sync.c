@@ -1,7 +1,9 @@
 /* proto_sync — synchronous speculation: the edge drafts a block of gamma
  * tokens, sends it, and waits for its verdict; the verdict commits the
  * accepted drafts plus one target token (the correction, or the bonus when
- * all were accepted); then the next block starts. */
+ * all were accepted); then the next block starts. A block of gamma 0 (a
+ * policy's choice, sim/gamma.h) is plain remote decoding: its verdict
+ * commits the one token the cloud decoded. */
 #include "ctenant.h"
 #include "edge.h"
 #include "proto.h"

@@ -40,9 +40,12 @@ typedef struct repl_group {
 typedef struct repl_shared {
     const scenario_t *s;
     repl_group_t *groups;      /* s->ngroups */
-    service_t *cloud_sv;       /* NULL when verify_time is given */
-    double kv_bytes_per_token; /* 0 when KV is not limited */
-    double kv_capacity;        /* per replica; INFINITY = unlimited */
+    /* The cloud's replica groups (one without cloud.replica_groups), as
+     * sim/cloud.h runs them, and their service models (NULL when the
+     * verify time is given and KV unlimited). */
+    cloud_group_t *cgroups;
+    service_t **cloud_sv;
+    int ncgroups;
 } repl_shared_t;
 
 typedef struct repl {
@@ -62,6 +65,8 @@ typedef struct repl {
     double **draft_memo;
     int *draft_memo_n;
     err_t *err;                /* where handlers report failures */
+    uint64_t waiting;          /* arrivals waiting for their tenant, all
+                                  tenants (sim/guard.h bounds it) */
 } repl_t;
 
 static inline int repl_fail(repl_t *r, const char *what)

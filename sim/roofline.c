@@ -1,6 +1,7 @@
 /* roofline — verify iteration time vs batch tokens (see roofline.h). */
 #include "roofline.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,7 +71,7 @@ int roofline_measured(FILE *f, const char *path, const char *model_ref, err_t *e
         fprintf(f, "%d,%d,%.10g,%.10g,%.6f,%.6f,%d\n", r->m, r->context, r->time_s, c,
                c / r->time_s, service_step_factor(sv, r->m), service_in_table(sv, jobs, nj));
     }
-    rc = fflush(f) == 0 && !ferror(f) ? 0 : err_set(err, ERR_RUNTIME, "write failed");
+    rc = fflush(f) == 0 && !ferror(f) ? 0 : err_set(err, ERR_RUNTIME, "write failed: %s", strerror(errno));
 out:
     service_free(sv);
     caltable_fini(&t);
@@ -80,7 +81,15 @@ out:
 int roofline_curve(FILE *f, const scenario_t *s, int bmax, int context, int points,
                    err_t *err)
 {
-    const cloud_cfg_t *c = &s->cloud;
+    /* One curve is one card: a cloud of several replica groups has none. */
+    int n = scenario_replica_groups(s);
+    if (n > 1)
+        return err_set(err, ERR_INPUT, "cloud.replica_groups: %d replica groups "
+                       "(a heterogeneous cloud); a roofline curve is one card's: "
+                       "give a scenario with one group or none", n);
+    cloud_cfg_t view;
+    scenario_replica_group_view(s, 0, &view);
+    const cloud_cfg_t *c = &view;
     service_t *sv = service_create(&c->gpu, &c->target, c->precision,
                                    c->calibration, c->overhead, err);
     if (!sv) return -1;
@@ -111,5 +120,5 @@ int roofline_curve(FILE *f, const scenario_t *s, int bmax, int context, int poin
     }
     free(jobs);
     service_free(sv);
-    return fflush(f) == 0 && !ferror(f) ? 0 : err_set(err, ERR_RUNTIME, "write failed");
+    return fflush(f) == 0 && !ferror(f) ? 0 : err_set(err, ERR_RUNTIME, "write failed: %s", strerror(errno));
 }

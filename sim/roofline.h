@@ -16,7 +16,8 @@
 
 /* For `points` batch sizes B log-spaced from 1 to bmax (repeats after
  * rounding dropped), one verify iteration of B blocks of gamma+1 tokens,
- * each over `context` cached tokens, on s's cloud:
+ * each over `context` cached tokens, on s's cloud (its one replica group's
+ * card when it has cloud.replica_groups; several groups are refused):
  *   batch,m,context,time_s,memory_s,compute_s,overhead_s,datasheet_s
  * 0, or -1 with err filled. */
 int roofline_curve(FILE *f, const scenario_t *s, int bmax, int context, int points,

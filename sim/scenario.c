@@ -315,6 +315,7 @@ static const keytab_key_t CLOUD_KEYS[] = {
     {.name = "gpu_hour_usd", .type = KT_NUM, .off = offsetof(cloud_cfg_t, gpu_hour_usd),
      .max = 1e9, .flags = KF_SKIPEMPTY, .def = "0",
      .zero_means = "0: no price (usd_per_mtok is NaN)"},
+    {.name = "replica_groups", .type = KT_SKIP},   /* resolve_replica_groups */
     END};
 
 static const keytab_key_t OUTPUT_KEYS[] = {
@@ -760,6 +761,170 @@ static int resolve_acceptance(sctx_t *x)
     return accept_cfg_resolve(&x->kc, &L, 1, &x->s->acceptance);
 }
 
+/* --- cloud.replica_groups ------------------------------------------------ */
+
+/* A replica group's keys. Those it may set itself are resolved over two
+ * layers, `cloud:` then the group, with the cloud's defaults; the cloud's
+ * other keys are listed as skipped so that the `cloud:` layer passes the
+ * key check (rgroup_cloud_wide refuses them inside a group). */
+static const keytab_key_t RGROUP_BATCH_KEYS[] = {
+    {.name = "order", .type = KT_CUSTOM,
+     .off = offsetof(replica_group_t, batching.order) - offsetof(replica_group_t, batching),
+     .sub = &REG_ORDER, .parse = parse_registered_key, .write = write_registered_key,
+     .def = "fcfs"},
+    {.name = "policy", .type = KT_SKIP},
+    {.name = "max_batch", .type = KT_SKIP},
+    {.name = "max_wait", .type = KT_SKIP},
+    {.name = "max_tokens", .type = KT_SKIP},
+    {.name = "multi_block", .type = KT_SKIP},
+    END};
+
+/* A replica group's own keys (written back per group; the table a group
+ * is checked against). */
+#define RGROUP_OWN_KEYS \
+    {.name = "name", .type = KT_STRING, .off = offsetof(replica_group_t, name),       \
+     .size = sizeof(((replica_group_t *)0)->name)},                                   \
+    {.name = "count", .type = KT_INT, .off = offsetof(replica_group_t, count),        \
+     .min = 1, .max = 1e5, .flags = KF_REQUIRED},                                     \
+    {.name = "gpu", .type = KT_CUSTOM, .off = offsetof(replica_group_t, gpu),         \
+     .aux = offsetof(replica_group_t, gpu_ref), .parse = parse_hw, .write = write_hw, \
+     .def = "models/hardware/h200.yaml"},                                             \
+    {.name = "calibration", .type = KT_PATH, .off = offsetof(replica_group_t, calibration),\
+     .size = SCEN_PATH_MAX, .flags = KF_SKIPEMPTY},                                   \
+    {.name = "tensor_parallel", .type = KT_INT,                                       \
+     .off = offsetof(replica_group_t, tensor_parallel), .min = 1, .max = 1024, .def = "1"},\
+    {.name = "kv_capacity", .type = KT_NUM,                                           \
+     .off = offsetof(replica_group_t, kv_capacity_bytes), .unit = UNIT_SIZE,          \
+     .max = BIG, .def = "0",                                                          \
+     .zero_means = "0: GPU memory - target weights (unlimited with verify_time)"},    \
+    {.name = "gpu_hour_usd", .type = KT_NUM, .off = offsetof(replica_group_t, gpu_hour_usd),\
+     .max = 1e9, .flags = KF_SKIPEMPTY, .def = "0",                                   \
+     .zero_means = "0: no price (usd_per_mtok is NaN)"},                              \
+    {.name = "overhead", .type = KT_NUM, .off = offsetof(replica_group_t, overhead),  \
+     .unit = UNIT_DURATION, .max = BIG, .def = "0.5ms"},                              \
+    {.name = "verify_time", .type = KT_DIST, .off = offsetof(replica_group_t, verify_time),\
+     .aux = offsetof(replica_group_t, has_verify_time), .unit = UNIT_DURATION,        \
+     .max = BIG, .flags = KF_HAS},                                                    \
+    {.name = "batching", .type = KT_SECTION, .off = offsetof(replica_group_t, batching),\
+     .sub = RGROUP_BATCH_KEYS}
+
+static const keytab_key_t RGROUP_KEYS[] = {RGROUP_OWN_KEYS, END};
+
+/* The same with the cloud's other keys skipped, for the `cloud:` layer. */
+static const keytab_key_t RGROUP_LAYER_KEYS[] = {
+    RGROUP_OWN_KEYS,
+    {.name = "replicas", .type = KT_SKIP},
+    {.name = "target", .type = KT_SKIP},
+    {.name = "precision", .type = KT_SKIP},
+    {.name = "pinning", .type = KT_SKIP},
+    {.name = "replica_groups", .type = KT_SKIP},
+    END};
+
+/* A key of group item gi (dotted `prefix`) that only the whole cloud may
+ * set: every replica serves one target at one precision, and routing and
+ * when batches form are the cluster's. */
+static int rgroup_cloud_wide(sctx_t *x, const ynode_t *gi, const char *prefix)
+{
+    static const char *const wide[] = {"replicas", "target", "precision", "pinning",
+                                       "replica_groups"};
+    char key[KEYTAB_KEY_MAX];
+    for (size_t i = 0; i < sizeof wide / sizeof *wide; i++) {
+        const ynode_pair_t *p = ynode_find(gi, wide[i]);
+        if (!p) continue;
+        keytab_join(key, prefix, wide[i]);
+        return err_set(x->kc.err, ERR_INPUT, "%s:%d:%d: %s: %s", p->ksrc, p->kline,
+                       p->kcol, key, i == 0
+                           ? "a replica group gives its size as count"
+                           : "is cloud-wide: give it under cloud: (every replica "
+                             "group shares it)");
+    }
+    const ynode_t *b = present(ynode_get(gi, "batching"));
+    for (size_t i = 0; b && b->kind == YNODE_MAP && i < b->n; i++) {
+        const ynode_pair_t *p = &b->pairs[i];
+        if (!strcmp(p->key, "order")) continue;
+        keytab_join(key, prefix, "batching");
+        keytab_join(key, key, p->key);
+        return err_set(x->kc.err, ERR_INPUT, "%s:%d:%d: %s: a replica group sets "
+                       "only batching.order; the rest of cloud.batching is "
+                       "cloud-wide", p->ksrc, p->kline, p->kcol, key);
+    }
+    return 0;
+}
+
+static int resolve_rgroup(sctx_t *x, const ynode_t *C, const ynode_t *G, int i)
+{
+    replica_group_t *g = &x->s->cloud.rgroups[i];
+    const ynode_t *gi = G->items[i];
+    char prefix[KEYTAB_KEY_MAX];
+    snprintf(prefix, sizeof prefix, "cloud.replica_groups.%d", i);
+    if (gi->kind != YNODE_MAP)
+        return keytab_err(&x->kc, gi, prefix, "expected a mapping {name, count, gpu, "
+                          "...}, got %s", ynode_kind_name(gi));
+    if (rgroup_cloud_wide(x, gi, prefix) != 0) return -1;
+    if (keytab_check_keys(&x->kc, RGROUP_KEYS, gi, prefix) != 0) return -1;
+    keytab_layer_t L[2] = {{C, "cloud"}, {gi, prefix}};
+    const ynode_t *where = x->kc.where;
+    x->kc.where = gi;
+    int rc = keytab_resolve(&x->kc, RGROUP_LAYER_KEYS, L, 2, g);
+    x->kc.where = where;
+    if (rc != 0) return -1;
+    if (!g->name[0]) snprintf(g->name, sizeof g->name, "group%d", i);
+    g->given = keys_given(RGROUP_KEYS, gi);
+    return 0;
+}
+
+static int rgroup_names_unique(sctx_t *x, const ynode_t *G)
+{
+    const cloud_cfg_t *c = &x->s->cloud;
+    for (int i = 0; i < c->nrgroups; i++) {
+        for (int j = 0; j < i; j++) {
+            if (strcmp(c->rgroups[i].name, c->rgroups[j].name) != 0) continue;
+            char key[KEYTAB_KEY_MAX];
+            snprintf(key, sizeof key, "cloud.replica_groups.%d.name", i);
+            const ynode_t *nm = ynode_get(G->items[i], "name");
+            return keytab_err(&x->kc, nm ? nm : G->items[i], key,
+                              "duplicate replica group name '%s'", c->rgroups[i].name);
+        }
+    }
+    return 0;
+}
+
+/* cloud.replica_groups, written as tenants.groups is: a list of groups,
+ * each inheriting the cloud's keys it does not give. cloud.replicas would
+ * contradict the counts, so the two are never both given. */
+static int resolve_replica_groups(sctx_t *x)
+{
+    const ynode_t *C = present(ynode_get(x->root, "cloud"));
+    const ynode_pair_t *gp = C ? ynode_find(C, "replica_groups") : NULL;
+    const ynode_t *G = gp ? present(gp->val) : NULL;
+    if (!G) return 0;
+    if (present(ynode_get(C, "replicas")))
+        return err_set(x->kc.err, ERR_INPUT,
+                       "%s:%d:%d: cloud.replica_groups: give either cloud.replicas or "
+                       "cloud.replica_groups (each with its count), not both",
+                       gp->ksrc, gp->kline, gp->kcol);
+    if (G->kind != YNODE_SEQ)
+        return keytab_err(&x->kc, G, "cloud.replica_groups",
+                          "expected a list of groups, got %s", ynode_kind_name(G));
+    if (G->n == 0) return keytab_err(&x->kc, G, "cloud.replica_groups", "the list is empty");
+    if (G->n > 100000) return keytab_err(&x->kc, G, "cloud.replica_groups", "too many groups");
+    cloud_cfg_t *c = &x->s->cloud;
+    c->rgroups = calloc(G->n, sizeof *c->rgroups);
+    if (!c->rgroups) return oom(x);
+    c->nrgroups = (int)G->n;
+    double total = 0;
+    for (int i = 0; i < c->nrgroups; i++) {
+        if (resolve_rgroup(x, C, G, i) != 0) return -1;
+        total += c->rgroups[i].count;
+    }
+    if (rgroup_names_unique(x, G) != 0) return -1;
+    if (total > 1e5)
+        return keytab_err(&x->kc, G, "cloud.replica_groups",
+                          "%.0f replicas in all; at most 100000", total);
+    c->replicas = (int)total;
+    return 0;
+}
+
 static void file_stem(const char *path, char *out, size_t outsz)
 {
     const char *b = strrchr(path, '/');
@@ -791,6 +956,7 @@ static int resolve(sctx_t *x, const char *stem_of)
                           "warmup (%s) must be less than duration (%s)", wu, d);
     }
     if (resolve_acceptance(x) != 0) return -1;
+    if (resolve_replica_groups(x) != 0) return -1;
     keytab_layer_t S = {ynode_get(x->root, "slo"), "slo"};
     if (keytab_resolve(&x->kc, SLO_KEYS, &S, 1, &s->slo) != 0) return -1;
     return resolve_tenants(x);
@@ -995,38 +1161,85 @@ static int build_edge_services(sctx_t *x)
     return 0;
 }
 
+/* The dotted keys a cloud (or replica group k, k >= 0) is built from, each
+ * the key that set it: the group's own when it gives it, else the cloud's. */
+typedef struct cloud_keys {
+    char gpu[KEYTAB_KEY_MAX], tp[KEYTAB_KEY_MAX];
+    svc_keys_t svc;
+} cloud_keys_t;
+
+static void rgroup_key(const ynode_t *root, int k, const char *sub, char *key)
+{
+    char own[KEYTAB_KEY_MAX];
+    snprintf(own, sizeof own, "cloud.replica_groups.%d.%s", k, sub);
+    if (k >= 0 && (written(root, own) || !written(root, key)))
+        snprintf(key, KEYTAB_KEY_MAX, "%s", own);
+}
+
+static void cloud_keys(const ynode_t *root, int k, cloud_keys_t *o)
+{
+    snprintf(o->gpu, sizeof o->gpu, "cloud.gpu");
+    snprintf(o->tp, sizeof o->tp, "cloud.tensor_parallel");
+    snprintf(o->svc.model, sizeof o->svc.model, "cloud.target");
+    snprintf(o->svc.table, sizeof o->svc.table, "cloud.calibration");
+    rgroup_key(root, k, "gpu", o->gpu);
+    rgroup_key(root, k, "tensor_parallel", o->tp);
+    rgroup_key(root, k, "calibration", o->svc.table);
+    snprintf(o->svc.hw, sizeof o->svc.hw, "%s", o->gpu);
+}
+
 /* The cloud's iterations come from the model without a verify_time; its KV
  * size whenever a capacity is given (the source is reported even in
  * edge-only mode). Without a capacity the target's weights must leave room
- * for KV in the GPU's memory. */
-static int build_cloud_service(sctx_t *x)
+ * for KV in the GPU's memory. c: the cloud, or a replica group's view of it
+ * (keys say which keys set it); *out gets the service. */
+static int build_cloud_service_of(sctx_t *x, const cloud_cfg_t *c, const cloud_keys_t *k,
+                                  struct service **out)
 {
-    cloud_cfg_t *c = &x->s->cloud;
     int uses_cloud = scenario_uses_cloud(x->s);
-    int tp = scenario_tensor_parallel(x->s);
+    int tp = c->tensor_parallel > 1 ? c->tensor_parallel : 1;
     /* Checked even without the model: the GPU count feeds the cost metrics. */
     if (service_check_parallel(&c->gpu, &c->target, tp,
                                c->has_verify_time ? NULL : c->calibration, x->kc.err) != 0)
-        return blame_key(x, "cloud.tensor_parallel");
+        return blame_key(x, k->tp);
     if (c->has_verify_time && !(uses_cloud && c->kv_capacity_bytes > 0)) return 0;
-    static const svc_keys_t k = {"cloud.gpu", "cloud.target", "cloud.calibration"};
     if (build_service(x, &c->gpu, &c->target, c->precision, c->calibration,
-                      c->overhead, tp, &k, &c->service) != 0)
+                      c->overhead, tp, &k->svc, out) != 0)
         return -1;
-    double w = service_weight_bytes(c->service);
+    double w = service_weight_bytes(*out);
     double mem = tp * c->gpu.mem_bytes;
     if (!uses_cloud || c->has_verify_time || c->kv_capacity_bytes > 0 || w < mem)
         return 0;
     ynode_t at;
+    const char *gpu = k->gpu;
     if (tp > 1)
         return keytab_err(&x->kc, written_at(x->root, "cloud.target", &at), "cloud.target",
                           "%s weights (%.3g GB) do not fit in the memory of %d "
-                          "cloud.gpu %s (%.3g GB)", c->target.name, w / 1e9, tp,
-                          c->gpu.name, mem / 1e9);
+                          "%s %s (%.3g GB)", c->target.name, w / 1e9, tp,
+                          gpu, c->gpu.name, mem / 1e9);
     return keytab_err(&x->kc, written_at(x->root, "cloud.target", &at), "cloud.target",
-                      "%s weights (%.3g GB) do not fit in cloud.gpu %s memory "
-                      "(%.3g GB)", c->target.name, w / 1e9, c->gpu.name,
+                      "%s weights (%.3g GB) do not fit in %s %s memory "
+                      "(%.3g GB)", c->target.name, w / 1e9, gpu, c->gpu.name,
                       c->gpu.mem_bytes / 1e9);
+}
+
+/* The cloud's service, or with replica groups each group's (the cloud-level
+ * keys are then only the groups' defaults, and no service of their own). */
+static int build_cloud_service(sctx_t *x)
+{
+    cloud_cfg_t *c = &x->s->cloud;
+    cloud_keys_t k;
+    if (!c->rgroups) {
+        cloud_keys(x->root, -1, &k);
+        return build_cloud_service_of(x, c, &k, &c->service);
+    }
+    for (int i = 0; i < c->nrgroups; i++) {
+        cloud_cfg_t v;
+        scenario_replica_group_view(x->s, i, &v);
+        cloud_keys(x->root, i, &k);
+        if (build_cloud_service_of(x, &v, &k, &c->rgroups[i].service) != 0) return -1;
+    }
+    return 0;
 }
 
 /* One trace feeds every group with arrival: trace (its tenant column counts
@@ -1096,6 +1309,108 @@ static int load_arrivals(sctx_t *x)
     return rc;
 }
 
+/* ---- memory that cannot hold a request ------------------------------------ */
+/* Self-contained: the edge device's memory against the draft model, and a
+ * replica's whole KV cache against the longest request, refused at load
+ * whenever the numbers are known here (sim/ctenant.c refuses, at run time,
+ * a request the cache cannot hold whose length was not bounded here). */
+
+/* The most tokens a length distribution gives, rounded as sim/workload.c
+ * rounds; -1 when unbounded. */
+static double mem_max_tokens(const dist_t *d)
+{
+    double m;
+    if (d->kind == DIST_CONST) m = d->a;
+    else if (d->kind == DIST_UNIFORM) m = d->b;
+    else if (d->kind == DIST_EMPIRICAL && d->n > 0) {
+        m = d->values[0];
+        for (size_t k = 1; k < d->n; k++) m = fmax(m, d->values[k]);
+    } else return -1;
+    m = nearbyint(m);
+    return m < 1 ? 1 : fmin(m, 1073741824.0);
+}
+
+/* Group g's longest prompt and output (-1 when unbounded or from a trace). */
+static void mem_group_max(const tenant_group_t *G, double *prompt, double *output)
+{
+    int trace = G->workload.arrival == ARRIVAL_TRACE;
+    *prompt = trace ? -1 : mem_max_tokens(&G->workload.prompt_tokens);
+    *output = trace ? -1 : mem_max_tokens(&G->workload.output_tokens);
+}
+
+/* The draft's weights and its KV for the longest context (the mean one when
+ * lengths are unbounded) must fit in the edge device's memory, when the
+ * draft's times come from the model. */
+static int check_edge_memory(sctx_t *x)
+{
+    const scenario_t *s = x->s;
+    for (int g = 0; g < s->ngroups; g++) {
+        const tenant_group_t *G = &s->groups[g];
+        const protocol_cfg_t *p = scenario_group_protocol(s, g);
+        const edge_cfg_t *e = &G->edge;
+        /* A given draft_time abstracts the draft model away, memory too. */
+        if (!p->proto->drafts || !e->service || e->has_draft_time ||
+            !(e->device.mem_bytes > 0))
+            continue;
+        double mp, mo;
+        mem_group_max(G, &mp, &mo);
+        int bounded = mp > 0 && mo > 0;
+        double ctx = bounded ? mp + mo
+                             : dist_mean(&G->workload.prompt_tokens) +
+                                   dist_mean(&G->workload.output_tokens);
+        if (G->workload.arrival == ARRIVAL_TRACE) ctx = 0;
+        ctx += p->proto->verifies ? p->gamma_policy->limit(p->gamma) : 1;
+        double w = service_weight_bytes(e->service);
+        double kv = service_kv_bytes_per_token(e->service) * ctx;
+        if (w + kv <= e->device.mem_bytes) continue;
+        char key[KEYTAB_KEY_MAX];
+        ynode_t at;
+        group_key(x->root, g, "edge.draft", key);
+        return keytab_err(&x->kc, written_at(x->root, key, &at), key,
+                          "%s at %s does not fit in edge.device %s: %.3g GB of weights "
+                          "+ %.3g GB of KV for %.0f tokens (%s context) = %.3g GB, "
+                          "the device has %.3g GB", e->draft.name,
+                          precision_name(e->quant), e->device.name, w / 1e9, kv / 1e9,
+                          ctx, bounded ? "the longest" : "a mean", (w + kv) / 1e9,
+                          e->device.mem_bytes / 1e9);
+    }
+    return 0;
+}
+
+/* A replica's KV cache must hold the longest request (prompt + output + the
+ * block room sim/ctenant.c reserves), when both are known at load. */
+static int check_kv_room(sctx_t *x)
+{
+    const scenario_t *s = x->s;
+    const cloud_cfg_t *c = &s->cloud;
+    if (!scenario_uses_cloud(s) || !c->service) return 0;
+    double cap = c->kv_capacity_bytes > 0 ? c->kv_capacity_bytes
+                 : c->has_verify_time ? INFINITY
+                 : scenario_tensor_parallel(s) * c->gpu.mem_bytes -
+                       service_weight_bytes(c->service);
+    double per = service_kv_bytes_per_token(c->service);
+    for (int g = 0; g < s->ngroups && isfinite(cap); g++) {
+        const protocol_cfg_t *p = scenario_group_protocol(s, g);
+        if (!p->proto->uses_cloud) continue;
+        double mp, mo;
+        mem_group_max(&s->groups[g], &mp, &mo);
+        if (!(mp > 0 && mo > 0)) continue;
+        int extra = p->proto->verifies ? p->gamma_policy->limit(p->gamma) + 1 : 0;
+        double need = (mp + mo + extra) * per;
+        if (need <= cap) continue;
+        const char *key = c->kv_capacity_bytes > 0 ? "cloud.kv_capacity" : "cloud.gpu";
+        ynode_t at;
+        return keytab_err(&x->kc, written_at(x->root, key, &at), key,
+                          "a request of up to %.0f prompt + %.0f output tokens%s needs "
+                          "%.6g bytes of KV (%.6g per token), more than a replica's whole "
+                          "KV cache of %.6g bytes%s", mp, mo,
+                          extra ? " (+ a block's room)" : "", need, per, cap,
+                          c->kv_capacity_bytes > 0 ? ""
+                                                   : " (GPU memory less the target's weights)");
+    }
+    return 0;
+}
+
 static int check_whole(sctx_t *x)
 {
     if (check_output_file(x) != 0 || check_token_limit(x) != 0 ||
@@ -1103,7 +1418,8 @@ static int check_whole(sctx_t *x)
         return -1;
     if (load_arrivals(x) != 0) return -1;
     if (build_edge_services(x) != 0) return -1;
-    return build_cloud_service(x);
+    if (build_cloud_service(x) != 0) return -1;
+    return check_edge_memory(x) != 0 || check_kv_room(x) != 0 ? -1 : 0;
 }
 
 static void dir_of(const char *path, char *out, size_t outsz)
@@ -1225,6 +1541,11 @@ void scenario_fini(scenario_t *s)
     accept_cfg_fini(&s->acceptance);
     dist_fini(&s->cloud.verify_time);
     service_free(s->cloud.service);
+    for (int i = 0; s->cloud.rgroups && i < s->cloud.nrgroups; i++) {
+        dist_fini(&s->cloud.rgroups[i].verify_time);
+        service_free(s->cloud.rgroups[i].service);
+    }
+    free(s->cloud.rgroups);
     memset(s, 0, sizeof *s);
 }
 
@@ -1366,6 +1687,55 @@ static int write_tenants(FILE *f, const scenario_t *s)
     return 0;
 }
 
+/* A comment with what group g resolved to, inherited keys included, and
+ * the reference iteration that weighs it in routing (sim/cloud.h). */
+static int write_rgroup_resolved(FILE *f, const replica_group_t *g)
+{
+    char ref[64] = "n/a";
+    double t = g->has_verify_time ? dist_mean(&g->verify_time)
+               : g->service       ? service_ref_time(g->service)
+                                  : NAN;
+    if (isfinite(t)) snprintf(ref, sizeof ref, "%.4g ms", t * 1e3);
+    const char *order = g->batching.order ? g->batching.order->name : "fcfs";
+    return fprintf(f, "      # resolved: gpu %s x %d, %s, order %s; reference "
+                   "iteration %s\n", g->gpu.name,
+                   g->tensor_parallel > 1 ? g->tensor_parallel : 1,
+                   g->has_verify_time ? "verify_time" : "service model", order,
+                   ref) < 0 ? -1 : 0;
+}
+
+/* The cloud section; with replica groups, cloud.replicas gives way to the
+ * groups, each with its count and the keys it gave (all of them for a
+ * scenario with no record of what was given), the rest inherited from the
+ * cloud keys written above them as they were read. */
+static int write_cloud(FILE *f, const scenario_t *s)
+{
+    const cloud_cfg_t *c = &s->cloud;
+    if (!c->rgroups) {
+        for (const keytab_key_t *k = TOP_KEYS; k->name; k++)
+            if (!strcmp(k->name, "cloud")) return keytab_write_key(f, k, s, 0);
+        return -1;
+    }
+    if (fprintf(f, "cloud:\n") < 0) return -1;
+    for (const keytab_key_t *k = CLOUD_KEYS; k->name; k++)
+        if (strcmp(k->name, "replicas") != 0 && keytab_write_key(f, k, c, 2) != 0)
+            return -1;
+    if (fprintf(f, "  replica_groups:\n") < 0) return -1;
+    for (int i = 0; i < c->nrgroups; i++) {
+        const replica_group_t *g = &c->rgroups[i];
+        if (fprintf(f, "    - name: ") < 0 || keytab_write_string(f, g->name) != 0 ||
+            fprintf(f, "\n      count: %d\n", g->count) < 0)
+            return -1;
+        if (write_rgroup_resolved(f, g) != 0) return -1;
+        for (const keytab_key_t *k = RGROUP_KEYS + 2; k->name; k++) {
+            unsigned bit = 1u << (unsigned)(k - RGROUP_KEYS);
+            if (s->given_known && !(g->given & bit)) continue;
+            if (keytab_write_key(f, k, g, 6) != 0) return -1;
+        }
+    }
+    return 0;
+}
+
 int scenario_write_yaml(const scenario_t *s, FILE *f)
 {
     if (fprintf(f, "# specsim scenario, fully resolved%s%s\n",
@@ -1376,6 +1746,7 @@ int scenario_write_yaml(const scenario_t *s, FILE *f)
         if (!strcmp(k->name, "acceptance")) rc = write_acceptance(f, &s->acceptance);
         else if (!strcmp(k->name, "tenants")) rc = write_tenants(f, s);
         else if (!strcmp(k->name, "slo")) rc = write_slo(f, &s->slo, ~0u, 0);
+        else if (!strcmp(k->name, "cloud")) rc = write_cloud(f, s);
         else if (!strcmp(k->name, "output") && !s->output.file[0] &&
                  !s->output.trace[0]) rc = 0;
         else rc = keytab_write_key(f, k, s, 0);
@@ -1435,6 +1806,37 @@ int scenario_uses_cloud(const scenario_t *s)
 int scenario_tensor_parallel(const scenario_t *s)
 {
     return s->cloud.tensor_parallel > 1 ? s->cloud.tensor_parallel : 1;
+}
+
+int scenario_replica_groups(const scenario_t *s)
+{
+    return s->cloud.rgroups ? s->cloud.nrgroups : 1;
+}
+
+void scenario_replica_group_view(const scenario_t *s, int k, cloud_cfg_t *out)
+{
+    *out = s->cloud;
+    out->rgroups = NULL;
+    out->nrgroups = 0;
+    if (!s->cloud.rgroups) return;
+    const replica_group_t *g = &s->cloud.rgroups[k];
+    out->replicas = g->count;
+    memcpy(out->gpu_ref, g->gpu_ref, sizeof out->gpu_ref);
+    out->gpu = g->gpu;
+    memcpy(out->calibration, g->calibration, sizeof out->calibration);
+    out->tensor_parallel = g->tensor_parallel;
+    out->kv_capacity_bytes = g->kv_capacity_bytes;
+    out->gpu_hour_usd = g->gpu_hour_usd;
+    out->overhead = g->overhead;
+    out->has_verify_time = g->has_verify_time;
+    out->verify_time = g->verify_time;
+    out->batching.order = g->batching.order;
+    out->service = g->service;
+}
+
+const char *scenario_replica_group_name(const scenario_t *s, int k)
+{
+    return s->cloud.rgroups ? s->cloud.rgroups[k].name : "";
 }
 
 int scenario_mixed(const scenario_t *s)

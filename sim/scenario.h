@@ -5,7 +5,9 @@
  * table (type, unit, range, default) into scenario_t. Tenant groups inherit
  * every key of the `tenants:` section and override what they give; the
  * top-level `slo:` section is resolved per group the same way (a group's own
- * `slo:` overrides it key by key: tenant_group_t.slo). Errors
+ * `slo:` overrides it key by key: tenant_group_t.slo). Replica groups
+ * (cloud.replica_groups) inherit the `cloud:` keys they may set the same
+ * way; cloud.replicas beside them is refused. Errors
  * name FILE:LINE:COLUMN and the dotted key; unknown keys get a "did you mean".
  *
  * `--set` errors read "--set:N:COL: path: problem": N = which `--set`
@@ -135,8 +137,30 @@ typedef struct tenant_group {
     accept_cfg_t acceptance; /* owned; model NULL: the scenario's */
 } tenant_group_t;
 
+/* One group of identical cloud replicas (cloud.replica_groups.N): its
+ * count and the keys it may set for itself, each inherited from the
+ * `cloud:` section when the group does not give it (as tenant groups
+ * inherit `tenants:`). Read a group's settings as a whole cloud through
+ * scenario_replica_group_view. */
+typedef struct replica_group {
+    char name[64];
+    int count;               /* replicas in the group, >= 1 */
+    char gpu_ref[SCEN_PATH_MAX];
+    hw_card_t gpu;
+    char calibration[SCEN_PATH_MAX];
+    int tensor_parallel;
+    double kv_capacity_bytes;/* 0 = derive (as cloud.kv_capacity) */
+    double gpu_hour_usd;
+    double overhead;
+    int has_verify_time;
+    dist_t verify_time;      /* owned */
+    struct { const struct order_ops *order; } batching; /* batching.order */
+    unsigned given;          /* bit k: the group wrote key k itself */
+    struct service *service; /* owned, built by the loader as cloud.service */
+} replica_group_t;
+
 typedef struct cloud_cfg {
-    int replicas;
+    int replicas;            /* with replica_groups: the sum of their counts */
     char gpu_ref[SCEN_PATH_MAX];
     hw_card_t gpu;
     char target_ref[SCEN_PATH_MAX];
@@ -155,6 +179,9 @@ typedef struct cloud_cfg {
                                 times or the KV size come from the model
                                 (NULL otherwise, and in a scenario built in
                                 code) */
+    replica_group_t *rgroups;/* owned; cloud.replica_groups, NULL = none (the
+                                flat keys above describe every replica) */
+    int nrgroups;
 } cloud_cfg_t;
 
 typedef struct output_cfg {
@@ -246,6 +273,16 @@ int scenario_uses_cloud(const scenario_t *s);
 /* GPUs per cloud replica: cloud.tensor_parallel, 1 in a scenario built in
  * code that left it 0. */
 int scenario_tensor_parallel(const scenario_t *s);
+/* Replica groups: how many (1 for a cloud without cloud.replica_groups),
+ * and group k's settings as a cloud of its own — s->cloud with the group's
+ * count, card, calibration, tensor_parallel, kv_capacity, price, overhead,
+ * verify_time, batching.order and service model over it. The view borrows
+ * from s (its verify_time too): never fini it. */
+int scenario_replica_groups(const scenario_t *s);
+void scenario_replica_group_view(const scenario_t *s, int k, cloud_cfg_t *out);
+/* The name of replica group k ("" for a cloud without groups). */
+const char *scenario_replica_group_name(const scenario_t *s, int k);
+
 /* 1 when some group's speculation differs from the top-level sections
  * (another mode, gamma, window or gamma policy, or its own acceptance). */
 int scenario_mixed(const scenario_t *s);

@@ -469,6 +469,15 @@ void service_terms(const service_t *sv, const service_job_t *jobs, int njobs,
     out->total_s = service_iter_time(sv, jobs, njobs);
 }
 
+double service_ref_time(const service_t *sv)
+{
+    service_job_t jobs[SERVICE_REF_JOBS];
+    for (int b = 0; b < SERVICE_REF_JOBS; b++)
+        jobs[b] = (service_job_t){.tokens = SERVICE_REF_TOKENS,
+                                  .context = SERVICE_REF_CONTEXT};
+    return service_iter_time(sv, jobs, SERVICE_REF_JOBS);
+}
+
 double service_step_factor(const service_t *sv, double m) { return step_factor(sv, m); }
 int service_step_rows(const service_t *sv) { return sv->step_rows; }
 

@@ -115,6 +115,16 @@ int service_draft_in_table(const service_t *sv, int context);
  * no tokens. O(njobs), no allocation, safe to call from several threads. */
 double service_iter_time(const service_t *sv, const service_job_t *jobs,
                          int njobs);
+/* The iteration time of the reference batch that routing across replica
+ * groups of different speeds weighs replicas by (sim/cloud.h, cloud_pin):
+ * SERVICE_REF_JOBS verify blocks of SERVICE_REF_TOKENS tokens (gamma 4),
+ * each over SERVICE_REF_CONTEXT tokens of context — a mid-size
+ * decode batch, where iteration time is mostly reading the weights, so the
+ * ratio of two cards' times is close to their memory bandwidths'. */
+#define SERVICE_REF_JOBS 8
+#define SERVICE_REF_TOKENS 5
+#define SERVICE_REF_CONTEXT 1024
+double service_ref_time(const service_t *sv);
 /* The operators of that iteration alone, as the table (or without one the
  * datasheet) gives them: no overhead, no step factor. What whole-step
  * measurements are compared against (`specsim roofline --measured`). */

@@ -37,12 +37,22 @@ static service_t *edge_service(const scenario_t *s, int gi, err_t *err)
                           e->overhead, err);
 }
 
-static service_t *cloud_service(const scenario_t *s, err_t *err)
+/* c: the cloud or a replica group's view of it (scenario.h). */
+static service_t *cloud_service(const cloud_cfg_t *c, err_t *err)
 {
-    const cloud_cfg_t *c = &s->cloud;
     if (c->service) return c->service;
     return service_create_tp(&c->gpu, &c->target, c->precision, c->calibration,
-                             c->overhead, scenario_tensor_parallel(s), err);
+                             c->overhead, c->tensor_parallel > 1 ? c->tensor_parallel : 1,
+                             err);
+}
+
+/* Replica group k's fixed verify time, where it lives in s (the view's
+ * copy would not outlive the call), or NULL. */
+static const dist_t *group_verify_time(const scenario_t *s, int k)
+{
+    if (!s->cloud.rgroups) return s->cloud.has_verify_time ? &s->cloud.verify_time : NULL;
+    const replica_group_t *g = &s->cloud.rgroups[k];
+    return g->has_verify_time ? &g->verify_time : NULL;
 }
 
 /* Frees sv unless the scenario owns it. */
@@ -58,15 +68,51 @@ static void shared_fini(repl_shared_t *sh)
             service_release(sh->groups[g].edge_sv, sh->s->groups[g].edge.service);
         free(sh->groups);
     }
-    if (sh->s) service_release(sh->cloud_sv, sh->s->cloud.service);
+    for (int k = 0; sh->cloud_sv && k < sh->ncgroups; k++) {
+        cloud_cfg_t v;
+        scenario_replica_group_view(sh->s, k, &v);
+        service_release(sh->cloud_sv[k], v.service);
+    }
+    free(sh->cloud_sv);
+    free(sh->cgroups);
     memset(sh, 0, sizeof *sh);
+}
+
+/* Replica group k as the cloud runs it, *sv its service (or NULL). */
+static int cloud_group_build(const scenario_t *s, int k, cloud_group_t *g, service_t **sv,
+                             err_t *err)
+{
+    cloud_cfg_t c;
+    scenario_replica_group_view(s, k, &c);
+    const dist_t *vt = group_verify_time(s, k);
+    *g = (cloud_group_t){.count = c.replicas, .verify_time = vt, .kv_capacity = INFINITY,
+                         .order = c.batching.order};
+    /* With a fixed verify time the GPU is abstracted away: KV is limited
+     * only when a capacity is given explicitly. */
+    if (!c.has_verify_time || c.kv_capacity_bytes > 0) {
+        *sv = cloud_service(&c, err);
+        if (!*sv) return -1;
+        g->sv = *sv;
+        g->kv_bytes_per_token = service_kv_bytes_per_token(*sv);
+        /* The loader refused weights that leave no room for KV. */
+        int tp = c.tensor_parallel > 1 ? c.tensor_parallel : 1;
+        g->kv_capacity = c.kv_capacity_bytes > 0
+                             ? c.kv_capacity_bytes
+                             : tp * c.gpu.mem_bytes - service_weight_bytes(*sv);
+        /* None left would admit nothing, and the run would idle to its end. */
+        if (!(g->kv_capacity > 0))
+            return err_set(err, ERR_INPUT, "cloud: no GPU memory left for the KV "
+                           "cache (%.6g bytes)", g->kv_capacity);
+    }
+    g->ref_time = cloud_ref_time(g->sv, vt);
+    if (!(g->ref_time > 0) || !isfinite(g->ref_time)) g->ref_time = 1;
+    return 0;
 }
 
 static int shared_build(const scenario_t *s, repl_shared_t *sh, err_t *err)
 {
     memset(sh, 0, sizeof *sh);
     sh->s = s;
-    sh->kv_capacity = INFINITY;
     sh->groups = calloc((size_t)s->ngroups, sizeof *sh->groups);
     if (!sh->groups) return err_set(err, ERR_RUNTIME, "simulation: out of memory");
     for (int gi = 0; gi < s->ngroups; gi++) {
@@ -85,24 +131,15 @@ static int shared_build(const scenario_t *s, repl_shared_t *sh, err_t *err)
             wg->draft_kind = 2;
         }
     }
-    const cloud_cfg_t *c = &s->cloud;
     if (!scenario_uses_cloud(s)) return 0;
-    /* With a fixed verify time the GPU is abstracted away: KV is limited
-     * only when a capacity is given explicitly. */
-    if (!c->has_verify_time || c->kv_capacity_bytes > 0) {
-        sh->cloud_sv = cloud_service(s, err);
-        if (!sh->cloud_sv) return -1;
-        sh->kv_bytes_per_token = service_kv_bytes_per_token(sh->cloud_sv);
-        /* The loader refused weights that leave no room for KV. */
-        sh->kv_capacity = c->kv_capacity_bytes > 0
-                              ? c->kv_capacity_bytes
-                              : scenario_tensor_parallel(s) * c->gpu.mem_bytes -
-                                    service_weight_bytes(sh->cloud_sv);
-        /* None left would admit nothing, and the run would idle to its end. */
-        if (!(sh->kv_capacity > 0))
-            return err_set(err, ERR_INPUT, "cloud: no GPU memory left for the KV "
-                           "cache (%.6g bytes)", sh->kv_capacity);
-    }
+    int n = scenario_replica_groups(s);
+    sh->cgroups = calloc((size_t)n, sizeof *sh->cgroups);
+    sh->cloud_sv = calloc((size_t)n, sizeof *sh->cloud_sv);
+    if (!sh->cgroups || !sh->cloud_sv)
+        return err_set(err, ERR_RUNTIME, "simulation: out of memory");
+    sh->ncgroups = n;
+    for (int k = 0; k < n; k++)
+        if (cloud_group_build(s, k, &sh->cgroups[k], &sh->cloud_sv[k], err) != 0) return -1;
     return 0;
 }
 
@@ -122,14 +159,23 @@ static tally_t *tally_for(const scenario_t *s, int tenant_hists)
                                .edge_power_w = s->groups[g].edge.device.power_w};
         tally_group_setup(tl, g, &c);
     }
-    if (tl) {
-        const cloud_cfg_t *cl = &s->cloud;
-        tally_cloud_cfg_t cc = {.gpu_power_w = cl->gpu.power_w,
-                                .gpu_idle_power_w = cl->gpu.idle_power_w,
-                                .gpus_per_replica = scenario_tensor_parallel(s),
-                                .gpu_hour_usd = cl->gpu_hour_usd};
-        tally_cloud_setup(tl, &cc);
+    int n = scenario_replica_groups(s);
+    tally_cloud_cfg_t *cc = tl ? calloc((size_t)n, sizeof *cc) : NULL;
+    for (int k = 0; cc && k < n; k++) {
+        cloud_cfg_t cl;
+        scenario_replica_group_view(s, k, &cl);
+        cc[k] = (tally_cloud_cfg_t){.gpu_power_w = cl.gpu.power_w,
+                                    .gpu_idle_power_w = cl.gpu.idle_power_w,
+                                    .gpus_per_replica = cl.tensor_parallel > 1
+                                                            ? cl.tensor_parallel : 1,
+                                    .gpu_hour_usd = cl.gpu_hour_usd,
+                                    .replicas = cl.replicas};
     }
+    if (tl && (!cc || tally_cloud_setup(tl, cc, n) != 0)) {
+        tally_free(tl);
+        tl = NULL;
+    }
+    free(cc);
     return tl;
 }
 
@@ -327,6 +373,17 @@ static int sanity_cloud(const cloud_cfg_t *c, int verifies, int lim, err_t *err)
                        "block might never be verified", c->batching.max_tokens, lim + 1);
     if (c->kv_capacity_bytes < 0)
         return err_set(err, ERR_INPUT, "cloud.kv_capacity: must be >= 0");
+    /* The cloud numbers its replicas from the groups, the metrics count
+     * cloud.replicas: they must agree. */
+    long total = 0;
+    for (int k = 0; c->rgroups && k < c->nrgroups; k++) {
+        if (c->rgroups[k].count < 1)
+            return err_set(err, ERR_INPUT, "cloud.replica_groups.%d.count: must be >= 1", k);
+        total += c->rgroups[k].count;
+    }
+    if (c->rgroups && total != c->replicas)
+        return err_set(err, ERR_INPUT, "cloud.replicas: %d, but the replica groups "
+                       "count %ld", c->replicas, total);
     return 0;
 }
 
@@ -410,15 +467,23 @@ static int edge_sources(const scenario_t *s, output_sources_t *out, err_t *err)
 
 static int cloud_source(const scenario_t *s, output_sources_t *out, err_t *err)
 {
-    const cloud_cfg_t *c = &s->cloud;
-    if (c->has_verify_time) {
-        copy_name(out->cloud, c->verify_time.kind == DIST_CONST ? "fixed" : "distribution");
-        return 0;
+    /* Replica groups: each group's source, "mixed" when they differ. */
+    for (int k = 0; k < scenario_replica_groups(s); k++) {
+        cloud_cfg_t v;
+        scenario_replica_group_view(s, k, &v);
+        const char *src = v.has_verify_time
+                              ? (v.verify_time.kind == DIST_CONST ? "fixed" : "distribution")
+                              : NULL;
+        service_t *sv = NULL;
+        if (!src) {
+            sv = cloud_service(&v, err);
+            if (!sv) return -1;
+            src = service_source(sv);
+        }
+        if (k == 0) copy_name(out->cloud, src);
+        else if (strcmp(out->cloud, src) != 0) copy_name(out->cloud, "mixed");
+        if (sv) service_release(sv, v.service);
     }
-    service_t *sv = cloud_service(s, err);
-    if (!sv) return -1;
-    copy_name(out->cloud, service_source(sv));
-    service_release(sv, c->service);
     return 0;
 }
 
@@ -431,4 +496,23 @@ int sim_service_sources(const scenario_t *s, output_sources_t *out, err_t *err)
         return -1;
     }
     return 0;
+}
+
+/* ---- for a run driven by a wall clock (testbed/) ------------------------ */
+
+int sim_shared_init(const scenario_t *s, repl_shared_t *sh, err_t *err)
+{
+    if (shared_build(s, sh, err) == 0) return 0;
+    shared_fini(sh);
+    return -1;
+}
+
+void sim_shared_fini(repl_shared_t *sh)
+{
+    shared_fini(sh);
+}
+
+tally_t *sim_tally_create(const scenario_t *s)
+{
+    return tally_for(s, 0);
 }

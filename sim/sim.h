@@ -71,4 +71,16 @@ int sim_service_sources(const scenario_t *s, output_sources_t *out, err_t *err);
  * string), or NULL with err filled when its service cannot be built. */
 const char *sim_edge_source(const scenario_t *s, int g, err_t *err);
 
+/* The pieces of a run that a wall-clock driver (the testbed, testbed/)
+ * builds its own replications from, as sim_run builds them:
+ * sim_shared_init fills *sh (sim/repl.h: the services and KV sizing every
+ * replication shares; 0, or -1 with err and *sh left empty), released with
+ * sim_shared_fini; sim_tally_create returns a tally for s's groups, their
+ * protocols, SLOs and the cloud's power and price (caller frees with
+ * tally_free; NULL when out of memory). */
+struct repl_shared;
+int sim_shared_init(const scenario_t *s, struct repl_shared *sh, err_t *err);
+void sim_shared_fini(struct repl_shared *sh);
+tally_t *sim_tally_create(const scenario_t *s);
+
 #endif

@@ -21,6 +21,7 @@
 
 #include "err.h"
 #include "metrics.h"
+#include "outfile.h"
 #include "rng.h"
 #include "scenario.h"
 #include "sim.h"
@@ -50,6 +51,7 @@ typedef struct pool {
     uint64_t base_seed;
     const scenario_t *base;   /* --per-group: its groups name the columns */
     int ngroups;              /* 0 without --per-group */
+    const char *out;          /* the output's name, for I/O errors */
 
     const uint64_t *todo;     /* points to run, ascending */
     size_t ntodo;
@@ -225,6 +227,7 @@ static int format_batch(const pool_t *p, size_t k0, size_t k1, char **buf,
  * on an error. */
 typedef struct syncer {
     int fd;
+    const char *name;
     int dirty;        /* rows written since the last sync */
     double synced;    /* now_s() of the last sync */
 } syncer_t;
@@ -234,7 +237,7 @@ static int sync_now(syncer_t *y, err_t *err)
     if (!y->dirty) return 0;
     y->dirty = 0;
     y->synced = now_s();
-    return sweepfile_append(y->fd, "", 0, 1, err);
+    return sweepfile_append(y->fd, y->name, "", 0, 1, err);
 }
 
 /* With p->mu held: waits until slot k is done, syncing rows that have
@@ -265,7 +268,7 @@ static int wait_done(pool_t *p, size_t k, syncer_t *y, err_t *err)
 static int write_in_order(pool_t *p, int fd, progress_t *pr, err_t *err)
 {
     size_t k = 0;
-    syncer_t y = {fd, 0, now_s()};
+    syncer_t y = {fd, p->out, 0, now_s()};
     err_t ignored = {0, {0}};
     while (k < p->ntodo) {
         pthread_mutex_lock(&p->mu);
@@ -293,7 +296,7 @@ static int write_in_order(pool_t *p, int fd, progress_t *pr, err_t *err)
             sync_now(&y, &ignored);
             return err_set(err, ERR_RUNTIME, "formatting rows failed");
         }
-        int rc = sweepfile_append(fd, buf, len, 0, err);
+        int rc = sweepfile_append(fd, p->out, buf, len, 0, err);
         free(buf);
         if (rc) return -1;
         y.dirty = 1;
@@ -485,23 +488,61 @@ static int explain(FILE *f, const sweep_opts_t *o, const pool_t *p, uint64_t row
     return rc;
 }
 
+/* Neither the output nor, when it is to be written, its sidecar may be
+ * the scenario file (outfile.h compares them as files, links and all). */
+static int check_against_scenario(const sweep_opts_t *o, const char *out, int sidecar,
+                                  err_t *err)
+{
+    char side[4096 + 64];
+    if (sweepfile_sidecar_path(out, side, sizeof side))
+        return err_set(err, ERR_INPUT, "%s: path too long", out);
+    const outfile_role_t r[] = {{o->scenario, "the scenario", 0},
+                                {out, "--out", 1},
+                                {sidecar ? side : NULL, "--out's sidecar", 1}};
+    return outfile_distinct(r, 3, err);
+}
+
+/* A character device or FIFO (outfile.h) is written through: no sidecar,
+ * nothing to resume or overwrite. The fd, or -1. */
+static int open_stream(const sweep_opts_t *o, const char *out, err_t *err)
+{
+    if (o->resume)
+        return err_set(err, ERR_INPUT, "%s: --resume needs a regular file, not a "
+                       "device or FIFO", out);
+    int fd = open(out, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) return err_set(err, ERR_RUNTIME, "%s: %s", out, strerror(errno));
+    return fd;
+}
+
 /* Opens the output for appending, starting it or resuming it. Fills the
- * done[] marks of the points already there. Returns the fd or -1. */
+ * done[] marks of the points already there; *header_due is set when the
+ * caller must write the header itself (a stream). Returns the fd or -1. */
 static int open_output(const sweep_opts_t *o, const char *out, const char *sidecar,
                        const char *header, uint64_t total, unsigned char *done,
-                       uint64_t *ndone, err_t *err)
+                       uint64_t *ndone, int *header_due, err_t *err)
 {
     *ndone = 0;
+    *header_due = 0;
     int fresh = 1;
+    outfile_kind_t kind;
+    if (sweepfile_check_out(out, err) != 0 || outfile_kind(out, &kind, err) != 0 ||
+        check_against_scenario(o, out, 0, err) != 0)
+        return -1;
+    if (kind == OUTFILE_STREAM) {
+        *header_due = 1;
+        return open_stream(o, out, err);
+    }
     if (o->resume) {
         if (sweepfile_resume(out, sidecar, header, total, o->shard_i, o->shard_n,
                              done, ndone, &fresh, err) != 0)
             return -1;
-    } else if (!o->force && access(out, F_OK) == 0) {
+    } else if (!o->force && kind == OUTFILE_REGULAR) {
         return err_set(err, ERR_INPUT, "%s exists: --resume to continue that "
                        "sweep, --force to overwrite it", out);
     }
-    if (fresh && sweepfile_create(out, sidecar, header, err) != 0) return -1;
+    if (fresh && (check_against_scenario(o, out, 1, err) != 0 ||
+                  sweepfile_create(out, sidecar, header, err) != 0))
+        return -1;
     int fd = open(out, O_WRONLY | O_APPEND | O_CLOEXEC);
     if (fd < 0) return err_set(err, ERR_RUNTIME, "%s: %s", out, strerror(errno));
     return fd;
@@ -574,13 +615,13 @@ int sweep_run(const sweep_opts_t *o, err_t *err)
     uint64_t total = sp.npoints, ndone = 0;
     done = calloc((size_t)total, 1);
     if (!done) { err_set(err, ERR_RUNTIME, "out of memory"); goto out; }
-    if (streamed) {
-        fd = STDOUT_FILENO;
-        if (sweepfile_append(fd, header, strlen(header), 1, err)) goto out;
-    } else if ((fd = open_output(o, out, sidecar, header, total, done, &ndone,
-                                 err)) < 0) {
+    int header_due = streamed;
+    p.out = streamed ? "standard output" : out;
+    if (streamed) fd = STDOUT_FILENO;
+    else if ((fd = open_output(o, out, sidecar, header, total, done, &ndone,
+                               &header_due, err)) < 0)
         goto out;
-    }
+    if (header_due && sweepfile_append(fd, p.out, header, strlen(header), 1, err)) goto out;
     uint64_t in_shard = total / o->shard_n + (o->shard_i < total % o->shard_n);
     todo = malloc((size_t)(in_shard ? in_shard : 1) * sizeof *todo);
     if (!todo) { err_set(err, ERR_RUNTIME, "out of memory"); goto out; }

@@ -7,9 +7,11 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "outfile.h"
 #include "output.h"
 #include "version.h"
 
@@ -230,28 +232,74 @@ static int read_text(const char *path, char **out, err_t *err)
     return 0;
 }
 
-static int write_atomic(const char *path, const char *text, err_t *err)
+/* What goes into a file: fn(f, arg) writes it, 0 or -1. */
+typedef int (*body_fn)(FILE *f, const void *arg);
+
+static int body_text(FILE *f, const void *text)
 {
-    char tmp[PATH_ROOM];
-    FILE *f = output_open_atomic(path, tmp, sizeof tmp, err);
-    if (!f) return -1;
-    if (fputs(text, f) == EOF) {
-        output_abort(f, tmp);
-        return err_set(err, ERR_RUNTIME, "%s: write failed: %s", path,
-                       strerror(errno));
+    return fputs(text, f) == EOF ? -1 : 0;
+}
+
+/* Opens path (outfile.h) and writes the body into it, leaving the commit
+ * to the caller. 0, or -1 with err and nothing left behind. */
+static int write_body(outfile_t *o, const char *path, body_fn body, const void *arg,
+                      err_t *err)
+{
+    if (outfile_open(o, path, err) != 0) return -1;
+    errno = 0;
+    if (body(o->f, arg) == 0) return 0;
+    int e = errno;
+    outfile_abort(o);
+    return err_set(err, ERR_RUNTIME, "%s: write failed: %s", path,
+                   e ? strerror(e) : "I/O error");
+}
+
+/* path, atomically, and sidecar_text into its sidecar: both are written
+ * and synced before either is renamed, so that a full disk leaves neither
+ * (not a sidecar without its CSV); the sidecar is renamed first, as a CSV
+ * whose scenario is missing cannot be resumed. A CSV written through to a
+ * device or FIFO gets no sidecar. */
+static int write_with_sidecar(const char *path, body_fn body, const void *arg,
+                              const char *sidecar_text, err_t *err)
+{
+    char side[PATH_ROOM];
+    if (sweepfile_sidecar_path(path, side, sizeof side))
+        return err_set(err, ERR_INPUT, "%s: path too long", path);
+    outfile_t f, sf;
+    if (write_body(&f, path, body, arg, err) != 0) return -1;
+    if (f.stream) return outfile_commit(&f, err);
+    if (write_body(&sf, side, body_text, sidecar_text, err) != 0) {
+        outfile_abort(&f);
+        return -1;
     }
-    return output_commit(f, tmp, path, err);
+    if (outfile_close(&sf, err) != 0 || outfile_close(&f, err) != 0 ||
+        outfile_publish(&sf, err) != 0) {
+        outfile_abort(&sf);
+        outfile_abort(&f);
+        return -1;
+    }
+    if (outfile_publish(&f, err) != 0) {
+        unlink(sf.dest);   /* no sidecar for a CSV that was not written */
+        return -1;
+    }
+    return 0;
 }
 
 int sweepfile_create(const char *csv, const char *sidecar, const char *header,
                      err_t *err)
 {
-    char side[PATH_ROOM];
-    if (sweepfile_sidecar_path(csv, side, sizeof side))
-        return err_set(err, ERR_INPUT, "%s: path too long", csv);
-    /* Sidecar first: a CSV whose scenario is missing cannot be resumed. */
-    if (write_atomic(side, sidecar, err)) return -1;
-    return write_atomic(csv, header, err);
+    return write_with_sidecar(csv, body_text, header, sidecar, err);
+}
+
+int sweepfile_is_sidecar(const char *path)
+{
+    char line[64] = "";
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    int got = fgets(line, sizeof line, f) != NULL;
+    fclose(f);
+    uint64_t n;
+    return got && sweepfile_sidecar_points(line, &n) == 0;
 }
 
 /* Parses the leading point index of a row: digits followed by a comma. */
@@ -306,8 +354,16 @@ int sweepfile_resume(const char *csv, const char *sidecar, const char *header,
     ssize_t n = getline(&line, &cap, f);
     int rc = 0;
     if (n <= 0 || line[n - 1] != '\n') {
-        /* Not even a complete header: nothing was ever appended. */
-        *fresh = 1;
+        /* Not even a complete header: nothing was ever appended. Only an
+         * empty file or a cut-off start of this sweep's header can be that;
+         * a text without a final newline or a binary file is someone's. */
+        if (ferror(f)) rc = err_set(err, ERR_RUNTIME, "%s: read failed", csv);
+        else if (n <= 0 || ((size_t)n < strlen(header) && memcmp(line, header, (size_t)n) == 0))
+            *fresh = 1;
+        else
+            rc = err_set(err, ERR_INPUT, "%s:1: cannot resume: not a sweep file (its "
+                         "first line is not this sweep's header); use --force to "
+                         "overwrite it", csv);
         goto out;
     }
     if ((rc = check_sidecar(csv, sidecar, err)) != 0) goto out;
@@ -355,20 +411,21 @@ out:
     return rc;
 }
 
-int sweepfile_append(int fd, const char *buf, size_t n, int sync, err_t *err)
+int sweepfile_append(int fd, const char *name, const char *buf, size_t n, int sync,
+                     err_t *err)
 {
     while (n > 0) {
         ssize_t w = write(fd, buf, n);
         if (w < 0) {
             if (errno == EINTR) continue;
-            return err_set(err, ERR_RUNTIME, "write failed: %s", strerror(errno));
+            return err_set(err, ERR_RUNTIME, "%s: write failed: %s", name, strerror(errno));
         }
         buf += w;
         n -= (size_t)w;
     }
     struct stat st;
     if (sync && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && fdatasync(fd) != 0)
-        return err_set(err, ERR_RUNTIME, "fdatasync failed: %s", strerror(errno));
+        return err_set(err, ERR_RUNTIME, "%s: fdatasync failed: %s", name, strerror(errno));
     return 0;
 }
 
@@ -449,29 +506,61 @@ static int merge_part(merge_state_t *m, const char *part, const char *first,
     return rc;
 }
 
-static int merge_write(const merge_state_t *m, const char *out, err_t *err)
+static int merge_body(FILE *f, const void *arg)
 {
-    char side[PATH_ROOM], tmp[PATH_ROOM];
+    const merge_state_t *m = arg;
+    if (fputs(m->header, f) == EOF) return -1;
+    for (uint64_t p = 0; p < m->total; p++)
+        if (fputs(m->rows[p], f) == EOF) return -1;
+    return 0;
+}
+
+/* merge's output may be none of its parts nor their sidecars: it is
+ * written after they are read, and would replace one of them. */
+static int merge_check_out(const char *out, const char *const *parts, int nparts,
+                           err_t *err)
+{
+    outfile_kind_t kind;
+    if (outfile_kind(out, &kind, err) != 0 || sweepfile_check_out(out, err) != 0)
+        return -1;
+    char side[PATH_ROOM];
     if (sweepfile_sidecar_path(out, side, sizeof side))
         return err_set(err, ERR_INPUT, "%s: path too long", out);
-    if (write_atomic(side, m->sidecar, err)) return -1;
-    FILE *f = output_open_atomic(out, tmp, sizeof tmp, err);
-    if (!f) return -1;
-    int bad = fputs(m->header, f) == EOF;
-    for (uint64_t p = 0; !bad && p < m->total; p++)
-        bad = fputs(m->rows[p], f) == EOF;
-    if (bad) {
-        output_abort(f, tmp);
-        return err_set(err, ERR_RUNTIME, "%s: write failed", out);
+    int n = 0, cap = 2 * nparts + 2;
+    outfile_role_t *r = malloc((size_t)cap * sizeof *r);
+    char (*psides)[PATH_ROOM] = malloc((size_t)nparts * sizeof *psides);
+    int rc = 0;
+    if (!r || !psides) rc = err_set(err, ERR_RUNTIME, "out of memory");
+    for (int i = 0; rc == 0 && i < nparts; i++) {
+        if (sweepfile_sidecar_path(parts[i], psides[i], sizeof psides[i]))
+            rc = err_set(err, ERR_INPUT, "%s: path too long", parts[i]);
+        r[n++] = (outfile_role_t){parts[i], "the part", 0};
+        r[n++] = (outfile_role_t){psides[i], "the part's sidecar", 0};
     }
-    return output_commit(f, tmp, out, err);
+    if (rc == 0) {
+        r[n++] = (outfile_role_t){out, "the output", 1};
+        if (kind != OUTFILE_STREAM) r[n++] = (outfile_role_t){side, "the output's sidecar", 1};
+        rc = outfile_distinct(r, n, err);
+    }
+    free(r);
+    free(psides);
+    return rc;
+}
+
+int sweepfile_check_out(const char *csv, err_t *err)
+{
+    size_t n = strlen(csv);
+    if (n > 5 && strcasecmp(csv + n - 5, ".json") == 0)
+        return err_set(err, ERR_INPUT, "%s: sweep files are CSV: name the output "
+                       "FILE.csv (or any name but .json)", csv);
+    return 0;
 }
 
 int sweepfile_merge(const char *out, const char *const *parts, int nparts,
                     err_t *err)
 {
     merge_state_t m = {0};
-    int rc = 0;
+    int rc = merge_check_out(out, parts, nparts, err);
     for (int i = 0; rc == 0 && i < nparts; i++)
         rc = merge_part(&m, parts[i], parts[0], err);
     uint64_t missing = 0, first = 0;
@@ -482,7 +571,7 @@ int sweepfile_merge(const char *out, const char *const *parts, int nparts,
                      "missing (the first is point %" PRIu64 "): finish the shards "
                      "(rerun them with --resume) and merge again", missing,
                      m.total, first);
-    if (rc == 0) rc = merge_write(&m, out, err);
+    if (rc == 0) rc = write_with_sidecar(out, merge_body, &m, m.sidecar, err);
     for (uint64_t p = 0; m.rows && p < m.total; p++) free(m.rows[p]);
     free(m.rows);
     free(m.sidecar);

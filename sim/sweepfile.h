@@ -51,10 +51,19 @@ int sweepfile_sidecar_points(const char *text, uint64_t *npoints);
 int sweepfile_row(FILE *f, const sweepspec_t *sp, uint64_t point,
                   const metrics_summary_t *m);
 
-/* Starts a new output: writes the sidecar, then the CSV holding only the
- * header, each atomically (an existing file is replaced). 0 or -1. */
+/* Starts a new output: the CSV holding only the header, and its sidecar,
+ * both written in full before either is renamed into place (an existing
+ * file is replaced; a full disk leaves neither). 0 or -1. */
 int sweepfile_create(const char *csv, const char *sidecar, const char *header,
                      err_t *err);
+
+/* 1 when the file at path begins as a sweep's sidecar does (its CSV is
+ * then a sweep's): what `run` will not overwrite without --force. */
+int sweepfile_is_sidecar(const char *path);
+
+/* Sweep files are CSV: a name ending in .json is refused (ERR_INPUT), any
+ * other is taken as it is. 0 or -1. */
+int sweepfile_check_out(const char *csv, err_t *err);
 
 /* Prepares `csv` for resuming the sweep described by sidecar/header: the
  * existing sidecar must equal `sidecar` and the CSV's header `header`
@@ -70,8 +79,9 @@ int sweepfile_resume(const char *csv, const char *sidecar, const char *header,
 
 /* Writes buf[0..n) to fd with as few write() calls as the kernel allows, then,
  * when sync is set, fdatasync's it if fd is a regular file. 0 or -1
- * (ERR_RUNTIME). */
-int sweepfile_append(int fd, const char *buf, size_t n, int sync, err_t *err);
+ * (ERR_RUNTIME, naming the file `name`: a full disk says which file). */
+int sweepfile_append(int fd, const char *name, const char *buf, size_t n, int sync,
+                     err_t *err);
 
 /* Longest time finished rows wait unsynced. Syncing every batch cost 10% of
  * a -j 2 sweep of 1,000 half-millisecond points on a virtio disk (measured:

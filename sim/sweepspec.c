@@ -656,6 +656,35 @@ int sweepspec_check(const char *scenario, const char *text,
     return sweepspec_validate(out, scenario, text, base, nbase, err) < 0 ? -1 : 0;
 }
 
+/* Every axis as an explicit list, each line started with indent. */
+static void axes_yaml(sbuf_t *b, const sweepspec_t *sp, const char *indent)
+{
+    for (int a = 0; a < sp->naxes; a++) {
+        const sweep_axis_t *ax = &sp->axes[a];
+        sb_add(b, indent);
+        sb_quoted(b, ax->path);
+        sb_add(b, ":\n");
+        for (int i = 0; i < ax->nvalues; i++) {
+            const char *v = ax->values[i];
+            sb_add(b, indent);
+            sb_add(b, "  - ");
+            /* Flow nodes (distributions) were serialised by flow() and are
+             * valid YAML as they stand; scalars may need quoting. */
+            if (v[0] == '{' || v[0] == '[') sb_add(b, v);
+            else sb_quoted(b, v);
+            sb_add(b, "\n");
+        }
+    }
+}
+
+static int sb_write(sbuf_t *b, FILE *f)
+{
+    if (b->oom) { free(b->s); return -1; }
+    int rc = fwrite(b->s, 1, b->n, f) == b->n ? 0 : -1;
+    free(b->s);
+    return rc;
+}
+
 int sweepspec_write_yaml(const sweepspec_t *sp, FILE *f)
 {
     sbuf_t b = {0};
@@ -663,23 +692,13 @@ int sweepspec_write_yaml(const sweepspec_t *sp, FILE *f)
     sb_add(&b, sp->zip ? "  zip: true\n" : "  zip: false\n");
     sb_add(&b, sp->independent_seeds ? "  independent_seeds: true\n"
                                      : "  independent_seeds: false\n");
-    for (int a = 0; a < sp->naxes; a++) {
-        const sweep_axis_t *ax = &sp->axes[a];
-        sb_add(&b, "  ");
-        sb_quoted(&b, ax->path);
-        sb_add(&b, ":\n");
-        for (int i = 0; i < ax->nvalues; i++) {
-            const char *v = ax->values[i];
-            sb_add(&b, "    - ");
-            /* Flow nodes (distributions) were serialised by flow() and are
-             * valid YAML as they stand; scalars may need quoting. */
-            if (v[0] == '{' || v[0] == '[') sb_add(&b, v);
-            else sb_quoted(&b, v);
-            sb_add(&b, "\n");
-        }
-    }
-    if (b.oom) { free(b.s); return -1; }
-    int rc = fwrite(b.s, 1, b.n, f) == b.n ? 0 : -1;
-    free(b.s);
-    return rc;
+    axes_yaml(&b, sp, "  ");
+    return sb_write(&b, f);
+}
+
+int sweepspec_write_axes(const sweepspec_t *sp, const char *indent, FILE *f)
+{
+    sbuf_t b = {0};
+    axes_yaml(&b, sp, indent);
+    return sb_write(&b, f);
 }

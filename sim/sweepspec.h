@@ -108,5 +108,8 @@ int sweepspec_check(const char *scenario, const char *text,
 /* Writes the section back as YAML (`sweep:` with every axis as an explicit
  * list), so a sidecar is itself a runnable sweep. 0 or -1 on write error. */
 int sweepspec_write_yaml(const sweepspec_t *sp, FILE *f);
+/* Only the axes, as there, every line started with `indent` (how the
+ * optimize: section's knobs are printed, sim/optimize.h). 0 or -1. */
+int sweepspec_write_axes(const sweepspec_t *sp, const char *indent, FILE *f);
 
 #endif

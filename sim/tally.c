@@ -84,9 +84,12 @@ tally_t *tally_create(double warmup, double end, int ngroups, const int *size,
         bad = part_init(&t->group[g]) != 0;
         t->gcfg[g].has_drafts = t->gcfg[g].has_verify = 1;
     }
-    t->ccfg.gpus_per_replica = 1;
+    t->ccfg = calloc(1, sizeof *t->ccfg);
+    t->rbusy = calloc(1, sizeof *t->rbusy);
+    if (t->ccfg) t->ccfg->gpus_per_replica = 1;
+    t->nccfg = 1;
     t->batch = hist_create(0.5, 1e7, REL);
-    if (bad || !t->batch || tenants_init(t, size, tenant_hists) != 0) {
+    if (bad || !t->ccfg || !t->rbusy || !t->batch || tenants_init(t, size, tenant_hists) != 0) {
         tally_free(t);
         return NULL;
     }
@@ -104,6 +107,8 @@ void tally_free(tally_t *t)
     hist_free(t->batch);
     free(t->group);
     free(t->gcfg);
+    free(t->ccfg);
+    free(t->rbusy);
     free(t->group_of);
     free(t->ten);
     free(t->scratch);
@@ -122,7 +127,8 @@ void tally_reset(tally_t *t)
     }
     hist_reset(t->batch);
     t->busy = t->kv_area = t->roof_s = 0;
-    t->roof_known = t->kv_known = 0;
+    for (int k = 0; k < t->nccfg; k++) t->rbusy[k] = 0;
+    t->roof_known = t->kv_known = t->kv_replicas = 0;
     memset(&t->raw, 0, sizeof t->raw);
 }
 
@@ -131,9 +137,23 @@ void tally_group_setup(tally_t *t, int g, const tally_group_cfg_t *cfg)
     t->gcfg[g] = *cfg;
 }
 
-void tally_cloud_setup(tally_t *t, const tally_cloud_cfg_t *cfg)
+int tally_cloud_setup(tally_t *t, const tally_cloud_cfg_t *cfg, int n)
 {
-    t->ccfg = *cfg;
+    if (n < 1) return -1;
+    tally_cloud_cfg_t *c = malloc((size_t)n * sizeof *c);
+    double *b = calloc((size_t)n, sizeof *b);
+    if (!c || !b) {
+        free(c);
+        free(b);
+        return -1;
+    }
+    memcpy(c, cfg, (size_t)n * sizeof *c);
+    free(t->ccfg);
+    free(t->rbusy);
+    t->ccfg = c;
+    t->rbusy = b;
+    t->nccfg = n;
+    return 0;
 }
 
 /* ---- events --------------------------------------------------------------
@@ -373,26 +393,43 @@ static void part_finish(const tally_t *t, const tally_part_t *p, int has_drafts,
     v[METRIC_EDGE_J_PER_TOK] = edge_j_per_tok(p, has_drafts, edge_known);
 }
 
-/* GPU energy: every GPU of every replica draws power_w while its replica
- * is busy and idle_power_w (when given) the rest of the measured span. */
+/* Replica group k's replicas: with one group, all of the run's. */
+static int group_replicas(const tally_t *t, int k, int replicas)
+{
+    return t->nccfg == 1 || t->ccfg[k].replicas <= 0 ? replicas : t->ccfg[k].replicas;
+}
+
+/* GPU energy: every GPU of every replica draws its card's power_w while
+ * its replica is busy and idle_power_w (when given) the rest of the
+ * measured span; summed over the replica groups. */
 static double gpu_j_per_tok(const tally_t *t, int replicas, double span)
 {
-    const tally_cloud_cfg_t *c = &t->ccfg;
     if (replicas <= 0) return 0;
-    if (!(c->gpu_power_w > 0)) return NAN;
-    double idle = replicas * span - t->busy;
-    double j = (t->busy * c->gpu_power_w + (idle > 0 ? idle : 0) * c->gpu_idle_power_w) *
-               c->gpus_per_replica;
+    double j = 0;
+    for (int k = 0; k < t->nccfg; k++) {
+        const tally_cloud_cfg_t *c = &t->ccfg[k];
+        if (!(c->gpu_power_w > 0)) return NAN;
+        double busy = t->rbusy[k];
+        double idle = group_replicas(t, k, replicas) * span - busy;
+        j += (busy * c->gpu_power_w + (idle > 0 ? idle : 0) * c->gpu_idle_power_w) *
+             c->gpus_per_replica;
+    }
     return ratio(j, t->all.committed);
 }
 
-/* Every GPU is rented for the whole measured span, busy or not. */
+/* Every GPU is rented for the whole measured span, busy or not, at its
+ * group's price. */
 static double usd_per_mtok(const tally_t *t, int replicas, double span)
 {
-    const tally_cloud_cfg_t *c = &t->ccfg;
-    if (!(c->gpu_hour_usd > 0)) return NAN;
-    double gpu_hours = (double)replicas * c->gpus_per_replica * span / 3600.0;
-    return ratio(c->gpu_hour_usd * gpu_hours * 1e6, t->all.committed);
+    double usd = 0;
+    for (int k = 0; k < t->nccfg; k++) {
+        const tally_cloud_cfg_t *c = &t->ccfg[k];
+        if (!(c->gpu_hour_usd > 0)) return NAN;
+        double gpu_hours =
+            (double)group_replicas(t, k, replicas) * c->gpus_per_replica * span / 3600.0;
+        usd += c->gpu_hour_usd * gpu_hours;
+    }
+    return ratio(usd * 1e6, t->all.committed);
 }
 
 /* The shared cloud's metrics and the run's: the fleet's, in every part. */
@@ -406,7 +443,7 @@ static void cloud_finish(const tally_t *t, int replicas, double events, double w
     v[METRIC_BATCH_P99] = quant_int(t->batch, 0.99);
     v[METRIC_GPU_S_PER_KTOK] = replicas > 0 ? ratio(t->busy * 1000, t->all.committed) : 0;
     v[METRIC_KV_UTIL_MEAN] = replicas > 0 && t->kv_known
-                                 ? ratio(t->kv_area, replicas * span) : NAN;
+                                 ? ratio(t->kv_area, t->kv_replicas * span) : NAN;
     v[METRIC_GPU_ROOFLINE_UTIL] = replicas > 0 && t->roof_known
                                       ? ratio(t->roof_s, t->busy) : NAN;
     v[METRIC_GPU_J_PER_TOK] = gpu_j_per_tok(t, replicas, span);

@@ -83,13 +83,15 @@ typedef struct tally_group_cfg {
     double edge_power_w;      /* the edge device's power while busy; 0 = unknown */
 } tally_group_cfg_t;
 
-/* The cloud's power and price (energy and cost metrics): per-GPU power
- * while busy and idle (0 = unknown / not counted), GPUs per replica, price
- * of one GPU-hour (0 = none). */
+/* A replica group's power and price (energy and cost metrics): per-GPU
+ * power while busy and idle (0 = unknown / not counted), GPUs per replica,
+ * price of one GPU-hour (0 = none), and its replicas (with one group, 0 =
+ * every replica of the run). */
 typedef struct tally_cloud_cfg {
     double gpu_power_w, gpu_idle_power_w;
     int gpus_per_replica;
     double gpu_hour_usd;
+    int replicas;
 } tally_cloud_cfg_t;
 
 typedef struct tally {
@@ -98,13 +100,16 @@ typedef struct tally {
     tally_part_t all;
     tally_part_t *group;      /* [ngroups] */
     tally_group_cfg_t *gcfg;  /* [ngroups]; kept by tally_reset */
-    tally_cloud_cfg_t ccfg;   /* kept by tally_reset */
+    tally_cloud_cfg_t *ccfg;  /* [nccfg] per replica group; kept by tally_reset */
+    int nccfg;
     int *group_of;            /* [ntenants] */
     tally_tenant_t *ten;      /* [ntenants] */
     double *scratch;          /* [ntenants], for tenant percentiles */
     /* fleet-wide: the shared cloud */
     hist_t *batch;
     double busy;
+    double *rbusy;            /* [nccfg]: busy time of each replica group */
+    int kv_replicas;          /* replicas whose KV capacity is finite */
     double kv_area;           /* integral of reserved KV bytes / capacity */
     double roof_s;            /* roofline time of the busy time's work */
     int roof_known;           /* the iterations' roofline time is known */
@@ -127,9 +132,12 @@ void tally_free(tally_t *t);
  * kept) for a new replication. */
 void tally_reset(tally_t *t);
 void tally_group_setup(tally_t *t, int g, const tally_group_cfg_t *cfg);
-/* The cloud's power and price; before it, both are unknown (energy and
- * cost NaN) with one GPU per replica. */
-void tally_cloud_setup(tally_t *t, const tally_cloud_cfg_t *cfg);
+/* The cloud's power and price, one entry per replica group (n >= 1, in
+ * the cloud's group order); before it, both are unknown (energy and cost
+ * NaN) with one group of one GPU per replica. Energy and cost are NaN when
+ * some group's figure is unknown. 0, or -1 when out of memory (the old
+ * settings are kept). */
+int tally_cloud_setup(tally_t *t, const tally_cloud_cfg_t *cfg, int n);
 
 /* The per-tenant ITL histograms' relative error: coarser than the fleet's
  * (HIST_REL_ERR) to keep them small (about 4 KiB per tenant). */

@@ -1,5 +1,6 @@
 #include "workload.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -102,6 +103,7 @@ void workload_lengths(workload_t *w, int *prompt, int *output)
 int workload_push(workload_t *w, double t)
 {
     if (w->count == w->cap) {
+        if (w->cap > INT_MAX / 2) return -1;
         int ncap = w->cap ? 2 * w->cap : 4;
         double *f = malloc((size_t)ncap * sizeof *f);
         if (!f) return -1;

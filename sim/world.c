@@ -5,6 +5,7 @@
 
 #include "ctenant.h"
 #include "edge.h"
+#include "guard.h"
 #include "msg.h"
 #include "proto.h"
 
@@ -182,10 +183,10 @@ world_t *world_create(const repl_shared_t *sh, int rep, tally_t *tally,
         return NULL;
     }
     if (any_uses_cloud(r)) {
-        cloud_cb_t cb = {r, on_job_done, ctenant_admitted};
-        r->cloud = cloud_create(&s->cloud, r->n, sh->cloud_sv, sh->kv_capacity,
-                                r->eng, EV_ITER_END, EV_KICK, &cb, tally, trace,
-                                s->seed, rep, err);
+        cloud_cb_t cb = {r, on_job_done, ctenant_admitted, NULL};
+        r->cloud = cloud_create_groups(&s->cloud, r->n, sh->cgroups, sh->ncgroups,
+                                       r->eng, EV_ITER_END, EV_KICK, &cb, tally, trace,
+                                       s->seed, rep, err);
         if (!r->cloud) {
             world_free(w);
             return NULL;
@@ -200,7 +201,14 @@ int world_run(world_t *w)
     double end = r->s->duration;
     r->err->msg[0] = '\0';
     if (route_events(r) || edge_start(r)) return -1;
-    if (engine_run(r->eng, end)) {
+    guard_t g;
+    guard_init(&g, r->s);
+    int rc;
+    while ((rc = engine_run_until(r->eng, end, guard_next(engine_events(r->eng)))) == 1)
+        if (guard_check(&g, engine_now(r->eng), engine_events(r->eng), r->waiting, end,
+                        r->err))
+            return -1;
+    if (rc != 0) {
         if (!r->err->msg[0])
             err_set(r->err, ERR_RUNTIME, "simulation: event queue failure at t=%g s",
                     engine_now(r->eng));

@@ -13,7 +13,7 @@
 # Each check lists every offender, not only the first.
 . tests/cli/lib.sh
 
-DOCS="README.md docs/design.md docs/metrics.md docs/formats.md"
+DOCS="README.md docs/design.md docs/metrics.md docs/formats.md docs/testbed.md"
 
 # --- metrics_documented ---------------------------------------------------
 # Top-level keys are the lines indented by two spaces (output_json writes

@@ -58,3 +58,103 @@ fi
 
 expect_exit optimize_no_section 2 "$SPECSIM" optimize scenarios/examples/sync.yaml
 expect_exit optimize_no_scenario 2 "$SPECSIM" optimize
+
+# `check` validates the optimize: section as `optimize` does before its
+# first point, at FILE:LINE:COL, and prints it resolved (knobs as lists,
+# bounds in seconds, the search it runs); the printed scenario checks again.
+check_bad() {   # name, sed script, expected message (grep -E)
+    sed "$2" "$S" >"$TMP/$1.yaml"
+    expect_exit "check_optimize_$1" 2 "$SPECSIM" check "$TMP/$1.yaml"
+    if grep -Eq "$1.yaml:[0-9]+:[0-9]+: optimize\.$3" "$TMP/err"; then
+        pass "check_optimize_$1_message"
+    else
+        fail "check_optimize_$1_message" "$(head -c 300 "$TMP/err")"
+    fi
+}
+check_bad metric 's/itl_p99_s <= 78ms/itl_p99 <= 78ms/' "constraints: 'itl_p99' is not a metric"
+check_bad unit 's/78ms/78furlongs/' "constraints: .*takes a duration"
+check_bad search 's/monotone: true/search: bisekt/' "search: 'bisekt'"
+check_bad knob 's/tenants.count: {from: 1,/tenants.cont: {from: 1,/' "max: 'tenants.count' is not a metric"
+check_bad range 's/tenants.count: {from: 1,/tenants.count: {from: -3,/' "knobs.tenants.count: value '-3'"
+check_bad key 's/monotone: true/monotonic: true/' "monotonic: unknown key"
+expect_exit check_optimize_one_rep 2 "$SPECSIM" check "$S" --set replications=1
+if grep -q "optimize-capacity.yaml:[0-9]*:[0-9]*: optimize.constraints: .*replications >= 2" "$TMP/err"; then
+    pass check_optimize_one_rep_message
+else
+    fail check_optimize_one_rep_message "$(head -c 300 "$TMP/err")"
+fi
+if "$SPECSIM" check "$S" >"$TMP/resolved.yaml" 2>"$TMP/err" &&
+   python3 - "$TMP/resolved.yaml" <<'PY'
+import sys, yaml
+o = yaml.safe_load(open(sys.argv[1]))["optimize"]
+assert o["knobs"]["tenants.count"] == [str(n) for n in range(1, 41)] or \
+       o["knobs"]["tenants.count"] == list(range(1, 41)), o["knobs"]
+assert o["max"] == "tenants.count", o
+assert o["constraints"] == ["itl_p99_s <= 0.078"], o["constraints"]
+assert o["search"] == "bisect", o
+PY
+then pass check_optimize_printed; else fail check_optimize_printed "$(head -c 300 "$TMP/err")"; fi
+if "$SPECSIM" check "$TMP/resolved.yaml" >/dev/null 2>"$TMP/err" &&
+   "$SPECSIM" optimize "$TMP/resolved.yaml" -j 2 | grep -q '^best: tenants.count=15$'; then
+    pass check_optimize_printed_runs
+else
+    fail check_optimize_printed_runs "$(head -c 300 "$TMP/err")"
+fi
+
+# The section's parts from the command line: the same question asked with
+# flags on a scenario without the section gives the same answer, and the
+# same number of evaluations; each flag replaces its part of the section.
+sed '/^optimize:/,$d' "$S" >"$TMP/plain.yaml"
+if "$SPECSIM" optimize "$TMP/plain.yaml" --json -j 2 --knob 'tenants.count=1..40' \
+       --max tenants.count --constraint 'itl_p99_s<=78ms' --search bisect \
+       >"$TMP/flags.json" 2>"$TMP/err" &&
+   python3 - "$TMP/flags.json" "$TMP/a.json" <<'PY'
+import json, sys
+f, a = (json.load(open(p)) for p in sys.argv[1:])
+assert f["best"]["tenants.count"] == a["best"]["tenants.count"] == 15, f["best"]
+assert f["evaluations"] == a["evaluations"] and f["search"] == "bisect", f
+PY
+then pass optimize_flags_only; else fail optimize_flags_only "$(head -c 300 "$TMP/err")"; fi
+# --constraint replaces the section's: a looser bound admits more tenants.
+if "$SPECSIM" optimize "$S" --json -j 2 --constraint 'itl_p99_s <= 0.2s' >"$TMP/loose.json" \
+       2>"$TMP/err" &&
+   python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["best"]["tenants.count"] > 15, d["best"]' \
+       "$TMP/loose.json"; then
+    pass optimize_flag_replaces_constraints
+else
+    fail optimize_flag_replaces_constraints "$(head -c 300 "$TMP/err")"
+fi
+# A comma list and a step: --knob replaces the section's knobs.
+if "$SPECSIM" optimize "$S" --json -j 2 --knob 'tenants.count=4..40:4' --search grid \
+       >"$TMP/grid.json" 2>"$TMP/err" &&
+   python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["points"] == d["evaluations"] == 10 and d["best"]["tenants.count"] == 12, d' \
+       "$TMP/grid.json"; then
+    pass optimize_flag_knob_range
+else
+    fail optimize_flag_knob_range "$(head -c 300 "$TMP/err")"
+fi
+flag_bad() {   # name, expected message (grep -E), flags...
+    n=$1; m=$2; shift 2
+    expect_exit "optimize_flag_$n" 2 "$SPECSIM" optimize "$TMP/plain.yaml" -j 1 "$@"
+    if grep -Eq "^specsim optimize: $m" "$TMP/err"; then pass "optimize_flag_${n}_message"
+    else fail "optimize_flag_${n}_message" "$(head -c 300 "$TMP/err")"; fi
+}
+flag_bad value "--knob:2:15: optimize.knobs.tenants.count: value '0'" \
+    --knob protocol.gamma=1,2 --knob tenants.count=0,2 --max goodput_tok_s
+flag_bad range "--knob:1:18: optimize.knobs.tenants.count.to" \
+    --knob tenants.count=1..x --max tenants.count
+flag_bad syntax "--knob:1:1: optimize.knobs: 'tenants.count': expected PATH=VALUES" \
+    --knob tenants.count --max tenants.count
+flag_bad twice "--knob:2:1: optimize.knobs.tenants.count: given twice" \
+    --knob tenants.count=1,2 --knob tenants.count=3 --max tenants.count
+flag_bad metric "--max: optimize.max: 'goodput' is not a metric" \
+    --knob tenants.count=1,2 --max goodput
+flag_bad constraint "--constraint:2:1: optimize.constraints: 'itl_p99_s<80ms'" \
+    --knob tenants.count=1,2 --max tenants.count --constraint 'ttft_mean_s<=1s' \
+    --constraint 'itl_p99_s<80ms'
+flag_bad search "--search: optimize.search: 'bisekt'" \
+    --knob tenants.count=1,2 --max tenants.count --search bisekt
+flag_bad no_objective "--max: optimize.max or min: missing" --knob tenants.count=1,2
+flag_bad no_knobs "--knob: optimize.knobs: missing" --max goodput_tok_s
+expect_exit optimize_flag_two_objectives 2 "$SPECSIM" optimize "$S" --max goodput_tok_s \
+    --min ttft_mean_s

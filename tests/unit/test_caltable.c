@@ -1,13 +1,15 @@
 /* test_caltable — the calibration-table reader and writer.
  *
  * Round trip: a table built here (values chosen to stress number and string
- * formatting, not measurements) is written and read back field for field.
+ * formatting, not measurements, though every time is one the ceilings allow)
+ * is written and read back field for field.
  * Malformed tables: small texts whose faulty node's position is computed
  * from the text itself (line = index of the line, column = offset of the
  * needle + 1), so the expected FILE:LINE:COLUMN is independent of the parser.
  */
 #include <glob.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "caltable.h"
@@ -44,11 +46,12 @@ static void test_round_trip(void)
     t.fp16_tflops = 1.0 / 3.0;
     caltable_row_t rows[5] = {
         {.op = CAL_LINEAR, .name = "qkv", .quant = "w4a16", .m = 1, .n = 12288, .k = 4096,
-         .time_s = 1.23e-4, .gbs = 20.1, .gflops = 0.82, .ceiling_frac = 0.94},
+         .time_s = 1.23e-3, .gbs = 20.1, .gflops = 0.82, .ceiling_frac = 0.94},
         {.op = CAL_LINEAR, .name = "lm_head", .m = 16, .n = 32000, .k = 4096,
          .time_s = 0.1 + 0.2, .gbs = 0, .gflops = 1e300},
         {.op = CAL_ATTENTION, .q = 5, .context = 1024, .heads = 32, .kv_heads = 8,
-         .head_dim = 128, .batch = 3, .time_s = 5e-324 * 1e10, .gbs = 123456789.123},
+         .head_dim = 128, .batch = 3, .time_s = 1e-2 / 3, .gbs = 5e-324 * 1e10,
+         .gflops = 123456789.123},
         /* The reader fills q = m and batch = 1 when a token row gives
          * neither; a batched step keeps both. */
         {.op = CAL_TOKEN, .m = 1, .q = 1, .batch = 1, .context = 0,
@@ -125,9 +128,9 @@ static void test_save(void)
     snprintf(t.quant, sizeof t.quant, "w4a16");
     t.rows = &row;
     t.nrows = 1;
-    char path[64], tmp[80];
+    char path[64], tmp[96];
     CHECK(check_tmp_file(path, sizeof path, "old contents\n") == 0);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     err_t e = {0, ""};
     CHECK(caltable_save(&t, path, stdout, &e) == 0);
     CHECK(access(tmp, F_OK) != 0);
@@ -141,20 +144,15 @@ static void test_save(void)
     unlink(path);
     e.code = 0;
     CHECK(caltable_save(&t, "/nonexistent-dir/t.yaml", stdout, &e) == -1 && e.code == ERR_RUNTIME);
-    CHECK(strncmp(e.msg, "/nonexistent-dir/t.yaml.tmp:", 28) == 0);
-    CHECK(access("/nonexistent-dir/t.yaml.tmp", F_OK) != 0);
-    /* An existing PATH.tmp is someone else's file: refused, left as it was. */
-    CHECK(check_tmp_file(path, sizeof path, "old contents\n") == 0);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    CHECK(f && fputs("keep\n", f) != EOF && fclose(f) == 0);
-    CHECK(caltable_save(&t, path, stdout, &e) == -1 && e.code == ERR_RUNTIME);
-    char got[16] = "";
-    f = fopen(tmp, "r");
-    CHECK(f && fgets(got, sizeof got, f) && strcmp(got, "keep\n") == 0);
-    if (f) fclose(f);
-    unlink(tmp);
-    unlink(path);
+    CHECK(strncmp(e.msg, "/nonexistent-dir/t.yaml:", 24) == 0);
+    /* A directory is refused as a target (sim/outfile.h), nothing created. */
+    CHECK(caltable_save(&t, "/tmp", stdout, &e) == -1 && e.code == ERR_INPUT);
+    CHECK(strstr(e.msg, "is a directory") != NULL);
+    /* A device is written through, not replaced. */
+    CHECK(caltable_save(&t, "/dev/null", stdout, &e) == 0);
+    struct stat st;
+    CHECK(stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode));
+    FILE *f;
     /* A write error on the caller's stream names no stream it was not. */
     f = fopen("/dev/null", "r");
     CHECK(f != NULL);
@@ -211,6 +209,102 @@ static void check_bad(int line, const char *repl, int eline, const char *needle,
         check_failed_now = 1;
     }
     unlink(path);
+}
+
+/* Loads text and checks the message starts with "PATH:LINE:COL: KEY" and
+ * holds `problem`; or, with key NULL, that the table loads. */
+static void check_text(const char *text, int line, int col, const char *key,
+                       const char *problem)
+{
+    char path[64];
+    CHECK(check_tmp_file(path, sizeof path, text) == 0);
+    caltable_t t;
+    err_t e = {0, ""};
+    int rc = caltable_load(path, &t, &e);
+    if (!key) {
+        if (rc != 0) printf("  %s\n", e.msg);
+        CHECK(rc == 0);
+        if (rc == 0) caltable_fini(&t);
+        unlink(path);
+        return;
+    }
+    CHECK(rc == -1 && e.code == ERR_INPUT);
+    char want[256];
+    snprintf(want, sizeof want, "%s:%d:%d: %s", path, line, col, key);
+    if (strncmp(e.msg, want, strlen(want)) != 0 || !strstr(e.msg, problem)) {
+        printf("  message \"%s\"\n  wanted  \"%s ...%s...\"\n", e.msg, want, problem);
+        check_failed_now = 1;
+    }
+    unlink(path);
+}
+
+#define HEAD "format: specsim-calibration/1\nprovenance: {command: c}\nmodel: tiny\n" \
+             "quant: fp16\n"
+
+/* One time per shape: a second row of the same shape (whatever its time)
+ * is refused at the later row, naming the earlier. Rows that differ in any
+ * shape field are not duplicates. */
+static void test_duplicate_rows(void)
+{
+    check_text(HEAD "ops:\n"
+               "  - {op: token, m: 1, context: 0, time_s: 2.0e-3}\n"
+               "  - {op: token, m: 4, context: 0, time_s: 3.0e-3}\n"
+               "  - {op: token, m: 1, context: 0, time_s: 9.0e-3}\n",
+               8, 5, "ops.2", "the same token shape as ops.0 (line 6)");
+    check_text(HEAD "ops:\n"
+               "  - {op: linear, name: qkv, m: 1, n: 512, k: 256, time_s: 1.0e-4}\n"
+               "  - {op: linear, name: qkv, m: 1, n: 512, k: 256, time_s: 1.0e-4}\n",
+               7, 5, "ops.1", "the same linear shape as ops.0");
+    check_text(HEAD "ops:\n"
+               "  - {op: token, m: 1, context: 0, time_s: 2.0e-3}\n"
+               "  - {op: token, m: 1, context: 64, time_s: 2.0e-3}\n"
+               "  - {op: token, m: 2, context: 0, q: 1, batch: 2, time_s: 2.0e-3}\n"
+               "  - {op: token, m: 2, context: 0, time_s: 2.0e-3}\n",
+               0, 0, NULL, NULL);
+}
+
+/* Times the table's own ceilings rule out. qkv 512 x 256 fp16 weights are
+ * 262144 bytes: at read_gbs 10 they take 26.2 us, so 13.1 us (the slack of
+ * 2) is the least accepted; attention over 1000 tokens of 2 KV heads of 64
+ * reads 2 x 2 x 1000 x 2 x 64 = 512000 bytes: 51.2 us, 25.6 us accepted;
+ * a token step reads at least the qkv and lm_head rows' weights (262144 +
+ * 2 x 1000 x 256 = 774144 bytes: 77.4 us, 38.7 us accepted). With
+ * fp16_tflops 0.001 a linear row of m 64 needs 2 x 64 x 512 x 256 flops =
+ * 16.8 ms, 8.39 ms accepted. Without ceilings only the 1 ns floor holds. */
+static void test_time_floors(void)
+{
+    const char *ceil = "ceilings: {read_gbs: 10}\n";
+    char text[1024];
+    snprintf(text, sizeof text, HEAD "%sops:\n"
+             "  - {op: linear, name: qkv, m: 1, n: 512, k: 256, time_s: 13.2e-6}\n"
+             "  - {op: linear, name: lm_head, m: 1, n: 1000, k: 256, time_s: 1e-3}\n"
+             "  - {op: attention, q: 1, context: 1000, heads: 4, kv_heads: 2, "
+             "head_dim: 64, time_s: 25.7e-6}\n"
+             "  - {op: token, m: 1, context: 0, time_s: 38.8e-6}\n", ceil);
+    check_text(text, 0, 0, NULL, NULL);
+    snprintf(text, sizeof text, HEAD "%sops:\n"
+             "  - {op: linear, name: qkv, m: 1, n: 512, k: 256, time_s: 13.0e-6}\n", ceil);
+    check_text(text, 7, 5, "ops.0.time_s", "262144 bytes at ceilings.read_gbs 10 GB/s");
+    snprintf(text, sizeof text, HEAD "%sops:\n"
+             "  - {op: linear, name: qkv, m: 1, n: 512, k: 256, time_s: 1e-3}\n"
+             "  - {op: attention, q: 1, context: 1000, heads: 4, kv_heads: 2, "
+             "head_dim: 64, time_s: 25.5e-6}\n", ceil);
+    check_text(text, 8, 5, "ops.1.time_s", "512000 bytes");
+    snprintf(text, sizeof text, HEAD "%sops:\n"
+             "  - {op: linear, name: qkv, m: 1, n: 512, k: 256, time_s: 1e-3}\n"
+             "  - {op: linear, name: lm_head, m: 1, n: 1000, k: 256, time_s: 1e-3}\n"
+             "  - {op: token, m: 1, context: 0, time_s: 38.6e-6}\n", ceil);
+    check_text(text, 9, 5, "ops.2.time_s", "774144 bytes");
+    snprintf(text, sizeof text, HEAD "ceilings: {read_gbs: 1000, fp16_tflops: 0.001}\n"
+             "ops:\n"
+             "  - {op: linear, name: qkv, m: 64, n: 512, k: 256, time_s: 8.3e-3}\n");
+    check_text(text, 7, 5, "ops.0.time_s", "1.67772e+07 flops at ceilings.fp16_tflops");
+    /* 1e-300 s: refused with ceilings and without. */
+    snprintf(text, sizeof text, HEAD "%sops:\n"
+             "  - {op: token, m: 1, context: 0, time_s: 1e-300}\n", ceil);
+    check_text(text, 7, 5, "ops.0.time_s", "faster than the table's own ceilings allow");
+    check_text(HEAD "ops:\n  - {op: token, m: 1, context: 0, time_s: 1e-300}\n", 6, 5,
+               "ops.0.time_s", "no operator runs in under 1e-09 s");
 }
 
 static void test_base_is_valid(void)
@@ -327,5 +421,7 @@ int main(void)
     RUN(test_save);
     RUN(test_base_is_valid);
     RUN(test_malformed_tables);
+    RUN(test_duplicate_rows);
+    RUN(test_time_floors);
     return check_done();
 }

@@ -62,7 +62,7 @@ static harness_t *setup_multi(const char *policy, int max_batch, double max_wait
     h->cfg.pinning = PIN_LEAST_LOADED;
     h->eng = engine_create(16, &err);
     h->tl = tally_create(0, 1e9, 1, (const int[]){16}, 0);
-    cloud_cb_t cb = {h, on_done, on_admit};
+    cloud_cb_t cb = {h, on_done, on_admit, NULL};
     h->c = cloud_create(&h->cfg, 16, NULL, kv, h->eng, 0, 1, &cb, h->tl, NULL, 1, 0, &err);
     if (!h->c) printf("  %s\n", err.msg);
     return h;

@@ -68,6 +68,29 @@ static void test_until_is_strict(void)
     free(r);
 }
 
+/* engine_run_until stops after exactly max_events events and resumes where
+ * it stopped: the same order as one engine_run. */
+static void test_run_until_events(void)
+{
+    err_t err;
+    engine_t *e = engine_create(4, &err);
+    rec_t *r = calloc(1, sizeof *r);
+    CHECK(e && r);
+    engine_on(e, 0, record, r);
+    double ts[] = {3, 1, 2, 1, 1, 2};
+    for (int i = 0; i < 6; i++) CHECK(engine_schedule(e, ts[i], 0, 0, (uint64_t)i) == 0);
+    CHECK(engine_run_until(e, 10, 4) == 1);
+    CHECK(r->n == 4 && engine_events(e) == 4 && engine_now(e) == 2);
+    CHECK(engine_run_until(e, 10, 4) == 1);   /* already there: runs nothing */
+    CHECK(r->n == 4);
+    CHECK(engine_run_until(e, 10, 100) == 0);
+    uint64_t want[] = {1, 3, 4, 2, 5, 0};
+    CHECK(r->n == 6);
+    for (int i = 0; i < 6; i++) CHECK(r->b[i] == want[i]);
+    engine_free(e);
+    free(r);
+}
+
 static int cmp_pair(const void *x, const void *y)
 {
     const double *a = x, *b = y;
@@ -201,6 +224,7 @@ int main(void)
 {
     RUN(test_order_and_ties);
     RUN(test_until_is_strict);
+    RUN(test_run_until_events);
     RUN(test_stress_vs_sorted);
     RUN(test_no_growth_after_warmup);
     RUN(test_now_events_keep_order);

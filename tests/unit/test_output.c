@@ -11,6 +11,7 @@
 #include "accepttest.h"
 #include "check.h"
 #include "gamma.h"
+#include "outfile.h"
 #include "output.h"
 #include "proto.h"
 #include "version.h"
@@ -659,42 +660,59 @@ static int write_text(const char *path, const char *text)
 
 static void test_atomic_primitives(void)
 {
-    char path[512], tmp[600], tmp2[600];
+    char path[512];
     err_t err = {0};
+    outfile_t o, o2;
     CHECK(make_tmpdir() == 0);
     snprintf(path, sizeof path, "%s/a.txt", tmpdir);
     /* commit: the content appears, the temporary does not stay */
-    FILE *f = output_open_atomic(path, tmp, sizeof tmp, &err);
-    CHECK(f != NULL);
-    if (f) {
-        CHECK(strncmp(tmp, path, strlen(path)) == 0 && strstr(tmp, ".tmp."));
-        fputs("hello\n", f);
+    CHECK(outfile_open(&o, path, &err) == 0);
+    if (o.f) {
+        CHECK(strncmp(o.tmp, path, strlen(path)) == 0 && strstr(o.tmp, ".tmp."));
+        CHECK(!o.stream);
+        fputs("hello\n", o.f);
         /* a second writer of the same path in this process is refused */
-        FILE *g = output_open_atomic(path, tmp2, sizeof tmp2, &err);
-        CHECK(g == NULL);
+        CHECK(outfile_open(&o2, path, &err) == -1);
         CHECK(err.code == ERR_RUNTIME && strstr(err.msg, path) != NULL);
-        if (g) output_abort(g, tmp2);
-        CHECK(output_commit(f, tmp, path, &err) == 0);
+        outfile_abort(&o2);
+        CHECK(outfile_commit(&o, &err) == 0);
     }
     char *txt = slurp(path);
     CHECK_STR(txt, "hello\n");
     free(txt);
     CHECK(dir_count(tmpdir) == 1);
-    /* abort: nothing changes, nothing stays */
-    f = output_open_atomic(path, tmp, sizeof tmp, &err);
-    CHECK(f != NULL);
-    if (f) {
-        fputs("half-writ", f);
-        output_abort(f, tmp);
-    }
+    /* abort: nothing changes, nothing stays; twice is harmless */
+    CHECK(outfile_open(&o, path, &err) == 0);
+    if (o.f) fputs("half-writ", o.f);
+    outfile_abort(&o);
+    outfile_abort(&o);
     txt = slurp(path);
     CHECK_STR(txt, "hello\n");
     free(txt);
     CHECK(dir_count(tmpdir) == 1);
-    /* path too long for the caller's buffer */
-    char small[8];
-    CHECK(output_open_atomic(path, small, sizeof small, &err) == NULL);
+    /* a directory is refused as a target, before anything is created */
+    CHECK(outfile_open(&o, tmpdir, &err) == -1 && err.code == ERR_INPUT);
+    CHECK(strstr(err.msg, "is a directory") != NULL);
     CHECK(dir_count(tmpdir) == 1);
+    /* a character device is written through, with no temporary */
+    CHECK(outfile_open(&o, "/dev/null", &err) == 0);
+    CHECK(o.stream && !o.tmp[0]);
+    if (o.f) fputs("gone\n", o.f);
+    CHECK(outfile_commit(&o, &err) == 0);
+    struct stat st;
+    CHECK(stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode));
+    /* same file: by inode when both exist, by resolved path when neither */
+    char other[600], spelled[700];
+    snprintf(other, sizeof other, "%s/b.txt", tmpdir);
+    snprintf(spelled, sizeof spelled, "%s/./b.txt", tmpdir);
+    CHECK(outfile_same(path, path) && !outfile_same(path, other));
+    CHECK(outfile_same(other, spelled));
+    CHECK(link(path, other) == 0 && outfile_same(path, other));
+    const outfile_role_t r[] = {{path, "the scenario", 0}, {other, "--trace", 1}};
+    CHECK(outfile_distinct(r, 2, &err) == -1 && err.code == ERR_INPUT);
+    CHECK(strstr(err.msg, path) && strstr(err.msg, other));
+    const outfile_role_t dev[] = {{"/dev/null", "--out", 1}, {"/dev/null", "--trace", 1}};
+    CHECK(outfile_distinct(dev, 2, &err) == 0);
     rm_rf(tmpdir);
 }
 
@@ -811,13 +829,14 @@ static void test_write_failures(void)
     free(txt);
     CHECK(dir_count(tmpdir) == 1);
 
-    /* 4. rename fails: the target is a non-empty directory */
+    /* 4. the target is a directory: refused before anything is written
+     *    (sim/outfile.h), the directory as it was */
     snprintf(path, sizeof path, "%s/d.json", tmpdir);
     CHECK(mkdir(path, 0755) == 0);
     snprintf(sub, sizeof sub, "%s/d.json/keep", tmpdir);
     CHECK(write_text(sub, "keep\n") == 0);
     CHECK(output_write_file(path, &s, NULL, &m, &err) == -1);
-    CHECK(strstr(err.msg, "rename") != NULL);
+    CHECK(err.code == ERR_INPUT && strstr(err.msg, "is a directory") != NULL);
     txt = slurp(sub);
     CHECK_STR(txt, "keep\n");
     free(txt);

@@ -39,7 +39,7 @@ static void rig_init(rig_t *r, int replicas, enum pin_policy pin, uint64_t seed)
     r->cfg.pinning = pin;
     r->eng = engine_create(16, &err);
     r->tl = tally_create(0, 1e9, 1, (const int[]){4}, 0);
-    cloud_cb_t cb = {r, no_done, no_admit};
+    cloud_cb_t cb = {r, no_done, no_admit, NULL};
     r->c = cloud_create(&r->cfg, 4, NULL, INFINITY, r->eng, 0, 1, &cb, r->tl, NULL, seed,
                         0, &err);
     CHECK(r->c != NULL);

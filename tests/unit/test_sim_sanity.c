@@ -88,7 +88,7 @@ static void test_gamma_beyond_limit_fails_run(void)
     scenario_t *s = small(&overrunning, 4);
     err_t err;
     CHECK(run(s, &err) == -1);
-    CHECK(err.code == ERR_RUNTIME && strstr(err.msg, "gamma 5 outside [1, 4]") != NULL);
+    CHECK(err.code == ERR_RUNTIME && strstr(err.msg, "gamma 5 outside [0, 4]") != NULL);
     printf("  %s\n", err.msg);
     scen_del(s);
 }

@@ -143,11 +143,11 @@ static void test_append(void)
     put("a.csv", HEAD);
     int fd = open(path("a.csv"), O_WRONLY | O_APPEND);
     CHECK(fd >= 0);
-    CHECK(sweepfile_append(fd, "0,1,0.5\n", 8, 1, &err) == 0);
-    CHECK(sweepfile_append(fd, "1,2,0.25\n", 9, 0, &err) == 0);
+    CHECK(sweepfile_append(fd, "t.csv", "0,1,0.5\n", 8, 1, &err) == 0);
+    CHECK(sweepfile_append(fd, "t.csv", "1,2,0.25\n", 9, 0, &err) == 0);
     close(fd);
     CHECK_STR(get("a.csv"), HEAD "0,1,0.5\n1,2,0.25\n");
-    CHECK(sweepfile_append(-1, "x\n", 2, 1, &err) == -1 && err.code == ERR_RUNTIME);
+    CHECK(sweepfile_append(-1, "t.csv", "x\n", 2, 1, &err) == -1 && err.code == ERR_RUNTIME);
 }
 
 int main(void)

@@ -161,7 +161,9 @@ static void test_tp_sim_matches_analytic(void)
                  "tenants:\n  count: 1\n"
                  "  edge: {draft_time: 10ms, prefill_time: 0s}\n"
                  "  network: {rtt: 40ms, bytes_per_token: 0, overhead_bytes: 0}\n"
-                 "  workload: {prompt_tokens: 512, output_tokens: 100000000}\n"
+                 /* One request the whole run (never done in 3 s), small
+                  * enough for one replica's KV cache (32.9 GB at N = 2). */
+                 "  workload: {prompt_tokens: 512, output_tokens: 100000}\n"
                  "cloud:\n  target: models/llm/llama-2-70b.yaml\n"
                  "  tensor_parallel: %d\n"
                  "  batching: {policy: continuous, max_batch: 1}\n", ns[i]);

@@ -1,0 +1,103 @@
+#!/bin/sh
+# scripts/testbed-validate.sh [BUILD] — the simulator's error against the
+# testbed (docs/testbed.md): runs every scenario of scenarios/testbed/ on
+# build/testbed (real processes, sockets and timers) and with `specsim run`,
+# prints metric × (testbed, simulator, error %) and draws the
+# predicted-vs-measured figure results/figures/testbed-validate.{pdf,png}.
+#   SIM_REPS=N   replications of the simulator's prediction (default 20:
+#                its own sampling noise then stays well under the testbed's)
+#   SCENARIOS="a.yaml b.yaml"  only these (default: scenarios/testbed/*.yaml)
+# Error = (simulator - testbed) / testbed. Data: results/testbed/ (ignored).
+#
+# Scenarios named real-*.yaml run the testbed with --real-verify (the target
+# really computed on one CPU core). Just before, this script calibrates the
+# target on this machine (build/calibrate --device cpu --quant fp16
+# --threads 1 --quick) and the simulator predicts twice: from that table
+# (operator rows), and from the table plus whole verify steps of batches
+# (`build/testbed steps`), so that the table shows where the error comes from.
+set -eu
+cd "$(dirname "$0")/.."
+build=${1:-build}
+reps=${SIM_REPS:-20}
+out=results/testbed
+fig=results/figures
+[ -x "$build/testbed" ] && [ -x "$build/specsim" ] ||
+    { echo "testbed-validate: $build/testbed or $build/specsim not built (run make)" >&2; exit 1; }
+mkdir -p "$out" "$fig"
+: >"$out/points.csv"   # scenario,metric,testbed,simulator (no header)
+
+# The metrics the targets name, then a few more for context.
+metrics="itl_mean_s itl_p99_s throughput_tok_s accepted_len_mean batch_mean queue_delay_mean_s ttft_mean_s edge_stall_frac gpu_util"
+
+# row FILE: the CSV's data row as "name=value" lines.
+pairs() {
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) h[i] = $i; next }
+             NR == 2 { for (i = 1; i <= NF; i++) print h[i] "=" $i }' "$1"
+}
+
+# compare NAME TESTBED_CSV SIM_CSV: the rows of one comparison.
+compare() {
+    cname=$1
+    pairs "$2" >"$out/$cname.tb.kv"
+    pairs "$3" >"$out/$cname.sim.kv"
+    printf '  %-20s %12s %12s %9s\n' metric testbed simulator error%
+    for m in $metrics; do
+        awk -F= -v m="$m" -v name="$cname" -v pts="$out/points.csv" '
+            FNR == NR { if ($1 == m) tb = $2; next }
+            $1 == m { sim = $2 }
+            END {
+                if (tb == "" || sim == "") exit
+                e = (tb + 0 != 0) ? sprintf("%+.1f", 100 * (sim - tb) / tb) : "n/a"
+                # queue delay under 1 ms: its relative error is not a target
+                small = m == "queue_delay_mean_s" && tb + 0 < 1e-3
+                if (small) e = e " (<1ms)"
+                printf "  %-20s %12.6g %12.6g %9s\n", m, tb, sim, e
+                # the figure shows the final prediction of each scenario only
+                if (!small && name !~ /-ops$/ && tb + 0 > 0 && sim + 0 > 0) printf "%s,%s,%s,%s\n", name, m, tb, sim >> pts
+            }' "$out/$cname.tb.kv" "$out/$cname.sim.kv"
+    done
+}
+
+# As high a priority as allowed, for measurements on a shared machine.
+fifo=""
+command -v chrt >/dev/null 2>&1 && chrt -f 5 true 2>/dev/null && fifo="chrt -f 5"
+
+for f in ${SCENARIOS:-scenarios/testbed/*.yaml}; do
+    name=$(basename "$f" .yaml)
+    case "$name" in
+    real-*)
+        card=$(sed -n 's/^  target: *//p' "$f")
+        cal="$out/$name.calibration.yaml"
+        echo "$name: calibrating $card on this machine (about a minute)" >&2
+        $fifo "$build/calibrate" --device cpu --quant fp16 --threads 1 --quick \
+            --model "$card" --out "$cal" 2>/dev/null
+        cp "$cal" "$out/$name.steps.yaml"
+        "$build/testbed" steps "$card" >>"$out/$name.steps.yaml"
+        "$build/testbed" run "$f" --real-verify --set cloud.calibration="$cal" \
+            --out "$out/$name.testbed.csv" >/dev/null 2>"$out/$name.testbed.log"
+        "$build/specsim" run "$f" --quiet --reps "$reps" --set cloud.calibration="$cal" \
+            --out "$out/$name.ops.sim.csv" >/dev/null
+        "$build/specsim" run "$f" --quiet --reps "$reps" \
+            --set cloud.calibration="$out/$name.steps.yaml" --out "$out/$name.sim.csv" >/dev/null
+        printf '\n%s (%s), real verification; the verifier measured per batch size M:\n' "$name" "$f"
+        grep '^  M=' "$out/$name.testbed.log" | sed 's/^/  /'
+        printf '  (M, iterations, measured ms, service model ms from the operator rows)\n'
+        printf '\n%s: simulator from the operator rows of the table\n' "$name"
+        compare "$name-ops" "$out/$name.testbed.csv" "$out/$name.ops.sim.csv"
+        printf '\n%s: simulator from the table with whole verify steps\n' "$name"
+        compare "$name" "$out/$name.testbed.csv" "$out/$name.sim.csv"
+        ;;
+    *)
+        "$build/testbed" run "$f" --quiet --out "$out/$name.testbed.csv" >/dev/null
+        "$build/specsim" run "$f" --quiet --reps "$reps" --out "$out/$name.sim.csv" >/dev/null
+        printf '\n%s (%s)\n' "$name" "$f"
+        compare "$name" "$out/$name.testbed.csv" "$out/$name.sim.csv"
+        ;;
+    esac
+done
+
+if command -v gnuplot >/dev/null 2>&1; then
+    gnuplot -e "data='$out/points.csv'; out='$fig/testbed-validate'" scripts/testbed-validate.gp
+    echo
+    echo "figure: $fig/testbed-validate.pdf, .png"
+fi

@@ -1,0 +1,106 @@
+#include "conn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+int conn_init(conn_t *c, int fd, err_t *err)
+{
+    c->fd = fd;
+    c->len = 0;
+    c->eof = 0;
+    int one = 1;
+    int fl = fcntl(fd, F_GETFL);
+    if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0 || fl < 0 ||
+        fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0)
+        return err_set(err, ERR_RUNTIME, "testbed: socket options: %s", strerror(errno));
+    return 0;
+}
+
+void conn_close(conn_t *c)
+{
+    if (c->fd >= 0) close(c->fd);
+    c->fd = -1;
+}
+
+/* Writes all of buf; the socket is non-blocking for reads, so a full send
+ * buffer waits in poll. */
+static int write_all(int fd, const uint8_t *buf, size_t n, err_t *err)
+{
+    while (n > 0) {
+        ssize_t w = send(fd, buf, n, MSG_NOSIGNAL);
+        if (w > 0) {
+            buf += w;
+            n -= (size_t)w;
+            continue;
+        }
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            struct pollfd p = {fd, POLLOUT, 0};
+            if (poll(&p, 1, 1000) < 0 && errno != EINTR)
+                return err_set(err, ERR_RUNTIME, "testbed: poll: %s", strerror(errno));
+            continue;
+        }
+        return err_set(err, ERR_RUNTIME, "testbed: send: %s",
+                       w < 0 ? strerror(errno) : "connection closed");
+    }
+    return 0;
+}
+
+int conn_send(conn_t *c, const wire_msg_t *m, err_t *err)
+{
+    uint8_t buf[WIRE_FRAME_MAX];
+    size_t n = wire_encode(m, buf, sizeof buf);
+    if (n == 0) return err_set(err, ERR_RUNTIME, "testbed: message kind %d cannot be "
+                               "encoded", m->kind);
+    return write_all(c->fd, buf, n, err);
+}
+
+int conn_fill(conn_t *c, err_t *err)
+{
+    while (c->len < CONN_BUF) {
+        ssize_t r = recv(c->fd, c->buf + c->len, CONN_BUF - c->len, 0);
+        if (r > 0) {
+            c->len += (size_t)r;
+            continue;
+        }
+        if (r == 0) {
+            c->eof = 1;
+            return 0;
+        }
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
+        return err_set(err, ERR_RUNTIME, "testbed: recv: %s", strerror(errno));
+    }
+    return 0;
+}
+
+int conn_next(conn_t *c, wire_msg_t *m, err_t *err)
+{
+    size_t used = 0;
+    int rc = wire_decode(c->buf, c->len, m, &used);
+    if (rc < 0) return err_set(err, ERR_RUNTIME, "testbed: malformed frame from peer");
+    if (rc == 0) return 0;
+    memmove(c->buf, c->buf + used, c->len - used);
+    c->len -= used;
+    return 1;
+}
+
+int conn_recv(conn_t *c, wire_msg_t *m, err_t *err)
+{
+    for (;;) {
+        int rc = conn_next(c, m, err);
+        if (rc != 0) return rc < 0 ? -1 : 0;
+        if (c->eof) return err_set(err, ERR_RUNTIME, "testbed: peer closed the connection");
+        struct pollfd p = {c->fd, POLLIN, 0};
+        int n = poll(&p, 1, 5000);
+        if (n < 0) return err_set(err, ERR_RUNTIME, "testbed: poll: %s", strerror(errno));
+        if (n == 0) return err_set(err, ERR_RUNTIME, "testbed: peer silent for 5 s");
+        if (conn_fill(c, err)) return -1;
+    }
+}

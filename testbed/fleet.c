@@ -1,0 +1,232 @@
+#include "fleet.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "conn.h"
+#include "edge.h"
+#include "msg.h"
+#include "proto.h"
+#include "rt.h"
+
+/* Time between the last HELLO and the run's start: the verifier must have
+ * read every HELLO by then (it needs a few microseconds per tenant). */
+#define FLEET_LEAD_S 0.05
+
+typedef struct fleet {
+    repl_t r;
+    conn_t **conn;          /* [n], NULL for tenants without the cloud */
+    rt_t rt;
+} fleet_t;
+
+/* ---- events: as sim/world.c routes them, at wall-clock times ----------- */
+
+static int on_arrive(void *ctx, const engine_event_t *ev)
+{
+    /* ev->time is the instant it ran (engine_step), not its due time. */
+    return edge_arrive(ctx, (int)ev->a, ev->time);
+}
+
+static int on_edge_prefill(void *ctx, const engine_event_t *ev)
+{
+    return edge_prefill_done(ctx, (int)ev->a);
+}
+
+static int on_draft(void *ctx, const engine_event_t *ev)
+{
+    repl_t *r = ctx;
+    int i = (int)ev->a;
+    return edge_draft_ended(r, i, ev->b) ? r->et[i].proto->draft_done(r, i) : 0;
+}
+
+/* A message up leaves when the uplink delivers it (sim/edge.c scheduled
+ * this event at that time). */
+static int on_up(void *ctx, const engine_event_t *ev)
+{
+    fleet_t *f = ctx;
+    int i = (int)ev->a;
+    wire_msg_t m = {0};
+    wire_from_msg(ev->b, &m);
+    if (m.kind == WIRE_PROMPT) {
+        const edge_tenant_t *T = &f->r.et[i];
+        m.prompt = (uint32_t)T->prompt;
+        m.output = (uint32_t)T->output;
+        m.t0 = T->t0;
+    }
+    return conn_send(f->conn[i], &m, f->r.err);
+}
+
+static int on_down(void *ctx, const engine_event_t *ev)
+{
+    repl_t *r = ctx;
+    int i = (int)ev->a;
+    switch (msg_kind(ev->b)) {
+    case MSG_FIRST: return edge_first_msg(r, i);
+    case MSG_TOKEN: return edge_token_msg(r, i);
+    default: return r->et[i].proto->verdict_at_edge(r, i, ev->b);
+    }
+}
+
+static int on_input(void *ctx, uint32_t tag, err_t *err)
+{
+    fleet_t *f = ctx;
+    conn_t *c = f->conn[tag];
+    if (conn_fill(c, err)) return -1;
+    wire_msg_t m;
+    int rc;
+    while ((rc = conn_next(c, &m, err)) > 0) {
+        if (m.kind != WIRE_FIRST && m.kind != WIRE_TOKEN && m.kind != WIRE_VERDICT)
+            return err_set(err, ERR_RUNTIME, "testbed: edge: unexpected frame kind %d "
+                           "for tenant %u", m.kind, tag);
+        if (engine_schedule(f->r.eng, rt_now(&f->rt), EV_DOWN, tag, wire_to_msg(&m)))
+            return err_set(err, ERR_RUNTIME, "testbed: edge: event queue");
+    }
+    if (rc < 0) return -1;
+    if (c->eof) return err_set(err, ERR_RUNTIME, "testbed: the verifier hung up");
+    return 0;
+}
+
+/* ---- set-up ------------------------------------------------------------- */
+
+/* Every tenant's draft buffer, one allocation (as sim/world.c). */
+static int alloc_cum(repl_t *r, size_t *off)
+{
+    size_t total = 0;
+    for (int i = 0; i < r->n; i++) {
+        off[i] = total;
+        total += (size_t)edge_cum_size(r, i);
+    }
+    r->cum = calloc(total ? total : 1, sizeof *r->cum);
+    return r->cum ? 0 : -1;
+}
+
+static int build(fleet_t *f, const scenario_t *s, const repl_shared_t *sh, int rep,
+                 tally_t *tl, err_t *err)
+{
+    repl_t *r = &f->r;
+    r->s = s;
+    r->sh = sh;
+    r->rep = rep;
+    r->n = s->ntenants;
+    r->tally = tl;
+    r->err = err;
+    r->eng = engine_create((size_t)r->n * 4 + 64, err);
+    r->et = calloc((size_t)r->n, sizeof *r->et);
+    r->draft_memo = calloc((size_t)s->ngroups, sizeof *r->draft_memo);
+    r->draft_memo_n = calloc((size_t)s->ngroups, sizeof *r->draft_memo_n);
+    f->conn = calloc((size_t)r->n, sizeof *f->conn);
+    size_t *off = malloc(((size_t)r->n + 1) * sizeof *off);
+    if (!r->eng || !r->et || !r->draft_memo || !r->draft_memo_n || !f->conn || !off ||
+        alloc_cum(r, off)) {
+        free(off);
+        return err_set(err, ERR_RUNTIME, "testbed: edge: out of memory");
+    }
+    int rc = 0;
+    for (int i = 0; i < r->n && rc == 0; i++)
+        rc = edge_tenant_init(r, i, r->cum + off[i], err);
+    free(off);
+    if (rc) return -1;
+    engine_t *e = r->eng;
+    if (engine_on(e, EV_ARRIVE, on_arrive, r) ||
+        engine_on(e, EV_EDGE_PREFILL, on_edge_prefill, r) ||
+        engine_on(e, EV_DRAFT, on_draft, r) || engine_on(e, EV_UP, on_up, f) ||
+        engine_on(e, EV_DOWN, on_down, r))
+        return err_set(err, ERR_RUNTIME, "testbed: edge: event types");
+    return 0;
+}
+
+static int connect_one(fleet_t *f, int i, int port, err_t *err)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+                            .sin_port = htons((uint16_t)port)};
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return err_set(err, ERR_RUNTIME, "testbed: socket: %s", strerror(errno));
+    int rc;
+    while ((rc = connect(fd, (struct sockaddr *)&a, sizeof a)) != 0 && errno == EINTR) {}
+    if (rc != 0) {
+        int e = errno;
+        close(fd);
+        return err_set(err, ERR_RUNTIME, "testbed: connect to the verifier (port %d): "
+                       "%s", port, strerror(e));
+    }
+    f->conn[i] = malloc(sizeof *f->conn[i]);
+    if (!f->conn[i]) {
+        close(fd);
+        return err_set(err, ERR_RUNTIME, "testbed: edge: out of memory");
+    }
+    return conn_init(f->conn[i], fd, err);
+}
+
+/* Connects every cloud tenant, then greets with the run's start. */
+static int connect_all(fleet_t *f, int rep, int port, double *start, err_t *err)
+{
+    repl_t *r = &f->r;
+    for (int i = 0; i < r->n; i++)
+        if (r->et[i].proto->uses_cloud && connect_one(f, i, port, err)) return -1;
+    *start = rt_clock() + FLEET_LEAD_S;
+    wire_msg_t h = {.kind = WIRE_HELLO, .rep = (uint32_t)rep,
+                    .start_ns = (uint64_t)(*start * 1e9)};
+    *start = 1e-9 * (double)h.start_ns;   /* what the verifier reads */
+    for (int i = 0; i < r->n; i++) {
+        if (!f->conn[i]) continue;
+        h.tenant = (uint32_t)i;
+        if (conn_send(f->conn[i], &h, err)) return -1;
+    }
+    return 0;
+}
+
+static void teardown(fleet_t *f)
+{
+    repl_t *r = &f->r;
+    for (int i = 0; f->conn && i < r->n; i++) {
+        if (f->conn[i]) conn_close(f->conn[i]);
+        free(f->conn[i]);
+    }
+    for (int i = 0; r->et && i < r->n; i++) edge_tenant_fini(&r->et[i]);
+    engine_free(r->eng);
+    free(r->et);
+    free(r->cum);
+    if (r->draft_memo)
+        for (int g = 0; g < r->s->ngroups; g++) free(r->draft_memo[g]);
+    free(r->draft_memo);
+    free(r->draft_memo_n);
+    free(f->conn);
+    rt_fini(&f->rt);
+}
+
+int fleet_run(const scenario_t *s, const repl_shared_t *sh, int rep, int port,
+              tally_t *tl, fleet_stats_t *st, const volatile sig_atomic_t *stop,
+              err_t *err)
+{
+    fleet_t f;
+    memset(&f, 0, sizeof f);
+    f.rt.ep = f.rt.tfd = -1;
+    memset(st, 0, sizeof *st);
+    double start = rt_clock() + FLEET_LEAD_S;
+    int rc = build(&f, s, sh, rep, tl, err);
+    if (rc == 0 && port >= 0) rc = connect_all(&f, rep, port, &start, err);
+    if (rc == 0) rc = rt_init(&f.rt, start, stop, err);
+    for (int i = 0; rc == 0 && i < f.r.n; i++)
+        if (f.conn[i]) rc = rt_watch(&f.rt, f.conn[i]->fd, (uint32_t)i, err);
+    if (rc == 0) rc = edge_start(&f.r);
+    if (rc == 0) rc = rt_run(&f.rt, f.r.eng, s->duration, on_input, &f, err);
+    if (rc == 0) {
+        edge_finish(&f.r, s->duration);
+        tl->raw.end = s->duration;
+        wire_msg_t bye = {.kind = WIRE_BYE};
+        for (int i = 0; rc == 0 && i < f.r.n; i++)
+            if (f.conn[i]) rc = conn_send(f.conn[i], &bye, err);
+        st->events = (double)engine_events(f.r.eng);
+        st->late_mean = f.rt.steps > 0 ? f.rt.late_sum / f.rt.steps : 0;
+        st->late_max = f.rt.late_max;
+        st->steps = f.rt.steps;
+    }
+    teardown(&f);
+    return rc;
+}

@@ -1,0 +1,38 @@
+/* fleet — the testbed's edge fleet: one process, one event loop, one TCP
+ * connection per tenant that uses the cloud (docs/testbed.md).
+ *
+ * It runs the simulator's edge side unchanged — sim/edge.c and the
+ * protocols' edge operations (sync, async with its window, epochs and
+ * rollback, cloud-only, edge-only), the workload, the speculation-length
+ * policies — on an engine paced by the wall clock (testbed/rt.h): a draft
+ * step lasts the service model's draft time because its end is a timer at
+ * that time. A message up leaves when the uplink model (sim/network.c)
+ * delivers it, so the uplink's WAN delay is injected here; frames from the
+ * verifier enter the engine at the instant they are read.
+ */
+#ifndef TESTBED_FLEET_H
+#define TESTBED_FLEET_H
+
+#include <signal.h>
+
+#include "err.h"
+#include "repl.h"
+#include "scenario.h"
+#include "tally.h"
+
+/* What a replication of the fleet measured besides its tally. */
+typedef struct fleet_stats {
+    double events;          /* engine events run */
+    double late_mean, late_max; /* how late events ran behind their time (s) */
+    double steps;           /* events run by the wall clock */
+} fleet_stats_t;
+
+/* Runs replication rep of s into tl (reset by the caller): connects one
+ * socket per cloud tenant to 127.0.0.1:port (port < 0: no tenant uses the
+ * cloud), greets with HELLO, runs s->duration seconds from a start shortly
+ * after, closes the books and says BYE. 0, or -1 with err. */
+int fleet_run(const scenario_t *s, const repl_shared_t *sh, int rep, int port,
+              tally_t *tl, fleet_stats_t *st, const volatile sig_atomic_t *stop,
+              err_t *err);
+
+#endif

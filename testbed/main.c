@@ -1,0 +1,495 @@
+/* testbed — runs a scenario on real processes, sockets and timers and
+ * prints the simulator's metrics measured on them (docs/testbed.md).
+ *
+ *   build/testbed run SCENARIO [--set PATH=VALUE]... [--seed N] [--reps R]
+ *                              [--json] [--out FILE] [--quiet]
+ *
+ * For each replication it forks a verifier (testbed/server.h) that listens
+ * on an ephemeral port of 127.0.0.1, runs the edge fleet
+ * (testbed/fleet.h) in this process, adds the verifier's tally to the
+ * fleet's (testbed/tallyio.h) and computes the replication's metrics with
+ * tally_finish, as `specsim run` does from a simulated one. The verifier
+ * dies with this process (PR_SET_PDEATHSIG) and is killed and reaped on
+ * every error path and on SIGINT/SIGTERM, so nothing is left running and
+ * its port is closed. Exit status as specsim: 0 ok, 1 runtime failure, 2
+ * bad usage or bad scenario; 130 when interrupted.
+ */
+/* pipe2: Linux's, for a close-on-exec pipe in one call. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sched.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gsl/gsl_errno.h>
+
+#include "cli_opt.h"
+#include "fleet.h"
+#include "output.h"
+#include "realverify.h"
+#include "repl.h"
+#include "rt.h"
+#include "scenario.h"
+#include "server.h"
+#include "sim.h"
+#include "tallyio.h"
+#include "xio.h"
+#include "cards.h"
+
+static const char usage[] =
+    "usage: testbed steps CARD [...]   (calibration rows: testbed steps --help)\n"
+    "       testbed run SCENARIO [--set PATH=VALUE]... [--seed N] [--reps R]\n"
+    "                            [--json] [--out FILE.csv|FILE.json] [--quiet]\n"
+    "                            [--real-verify]\n"
+    "\n"
+    "Runs SCENARIO in real time: a verifier process (TCP on 127.0.0.1) and an\n"
+    "edge-fleet process running the simulator's own protocol, batching and\n"
+    "acceptance code, with emulated draft and verify times and the WAN delay\n"
+    "injected on both directions; prints the same metrics as `specsim run`,\n"
+    "measured with CLOCK_MONOTONIC. duration and warmup are wall-clock\n"
+    "seconds; replications run back to back (docs/testbed.md).\n"
+    "\n"
+    "  --real-verify  the verifier runs the target model's real batched forward\n"
+    "                 pass on one CPU core with the project's fp16 kernels\n"
+    "                 instead of waiting for the scenario's iteration time, and\n"
+    "                 reports measured vs service-model times per batch size\n";
+
+/* The signal that asked us to stop (0 = none): read by the event loops. */
+static volatile sig_atomic_t stop_sig;
+
+static void on_signal(int sig)
+{
+    stop_sig = sig;
+}
+
+typedef struct opts {
+    const char *scenario, *out;
+    cli_opt_sets_t sets;
+    int json, quiet, real_verify;
+    const char *sched;      /* the scheduling policy in use, for the report */
+} opts_t;
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "testbed run: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n(see testbed run --help)\n");
+    return 2;
+}
+
+/* The option's value: attached after '=' or the next argument. */
+static const char *value_of(int argc, char **argv, int *k, const char *eq)
+{
+    if (eq) return eq[1] ? eq + 1 : NULL;
+    return *k + 1 < argc && argv[*k + 1][0] ? argv[++*k] : NULL;
+}
+
+static int parse(opts_t *o, int argc, char **argv)
+{
+    for (int k = 1; k < argc; k++) {
+        const char *a = argv[k];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            fputs(usage, stdout);
+            return -1;
+        }
+        if (strcmp(a, "--json") == 0) { o->json = 1; continue; }
+        if (strcmp(a, "--quiet") == 0) { o->quiet = 1; continue; }
+        if (strcmp(a, "--real-verify") == 0) { o->real_verify = 1; continue; }
+        if (a[0] != '-' || strcmp(a, "-") == 0) {
+            if (o->scenario) return usage_error("more than one scenario ('%s')", a);
+            o->scenario = a;
+            continue;
+        }
+        const char *eq = strchr(a, '=');
+        size_t len = eq ? (size_t)(eq - a) : strlen(a);
+        cli_opt_id_t id;
+        if (len == 5 && strncmp(a, "--set", 5) == 0) id = OPT_SET;
+        else if (len == 6 && strncmp(a, "--seed", 6) == 0) id = OPT_SEED;
+        else if (len == 6 && strncmp(a, "--reps", 6) == 0) id = OPT_REPS;
+        else if (len == 5 && strncmp(a, "--out", 5) == 0) id = OPT_OUT;
+        else return usage_error("unknown option '%s'", a);
+        const char *v = value_of(argc, argv, &k, eq);
+        if (!v) return usage_error("%s needs a value", a);
+        if (id == OPT_OUT) {
+            o->out = v;
+            continue;
+        }
+        cli_opt_arg_t arg = {id, v};
+        int rc = cli_opt_sets_add(&o->sets, "testbed run", &arg);
+        if (rc) return rc;
+    }
+    if (!o->scenario) return usage_error("%s", "needs a SCENARIO file");
+    return 0;
+}
+
+/* ---- one replication ---------------------------------------------------- */
+
+typedef struct run {
+    const scenario_t *s;
+    server_opts_t sopt;
+    repl_shared_t sh;
+    tally_t *tl;
+    pid_t child;            /* the verifier, -1 = none */
+    double events, wall, late_sum, late_n, late_max;
+} run_t;
+
+static void reap(run_t *c, int sig)
+{
+    if (c->child <= 0) return;
+    if (sig) kill(c->child, sig);
+    while (waitpid(c->child, NULL, 0) < 0 && errno == EINTR) {}
+    c->child = -1;
+}
+
+/* The verifier's side of replication rep; never returns. */
+static void verifier(run_t *c, int rep, int ctl)
+{
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    err_t e = {0, {0}};
+    int rc = server_run(c->s, &c->sh, rep, &c->sopt, ctl, NULL, &e);
+    if (rc) fprintf(stderr, "testbed: verifier: %s\n", e.msg);
+    _exit(rc ? 1 : 0);
+}
+
+/* Starts the verifier; *port gets its port. 0, or -1 with err. */
+static int start_verifier(run_t *c, int rep, int *ctl_fd, int *port, err_t *err)
+{
+    int ctl[2];
+    if (pipe2(ctl, O_CLOEXEC) != 0)
+        return err_set(err, ERR_RUNTIME, "testbed: pipe: %s", strerror(errno));
+    fflush(NULL);
+    pid_t parent = getpid();
+    c->child = fork();
+    if (c->child < 0) {
+        close(ctl[0]);
+        close(ctl[1]);
+        return err_set(err, ERR_RUNTIME, "testbed: fork: %s", strerror(errno));
+    }
+    if (c->child == 0) {
+        close(ctl[0]);
+        if (getppid() != parent) _exit(1);   /* orphaned before the death signal */
+        verifier(c, rep, ctl[1]);
+    }
+    close(ctl[1]);
+    *ctl_fd = ctl[0];
+    uint32_t p = 0;
+    if (xio_read(ctl[0], &p, sizeof p, &stop_sig, err)) return -1;
+    *port = (int)p;
+    return 0;
+}
+
+/* Adds the verifier's tally and its lateness (late: sum, max, events) to
+ * the fleet's, then waits for it to exit cleanly. */
+static int collect(run_t *c, int ctl, double *events, double *late, err_t *err)
+{
+    uint64_t head[2];
+    double vl[3];
+    if (xio_read(ctl, head, sizeof head, &stop_sig, err) ||
+        xio_read(ctl, vl, sizeof vl, &stop_sig, err))
+        return -1;
+    late[0] += vl[0];
+    if (vl[1] > late[1]) late[1] = vl[1];
+    late[2] += vl[2];
+    if (head[0] != tallyio_len(c->tl))
+        return err_set(err, ERR_RUNTIME, "testbed: the verifier's tally has %llu "
+                       "values, expected %zu", (unsigned long long)head[0],
+                       tallyio_len(c->tl));
+    double *v = malloc(head[0] * sizeof *v);
+    if (!v) return err_set(err, ERR_RUNTIME, "testbed: out of memory");
+    int rc = xio_read(ctl, v, head[0] * sizeof *v, &stop_sig, err);
+    if (rc == 0) rc = tallyio_add(c->tl, v, head[0], err);
+    free(v);
+    *events += (double)head[1];
+    int status = 0;
+    pid_t pid = c->child;
+    c->child = -1;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    if (rc == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+        rc = err_set(err, ERR_RUNTIME, "testbed: the verifier failed (status %d)", status);
+    return rc;
+}
+
+static int run_rep(run_t *c, int rep, metrics_rep_t *out, metrics_rep_t *gout,
+                   err_t *err)
+{
+    const scenario_t *s = c->s;
+    tally_reset(c->tl);
+    c->tl->warmup = s->warmup;
+    int ctl = -1, port = -1, rc = 0;
+    double t0 = rt_clock(), events = 0;
+    if (scenario_uses_cloud(s)) rc = start_verifier(c, rep, &ctl, &port, err);
+    fleet_stats_t st;
+    double late[3] = {0, 0, 0};   /* both processes: sum, max, events */
+    if (rc == 0) rc = fleet_run(s, &c->sh, rep, port, c->tl, &st, &stop_sig, err);
+    if (rc == 0) {
+        events = st.events;
+        late[0] = st.late_mean * st.steps;
+        late[1] = st.late_max;
+        late[2] = st.steps;
+    }
+    if (rc == 0 && c->child > 0) rc = collect(c, ctl, &events, late, err);
+    if (ctl >= 0) close(ctl);
+    reap(c, SIGKILL);
+    if (rc) return -1;
+    double wall = rt_clock() - t0;
+    c->events += events;
+    c->wall += wall;
+    c->late_sum += late[0];
+    c->late_n += late[2];
+    if (late[1] > c->late_max) c->late_max = late[1];
+    tally_finish(c->tl, scenario_uses_cloud(s) ? s->cloud.replicas : 0, events, wall,
+                 out, gout);
+    return 0;
+}
+
+/* ---- the whole run ------------------------------------------------------ */
+
+static void summarize(const run_t *c, const metrics_rep_t *reps,
+                      const metrics_rep_t *greps, metrics_summary_t *m,
+                      metrics_summary_t *groups)
+{
+    const scenario_t *s = c->s;
+    int R = s->replications;
+    metrics_summarize(reps, R, m);
+    m->value[METRIC_EVENTS] = c->events;
+    m->value[METRIC_WALL_S] = c->wall;
+    m->value[METRIC_EVENTS_PER_S] = c->wall > 0 ? c->events / c->wall : 0;
+    m->ci95[METRIC_EVENTS] = m->ci95[METRIC_WALL_S] = m->ci95[METRIC_EVENTS_PER_S] = 0;
+    for (int g = 0; g < s->ngroups; g++) {
+        metrics_summarize_group(greps, R, s->ngroups, g, &groups[g]);
+        for (int k = METRIC_EVENTS; k <= METRIC_EVENTS_PER_S; k++) {
+            groups[g].value[k] = m->value[k];
+            groups[g].ci95[k] = 0;
+        }
+    }
+    m->groups = groups;
+    m->ngroups = s->ngroups;
+}
+
+static int run_all(run_t *c, metrics_summary_t *m, metrics_summary_t *groups,
+                   err_t *err)
+{
+    const scenario_t *s = c->s;
+    int R = s->replications;
+    metrics_rep_t *reps = calloc((size_t)R, sizeof *reps);
+    metrics_rep_t *greps = calloc((size_t)R * s->ngroups, sizeof *greps);
+    int rc = reps && greps ? 0 : err_set(err, ERR_RUNTIME, "testbed: out of memory");
+    if (rc == 0 && sim_shared_init(s, &c->sh, err)) rc = -1;
+    if (rc == 0 && !(c->tl = sim_tally_create(s)))
+        rc = err_set(err, ERR_RUNTIME, "testbed: out of memory");
+    for (int r = 0; r < R && rc == 0; r++)
+        rc = run_rep(c, r, &reps[r], &greps[(size_t)r * s->ngroups], err);
+    if (rc == 0) summarize(c, reps, greps, m, groups);
+    tally_free(c->tl);
+    sim_shared_fini(&c->sh);
+    free(reps);
+    free(greps);
+    return rc;
+}
+
+static int load(const opts_t *o, scenario_t *s)
+{
+    err_t err = {0, {0}};
+    if (scenario_load(o->scenario, o->sets.ov, o->sets.n, s, &err) != 0) {
+        fprintf(stderr, "testbed: %s\n", err.msg);
+        return err.code ? err.code : 2;
+    }
+    if (s->warmup_auto) {
+        fprintf(stderr, "testbed: %s: warmup: auto runs each replication twice with "
+                "the same draws, which real time cannot repeat; give warmup in "
+                "seconds\n", o->scenario);
+        scenario_fini(s);
+        return 2;
+    }
+    const char *why = o->real_verify ? server_real_refusal(s) : NULL;
+    if (why) {
+        fprintf(stderr, "testbed: %s: %s\n", o->scenario, why);
+        scenario_fini(s);
+        return 2;
+    }
+    if (o->out && output_check_path(o->out, &err) != 0) {
+        fprintf(stderr, "testbed: %s\n", err.msg);
+        scenario_fini(s);
+        return 2;
+    }
+    return 0;
+}
+
+/* Real-time scheduling (SCHED_FIFO, low priority) when permitted, for
+ * both processes (the verifier inherits it): on a loaded machine a timer
+ * wake-up under SCHED_OTHER can wait for other processes' time slices
+ * (milliseconds), which would stretch emulated draft and verify times.
+ * The processes sleep between events, so they take little CPU from
+ * others. Returns the policy's name for the report. */
+static const char *realtime(void)
+{
+    struct sched_param sp = {.sched_priority = 10};
+    return sched_setscheduler(0, SCHED_FIFO, &sp) == 0 ? "SCHED_FIFO" : "SCHED_OTHER "
+           "(no permission for SCHED_FIFO)";
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    opts_t o;
+    memset(&o, 0, sizeof o);
+    int rc = parse(&o, argc, argv);
+    scenario_t s;
+    if (rc == 0) rc = load(&o, &s);
+    if (rc != 0) {
+        cli_opt_sets_fini(&o.sets);
+        return rc < 0 ? 0 : rc;
+    }
+    run_t c = {.s = &s, .child = -1,
+               .sopt = {.real_verify = o.real_verify, .quiet = o.quiet || o.json}};
+    metrics_summary_t m, *groups = calloc((size_t)s.ngroups, sizeof *groups);
+    output_sources_t src = {0};
+    err_t err = {0, {0}};
+    if (!groups) rc = err_set(&err, ERR_RUNTIME, "testbed: out of memory");
+    o.sched = realtime();
+    if (rc == 0) rc = sim_service_sources(&s, &src, &err);
+    if (rc == 0) rc = run_all(&c, &m, groups, &err);
+    if (rc == 0 && o.out) rc = output_write_file(o.out, &s, &src, &m, &err);
+    if (rc != 0) {
+        fprintf(stderr, "%s%s\n", strncmp(err.msg, "testbed", 7) ? "testbed: " : "",
+                err.msg);
+        rc = stop_sig ? 130 : err.code ? err.code : 1;
+    } else {
+        if (!o.quiet && !o.json)
+            fprintf(stderr, "testbed: scheduling %s; events ran %.1f us late on "
+                    "average (at most %.1f us)\n", o.sched,
+                    c.late_n > 0 ? 1e6 * c.late_sum / c.late_n : 0,
+                    1e6 * c.late_max);
+        int w = o.json ? output_json(stdout, &s, &src, &m)
+                       : output_summary(stdout, &s, &src, &m);
+        if (w != 0 || fflush(stdout) != 0) {
+            fprintf(stderr, "testbed: cannot write results: %s\n", strerror(errno));
+            rc = 1;
+        }
+    }
+    output_sources_fini(&src);
+    free(groups);
+    scenario_fini(&s);
+    cli_opt_sets_fini(&o.sets);
+    return rc;
+}
+
+/* ---- steps: whole verify steps of batches, as calibration rows --------- */
+
+static const char usage_steps[] =
+    "usage: testbed steps CARD [--gamma G] [--max-tokens N] [--context C] [--reps R]\n"
+    "\n"
+    "Runs the verify step --real-verify runs (testbed/realverify.h) on one core\n"
+    "for batches of 1, 2, ... blocks of G + 1 tokens (up to N tokens) over C\n"
+    "cached tokens each, and prints one calibration-table row per batch size\n"
+    "(`op: token` with q and batch, sim/caltable.h; the median of R runs) to\n"
+    "append to the ops: of a table build/calibrate wrote for CARD, so that the\n"
+    "service model's step factor covers batched steps (docs/testbed.md).\n"
+    "Defaults: G 4, N 16, C 64, R 7.\n";
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int int_opt(const char *name, const char *v, long lo, long hi, int *out)
+{
+    char *end;
+    long x = v ? strtol(v, &end, 10) : 0;
+    if (!v || *end || x < lo || x > hi) {
+        fprintf(stderr, "testbed steps: %s wants an integer in [%ld, %ld], got '%s'\n",
+                name, lo, hi, v ? v : "");
+        return 2;
+    }
+    *out = (int)x;
+    return 0;
+}
+
+static int cmd_steps(int argc, char **argv)
+{
+    const char *card_path = NULL;
+    int gamma = 4, maxm = 16, context = 64, reps = 7, rc = 0;
+    for (int k = 1; k < argc && rc == 0; k++) {
+        const char *a = argv[k], *v = k + 1 < argc ? argv[k + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { fputs(usage_steps, stdout); return 0; }
+        if (!strcmp(a, "--gamma")) { rc = int_opt(a, v, 1, 64, &gamma); k++; }
+        else if (!strcmp(a, "--max-tokens")) { rc = int_opt(a, v, 2, 4096, &maxm); k++; }
+        else if (!strcmp(a, "--context")) { rc = int_opt(a, v, 0, 1 << 20, &context); k++; }
+        else if (!strcmp(a, "--reps")) { rc = int_opt(a, v, 1, 1000, &reps); k++; }
+        else if (a[0] == '-' || card_path) {
+            fprintf(stderr, "testbed steps: unexpected '%s'\n%s", a, usage_steps);
+            return 2;
+        } else card_path = a;
+    }
+    if (rc) return rc;
+    if (!card_path) { fputs(usage_steps, stderr); return 2; }
+    err_t err = {0, {0}};
+    llm_card_t card;
+    if (cards_load_llm_file(card_path, &card, &err)) {
+        fprintf(stderr, "testbed steps: %s\n", err.msg);
+        return 2;
+    }
+    int q = gamma + 1, nb = maxm / q;
+    if (nb < 1) {
+        fprintf(stderr, "testbed steps: --max-tokens %d holds no block of %d tokens\n", maxm, q);
+        return 2;
+    }
+    const char *sched = realtime();
+    realverify_t *v = realverify_create(&card, nb * q, nb, context + q + 1, 1, &err);
+    double *t = malloc((size_t)reps * sizeof *t);
+    service_job_t *jobs = malloc((size_t)nb * sizeof *jobs);
+    if (!v || !t || !jobs) {
+        fprintf(stderr, "testbed steps: %s\n", v ? "out of memory" : err.msg);
+        realverify_free(v);
+        free(t);
+        free(jobs);
+        return 1;
+    }
+    printf("  # testbed steps %s: whole verify steps (testbed/realverify.c) on one core, "
+           "%s, median of %d\n", card.name, sched, reps);
+    for (int b = 1; b <= nb && rc == 0; b++) {
+        for (int j = 0; j < b; j++) jobs[j] = (service_job_t){q, context};
+        for (int r = -1; r < reps && rc == 0; r++) {   /* r = -1: warm-up */
+            double dt = realverify_run(v, jobs, b, &err);
+            if (dt < 0) rc = 1;
+            else if (r >= 0) t[r] = dt;
+        }
+        if (rc) break;
+        qsort(t, (size_t)reps, sizeof *t, cmp_dbl);
+        printf("  - {op: token, m: %d, context: %d, q: %d, batch: %d, time_s: %.9g}\n", b * q,
+               context, q, b, t[reps / 2]);
+    }
+    if (rc) fprintf(stderr, "testbed steps: %s\n", err.msg);
+    realverify_free(v);
+    free(t);
+    free(jobs);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    gsl_set_error_handler_off();
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;   /* no SA_RESTART: blocking calls return */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    if (argc >= 2 && strcmp(argv[1], "run") == 0) return cmd_run(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "steps") == 0) return cmd_steps(argc - 1, argv + 1);
+    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    fputs(usage, stderr);
+    return 2;
+}

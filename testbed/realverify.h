@@ -1,0 +1,37 @@
+/* realverify — the real batched verify step of the cloud model on the CPU,
+ * for the testbed's `--real-verify` (docs/testbed.md, "Real verification").
+ *
+ * One iteration over jobs (each q new tokens over a KV context of c tokens,
+ * M = Σq) runs the target's forward pass with the project's fp16 kernels
+ * (kernels/gemv.h, kernels/attn.h) on random weights: per layer, RMSNorm of
+ * every row, the qkv GEMM at M, each job's new K and V appended to its own
+ * KV cache and attention of its q queries over that cache, the o GEMM and
+ * residual, RMSNorm, gate_up GEMM, SiLU·up, down GEMM and residual; then
+ * RMSNorm, lm_head at M and a greedy argmax per row — the same step
+ * build/calibrate measures for its whole-token rows, batched. Every
+ * layer has its own weights (a model small enough for one core: a
+ * reduced-layer card, e.g. models/llm/tinyllama-1.1b-2l.yaml). RoPE is
+ * left out, as in calibrate (elementwise, negligible).
+ */
+#ifndef TESTBED_REALVERIFY_H
+#define TESTBED_REALVERIFY_H
+
+#include "cards.h"
+#include "err.h"
+#include "service.h"
+
+typedef struct realverify realverify_t;
+
+/* Builds the model: weights of card (fp16, random), room for iterations of
+ * up to max_tokens tokens and max_jobs jobs, contexts up to max_context
+ * (longer ones are clamped: the cache's contents are random anyway),
+ * threads kernel threads (1: one core). NULL with err on failure; free
+ * with realverify_free. */
+realverify_t *realverify_create(const llm_card_t *card, int max_tokens, int max_jobs,
+                                int max_context, int threads, err_t *err);
+void realverify_free(realverify_t *v);
+/* Runs one iteration over jobs and returns its wall-clock time (s), or -1
+ * with err (more tokens or jobs than created for, out of memory). */
+double realverify_run(realverify_t *v, const service_job_t *jobs, int njobs, err_t *err);
+
+#endif

@@ -1,0 +1,126 @@
+/* The testbed's wire format (testbed/wire.h): one frame's bytes written
+ * out by hand from the documented layout, round trips of every kind,
+ * frames split at every byte, malformed frames refused, and the mapping
+ * onto the simulator's messages (sim/msg.h). */
+#include <stdint.h>
+#include <string.h>
+
+#include "check.h"
+#include "msg.h"
+#include "wire.h"
+
+/* VERDICT, epoch 0x01020304, gamma 4, accepted 2, 3 tokens: by hand from
+ * docs/testbed.md — u32 length, u8 kind, u32 epoch, u16 gamma, u16
+ * accepted, u16 n, n × u32 ids, little-endian. */
+static void test_verdict_bytes(void)
+{
+    wire_msg_t m = {.kind = WIRE_VERDICT, .epoch = 0x01020304, .gamma = 4,
+                    .accepted = 2, .n = 3};
+    uint8_t buf[64];
+    size_t n = wire_encode(&m, buf, sizeof buf);
+    /* body: kind 1 + epoch 4 + gamma 2 + accepted 2 + n 2 + 3 ids × 4 = 23 */
+    static const uint8_t bytes[] = {23, 0, 0, 0, WIRE_VERDICT, 4, 3, 2, 1, 4, 0, 2, 0,
+                                    3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    CHECK(n == sizeof bytes);
+    CHECK(n == sizeof bytes && memcmp(buf, bytes, n) == 0);
+}
+
+static int same(const wire_msg_t *a, const wire_msg_t *b)
+{
+    return a->kind == b->kind && a->tenant == b->tenant && a->rep == b->rep &&
+           a->start_ns == b->start_ns && a->epoch == b->epoch && a->prompt == b->prompt &&
+           a->output == b->output && a->t0 == b->t0 && a->gamma == b->gamma &&
+           a->accepted == b->accepted && a->n == b->n;
+}
+
+static void test_round_trip_and_split(void)
+{
+    wire_msg_t ms[] = {
+        {.kind = WIRE_HELLO, .tenant = 63, .rep = 2, .start_ns = 0x123456789abcdefULL},
+        {.kind = WIRE_PROMPT, .epoch = 7, .prompt = 512, .output = 256, .t0 = 1.25},
+        {.kind = WIRE_BLOCK, .epoch = 9, .gamma = 8},
+        {.kind = WIRE_FIRST, .epoch = 1},
+        {.kind = WIRE_VERDICT, .epoch = 0xFFFFFFF, .gamma = 8, .accepted = 8, .n = 8},
+        {.kind = WIRE_TOKEN, .epoch = 3},
+        {.kind = WIRE_BYE},
+    };
+    uint8_t stream[1024];
+    size_t len = 0;
+    for (size_t k = 0; k < sizeof ms / sizeof *ms; k++) {
+        size_t n = wire_encode(&ms[k], stream + len, sizeof stream - len);
+        CHECK(n >= 5);
+        len += n;
+    }
+    /* Decode the stream fed one byte more at a time: a frame comes out only
+     * once all its bytes are there, and the frames come out in order. */
+    size_t off = 0, have = 0;
+    int got = 0;
+    for (have = 0; have <= len; have++) {
+        wire_msg_t m;
+        size_t used = 0;
+        int rc;
+        while ((rc = wire_decode(stream + off, have - off, &m, &used)) == 1) {
+            CHECK(got < (int)(sizeof ms / sizeof *ms) && same(&m, &ms[got]));
+            got++;
+            off += used;
+        }
+        CHECK(rc == 0);
+    }
+    CHECK(got == (int)(sizeof ms / sizeof *ms));
+    CHECK(off == len);
+}
+
+static void test_malformed(void)
+{
+    wire_msg_t m;
+    size_t used;
+    uint8_t zero_len[] = {0, 0, 0, 0, WIRE_BYE};
+    CHECK(wire_decode(zero_len, sizeof zero_len, &m, &used) == -1);
+    uint8_t unknown[] = {1, 0, 0, 0, 99};
+    CHECK(wire_decode(unknown, sizeof unknown, &m, &used) == -1);
+    uint8_t huge[] = {0xff, 0xff, 0xff, 0x7f, WIRE_BYE};
+    CHECK(wire_decode(huge, sizeof huge, &m, &used) == -1);
+    /* A BYE that claims a byte of payload it should not have. */
+    uint8_t long_bye[] = {2, 0, 0, 0, WIRE_BYE, 0};
+    CHECK(wire_decode(long_bye, sizeof long_bye, &m, &used) == -1);
+    /* A block whose length does not hold its gamma's ids. */
+    uint8_t short_block[] = {7, 0, 0, 0, WIRE_BLOCK, 1, 0, 0, 0, 2, 0};
+    CHECK(wire_decode(short_block, sizeof short_block, &m, &used) == -1);
+    /* A verdict accepting more drafts than it judged. */
+    wire_msg_t bad = {.kind = WIRE_VERDICT, .gamma = 2, .accepted = 3, .n = 1};
+    uint8_t buf[64];
+    CHECK(wire_encode(&bad, buf, sizeof buf) == 0);
+    wire_msg_t ok = {.kind = WIRE_BLOCK, .gamma = 4};
+    CHECK(wire_encode(&ok, buf, 10) == 0);   /* does not fit */
+}
+
+static void test_simulator_messages(void)
+{
+    uint64_t v = msg_pack(MSG_VERDICT, 3, 4, 5, 0xABCDE);
+    wire_msg_t m = {0};
+    wire_from_msg(v, &m);
+    CHECK(m.kind == WIRE_VERDICT && m.accepted == 3 && m.n == 4 && m.gamma == 5 &&
+          m.epoch == 0xABCDE);
+    CHECK(wire_to_msg(&m) == v);
+    uint64_t b = msg_pack(MSG_BLOCK, 0, 0, 6, 42);
+    wire_from_msg(b, &m);
+    CHECK(m.kind == WIRE_BLOCK && m.gamma == 6 && m.epoch == 42);
+    CHECK(wire_to_msg(&m) == b);
+    uint64_t p = msg_pack(MSG_PROMPT, 0, 0, 0, 8);
+    wire_from_msg(p, &m);
+    CHECK(m.kind == WIRE_PROMPT && wire_to_msg(&m) == p);
+    uint64_t f = msg_pack(MSG_FIRST, 0, 0, 0, 8), t = msg_pack(MSG_TOKEN, 1, 1, 0, 8);
+    wire_from_msg(f, &m);
+    CHECK(m.kind == WIRE_FIRST && wire_to_msg(&m) == f);
+    wire_from_msg(t, &m);
+    CHECK(m.kind == WIRE_TOKEN && wire_to_msg(&m) == t);
+}
+
+int main(void)
+{
+    RUN(test_verdict_bytes);
+    RUN(test_round_trip_and_split);
+    RUN(test_malformed);
+    RUN(test_simulator_messages);
+    return check_done();
+}
