@@ -8,8 +8,9 @@ sim=$build/specsim
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# field NAME FILE: a metric's value from a --json result.
-field() { sed -n -E "s/^ *\"$1\": *([^,}]*),?$/\\1/p" "$2"; }
+# field NAME FILE: a metric's value from a --json result: the first match,
+# the fleet's (every tenant group repeats the keys further down).
+field() { sed -n -E "s/^ *\"$1\": *([^,}]*),?$/\\1/p" "$2" | head -n 1; }
 
 # run_bench LABEL SCENARIO [--set ...]: events/s and peak RSS of one run.
 run_bench() {
