@@ -28,7 +28,8 @@ scenarios/bench/simpy-*.yaml use:
 
 Usage: simpy_peer.py SCENARIO.yaml — reads the keys above from the scenario
 (flat YAML subset parsed here, so that no YAML package is needed) and prints
-one line: `committed N wall S decode_rate R` (S: seconds in env.run; R:
+one line: `committed N wall S decode_rate R cpu C` (S: seconds in env.run,
+C: the process's CPU seconds in it; R:
 tokens per second of a request after its first token, over finished
 requests: specsim's tokens_per_s_tenant).
 """
@@ -299,11 +300,11 @@ def main():
     cloud = Cloud(env, cfg, rng)
     for i in range(cfg["tenants"]):
         Edge(env, cfg, i, cloud, rng, stats)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     env.run(until=cfg["duration"])
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     rate = stats["decode_tokens"] / stats["decode_time"] if stats["decode_time"] > 0 else 0
-    print("committed %d wall %.6f decode_rate %.6g" % (stats["committed"], wall, rate))
+    print("committed %d wall %.6f decode_rate %.6g cpu %.6f" % (stats["committed"], wall, rate, cpu))
 
 
 if __name__ == "__main__":
