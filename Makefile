@@ -79,7 +79,7 @@ KCFLAGS += -DSPECSIM_HAVE_CUDA=1
 endif
 endif
 
-.PHONY: all deps run test test-gpu bench figures clean asan FORCE
+.PHONY: all deps run test test-gpu test-slurm bench figures clean asan FORCE
 all: $(BINS) $(UNIT_BIN)
 
 deps:
@@ -98,6 +98,13 @@ test: deps
 
 test-gpu: all
 	@./tests/run-gpu.sh $(BUILD)
+
+# scripts/slurm-sweep.sh on a real single-node Slurm started and stopped by
+# the test (root; installs slurm-wlm and munge when missing). `make test`
+# runs it too, through tests/cli/slurm_real.sh.
+test-slurm: deps
+	@$(MAKE) --no-print-directory all
+	@sh tests/slurm/run.sh $(BUILD)
 
 bench: deps
 	@$(MAKE) --no-print-directory all

@@ -8,8 +8,9 @@ sim=$build/specsim
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# field NAME FILE: a metric's value from a --json result.
-field() { sed -n -E "s/^ *\"$1\": *([^,}]*),?$/\\1/p" "$2"; }
+# field NAME FILE: a metric's value from a --json result: the first match,
+# the fleet's (every tenant group repeats the keys further down).
+field() { sed -n -E "s/^ *\"$1\": *([^,}]*),?$/\\1/p" "$2" | head -n 1; }
 
 # run_bench LABEL SCENARIO [--set ...]: events/s and peak RSS of one run.
 run_bench() {
@@ -34,6 +35,48 @@ r1=$(cat "$tmp/rss.tenants-1"); r10k=$(cat "$tmp/rss.tenants-10k"); r4x=$(cat "$
 awk -v a="$r1" -v b="$r10k" -v c="$r4x" 'BEGIN {
     printf "peak memory per tenant: %.2f KiB ((RSS 10k - RSS 1) / 9999)\n", (b - a) / 9999
     printf "memory growth with 4x simulated time: %+.1f%% (RSS %d -> %d KiB)\n", 100 * (c - b) / b, b, c }'
+
+# The SimPy peer (tests/bench/simpy_peer.py): the same model, the same
+# simulated seconds, in SimPy 4 from a virtual environment under the build
+# folder (created, and SimPy installed from PyPI, when missing). specsim's
+# wall is the median of three runs around the SimPy run; both exclude
+# start-up (specsim's wall_s: one replication's set-up, run and tear-down;
+# SimPy's: env.run). Committed tokens must agree within 1%: the models
+# share no random streams, so they agree in distribution, not draw by draw.
+echo
+echo "== specsim vs a SimPy model of the same system (one core)"
+venv=$build/venv
+if ! "$venv/bin/python" -c 'import simpy' 2>/dev/null; then
+    echo "(installing SimPy into $venv)"
+    python3 -m venv "$venv" >/dev/null
+    "$venv/bin/pip" install -q simpy >/dev/null
+fi
+mismatch=0
+printf '%-18s %10s %10s %12s %12s %8s %9s\n' case specsim_s simpy_s specsim_tok simpy_tok diff "ratio"
+for case in 64-sync 64-async 1024-sync 1024-async; do
+    sc=scenarios/bench/simpy-$case.yaml
+    : >"$tmp/walls"
+    for k in 1 2 3; do
+        "$sim" run "$sc" --json --quiet >"$tmp/peer.json" 2>"$tmp/peer.err" ||
+            { cat "$tmp/peer.err" >&2; exit 1; }
+        field wall_s "$tmp/peer.json" | head -n 1 >>"$tmp/walls"
+        if [ "$k" = 1 ]; then
+            "$venv/bin/python" tests/bench/simpy_peer.py "$sc" >"$tmp/simpy.out"
+        fi
+    done
+    wall=$(sort -g "$tmp/walls" | sed -n 2p)
+    tput=$(field throughput_tok_s "$tmp/peer.json" | head -n 1)
+    dur=$(sed -n -E 's/^duration: *([0-9.]+)s.*/\1/p' "$sc")
+    read -r _ ptok _ pwall _ <"$tmp/simpy.out"
+    awk -v c="$case" -v w="$wall" -v t="$tput" -v d="$dur" -v pt="$ptok" -v pw="$pwall" 'BEGIN {
+        st = t * d; diff = 100 * (st - pt) / pt
+        printf "%-18s %10.3f %10.2f %12.0f %12.0f %+7.2f%% %8.1fx\n", c, w, pw, st, pt, diff, pw / w
+        exit (diff > 1 || diff < -1) }' || mismatch=1
+done
+if [ "$mismatch" = 1 ]; then
+    echo "bench: committed tokens of specsim and the SimPy model differ by more than 1%" >&2
+    exit 1
+fi
 
 for s in scripts/bench-kernels.sh scripts/bench-sweep.sh; do
     if [ -x "$s" ]; then echo; "$s" "$build"; fi

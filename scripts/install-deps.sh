@@ -8,9 +8,11 @@ pkgs="libgsl-dev libyaml-dev gnuplot-nox pkg-config make gcc time"
 # against the scalar references (tests/cli/neon-qemu.sh, skipped without
 # them); an AArch64 host runs them natively. Failing to install these only
 # warns.
-optional=""
+# Also optional: Slurm and munge, for the real single-node Slurm test
+# (tests/slurm/run.sh, which installs them itself when they are missing).
+optional="slurm-wlm munge"
 case "$(uname -m)" in
-x86_64 | amd64) optional="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static" ;;
+x86_64 | amd64) optional="$optional gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static" ;;
 esac
 
 missing_of() {
@@ -37,11 +39,11 @@ if [ -n "$need" ]; then
     $SUDO apt-get install -y -qq --no-install-recommends $need >&2
 fi
 if [ -n "$opt" ]; then
-    echo "install-deps: installing (optional, for the NEON test)$opt" >&2
+    echo "install-deps: installing (optional, for the NEON and Slurm tests)$opt" >&2
     # shellcheck disable=SC2086
     if ! { [ "$updated" -eq 1 ] || $SUDO apt-get update -qq >&2; } ||
        ! $SUDO apt-get install -y -qq --no-install-recommends $opt >&2; then
-        echo "install-deps: could not install$opt; tests/cli/neon-qemu.sh will be skipped" >&2
+        echo "install-deps: could not install$opt; tests/cli/neon-qemu.sh will be skipped and tests/slurm/run.sh will try again" >&2
     fi
 fi
 exit 0

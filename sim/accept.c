@@ -355,7 +355,7 @@ int accept_geo_draw(const accept_geo_t *g, gsl_rng *r, int gamma)
 {
     if (g->alpha <= 0.0) return 0;
     if (g->alpha >= 1.0) return gamma;
-    double x = log(gsl_rng_uniform_pos(r)) / g->log_alpha;
+    double x = log(rng_uniform_pos(r)) / g->log_alpha;
     return x >= (double)gamma ? gamma : (int)x;
 }
 

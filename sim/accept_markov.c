@@ -17,6 +17,7 @@
 
 #include "accept.h"
 #include "keytab.h"
+#include "rng.h"
 
 typedef struct markov_par {
     double alpha_good, alpha_bad;
@@ -64,7 +65,7 @@ static int markov_init(void *st, const void *par, const accept_seat_t *seat,
 {
     gsl_rng *r = accept_param_rng(seat, err);
     if (!r) return -1;
-    ((markov_state_t *)st)->good = gsl_rng_uniform(r) < pi_good(par);
+    ((markov_state_t *)st)->good = rng_uniform(r) < pi_good(par);
     gsl_rng_free(r);
     return 0;
 }
@@ -79,7 +80,7 @@ static int markov_draw(void *st, const void *par, gsl_rng *r, int gamma)
     for (int i = 0; i < gamma; i++) {
         double p = m->good ? c->alpha_good : c->alpha_bad;
         double sw = m->good ? c->p_good_bad : c->p_bad_good;
-        double u = gsl_rng_uniform(r);
+        double u = rng_uniform(r);
         int ok = u < p;
         double res = ok ? u / p : (u - p) / (1.0 - p);
         if (res < sw) m->good = !m->good;

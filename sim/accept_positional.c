@@ -11,6 +11,7 @@
 
 #include "accept.h"
 #include "keytab.h"
+#include "rng.h"
 
 typedef struct positional_par {
     double *alphas;   /* owned (keytab KT_LIST) */
@@ -51,7 +52,7 @@ static int positional_draw(void *st, const void *par, gsl_rng *r, int gamma)
     (void)st;
     const positional_par_t *p = par;
     for (int i = 0; i < gamma; i++)
-        if (gsl_rng_uniform(r) >= at(p, i)) return i;
+        if (rng_uniform(r) >= at(p, i)) return i;
     return gamma;
 }
 

@@ -1,9 +1,9 @@
 /* engine — simulated clock and event queue; knows nothing of LLMs.
  *
  * Events are small values (time, insertion sequence, type, two integer
- * payloads) kept in a binary min-heap ordered by (time, seq): events with
- * equal times run in the order they were scheduled, so runs are
- * deterministic. The heap is one growable array, so scheduling allocates only
+ * payloads) kept in a binary min-heap ordered by (time, seq), those due at
+ * the current instant in a FIFO beside it: events with equal times run in
+ * the order they were scheduled, so runs are deterministic. The heap is one growable array, so scheduling allocates only
  * when the number of pending events exceeds every earlier peak (amortised,
  * never per event once warm). Models register one handler per event type;
  * cancellation is the model's business (a generation number in the payload,

@@ -2,7 +2,6 @@
 
 #include <math.h>
 
-#include <gsl/gsl_randist.h>
 
 int network_link_init(network_link_t *l, double rtt, double bps,
                       const dist_t *jitter, uint64_t seed, int rep,
@@ -40,7 +39,7 @@ double network_send(network_link_t *l, double now, double bytes)
     double arrive = l->free_at + l->half_rtt;
     if (l->jitter) {
         if (l->jitter->kind == DIST_LOGNORMAL && l->jitter->a > 0)
-            arrive += gsl_ran_lognormal(l->rng, l->ln_mu, l->ln_sigma);
+            arrive += rng_lognormal(l->rng, l->ln_mu, l->ln_sigma);
         else
             arrive += dist_sample(l->jitter, l->rng);
     }

@@ -8,6 +8,7 @@
 #define SPECSIM_RNG_H
 
 #include <gsl/gsl_rng.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +35,61 @@ enum rng_purpose {
  * failure. */
 gsl_rng *rng_stream(uint64_t seed, uint64_t replication, uint64_t entity,
                     uint64_t purpose);
+
+/* ---- inline draws for the hot path ---------------------------------------
+ * rng_stream()'s generator is gsl_rng_taus2, L'Ecuyer's maximally
+ * equidistributed combined Tausworthe generator: three 32-bit components
+ * kept in three unsigned longs. gsl_rng_uniform() reaches it through two
+ * indirect calls; the draws made per event (link jitter, acceptance) run
+ * the same recurrence inline on the same state instead, so they give the
+ * very values gsl gives and every result is unchanged (tests/unit/test_rng.c
+ * compares both over long runs, for the library linked). Generators of any
+ * other type go through gsl. */
+typedef struct rng_taus_state {
+    unsigned long s1, s2, s3;
+} rng_taus_state_t;
+
+static inline unsigned long rng_taus_step(unsigned long s, int a, int b,
+                                          unsigned long c, int d)
+{
+    return (((s & c) << d) & 0xffffffffUL) ^ ((((s << a) & 0xffffffffUL) ^ s) >> b);
+}
+
+/* gsl_rng_uniform(r): uniform on [0, 1). */
+static inline double rng_uniform(const gsl_rng *r)
+{
+    if (r->type != gsl_rng_taus2) return gsl_rng_uniform(r);
+    rng_taus_state_t *t = r->state;
+    t->s1 = rng_taus_step(t->s1, 13, 19, 4294967294UL, 12);
+    t->s2 = rng_taus_step(t->s2, 2, 25, 4294967288UL, 4);
+    t->s3 = rng_taus_step(t->s3, 3, 11, 4294967280UL, 17);
+    return (double)(t->s1 ^ t->s2 ^ t->s3) / 4294967296.0;
+}
+
+/* gsl_rng_uniform_pos(r): uniform on (0, 1). */
+static inline double rng_uniform_pos(const gsl_rng *r)
+{
+    double x;
+    do x = rng_uniform(r);
+    while (x == 0);
+    return x;
+}
+
+/* gsl_ran_lognormal(r, zeta, sigma), draw for draw: exp(zeta + sigma * N)
+ * with N from the polar Box-Muller method on pairs of uniforms, the same
+ * operations in the same order (-std=c11 keeps the compiler from fusing
+ * them into FMAs). */
+static inline double rng_lognormal(const gsl_rng *r, double zeta, double sigma)
+{
+    double u, v, r2;
+    do {
+        u = -1 + 2 * rng_uniform(r);
+        v = -1 + 2 * rng_uniform(r);
+        r2 = u * u + v * v;
+    } while (r2 > 1.0 || r2 == 0);
+    double normal = u * sqrt(-2.0 * log(r2) / r2);
+    return exp(sigma * normal + zeta);
+}
 
 /* splitmix64-based mixing of the keys; exposed for tests. */
 uint64_t rng_hash(uint64_t seed, uint64_t replication, uint64_t entity,

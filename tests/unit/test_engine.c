@@ -149,6 +149,58 @@ static void test_no_growth_after_warmup(void)
     free(r);
 }
 
+/* Handlers that schedule at the current instant (the engine's FIFO of
+ * events due now) mixed with events already queued for the same instant
+ * and later ones: every event must run in (time, scheduling order), the
+ * scheduling order being a counter carried in b. */
+typedef struct mix {
+    engine_t *e;
+    uint64_t lcg, made, ran;
+    double last_t;
+    uint64_t last_b;
+    int bad;
+} mix_t;
+
+static int mix_handler(void *ctx, const engine_event_t *ev)
+{
+    mix_t *m = ctx;
+    if (m->ran > 0 && (ev->time < m->last_t || (ev->time == m->last_t && ev->b < m->last_b)))
+        m->bad++;
+    m->last_t = ev->time;
+    m->last_b = ev->b;
+    if (++m->ran > 200000) return 0;
+    for (int k = 0; k < 2; k++) {
+        m->lcg = m->lcg * 6364136223846793005ULL + 1442695040888963407ULL;
+        unsigned r = (unsigned)(m->lcg >> 60);   /* 0..15 */
+        if (r >= 10 && k == 1) break;            /* about 1.4 children each */
+        /* 5 in 16 at now (fewer than one per event, so time moves on),
+         * the rest 1 to 3 later: many ties between the heap and the FIFO. */
+        double t = r < 5 ? ev->time : ev->time + 1 + (double)(r % 3);
+        if (engine_schedule(m->e, t, 0, 0, m->made++) != 0) return -1;
+    }
+    return 0;
+}
+
+static void test_now_events_keep_order(void)
+{
+    err_t err;
+    engine_t *e = engine_create(4, &err);
+    mix_t *m = calloc(1, sizeof *m);
+    CHECK(e && m);
+    m->e = e;
+    m->lcg = 99;
+    engine_on(e, 0, mix_handler, m);
+    for (int i = 0; i < 8; i++) CHECK(engine_schedule(e, i % 3, 0, 0, m->made++) == 0);
+    CHECK(engine_run(e, 1e9) == 0);
+    CHECK(m->ran > 200000);
+    CHECK(engine_now(e) >= 10);   /* the clock moved: not all at one instant */
+    CHECK(m->bad == 0);
+    CHECK(engine_pending(e) == 0);
+    CHECK(engine_events(e) == m->ran);
+    engine_free(e);
+    free(m);
+}
+
 static int fail_handler(void *ctx, const engine_event_t *ev)
 {
     (void)ctx; (void)ev;
@@ -175,6 +227,7 @@ int main(void)
     RUN(test_run_until_events);
     RUN(test_stress_vs_sorted);
     RUN(test_no_growth_after_warmup);
+    RUN(test_now_events_keep_order);
     RUN(test_handler_failure_and_missing);
     return check_done();
 }
