@@ -90,8 +90,11 @@ int roofline_curve(FILE *f, const scenario_t *s, int bmax, int context, int poin
     cloud_cfg_t view;
     scenario_replica_group_view(s, 0, &view);
     const cloud_cfg_t *c = &view;
-    service_t *sv = service_create(&c->gpu, &c->target, c->precision,
-                                   c->calibration, c->overhead, err);
+    /* A tensor-parallel replica's curve: one GPU's share of the work plus
+     * the all-reduces, as the simulation times its iterations. */
+    service_t *sv = service_create_tp(&c->gpu, &c->target, c->precision, c->calibration,
+                                      c->overhead,
+                                      c->tensor_parallel > 1 ? c->tensor_parallel : 1, err);
     if (!sv) return -1;
     int q = s->protocol.gamma + 1;
     service_job_t *jobs = malloc((size_t)bmax * sizeof *jobs);

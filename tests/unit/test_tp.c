@@ -12,6 +12,7 @@
 #include "analytic.h"
 #include "cards.h"
 #include "check.h"
+#include "roofline.h"
 #include "scenario.h"
 #include "service.h"
 #include "sim.h"
@@ -177,6 +178,22 @@ static void test_tp_sim_matches_analytic(void)
         CHECK(analytic_compute(&s, &a, &e) == 0);
         CHECK(a.tensor_parallel == ns[i]);
         CHECK_REL(a.verify_time_s, by_hand_70b(ns[i], 5, 512, 0.5e-3), 1e-12);
+        /* `specsim roofline` draws the same replica: its first row (one
+         * block of 5 tokens over 512) is the hand count too. */
+        FILE *f = tmpfile();
+        CHECK(f != NULL);
+        if (f && roofline_curve(f, &s, 1, 512, 1, &e) == 0) {
+            int b = 0, mm = 0, ctx = 0;
+            double t = 0;
+            rewind(f);
+            CHECK(fscanf(f, "%*[^\n]\n%d,%d,%d,%lf", &b, &mm, &ctx, &t) == 4);
+            CHECK(b == 1 && mm == 5 && ctx == 512);
+            CHECK_REL(t, by_hand_70b(ns[i], 5, 512, 0.5e-3), 1e-9);
+        } else {
+            printf("  roofline: %s\n", e.msg);
+            CHECK(0);
+        }
+        if (f) fclose(f);
         metrics_summary_t ms;
         CHECK(sim_run(&s, NULL, &ms, &e) == 0);
         CHECK_REL(ms.value[METRIC_ITL_MEAN], a.itl_sync_s, 1e-3);
