@@ -1,6 +1,7 @@
 /* gemv — dispatch, thread pool, repacking and the portable path (gemv.h). */
 #include "gemv.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -136,8 +137,39 @@ static void scalar_axpy_f16(float a, const uint16_t *h, float *acc, int d)
     for (int i = 0; i < d; i++) acc[i] += a * fp16_to_f32(h[i]);
 }
 
+/* The portable int8 kernel (gemv.h), xq in natural order, any group: Σ q·xq
+ * and Σ xq per group are exact integers (|Σ| ≤ 15·127·group < 2^31 for any
+ * group under 2^20); the group's term s·d·(Σ q·xq − z·Σ xq) goes to fp32. */
+static void portable_w4i8(const w4a16_packed_t *w, const int8_t *xq, const float *d,
+                          const float *dsum, int m, int r0, int r1, uint16_t *y)
+{
+    (void)dsum;
+    int groups = w->k / w->group;
+    for (int r = r0; r < r1; r++) {
+        const uint8_t *q = w->q + (size_t)r * (size_t)w->k / 2;
+        for (int i = 0; i < m; i++) {
+            const int8_t *xi = xq + (size_t)i * (size_t)w->k;
+            float acc = 0.0f;
+            for (int g = 0; g < groups; g++) {
+                int32_t dot = 0, sx = 0;
+                for (int c = g * w->group; c < (g + 1) * w->group; c += 32) {
+                    const uint8_t *blk = q + c / 2;
+                    for (int j = 0; j < 16; j++) {
+                        dot += (blk[j] & 15) * xi[c + j] + (blk[j] >> 4) * xi[c + 16 + j];
+                        sx += xi[c + j] + xi[c + 16 + j];
+                    }
+                }
+                size_t gi = (size_t)r * (size_t)groups + (size_t)g;
+                float s = fp16_to_f32(w->scales[gi]) * d[(size_t)i * (size_t)groups + (size_t)g];
+                acc += s * (float)(dot - (int32_t)w->zeros[gi] * sx);
+            }
+            y[(size_t)i * (size_t)w->n + (size_t)r] = f32_to_fp16(acc);
+        }
+    }
+}
+
 const gemv_impl_t gemv_impl_scalar = {scalar_w4, scalar_f16, scalar_f32, scalar_h2f,
-                                      scalar_dot_f16, scalar_axpy_f16, NULL, NULL};
+                                      scalar_dot_f16, scalar_axpy_f16, NULL, NULL, NULL};
 
 /* ---- ISA selection ---------------------------------------------------- */
 
@@ -203,6 +235,9 @@ struct gemv_ctx {
     void *arg;
     float *xbuf;
     size_t xcap;
+    int w4k;              /* enum gemv_w4_kernel */
+    int8_t *qbuf;         /* int8 kernel: quantised activations */
+    size_t qcap;
 };
 
 static inline void cpu_relax(void)
@@ -311,11 +346,34 @@ void gemv_ctx_free(gemv_ctx_t *c)
     pthread_mutex_destroy(&c->mu);
     free(c->th);
     free(c->xbuf);
+    free(c->qbuf);
     free(c);
 }
 
 int gemv_ctx_isa(const gemv_ctx_t *c) { return c->isa; }
 int gemv_ctx_threads(const gemv_ctx_t *c) { return c->nth; }
+
+const char *gemv_w4_kernel_name(int kern)
+{
+    return kern == GEMV_W4_EXACT ? "exact" : kern == GEMV_W4_INT8 ? "int8" : "unknown";
+}
+
+int gemv_w4_kernel_from_name(const char *name)
+{
+    for (int k = 0; k < GEMV_W4_COUNT; k++)
+        if (!strcmp(name, gemv_w4_kernel_name(k))) return k;
+    return -1;
+}
+
+int gemv_ctx_set_w4_kernel(gemv_ctx_t *c, int kern, err_t *err)
+{
+    if (kern < 0 || kern >= GEMV_W4_COUNT)
+        return err_set(err, ERR_INPUT, "unknown W4A16 kernel %d (exact or int8)", kern);
+    c->w4k = kern;
+    return 0;
+}
+
+int gemv_ctx_w4_kernel(const gemv_ctx_t *c) { return c->w4k; }
 
 void gemv_parallel(gemv_ctx_t *c, void (*fn)(void *, int, int), void *arg, int nchunks)
 {
@@ -343,7 +401,10 @@ void gemv_parallel(gemv_ctx_t *c, void (*fn)(void *, int, int), void *arg, int n
 
 /* ---- GEMV entry points ------------------------------------------------ */
 
-enum { KIND_W4, KIND_F16, KIND_F32 };
+enum { KIND_W4, KIND_F16, KIND_F32, KIND_W4I8 };
+
+typedef void (*w4i8_fn)(const w4a16_packed_t *, const int8_t *, const float *, const float *,
+                        int, int, int, uint16_t *);
 
 struct gemv_job {
     const gemv_impl_t *impl;
@@ -351,6 +412,8 @@ struct gemv_job {
     const void *w;
     const float *x, *xsum;
     void *y;
+    w4i8_fn i8;           /* KIND_W4I8 */
+    const int8_t *xq;
 };
 
 /* Chunk i of nch: a contiguous slab of rows, streamed start to end. */
@@ -362,6 +425,7 @@ static void gemv_job_run(void *arg, int i, int nch)
     switch (j->kind) {
     case KIND_W4: j->impl->w4(j->w, j->x, j->xsum, j->m, r0, r1, j->y); break;
     case KIND_F16: j->impl->f16(j->w, j->n, j->k, j->x, j->m, r0, r1, j->y); break;
+    case KIND_W4I8: j->i8(j->w, j->xq, j->x, j->xsum, j->m, r0, r1, j->y); break;
     default: j->impl->f32(j->w, j->n, j->k, j->x, j->m, r0, r1, j->y); break;
     }
 }
@@ -391,8 +455,60 @@ static float *activations(gemv_ctx_t *c, const uint16_t *x, size_t count, size_t
     return c->xbuf;
 }
 
+/* Quantises one group of g fp32 activations (gemv.h: d = max|x|/127, xq =
+ * round(x/d)); writes xq[e] for input e at out[pos(e)], returns d and Σ xq. */
+static float quant_group(const float *x, int g, int split, int8_t *out, int32_t *sum)
+{
+    float amax = 0.0f;
+    for (int e = 0; e < g; e++) amax = fmaxf(amax, fabsf(x[e]));
+    float d = amax / 127.0f, inv = amax > 0.0f ? 127.0f / amax : 0.0f;
+    int32_t s = 0;
+    for (int e = 0; e < g; e++) {
+        long v = lrintf(x[e] * inv);
+        v = v > 127 ? 127 : v < -127 ? -127 : v;
+        s += (int32_t)v;
+        /* Split order within each block of 128 (gemv_impl.h). */
+        int pos = split ? (e & ~127) + ((e & 127) % 32 < 16 ? 0 : 64) + 16 * ((e & 127) / 32) + e % 16
+                        : e;
+        out[pos] = (int8_t)v;
+    }
+    *sum = s;
+    return d;
+}
+
+/* The int8 kernel: x to fp32, quantised per group, then the path's kernel. */
+static int gemv_w4a16_int8(gemv_ctx_t *c, const w4a16_packed_t *w, const uint16_t *x, int m,
+                           uint16_t *y)
+{
+    int groups = w->k / w->group;
+    size_t count = (size_t)m * (size_t)w->k, ng = (size_t)m * (size_t)groups;
+    size_t nsc = (ng + 15) & ~(size_t)15;
+    float *xf = activations(c, x, count, 2 * nsc);
+    if (!xf) return -1;
+    if (count > c->qcap) {
+        int8_t *nb = alloc64(count);
+        if (!nb) return -1;
+        free(c->qbuf);
+        c->qbuf = nb;
+        c->qcap = count;
+    }
+    float *d = xf + count, *dsum = d + nsc;
+    w4i8_fn fn = c->impl->w4i8 && w->group % 128 == 0 ? c->impl->w4i8 : portable_w4i8;
+    int split = fn != portable_w4i8;
+    for (size_t gi = 0; gi < ng; gi++) {
+        int32_t sum;
+        d[gi] = quant_group(xf + gi * (size_t)w->group, w->group, split,
+                            c->qbuf + gi * (size_t)w->group, &sum);
+        dsum[gi] = d[gi] * (float)sum;
+    }
+    struct gemv_job j = {c->impl, KIND_W4I8, w->n, w->k, m, w, d, dsum, y, fn, c->qbuf};
+    run_job(c, &j);
+    return 0;
+}
+
 int gemv_w4a16(gemv_ctx_t *c, const w4a16_packed_t *w, const uint16_t *x, int m, uint16_t *y)
 {
+    if (c->w4k == GEMV_W4_INT8) return gemv_w4a16_int8(c, w, x, m, y);
     int groups = w->k / w->group;
     size_t count = (size_t)m * (size_t)w->k;
     /* Scratch: x in fp32, Σx per group, and room for a path-specific
@@ -410,7 +526,7 @@ int gemv_w4a16(gemv_ctx_t *c, const w4a16_packed_t *w, const uint16_t *x, int m,
     }
     const float *xuse = xf;
     if (c->impl->w4_xperm && c->impl->w4_xperm(xf, m, w->k, w->group, xp)) xuse = xp;
-    struct gemv_job j = {c->impl, KIND_W4, w->n, w->k, m, w, xuse, xsum, y};
+    struct gemv_job j = {c->impl, KIND_W4, w->n, w->k, m, w, xuse, xsum, y, NULL, NULL};
     run_job(c, &j);
     return 0;
 }
@@ -420,14 +536,14 @@ int gemv_f16(gemv_ctx_t *c, const uint16_t *w, int n, int k, const uint16_t *x, 
 {
     const float *xf = activations(c, x, (size_t)m * (size_t)k, 0);
     if (!xf) return -1;
-    struct gemv_job j = {c->impl, KIND_F16, n, k, m, w, xf, NULL, y};
+    struct gemv_job j = {c->impl, KIND_F16, n, k, m, w, xf, NULL, y, NULL, NULL};
     run_job(c, &j);
     return 0;
 }
 
 int gemv_f32(gemv_ctx_t *c, const float *w, int n, int k, const float *x, int m, float *y)
 {
-    struct gemv_job j = {c->impl, KIND_F32, n, k, m, w, x, NULL, y};
+    struct gemv_job j = {c->impl, KIND_F32, n, k, m, w, x, NULL, y, NULL, NULL};
     run_job(c, &j);
     return 0;
 }

@@ -55,6 +55,28 @@ const char *gemv_isa_name(int isa);
 /* The path GEMV_ISA_AUTO picks here: the widest available. */
 int gemv_isa_best(void);
 
+/* The W4A16 kernels a context can run (gemv_ctx_set_w4_kernel).
+ *
+ * exact: fp16 activations converted to fp32, every product q·x exact, fp32
+ *   accumulation — the reference (w4a16_gemm_ref) up to summation order.
+ * int8: the activations are quantised per weight group (per row of x and
+ *   group of `group` inputs) on the fly, as CPU edge runtimes do for 4-bit
+ *   weights: d = max|x|/127, xq = round(x/d) in −127..127 (d = 0 and xq = 0
+ *   for an all-zero group). Then, per group, Σ q·xq and Σ xq are exact
+ *   integers and y = Σ_g s·d·(Σ q·xq − z·Σ xq) in fp32. Against the exact
+ *   product the error is at most Σ_g s·Σ_k |q − z|·|x − d·xq| ≤
+ *   Σ_g s·(d/2)·Σ_k |q − z| plus fp32 rounding (tests/kernels/test_gemv.c
+ *   asserts that bound; docs/design.md states typical sizes). */
+enum gemv_w4_kernel {
+    GEMV_W4_EXACT = 0,
+    GEMV_W4_INT8,
+    GEMV_W4_COUNT
+};
+
+const char *gemv_w4_kernel_name(int kern);
+/* The kernel of that name ("exact", "int8"), or -1. */
+int gemv_w4_kernel_from_name(const char *name);
+
 typedef struct gemv_ctx gemv_ctx_t;
 
 /* threads ≤ 0: one per online CPU. isa: GEMV_ISA_AUTO or a specific path
@@ -64,6 +86,13 @@ gemv_ctx_t *gemv_ctx_create(int threads, int isa, err_t *err);
 void gemv_ctx_free(gemv_ctx_t *c);
 int gemv_ctx_isa(const gemv_ctx_t *c);
 int gemv_ctx_threads(const gemv_ctx_t *c);
+/* Chooses the W4A16 kernel (default exact). int8 has SIMD kernels on the
+ * AVX2 (vpmaddubsw) and AVX-512 (VNNI vpdpbusd, where the CPU has it, else
+ * vpmaddubsw) paths for groups that are a multiple of 128, and a portable
+ * one (scalar path, other groups, other ISAs). 0, or -1 with ERR_INPUT on
+ * an unknown kernel. */
+int gemv_ctx_set_w4_kernel(gemv_ctx_t *c, int kern, err_t *err);
+int gemv_ctx_w4_kernel(const gemv_ctx_t *c);
 
 /* y[m][n] = x[m][k] · W^T. fp16 activations and output, fp32 accumulation.
  * 0, or -1 when scratch memory cannot be grown. */

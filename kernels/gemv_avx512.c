@@ -254,6 +254,133 @@ static void w4_rows(const w4a16_packed_t *w, const float *x, const float *xsum, 
     }
 }
 
+/* ---- int8 kernel (gemv.h: activations quantised to int8 per group) ------
+ *
+ * Per 128 inputs of a weight row one 64-byte load; AND gives the low
+ * nibbles (inputs 32b..32b+15 of each 16-byte lane b), shift + AND the high
+ * ones, and x arrives in that split order (gemv_impl.h), so two u8×s8 dot
+ * steps per activation row sum 4 products into each dword lane exactly.
+ * With VNNI that is vpdpbusd; without, vpmaddubsw (pairs, ≤ 2·15·127, no
+ * saturation) + vpmaddwd by ones. Per group the integer lanes are converted
+ * once and scaled by s·d; the zero term −z·s·(d·Σxq) is one short vector
+ * dot per row after the loop (w4i8_corr). I8_R weight rows are streamed at
+ * once: several sequential streams per core keep more lines in flight than
+ * one (see kernels/membw.h), which is what the M = 1 rate was short of. */
+#define I8_PF 8192
+
+AI float w4i8_corr(const uint16_t *sc, const uint8_t *zp, const float *dsum, int groups)
+{
+    __m512 a = _mm512_setzero_ps();
+    for (int g = 0; g < groups; g += 16) {
+        __mmask16 mk = groups - g >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (groups - g)) - 1u);
+        __m512 s = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mk, sc + g));
+        __m512 z = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(mk, zp + g)));
+        a = _mm512_fmadd_ps(_mm512_mul_ps(s, z), _mm512_maskz_loadu_ps(mk, dsum + g), a);
+    }
+    return _mm512_reduce_add_ps(a);
+}
+
+#define DOT_MADDUBS(acc, u, s8)                                                              \
+    _mm512_add_epi32((acc), _mm512_madd_epi16(_mm512_maddubs_epi16((u), (s8)),              \
+                                              _mm512_set1_epi16(1)))
+#define DOT_VNNI(acc, u, s8) _mm512_dpbusd_epi32((acc), (u), (s8))
+
+/* Rows rb..rb+nr−1 (nr ≤ R) for T activation rows; out[r·TMAX + t]. */
+#define W4I8_BLOCK(NAME, ATTR, DOT)                                                          \
+    ATTR AI void NAME(const w4a16_packed_t *w, const int8_t *xq, const float *d,              \
+                      const float *dsum, int rb, int nr, const int R, const int T, float *out) \
+    {                                                                                        \
+        const int groups = w->k / w->group, k = w->k;                                       \
+        const __m512i m4 = _mm512_set1_epi8(0x0F);                                          \
+        __m512 acc[4][TMAX];                                                                 \
+        const uint8_t *q[4];                                                                 \
+        for (int r = 0; r < R; r++) {                                                        \
+            q[r] = w->q + (size_t)(rb + (r < nr ? r : 0)) * (size_t)k / 2;                   \
+            for (int t = 0; t < T; t++) acc[r][t] = _mm512_setzero_ps();                     \
+        }                                                                                    \
+        for (int g = 0; g < groups; g++) {                                                   \
+            __m512i ai[4][TMAX];                                                             \
+            for (int r = 0; r < R; r++)                                                      \
+                for (int t = 0; t < T; t++) ai[r][t] = _mm512_setzero_si512();               \
+            for (int c = g * w->group; c < (g + 1) * w->group; c += 128) {                   \
+                for (int r = 0; r < R; r++) {                                                \
+                    const uint8_t *qb = q[r] + c / 2;                                        \
+                    _mm_prefetch((const char *)qb + I8_PF, _MM_HINT_T0);                     \
+                    __m512i v = _mm512_loadu_si512((const void *)qb);                        \
+                    __m512i lo = _mm512_and_si512(v, m4);                                    \
+                    __m512i hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);              \
+                    for (int t = 0; t < T; t++) {                                            \
+                        const int8_t *xt = xq + (size_t)t * (size_t)k + c;                   \
+                        ai[r][t] = DOT(ai[r][t], lo, _mm512_loadu_si512((const void *)xt));  \
+                        ai[r][t] = DOT(ai[r][t], hi, _mm512_loadu_si512((const void *)(xt + 64))); \
+                    }                                                                        \
+                }                                                                            \
+            }                                                                                \
+            for (int r = 0; r < R; r++) {                                                    \
+                float s = _cvtsh_ss(w->scales[(size_t)(rb + (r < nr ? r : 0)) * (size_t)groups + (size_t)g]); \
+                for (int t = 0; t < T; t++)                                                  \
+                    acc[r][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(ai[r][t]),                \
+                                                _mm512_set1_ps(s * d[(size_t)t * (size_t)groups + (size_t)g]), \
+                                                acc[r][t]);                                  \
+            }                                                                                \
+        }                                                                                    \
+        for (int r = 0; r < nr; r++) {                                                       \
+            size_t ro = (size_t)(rb + r) * (size_t)groups;                                   \
+            for (int t = 0; t < T; t++)                                                      \
+                out[r * TMAX + t] = _mm512_reduce_add_ps(acc[r][t]) -                        \
+                                    w4i8_corr(w->scales + ro, w->zeros + ro,                 \
+                                              dsum + (size_t)t * (size_t)groups, groups);    \
+        }                                                                                    \
+    }
+
+/* Weight rows in flight per tile of T activation rows: 4 streams while the
+ * accumulators fit the 32 registers (R·T ≤ 16). */
+#define I8_R(T) ((T) <= 4 ? 4 : 2)
+
+#define W4I8_ROWS(NAME, BLOCK, ATTR)                                                         \
+    ATTR static void NAME(const w4a16_packed_t *w, const int8_t *xq, const float *d,         \
+                          const float *dsum, int m, int r0, int r1, uint16_t *y)             \
+    {                                                                                        \
+        int groups = w->k / w->group;                                                        \
+        for (int m0 = 0; m0 < m; m0 += TMAX) {                                               \
+            int T = m - m0 < TMAX ? m - m0 : TMAX, R = I8_R(T);                              \
+            const int8_t *xt = xq + (size_t)m0 * (size_t)w->k;                               \
+            const float *dt = d + (size_t)m0 * (size_t)groups, *st = dsum + (size_t)m0 * (size_t)groups; \
+            for (int rb = r0; rb < r1; rb += R) {                                            \
+                int nr = r1 - rb < R ? r1 - rb : R;                                          \
+                float out[4 * TMAX];                                                         \
+                switch (T) {                                                                 \
+                case 1: BLOCK(w, xt, dt, st, rb, nr, I8_R(1), 1, out); break;                \
+                case 2: BLOCK(w, xt, dt, st, rb, nr, I8_R(2), 2, out); break;                \
+                case 3: BLOCK(w, xt, dt, st, rb, nr, I8_R(3), 3, out); break;                \
+                case 4: BLOCK(w, xt, dt, st, rb, nr, I8_R(4), 4, out); break;                \
+                case 5: BLOCK(w, xt, dt, st, rb, nr, I8_R(5), 5, out); break;                \
+                case 6: BLOCK(w, xt, dt, st, rb, nr, I8_R(6), 6, out); break;                \
+                case 7: BLOCK(w, xt, dt, st, rb, nr, I8_R(7), 7, out); break;                \
+                default: BLOCK(w, xt, dt, st, rb, nr, I8_R(8), 8, out); break;               \
+                }                                                                            \
+                for (int r = 0; r < nr; r++)                                                 \
+                    for (int t = 0; t < T; t++)                                              \
+                        y[(size_t)(m0 + t) * (size_t)w->n + (size_t)(rb + r)] = to_h(out[r * TMAX + t]); \
+            }                                                                                \
+        }                                                                                    \
+    }
+
+#define NO_ATTR
+#define VNNI_ATTR __attribute__((target("avx512vnni")))
+W4I8_BLOCK(w4i8_block_bw, NO_ATTR, DOT_MADDUBS)
+W4I8_ROWS(w4i8_rows_bw, w4i8_block_bw, NO_ATTR)
+W4I8_BLOCK(w4i8_block_vnni, VNNI_ATTR, DOT_VNNI)
+W4I8_ROWS(w4i8_rows_vnni, w4i8_block_vnni, VNNI_ATTR)
+
+/* VNNI where the CPU has it (checked once per call: cheap, cached by libgcc). */
+static void w4i8_rows(const w4a16_packed_t *w, const int8_t *xq, const float *d,
+                      const float *dsum, int m, int r0, int r1, uint16_t *y)
+{
+    if (__builtin_cpu_supports("avx512vnni")) w4i8_rows_vnni(w, xq, d, dsum, m, r0, r1, y);
+    else w4i8_rows_bw(w, xq, d, dsum, m, r0, r1, y);
+}
+
 /* Dense tiles: LOADW(ptr, count-mask) yields 16 fp32 weights. 64 inputs per
  * main step (4 vectors), then 16 at a time, then one masked step. */
 #define DENSE_TILE(NAME, WT, LOADW, LOADW_MASK)                                               \
@@ -445,7 +572,7 @@ static void attn_head(const float *q, const uint16_t *k, const uint16_t *v, size
 }
 
 const gemv_impl_t gemv_impl_avx512 = {w4_rows, f16_rows, f32_rows, h2f, dot_f16, axpy_f16, attn_head,
-                                      w4_xperm};
+                                      w4_xperm, w4i8_rows};
 
 #else
 typedef int gemv_avx512_empty_unit;
