@@ -38,9 +38,50 @@ int w4a16_packed_init(w4a16_packed_t *p, int n, int k, int group)
     return 0;
 }
 
+int w4a16_packed_interleave(w4a16_packed_t *p)
+{
+    if (p->group != 128) return -1;
+    int nb = p->n / 16, groups = p->k / 128;
+    if (nb == 0 || p->qi) return 0;
+    uint8_t *qi = alloc64((size_t)nb * 16 * (size_t)p->k / 2);
+    uint16_t *si = alloc64((size_t)nb * 16 * (size_t)groups * sizeof *si);
+    uint8_t *zi = alloc64((size_t)nb * 16 * (size_t)groups);
+    if (!qi || !si || !zi) {
+        free(qi);
+        free(si);
+        free(zi);
+        return -1;
+    }
+    for (int b = 0; b < nb; b++)
+        for (int j = 0; j < 16; j++) {
+            int r = 16 * b + j;
+            const uint8_t *row = p->q + (size_t)r * (size_t)p->k / 2;
+            for (int g = 0; g < groups; g++) {
+                size_t bg = (size_t)b * (size_t)groups + (size_t)g;
+                si[bg * 16 + (size_t)j] = p->scales[(size_t)r * (size_t)groups + (size_t)g];
+                zi[bg * 16 + (size_t)j] = p->zeros[(size_t)r * (size_t)groups + (size_t)g];
+                for (int i = 0; i < 16; i++)
+                    for (int e = 0; e < 4; e++) {
+                        /* q of input c in the packed row (q4_0 order, gemv.h). */
+                        int c0 = 128 * g + 8 * i + e, c1 = c0 + 4;
+                        unsigned q0 = (row[16 * (c0 / 32) + c0 % 16] >> (c0 % 32 < 16 ? 0 : 4)) & 15;
+                        unsigned q1 = (row[16 * (c1 / 32) + c1 % 16] >> (c1 % 32 < 16 ? 0 : 4)) & 15;
+                        qi[(bg * 16 + (size_t)i) * 64 + 4 * (size_t)j + (size_t)e] = (uint8_t)(q0 | q1 << 4);
+                    }
+            }
+        }
+    p->qi = qi;
+    p->si = si;
+    p->zi = zi;
+    return 0;
+}
+
 void w4a16_packed_fini(w4a16_packed_t *p)
 {
     if (!p) return;
+    free(p->qi);
+    free(p->si);
+    free(p->zi);
     free(p->q);
     free(p->scales);
     free(p->zeros);
@@ -169,7 +210,7 @@ static void portable_w4i8(const w4a16_packed_t *w, const int8_t *xq, const float
 }
 
 const gemv_impl_t gemv_impl_scalar = {scalar_w4, scalar_f16, scalar_f32, scalar_h2f,
-                                      scalar_dot_f16, scalar_axpy_f16, NULL, NULL, NULL};
+                                      scalar_dot_f16, scalar_axpy_f16, NULL, NULL, NULL, NULL};
 
 /* ---- ISA selection ---------------------------------------------------- */
 
@@ -401,7 +442,7 @@ void gemv_parallel(gemv_ctx_t *c, void (*fn)(void *, int, int), void *arg, int n
 
 /* ---- GEMV entry points ------------------------------------------------ */
 
-enum { KIND_W4, KIND_F16, KIND_F32, KIND_W4I8 };
+enum { KIND_W4, KIND_F16, KIND_F32, KIND_W4I8, KIND_W4I8_R16 };
 
 typedef void (*w4i8_fn)(const w4a16_packed_t *, const int8_t *, const float *, const float *,
                         int, int, int, uint16_t *);
@@ -420,6 +461,16 @@ struct gemv_job {
 static void gemv_job_run(void *arg, int i, int nch)
 {
     const struct gemv_job *j = arg;
+    if (j->kind == KIND_W4I8_R16) {
+        /* Row blocks of 16 in the interleaved copy; the last chunk also
+         * takes the n mod 16 rows outside it, with the portable kernel. */
+        const w4a16_packed_t *w = j->w;
+        int nb = j->n / 16, b0 = (int)((long long)nb * i / nch), b1 = (int)((long long)nb * (i + 1) / nch);
+        if (b0 < b1) j->impl->w4i8_r16(w, j->xq, j->x, j->xsum, j->m, b0, b1, j->y);
+        if (i == nch - 1 && 16 * nb < j->n)
+            portable_w4i8(w, j->xq, j->x, j->xsum, j->m, 16 * nb, j->n, j->y);
+        return;
+    }
     int r0 = (int)((long long)j->n * i / nch), r1 = (int)((long long)j->n * (i + 1) / nch);
     if (r0 >= r1) return;
     switch (j->kind) {
@@ -456,22 +507,34 @@ static float *activations(gemv_ctx_t *c, const uint16_t *x, size_t count, size_t
 }
 
 /* Quantises one group of g fp32 activations (gemv.h: d = max|x|/127, xq =
- * round(x/d)); writes xq[e] for input e at out[pos(e)], returns d and Σ xq. */
-static float quant_group(const float *x, int g, int split, int8_t *out, int32_t *sum)
+ * round(x/d), ties to even) into out, in natural or split order
+ * (gemv_impl.h); returns d and Σ xq. Written as plain loops the compiler
+ * vectorises (this runs on one thread before the parallel part: a scalar
+ * version with lrintf cost more than the M = 8 product itself). Rounding:
+ * adding and subtracting 1.5·2^23 rounds to an integer, ties to even, for
+ * |v| < 2^22 (here |v| ≤ 127). */
+static float quant_group(const float *x, int g, int split, int8_t *tmp, int8_t *out,
+                         int32_t *sum)
 {
     float amax = 0.0f;
-    for (int e = 0; e < g; e++) amax = fmaxf(amax, fabsf(x[e]));
-    float d = amax / 127.0f, inv = amax > 0.0f ? 127.0f / amax : 0.0f;
-    int32_t s = 0;
     for (int e = 0; e < g; e++) {
-        long v = lrintf(x[e] * inv);
-        v = v > 127 ? 127 : v < -127 ? -127 : v;
-        s += (int32_t)v;
-        /* Split order within each block of 128 (gemv_impl.h). */
-        int pos = split ? (e & ~127) + ((e & 127) % 32 < 16 ? 0 : 64) + 16 * ((e & 127) / 32) + e % 16
-                        : e;
-        out[pos] = (int8_t)v;
+        float a = x[e] < 0.0f ? -x[e] : x[e];
+        amax = a > amax ? a : amax;
     }
+    float d = amax / 127.0f, inv = amax > 0.0f ? 127.0f / amax : 0.0f;
+    const float magic = 12582912.0f;
+    int32_t s = 0;
+    int8_t *dst = split ? tmp : out;
+    for (int e = 0; e < g; e++) {
+        float v = (x[e] * inv + magic) - magic;
+        int iv = (int)v;
+        s += iv;
+        dst[e] = (int8_t)iv;
+    }
+    if (split)   /* 16-byte chunk c of each 128 holds inputs 16c..16c+15 */
+        for (int b = 0; b < g; b += 128)
+            for (int c = 0; c < 8; c++)
+                memcpy(out + b + 16 * ((c % 2) * 4 + c / 2), tmp + b + 16 * c, 16);
     *sum = s;
     return d;
 }
@@ -493,16 +556,26 @@ static int gemv_w4a16_int8(gemv_ctx_t *c, const w4a16_packed_t *w, const uint16_
         c->qcap = count;
     }
     float *d = xf + count, *dsum = d + nsc;
-    w4i8_fn fn = c->impl->w4i8 && w->group % 128 == 0 ? c->impl->w4i8 : portable_w4i8;
-    int split = fn != portable_w4i8;
+    int r16 = w->qi && c->impl->w4i8_r16;
+    w4i8_fn fn = c->impl->w4i8 && w->group == 128 ? c->impl->w4i8 : portable_w4i8;
+    int split = !r16 && fn != portable_w4i8;
+    int8_t tmp[128];
     for (size_t gi = 0; gi < ng; gi++) {
         int32_t sum;
-        d[gi] = quant_group(xf + gi * (size_t)w->group, w->group, split,
+        d[gi] = quant_group(xf + gi * (size_t)w->group, w->group, split, tmp,
                             c->qbuf + gi * (size_t)w->group, &sum);
         dsum[gi] = d[gi] * (float)sum;
     }
-    struct gemv_job j = {c->impl, KIND_W4I8, w->n, w->k, m, w, d, dsum, y, fn, c->qbuf};
-    run_job(c, &j);
+    struct gemv_job j = {c->impl, r16 ? KIND_W4I8_R16 : KIND_W4I8, w->n, w->k, m, w, d, dsum,
+                         y, fn, c->qbuf};
+    if (r16) {
+        /* Chunks of whole row blocks: two per thread (a block is 16 rows). */
+        int nch = 2 * c->nth, nb = w->n / 16;
+        if (nch > nb) nch = nb;
+        gemv_parallel(c, gemv_job_run, &j, nch < 1 ? 1 : nch);
+    } else {
+        run_job(c, &j);
+    }
     return 0;
 }
 

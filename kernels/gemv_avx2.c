@@ -380,7 +380,7 @@ static void attn_head(const float *q, const uint16_t *k, const uint16_t *v, size
     }
 }
 
-const gemv_impl_t gemv_impl_avx2 = {w4_rows, f16_rows, f32_rows, h2f, dot_f16, axpy_f16, attn_head, w4_xperm, NULL};
+const gemv_impl_t gemv_impl_avx2 = {w4_rows, f16_rows, f32_rows, h2f, dot_f16, axpy_f16, attn_head, w4_xperm, NULL, NULL};
 
 #else
 typedef int gemv_avx2_empty_unit;

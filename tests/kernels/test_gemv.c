@@ -240,37 +240,57 @@ static int w4i8_mismatches(gemv_ctx_t *ctx, const struct w4case *c, const w4a16_
     return bad;
 }
 
-/* Every path with the int8 kernel chosen: groups of 128 and 256 (the SIMD
- * kernels) and 32, 64 (the portable one), M = 1..16, N not a multiple of the
- * rows streamed at once, a long K; then a corrupted weight is caught. */
+/* Every path with the int8 kernel chosen: groups of 128 (the SIMD kernels,
+ * row-major and on the interleaved copy) and 32, 64, 256 (the portable one),
+ * M = 1..16, N not a multiple of the rows or row blocks streamed at once,
+ * a long K; then a corrupted weight is caught in either layout. */
 static void test_w4a16_int8(void)
 {
     static const int shapes[][3] = {{1, 384, 128}, {17, 640, 128}, {7, 512, 256},
-                                    {5, 11008, 128}, {3, 192, 64}, {17, 96, 32}};
+                                    {5, 11008, 128}, {3, 192, 64}, {17, 96, 32},
+                                    {80, 384, 128}, {35, 11008, 128}};
     double rel = 0;
     err_t e;
     for (int i = 0; i < nctx; i++) CHECK(gemv_ctx_set_w4_kernel(ctxs[i], GEMV_W4_INT8, &e) == 0);
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         struct w4case c;
         w4case_make(&c, shapes[s][0], shapes[s][1], shapes[s][2], 16);
-        for (int i = 0; i < nctx; i++)
-            for (int m = 1; m <= 16; m += (shapes[s][1] > 4096 ? 7 : 1))
-                CHECK(w4i8_mismatches(ctxs[i], &c, &c.p, m, &rel) == 0);
+        /* Row-major copy only, then with the interleaved copy (group 128:
+         * the blocks of 16 rows and the n mod 16 rows left out of them). */
+        for (int pass = 0; pass < 2; pass++) {
+            if (pass == 1) {
+                int irc = w4a16_packed_interleave(&c.p);
+                CHECK(irc == (shapes[s][2] == 128 ? 0 : -1));
+                CHECK((c.p.qi != NULL) == (shapes[s][2] == 128 && shapes[s][0] >= 16));
+                if (!c.p.qi) break;
+            }
+            for (int i = 0; i < nctx; i++)
+                for (int m = 1; m <= 16; m += (shapes[s][1] > 4096 ? 7 : 1))
+                    CHECK(w4i8_mismatches(ctxs[i], &c, &c.p, m, &rel) == 0);
+        }
         w4case_free(&c);
     }
     printf("  int8 vs exact: largest |error| / sum|w.x| = %.2e\n", rel);
     struct w4case c;
     w4case_make(&c, 17, 384, 128, 1);
+    /* Row 5's weights pushed towards the sign of x (q = 15 where x > 0, 0
+     * elsewhere): every term of the change has one sign, so it is about
+     * Σ|x|·7.5·s, far beyond the int8 bound (about s·Σ|q − z|/254). */
+    w4a16_t w2;
+    CHECK(w4a16_init(&w2, 17, 384, 128) == 0);
+    memcpy(w2.qweight, c.w.qweight, 17 * 48 * 4);
+    memcpy(w2.scales, c.w.scales, 17 * 3 * 2);
+    memcpy(w2.zeros, c.w.zeros, 17 * 3);
+    for (int col = 0; col < 384; col++) w4a16_set_q(&w2, 5, col, fp16_to_f32(c.x[col]) > 0 ? 15 : 0);
     for (int i = 0; i < nctx; i++) {
         w4a16_packed_t bad;
-        CHECK(w4a16_packed_init(&bad, 17, 384, 128) == 0);
-        memcpy(bad.q, c.p.q, 17 * 192);
-        memcpy(bad.scales, c.p.scales, 17 * 3 * 2);
-        memcpy(bad.zeros, c.p.zeros, 17 * 3);
-        for (int b = 0; b < 12; b++) bad.q[5 * 192 + b] = (uint8_t)(c.p.q[5 * 192 + b] ^ 0x3C);
+        CHECK(w4a16_repack(&w2, &bad) == 0);
+        CHECK(w4i8_mismatches(ctxs[i], &c, &bad, 1, &rel) >= 1);
+        CHECK(w4a16_packed_interleave(&bad) == 0 && bad.qi != NULL);
         CHECK(w4i8_mismatches(ctxs[i], &c, &bad, 1, &rel) >= 1);
         w4a16_packed_fini(&bad);
     }
+    w4a16_fini(&w2);
     w4case_free(&c);
     for (int i = 0; i < nctx; i++) {
         CHECK(gemv_ctx_set_w4_kernel(ctxs[i], GEMV_W4_EXACT, &e) == 0);
