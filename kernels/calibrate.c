@@ -250,6 +250,7 @@ static int copies_for(double bytes, size_t llc)
 struct lin {
     gemv_ctx_t *ctx;
     int quant_fp16;          /* 0: w4a16 */
+    int interleave;          /* w4a16: also build the int8 kernel's copy */
     int n, k, m, ncopies;
     w4a16_packed_t *w4;      /* [ncopies] */
     uint16_t *wh;            /* [ncopies][n][k] */
@@ -294,9 +295,13 @@ static int lin_init(struct lin *l, int n, int k, size_t llc, uint64_t *seed)
     }
     l->w4 = calloc((size_t)l->ncopies, sizeof *l->w4);
     if (!l->w4) return -1;
+    /* The int8 kernel reads the interleaved copy, which doubles the bytes
+     * held (not those read per call). */
+    int il = l->interleave || gemv_ctx_w4_kernel(l->ctx) == GEMV_W4_INT8;
     for (int i = 0; i < l->ncopies; i++) {
         if (w4a16_packed_init(&l->w4[i], n, k, W4A16_GROUP_DEFAULT) != 0) return -1;
         fill_packed(&l->w4[i], seed);
+        if (il && w4a16_packed_interleave(&l->w4[i]) != 0) return -1;
     }
     return 0;
 }
@@ -887,6 +892,7 @@ int calibrate_bench(const calibrate_args_t *a, FILE *out, err_t *err)
         l.ctx = ctx;
         l.x = xh;
         l.y = yh;
+        l.interleave = 1;
         if (lin_init(&l, n, k, llc, &seed) != 0) {
             lin_fini(&l);
             err_set(err, ERR_RUNTIME, "out of memory");
