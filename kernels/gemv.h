@@ -102,10 +102,12 @@ gemv_ctx_t *gemv_ctx_create(int threads, int isa, err_t *err);
 void gemv_ctx_free(gemv_ctx_t *c);
 int gemv_ctx_isa(const gemv_ctx_t *c);
 int gemv_ctx_threads(const gemv_ctx_t *c);
-/* Chooses the W4A16 kernel (default exact). int8 has SIMD kernels on the
- * AVX2 (vpmaddubsw) and AVX-512 (VNNI vpdpbusd, where the CPU has it, else
- * vpmaddubsw) paths for groups that are a multiple of 128, and a portable
- * one (scalar path, other groups, other ISAs). 0, or -1 with ERR_INPUT on
+/* Chooses the W4A16 kernel (default exact). int8 has SIMD kernels for
+ * groups of 128 on the AVX2 (vpmaddubsw) and AVX-512 (VNNI vpdpbusd where
+ * the CPU has it, else vpmaddubsw) paths: on the interleaved copy where the
+ * matrix has one (w4a16_packed_interleave; both paths), else row-major
+ * (AVX-512 only). Everything else (scalar and NEON paths, other groups,
+ * AVX2 without the copy) runs a portable loop. 0, or -1 with ERR_INPUT on
  * an unknown kernel. */
 int gemv_ctx_set_w4_kernel(gemv_ctx_t *c, int kern, err_t *err);
 int gemv_ctx_w4_kernel(const gemv_ctx_t *c);
