@@ -8,7 +8,11 @@
 # ggml one, supplied by the user; nothing of it enters this repository. It
 # is built with cmake (Release, GGML_NATIVE, static) in $ANCHOR_BUILD
 # (default ${TMPDIR:-/tmp}/specsim-ggml-anchor), outside the tree, once.
-# Threads: $ANCHOR_THREADS (default 2). Without a checkout: prints SKIP.
+# Threads: $ANCHOR_THREADS (default 2); $ANCHOR_QUICK=1: fewer samples.
+# ggml's OpenMP threads spin at barriers by default; on a host shared with
+# other busy processes that made every ggml call 10-100x slower here, and
+# OMP_WAIT_POLICY=passive (passed through) is the fairer setting there.
+# Without a checkout: prints SKIP.
 set -eu
 build=${1:-build}
 src=${2:-${LLAMA_CPP:-}}
