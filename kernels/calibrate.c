@@ -855,6 +855,18 @@ static int bench_ceilings(gemv_ctx_t *ctx, size_t bytes, int quick, double *one,
 
 #define BENCH_M8 8
 
+/* A pure read of the next copy's packed nibbles (MEMBW_STREAMS streams per
+ * chunk), interleaved with the kernels: the ceiling measured the same way
+ * (median of short calls on the same bytes, same moment) as they are. */
+static int readv_call(void *arg, int copy)
+{
+    struct w4v *v = arg;
+    (void)copy;
+    int c = (*v->next)++ % v->l->ncopies;
+    membw_read_pass(v->l->ctx, v->l->w4[c].q, (size_t)v->l->n * (size_t)v->l->k / 2, MEMBW_STREAMS);
+    return 0;
+}
+
 int calibrate_bench(const calibrate_args_t *a, FILE *out, err_t *err)
 {
     static const struct { const char *what; int n, k; } shapes[] = {
@@ -875,7 +887,7 @@ int calibrate_bench(const calibrate_args_t *a, FILE *out, err_t *err)
     size_t bw_bytes = 8 * llc < ((size_t)256 << 20) ? (size_t)256 << 20 : 8 * llc;
     double c1, cm;
     if (bench_ceilings(ctx, bw_bytes, a->quick, &c1, &cm, err) != 0) goto out;
-    enum { NSH = sizeof shapes / sizeof shapes[0], NV = 4 };
+    enum { NSH = sizeof shapes / sizeof shapes[0], NV = 5 };
     double tw[NSH][NV], t16[NSH], t32[NSH];
     size_t maxk = 11008, maxn = 32000;
     float *xf = malloc(maxk * sizeof *xf), *yf = malloc(maxn * sizeof *yf);
@@ -901,9 +913,10 @@ int calibrate_bench(const calibrate_args_t *a, FILE *out, err_t *err)
         int next = 0;
         struct w4v wv[NV] = {{&l, &next, 1, GEMV_W4_EXACT}, {&l, &next, 1, GEMV_W4_INT8},
                              {&l, &next, BENCH_M8, GEMV_W4_EXACT},
-                             {&l, &next, BENCH_M8, GEMV_W4_INT8}};
+                             {&l, &next, BENCH_M8, GEMV_W4_INT8}, {&l, &next, 1, 0}};
         struct variant v[NV];
-        for (int i = 0; i < NV; i++) v[i] = (struct variant){w4v_call, &wv[i], {0}, 0};
+        for (int i = 0; i < NV; i++)
+            v[i] = (struct variant){i == NV - 1 ? readv_call : w4v_call, &wv[i], {0}, 0};
         int warm = (l.ncopies + NV - 1) / NV + 1;
         int bad = interleaved_medians(v, NV, warm, a->quick);
         lin_fini(&l);
@@ -934,20 +947,23 @@ int calibrate_bench(const calibrate_args_t *a, FILE *out, err_t *err)
     fprintf(out, "GEMV, weights rotated beyond 4x LLC, median time (W4A16 variants interleaved "
                  "call by call); GB/s counts weight bytes (g128: 0.5 B + 2.5 B per 128); %%ceil "
                  "of the highest ceiling (%.2f GB/s); exact = fp16 activations, int8 = "
-                 "activations quantised per group; x M1 = time at M=%d / time at M=1\n",
-            ceil_gbs, BENCH_M8);
-    fprintf(out, "%-24s %9s %7s %6s %9s %7s %6s %10s %5s %10s %5s %9s %9s %7s %7s\n", "shape",
-            "exact us", "GB/s", "%ceil", "int8 us", "GB/s", "%ceil", "M8 ex us", "x M1",
-            "M8 i8 us", "x M1", "f16 us", "f32 us", "vs f16", "vs f32");
+                 "activations quantised per group; x M1 = time at M=%d / time at M=1; read us = "
+                 "a %d-stream read of the same nibbles interleaved with the kernels, %%rd = read "
+                 "time / kernel time at M=1 (the ceiling measured like the kernels)\n",
+            ceil_gbs, BENCH_M8, MEMBW_STREAMS);
+    fprintf(out, "%-24s %9s %7s %6s %9s %7s %6s %10s %5s %10s %5s %8s %5s %5s %9s %9s %7s %7s\n",
+            "shape", "exact us", "GB/s", "%ceil", "int8 us", "GB/s", "%ceil", "M8 ex us", "x M1",
+            "M8 i8 us", "x M1", "read us", "%rd ex", "%rd i8", "f16 us", "f32 us", "vs f16", "vs f32");
     for (size_t s = 0; s < NSH; s++) {
         int n = shapes[s].n, k = shapes[s].k;
         double b = w4a16_bytes(n, k, W4A16_GROUP_DEFAULT);
         double ge = b / tw[s][0] / 1e9, gi = b / tw[s][1] / 1e9;
         fprintf(out, "%-24s %9.1f %7.2f %5.1f%% %9.1f %7.2f %5.1f%% %10.1f %5.2f %10.1f %5.2f "
-                     "%9.1f %9.1f %6.2fx %6.2fx\n",
+                     "%8.1f %5.0f%% %5.0f%% %9.1f %9.1f %6.2fx %6.2fx\n",
                 shapes[s].what, tw[s][0] * 1e6, ge, 100.0 * ge / ceil_gbs, tw[s][1] * 1e6, gi,
                 100.0 * gi / ceil_gbs, tw[s][2] * 1e6, tw[s][2] / tw[s][0], tw[s][3] * 1e6,
-                tw[s][3] / tw[s][1], t16[s] * 1e6, t32[s] * 1e6, t16[s] / tw[s][0],
+                tw[s][3] / tw[s][1], tw[s][4] * 1e6, 100.0 * tw[s][4] / tw[s][0],
+                100.0 * tw[s][4] / tw[s][1], t16[s] * 1e6, t32[s] * 1e6, t16[s] / tw[s][0],
                 t32[s] / tw[s][0]);
     }
     fflush(out);

@@ -88,3 +88,13 @@ double membw_read_gbs(gemv_ctx_t *c, size_t bytes, int reps, err_t *err)
 {
     return membw_read_streams_gbs(c, bytes, 1, reps, err);
 }
+
+void membw_read_pass(gemv_ctx_t *c, const void *buf, size_t bytes, int streams)
+{
+    struct membw_job j;
+    memset(&j, 0, sizeof j);
+    j.buf = buf;
+    j.words = bytes / sizeof(uint64_t);
+    j.streams = streams < 1 ? 1 : streams > MEMBW_MAX_STREAMS ? MEMBW_MAX_STREAMS : streams;
+    gemv_parallel(c, membw_part, &j, 4 * gemv_ctx_threads(c));
+}

@@ -26,6 +26,11 @@
  * each chunk of work. -1 on allocation failure or a bad stream count. */
 double membw_read_streams_gbs(gemv_ctx_t *c, size_t bytes, int streams, int reps, err_t *err);
 
+/* One read pass over buf[0..bytes) (64-byte aligned) with `streams`
+ * (1..16) streams per chunk of work, 4 chunks per thread: the same reading
+ * as the ceiling, for timing beside a kernel over the same bytes. */
+void membw_read_pass(gemv_ctx_t *c, const void *buf, size_t bytes, int streams);
+
 /* membw_read_streams_gbs with one stream per thread. */
 double membw_read_gbs(gemv_ctx_t *c, size_t bytes, int reps, err_t *err);
 
