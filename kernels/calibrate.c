@@ -37,10 +37,14 @@ void calibrate_usage(FILE *f)
 {
     fputs("usage: calibrate --device cpu|cuda --model CARD [--quant w4a16|fp16] [--out FILE]\n"
           "                 [--quick] [--threads N] [--isa auto|scalar|avx2|avx512|neon]\n"
+          "                 [--kernel exact|int8]\n"
           "       calibrate --bench [--threads N] [--isa ...] [--quick]\n"
           "Measures this machine's kernels for the LLM card CARD and writes a calibration\n"
           "table (results/calibration/, format in sim/caltable.h) to FILE or stdout.\n"
-          "--bench prints W4A16 vs fp16 vs fp32 GEMV rates side by side instead.\n"
+          "--kernel: the W4A16 kernel measured: exact (fp16 activations, the default) or\n"
+          "int8 (activations quantised to int8 per group on the fly); the table records it.\n"
+          "--bench prints W4A16 (both kernels, M = 1 and 8) vs fp16 vs fp32 GEMV rates and\n"
+          "the read ceilings (1 and several streams per thread) side by side instead.\n"
           "With --device cuda also: [--log FILE.csv] (every timed variant; default\n"
           "FILE.csv beside --out), [--reps N] (timed repetitions, default 15),\n"
           "[--warmup N] (default 3), [--max-context N] (attention, default 32768),\n"
@@ -52,7 +56,7 @@ void calibrate_usage(FILE *f)
 /* The options that take a value: the one list, so that the --version scan
  * and the parser below cannot disagree about what is a value. */
 static const char *const VALUED[] = {"--device", "--model", "--quant", "--out",
-                                     "--isa", "--log", "--reps", "--warmup",
+                                     "--isa", "--kernel", "--log", "--reps", "--warmup",
                                      "--max-context", "--threads"};
 
 int calibrate_takes_value(const char *opt)
@@ -76,6 +80,7 @@ int calibrate_parse_args(int argc, char **argv, calibrate_args_t *a, err_t *err)
     strcpy(a->device, "cpu");
     strcpy(a->quant, "w4a16");
     strcpy(a->isa, "auto");
+    strcpy(a->kernel, "exact");
     calprov_command(argc, argv, a->command, sizeof a->command);
     /* --version wins over everything else, even a bad option, so that it
      * works with any command line (a value that reads "--version" is a
@@ -95,6 +100,7 @@ int calibrate_parse_args(int argc, char **argv, calibrate_args_t *a, err_t *err)
         else if (!strcmp(o, "--quant")) rc = copy_arg(a->quant, sizeof a->quant, o, v, err);
         else if (!strcmp(o, "--out")) rc = copy_arg(a->out, sizeof a->out, o, v, err);
         else if (!strcmp(o, "--isa")) rc = copy_arg(a->isa, sizeof a->isa, o, v, err);
+        else if (!strcmp(o, "--kernel")) rc = copy_arg(a->kernel, sizeof a->kernel, o, v, err);
         else if (!strcmp(o, "--log") || !strcmp(o, "--reps") || !strcmp(o, "--warmup") ||
                  !strcmp(o, "--max-context")) {
             if (!v) return err_set(err, ERR_INPUT, "calibrate: %s needs a value", o);
@@ -121,6 +127,14 @@ int calibrate_parse_args(int argc, char **argv, calibrate_args_t *a, err_t *err)
         return err_set(err, ERR_INPUT, "calibrate: --device must be cpu or cuda, not '%s'", a->device);
     if (a->cuda_opt && strcmp(a->device, "cuda"))
         return err_set(err, ERR_INPUT, "calibrate: %s is an option of --device cuda", a->cuda_opt);
+    if (gemv_w4_kernel_from_name(a->kernel) < 0)
+        return err_set(err, ERR_INPUT, "calibrate: --kernel must be exact or int8, not '%s'",
+                       a->kernel);
+    if (strcmp(a->kernel, "exact") && strcmp(a->device, "cpu"))
+        return err_set(err, ERR_INPUT, "calibrate: --kernel %s is an option of --device cpu",
+                       a->kernel);
+    if (strcmp(a->kernel, "exact") && a->bench)
+        return err_set(err, ERR_INPUT, "calibrate: --bench measures both kernels; drop --kernel");
     if (!a->bench && !a->model[0])
         return err_set(err, ERR_INPUT, "calibrate: --model CARD is required (see --help)");
     return 0;
@@ -141,7 +155,12 @@ static gemv_ctx_t *make_ctx(const calibrate_args_t *a, err_t *err)
         err_set(err, ERR_INPUT, "calibrate: unknown --isa '%s'", a->isa);
         return NULL;
     }
-    return gemv_ctx_create(a->threads, isa, err);
+    gemv_ctx_t *c = gemv_ctx_create(a->threads, isa, err);
+    if (c && gemv_ctx_set_w4_kernel(c, gemv_w4_kernel_from_name(a->kernel), err) != 0) {
+        gemv_ctx_free(c);
+        return NULL;
+    }
+    return c;
 }
 
 /* ---- random operands -------------------------------------------------- */
@@ -231,6 +250,7 @@ static int copies_for(double bytes, size_t llc)
 struct lin {
     gemv_ctx_t *ctx;
     int quant_fp16;          /* 0: w4a16 */
+    int interleave;          /* w4a16: also build the int8 kernel's copy */
     int n, k, m, ncopies;
     w4a16_packed_t *w4;      /* [ncopies] */
     uint16_t *wh;            /* [ncopies][n][k] */
@@ -275,9 +295,13 @@ static int lin_init(struct lin *l, int n, int k, size_t llc, uint64_t *seed)
     }
     l->w4 = calloc((size_t)l->ncopies, sizeof *l->w4);
     if (!l->w4) return -1;
+    /* The int8 kernel reads the interleaved copy, which doubles the bytes
+     * held (not those read per call). */
+    int il = l->interleave || gemv_ctx_w4_kernel(l->ctx) == GEMV_W4_INT8;
     for (int i = 0; i < l->ncopies; i++) {
         if (w4a16_packed_init(&l->w4[i], n, k, W4A16_GROUP_DEFAULT) != 0) return -1;
         fill_packed(&l->w4[i], seed);
+        if (il && w4a16_packed_interleave(&l->w4[i]) != 0) return -1;
     }
     return 0;
 }
@@ -526,6 +550,9 @@ int calibrate_cpu(const calibrate_args_t *a, FILE *prog, err_t *err)
     if (!fp16 && strcmp(a->quant, "w4a16"))
         return err_set(err, ERR_INPUT, "calibrate: --quant %s: the CPU path measures w4a16 or fp16",
                        a->quant);
+    if (fp16 && strcmp(a->kernel, "exact"))
+        return err_set(err, ERR_INPUT, "calibrate: --kernel %s applies to --quant w4a16 only",
+                       a->kernel);
     char path[1024];
     if (cards_resolve_path(a->model, path, sizeof path) != 0)
         return err_set(err, ERR_INPUT, "%s: no such LLM card", a->model);
@@ -560,6 +587,9 @@ int calibrate_cpu(const calibrate_args_t *a, FILE *prog, err_t *err)
     size_t bw_bytes = a->llc_bytes ? 8 * llc : 8 * llc < ((size_t)256 << 20) ? (size_t)256 << 20 : 8 * llc;
     t.read_gbs = membw_read_gbs(ctx, bw_bytes, a->quick ? 3 : 10, err);
     if (t.read_gbs <= 0) goto out;
+    t.read_multi_gbs = membw_read_streams_gbs(ctx, bw_bytes, MEMBW_STREAMS, a->quick ? 3 : 10, err);
+    if (t.read_multi_gbs <= 0) goto out;
+    t.read_streams = MEMBW_STREAMS;
 
     int maxk = 0, maxn = 0;
     for (int i = 0; i < SHAPES_NLINEAR; i++) {
@@ -595,6 +625,7 @@ int calibrate_cpu(const calibrate_args_t *a, FILE *prog, err_t *err)
             r->op = CAL_LINEAR;
             snprintf(r->name, sizeof r->name, "%.15s", sh[s].name);
             snprintf(r->quant, sizeof r->quant, "%.15s", a->quant);
+            if (!fp16) snprintf(r->kernel, sizeof r->kernel, "%.15s", a->kernel);
             r->m = l.m;
             r->n = sh[s].n;
             r->k = sh[s].k;
@@ -644,9 +675,14 @@ int calibrate_cpu(const calibrate_args_t *a, FILE *prog, err_t *err)
     progress(prog, step, total, "read bandwidth ceiling (again)");
     double again = membw_read_gbs(ctx, bw_bytes, a->quick ? 3 : 10, err);
     if (again <= 0) goto out;
-    double before = t.read_gbs;
+    double again_m = membw_read_streams_gbs(ctx, bw_bytes, MEMBW_STREAMS, a->quick ? 3 : 10, err);
+    if (again_m <= 0) goto out;
+    double before = t.read_gbs, before_m = t.read_multi_gbs;
     if (again > t.read_gbs) t.read_gbs = again;
-    for (int i = 0; i < rs.n; i++) rs.r[i].ceiling_frac = rs.r[i].gbs / t.read_gbs;
+    if (again_m > t.read_multi_gbs) t.read_multi_gbs = again_m;
+    /* Fractions of the higher ceiling: the one a kernel can actually reach. */
+    double top = t.read_multi_gbs > t.read_gbs ? t.read_multi_gbs : t.read_gbs;
+    for (int i = 0; i < rs.n; i++) rs.r[i].ceiling_frac = rs.r[i].gbs / top;
 
     tk.ctx = ctx;
     tk.c = &card;
@@ -679,10 +715,12 @@ int calibrate_cpu(const calibrate_args_t *a, FILE *prog, err_t *err)
     if (prog) fprintf(prog, "\n");
 
     {
-        char extra[256];
-        snprintf(extra, sizeof extra, "read ceiling before/after the kernels %.2f/%.2f GB/s "
-                 "(max used); token: %d distinct layer weight sets rotated, KV cache per layer, "
-                 "RoPE omitted", before, again, tk.nsets);
+        char extra[512];
+        snprintf(extra, sizeof extra, "read ceilings before/after the kernels: 1 stream per "
+                 "thread %.2f/%.2f GB/s, %d streams per thread %.2f/%.2f GB/s (max of each "
+                 "recorded; ceiling_frac against the higher); W4A16 kernel %s; token: %d "
+                 "distinct layer weight sets rotated, KV cache per layer, RoPE omitted",
+                 before, again, MEMBW_STREAMS, before_m, again_m, a->kernel, tk.nsets);
         fill_prov(&t, a, ctx, llc, extra);
         snprintf(t.device_kind, sizeof t.device_kind, "cpu");
         snprintf(t.model, sizeof t.model, "%s", card.name);
@@ -743,6 +781,92 @@ static double bench_dense(gemv_ctx_t *ctx, int f32, int n, int k, size_t llc, co
     return t;
 }
 
+/* Several timed variants measured side by side: every round calls each
+ * variant once, so a change of machine load hits all of them alike; the
+ * result is each variant's median. Rounds continue until every variant has
+ * min_reps samples and the round total exceeds min_total. 0, or -1 if a
+ * call fails. */
+struct variant {
+    timed_fn fn;
+    void *arg;
+    double t[MAX_SAMPLES];
+    double median;
+};
+
+static int interleaved_medians(struct variant *v, int nv, int warm, int quick)
+{
+    int min_reps = quick ? 5 : 15;
+    double min_total = quick ? 0.05 : 0.5, total = 0.0;
+    for (int w = 0; w < warm; w++)
+        for (int i = 0; i < nv; i++)
+            if (v[i].fn(v[i].arg, 0) != 0) return -1;
+    int n = 0;
+    while (n < MAX_SAMPLES && (n < min_reps || total < min_total)) {
+        for (int i = 0; i < nv; i++) {
+            double t0 = now_s();
+            if (v[i].fn(v[i].arg, 0) != 0) return -1;
+            v[i].t[n] = now_s() - t0;
+            total += v[i].t[n];
+        }
+        n++;
+    }
+    for (int i = 0; i < nv; i++) {
+        qsort(v[i].t, (size_t)n, sizeof v[i].t[0], cmp_double);
+        v[i].median = n % 2 ? v[i].t[n / 2] : 0.5 * (v[i].t[n / 2 - 1] + v[i].t[n / 2]);
+    }
+    return 0;
+}
+
+/* One W4A16 variant of the bench: M rows, a kernel; all variants of a
+ * shape share one set of weight copies and one rotation, so consecutive
+ * calls never find their weights in cache. */
+struct w4v {
+    struct lin *l;
+    int *next;           /* shared rotation */
+    int m, kern;
+};
+
+static int w4v_call(void *arg, int copy)
+{
+    struct w4v *v = arg;
+    (void)copy;
+    err_t e;
+    if (gemv_ctx_set_w4_kernel(v->l->ctx, v->kern, &e) != 0) return -1;
+    v->l->m = v->m;
+    int c = (*v->next)++ % v->l->ncopies;
+    return lin_call(v->l, c);
+}
+
+/* The two read ceilings side by side (see membw.h), best of `rounds`
+ * alternations. */
+static int bench_ceilings(gemv_ctx_t *ctx, size_t bytes, int quick, double *one, double *multi,
+                          err_t *err)
+{
+    *one = *multi = 0;
+    for (int r = 0; r < 2; r++) {
+        double a = membw_read_gbs(ctx, bytes, quick ? 3 : 5, err);
+        double b = membw_read_streams_gbs(ctx, bytes, MEMBW_STREAMS, quick ? 3 : 5, err);
+        if (a <= 0 || b <= 0) return -1;
+        if (a > *one) *one = a;
+        if (b > *multi) *multi = b;
+    }
+    return 0;
+}
+
+#define BENCH_M8 8
+
+/* A pure read of the next copy's packed nibbles (MEMBW_STREAMS streams per
+ * chunk), interleaved with the kernels: the ceiling measured the same way
+ * (median of short calls on the same bytes, same moment) as they are. */
+static int readv_call(void *arg, int copy)
+{
+    struct w4v *v = arg;
+    (void)copy;
+    int c = (*v->next)++ % v->l->ncopies;
+    membw_read_pass(v->l->ctx, v->l->w4[c].q, (size_t)v->l->n * (size_t)v->l->k / 2, MEMBW_STREAMS);
+    return 0;
+}
+
 int calibrate_bench(const calibrate_args_t *a, FILE *out, err_t *err)
 {
     static const struct { const char *what; int n, k; } shapes[] = {
@@ -761,18 +885,18 @@ int calibrate_bench(const calibrate_args_t *a, FILE *out, err_t *err)
     cpu_model_name(model, sizeof model);
     load_average(load, sizeof load);
     size_t bw_bytes = 8 * llc < ((size_t)256 << 20) ? (size_t)256 << 20 : 8 * llc;
-    double ceil_gbs = membw_read_gbs(ctx, bw_bytes, a->quick ? 3 : 10, err);
-    if (ceil_gbs <= 0) goto out;
-    enum { NSH = sizeof shapes / sizeof shapes[0] };
-    double t4[NSH], t16[NSH], t32[NSH];
+    double c1, cm;
+    if (bench_ceilings(ctx, bw_bytes, a->quick, &c1, &cm, err) != 0) goto out;
+    enum { NSH = sizeof shapes / sizeof shapes[0], NV = 5 };
+    double tw[NSH][NV], t16[NSH], t32[NSH];
     size_t maxk = 11008, maxn = 32000;
     float *xf = malloc(maxk * sizeof *xf), *yf = malloc(maxn * sizeof *yf);
-    uint16_t *xh = malloc(maxk * sizeof *xh), *yh = malloc(maxn * sizeof *yh);
+    uint16_t *xh = malloc(BENCH_M8 * maxk * sizeof *xh), *yh = malloc(BENCH_M8 * maxn * sizeof *yh);
     if (!xf || !yf || !xh || !yh) {
         err_set(err, ERR_RUNTIME, "out of memory");
         goto done;
     }
-    fill_h(xh, maxk, 1.0f, &seed);
+    fill_h(xh, BENCH_M8 * maxk, 1.0f, &seed);
     for (size_t i = 0; i < maxk; i++) xf[i] = fp16_to_f32(xh[i]);
     for (size_t s = 0; s < NSH; s++) {
         int n = shapes[s].n, k = shapes[s].k;
@@ -780,39 +904,67 @@ int calibrate_bench(const calibrate_args_t *a, FILE *out, err_t *err)
         l.ctx = ctx;
         l.x = xh;
         l.y = yh;
-        l.m = 1;
+        l.interleave = 1;
         if (lin_init(&l, n, k, llc, &seed) != 0) {
             lin_fini(&l);
             err_set(err, ERR_RUNTIME, "out of memory");
             goto done;
         }
-        t4[s] = median_time(lin_call, &l, l.ncopies, a->quick);
+        int next = 0;
+        struct w4v wv[NV] = {{&l, &next, 1, GEMV_W4_EXACT}, {&l, &next, 1, GEMV_W4_INT8},
+                             {&l, &next, BENCH_M8, GEMV_W4_EXACT},
+                             {&l, &next, BENCH_M8, GEMV_W4_INT8}, {&l, &next, 1, 0}};
+        struct variant v[NV];
+        for (int i = 0; i < NV; i++)
+            v[i] = (struct variant){i == NV - 1 ? readv_call : w4v_call, &wv[i], {0}, 0};
+        int warm = (l.ncopies + NV - 1) / NV + 1;
+        int bad = interleaved_medians(v, NV, warm, a->quick);
         lin_fini(&l);
+        if (bad) {
+            err_set(err, ERR_RUNTIME, "kernel failure");
+            goto done;
+        }
+        for (int i = 0; i < NV; i++) tw[s][i] = v[i].median;
         t16[s] = bench_dense(ctx, 0, n, k, llc, xh, yh, a->quick, &seed);
         t32[s] = bench_dense(ctx, 1, n, k, llc, xf, yf, a->quick, &seed);
-        if (t4[s] <= 0 || t16[s] <= 0 || t32[s] <= 0) {
+        if (t16[s] <= 0 || t32[s] <= 0) {
             err_set(err, ERR_RUNTIME, "out of memory");
             goto done;
         }
     }
     /* The host's read rate drifts: measure again and keep the higher. */
-    double again = membw_read_gbs(ctx, bw_bytes, a->quick ? 3 : 10, err);
-    if (again <= 0) goto done;
+    double c1b, cmb;
+    if (bench_ceilings(ctx, bw_bytes, a->quick, &c1b, &cmb, err) != 0) goto done;
     fprintf(out, "== kernels: %s, %d threads, ISA %s, LLC %zu MiB, load average at start %s\n",
             model, gemv_ctx_threads(ctx), gemv_isa_name(gemv_ctx_isa(ctx)), llc >> 20, load);
-    fprintf(out, "read ceiling (STREAM-style, all threads, best pass, before/after): %.2f / %.2f GB/s\n",
-            ceil_gbs, again);
-    if (again > ceil_gbs) ceil_gbs = again;
-    fprintf(out, "GEMV M=1, weights rotated beyond 4x LLC, median time; GB/s counts weight bytes "
-                 "(W4A16 g128: 0.5 B + 2.5 B per 128)\n");
-    fprintf(out, "%-24s %9s %9s %7s %10s %10s %10s %8s %8s\n", "shape", "w4 us", "w4 GB/s",
-            "w4/ceil", "f16 us", "f32 us", "f16 GB/s", "vs f16", "vs f32");
+    fprintf(out, "read ceiling (STREAM-style, all threads, best pass, before/after): 1 stream "
+                 "per thread %.2f / %.2f GB/s; %d streams per thread %.2f / %.2f GB/s\n",
+            c1, c1b, MEMBW_STREAMS, cm, cmb);
+    double ceil_gbs = c1;
+    if (c1b > ceil_gbs) ceil_gbs = c1b;
+    if (cm > ceil_gbs) ceil_gbs = cm;
+    if (cmb > ceil_gbs) ceil_gbs = cmb;
+    fprintf(out, "GEMV, weights rotated beyond 4x LLC, median time (W4A16 variants interleaved "
+                 "call by call); GB/s counts weight bytes (g128: 0.5 B + 2.5 B per 128); %%ceil "
+                 "of the highest ceiling (%.2f GB/s); exact = fp16 activations, int8 = "
+                 "activations quantised per group; x M1 = time at M=%d / time at M=1; read us = "
+                 "a %d-stream read of the same nibbles interleaved with the kernels, %%rd = read "
+                 "time / kernel time at M=1 (the ceiling measured like the kernels)\n",
+            ceil_gbs, BENCH_M8, MEMBW_STREAMS);
+    fprintf(out, "%-24s %9s %7s %6s %9s %7s %6s %10s %5s %10s %5s %8s %5s %5s %9s %9s %7s %7s\n",
+            "shape", "exact us", "GB/s", "%ceil", "int8 us", "GB/s", "%ceil", "M8 ex us", "x M1",
+            "M8 i8 us", "x M1", "read us", "%rd ex", "%rd i8", "f16 us", "f32 us", "vs f16", "vs f32");
     for (size_t s = 0; s < NSH; s++) {
         int n = shapes[s].n, k = shapes[s].k;
-        double g4 = w4a16_bytes(n, k, W4A16_GROUP_DEFAULT) / t4[s] / 1e9;
-        fprintf(out, "%-24s %9.1f %9.2f %6.1f%% %10.1f %10.1f %10.2f %7.2fx %7.2fx\n",
-                shapes[s].what, t4[s] * 1e6, g4, 100.0 * g4 / ceil_gbs, t16[s] * 1e6, t32[s] * 1e6,
-                2.0 * n * (double)k / t16[s] / 1e9, t16[s] / t4[s], t32[s] / t4[s]);
+        double b = w4a16_bytes(n, k, W4A16_GROUP_DEFAULT);
+        double ge = b / tw[s][0] / 1e9, gi = b / tw[s][1] / 1e9;
+        fprintf(out, "%-24s %9.1f %7.2f %5.1f%% %9.1f %7.2f %5.1f%% %10.1f %5.2f %10.1f %5.2f "
+                     "%8.1f %5.0f%% %5.0f%% %9.1f %9.1f %6.2fx %6.2fx\n",
+                shapes[s].what, tw[s][0] * 1e6, ge, 100.0 * ge / ceil_gbs, tw[s][1] * 1e6, gi,
+                100.0 * gi / ceil_gbs, tw[s][2] * 1e6, tw[s][2] / tw[s][0], tw[s][3] * 1e6,
+                tw[s][3] / tw[s][1], tw[s][4] * 1e6, 100.0 * tw[s][4] / tw[s][0],
+                100.0 * tw[s][4] / tw[s][1], t16[s] * 1e6, t32[s] * 1e6, t16[s] / tw[s][0],
+                t32[s] / tw[s][0]);
     }
     fflush(out);
     rc = 0;

@@ -18,6 +18,7 @@ typedef struct calibrate_args {
     char quant[16];       /* w4a16 (default) | fp16 */
     char out[512];        /* table path; "" = stdout */
     char isa[16];         /* auto (default) | scalar | avx2 | avx512 | neon */
+    char kernel[16];      /* W4A16 kernel: exact (default) | int8 (gemv.h) */
     int threads;          /* 0 = one per online CPU */
     int quick;            /* fewer repetitions and contexts (tests, smoke runs) */
     int bench;            /* --bench: W4A16 vs fp16 vs fp32 GEMV side by side */

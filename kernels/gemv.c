@@ -1,6 +1,7 @@
 /* gemv — dispatch, thread pool, repacking and the portable path (gemv.h). */
 #include "gemv.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -37,9 +38,50 @@ int w4a16_packed_init(w4a16_packed_t *p, int n, int k, int group)
     return 0;
 }
 
+int w4a16_packed_interleave(w4a16_packed_t *p)
+{
+    if (p->group != 128) return -1;
+    int nb = p->n / 16, groups = p->k / 128;
+    if (nb == 0 || p->qi) return 0;
+    uint8_t *qi = alloc64((size_t)nb * 16 * (size_t)p->k / 2);
+    uint16_t *si = alloc64((size_t)nb * 16 * (size_t)groups * sizeof *si);
+    uint8_t *zi = alloc64((size_t)nb * 16 * (size_t)groups);
+    if (!qi || !si || !zi) {
+        free(qi);
+        free(si);
+        free(zi);
+        return -1;
+    }
+    for (int b = 0; b < nb; b++)
+        for (int j = 0; j < 16; j++) {
+            int r = 16 * b + j;
+            const uint8_t *row = p->q + (size_t)r * (size_t)p->k / 2;
+            for (int g = 0; g < groups; g++) {
+                size_t bg = (size_t)b * (size_t)groups + (size_t)g;
+                si[bg * 16 + (size_t)j] = p->scales[(size_t)r * (size_t)groups + (size_t)g];
+                zi[bg * 16 + (size_t)j] = p->zeros[(size_t)r * (size_t)groups + (size_t)g];
+                for (int i = 0; i < 16; i++)
+                    for (int e = 0; e < 4; e++) {
+                        /* q of input c in the packed row (q4_0 order, gemv.h). */
+                        int c0 = 128 * g + 8 * i + e, c1 = c0 + 4;
+                        unsigned q0 = (row[16 * (c0 / 32) + c0 % 16] >> (c0 % 32 < 16 ? 0 : 4)) & 15;
+                        unsigned q1 = (row[16 * (c1 / 32) + c1 % 16] >> (c1 % 32 < 16 ? 0 : 4)) & 15;
+                        qi[(bg * 16 + (size_t)i) * 64 + 4 * (size_t)j + (size_t)e] = (uint8_t)(q0 | q1 << 4);
+                    }
+            }
+        }
+    p->qi = qi;
+    p->si = si;
+    p->zi = zi;
+    return 0;
+}
+
 void w4a16_packed_fini(w4a16_packed_t *p)
 {
     if (!p) return;
+    free(p->qi);
+    free(p->si);
+    free(p->zi);
     free(p->q);
     free(p->scales);
     free(p->zeros);
@@ -136,8 +178,39 @@ static void scalar_axpy_f16(float a, const uint16_t *h, float *acc, int d)
     for (int i = 0; i < d; i++) acc[i] += a * fp16_to_f32(h[i]);
 }
 
+/* The portable int8 kernel (gemv.h), xq in natural order, any group: Σ q·xq
+ * and Σ xq per group are exact integers (|Σ| ≤ 15·127·group < 2^31 for any
+ * group under 2^20); the group's term s·d·(Σ q·xq − z·Σ xq) goes to fp32. */
+static void portable_w4i8(const w4a16_packed_t *w, const int8_t *xq, const float *d,
+                          const float *dsum, int m, int r0, int r1, uint16_t *y)
+{
+    (void)dsum;
+    int groups = w->k / w->group;
+    for (int r = r0; r < r1; r++) {
+        const uint8_t *q = w->q + (size_t)r * (size_t)w->k / 2;
+        for (int i = 0; i < m; i++) {
+            const int8_t *xi = xq + (size_t)i * (size_t)w->k;
+            float acc = 0.0f;
+            for (int g = 0; g < groups; g++) {
+                int32_t dot = 0, sx = 0;
+                for (int c = g * w->group; c < (g + 1) * w->group; c += 32) {
+                    const uint8_t *blk = q + c / 2;
+                    for (int j = 0; j < 16; j++) {
+                        dot += (blk[j] & 15) * xi[c + j] + (blk[j] >> 4) * xi[c + 16 + j];
+                        sx += xi[c + j] + xi[c + 16 + j];
+                    }
+                }
+                size_t gi = (size_t)r * (size_t)groups + (size_t)g;
+                float s = fp16_to_f32(w->scales[gi]) * d[(size_t)i * (size_t)groups + (size_t)g];
+                acc += s * (float)(dot - (int32_t)w->zeros[gi] * sx);
+            }
+            y[(size_t)i * (size_t)w->n + (size_t)r] = f32_to_fp16(acc);
+        }
+    }
+}
+
 const gemv_impl_t gemv_impl_scalar = {scalar_w4, scalar_f16, scalar_f32, scalar_h2f,
-                                      scalar_dot_f16, scalar_axpy_f16, NULL, NULL};
+                                      scalar_dot_f16, scalar_axpy_f16, NULL, NULL, NULL, NULL};
 
 /* ---- ISA selection ---------------------------------------------------- */
 
@@ -203,6 +276,9 @@ struct gemv_ctx {
     void *arg;
     float *xbuf;
     size_t xcap;
+    int w4k;              /* enum gemv_w4_kernel */
+    int8_t *qbuf;         /* int8 kernel: quantised activations */
+    size_t qcap;
 };
 
 static inline void cpu_relax(void)
@@ -311,11 +387,34 @@ void gemv_ctx_free(gemv_ctx_t *c)
     pthread_mutex_destroy(&c->mu);
     free(c->th);
     free(c->xbuf);
+    free(c->qbuf);
     free(c);
 }
 
 int gemv_ctx_isa(const gemv_ctx_t *c) { return c->isa; }
 int gemv_ctx_threads(const gemv_ctx_t *c) { return c->nth; }
+
+const char *gemv_w4_kernel_name(int kern)
+{
+    return kern == GEMV_W4_EXACT ? "exact" : kern == GEMV_W4_INT8 ? "int8" : "unknown";
+}
+
+int gemv_w4_kernel_from_name(const char *name)
+{
+    for (int k = 0; k < GEMV_W4_COUNT; k++)
+        if (!strcmp(name, gemv_w4_kernel_name(k))) return k;
+    return -1;
+}
+
+int gemv_ctx_set_w4_kernel(gemv_ctx_t *c, int kern, err_t *err)
+{
+    if (kern < 0 || kern >= GEMV_W4_COUNT)
+        return err_set(err, ERR_INPUT, "unknown W4A16 kernel %d (exact or int8)", kern);
+    c->w4k = kern;
+    return 0;
+}
+
+int gemv_ctx_w4_kernel(const gemv_ctx_t *c) { return c->w4k; }
 
 void gemv_parallel(gemv_ctx_t *c, void (*fn)(void *, int, int), void *arg, int nchunks)
 {
@@ -343,7 +442,10 @@ void gemv_parallel(gemv_ctx_t *c, void (*fn)(void *, int, int), void *arg, int n
 
 /* ---- GEMV entry points ------------------------------------------------ */
 
-enum { KIND_W4, KIND_F16, KIND_F32 };
+enum { KIND_W4, KIND_F16, KIND_F32, KIND_W4I8, KIND_W4I8_R16 };
+
+typedef void (*w4i8_fn)(const w4a16_packed_t *, const int8_t *, const float *, const float *,
+                        int, int, int, uint16_t *);
 
 struct gemv_job {
     const gemv_impl_t *impl;
@@ -351,17 +453,30 @@ struct gemv_job {
     const void *w;
     const float *x, *xsum;
     void *y;
+    w4i8_fn i8;           /* KIND_W4I8 */
+    const int8_t *xq;
 };
 
 /* Chunk i of nch: a contiguous slab of rows, streamed start to end. */
 static void gemv_job_run(void *arg, int i, int nch)
 {
     const struct gemv_job *j = arg;
+    if (j->kind == KIND_W4I8_R16) {
+        /* Row blocks of 16 in the interleaved copy; the last chunk also
+         * takes the n mod 16 rows outside it, with the portable kernel. */
+        const w4a16_packed_t *w = j->w;
+        int nb = j->n / 16, b0 = (int)((long long)nb * i / nch), b1 = (int)((long long)nb * (i + 1) / nch);
+        if (b0 < b1) j->impl->w4i8_r16(w, j->xq, j->x, j->xsum, j->m, b0, b1, j->y);
+        if (i == nch - 1 && 16 * nb < j->n)
+            portable_w4i8(w, j->xq, j->x, j->xsum, j->m, 16 * nb, j->n, j->y);
+        return;
+    }
     int r0 = (int)((long long)j->n * i / nch), r1 = (int)((long long)j->n * (i + 1) / nch);
     if (r0 >= r1) return;
     switch (j->kind) {
     case KIND_W4: j->impl->w4(j->w, j->x, j->xsum, j->m, r0, r1, j->y); break;
     case KIND_F16: j->impl->f16(j->w, j->n, j->k, j->x, j->m, r0, r1, j->y); break;
+    case KIND_W4I8: j->i8(j->w, j->xq, j->x, j->xsum, j->m, r0, r1, j->y); break;
     default: j->impl->f32(j->w, j->n, j->k, j->x, j->m, r0, r1, j->y); break;
     }
 }
@@ -391,8 +506,82 @@ static float *activations(gemv_ctx_t *c, const uint16_t *x, size_t count, size_t
     return c->xbuf;
 }
 
+/* Quantises one group of g fp32 activations (gemv.h: d = max|x|/127, xq =
+ * round(x/d), ties to even) into out, in natural or split order
+ * (gemv_impl.h); returns d and Σ xq. Written as plain loops the compiler
+ * vectorises (this runs on one thread before the parallel part: a scalar
+ * version with lrintf cost more than the M = 8 product itself). Rounding:
+ * adding and subtracting 1.5·2^23 rounds to an integer, ties to even, for
+ * |v| < 2^22 (here |v| ≤ 127). */
+static float quant_group(const float *x, int g, int split, int8_t *tmp, int8_t *out,
+                         int32_t *sum)
+{
+    float amax = 0.0f;
+    for (int e = 0; e < g; e++) {
+        float a = x[e] < 0.0f ? -x[e] : x[e];
+        amax = a > amax ? a : amax;
+    }
+    float d = amax / 127.0f, inv = amax > 0.0f ? 127.0f / amax : 0.0f;
+    const float magic = 12582912.0f;
+    int32_t s = 0;
+    int8_t *dst = split ? tmp : out;
+    for (int e = 0; e < g; e++) {
+        float v = (x[e] * inv + magic) - magic;
+        int iv = (int)v;
+        s += iv;
+        dst[e] = (int8_t)iv;
+    }
+    if (split)   /* 16-byte chunk c of each 128 holds inputs 16c..16c+15 */
+        for (int b = 0; b < g; b += 128)
+            for (int c = 0; c < 8; c++)
+                memcpy(out + b + 16 * ((c % 2) * 4 + c / 2), tmp + b + 16 * c, 16);
+    *sum = s;
+    return d;
+}
+
+/* The int8 kernel: x to fp32, quantised per group, then the path's kernel. */
+static int gemv_w4a16_int8(gemv_ctx_t *c, const w4a16_packed_t *w, const uint16_t *x, int m,
+                           uint16_t *y)
+{
+    int groups = w->k / w->group;
+    size_t count = (size_t)m * (size_t)w->k, ng = (size_t)m * (size_t)groups;
+    size_t nsc = (ng + 15) & ~(size_t)15;
+    float *xf = activations(c, x, count, 2 * nsc);
+    if (!xf) return -1;
+    if (count > c->qcap) {
+        int8_t *nb = alloc64(count);
+        if (!nb) return -1;
+        free(c->qbuf);
+        c->qbuf = nb;
+        c->qcap = count;
+    }
+    float *d = xf + count, *dsum = d + nsc;
+    int r16 = w->qi && c->impl->w4i8_r16;
+    w4i8_fn fn = c->impl->w4i8 && w->group == 128 ? c->impl->w4i8 : portable_w4i8;
+    int split = !r16 && fn != portable_w4i8;
+    int8_t tmp[128];
+    for (size_t gi = 0; gi < ng; gi++) {
+        int32_t sum;
+        d[gi] = quant_group(xf + gi * (size_t)w->group, w->group, split, tmp,
+                            c->qbuf + gi * (size_t)w->group, &sum);
+        dsum[gi] = d[gi] * (float)sum;
+    }
+    struct gemv_job j = {c->impl, r16 ? KIND_W4I8_R16 : KIND_W4I8, w->n, w->k, m, w, d, dsum,
+                         y, fn, c->qbuf};
+    if (r16) {
+        /* Chunks of whole row blocks: two per thread (a block is 16 rows). */
+        int nch = 2 * c->nth, nb = w->n / 16;
+        if (nch > nb) nch = nb;
+        gemv_parallel(c, gemv_job_run, &j, nch < 1 ? 1 : nch);
+    } else {
+        run_job(c, &j);
+    }
+    return 0;
+}
+
 int gemv_w4a16(gemv_ctx_t *c, const w4a16_packed_t *w, const uint16_t *x, int m, uint16_t *y)
 {
+    if (c->w4k == GEMV_W4_INT8) return gemv_w4a16_int8(c, w, x, m, y);
     int groups = w->k / w->group;
     size_t count = (size_t)m * (size_t)w->k;
     /* Scratch: x in fp32, Σx per group, and room for a path-specific
@@ -410,7 +599,7 @@ int gemv_w4a16(gemv_ctx_t *c, const w4a16_packed_t *w, const uint16_t *x, int m,
     }
     const float *xuse = xf;
     if (c->impl->w4_xperm && c->impl->w4_xperm(xf, m, w->k, w->group, xp)) xuse = xp;
-    struct gemv_job j = {c->impl, KIND_W4, w->n, w->k, m, w, xuse, xsum, y};
+    struct gemv_job j = {c->impl, KIND_W4, w->n, w->k, m, w, xuse, xsum, y, NULL, NULL};
     run_job(c, &j);
     return 0;
 }
@@ -420,14 +609,14 @@ int gemv_f16(gemv_ctx_t *c, const uint16_t *w, int n, int k, const uint16_t *x, 
 {
     const float *xf = activations(c, x, (size_t)m * (size_t)k, 0);
     if (!xf) return -1;
-    struct gemv_job j = {c->impl, KIND_F16, n, k, m, w, xf, NULL, y};
+    struct gemv_job j = {c->impl, KIND_F16, n, k, m, w, xf, NULL, y, NULL, NULL};
     run_job(c, &j);
     return 0;
 }
 
 int gemv_f32(gemv_ctx_t *c, const float *w, int n, int k, const float *x, int m, float *y)
 {
-    struct gemv_job j = {c->impl, KIND_F32, n, k, m, w, x, NULL, y};
+    struct gemv_job j = {c->impl, KIND_F32, n, k, m, w, x, NULL, y, NULL, NULL};
     run_job(c, &j);
     return 0;
 }

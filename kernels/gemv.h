@@ -26,6 +26,17 @@ typedef struct w4a16_packed {
                              byte j = q(32b+j) | q(32b+16+j) << 4 */
     uint16_t *scales;     /* [n][k/group] fp16 bits */
     uint8_t *zeros;       /* [n][k/group] 0..15 */
+    /* Optional second copy for the int8 kernel (w4a16_packed_interleave;
+     * NULL otherwise): rows in blocks of 16, each block one sequential
+     * stream. Block b, group g (of 128), step i (8 inputs): 64 bytes, byte
+     * 4j + e = q(16b + j, 128g + 8i + e) | q(16b + j, 128g + 8i + 4 + e) << 4
+     * (j = row in block, e = 0..3), so the low nibbles of one 64-byte load
+     * give 16 rows × 4 inputs (one u8×s8 dot step against 4 activations
+     * broadcast) and the high nibbles the next 4. si/zi: [block][g][16]. The
+     * n mod 16 last rows are not in it. */
+    uint8_t *qi;
+    uint16_t *si;
+    uint8_t *zi;
 } w4a16_packed_t;
 
 /* Allocates an uninitialised packed matrix (64-byte aligned arrays). 0, or
@@ -33,6 +44,11 @@ typedef struct w4a16_packed {
  * no memory. The caller owns it: w4a16_packed_fini. */
 int w4a16_packed_init(w4a16_packed_t *p, int n, int k, int group);
 void w4a16_packed_fini(w4a16_packed_t *p);
+/* Adds the interleaved copy (qi/si/zi) from q/scales/zeros: 0, or -1 when
+ * out of memory or the group is not 128 (then nothing changes). Rows
+ * 16·⌊n/16⌋.. stay in q only; n < 16 adds nothing. Doubles the weight bytes
+ * held; only the int8 kernel reads the copy (and w4a16_packed_fini frees it). */
+int w4a16_packed_interleave(w4a16_packed_t *p);
 /* Reference layout → kernel layout (allocates *out). 0 or -1 as above. */
 int w4a16_repack(const w4a16_t *w, w4a16_packed_t *out);
 /* Bytes the packed matrix occupies (zeros take a byte each here, so this is
@@ -55,6 +71,28 @@ const char *gemv_isa_name(int isa);
 /* The path GEMV_ISA_AUTO picks here: the widest available. */
 int gemv_isa_best(void);
 
+/* The W4A16 kernels a context can run (gemv_ctx_set_w4_kernel).
+ *
+ * exact: fp16 activations converted to fp32, every product q·x exact, fp32
+ *   accumulation — the reference (w4a16_gemm_ref) up to summation order.
+ * int8: the activations are quantised per weight group (per row of x and
+ *   group of `group` inputs) on the fly, as CPU edge runtimes do for 4-bit
+ *   weights: d = max|x|/127, xq = round(x/d) in −127..127 (d = 0 and xq = 0
+ *   for an all-zero group). Then, per group, Σ q·xq and Σ xq are exact
+ *   integers and y = Σ_g s·d·(Σ q·xq − z·Σ xq) in fp32. Against the exact
+ *   product the error is at most Σ_g s·Σ_k |q − z|·|x − d·xq| ≤
+ *   Σ_g s·(d/2)·Σ_k |q − z| plus fp32 rounding (tests/kernels/test_gemv.c
+ *   asserts that bound; docs/design.md states typical sizes). */
+enum gemv_w4_kernel {
+    GEMV_W4_EXACT = 0,
+    GEMV_W4_INT8,
+    GEMV_W4_COUNT
+};
+
+const char *gemv_w4_kernel_name(int kern);
+/* The kernel of that name ("exact", "int8"), or -1. */
+int gemv_w4_kernel_from_name(const char *name);
+
 typedef struct gemv_ctx gemv_ctx_t;
 
 /* threads ≤ 0: one per online CPU. isa: GEMV_ISA_AUTO or a specific path
@@ -64,6 +102,15 @@ gemv_ctx_t *gemv_ctx_create(int threads, int isa, err_t *err);
 void gemv_ctx_free(gemv_ctx_t *c);
 int gemv_ctx_isa(const gemv_ctx_t *c);
 int gemv_ctx_threads(const gemv_ctx_t *c);
+/* Chooses the W4A16 kernel (default exact). int8 has SIMD kernels for
+ * groups of 128 on the AVX2 (vpmaddubsw) and AVX-512 (VNNI vpdpbusd where
+ * the CPU has it, else vpmaddubsw) paths: on the interleaved copy where the
+ * matrix has one (w4a16_packed_interleave; both paths), else row-major
+ * (AVX-512 only). Everything else (scalar and NEON paths, other groups,
+ * AVX2 without the copy) runs a portable loop. 0, or -1 with ERR_INPUT on
+ * an unknown kernel. */
+int gemv_ctx_set_w4_kernel(gemv_ctx_t *c, int kern, err_t *err);
+int gemv_ctx_w4_kernel(const gemv_ctx_t *c);
 
 /* y[m][n] = x[m][k] · W^T. fp16 activations and output, fp32 accumulation.
  * 0, or -1 when scratch memory cannot be grown. */

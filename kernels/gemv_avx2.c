@@ -28,6 +28,7 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #include <math.h>
+#include <string.h>
 
 #include "gemv_impl.h"
 
@@ -222,6 +223,88 @@ static void w4_rows(const w4a16_packed_t *w, const float *x, const float *xsum, 
     }
 }
 
+/* The int8 kernel on the interleaved copy (gemv.h, w4a16_packed_t.qi;
+ * see gemv_avx512.c for the scheme): one 64-byte step of a 16-row block is
+ * two 32-byte halves of 8 rows. Per half and activation row vpmaddubsw
+ * multiplies the low nibbles by 4 activations broadcast and the high ones
+ * by the next 4 (u8×s8 pairs; 4 products ≤ 4·15·127 cannot overflow the
+ * 16-bit sum), vpmaddwd by ones widens to one dword per row. Per group the
+ * dwords are converted once and scaled (s·d), and −s·z·(d·Σxq) added. */
+#define I8_PF 8192
+
+AI void w4i8r16_block(const w4a16_packed_t *w, const int8_t *xq, const float *d,
+                      const float *dsum, int b, const int T, uint16_t *y)
+{
+    const int groups = w->k / 128, k = w->k;
+    const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
+    __m256 acc[TMAX][2];
+    const uint8_t *q = w->qi + (size_t)b * 8 * (size_t)k;
+    const uint16_t *si = w->si + (size_t)b * 16 * (size_t)groups;
+    const uint8_t *zi = w->zi + (size_t)b * 16 * (size_t)groups;
+    for (int t = 0; t < T; t++) acc[t][0] = acc[t][1] = _mm256_setzero_ps();
+    for (int g = 0; g < groups; g++) {
+        const uint8_t *qg = q + (size_t)g * 1024;
+        __m256i p[TMAX][2];
+        for (int t = 0; t < T; t++) p[t][0] = p[t][1] = _mm256_setzero_si256();
+        for (int i = 0; i < 16; i++) {
+            _mm_prefetch((const char *)qg + 64 * i + I8_PF, _MM_HINT_T0);
+            for (int h = 0; h < 2; h++) {
+                __m256i v = _mm256_load_si256((const __m256i *)(qg + 64 * i + 32 * h));
+                __m256i lo = _mm256_and_si256(v, m4);
+                __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+                for (int t = 0; t < T; t++) {
+                    const int8_t *xt = xq + (size_t)t * (size_t)k + (size_t)g * 128 + 8 * i;
+                    int32_t x0, x1;
+                    memcpy(&x0, xt, 4);
+                    memcpy(&x1, xt + 4, 4);
+                    __m256i s16 = _mm256_add_epi16(_mm256_maddubs_epi16(lo, _mm256_set1_epi32(x0)),
+                                                   _mm256_maddubs_epi16(hi, _mm256_set1_epi32(x1)));
+                    p[t][h] = _mm256_add_epi32(p[t][h], _mm256_madd_epi16(s16, ones));
+                }
+            }
+        }
+        for (int h = 0; h < 2; h++) {
+            __m256 sv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(si + (size_t)g * 16 + 8 * h)));
+            __m256 zs = _mm256_mul_ps(sv, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(
+                                              _mm_loadl_epi64((const __m128i *)(zi + (size_t)g * 16 + 8 * h)))));
+            for (int t = 0; t < T; t++) {
+                size_t tg = (size_t)t * (size_t)groups + (size_t)g;
+                acc[t][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p[t][h]),
+                                            _mm256_mul_ps(sv, _mm256_set1_ps(d[tg])), acc[t][h]);
+                acc[t][h] = _mm256_fnmadd_ps(zs, _mm256_set1_ps(dsum[tg]), acc[t][h]);
+            }
+        }
+    }
+    for (int t = 0; t < T; t++)
+        for (int h = 0; h < 2; h++)
+            _mm_storeu_si128((__m128i *)(y + (size_t)t * (size_t)w->n + 16 * (size_t)b + 8 * h),
+                             _mm256_cvtps_ph(acc[t][h], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
+/* Tiles of up to 4 activation rows: 4·2 accumulators and 4·2 dot sums stay
+ * in the 16 registers. */
+#define I8_TMAX 4
+
+static void w4i8_r16(const w4a16_packed_t *w, const int8_t *xq, const float *d,
+                     const float *dsum, int m, int b0, int b1, uint16_t *y)
+{
+    int groups = w->k / 128;
+    for (int m0 = 0; m0 < m; m0 += I8_TMAX) {
+        int T = m - m0 < I8_TMAX ? m - m0 : I8_TMAX;
+        const int8_t *xt = xq + (size_t)m0 * (size_t)w->k;
+        const float *dt = d + (size_t)m0 * (size_t)groups, *st = dsum + (size_t)m0 * (size_t)groups;
+        uint16_t *yt = y + (size_t)m0 * (size_t)w->n;
+        for (int b = b0; b < b1; b++) {
+            switch (T) {
+            case 1: w4i8r16_block(w, xt, dt, st, b, 1, yt); break;
+            case 2: w4i8r16_block(w, xt, dt, st, b, 2, yt); break;
+            case 3: w4i8r16_block(w, xt, dt, st, b, 3, yt); break;
+            default: w4i8r16_block(w, xt, dt, st, b, 4, yt); break;
+            }
+        }
+    }
+}
+
 /* Dense tiles: 32 inputs per main step (4 vectors), then 8, then scalar. */
 #define DENSE_TILE(NAME, WT, LOADW, SCALARW)                                                  \
     AI void NAME(const WT *w, int k, const float *x, const int T, float *out)                 \
@@ -380,7 +463,7 @@ static void attn_head(const float *q, const uint16_t *k, const uint16_t *v, size
     }
 }
 
-const gemv_impl_t gemv_impl_avx2 = {w4_rows, f16_rows, f32_rows, h2f, dot_f16, axpy_f16, attn_head, w4_xperm};
+const gemv_impl_t gemv_impl_avx2 = {w4_rows, f16_rows, f32_rows, h2f, dot_f16, axpy_f16, attn_head, w4_xperm, NULL, w4i8_r16};
 
 #else
 typedef int gemv_avx2_empty_unit;

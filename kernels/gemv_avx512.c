@@ -29,6 +29,7 @@
 #include <immintrin.h>
 #include <math.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "gemv_impl.h"
 
@@ -254,6 +255,242 @@ static void w4_rows(const w4a16_packed_t *w, const float *x, const float *xsum, 
     }
 }
 
+/* ---- int8 kernel (gemv.h: activations quantised to int8 per group) ------
+ *
+ * Per 128 inputs of a weight row one 64-byte load; AND gives the low
+ * nibbles (inputs 32b..32b+15 of each 16-byte lane b), shift + AND the high
+ * ones, and x arrives in that split order (gemv_impl.h), so two u8×s8 dot
+ * steps per activation row sum 4 products into each dword lane exactly.
+ * With VNNI that is vpdpbusd; without, vpmaddubsw (pairs, ≤ 2·15·127, no
+ * saturation) + vpmaddwd by ones. Per group the integer lanes are converted
+ * once and scaled by s·d; the zero term −z·s·(d·Σxq) is one short vector
+ * dot per row after the loop (w4i8_corr). I8_R weight rows are streamed at
+ * once: several sequential streams per core keep more lines in flight than
+ * one (see kernels/membw.h), which is what the M = 1 rate was short of. */
+#define I8_PF 8192
+
+AI float w4i8_corr(const uint16_t *sc, const uint8_t *zp, const float *dsum, int groups)
+{
+    __m512 a = _mm512_setzero_ps();
+    for (int g = 0; g < groups; g += 16) {
+        __mmask16 mk = groups - g >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (groups - g)) - 1u);
+        __m512 s = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mk, sc + g));
+        __m512 z = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(mk, zp + g)));
+        a = _mm512_fmadd_ps(_mm512_mul_ps(s, z), _mm512_maskz_loadu_ps(mk, dsum + g), a);
+    }
+    return _mm512_reduce_add_ps(a);
+}
+
+#define DOT_MADDUBS(acc, u, s8)                                                              \
+    _mm512_add_epi32((acc), _mm512_madd_epi16(_mm512_maddubs_epi16((u), (s8)),              \
+                                              _mm512_set1_epi16(1)))
+#define DOT_VNNI(acc, u, s8) _mm512_dpbusd_epi32((acc), (u), (s8))
+
+/* Rows rb..rb+nr−1 (nr ≤ R) for T activation rows, groups of 128 (one
+ * 64-byte load per row and group); out[r·TMAX + t]. The integer dot of a
+ * group is a temporary, so only R·T fp32 accumulators stay in registers. */
+#define W4I8_BLOCK(NAME, ATTR, DOT)                                                          \
+    ATTR AI void NAME(const w4a16_packed_t *w, const int8_t *xq, const float *d,              \
+                      const float *dsum, int rb, int nr, const int R, const int T, float *out) \
+    {                                                                                        \
+        const int groups = w->k / 128, k = w->k;                                            \
+        const __m512i m4 = _mm512_set1_epi8(0x0F);                                          \
+        __m512 acc[4][TMAX];                                                                 \
+        const uint8_t *q[4];                                                                 \
+        const uint16_t *sc[4];                                                               \
+        _Pragma("GCC unroll 4") for (int r = 0; r < R; r++) {                                \
+            int row = rb + (r < nr ? r : 0);                                                 \
+            q[r] = w->q + (size_t)row * (size_t)k / 2;                                       \
+            sc[r] = w->scales + (size_t)row * (size_t)groups;                                \
+            _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) acc[r][t] = _mm512_setzero_ps(); \
+        }                                                                                    \
+        for (int g = 0; g < groups; g++) {                                                   \
+            __m512 dv[TMAX];                                                                 \
+            _Pragma("GCC unroll 8") for (int t = 0; t < T; t++)                              \
+                dv[t] = _mm512_set1_ps(d[(size_t)t * (size_t)groups + (size_t)g]);           \
+            _Pragma("GCC unroll 4") for (int r = 0; r < R; r++) {                            \
+                const uint8_t *qb = q[r] + (size_t)g * 64;                                   \
+                _mm_prefetch((const char *)qb + I8_PF, _MM_HINT_T0);                         \
+                __m512i v = _mm512_loadu_si512((const void *)qb);                            \
+                __m512i lo = _mm512_and_si512(v, m4);                                        \
+                __m512i hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);                  \
+                __m512 vs = _mm512_set1_ps(_cvtsh_ss(sc[r][g]));                             \
+                _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) {                        \
+                    const int8_t *xt = xq + (size_t)t * (size_t)k + (size_t)g * 128;         \
+                    __m512i p = DOT(_mm512_setzero_si512(), lo,                              \
+                                    _mm512_loadu_si512((const void *)xt));                   \
+                    p = DOT(p, hi, _mm512_loadu_si512((const void *)(xt + 64)));             \
+                    acc[r][t] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(p), dv[t]), vs, \
+                                                acc[r][t]);                                  \
+                }                                                                            \
+            }                                                                                \
+        }                                                                                    \
+        for (int r = 0; r < nr; r++) {                                                       \
+            size_t ro = (size_t)(rb + r) * (size_t)groups;                                   \
+            for (int t = 0; t < T; t++)                                                      \
+                out[r * TMAX + t] = _mm512_reduce_add_ps(acc[r][t]) -                        \
+                                    w4i8_corr(w->scales + ro, w->zeros + ro,                 \
+                                              dsum + (size_t)t * (size_t)groups, groups);    \
+        }                                                                                    \
+    }
+
+/* Weight rows in flight per tile of T activation rows: 4 streams while the
+ * accumulators fit the 32 registers (R·T ≤ 16). */
+#define I8_R(T) ((T) <= 4 ? 4 : 2)
+
+#define W4I8_ROWS(NAME, BLOCK, ATTR)                                                         \
+    ATTR static void NAME(const w4a16_packed_t *w, const int8_t *xq, const float *d,         \
+                          const float *dsum, int m, int r0, int r1, uint16_t *y)             \
+    {                                                                                        \
+        int groups = w->k / 128;                                                             \
+        for (int m0 = 0; m0 < m; m0 += TMAX) {                                               \
+            int T = m - m0 < TMAX ? m - m0 : TMAX, R = I8_R(T);                              \
+            const int8_t *xt = xq + (size_t)m0 * (size_t)w->k;                               \
+            const float *dt = d + (size_t)m0 * (size_t)groups, *st = dsum + (size_t)m0 * (size_t)groups; \
+            for (int rb = r0; rb < r1; rb += R) {                                            \
+                int nr = r1 - rb < R ? r1 - rb : R;                                          \
+                float out[4 * TMAX];                                                         \
+                switch (T) {                                                                 \
+                case 1: BLOCK(w, xt, dt, st, rb, nr, I8_R(1), 1, out); break;                \
+                case 2: BLOCK(w, xt, dt, st, rb, nr, I8_R(2), 2, out); break;                \
+                case 3: BLOCK(w, xt, dt, st, rb, nr, I8_R(3), 3, out); break;                \
+                case 4: BLOCK(w, xt, dt, st, rb, nr, I8_R(4), 4, out); break;                \
+                case 5: BLOCK(w, xt, dt, st, rb, nr, I8_R(5), 5, out); break;                \
+                case 6: BLOCK(w, xt, dt, st, rb, nr, I8_R(6), 6, out); break;                \
+                case 7: BLOCK(w, xt, dt, st, rb, nr, I8_R(7), 7, out); break;                \
+                default: BLOCK(w, xt, dt, st, rb, nr, I8_R(8), 8, out); break;               \
+                }                                                                            \
+                for (int r = 0; r < nr; r++)                                                 \
+                    for (int t = 0; t < T; t++)                                              \
+                        y[(size_t)(m0 + t) * (size_t)w->n + (size_t)(rb + r)] = to_h(out[r * TMAX + t]); \
+            }                                                                                \
+        }                                                                                    \
+    }
+
+#define NO_ATTR
+#define VNNI_ATTR __attribute__((target("avx512vnni")))
+W4I8_BLOCK(w4i8_block_bw, NO_ATTR, DOT_MADDUBS)
+W4I8_ROWS(w4i8_rows_bw, w4i8_block_bw, NO_ATTR)
+W4I8_BLOCK(w4i8_block_vnni, VNNI_ATTR, DOT_VNNI)
+W4I8_ROWS(w4i8_rows_vnni, w4i8_block_vnni, VNNI_ATTR)
+
+/* The int8 kernel on the interleaved copy (w4a16_packed_t.qi): the 16
+ * lanes of a vector are 16 weight rows, so per 64-byte load the low nibbles
+ * meet 4 activations broadcast (one dot step for 16 rows × 4 inputs) and
+ * the high nibbles the next 4; the per-group scale, s·d and the zero term
+ * −s·z·(d·Σxq) then cost 4 vector ops per 16 rows × 128 inputs instead of
+ * per row (the row-major int8 kernel above pays them per row, which kept it
+ * at M = 8 near the fp32 kernel's time). Each block of 16 rows is one
+ * sequential stream; I8B blocks are walked at once for more streams. Two
+ * dot chains per activation row (low / high nibbles) halve the dependency
+ * chain of a group. y takes 16 consecutive outputs per store. */
+#define W4I8R16_BLOCK(NAME, ATTR, DOT)                                                       \
+    ATTR AI void NAME(const w4a16_packed_t *w, const int8_t *xq, const float *d,              \
+                      const float *dsum, int b, int nbk, const int NB, const int T, uint16_t *y) \
+    {                                                                                        \
+        const int groups = w->k / 128, k = w->k;                                            \
+        const __m512i m4 = _mm512_set1_epi8(0x0F);                                          \
+        __m512 acc[4][TMAX];                                                                 \
+        const uint8_t *q[4];                                                                 \
+        const uint16_t *si[4];                                                               \
+        const uint8_t *zi[4];                                                                \
+        _Pragma("GCC unroll 4") for (int bi = 0; bi < NB; bi++) {                            \
+            size_t blk = (size_t)(b + (bi < nbk ? bi : 0));                                  \
+            q[bi] = w->qi + blk * 8 * (size_t)k;                                             \
+            si[bi] = w->si + blk * 16 * (size_t)groups;                                      \
+            zi[bi] = w->zi + blk * 16 * (size_t)groups;                                      \
+            _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) acc[bi][t] = _mm512_setzero_ps(); \
+        }                                                                                    \
+        for (int g = 0; g < groups; g++) {                                                   \
+            _Pragma("GCC unroll 4") for (int bi = 0; bi < NB; bi++) {                        \
+                const uint8_t *qg = q[bi] + (size_t)g * 1024;                                \
+                __m512i pa[TMAX], pb[TMAX];                                                  \
+                _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) {                        \
+                    pa[t] = _mm512_setzero_si512();                                          \
+                    pb[t] = _mm512_setzero_si512();                                          \
+                }                                                                            \
+                _Pragma("GCC unroll 16") for (int i = 0; i < 16; i++) {                      \
+                    _mm_prefetch((const char *)qg + 64 * i + I8_PF, _MM_HINT_T0);            \
+                    __m512i v = _mm512_load_si512((const void *)(qg + 64 * i));              \
+                    __m512i lo = _mm512_and_si512(v, m4);                                    \
+                    __m512i hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);              \
+                    _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) {                    \
+                        const int8_t *xt = xq + (size_t)t * (size_t)k + (size_t)g * 128 + 8 * i; \
+                        int32_t x0, x1;                                                      \
+                        memcpy(&x0, xt, 4);                                                  \
+                        memcpy(&x1, xt + 4, 4);                                              \
+                        pa[t] = DOT(pa[t], lo, _mm512_set1_epi32(x0));                       \
+                        pb[t] = DOT(pb[t], hi, _mm512_set1_epi32(x1));                       \
+                    }                                                                        \
+                }                                                                            \
+                __m512 sv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(si[bi] + (size_t)g * 16))); \
+                __m512 zs = _mm512_mul_ps(sv, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(       \
+                                                  _mm_loadu_si128((const __m128i *)(zi[bi] + (size_t)g * 16))))); \
+                _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) {                        \
+                    size_t tg = (size_t)t * (size_t)groups + (size_t)g;                      \
+                    __m512 f = _mm512_cvtepi32_ps(_mm512_add_epi32(pa[t], pb[t]));           \
+                    acc[bi][t] = _mm512_fmadd_ps(f, _mm512_mul_ps(sv, _mm512_set1_ps(d[tg])), acc[bi][t]); \
+                    acc[bi][t] = _mm512_fnmadd_ps(zs, _mm512_set1_ps(dsum[tg]), acc[bi][t]); \
+                }                                                                            \
+            }                                                                                \
+        }                                                                                    \
+        for (int bi = 0; bi < nbk; bi++)                                                     \
+            for (int t = 0; t < T; t++)                                                      \
+                _mm256_storeu_si256((__m256i *)(y + (size_t)t * (size_t)w->n + 16 * (size_t)(b + bi)), \
+                                    _mm512_cvtps_ph(acc[bi][t], _MM_FROUND_TO_NEAREST_INT |  \
+                                                                    _MM_FROUND_NO_EXC));     \
+    }
+
+/* Row blocks walked at once per tile of T activation rows (registers:
+ * NB·T accumulators + 2·T dot chains). */
+#define I8B(T) ((T) <= 4 ? 4 : 1)
+
+#define W4I8R16_ROWS(NAME, BLOCK, ATTR)                                                      \
+    ATTR static void NAME(const w4a16_packed_t *w, const int8_t *xq, const float *d,         \
+                          const float *dsum, int m, int b0, int b1, uint16_t *y)             \
+    {                                                                                        \
+        int groups = w->k / 128;                                                             \
+        for (int m0 = 0; m0 < m; m0 += TMAX) {                                               \
+            int T = m - m0 < TMAX ? m - m0 : TMAX, NB = I8B(T);                              \
+            const int8_t *xt = xq + (size_t)m0 * (size_t)w->k;                               \
+            const float *dt = d + (size_t)m0 * (size_t)groups, *st = dsum + (size_t)m0 * (size_t)groups; \
+            uint16_t *yt = y + (size_t)m0 * (size_t)w->n;                                    \
+            for (int b = b0; b < b1; b += NB) {                                              \
+                int nbk = b1 - b < NB ? b1 - b : NB;                                         \
+                switch (T) {                                                                 \
+                case 1: BLOCK(w, xt, dt, st, b, nbk, I8B(1), 1, yt); break;                  \
+                case 2: BLOCK(w, xt, dt, st, b, nbk, I8B(2), 2, yt); break;                  \
+                case 3: BLOCK(w, xt, dt, st, b, nbk, I8B(3), 3, yt); break;                  \
+                case 4: BLOCK(w, xt, dt, st, b, nbk, I8B(4), 4, yt); break;                  \
+                case 5: BLOCK(w, xt, dt, st, b, nbk, I8B(5), 5, yt); break;                  \
+                case 6: BLOCK(w, xt, dt, st, b, nbk, I8B(6), 6, yt); break;                  \
+                case 7: BLOCK(w, xt, dt, st, b, nbk, I8B(7), 7, yt); break;                  \
+                default: BLOCK(w, xt, dt, st, b, nbk, I8B(8), 8, yt); break;                 \
+                }                                                                            \
+            }                                                                                \
+        }                                                                                    \
+    }
+
+W4I8R16_BLOCK(w4i8r16_block_bw, NO_ATTR, DOT_MADDUBS)
+W4I8R16_ROWS(w4i8r16_rows_bw, w4i8r16_block_bw, NO_ATTR)
+W4I8R16_BLOCK(w4i8r16_block_vnni, VNNI_ATTR, DOT_VNNI)
+W4I8R16_ROWS(w4i8r16_rows_vnni, w4i8r16_block_vnni, VNNI_ATTR)
+
+static void w4i8_r16(const w4a16_packed_t *w, const int8_t *xq, const float *d,
+                     const float *dsum, int m, int b0, int b1, uint16_t *y)
+{
+    if (__builtin_cpu_supports("avx512vnni")) w4i8r16_rows_vnni(w, xq, d, dsum, m, b0, b1, y);
+    else w4i8r16_rows_bw(w, xq, d, dsum, m, b0, b1, y);
+}
+
+/* VNNI where the CPU has it (checked once per call: cheap, cached by libgcc). */
+static void w4i8_rows(const w4a16_packed_t *w, const int8_t *xq, const float *d,
+                      const float *dsum, int m, int r0, int r1, uint16_t *y)
+{
+    if (__builtin_cpu_supports("avx512vnni")) w4i8_rows_vnni(w, xq, d, dsum, m, r0, r1, y);
+    else w4i8_rows_bw(w, xq, d, dsum, m, r0, r1, y);
+}
+
 /* Dense tiles: LOADW(ptr, count-mask) yields 16 fp32 weights. 64 inputs per
  * main step (4 vectors), then 16 at a time, then one masked step. */
 #define DENSE_TILE(NAME, WT, LOADW, LOADW_MASK)                                               \
@@ -445,7 +682,7 @@ static void attn_head(const float *q, const uint16_t *k, const uint16_t *v, size
 }
 
 const gemv_impl_t gemv_impl_avx512 = {w4_rows, f16_rows, f32_rows, h2f, dot_f16, axpy_f16, attn_head,
-                                      w4_xperm};
+                                      w4_xperm, w4i8_rows, w4i8_r16};
 
 #else
 typedef int gemv_avx512_empty_unit;

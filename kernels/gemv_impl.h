@@ -29,6 +29,19 @@ typedef struct gemv_impl {
     /* NULL, or: writes into xp the activations [m][k] in the order the
      * path's w4 kernel wants and returns 1, or returns 0 (use x as is). */
     int (*w4_xperm)(const float *x, int m, int k, int group, float *xp);
+    /* The int8 kernel (see gemv.h), NULL where the path has none (then the
+     * portable one runs). Called only for groups of 128 (the default),
+     * with xq [m][k] in the split order: in each block of 128 inputs, first
+     * inputs 32b..32b+15 for b = 0..3, then 32b+16..32b+31 — the order the
+     * low and the high nibbles of 64 packed bytes hold. d [m][groups] per
+     * group scales; dsum [m][groups] = d·Σ xq. */
+    void (*w4i8)(const w4a16_packed_t *w, const int8_t *xq, const float *d, const float *dsum,
+                 int m, int r0, int r1, uint16_t *y);
+    /* The int8 kernel on the interleaved copy (w4a16_packed_t.qi), NULL
+     * where not written: row blocks [b0, b1) of 16 rows; xq [m][k] in
+     * natural order; d, dsum as for w4i8. */
+    void (*w4i8_r16)(const w4a16_packed_t *w, const int8_t *xq, const float *d,
+                     const float *dsum, int m, int b0, int b1, uint16_t *y);
 } gemv_impl_t;
 
 extern const gemv_impl_t gemv_impl_scalar;

@@ -21,9 +21,15 @@
  *     read_gbs: 21.3        # measured read bandwidth, GB/s (1e9 B/s)
  *     copy_gbs: 18.0        # optional (GPU: device-to-device copy)
  *     fp16_tflops: 0.0      # optional (GPU: large FP16 GEMM)
+ *     read_multi_gbs: 31.5  # optional (CPU): read bandwidth with read_streams
+ *     read_streams: 4       # sequential streams per thread; older tables
+ *                           # lack both (read_gbs is one stream per thread)
  *   ops:                    # one flow mapping per measured shape
  *     - {op: linear, name: qkv, quant: w4a16, m: 1, n: 12288, k: 4096,
- *        time_s: 1.23e-4, gbs: 20.1, gflops: 0.82, ceiling_frac: 0.94}
+ *        time_s: 1.23e-4, gbs: 20.1, gflops: 0.82, ceiling_frac: 0.94,
+ *        kernel: exact}     # optional: the CPU W4A16 kernel measured, exact
+ *                           # (fp16 activations) or int8 (activations
+ *                           # quantised to int8 per group); absent = exact
  *     - {op: attention, q: 5, context: 1024, heads: 32, kv_heads: 32,
  *        head_dim: 128, batch: 1, time_s: ..., gbs: ..., gflops: ...}
  *     - {op: token, m: 1, context: 0, time_s: ...}   # one whole forward step
@@ -64,6 +70,7 @@ typedef struct caltable_row {
     enum caltable_op op;
     char name[32];      /* linear: qkv, o, gate_up, down, lm_head */
     char quant[16];     /* linear: precision of the weights */
+    char kernel[16];    /* linear: CPU W4A16 kernel, "exact" or "int8" ("" = not recorded) */
     int m, n, k;        /* linear: tokens, output rows, input width; token: m */
     int q, context;     /* attention, token: new tokens per sequence, KV
                            length (token rows: the reader sets q = m / batch) */
@@ -87,6 +94,8 @@ typedef struct caltable {
     char notes[1024];       /* provenance.notes (optional) */
     char specsim_version[128]; /* provenance.specsim_version (optional) */
     double read_gbs, copy_gbs, fp16_tflops;
+    double read_multi_gbs;  /* ceilings.read_multi_gbs (optional; 0 = absent) */
+    double read_streams;    /* ceilings.read_streams: streams per thread (0 = absent) */
     int model_line, model_column;  /* where model and quant were read */
     int quant_line, quant_column;  /* (1-based; 0 = not read), for messages */
     caltable_row_t *rows;   /* owned */

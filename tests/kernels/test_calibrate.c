@@ -12,6 +12,7 @@
 #include "caltable.h"
 #include "check.h"
 #include "gemv.h"
+#include "membw.h"
 #include "shapes.h"
 
 #ifdef __SANITIZE_ADDRESS__
@@ -122,7 +123,7 @@ static void test_table_reads_back(void)
 }
 
 /* A 2-layer toy model through the whole driver (--quick). */
-static void test_quick_run(void)
+static void quick_run(const char *kernel)
 {
     char card[] = "/tmp/specsim-test-card-XXXXXX";
     int fd = mkstemp(card);
@@ -133,10 +134,11 @@ static void test_quick_run(void)
     fclose(f);
     char out[] = "/tmp/specsim-test-table-XXXXXX";
     close(mkstemp(out));
-    char *argv[] = {"calibrate", "--device", "cpu", "--model", card, "--quick", "--out", out};
+    char *argv[] = {"calibrate", "--device", "cpu", "--model", card, "--quick", "--out", out,
+                    "--kernel", (char *)kernel};
     calibrate_args_t a;
     err_t e;
-    CHECK(calibrate_parse_args(8, argv, &a, &e) == 0);
+    CHECK(calibrate_parse_args(10, argv, &a, &e) == 0);
     a.llc_bytes = (size_t)1 << 20;   /* rotate 4 MiB per shape, not 4× the real LLC */
     int rc = calibrate_cpu(&a, NULL, &e);
     if (rc) printf("  %s\n", e.msg);
@@ -147,7 +149,8 @@ static void test_quick_run(void)
     CHECK(rc == 0);
     if (rc == 0) {
         CHECK_STR(t.model, "toy");
-        CHECK(t.read_gbs > 0);
+        CHECK(t.read_gbs > 0 && t.read_multi_gbs > 0 && t.read_streams == MEMBW_STREAMS);
+        double top = t.read_multi_gbs > t.read_gbs ? t.read_multi_gbs : t.read_gbs;
         /* 5 shapes × 5 M, attention at context 512, tokens at 0 and 512. */
         CHECK(t.nrows == 25 + 1 + 2);
         int lin = 0, tok = 0;
@@ -159,7 +162,8 @@ static void test_quick_run(void)
                 double bytes = w4a16_bytes(r->n, r->k, 128) + 2.0 * r->m * (r->k + r->n);
                 CHECK_REL(r->gbs, bytes / r->time_s / 1e9, 1e-4);
                 CHECK_REL(r->gflops, 2.0 * r->m * r->n * r->k / r->time_s / 1e9, 1e-4);
-                CHECK_REL(r->ceiling_frac, r->gbs / t.read_gbs, 1e-3);
+                CHECK_REL(r->ceiling_frac, r->gbs / top, 1e-3);
+                CHECK_STR(r->kernel, kernel);
             }
             tok += r->op == CAL_TOKEN;
         }
@@ -170,6 +174,14 @@ static void test_quick_run(void)
     }
     unlink(card);
     unlink(out);
+}
+
+/* A 2-layer toy model through the whole driver (--quick), with each W4A16
+ * kernel: the table records the kernel on every linear row. */
+static void test_quick_run(void)
+{
+    quick_run("exact");
+    quick_run("int8");
 }
 
 /* A card whose first weight matrix cannot be allocated: qkv of hidden 2^20,
@@ -231,6 +243,21 @@ static void test_args(void)
           strstr(e.msg, "--no-token") != NULL);
     char *nov[] = {"calibrate", "--device", "cuda", "--model", "m.yaml", "--reps"};
     CHECK(calibrate_parse_args(6, nov, &a, &e) == -1 && e.code == ERR_INPUT);
+    /* --kernel: exact by default; an unknown kernel, int8 with --bench (which
+     * measures both) or with the CUDA device is refused, naming it; int8
+     * with fp16 weights is refused by the CPU driver. */
+    CHECK(calibrate_parse_args(7, ok, &a, &e) == 0 && !strcmp(a.kernel, "exact"));
+    char *k4[] = {"calibrate", "--model", "m.yaml", "--kernel", "int4"};
+    CHECK(calibrate_parse_args(5, k4, &a, &e) == -1 && e.code == ERR_INPUT &&
+          strstr(e.msg, "int4") != NULL);
+    char *kb[] = {"calibrate", "--bench", "--kernel", "int8"};
+    CHECK(calibrate_parse_args(4, kb, &a, &e) == -1 && e.code == ERR_INPUT);
+    char *kc[] = {"calibrate", "--device", "cuda", "--model", "m.yaml", "--kernel", "int8"};
+    CHECK(calibrate_parse_args(7, kc, &a, &e) == -1 && e.code == ERR_INPUT);
+    char *kf[] = {"calibrate", "--model", "models/llm/tinyllama-1.1b.yaml", "--quant", "fp16",
+                  "--kernel", "int8"};
+    CHECK(calibrate_parse_args(7, kf, &a, &e) == 0 && !strcmp(a.kernel, "int8"));
+    CHECK(calibrate_cpu(&a, NULL, &e) == -1 && e.code == ERR_INPUT && strstr(e.msg, "--kernel"));
 }
 
 int main(void)

@@ -92,6 +92,13 @@ static void test_membw(void)
     if (!c) return;
     double g = membw_read_gbs(c, (size_t)8 << 20, 2, &e);
     CHECK(g > 0.01 && g < 1e4);   /* a read rate, in GB/s, of any real machine */
+    /* Several streams per thread, on a buffer that does not split evenly
+     * into them (the remainder loop runs); a stream count outside 1..16 is
+     * refused. */
+    double gm = membw_read_streams_gbs(c, ((size_t)8 << 20) + 4096 + 8, MEMBW_STREAMS, 2, &e);
+    CHECK(gm > 0.01 && gm < 1e4);
+    CHECK(membw_read_streams_gbs(c, (size_t)1 << 20, 0, 1, &e) < 0 && e.code == ERR_INPUT);
+    CHECK(membw_read_streams_gbs(c, (size_t)1 << 20, 17, 1, &e) < 0 && e.code == ERR_INPUT);
     gemv_ctx_free(c);
 }
 

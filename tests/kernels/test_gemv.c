@@ -192,6 +192,120 @@ static void test_tolerance_detects_corruption(void)
     w4case_free(&c);
 }
 
+/* The int8 kernel (gemv.h) against the exact reference. Independently of
+ * the kernel, per (row of x, group): d = max|x|/127 and xq = round(x/d), so
+ * |x − d·xq| ≤ d·(1/2 + 2^−16) (the 2^−16 covers the fp32 rounding of d and
+ * x/d, |x/d| ≤ 127). Hence |y_int8 − y_exact| ≤ Σ_g s·d·(1/2 + 2^−16)·Σ_k
+ * |q − z| = Q, plus the fp32 rounding of both sums, each at most
+ * 2(K + g)·u·B with B = Σ_g s·Σ_k (q + z)·(|x| + d) (magnitudes summed by
+ * either), plus one fp16 ulp. Also returns the largest |error| relative to
+ * the row's Σ|w·x| through *rel, to state the typical size. */
+static double w4i8_worst;   /* largest |error| / tolerance seen on good weights */
+
+static int w4i8_mismatches(gemv_ctx_t *ctx, const struct w4case *c, const w4a16_packed_t *p,
+                           int m, double *rel)
+{
+    int n = c->w.n, k = c->w.k, group = c->w.group, groups = k / group, bad = 0;
+    uint16_t *y = malloc((size_t)m * n * 2);
+    CHECK(gemv_w4a16(ctx, p, c->x, m, y) == 0);
+    for (int i = 0; i < m; i++)
+        for (int r = 0; r < n; r++) {
+            double qerr = 0, b = 0, mag = 0;
+            for (int g = 0; g < groups; g++) {
+                double s = fp16_to_f32(c->w.scales[r * groups + g]), amax = 0;
+                int z = c->w.zeros[r * groups + g];
+                for (int e = 0; e < group; e++)
+                    amax = fmax(amax, fabs(fp16_to_f32(c->x[i * k + g * group + e])));
+                double d = amax / 127.0, sq = 0, sb = 0;
+                for (int e = 0; e < group; e++) {
+                    int col = g * group + e, q = (int)w4a16_get_q(&c->w, r, col);
+                    double xa = fabs(fp16_to_f32(c->x[i * k + col]));
+                    sq += abs(q - z);
+                    sb += (q + z) * (xa + d);
+                    mag += s * abs(q - z) * xa;
+                }
+                qerr += s * d * (0.5 + 0x1p-16) * sq;
+                b += s * sb;
+            }
+            double delta = qerr + 4.0 * (k + group) * 0x1p-24 * b;
+            double ref = fp16_to_f32(c->yref[i * n + r]), got = fp16_to_f32(y[i * n + r]);
+            double tol = delta + ulp16(fabs(ref) + delta);
+            if (mag > 0 && fabs(got - ref) / mag > *rel) *rel = fabs(got - ref) / mag;
+            if (fabs(got - ref) / tol > w4i8_worst) w4i8_worst = fabs(got - ref) / tol;
+            if (!(fabs(got - ref) <= tol)) {
+                if (bad < 3)
+                    printf("  int8 %s m=%d/%d n=%d k=%d row %d: %.9g vs ref %.9g (tol %.3g)\n",
+                           gemv_isa_name(gemv_ctx_isa(ctx)), i, m, n, k, r, got, ref, tol);
+                bad++;
+            }
+        }
+    free(y);
+    return bad;
+}
+
+/* Every path with the int8 kernel chosen: groups of 128 (the SIMD kernels,
+ * row-major and on the interleaved copy) and 32, 64, 256 (the portable one),
+ * M = 1..16, N not a multiple of the rows or row blocks streamed at once,
+ * a long K; then a corrupted weight is caught in either layout. */
+static void test_w4a16_int8(void)
+{
+    static const int shapes[][3] = {{1, 384, 128}, {17, 640, 128}, {7, 512, 256},
+                                    {5, 11008, 128}, {3, 192, 64}, {17, 96, 32},
+                                    {80, 384, 128}, {35, 11008, 128}};
+    double rel = 0;
+    err_t e;
+    for (int i = 0; i < nctx; i++) CHECK(gemv_ctx_set_w4_kernel(ctxs[i], GEMV_W4_INT8, &e) == 0);
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        struct w4case c;
+        w4case_make(&c, shapes[s][0], shapes[s][1], shapes[s][2], 16);
+        /* Row-major copy only, then with the interleaved copy (group 128:
+         * the blocks of 16 rows and the n mod 16 rows left out of them). */
+        for (int pass = 0; pass < 2; pass++) {
+            if (pass == 1) {
+                int irc = w4a16_packed_interleave(&c.p);
+                CHECK(irc == (shapes[s][2] == 128 ? 0 : -1));
+                CHECK((c.p.qi != NULL) == (shapes[s][2] == 128 && shapes[s][0] >= 16));
+                if (!c.p.qi) break;
+            }
+            for (int i = 0; i < nctx; i++)
+                for (int m = 1; m <= 16; m += (shapes[s][1] > 4096 ? 7 : 1))
+                    CHECK(w4i8_mismatches(ctxs[i], &c, &c.p, m, &rel) == 0);
+        }
+        w4case_free(&c);
+    }
+    printf("  int8 vs exact: largest |error| / sum|w.x| = %.2e, / tolerance = %.2f\n", rel,
+           w4i8_worst);
+    struct w4case c;
+    w4case_make(&c, 17, 384, 128, 1);
+    /* Row 5's weights pushed towards the sign of x (q = 15 where x > 0, 0
+     * elsewhere): every term of the change has one sign, so it is about
+     * Σ|x|·7.5·s, far beyond the int8 bound (about s·Σ|q − z|/254). */
+    w4a16_t w2;
+    CHECK(w4a16_init(&w2, 17, 384, 128) == 0);
+    memcpy(w2.qweight, c.w.qweight, 17 * 48 * 4);
+    memcpy(w2.scales, c.w.scales, 17 * 3 * 2);
+    memcpy(w2.zeros, c.w.zeros, 17 * 3);
+    for (int col = 0; col < 384; col++) w4a16_set_q(&w2, 5, col, fp16_to_f32(c.x[col]) > 0 ? 15 : 0);
+    for (int i = 0; i < nctx; i++) {
+        w4a16_packed_t bad;
+        CHECK(w4a16_repack(&w2, &bad) == 0);
+        CHECK(w4i8_mismatches(ctxs[i], &c, &bad, 1, &rel) >= 1);
+        CHECK(w4a16_packed_interleave(&bad) == 0 && bad.qi != NULL);
+        CHECK(w4i8_mismatches(ctxs[i], &c, &bad, 1, &rel) >= 1);
+        w4a16_packed_fini(&bad);
+    }
+    w4a16_fini(&w2);
+    w4case_free(&c);
+    for (int i = 0; i < nctx; i++) {
+        CHECK(gemv_ctx_set_w4_kernel(ctxs[i], GEMV_W4_EXACT, &e) == 0);
+        CHECK(gemv_ctx_w4_kernel(ctxs[i]) == GEMV_W4_EXACT);
+    }
+    CHECK(gemv_ctx_set_w4_kernel(ctxs[0], GEMV_W4_COUNT, &e) == -1 && e.code == ERR_INPUT);
+    CHECK(gemv_w4_kernel_from_name("int8") == GEMV_W4_INT8 &&
+          gemv_w4_kernel_from_name("exact") == GEMV_W4_EXACT &&
+          gemv_w4_kernel_from_name("int4") == -1);
+}
+
 static void dense_case(int n, int k, int m)
 {
     uint16_t *wh = malloc((size_t)n * k * 2), *xh = malloc((size_t)m * k * 2);
@@ -274,6 +388,7 @@ int main(void)
     RUN(test_w4a16_big_n);
     RUN(test_w4a16_long_k);
     RUN(test_tolerance_detects_corruption);
+    RUN(test_w4a16_int8);
     RUN(test_dense);
     RUN(test_parallel_chunks);
     for (int i = 0; i < nctx; i++) gemv_ctx_free(ctxs[i]);

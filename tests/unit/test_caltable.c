@@ -20,6 +20,7 @@ static void row_eq(const caltable_row_t *a, const caltable_row_t *b)
     CHECK(a->op == b->op);
     CHECK_STR(a->name, b->name);
     CHECK_STR(a->quant, b->quant);
+    CHECK_STR(a->kernel, b->kernel);
     CHECK(a->m == b->m && a->n == b->n && a->k == b->k);
     CHECK(a->q == b->q && a->context == b->context);
     CHECK(a->heads == b->heads && a->kv_heads == b->kv_heads);
@@ -44,9 +45,12 @@ static void test_round_trip(void)
     snprintf(t.quant, sizeof t.quant, "w4a16");
     t.read_gbs = 21.3;
     t.fp16_tflops = 1.0 / 3.0;
+    t.read_multi_gbs = 23.7;
+    t.read_streams = 4;
     caltable_row_t rows[5] = {
-        {.op = CAL_LINEAR, .name = "qkv", .quant = "w4a16", .m = 1, .n = 12288, .k = 4096,
-         .time_s = 1.23e-3, .gbs = 20.1, .gflops = 0.82, .ceiling_frac = 0.94},
+        {.op = CAL_LINEAR, .name = "qkv", .quant = "w4a16", .kernel = "int8", .m = 1,
+         .n = 12288, .k = 4096, .time_s = 1.23e-3, .gbs = 20.1, .gflops = 0.82,
+         .ceiling_frac = 0.94},
         {.op = CAL_LINEAR, .name = "lm_head", .m = 16, .n = 32000, .k = 4096,
          .time_s = 0.1 + 0.2, .gbs = 0, .gflops = 1e300},
         {.op = CAL_ATTENTION, .q = 5, .context = 1024, .heads = 32, .kv_heads = 8,
@@ -82,6 +86,7 @@ static void test_round_trip(void)
     CHECK_STR(r.model, t.model);
     CHECK_STR(r.quant, t.quant);
     CHECK(r.read_gbs == t.read_gbs && r.copy_gbs == 0 && r.fp16_tflops == t.fp16_tflops);
+    CHECK(r.read_multi_gbs == t.read_multi_gbs && r.read_streams == t.read_streams);
     CHECK(r.nrows == 5);
     for (int i = 0; i < 5 && i < r.nrows; i++) {
         row_eq(&r.rows[i], &rows[i]);
@@ -299,6 +304,16 @@ static void test_time_floors(void)
              "ops:\n"
              "  - {op: linear, name: qkv, m: 64, n: 512, k: 256, time_s: 8.3e-3}\n");
     check_text(text, 7, 5, "ops.0.time_s", "1.67772e+07 flops at ceilings.fp16_tflops");
+    /* A multi-stream read ceiling above the one-stream one is the bound:
+     * 262144 bytes at 20 GB/s take 13.1 us, so 13.0 us passes and 6.5 us
+     * (under half of it) does not. */
+    const char *multi = "ceilings: {read_gbs: 10, read_multi_gbs: 20, read_streams: 4}\n";
+    snprintf(text, sizeof text, HEAD "%sops:\n"
+             "  - {op: linear, name: qkv, m: 1, n: 512, k: 256, time_s: 13.0e-6}\n", multi);
+    check_text(text, 0, 0, NULL, NULL);
+    snprintf(text, sizeof text, HEAD "%sops:\n"
+             "  - {op: linear, name: qkv, m: 1, n: 512, k: 256, time_s: 6.5e-6}\n", multi);
+    check_text(text, 7, 5, "ops.0.time_s", "262144 bytes at ceilings.read_multi_gbs 20 GB/s");
     /* 1e-300 s: refused with ceilings and without. */
     snprintf(text, sizeof text, HEAD "%sops:\n"
              "  - {op: token, m: 1, context: 0, time_s: 1e-300}\n", ceil);
@@ -367,6 +382,12 @@ static void test_malformed_tables(void)
     /* A row's quantisation that does not exist: the value is pointed at. */
     check_bad(7, "  - {op: linear, name: qkv, quant: int3, m: 1, n: 512, k: 256, time_s: 1.0e-6}",
               7, "int3", "ops.0.quant", "expected fp32");
+    /* A kernel name the CPU driver does not write. */
+    check_bad(7, "  - {op: linear, name: qkv, kernel: int4, m: 1, n: 512, k: 256, time_s: 1.0e-6}",
+              7, "int4", "ops.0.kernel", "expected exact or int8");
+    /* A key of linear rows only. */
+    check_bad(8, "  - {op: token, m: 1, context: 0, kernel: int8, time_s: 2.0e-3}", 8,
+              "kernel", "ops.1.kernel", "not a key of a token row");
     /* A quantisation that does not exist. */
     check_bad(5, "quant: int3", 5, "int3", "quant", "expected fp32");
     /* Unterminated flow mapping: a YAML syntax error, still file:line:col. */
