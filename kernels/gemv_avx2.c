@@ -11,7 +11,8 @@
  * (AND, convert, FMA) against 3.5 for the older decode (w4_tile: two byte
  * shuffles per 32 weights spread bytes over dwords, then AND / shift,
  * convert, FMA), and op count is what bounds AVX2 here: the loop is
- * compute-bound, not memory-bound. Measured on this 2-core Zen 5 (AVX2 path, 2 threads, M = 1,
+ * compute-bound, not memory-bound. Measured on a 2-core Zen 5, an earlier
+ * development machine (AVX2 path, 2 threads, M = 1,
  * g128, weights from DRAM, `calibrate --bench --isa avx2`): w4_tile 24–25
  * GB/s; in-place decode 28.6; group of 128 as a compile-time constant (the
  * two 64-input steps unroll) 30.3 (4096×4096 at M = 2: 452 → 407 µs,

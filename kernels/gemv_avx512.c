@@ -6,8 +6,9 @@
  * widen); each nibble becomes its weight through a 16-entry table
  * lut[i] = (i − z)·s with one vpermps (which reads only the low 4 index bits:
  * the low nibble needs no mask) — exactly the reference's (q − z)·s. Each
- * decoded vector feeds up to 8 activation rows (tile T). Measured on this
- * Zen 5 (2 cores, M = 1, 11008×4096 from DRAM): widen + (q·s − z·s) 32 GB/s,
+ * decoded vector feeds up to 8 activation rows (tile T). Measured on a
+ * 2-core Zen 5, an earlier development machine (M = 1, 11008×4096 from
+ * DRAM): widen + (q·s − z·s) 32 GB/s,
  * convert + Σq·x per group 33.5 GB/s, table 39 GB/s. For M ≥ 4 the limit was
  * re-streaming x from L2 for every weight row; w4_rows therefore walks K in
  * chunks whose activations stay in L1 across a block of 8 rows (M = 8,
