@@ -269,6 +269,13 @@ static int row_point(const char *line, uint64_t *point)
     return 0;
 }
 
+/* 1 when the line just read (n bytes) holds a NUL byte: C string handling
+ * would cut the row there (losing its newline), so such a file is refused. */
+static int has_nul(const char *line, ssize_t n)
+{
+    return memchr(line, 0, (size_t)n) != NULL;
+}
+
 static int check_sidecar(const char *csv, const char *expect, err_t *err)
 {
     char side[PATH_ROOM];
@@ -322,6 +329,11 @@ int sweepfile_resume(const char *csv, const char *sidecar, const char *header,
         lineno++;
         if (line[n - 1] != '\n') break;  /* torn tail: truncated below */
         uint64_t p;
+        if (has_nul(line, n)) {
+            rc = err_set(err, ERR_INPUT, "%s:%ld: cannot resume: a NUL byte in "
+                         "the row", csv, lineno);
+            goto out;
+        }
         if (row_point(line, &p) != 0 || p >= total || p % sn != si) {
             rc = err_set(err, ERR_INPUT, "%s:%ld: cannot resume: not a row of "
                          "this sweep%s", csv, lineno,
@@ -421,6 +433,8 @@ static int merge_part(merge_state_t *m, const char *part, const char *first,
     rc = 0;
     if (n <= 0 || line[n - 1] != '\n') {
         rc = err_set(err, ERR_INPUT, "%s:1: no header", part);
+    } else if (has_nul(line, n)) {
+        rc = err_set(err, ERR_INPUT, "%s:1: a NUL byte in the header", part);
     } else if (!m->header) {
         m->header = strdup(line);
         if (!m->header) rc = err_set(err, ERR_RUNTIME, "out of memory");
@@ -432,7 +446,10 @@ static int merge_part(merge_state_t *m, const char *part, const char *first,
         lineno++;
         if (line[n - 1] != '\n') break;   /* torn tail of a killed shard */
         uint64_t p;
-        if (row_point(line, &p) != 0 || p >= m->total) {
+        if (has_nul(line, n)) {
+            rc = err_set(err, ERR_INPUT, "%s:%ld: a NUL byte in the row", part,
+                         lineno);
+        } else if (row_point(line, &p) != 0 || p >= m->total) {
             rc = err_set(err, ERR_INPUT, "%s:%ld: not a row of this sweep", part,
                          lineno);
         } else if (m->rows[p]) {

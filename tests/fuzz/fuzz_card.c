@@ -1,0 +1,53 @@
+/* fuzz_card — the hardware and model card reader (sim/cards.h).
+ *
+ * The input is a card file; it is read as an LLM card and as a hardware
+ * card. A card that loads must come back unchanged through cards_write_*
+ * (the header's promise: what it writes reads back to the same card).
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cards.h"
+#include "fuzz.h"
+
+/* Writes the card with `write` into a file beside the input; the path goes
+ * to out. */
+static void write_back(int (*write)(FILE *, const void *), const void *card,
+                       char *out, size_t outsz)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    if (!m || write(m, card) != 0 || fclose(m) != 0) fuzz_fail("cannot write a card", NULL);
+    fuzz_write_file("back.yaml", text, len, out, outsz);
+    free(text);
+}
+
+static int write_llm(FILE *f, const void *c) { return cards_write_llm(f, c, 0); }
+static int write_hw(FILE *f, const void *c) { return cards_write_hw(f, c, 0); }
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char path[4096], back[4096];
+    fuzz_write_file("card.yaml", data, size, path, sizeof path);
+    err_t err;
+    llm_card_t m, m2;
+    if (cards_load_llm_file(path, &m, &err) == 0) {
+        write_back(write_llm, &m, back, sizeof back);
+        if (cards_load_llm_file(back, &m2, &err) != 0)
+            fuzz_fail("an LLM card written back does not load", err.msg);
+        if (memcmp(&m, &m2, sizeof m) != 0)
+            fuzz_fail("an LLM card written back reads differently", NULL);
+    }
+    hw_card_t h, h2;
+    if (cards_load_hw_file(path, &h, &err) == 0) {
+        write_back(write_hw, &h, back, sizeof back);
+        if (cards_load_hw_file(back, &h2, &err) != 0)
+            fuzz_fail("a hardware card written back does not load", err.msg);
+        if (memcmp(&h, &h2, sizeof h) != 0)
+            fuzz_fail("a hardware card written back reads differently", NULL);
+    }
+    return 0;
+}
