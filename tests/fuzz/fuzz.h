@@ -33,6 +33,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  * everything in it at exit). Aborts when it cannot be created. */
 const char *fuzz_tmpdir(void);
 
+/* Empties the temporary directory: every input starts from the same state
+ * whatever the inputs before it left there. */
+void fuzz_reset(void);
+
 /* Writes data[0..n) to fuzz_tmpdir()/name, replacing it; the path is written
  * into out (size outsz). Aborts on an I/O error (a broken sandbox, not an
  * input problem). */

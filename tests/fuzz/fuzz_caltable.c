@@ -46,6 +46,7 @@ static const char *differs(const caltable_t *a, const caltable_t *b)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    fuzz_reset();
     char path[4096], back[4096];
     fuzz_write_file("table.yaml", data, size, path, sizeof path);
     caltable_t t, t2;

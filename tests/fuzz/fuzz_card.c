@@ -30,6 +30,7 @@ static int write_hw(FILE *f, const void *c) { return cards_write_hw(f, c, 0); }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    fuzz_reset();
     char path[4096], back[4096];
     fuzz_write_file("card.yaml", data, size, path, sizeof path);
     err_t err;

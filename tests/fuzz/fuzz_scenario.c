@@ -94,6 +94,7 @@ static void round_trip(const scenario_t *s, const char *path)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    fuzz_reset();
     size_t yaml_len, sets_len;
     const char *sets;
     fuzz_split((const char *)data, size, "#--set", &yaml_len, &sets, &sets_len);

@@ -66,6 +66,7 @@ static char *read_all(const char *path)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    fuzz_reset();
     const char *seg[MAX_PARTS + 1];
     size_t len[MAX_PARTS + 1];
     int nseg = 0;

@@ -46,6 +46,18 @@ static void remove_tmpdir(void)
     if (g_tmp[0]) nftw(g_tmp, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+static int remove_inside(const char *path, const struct stat *st, int flag,
+                         struct FTW *ftw)
+{
+    return ftw->level > 0 ? remove_one(path, st, flag, ftw) : 0;
+}
+
+void fuzz_reset(void)
+{
+    if (nftw(fuzz_tmpdir(), remove_inside, 16, FTW_DEPTH | FTW_PHYS) != 0)
+        fuzz_fail("cannot empty the temporary directory", g_tmp);
+}
+
 const char *fuzz_tmpdir(void)
 {
     if (g_tmp[0]) return g_tmp;
