@@ -556,13 +556,28 @@ static int plain_safe(const char *s)
     return 1;
 }
 
-int keytab_write_string(FILE *f, const char *s)
+/* The escape for a Unicode line break that YAML would fold into a space in
+ * a quoted scalar (NEL U+0085, LS U+2028, PS U+2029, as UTF-8 at p), or
+ * NULL; *len = its length in bytes. */
+static const char *line_break_escape(const unsigned char *p, int *len)
 {
-    if (plain_safe(s)) return fputs(s, f) < 0 ? -1 : 0;
+    *len = p[0] == 0xc2 ? 2 : 3;
+    if (p[0] == 0xc2 && p[1] == 0x85) return "\\N";
+    if (p[0] == 0xe2 && p[1] == 0x80 && p[2] == 0xa8) return "\\L";
+    if (p[0] == 0xe2 && p[1] == 0x80 && p[2] == 0xa9) return "\\P";
+    return NULL;
+}
+
+int keytab_write_quoted(FILE *f, const char *s)
+{
     if (fputc('"', f) == EOF) return -1;
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        int rc;
-        if (*p == '"' || *p == '\\') rc = fprintf(f, "\\%c", *p);
+        int rc, len;
+        const char *esc = line_break_escape(p, &len);
+        if (esc) {
+            rc = fputs(esc, f);
+            p += len - 1;
+        } else if (*p == '"' || *p == '\\') rc = fprintf(f, "\\%c", *p);
         else if (*p == '\n') rc = fputs("\\n", f);
         else if (*p == '\t') rc = fputs("\\t", f);
         else if (*p < 0x20 || *p == 0x7f) rc = fprintf(f, "\\x%02x", *p);
@@ -570,6 +585,12 @@ int keytab_write_string(FILE *f, const char *s)
         if (rc < 0) return -1;
     }
     return fputc('"', f) == EOF ? -1 : 0;
+}
+
+int keytab_write_string(FILE *f, const char *s)
+{
+    if (plain_safe(s)) return fputs(s, f) < 0 ? -1 : 0;
+    return keytab_write_quoted(f, s);
 }
 
 static int write_quantity(FILE *f, double v, enum unit_kind unit)
