@@ -12,6 +12,9 @@
 #   kernels/cuda/*.cu  -> libkernels_cuda.a when nvcc exists
 #   tests/unit/test_*.c, tests/kernels/test_*.c -> one test binary each
 #   tests/cli/*.sh     shell tests run by tests/run.sh
+#   tests/fuzz/fuzz_*.c fuzz targets (tests/fuzz/fuzz.h): linked in every
+#                      build with a replay main() for `make test`, and by
+#                      `make fuzz` with clang's libFuzzer
 #
 # VERSION holds the version number; scripts/version.sh writes it with the git
 # commit into build/gen/version.c (in libspecsim.a) on every make, but only
@@ -62,6 +65,8 @@ TB_SRC   := $(filter-out testbed/main.c,$(wildcard testbed/*.c))
 TB_OBJ   := $(TB_SRC:testbed/%.c=$(BUILD)/tb/%.o)
 UNIT_SRC := $(wildcard tests/unit/test_*.c) $(wildcard tests/kernels/test_*.c)
 UNIT_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_REPLAY := $(patsubst tests/%.c,$(BUILD)/tests/%,$(FUZZ_SRC))
 CUT_SRC  := $(wildcard tests/cuda/test_*.cu)
 CUT_BIN  := $(patsubst tests/%.cu,$(BUILD)/tests/%,$(CUT_SRC))
 
@@ -79,8 +84,8 @@ KCFLAGS += -DSPECSIM_HAVE_CUDA=1
 endif
 endif
 
-.PHONY: all deps run test test-gpu test-slurm bench figures clean asan FORCE
-all: $(BINS) $(UNIT_BIN)
+.PHONY: all deps run test test-gpu test-slurm bench figures fuzz fuzz-bins clean asan FORCE
+all: $(BINS) $(UNIT_BIN) $(FUZZ_REPLAY)
 
 deps:
 	@./scripts/install-deps.sh
@@ -113,6 +118,22 @@ bench: deps
 figures: deps
 	@$(MAKE) --no-print-directory all
 	@./scripts/figures.sh $(BUILD)
+
+# Coverage-guided fuzzing of the input readers (tests/fuzz/): builds each
+# target with clang's libFuzzer under ASan+UBSan in build/fuzz and runs it
+# for FUZZ_SECONDS on a scratch copy of its corpus (scripts/fuzz.sh).
+FUZZ_SECONDS ?= 60
+FUZZ_CC  ?= clang
+FUZZ_SAN := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
+            -fno-sanitize-recover=all
+fuzz:
+	@./scripts/install-deps.sh fuzz
+	@$(MAKE) --no-print-directory CC=$(FUZZ_CC) BUILD=build/fuzz SAN=1 \
+	    SANFLAGS='$(FUZZ_SAN)' fuzz-bins
+	@./scripts/fuzz.sh build/fuzz $(FUZZ_SECONDS)
+
+FUZZERS  := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzzers/%,$(FUZZ_SRC))
+fuzz-bins: $(FUZZERS)
 
 clean:
 	rm -rf build
@@ -169,6 +190,28 @@ $(BUILD)/calibrate: $(BUILD)/kernels/calibrate_main.o $(if $(CAL_CUDA_OBJ),$(BUI
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libspecsim.a $(BUILD)/libkernels.a tests/check.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(BUILD)/libkernels.a $(BUILD)/libspecsim.a $(LDLIBS)
+
+# Fuzz targets read files only through tests/fuzz/sandbox.c: their copy of
+# the library has its fopen and open calls renamed to the sandbox's.
+OBJCOPY ?= objcopy
+$(BUILD)/tests/fuzz/libspecsim-sandbox.a: $(BUILD)/libspecsim.a
+	@mkdir -p $(@D)
+	$(OBJCOPY) --redefine-sym fopen=fuzz_sandbox_fopen \
+	    --redefine-sym open=fuzz_sandbox_open $< $@
+
+$(BUILD)/tests/fuzz/%.o: tests/fuzz/%.c tests/fuzz/fuzz.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itests/fuzz -c -o $@ $<
+
+FUZZ_COMMON := $(BUILD)/tests/fuzz/sandbox.o $(BUILD)/tests/fuzz/libspecsim-sandbox.a
+
+# Static pattern rules: they take precedence over $(BUILD)/tests/% above.
+$(FUZZ_REPLAY): $(BUILD)/tests/fuzz/%: $(BUILD)/tests/fuzz/%.o $(BUILD)/tests/fuzz/replay.o $(FUZZ_COMMON)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(FUZZERS): $(BUILD)/fuzzers/%: $(BUILD)/tests/fuzz/%.o $(FUZZ_COMMON)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
 
 CU_HDR := $(wildcard kernels/cuda/*.cuh) $(wildcard tests/cuda/*.h)
 

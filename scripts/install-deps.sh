@@ -1,8 +1,11 @@
 #!/bin/sh
 # Installs the Debian packages specsim builds against. Idempotent: when every
 # package is already present it does nothing (no apt-get update, no network).
+# `install-deps.sh fuzz` (run by `make fuzz`) adds clang and its libFuzzer and
+# sanitizer runtimes; `make test` replays the fuzz corpora with gcc alone.
 set -eu
-pkgs="libgsl-dev libyaml-dev gnuplot-nox pkg-config make gcc time"
+pkgs="libgsl-dev libyaml-dev gnuplot-nox pkg-config make gcc time binutils"
+[ "${1:-}" = fuzz ] && pkgs="$pkgs clang libclang-rt-dev"
 # Optional: on x86-64, the AArch64 cross compiler and user-mode QEMU let
 # `make test` run the NEON kernels (Apple M-series, Raspberry Pi 5 edges)
 # against the scalar references (tests/cli/neon-qemu.sh, skipped without

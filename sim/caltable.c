@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cards.h"
+#include "keytab.h"
 #include "outfile.h"
 #include "suggest.h"
 #include "version.h"
@@ -619,24 +620,11 @@ static void fmt_double(char *buf, size_t sz, double x)
     }
 }
 
-static void put_quoted(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
-        else if (*p == '\n') fputs("\\n", f);
-        else if (*p == '\t') fputs("\\t", f);
-        else if (*p < 0x20 || *p == 0x7f) fprintf(f, "\\x%02x", *p);
-        else fputc(*p, f);
-    }
-    fputc('"', f);
-}
-
 static void put_kv_str(FILE *f, const char *indent, const char *k, const char *v)
 {
     if (!v[0]) return;
     fprintf(f, "%s%s: ", indent, k);
-    put_quoted(f, v);
+    keytab_write_quoted(f, v);
     fputc('\n', f);
 }
 
@@ -654,9 +642,9 @@ static void put_row(FILE *f, const caltable_row_t *r)
     switch (r->op) {
     case CAL_LINEAR:
         fputs(", name: ", f);
-        put_quoted(f, r->name);
-        if (r->quant[0]) { fputs(", quant: ", f); put_quoted(f, r->quant); }
-        if (r->kernel[0]) { fputs(", kernel: ", f); put_quoted(f, r->kernel); }
+        keytab_write_quoted(f, r->name);
+        if (r->quant[0]) { fputs(", quant: ", f); keytab_write_quoted(f, r->quant); }
+        if (r->kernel[0]) { fputs(", kernel: ", f); keytab_write_quoted(f, r->kernel); }
         fprintf(f, ", m: %d, n: %d, k: %d", r->m, r->n, r->k);
         break;
     case CAL_ATTENTION:

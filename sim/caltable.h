@@ -120,7 +120,8 @@ void caltable_fini(caltable_t *t);
 /* Writes a table in the format above (used by build/calibrate): every double
  * in the shortest form that reads back to the same value, strings
  * double-quoted, empty strings and zero optional numbers omitted, so
- * caltable_load(caltable_write(t)) == t (path, line and column aside).
+ * caltable_load(caltable_write(t)) == t (path, line and column aside, and
+ * provenance.specsim_version: the writer stamps its own build, which measured).
  * Flushes f. Returns 0, or -1 on a write error. */
 int caltable_write(const caltable_t *t, FILE *f);
 

@@ -563,13 +563,37 @@ static int plain_safe(const char *s)
     return 1;
 }
 
-int keytab_write_string(FILE *f, const char *s)
+/* The escape for a character at p (UTF-8) that a YAML reader would not give
+ * back as written, or NULL: the line breaks NEL, LS and PS (U+0085, U+2028,
+ * U+2029), which it folds into a space, and the other C1 controls and
+ * U+FFFE, U+FFFF, which it refuses. *len = the character's length in bytes;
+ * buf (8 bytes) holds the escape when it is computed. */
+static const char *unicode_escape(const unsigned char *p, char *buf, int *len)
 {
-    if (plain_safe(s)) return fputs(s, f) < 0 ? -1 : 0;
+    *len = p[0] == 0xc2 ? 2 : 3;
+    if (p[0] == 0xc2 && p[1] == 0x85) return "\\N";
+    if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+        snprintf(buf, 8, "\\x%02x", p[1]);
+        return buf;
+    }
+    if (p[0] == 0xe2 && p[1] == 0x80 && p[2] == 0xa8) return "\\L";
+    if (p[0] == 0xe2 && p[1] == 0x80 && p[2] == 0xa9) return "\\P";
+    if (p[0] == 0xef && p[1] == 0xbf && (p[2] == 0xbe || p[2] == 0xbf))
+        return p[2] == 0xbe ? "\\uFFFE" : "\\uFFFF";
+    return NULL;
+}
+
+int keytab_write_quoted(FILE *f, const char *s)
+{
     if (fputc('"', f) == EOF) return -1;
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        int rc;
-        if (*p == '"' || *p == '\\') rc = fprintf(f, "\\%c", *p);
+        int rc, len;
+        char buf[8];
+        const char *esc = unicode_escape(p, buf, &len);
+        if (esc) {
+            rc = fputs(esc, f);
+            p += len - 1;
+        } else if (*p == '"' || *p == '\\') rc = fprintf(f, "\\%c", *p);
         else if (*p == '\n') rc = fputs("\\n", f);
         else if (*p == '\t') rc = fputs("\\t", f);
         else if (*p < 0x20 || *p == 0x7f) rc = fprintf(f, "\\x%02x", *p);
@@ -577,6 +601,12 @@ int keytab_write_string(FILE *f, const char *s)
         if (rc < 0) return -1;
     }
     return fputc('"', f) == EOF ? -1 : 0;
+}
+
+int keytab_write_string(FILE *f, const char *s)
+{
+    if (plain_safe(s)) return fputs(s, f) < 0 ? -1 : 0;
+    return keytab_write_quoted(f, s);
 }
 
 static int write_quantity(FILE *f, double v, enum unit_kind unit)

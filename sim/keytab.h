@@ -146,6 +146,11 @@ int keytab_find_file(const keytab_ctx_t *c, const char *ref, char *out,
 
 /* YAML text for a string: plain when safe, else double-quoted. */
 int keytab_write_string(FILE *f, const char *s);
+/* s double-quoted, escaped so that a YAML reader gives s back: quotes,
+ * backslashes, C0 and C1 control characters, U+FFFE and U+FFFF (which a
+ * reader refuses raw) and the Unicode line breaks NEL, LS and PS (which it
+ * would fold into a space). 0 or -1. */
+int keytab_write_quoted(FILE *f, const char *s);
 /* A dist_t as YAML flow text (constant: the value with unit). */
 int keytab_write_dist(FILE *f, const void *dist, enum unit_kind unit,
                       int none_ok);

@@ -382,6 +382,7 @@ typedef struct records {
     size_t lcap;
     char *rec;             /* the record, newline included, NUL-terminated */
     size_t len, cap;
+    long lines;            /* lines read so far (for messages) */
 } records_t;
 
 static int rec_append(records_t *r, const char *s, size_t n)
@@ -409,9 +410,11 @@ static int next_record(records_t *r, err_t *err)
     int quoted = 0;
     ssize_t n;
     while ((n = getline(&r->line, &r->lcap, r->f)) > 0) {
+        r->lines++;
+        /* C string handling would cut the row there (losing its newline). */
         if (memchr(r->line, 0, (size_t)n))
-            return err_set(err, ERR_INPUT, "%s: holds a NUL byte: not a sweep file",
-                           r->path);
+            return err_set(err, ERR_INPUT, "%s:%ld: a NUL byte: not a sweep file",
+                           r->path, r->lines);
         if (rec_append(r, r->line, (size_t)n) != 0)
             return err_set(err, ERR_RUNTIME, "out of memory");
         for (ssize_t i = 0; i < n; i++) quoted ^= r->line[i] == '"';

@@ -39,7 +39,13 @@ static void test_round_trip(void)
     snprintf(t.host, sizeof t.host, "host: with colon # and hash");
     snprintf(t.device, sizeof t.device, "AMD EPYC 7B13 (2 cores) — ünïcode");
     snprintf(t.compiler, sizeof t.compiler, "gcc 12.2.0 -O3 -mavx2");
-    snprintf(t.notes, sizeof t.notes, "line one\nline two");
+    /* With YAML's Unicode line breaks NEL, LS and PS (U+0085, U+2028,
+     * U+2029), which a reader folds into a space unless they are escaped
+     * (tests/fuzz/fuzz_card found it in cards), and a C1 control (U+0097)
+     * and U+FFFE, U+FFFF, which it refuses raw (fuzz_caltable). */
+    snprintf(t.notes, sizeof t.notes,
+             "line one\nline two\xc2\x85" "three\xe2\x80\xa8" "four\xe2\x80\xa9"
+             "five\xc2\x97" "six\xef\xbf\xbe" "seven\xef\xbf\xbf" "eight");
     snprintf(t.device_kind, sizeof t.device_kind, "cpu");
     snprintf(t.model, sizeof t.model, "llama-2-7b");
     snprintf(t.quant, sizeof t.quant, "w4a16");

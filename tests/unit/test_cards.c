@@ -212,6 +212,33 @@ static void test_card_round_trip(void)
     free(buf);
 }
 
+/* Text with YAML's Unicode line breaks NEL, LS and PS (U+0085, U+2028,
+ * U+2029) reads back unchanged: unescaped, a reader folds each into a space
+ * (found by tests/fuzz/fuzz_card); so does a C1 control (U+0080), which a
+ * reader refuses unescaped (found by fuzz_caltable). */
+static void test_card_round_trip_line_breaks(void)
+{
+    hw_card_t a, b;
+    err_t err = {0};
+    char ref[512];
+    CHECK(cards_load_hw_file(ROOT "models/hardware/raspberry-pi-5.yaml", &a, &err) == 0);
+    snprintf(a.source, sizeof a.source, "a\xc2\x85" "b\xe2\x80\xa8" "c\xe2\x80\xa9" "d");
+    snprintf(a.name, sizeof a.name, "pi\xc2\x85" "5\xc2\x80");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    CHECK(f && cards_write_hw(f, &a, 0) == 0);
+    fclose(f);
+    ynode_t *n = parse(buf);
+    CHECK(n && cards_hw_from_node(n, "k", &b, ref, sizeof ref, &err) == 0);
+    if (n) {
+        CHECK_STR(a.source, b.source);
+        CHECK_STR(a.name, b.name);
+    }
+    ynode_free(n);
+    free(buf);
+}
+
 int main(void)
 {
     RUN(test_llm_cards);
@@ -220,5 +247,6 @@ int main(void)
     RUN(test_inline_and_base);
     RUN(test_card_file_errors);
     RUN(test_card_round_trip);
+    RUN(test_card_round_trip_line_breaks);
     return check_done();
 }

@@ -236,6 +236,44 @@ static void test_append(void)
     CHECK(sweepfile_append(-1, "t.csv", "x\n", 2, 1, &err) == -1 && err.code == ERR_RUNTIME);
 }
 
+static void put_bytes(const char *name, const char *data, size_t n)
+{
+    FILE *f = fopen(path(name), "wb");
+    if (!f) { CHECK(0); return; }
+    CHECK(fwrite(data, 1, n, f) == n);
+    fclose(f);
+}
+
+/* A NUL byte inside a row or the header (found by tests/fuzz/fuzz_sweepcsv):
+ * merge used to cut the line there, writing the row without its newline, so
+ * the merged file read back with a torn last row; resume counted the row as
+ * done. Both refuse it now, naming the file and line. */
+static void test_nul_byte(void)
+{
+    static const char row[] = HEAD "0,1,0.5\n1,2\0,0.25\n2,3,0.1\n3,4,0.05\n";
+    static const char head[] = "point,x\0,itl_mean_s\n0,1,0.5\n1,2,0.25\n"
+                               "2,3,0.1\n3,4,0.05\n";
+    err_t err = {0};
+    char p[256];
+    put("z.scenario.yaml", SIDE);
+    put_bytes("z.csv", row, sizeof row - 1);
+    snprintf(p, sizeof p, "%s", path("z.csv"));
+    const char *parts[] = {p};
+    CHECK(sweepfile_merge(path("zm.csv"), parts, 1, &err) == -1 &&
+          err.code == ERR_INPUT && strstr(err.msg, "z.csv:3: ") != NULL);
+    CHECK(access(path("zm.csv"), F_OK) != 0);
+    unsigned char done[4] = {0};
+    uint64_t ndone;
+    int fresh;
+    CHECK(sweepfile_resume(p, SIDE, HEAD, 4, 0, 1, done, &ndone, &fresh,
+                           &err) == -1 &&
+          err.code == ERR_INPUT && strstr(err.msg, "z.csv:3: ") != NULL);
+    put_bytes("z.csv", head, sizeof head - 1);
+    CHECK(sweepfile_merge(path("zm.csv"), parts, 1, &err) == -1 &&
+          err.code == ERR_INPUT && strstr(err.msg, "z.csv:1: ") != NULL);
+    CHECK(access(path("zm.csv"), F_OK) != 0);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/test_sweepfile.XXXXXX");
@@ -247,6 +285,7 @@ int main(void)
     RUN(test_rows_checked);
     RUN(test_quoted_rows);
     RUN(test_append);
+    RUN(test_nul_byte);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) return 1;
