@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "infile.h"
+#include "keytab.h"
 #include "scenario.h"
 #include "suggest.h"
 #include "units.h"
@@ -108,6 +109,10 @@ static int parse_bool(const char *s, int *out)
 
 /* A scalar may go into flow YAML unquoted when it cannot be mistaken for
  * structure; otherwise it is double-quoted. */
+/* Plain (unquoted) only when a YAML reader gives s back unchanged: no
+ * indicator first, no flow or comment characters, and nothing but
+ * printable ASCII (control characters and the Unicode line breaks need the
+ * escapes keytab_write_quoted writes). */
 static int plain_safe(const char *s)
 {
     if (!*s || isspace((unsigned char)*s) || isspace((unsigned char)s[strlen(s) - 1]))
@@ -115,19 +120,22 @@ static int plain_safe(const char *s)
     if (strchr("-?&*!|>'\"%@`#", *s) &&
         !(*s == '-' && (isdigit((unsigned char)s[1]) || s[1] == '.')))
         return 0;
-    return strpbrk(s, ",[]{}:#\"'\n\t\\") == NULL;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (*p < 0x20 || *p >= 0x7f) return 0;
+    return strpbrk(s, ",[]{}:#\"'\\") == NULL;
 }
 
 static void sb_quoted(sbuf_t *b, const char *s)
 {
     if (plain_safe(s)) { sb_add(b, s); return; }
-    sb_add(b, "\"");
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') sb_addn(b, "\\", 1);
-        if (*s == '\n') { sb_add(b, "\\n"); continue; }
-        sb_addn(b, s, 1);
-    }
-    sb_add(b, "\"");
+    char *t = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&t, &n);
+    if (!f) { b->oom = 1; return; }
+    int rc = keytab_write_quoted(f, s);
+    if (fclose(f) != 0 || rc != 0) b->oom = 1;
+    else sb_addn(b, t, n);
+    free(t);
 }
 
 static void flow(const ynode_t *n, sbuf_t *b)
