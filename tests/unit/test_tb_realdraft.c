@@ -4,6 +4,7 @@
  * fp16 and w4a16 weights are taken. */
 #include <poll.h>
 #include <string.h>
+#include <time.h>
 
 #include "check.h"
 #include "realdraft.h"
@@ -46,9 +47,12 @@ static void test_supersede(void)
     uint64_t gen = 0;
     int n = -1;
     double dt = -1;
-    /* A draft of a million steps (minutes), superseded at once: the next
-     * one must be the only report, within a second. */
+    /* A draft of a million steps (minutes), superseded while it computes
+     * (the pause lets the worker take it): the next one must be the only
+     * report, within a second. */
     realdraft_start(d, 0, 1000000, 1);
+    struct timespec pause = {0, 20000000};
+    nanosleep(&pause, NULL);
     realdraft_start(d, 5, 3, 2);
     CHECK(wait_draft(d, 1000, &gen, &n, &dt) == 1);
     CHECK(gen == 2);
