@@ -9,12 +9,18 @@
 #   SCENARIOS="a.yaml b.yaml"  only these (default: scenarios/testbed/*.yaml)
 # Error = (simulator - testbed) / testbed. Data: results/testbed/ (ignored).
 #
-# Scenarios named real-*.yaml run the testbed with --real-verify (the target
+# Scenarios named real-*.yaml (but real-draft*) run the testbed with
+# --real-verify (the target
 # really computed on one CPU core). Just before, this script calibrates the
 # target on this machine (build/calibrate --device cpu --quant fp16
 # --threads 1 --quick) and the simulator predicts twice: from that table
 # (operator rows), and from the table plus whole verify steps of batches
 # (`build/testbed steps`), so that the table shows where the error comes from.
+# Scenarios named real-draft*.yaml run the testbed with --real-draft (tenant
+# 0's drafts really computed on one CPU core at tenants.edge.quant); just
+# before, this script calibrates the draft model on this machine and both
+# the testbed's emulated tenants and the simulator take their draft times
+# from that table (--set tenants.edge.calibration=).
 set -eu
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -65,6 +71,22 @@ command -v chrt >/dev/null 2>&1 && chrt -f 5 true 2>/dev/null && fifo="chrt -f 5
 for f in ${SCENARIOS:-scenarios/testbed/*.yaml}; do
     name=$(basename "$f" .yaml)
     case "$name" in
+    real-draft*)
+        card=$(sed -n 's/^    draft: *//p' "$f")
+        quant=$(sed -n 's/^    quant: *//p' "$f")
+        cal="$out/$name.calibration.yaml"
+        echo "$name: calibrating $card ($quant) on this machine (about a minute)" >&2
+        $fifo "$build/calibrate" --device cpu --quant "${quant:-w4a16}" --threads 1 --quick \
+            --model "$card" --out "$cal" 2>/dev/null
+        "$build/testbed" run "$f" --real-draft --set tenants.edge.calibration="$cal" \
+            --out "$out/$name.testbed.csv" >/dev/null 2>"$out/$name.testbed.log"
+        "$build/specsim" run "$f" --quiet --reps "$reps" --set tenants.edge.calibration="$cal" \
+            --out "$out/$name.sim.csv" >/dev/null
+        printf '\n%s (%s), real drafting by tenant 0; the fleet measured per draft token:\n' "$name" "$f"
+        grep '^  draft ' "$out/$name.testbed.log" | sed 's/^/  /'
+        printf '  (drafts, tokens, measured ms, service model ms from the table)\n'
+        compare "$name" "$out/$name.testbed.csv" "$out/$name.sim.csv"
+        ;;
     real-*)
         card=$(sed -n 's/^  target: *//p' "$f")
         cal="$out/$name.calibration.yaml"

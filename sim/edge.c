@@ -356,6 +356,10 @@ static int draft_begin(repl_t *r, edge_tenant_t *T, int n, int block)
     T->draft_start = now;
     T->draft_gen++;
     if (block) repl_trace(r, edge_index(r, T), "draft_start", (long)T->next_block, n);
+    if (r->draft_time) {
+        s = r->draft_time(r->draft_ctx, edge_index(r, T), ctx, n, s);
+        if (isinf(s)) return 0;   /* its runner ends it */
+    }
     if (engine_schedule(r->eng, now + s, EV_DRAFT, (uint32_t)edge_index(r, T),
                         T->draft_gen))
         return repl_fail(r, REPL_SCHED_FAIL);

@@ -65,6 +65,14 @@ typedef struct repl {
     double **draft_memo;
     int *draft_memo_n;
     err_t *err;                /* where handlers report failures */
+    /* NULL in the simulator. Set by a runner that times some drafts itself
+     * (the testbed's --real-draft, docs/testbed.md): given tenant, context
+     * and n tokens of a draft starting now and the model's time for it
+     * (model_s, also in the tenant's cum), it returns the draft's duration,
+     * or INFINITY when the runner schedules its EV_DRAFT (b = the tenant's
+     * draft_gen) when the draft really ends. */
+    double (*draft_time)(void *ctx, int tenant, int context, int n, double model_s);
+    void *draft_ctx;
     uint64_t waiting;          /* arrivals waiting for their tenant, all
                                   tenants (sim/guard.h bounds it) */
 } repl_t;

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,17 +13,77 @@
 #include "edge.h"
 #include "msg.h"
 #include "proto.h"
+#include "realdraft.h"
 #include "rt.h"
 
 /* Time between the last HELLO and the run's start: the verifier must have
  * read every HELLO by then (it needs a few microseconds per tenant). */
 #define FLEET_LEAD_S 0.05
 
+/* The real draft worker's eventfd in the epoll set; tenants use their
+ * index. */
+#define FLEET_DRAFT_TAG (UINT32_MAX - 1)
+/* The contexts real drafting keeps KV room for (longer ones are clamped,
+ * as testbed/realverify.h says). */
+#define FLEET_DRAFT_CONTEXT 4096
+
 typedef struct fleet {
     repl_t r;
     conn_t **conn;          /* [n], NULL for tenants without the cloud */
     rt_t rt;
+    realdraft_t *rd;        /* NULL: every draft emulated */
+    int rd_tenant;
+    uint64_t rd_gen;        /* the draft last handed to the worker */
+    double rd_model;        /* ... and the model's time for it */
+    fleet_stats_t *st;
 } fleet_t;
+
+/* ---- real drafting ------------------------------------------------------ */
+
+const char *fleet_real_draft_refusal(const scenario_t *s, int tenant)
+{
+    if (tenant < 0 || tenant >= s->ntenants)
+        return "--real-draft: no such tenant (tenants are numbered from 0 to "
+               "tenants.count - 1)";
+    const tenant_group_t *G = scenario_tenant_group(s, tenant);
+    if (!scenario_group_protocol(s, (int)(G - s->groups))->proto->drafts)
+        return "--real-draft: that tenant's protocol does not draft";
+    if (G->edge.quant != PREC_W4A16 && G->edge.quant != PREC_FP16)
+        return "--real-draft runs the draft model at tenants.edge.quant w4a16 or fp16";
+    return NULL;
+}
+
+/* repl_t.draft_time: the real tenant's draft goes to the worker and ends
+ * when it is done (on_draft_done); the others keep the model's time. */
+static double draft_hook(void *ctx, int tenant, int context, int n, double model_s)
+{
+    fleet_t *f = ctx;
+    if (tenant != f->rd_tenant) return model_s;
+    f->rd_gen = f->r.et[tenant].draft_gen;
+    f->rd_model = model_s;
+    realdraft_start(f->rd, context, n, f->rd_gen);
+    return INFINITY;
+}
+
+/* The worker finished a draft: it ends now (an engine event, so that the
+ * clock is the instant it runs; an abandoned one is ignored there). */
+static int on_draft_done(fleet_t *f, err_t *err)
+{
+    uint64_t gen;
+    int n;
+    double dt;
+    int got = realdraft_take(f->rd, &gen, &n, &dt, err);
+    if (got <= 0) return got;
+    if (gen == f->rd_gen) {
+        f->st->rd_drafts++;
+        f->st->rd_tokens += n;
+        f->st->rd_real_s += dt;
+        f->st->rd_model_s += f->rd_model;
+    }
+    if (engine_schedule(f->r.eng, rt_now(&f->rt), EV_DRAFT, (uint32_t)f->rd_tenant, gen))
+        return err_set(err, ERR_RUNTIME, "testbed: edge: event queue");
+    return 0;
+}
 
 /* ---- events: as sim/world.c routes them, at wall-clock times ----------- */
 
@@ -75,6 +136,7 @@ static int on_down(void *ctx, const engine_event_t *ev)
 static int on_input(void *ctx, uint32_t tag, err_t *err)
 {
     fleet_t *f = ctx;
+    if (tag == FLEET_DRAFT_TAG) return on_draft_done(f, err);
     conn_t *c = f->conn[tag];
     if (conn_fill(c, err)) return -1;
     wire_msg_t m;
@@ -198,22 +260,41 @@ static void teardown(fleet_t *f)
     free(r->draft_memo_n);
     free(f->conn);
     rt_fini(&f->rt);
+    realdraft_free(f->rd);
+}
+
+/* The real draft worker for tenant i, built before the clock starts (its
+ * weights take a while to fill). */
+static int real_draft_init(fleet_t *f, int i, err_t *err)
+{
+    const tenant_group_t *G = scenario_tenant_group(f->r.s, i);
+    f->rd = realdraft_create(&G->edge.draft, G->edge.quant, FLEET_DRAFT_CONTEXT, err);
+    if (!f->rd) return -1;
+    f->rd_tenant = i;
+    f->r.draft_time = draft_hook;
+    f->r.draft_ctx = f;
+    return 0;
 }
 
 int fleet_run(const scenario_t *s, const repl_shared_t *sh, int rep, int port,
-              tally_t *tl, fleet_stats_t *st, const volatile sig_atomic_t *stop,
-              err_t *err)
+              int real_draft, tally_t *tl, fleet_stats_t *st,
+              const volatile sig_atomic_t *stop, err_t *err)
 {
     fleet_t f;
     memset(&f, 0, sizeof f);
     f.rt.ep = f.rt.tfd = -1;
+    f.rd_tenant = -1;
+    f.st = st;
     memset(st, 0, sizeof *st);
     double start = rt_clock() + FLEET_LEAD_S;
     int rc = build(&f, s, sh, rep, tl, err);
+    if (rc == 0 && real_draft >= 0) rc = real_draft_init(&f, real_draft, err);
+    start = rt_clock() + FLEET_LEAD_S;   /* after the weights were filled */
     if (rc == 0 && port >= 0) rc = connect_all(&f, rep, port, &start, err);
     if (rc == 0) rc = rt_init(&f.rt, start, stop, err);
     for (int i = 0; rc == 0 && i < f.r.n; i++)
         if (f.conn[i]) rc = rt_watch(&f.rt, f.conn[i]->fd, (uint32_t)i, err);
+    if (rc == 0 && f.rd) rc = rt_watch(&f.rt, realdraft_fd(f.rd), FLEET_DRAFT_TAG, err);
     if (rc == 0) rc = edge_start(&f.r);
     if (rc == 0) rc = rt_run(&f.rt, f.r.eng, s->duration, on_input, &f, err);
     if (rc == 0) {

@@ -8,7 +8,9 @@
  * step lasts the service model's draft time because its end is a timer at
  * that time. A message up leaves when the uplink model (sim/network.c)
  * delivers it, so the uplink's WAN delay is injected here; frames from the
- * verifier enter the engine at the instant they are read.
+ * verifier enter the engine at the instant they are read. With real
+ * drafting for one tenant (testbed/realdraft.h) that tenant's draft ends
+ * when the draft model's real decode steps are done instead.
  */
 #ifndef TESTBED_FLEET_H
 #define TESTBED_FLEET_H
@@ -25,14 +27,23 @@ typedef struct fleet_stats {
     double events;          /* engine events run */
     double late_mean, late_max; /* how late events ran behind their time (s) */
     double steps;           /* events run by the wall clock */
+    /* Real drafting: drafts finished, their tokens, measured and
+     * model (service model or scenario draft_time) seconds. */
+    double rd_drafts, rd_tokens, rd_real_s, rd_model_s;
 } fleet_stats_t;
+
+/* Why tenant cannot draft for real in s (a message for the user, exit 2),
+ * or NULL. */
+const char *fleet_real_draft_refusal(const scenario_t *s, int tenant);
 
 /* Runs replication rep of s into tl (reset by the caller): connects one
  * socket per cloud tenant to 127.0.0.1:port (port < 0: no tenant uses the
  * cloud), greets with HELLO, runs s->duration seconds from a start shortly
- * after, closes the books and says BYE. 0, or -1 with err. */
+ * after, closes the books and says BYE. real_draft: the tenant whose drafts
+ * run the real draft model (fleet_real_draft_refusal said yes), or -1.
+ * 0, or -1 with err. */
 int fleet_run(const scenario_t *s, const repl_shared_t *sh, int rep, int port,
-              tally_t *tl, fleet_stats_t *st, const volatile sig_atomic_t *stop,
-              err_t *err);
+              int real_draft, tally_t *tl, fleet_stats_t *st,
+              const volatile sig_atomic_t *stop, err_t *err);
 
 #endif

@@ -18,6 +18,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +47,7 @@ static const char usage[] =
     "usage: testbed steps CARD [...]   (calibration rows: testbed steps --help)\n"
     "       testbed run SCENARIO [--set PATH=VALUE]... [--seed N] [--reps R]\n"
     "                            [--json] [--out FILE.csv|FILE.json] [--quiet]\n"
-    "                            [--real-verify]\n"
+    "                            [--real-verify] [--real-draft[=TENANT]]\n"
     "\n"
     "Runs SCENARIO in real time: a verifier process (TCP on 127.0.0.1) and an\n"
     "edge-fleet process running the simulator's own protocol, batching and\n"
@@ -58,7 +59,11 @@ static const char usage[] =
     "  --real-verify  the verifier runs the target model's real batched forward\n"
     "                 pass on one CPU core with the project's fp16 kernels\n"
     "                 instead of waiting for the scenario's iteration time, and\n"
-    "                 reports measured vs service-model times per batch size\n";
+    "                 reports measured vs service-model times per batch size\n"
+    "  --real-draft[=TENANT]  that tenant (default 0) drafts with the draft\n"
+    "                 model's real decode steps (tenants.edge.draft at its quant,\n"
+    "                 w4a16 or fp16) on one CPU core instead of the emulated\n"
+    "                 draft time, and reports measured vs model times per token\n";
 
 /* The signal that asked us to stop (0 = none): read by the event loops. */
 static volatile sig_atomic_t stop_sig;
@@ -72,6 +77,7 @@ typedef struct opts {
     const char *scenario, *out;
     cli_opt_sets_t sets;
     int json, quiet, real_verify;
+    int real_draft;         /* the tenant drafting for real, or -1 */
     const char *sched;      /* the scheduling policy in use, for the report */
 } opts_t;
 
@@ -90,6 +96,22 @@ static const char *value_of(int argc, char **argv, int *k, const char *eq)
     return *k + 1 < argc && argv[*k + 1][0] ? argv[++*k] : NULL;
 }
 
+/* --real-draft or --real-draft=TENANT (a tenant index, checked against
+ * the scenario once it is loaded). 0, or 2 after the message. */
+static int parse_tenant(const char *a, int *tenant)
+{
+    *tenant = 0;
+    if (!a[12]) return 0;
+    char *end;
+    errno = 0;
+    long v = strtol(a + 13, &end, 10);
+    if (!a[13] || *end || errno || v < 0 || v > INT_MAX)
+        return usage_error("--real-draft wants a tenant index (an integer >= 0), got "
+                           "'%s'", a + 13);
+    *tenant = (int)v;
+    return 0;
+}
+
 static int parse(opts_t *o, int argc, char **argv)
 {
     for (int k = 1; k < argc; k++) {
@@ -101,6 +123,10 @@ static int parse(opts_t *o, int argc, char **argv)
         if (strcmp(a, "--json") == 0) { o->json = 1; continue; }
         if (strcmp(a, "--quiet") == 0) { o->quiet = 1; continue; }
         if (strcmp(a, "--real-verify") == 0) { o->real_verify = 1; continue; }
+        if (strncmp(a, "--real-draft", 12) == 0 && (a[12] == 0 || a[12] == '=')) {
+            if (parse_tenant(a, &o->real_draft)) return 2;
+            continue;
+        }
         if (a[0] != '-' || strcmp(a, "-") == 0) {
             if (o->scenario) return usage_error("more than one scenario ('%s')", a);
             o->scenario = a;
@@ -136,6 +162,8 @@ typedef struct run {
     repl_shared_t sh;
     tally_t *tl;
     pid_t child;            /* the verifier, -1 = none */
+    int real_draft;         /* the tenant drafting for real, or -1 */
+    int quiet;              /* no report of real draft times */
     double events, wall, late_sum, late_n, late_max;
 } run_t;
 
@@ -217,6 +245,24 @@ static int collect(run_t *c, int ctl, double *events, double *late, err_t *err)
     return rc;
 }
 
+/* Real drafting: drafts finished, their tokens, and per token the measured
+ * and the model's time (ms), on stderr. */
+static void real_draft_report(const run_t *c, int rep, const fleet_stats_t *st)
+{
+    const tenant_group_t *G = scenario_tenant_group(c->s, c->real_draft);
+    fprintf(stderr, "testbed: replication %d, real drafting by tenant %d of %s (%s) on "
+            "one core: drafts, tokens, measured ms per token, %s ms per token\n", rep,
+            c->real_draft, G->edge.draft.name, G->edge.quant == PREC_W4A16 ? "w4a16" : "fp16",
+            G->edge.has_draft_time ? "scenario draft_time" : "service model");
+    double k = st->rd_tokens;
+    if (k > 0)
+        fprintf(stderr, "  draft %6.0f %7.0f  %8.3f  %8.3f  (%+.1f%%)\n", st->rd_drafts, k,
+                1e3 * st->rd_real_s / k, 1e3 * st->rd_model_s / k,
+                100 * (st->rd_model_s - st->rd_real_s) / st->rd_real_s);
+    else
+        fprintf(stderr, "  draft %6.0f %7.0f\n", st->rd_drafts, k);
+}
+
 static int run_rep(run_t *c, int rep, metrics_rep_t *out, metrics_rep_t *gout,
                    err_t *err)
 {
@@ -228,7 +274,9 @@ static int run_rep(run_t *c, int rep, metrics_rep_t *out, metrics_rep_t *gout,
     if (scenario_uses_cloud(s)) rc = start_verifier(c, rep, &ctl, &port, err);
     fleet_stats_t st;
     double late[3] = {0, 0, 0};   /* both processes: sum, max, events */
-    if (rc == 0) rc = fleet_run(s, &c->sh, rep, port, c->tl, &st, &stop_sig, err);
+    if (rc == 0)
+        rc = fleet_run(s, &c->sh, rep, port, c->real_draft, c->tl, &st, &stop_sig, err);
+    if (rc == 0 && c->real_draft >= 0 && !c->quiet) real_draft_report(c, rep, &st);
     if (rc == 0) {
         events = st.events;
         late[0] = st.late_mean * st.steps;
@@ -310,6 +358,7 @@ static int load(const opts_t *o, scenario_t *s)
         return 2;
     }
     const char *why = o->real_verify ? server_real_refusal(s) : NULL;
+    if (!why && o->real_draft >= 0) why = fleet_real_draft_refusal(s, o->real_draft);
     if (why) {
         fprintf(stderr, "testbed: %s: %s\n", o->scenario, why);
         scenario_fini(s);
@@ -340,6 +389,7 @@ static int cmd_run(int argc, char **argv)
 {
     opts_t o;
     memset(&o, 0, sizeof o);
+    o.real_draft = -1;
     int rc = parse(&o, argc, argv);
     scenario_t s;
     if (rc == 0) rc = load(&o, &s);
@@ -347,7 +397,7 @@ static int cmd_run(int argc, char **argv)
         cli_opt_sets_fini(&o.sets);
         return rc < 0 ? 0 : rc;
     }
-    run_t c = {.s = &s, .child = -1,
+    run_t c = {.s = &s, .child = -1, .real_draft = o.real_draft, .quiet = o.quiet || o.json,
                .sopt = {.real_verify = o.real_verify, .quiet = o.quiet || o.json}};
     metrics_summary_t m, *groups = calloc((size_t)s.ngroups, sizeof *groups);
     output_sources_t src = {0};
@@ -443,7 +493,7 @@ static int cmd_steps(int argc, char **argv)
         return 2;
     }
     const char *sched = realtime();
-    realverify_t *v = realverify_create(&card, nb * q, nb, context + q + 1, 1, &err);
+    realverify_t *v = realverify_create(&card, PREC_FP16, nb * q, nb, context + q + 1, 1, &err);
     double *t = malloc((size_t)reps * sizeof *t);
     service_job_t *jobs = malloc((size_t)nb * sizeof *jobs);
     if (!v || !t || !jobs) {

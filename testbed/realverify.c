@@ -10,12 +10,20 @@
 #include "gemv.h"
 #include "w4a16.h"
 
+/* One linear layer's weights: fp16 rows, or W4A16 in the kernels' packed
+ * layout (kernels/gemv.h). */
+typedef struct lin {
+    int n, k;
+    uint16_t *h;          /* fp16 [n][k], or NULL */
+    w4a16_packed_t q;     /* W4A16 when h is NULL */
+} lin_t;
+
 struct realverify {
     gemv_ctx_t *ctx;
     llm_card_t c;
-    int d, hd, kvd, f, nqkv, ngu, maxm, maxj, maxctx;
-    uint16_t **wqkv, **wo, **wgu, **wdown;   /* [layers] */
-    uint16_t *whead;
+    int w4, d, hd, kvd, f, nqkv, ngu, maxm, maxj, maxctx;
+    lin_t *wqkv, *wo, *wgu, *wdown;   /* [layers] */
+    lin_t whead;
     uint16_t *kv;        /* [maxj][layers][2][maxctx][kvd] */
     float *h, *tmp;      /* [maxm][d], [maxm][wide] */
     uint16_t *xh, *yh, *qh, *ah, *mh;
@@ -30,36 +38,75 @@ static double now_s(void)
 
 /* Random fp16 values in [-amp, amp] (a fixed LCG: weights need no
  * quality, only to be there). */
+static uint64_t lcg(uint64_t *s)
+{
+    return *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+}
+
 static uint16_t *rand_h(size_t n, float amp, uint64_t *s)
 {
     uint16_t *p = malloc(n * sizeof *p);
     if (!p) return NULL;
-    for (size_t i = 0; i < n; i++) {
-        *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
-        p[i] = f32_to_fp16(amp * ((float)(*s >> 40) / 8388608.0f - 1.0f));
-    }
+    for (size_t i = 0; i < n; i++)
+        p[i] = f32_to_fp16(amp * ((float)(lcg(s) >> 40) / 8388608.0f - 1.0f));
     return p;
 }
 
-static uint16_t **layers_of(int layers, size_t n, float amp, uint64_t *s)
+/* Random nibbles, small scales and zeros (as build/calibrate's). */
+static int rand_w4(w4a16_packed_t *w, int n, int k, uint64_t *s)
 {
-    uint16_t **w = calloc((size_t)layers, sizeof *w);
+    if (w4a16_packed_init(w, n, k, W4A16_GROUP_DEFAULT) != 0) return -1;
+    size_t qb = (size_t)n * (size_t)k / 2, groups = (size_t)n * (size_t)(k / w->group);
+    for (size_t i = 0; i < qb; i += 8) {
+        uint64_t r = lcg(s);
+        memcpy(w->q + i, &r, qb - i < 8 ? qb - i : 8);
+    }
+    for (size_t g = 0; g < groups; g++) {
+        uint64_t r = lcg(s) >> 24;
+        w->scales[g] = f32_to_fp16(0.002f + 0.002f * (float)(r & 0xFFFF) / 65536.0f);
+        w->zeros[g] = (uint8_t)((r >> 16) & 15);
+    }
+    return 0;
+}
+
+/* 0, or -1 when out of memory or (W4A16) k is not a multiple of the
+ * group. */
+static int lin_init(lin_t *l, int w4, int n, int k, uint64_t *s)
+{
+    l->n = n;
+    l->k = k;
+    if (w4) return rand_w4(&l->q, n, k, s);
+    l->h = rand_h((size_t)n * k, 0.02f, s);
+    return l->h ? 0 : -1;
+}
+
+static void lin_fini(lin_t *l)
+{
+    if (l->h) free(l->h);
+    else w4a16_packed_fini(&l->q);
+    memset(l, 0, sizeof *l);
+}
+
+static int lin_run(gemv_ctx_t *ctx, const lin_t *l, const uint16_t *x, int m, uint16_t *y)
+{
+    return l->h ? gemv_f16(ctx, l->h, l->n, l->k, x, m, y) : gemv_w4a16(ctx, &l->q, x, m, y);
+}
+
+static lin_t *layers_of(int layers, int w4, int n, int k, uint64_t *s)
+{
+    lin_t *w = calloc((size_t)layers, sizeof *w);
     for (int L = 0; w && L < layers; L++)
-        if (!(w[L] = rand_h(n, amp, s))) return w;   /* freed by the caller */
+        if (lin_init(&w[L], w4, n, k, s)) {
+            for (int i = 0; i <= L; i++) lin_fini(&w[i]);
+            free(w);
+            return NULL;
+        }
     return w;
 }
 
-static int all_set(uint16_t **w, int n)
+static void free_layers(lin_t *w, int n)
 {
-    if (!w) return 0;
-    for (int i = 0; i < n; i++)
-        if (!w[i]) return 0;
-    return 1;
-}
-
-static void free_layers(uint16_t **w, int n)
-{
-    for (int i = 0; w && i < n; i++) free(w[i]);
+    for (int i = 0; w && i < n; i++) lin_fini(&w[i]);
     free(w);
 }
 
@@ -71,7 +118,7 @@ void realverify_free(realverify_t *v)
     free_layers(v->wo, n);
     free_layers(v->wgu, n);
     free_layers(v->wdown, n);
-    free(v->whead);
+    lin_fini(&v->whead);
     free(v->kv);
     free(v->h);
     free(v->tmp);
@@ -84,15 +131,20 @@ void realverify_free(realverify_t *v)
     free(v);
 }
 
-realverify_t *realverify_create(const llm_card_t *card, int max_tokens, int max_jobs,
-                                int max_context, int threads, err_t *err)
+realverify_t *realverify_create(const llm_card_t *card, int quant, int max_tokens,
+                                int max_jobs, int max_context, int threads, err_t *err)
 {
+    if (quant != PREC_FP16 && quant != PREC_W4A16) {
+        err_set(err, ERR_INPUT, "testbed: a real forward pass runs fp16 or w4a16 weights");
+        return NULL;
+    }
     realverify_t *v = calloc(1, sizeof *v);
     if (!v) {
-        err_set(err, ERR_RUNTIME, "testbed: real verification: out of memory");
+        err_set(err, ERR_RUNTIME, "testbed: real forward pass: out of memory");
         return NULL;
     }
     v->c = *card;
+    v->w4 = quant == PREC_W4A16;
     v->d = card->hidden;
     v->hd = card->hidden / card->heads;
     v->kvd = card->kv_heads * v->hd;
@@ -109,11 +161,11 @@ realverify_t *realverify_create(const llm_card_t *card, int max_tokens, int max_
     }
     uint64_t s = 12345;
     int n = card->layers;
-    v->wqkv = layers_of(n, (size_t)v->nqkv * v->d, 0.02f, &s);
-    v->wo = layers_of(n, (size_t)v->d * v->d, 0.02f, &s);
-    v->wgu = layers_of(n, (size_t)v->ngu * v->d, 0.02f, &s);
-    v->wdown = layers_of(n, (size_t)v->d * v->f, 0.02f, &s);
-    v->whead = rand_h((size_t)card->vocab * v->d, 0.02f, &s);
+    v->wqkv = layers_of(n, v->w4, v->nqkv, v->d, &s);
+    v->wo = layers_of(n, v->w4, v->d, v->d, &s);
+    v->wgu = layers_of(n, v->w4, v->ngu, v->d, &s);
+    v->wdown = layers_of(n, v->w4, v->d, v->f, &s);
+    int head_rc = lin_init(&v->whead, v->w4, card->vocab, v->d, &s);
     v->kv = rand_h((size_t)max_jobs * n * 2 * (size_t)max_context * v->kvd, 1.0f, &s);
     size_t wide = (size_t)card->vocab;
     if ((size_t)v->nqkv > wide) wide = (size_t)v->nqkv;
@@ -126,12 +178,12 @@ realverify_t *realverify_create(const llm_card_t *card, int max_tokens, int max_
     v->qh = calloc(m * v->d, sizeof *v->qh);
     v->ah = calloc(m * v->d, sizeof *v->ah);
     v->mh = calloc(m * v->f, sizeof *v->mh);
-    if (!all_set(v->wqkv, n) || !all_set(v->wo, n) || !all_set(v->wgu, n) ||
-        !all_set(v->wdown, n) || !v->whead || !v->kv || !v->h || !v->tmp || !v->xh ||
+    if (!v->wqkv || !v->wo || !v->wgu || !v->wdown || head_rc || !v->kv || !v->h || !v->tmp || !v->xh ||
         !v->yh || !v->qh || !v->ah || !v->mh) {
         realverify_free(v);
-        err_set(err, ERR_RUNTIME, "testbed: real verification: out of memory for "
-                "model '%s'", card->name);
+        err_set(err, ERR_RUNTIME, "testbed: real forward pass: out of memory for "
+                "model '%s' (or, at w4a16, widths not multiples of %d)", card->name,
+                W4A16_GROUP_DEFAULT);
         return NULL;
     }
     return v;
@@ -188,7 +240,7 @@ static int attention(realverify_t *v, int L, const service_job_t *jobs, int njob
 static int mlp(realverify_t *v, int L, int m)
 {
     int f = v->f;
-    if (gemv_f16(v->ctx, v->wgu[L], v->ngu, v->d, v->xh, m, v->yh) != 0) return -1;
+    if (lin_run(v->ctx, &v->wgu[L], v->xh, m, v->yh) != 0) return -1;
     gemv_h2f(v->ctx, v->yh, v->tmp, (size_t)m * v->ngu);
     for (int r = 0; r < m; r++) {
         const float *g = v->tmp + (size_t)r * v->ngu;
@@ -197,16 +249,16 @@ static int mlp(realverify_t *v, int L, int m)
             v->mh[(size_t)r * f + i] = f32_to_fp16(v->c.gated_mlp ? act * g[f + i] : act);
         }
     }
-    return gemv_f16(v->ctx, v->wdown[L], v->d, f, v->mh, m, v->yh);
+    return lin_run(v->ctx, &v->wdown[L], v->mh, m, v->yh);
 }
 
 static int forward(realverify_t *v, const service_job_t *jobs, int njobs, int m)
 {
     for (int L = 0; L < v->c.layers; L++) {
         norm_rows(v, m);
-        if (gemv_f16(v->ctx, v->wqkv[L], v->nqkv, v->d, v->xh, m, v->yh) != 0 ||
+        if (lin_run(v->ctx, &v->wqkv[L], v->xh, m, v->yh) != 0 ||
             attention(v, L, jobs, njobs) != 0 ||
-            gemv_f16(v->ctx, v->wo[L], v->d, v->d, v->ah, m, v->yh) != 0)
+            lin_run(v->ctx, &v->wo[L], v->ah, m, v->yh) != 0)
             return -1;
         residual(v, m);
         norm_rows(v, m);
@@ -214,7 +266,7 @@ static int forward(realverify_t *v, const service_job_t *jobs, int njobs, int m)
         residual(v, m);
     }
     norm_rows(v, m);
-    if (gemv_f16(v->ctx, v->whead, v->c.vocab, v->d, v->xh, m, v->yh) != 0) return -1;
+    if (lin_run(v->ctx, &v->whead, v->xh, m, v->yh) != 0) return -1;
     for (int r = 0; r < m; r++) {
         const uint16_t *lg = v->yh + (size_t)r * v->c.vocab;
         int best = 0;
@@ -232,11 +284,11 @@ double realverify_run(realverify_t *v, const service_job_t *jobs, int njobs, err
     int m = 0;
     for (int j = 0; j < njobs; j++) m += jobs[j].tokens;
     if (m > v->maxm || njobs > v->maxj)
-        return err_set(err, ERR_RUNTIME, "testbed: real verification: an iteration of "
+        return err_set(err, ERR_RUNTIME, "testbed: real forward pass: an iteration of "
                        "%d tokens in %d jobs exceeds %d tokens / %d jobs", m, njobs,
                        v->maxm, v->maxj);
     double t0 = now_s();
     if (forward(v, jobs, njobs, m) != 0)
-        return err_set(err, ERR_RUNTIME, "testbed: real verification: out of memory");
+        return err_set(err, ERR_RUNTIME, "testbed: real forward pass: out of memory");
     return now_s() - t0;
 }

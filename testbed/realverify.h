@@ -1,9 +1,13 @@
-/* realverify — the real batched verify step of the cloud model on the CPU,
- * for the testbed's `--real-verify` (docs/testbed.md, "Real verification").
+/* realverify — a real forward pass of a model on the CPU: the batched verify
+ * step of the cloud model for the testbed's `--real-verify`, and the draft
+ * model's one-token decode step for its `--real-draft` (docs/testbed.md,
+ * "Real verification", "Real drafting").
  *
  * One iteration over jobs (each q new tokens over a KV context of c tokens,
  * M = Σq) runs the target's forward pass with the project's fp16 kernels
- * (kernels/gemv.h, kernels/attn.h) on random weights: per layer, RMSNorm of
+ * (kernels/gemv.h, kernels/attn.h) on random weights — fp16, or W4A16 in
+ * the kernels' packed layout (random nibbles, scales and zeros, as
+ * build/calibrate's) — per layer, RMSNorm of
  * every row, the qkv GEMM at M, each job's new K and V appended to its own
  * KV cache and attention of its q queries over that cache, the o GEMM and
  * residual, RMSNorm, gate_up GEMM, SiLU·up, down GEMM and residual; then
@@ -22,15 +26,17 @@
 
 typedef struct realverify realverify_t;
 
-/* Builds the model: weights of card (fp16, random), room for iterations of
+/* Builds the model: weights of card at quant (PREC_FP16 or PREC_W4A16 of
+ * sim/cards.h; anything else is an ERR_INPUT error), random, room for iterations of
  * up to max_tokens tokens and max_jobs jobs, contexts up to max_context
  * (longer ones are clamped: the cache's contents are random anyway),
  * threads kernel threads (1: one core). NULL with err on failure; free
  * with realverify_free. */
-realverify_t *realverify_create(const llm_card_t *card, int max_tokens, int max_jobs,
-                                int max_context, int threads, err_t *err);
+realverify_t *realverify_create(const llm_card_t *card, int quant, int max_tokens,
+                                int max_jobs, int max_context, int threads, err_t *err);
 void realverify_free(realverify_t *v);
-/* Runs one iteration over jobs and returns its wall-clock time (s), or -1
+/* Runs one iteration over jobs (a draft step: one job of one token over its
+ * context) and returns its wall-clock time (s), or -1
  * with err (more tokens or jobs than created for, out of memory). */
 double realverify_run(realverify_t *v, const service_job_t *jobs, int njobs, err_t *err);
 

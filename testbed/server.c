@@ -185,7 +185,7 @@ static int real_init(server_t *sv, err_t *err)
     w->jobs = calloc((size_t)s->cloud.batching.max_batch, sizeof *w->jobs);
     if (w->efd < 0 || !w->jobs)
         return err_set(err, ERR_RUNTIME, "testbed: verifier: eventfd: %s", strerror(errno));
-    w->v = realverify_create(&s->cloud.target, sv->real_maxm, s->cloud.batching.max_batch,
+    w->v = realverify_create(&s->cloud.target, PREC_FP16, sv->real_maxm, s->cloud.batching.max_batch,
                              SERVER_REAL_CONTEXT, 1, err);
     if (!w->v) return -1;
     if (pthread_mutex_init(&w->mu, NULL) || pthread_cond_init(&w->cv, NULL))

@@ -170,6 +170,75 @@ else fail testbed_real_verify_runs "$(head -c 400 "$TMP/err")"; fi
 expect_exit testbed_real_verify_needs_max_tokens 2 \
     "$TESTBED" run "$TMP/real.yaml" --real-verify --set cloud.batching.max_tokens=0
 
+# --- real drafting ---------------------------------------------------------
+# A tiny W4A16 draft (widths multiples of the 128-wide quantisation group)
+# so that a real decode step takes well under a millisecond. Edge-only with
+# one endless request and no warm-up: every committed token but the first
+# (the prefill's) is a real draft of one token, so the committed tokens,
+# throughput_tok_s × duration, must equal 1 + the tokens the real-draft
+# report counts, give or take the one draft that may finish as the run
+# ends; and each of its drafts is one token.
+cat >"$TMP/tinyw4.yaml" <<'EOF2'
+name: tinyw4
+source: "a test shape, no real model"
+layers: 2
+hidden: 128
+heads: 4
+kv_heads: 2
+ffn: 256
+vocab: 1000
+gated_mlp: true
+EOF2
+cat >"$TMP/rd.yaml" <<EOF2
+name: tb-real-draft-tiny
+duration: 1s
+warmup: 0s
+protocol: {mode: edge-only}
+tenants:
+  count: 1
+  edge: {draft: $TMP/tinyw4.yaml, quant: w4a16, prefill_time: 5ms}
+  workload: {arrival: closed, think: 0s, prompt_tokens: 8, output_tokens: 100000}
+EOF2
+if "$TESTBED" run "$TMP/rd.yaml" --real-draft --out "$TMP/rd.csv" >/dev/null 2>"$TMP/err"; then
+    set -- $(awk '/^  draft /{ print $2, $3, $4, $5 }' "$TMP/err")
+    thr=$(col "$TMP/rd.csv" throughput_tok_s)
+    if [ $# -eq 4 ] && awk -v d="$1" -v k="$2" -v ms="$3" -v mod="$4" -v t="$thr" 'BEGIN {
+            c = t * 1.0; exit !(d == k && k > 10 && ms > 0 && mod > 0 &&
+                                c >= k + 1 - 1 - 1e-6 && c <= k + 1 + 1e-6) }'
+    then pass testbed_real_draft_commits
+    else fail testbed_real_draft_commits "report '$*', throughput $thr: $(head -c 300 "$TMP/err")"; fi
+else
+    fail testbed_real_draft_commits "$(head -c 400 "$TMP/err")"
+fi
+# One async tenant of three drafting for real, the others emulated: drafts
+# are abandoned at rollbacks while the worker computes (the run must end
+# cleanly, under ASan too) and the report names tenant 1.
+if "$TESTBED" run "$TMP/real.yaml" --real-draft=1 \
+       --set tenants.edge.draft="$TMP/tinyw4.yaml" --set acceptance.alpha=0.5 \
+       --out "$TMP/rd2.csv" >/dev/null 2>"$TMP/err" &&
+   grep -q 'real drafting by tenant 1 of tinyw4 (w4a16)' "$TMP/err" &&
+   awk '/^  draft /{ ok = $2 > 0 && $3 > 0 } END { exit !ok }' "$TMP/err"
+then pass testbed_real_draft_async
+else fail testbed_real_draft_async "$(head -c 400 "$TMP/err")"; fi
+# Refusals: exit 2 with a message that says why (an unknown option would
+# exit 2 too, so the message is checked).
+refused() {
+    name=$1; why=$2; shift 2
+    "$@" >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    if [ "$rc" -eq 2 ] && grep -q -- "$why" "$TMP/err" && [ ! -s "$TMP/out" ]
+    then pass "$name"
+    else fail "$name" "exit $rc: $(head -c 300 "$TMP/err")"; fi
+}
+refused testbed_real_draft_bad_tenant 'no such tenant' \
+    "$TESTBED" run "$TMP/rd.yaml" --real-draft=1
+refused testbed_real_draft_not_a_tenant 'wants a tenant index' \
+    "$TESTBED" run "$TMP/rd.yaml" --real-draft=x
+refused testbed_real_draft_bad_quant 'w4a16 or fp16' \
+    "$TESTBED" run "$TMP/rd.yaml" --real-draft --set tenants.edge.quant=w8a16
+refused testbed_real_draft_cloud_only 'does not draft' \
+    "$TESTBED" run "$TMP/real.yaml" --real-draft --set protocol.mode=cloud-only
+
 # testbed steps: one row per batch of 1 .. N/(G+1) blocks, m = batch·(G+1),
 # each a positive time, in the calibration table's row syntax.
 if "$TESTBED" steps "$TMP/tiny.yaml" --gamma 3 --max-tokens 12 --context 16 --reps 1 \
