@@ -487,14 +487,21 @@ static void rowcheck_fini(rowcheck_t *rc)
 }
 
 /* From a sidecar's text (a runnable sweep scenario: its sweep: section lists
- * every axis value) and the header line. 0, or -1 with err. */
+ * every axis value), the header line and the number of points the caller
+ * holds rows for (the sidecar's first line says it; its sweep: section must
+ * agree, or a row's point could lie past the caller's arrays). 0, or -1
+ * with err. */
 static int rowcheck_init(rowcheck_t *rc, const char *name, const char *sidecar,
-                         const char *header, err_t *err)
+                         const char *header, uint64_t total, err_t *err)
 {
     memset(rc, 0, sizeof *rc);
     err_t e = {0};
     if (sweepspec_load_string(name, sidecar, &rc->sp, &e) != 0)
         return err_set(err, ERR_INPUT, "%s: not a sweep sidecar: %s", name, e.msg);
+    if (rc->sp.npoints != total)
+        return err_set(err, ERR_INPUT, "%s: not a sweep sidecar: its first line says "
+                       "%" PRIu64 " points, its sweep: section has %" PRIu64, name, total,
+                       rc->sp.npoints);
     const char *p = header, *end = header + strlen(header);
     if (end > p && end[-1] == '\n') end--;
     while (p <= end) {
@@ -581,7 +588,7 @@ int sweepfile_resume(const char *csv, const char *sidecar, const char *header,
                      "from this sweep's (use --force to start over)", csv);
         goto out;
     }
-    if ((rc = rowcheck_init(&chk, csv, sidecar, header, err)) != 0) goto out;
+    if ((rc = rowcheck_init(&chk, csv, sidecar, header, total, err)) != 0) goto out;
     off_t good = (off_t)r.len;   /* end of the last complete record */
     long lineno = 2;
     /* Rows are appended in point order: a file this sweep (and shard) wrote
@@ -681,7 +688,8 @@ static int merge_part(merge_state_t *m, const char *part, const char *first,
         rc = err_set(err, ERR_INPUT, "%s:1: no header", part);
     } else if (rc > 0 && !m->header) {
         m->header = strdup(r.rec);
-        rc = m->header ? rowcheck_init(&m->chk, first, m->sidecar, m->header, err)
+        rc = m->header ? rowcheck_init(&m->chk, first, m->sidecar, m->header,
+                                         m->total, err)
                        : err_set(err, ERR_RUNTIME, "out of memory");
     } else if (rc > 0 && strcmp(r.rec, m->header) != 0) {
         rc = err_set(err, ERR_INPUT, "%s:1: header differs from %s's", part, first);

@@ -274,6 +274,23 @@ static void test_nul_byte(void)
     CHECK(access(path("zm.csv"), F_OK) != 0);
 }
 
+/* A sidecar whose first line claims fewer points than its sweep: section
+ * has (found by tests/fuzz/fuzz_sweepcsv): merge sized its rows by the
+ * first line and stored a row of a later point past them. Now refused. */
+static void test_points_disagree(void)
+{
+    static const char side[] = "# specsim sweep: points 2, id 0000000000000000\nseed: 1\n" SWEEP;
+    err_t err = {0};
+    char p[256];
+    put("d.scenario.yaml", side);
+    put("d.csv", HEAD "0,1,0.5\n3,4,0.05\n");
+    snprintf(p, sizeof p, "%s", path("d.csv"));
+    const char *parts[] = {p};
+    CHECK(sweepfile_merge(path("dm.csv"), parts, 1, &err) == -1 && err.code == ERR_INPUT &&
+          strstr(err.msg, "says 2 points, its sweep: section has 4") != NULL);
+    CHECK(access(path("dm.csv"), F_OK) != 0);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/test_sweepfile.XXXXXX");
@@ -286,6 +303,7 @@ int main(void)
     RUN(test_quoted_rows);
     RUN(test_append);
     RUN(test_nul_byte);
+    RUN(test_points_disagree);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) return 1;
