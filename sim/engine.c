@@ -5,7 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The pending events live in a radix heap (Ahuja, Mehlhorn, Orlin and
+/* Small queues (capacity below ENGINE_RADIX_MIN, sim/engine.h) are a
+ * binary min-heap; large ones a radix heap, below. Both give the same
+ * order, exactly (time, seq).
+ *
+ * The radix heap (Ahuja, Mehlhorn, Orlin and
  * Tarjan's monotone priority queue) keyed on (time, seq) as one 128-bit
  * number: a simulation never schedules before the event it is running, so
  * every key pushed exceeds the last one popped. Buckets 1.. hold the keys
@@ -46,6 +50,9 @@ typedef struct chunk {
 
 struct engine {
     struct engine_clock clock;   /* first: engine_now() reads it inline */
+    int radix;                   /* the radix heap, else the binary heap */
+    engine_event_t *heap;        /* binary heap: heap[0] is the earliest */
+    size_t hn, hcap;
     uint64_t last_hi, last_lo;   /* `last`: time bits, seq */
     uint64_t nonempty[8];        /* bit k - 1: bucket k (1..512) has events */
     size_t n;                    /* events in the buckets */
@@ -78,13 +85,16 @@ engine_t *engine_create(size_t capacity, err_t *err)
         err_set(err, ERR_RUNTIME, "engine: out of memory");
         return NULL;
     }
+    e->radix = capacity >= ENGINE_RADIX_MIN;
     e->capfirst = 16;
     e->first = malloc(e->capfirst * sizeof *e->first);
+    e->hcap = e->radix || capacity < 16 ? 16 : capacity;
+    e->heap = malloc(e->hcap * sizeof *e->heap);
     e->rmask = ENGINE_RING_START - 1;
     e->ring = malloc(ENGINE_RING_START * sizeof *e->ring);
-    int bad = !e->first || !e->ring;
+    int bad = !e->first || !e->ring || !e->heap;
     /* The capacity hint: chunks for that many events, in the pool. */
-    for (size_t k = 0; !bad && k < (capacity + CHUNK - 1) / CHUNK; k++) {
+    for (size_t k = 0; !bad && e->radix && k < (capacity + CHUNK - 1) / CHUNK; k++) {
         chunk_t *c = malloc(sizeof *c);
         bad = !c;
         if (c) {
@@ -117,6 +127,7 @@ void engine_free(engine_t *e)
     chunks_free(e->free_chunks);
     chunks_free(e->limbo);
     free(e->first);
+    free(e->heap);
     free(e->ring);
     free(e);
 }
@@ -279,6 +290,45 @@ static int ring_grow(engine_t *e)
     return 0;
 }
 
+/* The binary heap, for small queues (see ENGINE_RADIX_MIN): pushes ev,
+ * sifting the hole up (one copy per level). */
+static int heap_push(engine_t *e, const engine_event_t *ev)
+{
+    if (e->hn == e->hcap) {
+        /* Doubling keeps growth amortised: after the peak backlog is reached
+         * no schedule call allocates again. */
+        engine_event_t *h = realloc(e->heap, 2 * e->hcap * sizeof *h);
+        if (!h) return -1;
+        e->heap = h;
+        e->hcap *= 2;
+    }
+    size_t i = e->hn++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!before(ev, &e->heap[p])) break;
+        e->heap[i] = e->heap[p];
+        i = p;
+    }
+    e->heap[i] = *ev;
+    return 0;
+}
+
+/* Removes heap[0]. */
+static void heap_pop(engine_t *e)
+{
+    engine_event_t last = e->heap[--e->hn];
+    size_t n = e->hn, i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && before(&e->heap[c + 1], &e->heap[c])) c++;
+        if (!before(&e->heap[c], &last)) break;
+        e->heap[i] = e->heap[c];
+        i = c;
+    }
+    if (n > 0) e->heap[i] = last;
+}
+
 int engine_schedule(engine_t *e, double t, uint32_t type, uint32_t a,
                     uint64_t b)
 {
@@ -290,6 +340,7 @@ int engine_schedule(engine_t *e, double t, uint32_t type, uint32_t a,
         return 0;
     }
     engine_event_t ev = {t + 0.0, e->seq++, type, a, b};   /* -0 -> +0 */
+    if (!e->radix) return heap_push(e, &ev);
     /* Keys below `last` exist only while bucket 0 holds `last` (see the
      * comment at the top); ev's seq is new, so it never equals last. */
     int rc;
@@ -308,7 +359,9 @@ int engine_schedule(engine_t *e, double t, uint32_t type, uint32_t a,
 static inline const engine_event_t *peek(engine_t *e, int *fail)
 {
     const engine_event_t *h = NULL;
-    if (e->n) {
+    if (!e->radix) {
+        if (e->hn) h = &e->heap[0];
+    } else if (e->n) {
         if (e->nfirst == 0 && (e->broken || refill(e))) {
             *fail = 1;
             return NULL;
@@ -329,6 +382,10 @@ static inline void take(engine_t *e, const engine_event_t *next, engine_event_t 
     if (e->rn && next == &e->ring[e->rhead]) {
         e->rhead = (e->rhead + 1) & e->rmask;
         e->rn--;
+        return;
+    }
+    if (!e->radix) {
+        heap_pop(e);
         return;
     }
     e->nfirst--;
@@ -367,7 +424,9 @@ double engine_next_time(const engine_t *e)
     /* Without reordering (e is const): bucket 0's last, else the least of
      * the first non-empty bucket, against the ring's head. */
     double t = INFINITY;
-    if (e->nfirst) {
+    if (!e->radix) {
+        if (e->hn) t = e->heap[0].time;
+    } else if (e->nfirst) {
         t = e->first[e->nfirst - 1].time;
     } else if (e->n) {
         for (const chunk_t *c = e->b[first_nonempty(e)]; c; c = c->next)
@@ -394,8 +453,8 @@ int engine_step(engine_t *e, double now)
 }
 
 uint64_t engine_events(const engine_t *e) { return e->events; }
-size_t engine_pending(const engine_t *e) { return e->n + e->rn; }
+size_t engine_pending(const engine_t *e) { return e->n + e->hn + e->rn; }
 size_t engine_capacity(const engine_t *e)
 {
-    return e->nchunks * CHUNK + e->capfirst + e->rmask + 1;
+    return e->nchunks * CHUNK + e->capfirst + e->hcap + e->rmask + 1;
 }

@@ -1,12 +1,14 @@
 /* engine — simulated clock and event queue; knows nothing of LLMs.
  *
  * Events are small values (time, insertion sequence, type, two integer
- * payloads) kept in a radix heap ordered by (time, seq), those due at
+ * payloads) kept in a priority queue ordered by (time, seq), those due at
  * the current instant in a FIFO beside it: events with equal times run in
- * the order they were scheduled, so runs are deterministic. The heap's
- * buckets draw fixed-size chunks from one pool, so memory follows the
- * number of pending events (within about twice it) and scheduling
- * allocates only when the pool runs dry, not per event once warm. Models
+ * the order they were scheduled, so runs are deterministic. The queue is
+ * a binary heap (one array, doubled when full) for engines created with a
+ * capacity below ENGINE_RADIX_MIN, else a radix heap whose buckets draw
+ * fixed-size chunks from one pool; either way memory follows the number of
+ * pending events (within about twice it) and scheduling allocates only
+ * when the storage runs dry, not per event once warm. Models
  * register one handler per event type;
  * cancellation is the model's business (a generation number in the payload,
  * checked by the handler), which keeps the heap free of deletions.
@@ -34,6 +36,14 @@ typedef struct engine engine_t;
 /* A handler returns 0, or -1 to stop the run (the model keeps its own error
  * record). ev points into engine storage valid only during the call. */
 typedef int (*engine_fn)(void *ctx, const engine_event_t *ev);
+
+/* The radix heap pops in a few copies where the binary heap sifts through
+ * log2(n) scattered levels, but it costs more per event on small queues:
+ * user CPU per event, radix against binary heap for every queue, 1.26x as
+ * fast with 10^4 tenants and 1.13x with 1,024, but 0.84-0.90x with 64
+ * (scenarios/bench/simpy-64-*.yaml). sim/world.c asks for 4 per tenant +
+ * 64, so the radix heap serves 240 tenants and more. */
+#define ENGINE_RADIX_MIN 1024
 
 /* Returns a new engine at time 0 with room for `capacity` pending events
  * (grown on demand); the caller frees it with engine_free(). NULL with err

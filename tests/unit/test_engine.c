@@ -32,10 +32,10 @@ static int record(void *ctx, const engine_event_t *ev)
     return 0;
 }
 
-static void test_order_and_ties(void)
+static void order_and_ties_at(size_t capacity)
 {
     err_t err;
-    engine_t *e = engine_create(2, &err);
+    engine_t *e = engine_create(capacity, &err);
     rec_t *r = calloc(1, sizeof *r);
     CHECK(e && r);
     engine_on(e, 0, record, r);
@@ -52,6 +52,12 @@ static void test_order_and_ties(void)
     CHECK(engine_schedule(e, 2.5, 0, 0, 0) == -1);
     engine_free(e);
     free(r);
+}
+
+static void test_order_and_ties(void)
+{
+    order_and_ties_at(2);
+    order_and_ties_at(ENGINE_RADIX_MIN);
 }
 
 static void test_until_is_strict(void)
@@ -99,11 +105,11 @@ static int cmp_pair(const void *x, const void *y)
     return a[1] < b[1] ? -1 : a[1] > b[1];
 }
 
-static void test_stress_vs_sorted(void)
+static void stress_vs_sorted_at(size_t capacity)
 {
     enum { N = 4000 };
     err_t err;
-    engine_t *e = engine_create(1, &err);
+    engine_t *e = engine_create(capacity, &err);
     rec_t *r = calloc(1, sizeof *r);
     engine_on(e, 0, record, r);
     double (*ref)[2] = malloc(sizeof(double[2]) * N);
@@ -128,16 +134,22 @@ static void test_stress_vs_sorted(void)
     engine_free(e);
 }
 
+static void test_stress_vs_sorted(void)
+{
+    stress_vs_sorted_at(1);
+    stress_vs_sorted_at(ENGINE_RADIX_MIN);
+}
+
 /* Memory follows the backlog, not the run's length nor how the pending
  * times spread over the radix heap's buckets (sim/engine.c): a steady
  * backlog of 1000 events over 2000 simulated seconds (times crossing
  * eleven powers of two, each reshuffling the buckets) stays within twice
  * the backlog. Per-bucket arrays, each keeping its own peak, reached 55
  * times the backlog here. */
-static void test_memory_follows_backlog(void)
+static void memory_follows_backlog(size_t capacity)
 {
     err_t err;
-    engine_t *e = engine_create(16, &err);
+    engine_t *e = engine_create(capacity, &err);
     rec_t *r = calloc(1, sizeof *r);
     r->e = e;
     r->reschedule = 1;
@@ -154,6 +166,13 @@ static void test_memory_follows_backlog(void)
     CHECK(engine_capacity(e) <= 2 * 1000);
     engine_free(e);
     free(r);
+}
+
+/* Both queues: the binary heap (small capacity) and the radix heap. */
+static void test_memory_follows_backlog(void)
+{
+    memory_follows_backlog(16);
+    memory_follows_backlog(ENGINE_RADIX_MIN);
 }
 
 /* Random workloads against the definition of the order, with the
@@ -209,14 +228,16 @@ static void rnd_hint(void *ctx, const engine_event_t *next)
 
 static void test_random_order_with_hint(void)
 {
-    for (int hint = 0; hint < 2; hint++) {
+    for (int v = 0; v < 4; v++) {
+        int hint = v & 1;
         err_t err;
-        engine_t *e = engine_create(4, &err);
+        /* v < 2: the binary heap; else the radix heap. */
+        engine_t *e = engine_create(v < 2 ? 4 : ENGINE_RADIX_MIN, &err);
         rnd_t *m = calloc(1, sizeof *m);
         CHECK(e && m);
         if (!e || !m) return;
         m->e = e;
-        m->lcg = 12345 + (uint64_t)hint;
+        m->lcg = 12345 + (uint64_t)v;
         engine_on(e, 0, rnd_handler, m);
         if (hint) engine_on_hint(e, 0, rnd_hint);
         for (int i = 0; i < 64; i++)
@@ -264,10 +285,10 @@ static int mix_handler(void *ctx, const engine_event_t *ev)
     return 0;
 }
 
-static void test_now_events_keep_order(void)
+static void now_events_keep_order_at(size_t capacity)
 {
     err_t err;
-    engine_t *e = engine_create(4, &err);
+    engine_t *e = engine_create(capacity, &err);
     mix_t *m = calloc(1, sizeof *m);
     CHECK(e && m);
     m->e = e;
@@ -282,6 +303,12 @@ static void test_now_events_keep_order(void)
     CHECK(engine_events(e) == m->ran);
     engine_free(e);
     free(m);
+}
+
+static void test_now_events_keep_order(void)
+{
+    now_events_keep_order_at(4);
+    now_events_keep_order_at(ENGINE_RADIX_MIN);
 }
 
 static int fail_handler(void *ctx, const engine_event_t *ev)
