@@ -1,11 +1,15 @@
 /* engine — simulated clock and event queue; knows nothing of LLMs.
  *
  * Events are small values (time, insertion sequence, type, two integer
- * payloads) kept in a binary min-heap ordered by (time, seq), those due at
+ * payloads) kept in a priority queue ordered by (time, seq), those due at
  * the current instant in a FIFO beside it: events with equal times run in
- * the order they were scheduled, so runs are deterministic. The heap is one growable array, so scheduling allocates only
- * when the number of pending events exceeds every earlier peak (amortised,
- * never per event once warm). Models register one handler per event type;
+ * the order they were scheduled, so runs are deterministic. The queue is
+ * a binary heap (one array, doubled when full) for engines created with a
+ * capacity below ENGINE_RADIX_MIN, else a radix heap whose buckets draw
+ * fixed-size chunks from one pool; either way memory follows the number of
+ * pending events (within about twice it) and scheduling allocates only
+ * when the storage runs dry, not per event once warm. Models
+ * register one handler per event type;
  * cancellation is the model's business (a generation number in the payload,
  * checked by the handler), which keeps the heap free of deletions.
  */
@@ -33,6 +37,14 @@ typedef struct engine engine_t;
  * record). ev points into engine storage valid only during the call. */
 typedef int (*engine_fn)(void *ctx, const engine_event_t *ev);
 
+/* The radix heap pops in a few copies where the binary heap sifts through
+ * log2(n) scattered levels, but it costs more per event on small queues:
+ * user CPU per event, radix against binary heap for every queue, 1.26x as
+ * fast with 10^4 tenants and 1.13x with 1,024, but 0.84-0.90x with 64
+ * (scenarios/bench/simpy-64-*.yaml). sim/world.c asks for 4 per tenant +
+ * 64, so the radix heap serves 240 tenants and more. */
+#define ENGINE_RADIX_MIN 1024
+
 /* Returns a new engine at time 0 with room for `capacity` pending events
  * (grown on demand); the caller frees it with engine_free(). NULL with err
  * filled on allocation failure. */
@@ -55,14 +67,15 @@ typedef void (*engine_hint_fn)(void *ctx, const engine_event_t *next);
 int engine_on_hint(engine_t *e, uint32_t type, engine_hint_fn hint);
 
 /* Schedules an event at absolute time t >= now. Returns 0, or -1 when the
- * heap cannot grow (allocation failure) or t is before now / not a number. */
+ * queue cannot grow (allocation failure) or t is before now / not a number. */
 int engine_schedule(engine_t *e, double t, uint32_t type, uint32_t a,
                     uint64_t b);
 
 /* Runs events in order while the earliest is before `until` (strictly);
  * the clock is left at the last event run. Returns 0 when the queue is empty
- * or the next event is at/after `until`, -1 when a handler failed or an
- * event has no handler. */
+ * or the next event is at/after `until`, -1 when a handler failed, an
+ * event has no handler or the queue could not allocate while reordering
+ * (the engine is then only fit for engine_free). */
 int engine_run(engine_t *e, double until);
 /* The same, stopping also once engine_events() reaches max_events: returns 1
  * then (the caller checks what it needs and calls again), 0 or -1 as
@@ -93,6 +106,6 @@ double engine_next_time(const engine_t *e);
 int engine_step(engine_t *e, double now);
 uint64_t engine_events(const engine_t *e);   /* events run so far */
 size_t engine_pending(const engine_t *e);
-size_t engine_capacity(const engine_t *e);   /* allocated slots */
+size_t engine_capacity(const engine_t *e);   /* allocated event slots */
 
 #endif
