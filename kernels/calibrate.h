@@ -47,4 +47,14 @@ int calibrate_cpu(const calibrate_args_t *a, FILE *progress, err_t *err);
  * with the same SIMD path on the same shapes. 0 or -1. */
 int calibrate_bench(const calibrate_args_t *a, FILE *out, err_t *err);
 
+/* How calibrate times a kernel, shared with scripts/ggml-anchor.c so that
+ * ggml's kernels are measured alike. */
+/* Seconds on the monotonic clock. */
+double calibrate_now_s(void);
+/* qsort comparator for ascending doubles (medians of samples). */
+int calibrate_cmp_double(const void *a, const void *b);
+/* How many distinct copies of a working set of `bytes` to rotate through so
+ * that all of them together exceed 4x the LLC (llc bytes; 1 to 4096). */
+int calibrate_copies_for(double bytes, size_t llc);
+
 #endif
