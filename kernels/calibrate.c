@@ -867,15 +867,17 @@ static int readv_call(void *arg, int copy)
     return 0;
 }
 
+const calibrate_shape_t calibrate_bench_shapes[CALIBRATE_BENCH_NSHAPES] = {
+    {"7B q/o  4096x4096", 4096, 4096},
+    {"7B up   11008x4096", 11008, 4096},
+    {"7B down 4096x11008", 4096, 11008},
+    {"7B head 32000x4096", 32000, 4096},
+    {"1.1B gate_up 11264x2048", 11264, 2048},
+};
+
 int calibrate_bench(const calibrate_args_t *a, FILE *out, err_t *err)
 {
-    static const struct { const char *what; int n, k; } shapes[] = {
-        {"7B q/o  4096x4096", 4096, 4096},
-        {"7B up   11008x4096", 11008, 4096},
-        {"7B down 4096x11008", 4096, 11008},
-        {"7B head 32000x4096", 32000, 4096},
-        {"1.1B gate_up 11264x2048", 11264, 2048},
-    };
+    const calibrate_shape_t *shapes = calibrate_bench_shapes;
     gemv_ctx_t *ctx = make_ctx(a, err);
     if (!ctx) return -1;
     size_t llc = cpu_llc_bytes();
@@ -887,7 +889,7 @@ int calibrate_bench(const calibrate_args_t *a, FILE *out, err_t *err)
     size_t bw_bytes = 8 * llc < ((size_t)256 << 20) ? (size_t)256 << 20 : 8 * llc;
     double c1, cm;
     if (bench_ceilings(ctx, bw_bytes, a->quick, &c1, &cm, err) != 0) goto out;
-    enum { NSH = sizeof shapes / sizeof shapes[0], NV = 5 };
+    enum { NSH = CALIBRATE_BENCH_NSHAPES, NV = 5 };
     double tw[NSH][NV], t16[NSH], t32[NSH];
     size_t maxk = 11008, maxn = 32000;
     float *xf = malloc(maxk * sizeof *xf), *yf = malloc(maxn * sizeof *yf);

@@ -47,6 +47,15 @@ int calibrate_cpu(const calibrate_args_t *a, FILE *progress, err_t *err);
  * with the same SIMD path on the same shapes. 0 or -1. */
 int calibrate_bench(const calibrate_args_t *a, FILE *out, err_t *err);
 
+/* The GEMV shapes of --bench (n x k weights), which scripts/ggml-anchor.c
+ * runs too so that the two tables line up. */
+typedef struct calibrate_shape {
+    const char *what;
+    int n, k;
+} calibrate_shape_t;
+#define CALIBRATE_BENCH_NSHAPES 5
+extern const calibrate_shape_t calibrate_bench_shapes[CALIBRATE_BENCH_NSHAPES];
+
 /* How calibrate times a kernel, shared with scripts/ggml-anchor.c so that
  * ggml's kernels are measured alike. */
 /* Seconds on the monotonic clock. */

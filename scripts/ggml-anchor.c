@@ -39,14 +39,7 @@
 #define MAXS 201
 #define M8 8
 
-static const struct { const char *what; int n, k; } shapes[] = {
-    {"7B q/o  4096x4096", 4096, 4096},
-    {"7B up   11008x4096", 11008, 4096},
-    {"7B down 4096x11008", 4096, 11008},
-    {"7B head 32000x4096", 32000, 4096},
-    {"1.1B gate_up 11264x2048", 11264, 2048},
-};
-#define NSH (int)(sizeof shapes / sizeof shapes[0])
+#define NSH CALIBRATE_BENCH_NSHAPES
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 static uint64_t rnd(void)
@@ -298,7 +291,7 @@ int main(int argc, char **argv)
     printf("median us per call, all variants interleaved call by call; ratio = ours (best "
            "kernel) / best ggml path (< 1: ours faster)\n");
     for (int s = 0; s < NSH; s++) {
-        int n = shapes[s].n, k = shapes[s].k;
+        int n = calibrate_bench_shapes[s].n, k = calibrate_bench_shapes[s].k;
         struct ours o;
         ours_init(&o, ctx, n, k, llc, xh, yh);
         struct gg g[8];
@@ -336,7 +329,7 @@ int main(int argc, char **argv)
             struct var *vm = v + start[mi];
             int per = start[mi + 1] - start[mi];
             double best_ours = 1e30, best_gg = 1e30;
-            printf("%-24s M=%d:", shapes[s].what, ms[mi]);
+            printf("%-24s M=%d:", calibrate_bench_shapes[s].what, ms[mi]);
             for (int i = 0; i < per; i++) {
                 printf("  %s %.1f", vm[i].label, vm[i].med * 1e6);
                 if (vm[i].kind == 0 && vm[i].med < best_ours) best_ours = vm[i].med;
