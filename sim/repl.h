@@ -2,8 +2,8 @@
  * simulate it: the edge (sim/edge.c), the cloud's view of each tenant
  * (sim/ctenant.c) and the protocols (sim/proto_*.c). A runner (sim/world.c;
  * the testbed's testbed/fleet.c and testbed/server.c) builds it with
- * repl_init, owns everything it points to, and routes events, most of them
- * with the repl_on_* handlers below (sim/repl.c); the modules above only
+ * route_setup, owns everything it points to, and routes events, most of them
+ * with the route_* handlers (sim/route.h); the modules above only
  * read it and change their own tenants' state. No globals: several
  * replications may run on different threads at once.
  */
@@ -78,30 +78,6 @@ typedef struct repl {
     uint64_t waiting;          /* arrivals waiting for their tenant, all
                                   tenants (sim/guard.h bounds it) */
 } repl_t;
-
-/* Fills r's fields (sh, tally, trace and err borrowed) and allocates its
- * engine, its tenants' edge and cloud-side state (zeroed, for the runner to
- * initialise) and the draft memos. 0, or -1 when out of memory (the runner
- * reports it); either way repl_fini frees what was made. */
-int repl_init(repl_t *r, const repl_shared_t *sh, int rep, tally_t *tally,
-              trace_t *trace, err_t *err);
-/* Allocates r->cum, every tenant's draft buffer, and *off[n + 1] (the
- * caller frees it), tenant i's buffer at r->cum + (*off)[i]. 0 or -1 (out
- * of memory; free *off either way). */
-int repl_alloc_cum(repl_t *r, size_t **off);
-/* Frees everything r points to (not r): tenants, cloud, engine, buffers. */
-void repl_fini(repl_t *r);
-
-/* Engine handlers, ctx = the repl_t: each hands its event to the edge
- * (sim/edge.h), the cloud-side tenant (sim/ctenant.h) or the tenant's
- * protocol (sim/proto.h). */
-int repl_on_arrive(void *ctx, const engine_event_t *ev);        /* EV_ARRIVE */
-int repl_on_edge_prefill(void *ctx, const engine_event_t *ev);  /* EV_EDGE_PREFILL */
-int repl_on_draft(void *ctx, const engine_event_t *ev);         /* EV_DRAFT */
-int repl_on_up(void *ctx, const engine_event_t *ev);   /* EV_UP, at the cloud */
-int repl_on_down(void *ctx, const engine_event_t *ev); /* EV_DOWN, at the edge */
-/* cloud_cb_t.job_done: the tenant's protocol takes the finished job. */
-int repl_on_job_done(void *ctx, const cloud_job_t *job, double now);
 
 static inline int repl_fail(repl_t *r, const char *what)
 {

@@ -6,7 +6,7 @@
 #include "ctenant.h"
 #include "edge.h"
 #include "guard.h"
-#include "msg.h"
+#include "route.h"
 #include "proto.h"
 
 struct world {
@@ -47,10 +47,10 @@ static void hint_up(void *ctx, const engine_event_t *next)
 static int route_events(repl_t *r)
 {
     engine_t *e = r->eng;
-    if (engine_on(e, EV_ARRIVE, repl_on_arrive, r) ||
-        engine_on(e, EV_EDGE_PREFILL, repl_on_edge_prefill, r) ||
-        engine_on(e, EV_DRAFT, repl_on_draft, r) || engine_on(e, EV_UP, repl_on_up, r) ||
-        engine_on(e, EV_DOWN, repl_on_down, r))
+    if (engine_on(e, EV_ARRIVE, route_arrive, r) ||
+        engine_on(e, EV_EDGE_PREFILL, route_edge_prefill, r) ||
+        engine_on(e, EV_DRAFT, route_draft, r) || engine_on(e, EV_UP, route_up, r) ||
+        engine_on(e, EV_DOWN, route_down, r))
         return repl_fail(r, "event types");
     /* Prefetching only pays once the tenants outgrow the caches; for a few
      * dozen tenants it is pure overhead (measured ~2% on the default). */
@@ -69,7 +69,7 @@ static int route_events(repl_t *r)
 static int tenants_init(repl_t *r, err_t *err)
 {
     size_t *off = NULL;
-    if (repl_alloc_cum(r, &off)) {
+    if (route_alloc_cum(r, &off)) {
         free(off);
         return err_set(err, ERR_RUNTIME, "simulation: out of memory");
     }
@@ -99,7 +99,7 @@ world_t *world_create(const repl_shared_t *sh, int rep, tally_t *tally,
         return NULL;
     }
     repl_t *r = &w->r;
-    if (repl_init(r, sh, rep, tally, trace, err)) {
+    if (route_setup(r, sh, rep, tally, trace, err)) {
         world_free(w);
         err_set(err, ERR_RUNTIME, "simulation: out of memory");
         return NULL;
@@ -109,7 +109,7 @@ world_t *world_create(const repl_shared_t *sh, int rep, tally_t *tally,
         return NULL;
     }
     if (any_uses_cloud(r)) {
-        cloud_cb_t cb = {r, repl_on_job_done, ctenant_admitted, NULL};
+        cloud_cb_t cb = {r, route_job_done, ctenant_admitted, NULL};
         r->cloud = cloud_create_groups(&s->cloud, r->n, sh->cgroups, sh->ncgroups,
                                        r->eng, EV_ITER_END, EV_KICK, &cb, tally, trace,
                                        s->seed, rep, err);
@@ -151,6 +151,6 @@ uint64_t world_events(const world_t *w) { return engine_events(w->r.eng); }
 void world_free(world_t *w)
 {
     if (!w) return;
-    repl_fini(&w->r);
+    route_teardown(&w->r);
     free(w);
 }

@@ -14,6 +14,7 @@
 #include "msg.h"
 #include "proto.h"
 #include "realdraft.h"
+#include "route.h"
 #include "rt.h"
 
 /* Time between the last HELLO and the run's start: the verifier must have
@@ -133,7 +134,7 @@ static int build(fleet_t *f, const scenario_t *s, const repl_shared_t *sh, int r
     repl_t *r = &f->r;
     size_t *off = NULL;
     f->conn = calloc((size_t)s->ntenants, sizeof *f->conn);
-    if (repl_init(r, sh, rep, tl, NULL, err) || !f->conn || repl_alloc_cum(r, &off)) {
+    if (route_setup(r, sh, rep, tl, NULL, err) || !f->conn || route_alloc_cum(r, &off)) {
         free(off);
         return err_set(err, ERR_RUNTIME, "testbed: edge: out of memory");
     }
@@ -143,10 +144,10 @@ static int build(fleet_t *f, const scenario_t *s, const repl_shared_t *sh, int r
     free(off);
     if (rc) return -1;
     engine_t *e = r->eng;
-    if (engine_on(e, EV_ARRIVE, repl_on_arrive, r) ||
-        engine_on(e, EV_EDGE_PREFILL, repl_on_edge_prefill, r) ||
-        engine_on(e, EV_DRAFT, repl_on_draft, r) || engine_on(e, EV_UP, on_up, f) ||
-        engine_on(e, EV_DOWN, repl_on_down, r))
+    if (engine_on(e, EV_ARRIVE, route_arrive, r) ||
+        engine_on(e, EV_EDGE_PREFILL, route_edge_prefill, r) ||
+        engine_on(e, EV_DRAFT, route_draft, r) || engine_on(e, EV_UP, on_up, f) ||
+        engine_on(e, EV_DOWN, route_down, r))
         return err_set(err, ERR_RUNTIME, "testbed: edge: event types");
     return 0;
 }
@@ -195,7 +196,7 @@ static int connect_all(fleet_t *f, int rep, int port, double *start, err_t *err)
 static void teardown(fleet_t *f)
 {
     conn_free_all(f->conn, f->r.n);
-    repl_fini(&f->r);
+    route_teardown(&f->r);
     rt_fini(&f->rt);
     realdraft_free(f->rd);
 }

@@ -20,6 +20,7 @@
 #include "msg.h"
 #include "proto.h"
 #include "realverify.h"
+#include "route.h"
 #include "rt.h"
 #include "sim.h"
 #include "tallyio.h"
@@ -320,17 +321,17 @@ static int build(server_t *sv, const scenario_t *s, const repl_shared_t *sh, int
     repl_t *r = &sv->r;
     sv->conn = calloc((size_t)s->ntenants, sizeof *sv->conn);
     sv->bye = calloc((size_t)s->ntenants, 1);
-    if (repl_init(r, sh, rep, tl, NULL, err) || !sv->conn || !sv->bye)
+    if (route_setup(r, sh, rep, tl, NULL, err) || !sv->conn || !sv->bye)
         return err_set(err, ERR_RUNTIME, "testbed: verifier: out of memory");
     for (int i = 0; i < r->n; i++)
         if (repl_protocol(r, i)->proto->uses_cloud && ctenant_init(r, i, err)) return -1;
     if (opt->real_verify && real_init(sv, err)) return -1;
     /* r leads server_t, so the callbacks' ctx is the server too. */
-    cloud_cb_t cb = {r, repl_on_job_done, ctenant_admitted, sv->real ? real_iter : NULL};
+    cloud_cb_t cb = {r, route_job_done, ctenant_admitted, sv->real ? real_iter : NULL};
     r->cloud = cloud_create_groups(&s->cloud, r->n, sh->cgroups, sh->ncgroups, r->eng,
                                    EV_ITER_END, EV_KICK, &cb, tl, NULL, s->seed, rep, err);
     if (!r->cloud) return -1;
-    if (engine_on(r->eng, EV_UP, repl_on_up, r) || engine_on(r->eng, EV_DOWN, on_down, sv))
+    if (engine_on(r->eng, EV_UP, route_up, r) || engine_on(r->eng, EV_DOWN, on_down, sv))
         return err_set(err, ERR_RUNTIME, "testbed: verifier: event types");
     return 0;
 }
@@ -338,7 +339,7 @@ static int build(server_t *sv, const scenario_t *s, const repl_shared_t *sh, int
 static void teardown(server_t *sv)
 {
     conn_free_all(sv->conn, sv->r.n);
-    repl_fini(&sv->r);
+    route_teardown(&sv->r);
     free(sv->bye);
     real_fini(sv);
     free(sv->real_n);

@@ -1,10 +1,4 @@
-/* repl — what sim/world.c (the simulator) and the testbed's two halves
- * (testbed/fleet.c, the edge; testbed/server.c, the verifier) share about
- * one replication: its set-up and tear-down and the event handlers that
- * route an event to the module or the tenant's protocol handling it. Each
- * runner registers the handlers it runs as the simulator does and its own
- * for the events it sends over the wire instead. */
-#include "repl.h"
+#include "route.h"
 
 #include <stdlib.h>
 
@@ -13,8 +7,8 @@
 #include "msg.h"
 #include "proto.h"
 
-int repl_init(repl_t *r, const repl_shared_t *sh, int rep, tally_t *tally,
-              trace_t *trace, err_t *err)
+int route_setup(repl_t *r, const repl_shared_t *sh, int rep, tally_t *tally,
+                trace_t *trace, err_t *err)
 {
     const scenario_t *s = sh->s;
     r->s = s;
@@ -34,7 +28,7 @@ int repl_init(repl_t *r, const repl_shared_t *sh, int rep, tally_t *tally,
     return r->eng && r->et && r->ct && r->draft_memo && r->draft_memo_n ? 0 : -1;
 }
 
-int repl_alloc_cum(repl_t *r, size_t **off)
+int route_alloc_cum(repl_t *r, size_t **off)
 {
     size_t total = 0;
     *off = malloc(((size_t)r->n + 1) * sizeof **off);
@@ -47,7 +41,7 @@ int repl_alloc_cum(repl_t *r, size_t **off)
     return r->cum ? 0 : -1;
 }
 
-void repl_fini(repl_t *r)
+void route_teardown(repl_t *r)
 {
     /* Both finis accept a zeroed tenant: a set-up that failed part way, or
      * a runner that leaves one side unused. */
@@ -66,25 +60,25 @@ void repl_fini(repl_t *r)
 
 /* ---- event routing ------------------------------------------------------ */
 
-int repl_on_arrive(void *ctx, const engine_event_t *ev)
+int route_arrive(void *ctx, const engine_event_t *ev)
 {
     /* ev->time is the instant it ran (engine_step), not its due time. */
     return edge_arrive(ctx, (int)ev->a, ev->time);
 }
 
-int repl_on_edge_prefill(void *ctx, const engine_event_t *ev)
+int route_edge_prefill(void *ctx, const engine_event_t *ev)
 {
     return edge_prefill_done(ctx, (int)ev->a);
 }
 
-int repl_on_draft(void *ctx, const engine_event_t *ev)
+int route_draft(void *ctx, const engine_event_t *ev)
 {
     repl_t *r = ctx;
     int i = (int)ev->a;
     return edge_draft_ended(r, i, ev->b) ? r->et[i].proto->draft_done(r, i) : 0;
 }
 
-int repl_on_up(void *ctx, const engine_event_t *ev)
+int route_up(void *ctx, const engine_event_t *ev)
 {
     repl_t *r = ctx;
     int i = (int)ev->a;
@@ -93,7 +87,7 @@ int repl_on_up(void *ctx, const engine_event_t *ev)
     return r->ct[i].proto->block_at_cloud(r, i, ev->b, ev->time);
 }
 
-int repl_on_down(void *ctx, const engine_event_t *ev)
+int route_down(void *ctx, const engine_event_t *ev)
 {
     repl_t *r = ctx;
     int i = (int)ev->a;
@@ -107,7 +101,7 @@ int repl_on_down(void *ctx, const engine_event_t *ev)
     }
 }
 
-int repl_on_job_done(void *ctx, const cloud_job_t *job, double now)
+int route_job_done(void *ctx, const cloud_job_t *job, double now)
 {
     repl_t *r = ctx;
     return r->ct[job->tenant].proto->job_done(r, job, now);
