@@ -201,14 +201,14 @@ static void fill_packed(w4a16_packed_t *w, uint64_t *s)
 
 /* ---- timing ----------------------------------------------------------- */
 
-static double now_s(void)
+double calibrate_now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int cmp_double(const void *a, const void *b)
+int calibrate_cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -229,17 +229,16 @@ static double median_time(timed_fn fn, void *arg, int ncopies, int quick)
     double t[MAX_SAMPLES], total = 0.0;
     int n = 0;
     while (n < MAX_SAMPLES && (n < min_reps || total < min_total)) {
-        double t0 = now_s();
+        double t0 = calibrate_now_s();
         if (fn(arg, n % ncopies) != 0) return -1.0;
-        t[n] = now_s() - t0;
+        t[n] = calibrate_now_s() - t0;
         total += t[n++];
     }
-    qsort(t, (size_t)n, sizeof t[0], cmp_double);
+    qsort(t, (size_t)n, sizeof t[0], calibrate_cmp_double);
     return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
 }
 
-/* Distinct copies so that all of them together exceed 4× the LLC. */
-static int copies_for(double bytes, size_t llc)
+int calibrate_copies_for(double bytes, size_t llc)
 {
     double c = ceil(4.0 * (double)llc / bytes);
     return c < 1 ? 1 : c > 4096 ? 4096 : (int)c;
@@ -286,7 +285,7 @@ static int lin_init(struct lin *l, int n, int k, size_t llc, uint64_t *seed)
 {
     l->n = n;
     l->k = k;
-    l->ncopies = copies_for(weight_bytes(l->quant_fp16, n, k), llc);
+    l->ncopies = calibrate_copies_for(weight_bytes(l->quant_fp16, n, k), llc);
     if (l->quant_fp16) {
         l->wh = malloc((size_t)l->ncopies * (size_t)n * (size_t)k * sizeof *l->wh);
         if (!l->wh) return -1;
@@ -458,12 +457,12 @@ static int tok_init(struct tok *t, const shapes_linear_t *sh, size_t llc, uint64
     const llm_card_t *c = t->c;
     double layer_bytes = 0;
     for (int i = 0; i < 4; i++) layer_bytes += weight_bytes(t->fp16, sh[i].n, sh[i].k);
-    t->nsets = copies_for(layer_bytes, llc);
+    t->nsets = calibrate_copies_for(layer_bytes, llc);
     if (t->nsets < 2) t->nsets = 2;
     if (t->nsets > c->layers) t->nsets = c->layers;
     t->sets = calloc((size_t)t->nsets, sizeof *t->sets);
     if (!t->sets) return -1;
-    /* A lin with ncopies forced to 1: copies_for against an LLC of 0. */
+    /* A lin with ncopies forced to 1: calibrate_copies_for against an LLC of 0. */
     for (int s = 0; s < t->nsets; s++) {
         struct lin *ls[4] = {&t->sets[s].qkv, &t->sets[s].o, &t->sets[s].gu, &t->sets[s].down};
         for (int i = 0; i < 4; i++) {
@@ -640,7 +639,8 @@ int calibrate_cpu(const calibrate_args_t *a, FILE *prog, err_t *err)
     for (int ci = 1; ci < nctx; ci++) {
         int hd = card.hidden / card.heads;
         size_t e = att_cache_elems(&card, ctxs[ci]);
-        at = (struct att){ctx, &card, ctxs[ci], copies_for(2.0 * 2.0 * (double)e, llc), NULL, NULL, NULL};
+        at = (struct att){ctx, &card, ctxs[ci],
+                          calibrate_copies_for(2.0 * 2.0 * (double)e, llc), NULL, NULL, NULL};
         snprintf(what, sizeof what, "attention q=1 context=%d (%d copies)", ctxs[ci], at.ncopies);
         progress(prog, ++step, total, what);
         at.kv = malloc((size_t)at.ncopies * 2 * e * sizeof *at.kv);
@@ -700,11 +700,11 @@ int calibrate_cpu(const calibrate_args_t *a, FILE *prog, err_t *err)
         int ns = a->quick ? 3 : 7;
         if (tok_call(&tk, 0) != 0) goto oom;
         for (int i = 0; i < ns; i++) {
-            double t0 = now_s();
+            double t0 = calibrate_now_s();
             if (tok_call(&tk, 0) != 0) goto oom;
-            samples[i] = now_s() - t0;
+            samples[i] = calibrate_now_s() - t0;
         }
-        qsort(samples, (size_t)ns, sizeof samples[0], cmp_double);
+        qsort(samples, (size_t)ns, sizeof samples[0], calibrate_cmp_double);
         caltable_row_t *r = row_add(&rs);
         if (!r) goto oom;
         r->op = CAL_TOKEN;
@@ -768,7 +768,7 @@ static double bench_dense(gemv_ctx_t *ctx, int f32, int n, int k, size_t llc, co
                           void *y, int quick, uint64_t *seed)
 {
     size_t es = f32 ? 4 : 2;
-    struct dense d = {ctx, n, k, copies_for((double)es * n * k, llc), f32, NULL, x, y};
+    struct dense d = {ctx, n, k, calibrate_copies_for((double)es * n * k, llc), f32, NULL, x, y};
     size_t count = (size_t)d.ncopies * (size_t)n * (size_t)k;
     d.w = malloc(count * es);
     if (!d.w) return -1;
@@ -803,15 +803,15 @@ static int interleaved_medians(struct variant *v, int nv, int warm, int quick)
     int n = 0;
     while (n < MAX_SAMPLES && (n < min_reps || total < min_total)) {
         for (int i = 0; i < nv; i++) {
-            double t0 = now_s();
+            double t0 = calibrate_now_s();
             if (v[i].fn(v[i].arg, 0) != 0) return -1;
-            v[i].t[n] = now_s() - t0;
+            v[i].t[n] = calibrate_now_s() - t0;
             total += v[i].t[n];
         }
         n++;
     }
     for (int i = 0; i < nv; i++) {
-        qsort(v[i].t, (size_t)n, sizeof v[i].t[0], cmp_double);
+        qsort(v[i].t, (size_t)n, sizeof v[i].t[0], calibrate_cmp_double);
         v[i].median = n % 2 ? v[i].t[n / 2] : 0.5 * (v[i].t[n / 2 - 1] + v[i].t[n / 2]);
     }
     return 0;
@@ -867,15 +867,17 @@ static int readv_call(void *arg, int copy)
     return 0;
 }
 
+const calibrate_shape_t calibrate_bench_shapes[CALIBRATE_BENCH_NSHAPES] = {
+    {"7B q/o  4096x4096", 4096, 4096},
+    {"7B up   11008x4096", 11008, 4096},
+    {"7B down 4096x11008", 4096, 11008},
+    {"7B head 32000x4096", 32000, 4096},
+    {"1.1B gate_up 11264x2048", 11264, 2048},
+};
+
 int calibrate_bench(const calibrate_args_t *a, FILE *out, err_t *err)
 {
-    static const struct { const char *what; int n, k; } shapes[] = {
-        {"7B q/o  4096x4096", 4096, 4096},
-        {"7B up   11008x4096", 11008, 4096},
-        {"7B down 4096x11008", 4096, 11008},
-        {"7B head 32000x4096", 32000, 4096},
-        {"1.1B gate_up 11264x2048", 11264, 2048},
-    };
+    const calibrate_shape_t *shapes = calibrate_bench_shapes;
     gemv_ctx_t *ctx = make_ctx(a, err);
     if (!ctx) return -1;
     size_t llc = cpu_llc_bytes();
@@ -887,7 +889,7 @@ int calibrate_bench(const calibrate_args_t *a, FILE *out, err_t *err)
     size_t bw_bytes = 8 * llc < ((size_t)256 << 20) ? (size_t)256 << 20 : 8 * llc;
     double c1, cm;
     if (bench_ceilings(ctx, bw_bytes, a->quick, &c1, &cm, err) != 0) goto out;
-    enum { NSH = sizeof shapes / sizeof shapes[0], NV = 5 };
+    enum { NSH = CALIBRATE_BENCH_NSHAPES, NV = 5 };
     double tw[NSH][NV], t16[NSH], t32[NSH];
     size_t maxk = 11008, maxn = 32000;
     float *xf = malloc(maxk * sizeof *xf), *yf = malloc(maxn * sizeof *yf);

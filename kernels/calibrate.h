@@ -47,4 +47,23 @@ int calibrate_cpu(const calibrate_args_t *a, FILE *progress, err_t *err);
  * with the same SIMD path on the same shapes. 0 or -1. */
 int calibrate_bench(const calibrate_args_t *a, FILE *out, err_t *err);
 
+/* The GEMV shapes of --bench (n x k weights), which scripts/ggml-anchor.c
+ * runs too so that the two tables line up. */
+typedef struct calibrate_shape {
+    const char *what;
+    int n, k;
+} calibrate_shape_t;
+#define CALIBRATE_BENCH_NSHAPES 5
+extern const calibrate_shape_t calibrate_bench_shapes[CALIBRATE_BENCH_NSHAPES];
+
+/* How calibrate times a kernel, shared with scripts/ggml-anchor.c so that
+ * ggml's kernels are measured alike. */
+/* Seconds on the monotonic clock. */
+double calibrate_now_s(void);
+/* qsort comparator for ascending doubles (medians of samples). */
+int calibrate_cmp_double(const void *a, const void *b);
+/* How many distinct copies of a working set of `bytes` to rotate through so
+ * that all of them together exceed 4x the LLC (llc bytes; 1 to 4096). */
+int calibrate_copies_for(double bytes, size_t llc);
+
 #endif

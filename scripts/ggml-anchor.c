@@ -29,6 +29,7 @@
 #include "ggml-cpu.h"
 #include "ggml.h"
 
+#include "calibrate.h"
 #include "cpuid.h"
 #include "gemv.h"
 #include "membw.h"
@@ -38,14 +39,7 @@
 #define MAXS 201
 #define M8 8
 
-static const struct { const char *what; int n, k; } shapes[] = {
-    {"7B q/o  4096x4096", 4096, 4096},
-    {"7B up   11008x4096", 11008, 4096},
-    {"7B down 4096x11008", 4096, 11008},
-    {"7B head 32000x4096", 32000, 4096},
-    {"1.1B gate_up 11264x2048", 11264, 2048},
-};
-#define NSH (int)(sizeof shapes / sizeof shapes[0])
+#define NSH CALIBRATE_BENCH_NSHAPES
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 static uint64_t rnd(void)
@@ -56,29 +50,10 @@ static uint64_t rnd(void)
     return rng;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmpd(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static void die(const char *m)
 {
     fprintf(stderr, "ggml-anchor: %s\n", m);
     exit(1);
-}
-
-static int copies_for(double bytes, size_t llc)
-{
-    double c = ceil(4.0 * (double)llc / bytes);
-    return c < 1 ? 1 : c > 4096 ? 4096 : (int)c;
 }
 
 /* ---- our kernels -------------------------------------------------------- */
@@ -95,7 +70,7 @@ static void ours_init(struct ours *o, gemv_ctx_t *ctx, int n, int k, size_t llc,
                       const uint16_t *x, uint16_t *y)
 {
     o->ctx = ctx;
-    o->ncopies = copies_for(w4a16_bytes(n, k, 128), llc);
+    o->ncopies = calibrate_copies_for(w4a16_bytes(n, k, 128), llc);
     o->next = 0;
     o->x = x;
     o->y = y;
@@ -141,7 +116,7 @@ static void gg_init(struct gg *g, ggml_backend_buffer_type_t buft, const char *n
     memset(g, 0, sizeof *g);
     g->name = name;
     size_t row = ggml_row_size(GGML_TYPE_Q4_0, k);
-    g->ncopies = copies_for((double)row * n, llc);
+    g->ncopies = calibrate_copies_for((double)row * n, llc);
     struct ggml_init_params wp = {ggml_tensor_overhead() * (size_t)(g->ncopies + 1), NULL, true};
     g->wctx = ggml_init(wp);
     size_t am = ggml_tensor_overhead() * (size_t)(2 + 2 * g->ncopies) +
@@ -316,7 +291,7 @@ int main(int argc, char **argv)
     printf("median us per call, all variants interleaved call by call; ratio = ours (best "
            "kernel) / best ggml path (< 1: ours faster)\n");
     for (int s = 0; s < NSH; s++) {
-        int n = shapes[s].n, k = shapes[s].k;
+        int n = calibrate_bench_shapes[s].n, k = calibrate_bench_shapes[s].k;
         struct ours o;
         ours_init(&o, ctx, n, k, llc, xh, yh);
         struct gg g[8];
@@ -341,12 +316,12 @@ int main(int argc, char **argv)
             for (int i = 0; i < nv; i++) run_var(&v[i]);
         for (int r = 0; r < reps; r++)
             for (int i = 0; i < nv; i++) {
-                double t0 = now_s();
+                double t0 = calibrate_now_s();
                 run_var(&v[i]);
-                v[i].t[r] = now_s() - t0;
+                v[i].t[r] = calibrate_now_s() - t0;
             }
         for (int i = 0; i < nv; i++) {
-            qsort(v[i].t, (size_t)reps, sizeof v[i].t[0], cmpd);
+            qsort(v[i].t, (size_t)reps, sizeof v[i].t[0], calibrate_cmp_double);
             v[i].med = v[i].t[reps / 2];
         }
         start[2] = nv;
@@ -354,7 +329,7 @@ int main(int argc, char **argv)
             struct var *vm = v + start[mi];
             int per = start[mi + 1] - start[mi];
             double best_ours = 1e30, best_gg = 1e30;
-            printf("%-24s M=%d:", shapes[s].what, ms[mi]);
+            printf("%-24s M=%d:", calibrate_bench_shapes[s].what, ms[mi]);
             for (int i = 0; i < per; i++) {
                 printf("  %s %.1f", vm[i].label, vm[i].med * 1e6);
                 if (vm[i].kind == 0 && vm[i].med < best_ours) best_ours = vm[i].med;

@@ -1,7 +1,9 @@
 /* repl — one replication's run-time context, shared by the modules that
  * simulate it: the edge (sim/edge.c), the cloud's view of each tenant
- * (sim/ctenant.c) and the protocols (sim/proto_*.c). sim/world.c builds it,
- * owns everything it points to, and routes events; the modules above only
+ * (sim/ctenant.c) and the protocols (sim/proto_*.c). A runner (sim/world.c;
+ * the testbed's testbed/fleet.c and testbed/server.c) builds it with
+ * route_setup, owns everything it points to, and routes events, most of them
+ * with the route_* handlers (sim/route.h); the modules above only
  * read it and change their own tenants' state. No globals: several
  * replications may run on different threads at once.
  */

@@ -6,7 +6,7 @@
 #include "ctenant.h"
 #include "edge.h"
 #include "guard.h"
-#include "msg.h"
+#include "route.h"
 #include "proto.h"
 
 struct world {
@@ -14,52 +14,6 @@ struct world {
 };
 
 /* ---- event routing ---------------------------------------------------- */
-
-static int on_arrive(void *ctx, const engine_event_t *ev)
-{
-    return edge_arrive(ctx, (int)ev->a, ev->time);
-}
-
-static int on_edge_prefill(void *ctx, const engine_event_t *ev)
-{
-    return edge_prefill_done(ctx, (int)ev->a);
-}
-
-static int on_draft(void *ctx, const engine_event_t *ev)
-{
-    repl_t *r = ctx;
-    int i = (int)ev->a;
-    return edge_draft_ended(r, i, ev->b) ? r->et[i].proto->draft_done(r, i) : 0;
-}
-
-static int on_up(void *ctx, const engine_event_t *ev)
-{
-    repl_t *r = ctx;
-    int i = (int)ev->a;
-    if (msg_kind(ev->b) == MSG_PROMPT)
-        return ctenant_prompt(r, i, r->et[i].prompt, r->et[i].output, ev->time);
-    return r->ct[i].proto->block_at_cloud(r, i, ev->b, ev->time);
-}
-
-static int on_down(void *ctx, const engine_event_t *ev)
-{
-    repl_t *r = ctx;
-    int i = (int)ev->a;
-    switch (msg_kind(ev->b)) {
-    case MSG_FIRST:
-        return edge_first_msg(r, i);
-    case MSG_TOKEN:
-        return edge_token_msg(r, i);
-    default:
-        return r->et[i].proto->verdict_at_edge(r, i, ev->b);
-    }
-}
-
-static int on_job_done(void *ctx, const cloud_job_t *job, double now)
-{
-    repl_t *r = ctx;
-    return r->ct[job->tenant].proto->job_done(r, job, now);
-}
 
 /* Tenant state above which the hints are used: half a typical L2. */
 #define WORLD_HINT_MIN_BYTES ((size_t)512 * 1024)
@@ -93,10 +47,10 @@ static void hint_up(void *ctx, const engine_event_t *next)
 static int route_events(repl_t *r)
 {
     engine_t *e = r->eng;
-    if (engine_on(e, EV_ARRIVE, on_arrive, r) ||
-        engine_on(e, EV_EDGE_PREFILL, on_edge_prefill, r) ||
-        engine_on(e, EV_DRAFT, on_draft, r) || engine_on(e, EV_UP, on_up, r) ||
-        engine_on(e, EV_DOWN, on_down, r))
+    if (engine_on(e, EV_ARRIVE, route_arrive, r) ||
+        engine_on(e, EV_EDGE_PREFILL, route_edge_prefill, r) ||
+        engine_on(e, EV_DRAFT, route_draft, r) || engine_on(e, EV_UP, route_up, r) ||
+        engine_on(e, EV_DOWN, route_down, r))
         return repl_fail(r, "event types");
     /* Prefetching only pays once the tenants outgrow the caches; for a few
      * dozen tenants it is pure overhead (measured ~2% on the default). */
@@ -112,24 +66,10 @@ static int route_events(repl_t *r)
 
 /* ---- set-up ----------------------------------------------------------- */
 
-/* Every tenant's draft buffer, one allocation; tenant i's at its offset. */
-static int alloc_cum(repl_t *r, size_t **off)
-{
-    size_t total = 0;
-    *off = malloc(((size_t)r->n + 1) * sizeof **off);
-    if (!*off) return -1;
-    for (int i = 0; i < r->n; i++) {
-        (*off)[i] = total;
-        total += (size_t)edge_cum_size(r, i);
-    }
-    r->cum = calloc(total ? total : 1, sizeof *r->cum);
-    return r->cum ? 0 : -1;
-}
-
 static int tenants_init(repl_t *r, err_t *err)
 {
     size_t *off = NULL;
-    if (alloc_cum(r, &off)) {
+    if (route_alloc_cum(r, &off)) {
         free(off);
         return err_set(err, ERR_RUNTIME, "simulation: out of memory");
     }
@@ -159,21 +99,7 @@ world_t *world_create(const repl_shared_t *sh, int rep, tally_t *tally,
         return NULL;
     }
     repl_t *r = &w->r;
-    r->s = s;
-    r->sh = sh;
-    r->rep = rep;
-    r->n = s->ntenants;
-    r->tally = tally;
-    r->trace = trace;
-    r->err = err;
-    /* A few pending events per tenant at most: sized so the heap rarely
-     * grows even once. */
-    r->eng = engine_create((size_t)r->n * 4 + 64, err);
-    r->et = calloc((size_t)r->n, sizeof *r->et);
-    r->ct = calloc((size_t)r->n, sizeof *r->ct);
-    r->draft_memo = calloc((size_t)s->ngroups, sizeof *r->draft_memo);
-    r->draft_memo_n = calloc((size_t)s->ngroups, sizeof *r->draft_memo_n);
-    if (!r->eng || !r->et || !r->ct || !r->draft_memo || !r->draft_memo_n) {
+    if (route_setup(r, sh, rep, tally, trace, err)) {
         world_free(w);
         err_set(err, ERR_RUNTIME, "simulation: out of memory");
         return NULL;
@@ -183,7 +109,7 @@ world_t *world_create(const repl_shared_t *sh, int rep, tally_t *tally,
         return NULL;
     }
     if (any_uses_cloud(r)) {
-        cloud_cb_t cb = {r, on_job_done, ctenant_admitted, NULL};
+        cloud_cb_t cb = {r, route_job_done, ctenant_admitted, NULL};
         r->cloud = cloud_create_groups(&s->cloud, r->n, sh->cgroups, sh->ncgroups,
                                        r->eng, EV_ITER_END, EV_KICK, &cb, tally, trace,
                                        s->seed, rep, err);
@@ -225,17 +151,6 @@ uint64_t world_events(const world_t *w) { return engine_events(w->r.eng); }
 void world_free(world_t *w)
 {
     if (!w) return;
-    repl_t *r = &w->r;
-    for (int i = 0; r->et && i < r->n; i++) edge_tenant_fini(&r->et[i]);
-    for (int i = 0; r->ct && i < r->n; i++) ctenant_fini(&r->ct[i]);
-    cloud_free(r->cloud);
-    engine_free(r->eng);
-    free(r->et);
-    free(r->ct);
-    free(r->cum);
-    if (r->draft_memo)
-        for (int g = 0; g < r->s->ngroups; g++) free(r->draft_memo[g]);
-    free(r->draft_memo);
-    free(r->draft_memo_n);
+    route_teardown(&w->r);
     free(w);
 }

@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -26,6 +27,15 @@ void conn_close(conn_t *c)
 {
     if (c->fd >= 0) close(c->fd);
     c->fd = -1;
+}
+
+void conn_free_all(conn_t **conn, int n)
+{
+    for (int i = 0; conn && i < n; i++) {
+        if (conn[i]) conn_close(conn[i]);
+        free(conn[i]);
+    }
+    free(conn);
 }
 
 /* Writes all of buf; the socket is non-blocking for reads, so a full send

@@ -28,6 +28,9 @@ typedef struct conn {
  * reads. 0, or -1 with err. */
 int conn_init(conn_t *c, int fd, err_t *err);
 void conn_close(conn_t *c);
+/* Closes and frees each of conn[0..n) (each malloc'd, NULL = none), then
+ * the array itself; the edge's and the verifier's per-tenant connections. */
+void conn_free_all(conn_t **conn, int n);
 /* Sends m whole. 0, or -1 with err (peer gone, write error). */
 int conn_send(conn_t *c, const wire_msg_t *m, err_t *err);
 /* Reads what the socket holds. 0 (c->eof set when the peer closed), or -1

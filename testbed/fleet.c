@@ -14,6 +14,7 @@
 #include "msg.h"
 #include "proto.h"
 #include "realdraft.h"
+#include "route.h"
 #include "rt.h"
 
 /* Time between the last HELLO and the run's start: the verifier must have
@@ -85,25 +86,8 @@ static int on_draft_done(fleet_t *f, err_t *err)
     return 0;
 }
 
-/* ---- events: as sim/world.c routes them, at wall-clock times ----------- */
-
-static int on_arrive(void *ctx, const engine_event_t *ev)
-{
-    /* ev->time is the instant it ran (engine_step), not its due time. */
-    return edge_arrive(ctx, (int)ev->a, ev->time);
-}
-
-static int on_edge_prefill(void *ctx, const engine_event_t *ev)
-{
-    return edge_prefill_done(ctx, (int)ev->a);
-}
-
-static int on_draft(void *ctx, const engine_event_t *ev)
-{
-    repl_t *r = ctx;
-    int i = (int)ev->a;
-    return edge_draft_ended(r, i, ev->b) ? r->et[i].proto->draft_done(r, i) : 0;
-}
+/* ---- events: as sim/world.c routes them (sim/repl.h), at wall-clock
+ * times, but for EV_UP, which goes over the wire ---------------------------- */
 
 /* A message up leaves when the uplink delivers it (sim/edge.c scheduled
  * this event at that time). */
@@ -120,17 +104,6 @@ static int on_up(void *ctx, const engine_event_t *ev)
         m.t0 = T->t0;
     }
     return conn_send(f->conn[i], &m, f->r.err);
-}
-
-static int on_down(void *ctx, const engine_event_t *ev)
-{
-    repl_t *r = ctx;
-    int i = (int)ev->a;
-    switch (msg_kind(ev->b)) {
-    case MSG_FIRST: return edge_first_msg(r, i);
-    case MSG_TOKEN: return edge_token_msg(r, i);
-    default: return r->et[i].proto->verdict_at_edge(r, i, ev->b);
-    }
 }
 
 static int on_input(void *ctx, uint32_t tag, err_t *err)
@@ -155,36 +128,13 @@ static int on_input(void *ctx, uint32_t tag, err_t *err)
 
 /* ---- set-up ------------------------------------------------------------- */
 
-/* Every tenant's draft buffer, one allocation (as sim/world.c). */
-static int alloc_cum(repl_t *r, size_t *off)
-{
-    size_t total = 0;
-    for (int i = 0; i < r->n; i++) {
-        off[i] = total;
-        total += (size_t)edge_cum_size(r, i);
-    }
-    r->cum = calloc(total ? total : 1, sizeof *r->cum);
-    return r->cum ? 0 : -1;
-}
-
 static int build(fleet_t *f, const scenario_t *s, const repl_shared_t *sh, int rep,
                  tally_t *tl, err_t *err)
 {
     repl_t *r = &f->r;
-    r->s = s;
-    r->sh = sh;
-    r->rep = rep;
-    r->n = s->ntenants;
-    r->tally = tl;
-    r->err = err;
-    r->eng = engine_create((size_t)r->n * 4 + 64, err);
-    r->et = calloc((size_t)r->n, sizeof *r->et);
-    r->draft_memo = calloc((size_t)s->ngroups, sizeof *r->draft_memo);
-    r->draft_memo_n = calloc((size_t)s->ngroups, sizeof *r->draft_memo_n);
-    f->conn = calloc((size_t)r->n, sizeof *f->conn);
-    size_t *off = malloc(((size_t)r->n + 1) * sizeof *off);
-    if (!r->eng || !r->et || !r->draft_memo || !r->draft_memo_n || !f->conn || !off ||
-        alloc_cum(r, off)) {
+    size_t *off = NULL;
+    f->conn = calloc((size_t)s->ntenants, sizeof *f->conn);
+    if (route_setup(r, sh, rep, tl, NULL, err) || !f->conn || route_alloc_cum(r, &off)) {
         free(off);
         return err_set(err, ERR_RUNTIME, "testbed: edge: out of memory");
     }
@@ -194,10 +144,10 @@ static int build(fleet_t *f, const scenario_t *s, const repl_shared_t *sh, int r
     free(off);
     if (rc) return -1;
     engine_t *e = r->eng;
-    if (engine_on(e, EV_ARRIVE, on_arrive, r) ||
-        engine_on(e, EV_EDGE_PREFILL, on_edge_prefill, r) ||
-        engine_on(e, EV_DRAFT, on_draft, r) || engine_on(e, EV_UP, on_up, f) ||
-        engine_on(e, EV_DOWN, on_down, r))
+    if (engine_on(e, EV_ARRIVE, route_arrive, r) ||
+        engine_on(e, EV_EDGE_PREFILL, route_edge_prefill, r) ||
+        engine_on(e, EV_DRAFT, route_draft, r) || engine_on(e, EV_UP, on_up, f) ||
+        engine_on(e, EV_DOWN, route_down, r))
         return err_set(err, ERR_RUNTIME, "testbed: edge: event types");
     return 0;
 }
@@ -245,20 +195,8 @@ static int connect_all(fleet_t *f, int rep, int port, double *start, err_t *err)
 
 static void teardown(fleet_t *f)
 {
-    repl_t *r = &f->r;
-    for (int i = 0; f->conn && i < r->n; i++) {
-        if (f->conn[i]) conn_close(f->conn[i]);
-        free(f->conn[i]);
-    }
-    for (int i = 0; r->et && i < r->n; i++) edge_tenant_fini(&r->et[i]);
-    engine_free(r->eng);
-    free(r->et);
-    free(r->cum);
-    if (r->draft_memo)
-        for (int g = 0; g < r->s->ngroups; g++) free(r->draft_memo[g]);
-    free(r->draft_memo);
-    free(r->draft_memo_n);
-    free(f->conn);
+    conn_free_all(f->conn, f->r.n);
+    route_teardown(&f->r);
     rt_fini(&f->rt);
     realdraft_free(f->rd);
 }

@@ -20,6 +20,7 @@
 #include "msg.h"
 #include "proto.h"
 #include "realverify.h"
+#include "route.h"
 #include "rt.h"
 #include "sim.h"
 #include "tallyio.h"
@@ -221,16 +222,6 @@ static void real_report(const server_t *sv, int rep)
 
 /* ---- events ------------------------------------------------------------ */
 
-static int on_up(void *ctx, const engine_event_t *ev)
-{
-    repl_t *r = ctx;
-    int i = (int)ev->a;
-    double now = engine_now(r->eng);
-    if (msg_kind(ev->b) == MSG_PROMPT)
-        return ctenant_prompt(r, i, r->et[i].prompt, r->et[i].output, now);
-    return r->ct[i].proto->block_at_cloud(r, i, ev->b, now);
-}
-
 /* A verdict or token leaves when the downlink delivers it (sim/ctenant.c
  * scheduled this event at that time). */
 static int on_down(void *ctx, const engine_event_t *ev)
@@ -239,12 +230,6 @@ static int on_down(void *ctx, const engine_event_t *ev)
     wire_msg_t m = {0};
     wire_from_msg(ev->b, &m);
     return conn_send(sv->conn[ev->a], &m, sv->r.err);
-}
-
-static int on_job_done(void *ctx, const cloud_job_t *job, double now)
-{
-    repl_t *r = ctx;
-    return r->ct[job->tenant].proto->job_done(r, job, now);
 }
 
 /* Frames from tenant `tag`: each enters the engine at the instant read. */
@@ -334,45 +319,27 @@ static int build(server_t *sv, const scenario_t *s, const repl_shared_t *sh, int
                  const server_opts_t *opt, tally_t *tl, err_t *err)
 {
     repl_t *r = &sv->r;
-    r->s = s;
-    r->sh = sh;
-    r->rep = rep;
-    r->n = s->ntenants;
-    r->tally = tl;
-    r->err = err;
-    r->eng = engine_create((size_t)r->n * 4 + 64, err);
-    r->et = calloc((size_t)r->n, sizeof *r->et);
-    r->ct = calloc((size_t)r->n, sizeof *r->ct);
-    sv->conn = calloc((size_t)r->n, sizeof *sv->conn);
-    sv->bye = calloc((size_t)r->n, 1);
-    if (!r->eng || !r->et || !r->ct || !sv->conn || !sv->bye)
+    sv->conn = calloc((size_t)s->ntenants, sizeof *sv->conn);
+    sv->bye = calloc((size_t)s->ntenants, 1);
+    if (route_setup(r, sh, rep, tl, NULL, err) || !sv->conn || !sv->bye)
         return err_set(err, ERR_RUNTIME, "testbed: verifier: out of memory");
     for (int i = 0; i < r->n; i++)
         if (repl_protocol(r, i)->proto->uses_cloud && ctenant_init(r, i, err)) return -1;
     if (opt->real_verify && real_init(sv, err)) return -1;
     /* r leads server_t, so the callbacks' ctx is the server too. */
-    cloud_cb_t cb = {r, on_job_done, ctenant_admitted, sv->real ? real_iter : NULL};
+    cloud_cb_t cb = {r, route_job_done, ctenant_admitted, sv->real ? real_iter : NULL};
     r->cloud = cloud_create_groups(&s->cloud, r->n, sh->cgroups, sh->ncgroups, r->eng,
                                    EV_ITER_END, EV_KICK, &cb, tl, NULL, s->seed, rep, err);
     if (!r->cloud) return -1;
-    if (engine_on(r->eng, EV_UP, on_up, r) || engine_on(r->eng, EV_DOWN, on_down, sv))
+    if (engine_on(r->eng, EV_UP, route_up, r) || engine_on(r->eng, EV_DOWN, on_down, sv))
         return err_set(err, ERR_RUNTIME, "testbed: verifier: event types");
     return 0;
 }
 
 static void teardown(server_t *sv)
 {
-    repl_t *r = &sv->r;
-    for (int i = 0; sv->conn && i < r->n; i++) {
-        if (sv->conn[i]) conn_close(sv->conn[i]);
-        free(sv->conn[i]);
-    }
-    for (int i = 0; r->ct && i < r->n; i++) ctenant_fini(&r->ct[i]);
-    cloud_free(r->cloud);
-    engine_free(r->eng);
-    free(r->et);
-    free(r->ct);
-    free(sv->conn);
+    conn_free_all(sv->conn, sv->r.n);
+    route_teardown(&sv->r);
     free(sv->bye);
     real_fini(sv);
     free(sv->real_n);

@@ -31,23 +31,7 @@ echo "$n"
 SB
 chmod +x "$TMP/bin/sbatch"
 
-cat >"$TMP/s.yaml" <<'EOF2'
-name: slurm
-seed: 5
-duration: 3s
-warmup: 0.5s
-replications: 2
-protocol: {mode: async, gamma: 3}
-tenants:
-  count: 2
-  edge: {draft_time: 8ms}
-  network: {rtt: 30ms}
-  workload: {prompt_tokens: 1, output_tokens: 40}
-cloud: {verify_time: 4ms}
-sweep:
-  acceptance.alpha: [0.6, 0.8, 0.95]
-  tenants.network.rtt: [10ms, 50ms]
-EOF2
+cp tests/slurm/sweep.yaml "$TMP/s.yaml"
 $SPECSIM sweep "$TMP/s.yaml" -j 2 --out "$TMP/ref.csv" 2>"$TMP/err"
 SBATCH_LOG="$TMP/sbatch.log" PATH="$TMP/bin:$PATH" SPECSIM="$SPECSIM" \
     sh scripts/slurm-sweep.sh -n 4 -c 1 "$TMP/s.yaml" "$TMP/out.csv" >>"$TMP/err" 2>&1

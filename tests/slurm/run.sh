@@ -113,24 +113,8 @@ until sinfo -h -N -o '%T' 2>/dev/null | grep -q -E '^(idle|mixed|allocated)'; do
     sleep 0.5
 done
 
-# The sweep: 6 points in 3 shards, small enough to finish in seconds.
-cat >"$tmp/run/s.yaml" <<'EOF'
-name: slurm-real
-seed: 7
-duration: 3s
-warmup: 0.5s
-replications: 2
-protocol: {mode: async, gamma: 3}
-tenants:
-  count: 2
-  edge: {draft_time: 8ms}
-  network: {rtt: 30ms}
-  workload: {prompt_tokens: 1, output_tokens: 40}
-cloud: {verify_time: 4ms}
-sweep:
-  acceptance.alpha: [0.6, 0.8, 0.95]
-  tenants.network.rtt: [10ms, 50ms]
-EOF
+# The sweep (tests/slurm/sweep.yaml): 6 points in 3 shards.
+cp "$root/tests/slurm/sweep.yaml" "$tmp/run/s.yaml" || fail "cannot copy the sweep"
 "$specsim" sweep "$tmp/run/s.yaml" -j 1 --quiet --out "$tmp/run/ref.csv" ||
     fail "the unsharded sweep failed"
 

@@ -13,29 +13,11 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "tmpdir.h"
 #include "datapath.h"
 #include "infile.h"
 #include "scenario.h"
 #include "sweepspec.h"
-
-static char dir[64];
-
-static const char *path(const char *name)
-{
-    static char buf[4][256];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
-    return buf[k];
-}
-
-static void put(const char *name, const char *text)
-{
-    FILE *f = fopen(path(name), "wb");
-    if (!f) { CHECK(0); return; }
-    fputs(text, f);
-    fclose(f);
-}
 
 /* Loads a scenario file expecting an input error whose text holds every
  * one of want[] (NULL-terminated). */
@@ -245,16 +227,13 @@ static void test_axis_linear(void)
 
 int main(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/test_inputs.XXXXXX");
-    if (!mkdtemp(dir)) return 1;
+    if (tmpdir_make("test_inputs")) return 1;
     RUN(test_not_regular);
     RUN(test_size_cap);
     RUN(test_refused);
     RUN(test_read_once);
     RUN(test_paths);
     RUN(test_axis_linear);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) return 1;
+    if (tmpdir_remove()) return 1;
     return check_done();
 }

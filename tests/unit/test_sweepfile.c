@@ -5,26 +5,8 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "tmpdir.h"
 #include "sweepfile.h"
-
-static char dir[64];
-
-static const char *path(const char *name)
-{
-    static char buf[4][256];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
-    return buf[k];
-}
-
-static void put(const char *name, const char *text)
-{
-    FILE *f = fopen(path(name), "wb");
-    if (!f) { CHECK(0); return; }
-    fputs(text, f);
-    fclose(f);
-}
 
 static char *get(const char *name)
 {
@@ -293,8 +275,7 @@ static void test_points_disagree(void)
 
 int main(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/test_sweepfile.XXXXXX");
-    if (!mkdtemp(dir)) return 1;
+    if (tmpdir_make("test_sweepfile")) return 1;
     RUN(test_sidecar_path);
     RUN(test_resume_truncates_torn_tail);
     RUN(test_resume_rejects);
@@ -304,8 +285,6 @@ int main(void)
     RUN(test_append);
     RUN(test_nul_byte);
     RUN(test_points_disagree);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) return 1;
+    if (tmpdir_remove()) return 1;
     return check_done();
 }
