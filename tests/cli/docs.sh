@@ -132,16 +132,13 @@ else pass links_resolve; fi
 
 # --- no_outside_refs --------------------------------------------------------
 # The tracked files when this is a git checkout, else everything but build
-# outputs. This script names the patterns, so it is left out; so are the
-# fuzz corpora, inputs the fuzzer generated (it splices in strings it sees
-# the code compare against, the build's own root path among them), which
-# cite nothing.
+# outputs. This script names the patterns, so it is left out.
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
     git ls-files >"$TMP/files"
 else
     find . -path ./build -prune -o -type f -print | sed 's|^\./||' >"$TMP/files"
 fi
-grep -v -e '^tests/cli/docs\.sh$' -e '^build/' -e '^tests/fuzz/corpus/' "$TMP/files" >"$TMP/files2"
+grep -v -e '^tests/cli/docs\.sh$' -e '^build/' "$TMP/files" >"$TMP/files2"
 : >"$TMP/outside"
 while read -r f; do
     [ -f "$f" ] || continue
