@@ -204,8 +204,9 @@ interrupt() {
     sig=$1; want=$2
     echo "earlier trace" >"$TMP/tr.csv"
     # env --default-signal: a background job of a script starts with SIGINT
-    # ignored, which the program rightly leaves ignored.
-    env --default-signal=INT $SPECSIM run "$TMP/long.yaml" --trace "$TMP/tr.csv" \
+    # ignored, and under nohup SIGHUP is ignored too; the program rightly
+    # leaves ignored signals ignored, so the test resets all three.
+    env --default-signal=INT,TERM,HUP $SPECSIM run "$TMP/long.yaml" --trace "$TMP/tr.csv" \
         --per-tenant "$TMP/pt.csv" --out "$TMP/o.json" >/dev/null 2>&1 &
     pid=$!
     n=0
