@@ -351,11 +351,19 @@ void accept_geo_set(accept_geo_t *g, double alpha)
 /* P(a >= k) = alpha^k for k <= gamma, so with U uniform on (0,1]
  * a = min(gamma, floor(log U / log alpha)) has exactly that law:
  * floor(log U / log alpha) >= k  <=>  log U <= k log alpha  <=>  U <= alpha^k. */
-int accept_geo_draw(const accept_geo_t *g, gsl_rng *r, int gamma)
+int accept_geo_draw(accept_geo_t *g, gsl_rng *r, int gamma)
 {
     if (g->alpha <= 0.0) return 0;
     if (g->alpha >= 1.0) return gamma;
-    double x = log(rng_uniform_pos(r)) / g->log_alpha;
+    /* log U is taken one draw ahead, from the tenant's own acceptance
+     * stream, so the same values in the same order: the verdict, and all
+     * that branches on it, need not wait for the log's latency. */
+    if (!g->primed) {
+        g->next_log_u = log(rng_uniform_pos(r));
+        g->primed = 1;
+    }
+    double x = g->next_log_u / g->log_alpha;
+    g->next_log_u = log(rng_uniform_pos(r));
     return x >= (double)gamma ? gamma : (int)x;
 }
 

@@ -159,11 +159,14 @@ double accept_law_p(const accept_law_t *L, int p, int k);
 typedef struct accept_geo {
     double alpha;
     double log_alpha;    /* cached log(alpha) for the draw */
+    double next_log_u;   /* log of the stream's next uniform, once primed */
+    int primed;
 } accept_geo_t;
 
 void accept_geo_set(accept_geo_t *g, double alpha);
-/* min(gamma, leading successes) with P(success) = alpha, one uniform. */
-int accept_geo_draw(const accept_geo_t *g, gsl_rng *r, int gamma);
+/* min(gamma, leading successes) with P(success) = alpha, one uniform of r
+ * per draw, in order; r must be the same stream at every call. */
+int accept_geo_draw(accept_geo_t *g, gsl_rng *r, int gamma);
 
 /* --- per-tenant state --------------------------------------------------- */
 

@@ -26,6 +26,7 @@ typedef struct network_link {
     const dist_t *jitter;  /* NULL when there is none (constant 0) */
     double ln_mu, ln_sigma;/* lognormal jitter: parameters of log(x), set
                               once (dist_sample would redo logs per draw) */
+    double ln_next;        /* lognormal jitter: the stream's next draw */
     gsl_rng *rng;          /* == &box.r; NULL for constant jitter */
     rngbox_t box;          /* the jitter stream, in place: one draw per
                               message, so no pointer chase to a heap block */

@@ -13,6 +13,7 @@
 #include "accept.h"
 #include "accepttest.h"
 #include "check.h"
+#include "rng.h"
 #include "simtest.h"
 
 /* Checks that an observed frequency k/n is within 4 sigma of p. */
@@ -296,6 +297,35 @@ static void test_streams(void)
     accept_cfg_fini(&c);
 }
 
+/* The iid draw, taken one uniform ahead (sim/accept.c), is still the
+ * inverse CDF of the stream's uniforms in order: draw k is
+ * min(gamma, floor(log U_k / log alpha)) for the k-th uniform of the
+ * tenant's RNG_ACCEPT stream, whatever gamma each call asks for; a call
+ * for gamma 0 draws nothing (sim/accept.h). */
+static void test_iid_draws_are_the_streams(void)
+{
+    accept_cfg_t c;
+    accepttest_cfg(&c, "{model: iid, alpha: 0.7}");
+    err_t e;
+    accept_t *a = accept_create(&c, 9, 2, 5, &e);
+    gsl_rng *r = rng_stream(9, 2, 5, RNG_ACCEPT);
+    CHECK(a && r);
+    if (!a || !r) return;
+    int same = 1;
+    for (int i = 0; i < 5000; i++) {
+        int gamma = i % 9, want = 0;
+        if (gamma > 0) {
+            double x = log(gsl_rng_uniform_pos(r)) / log(0.7);
+            want = x >= gamma ? gamma : (int)x;
+        }
+        same &= accept_draw(a, gamma) == want;
+    }
+    CHECK(same);
+    gsl_rng_free(r);
+    accept_free(a);
+    accept_cfg_fini(&c);
+}
+
 /* A configuration a model's check refuses never loads: the loader runs the
  * model's key ranges and its check. */
 static void bad(const char *yaml, const char *want)
@@ -348,6 +378,7 @@ int main(void)
     RUN(test_markov_start);
     RUN(test_trace);
     RUN(test_streams);
+    RUN(test_iid_draws_are_the_streams);
     RUN(test_bad_config);
     return check_done();
 }
