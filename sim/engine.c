@@ -240,6 +240,31 @@ static inline int first_nonempty(const engine_t *e)
     return 1 + 64 * w + __builtin_ctzll(e->nonempty[w]);
 }
 
+/* The least event of a bucket's chunks (not empty). The running least is
+ * kept as a key in registers, not re-read through a pointer, so that the
+ * scan's loop-carried chain is a compare and a conditional move instead of
+ * a load as well (a fifth of all the time at 10^4 tenants was this scan
+ * and the redistribution after it). */
+static const engine_event_t *least_of(const chunk_t *list)
+{
+    const engine_event_t *best = &list->v[0];
+#ifdef __SIZEOF_INT128__
+    unsigned __int128 bk = key_of(best);
+    for (const chunk_t *c = list; c; c = c->next)
+        for (int j = 0; j < c->n; j++) {
+            unsigned __int128 k = key_of(&c->v[j]);
+            int lt = k < bk;
+            bk = lt ? k : bk;
+            best = lt ? &c->v[j] : best;
+        }
+#else
+    for (const chunk_t *c = list; c; c = c->next)
+        for (int j = 0; j < c->n; j++)
+            if (before(&c->v[j], best)) best = &c->v[j];
+#endif
+    return best;
+}
+
 /* Bucket 0 is empty and events are pending: empties the first non-empty
  * bucket, its least event becoming `last` (bucket 0's only event). Returns
  * 0, or -1 when a bucket could not grow (the engine is then only fit to be
@@ -250,10 +275,7 @@ static int refill(engine_t *e)
     chunk_t *list = e->b[k];
     e->b[k] = NULL;
     e->nonempty[(k - 1) >> 6] &= ~(1ull << ((k - 1) & 63));
-    const engine_event_t *best = &list->v[0];
-    for (chunk_t *c = list; c; c = c->next)
-        for (int j = 0; j < c->n; j++)
-            if (before(&c->v[j], best)) best = &c->v[j];
+    const engine_event_t *best = least_of(list);
     e->last_hi = hi_of(best);
     e->last_lo = best->seq;
     e->first[e->nfirst++] = *best;   /* bucket 0 is empty, cap >= 16 */
