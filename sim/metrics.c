@@ -138,6 +138,9 @@ void metrics_summarize_group(const metrics_rep_t *reps, int n, int ngroups, int 
 
 enum { CELL_NEG = 0, CELL_ZERO = 1, CELL_UNDER = 2, CELL_FIRST = 3 };
 
+enum { HIST_MEMO = 8 };   /* a power of two */
+#define HIST_MEMO_EMPTY 0x7ff8000000000001ull   /* a quiet NaN's bits */
+
 struct hist {
     double min, max;      /* range of the geometric buckets */
     double log_min;       /* log(min) */
@@ -150,6 +153,13 @@ struct hist {
     double seen_min;      /* smallest value recorded */
     double seen_max;      /* largest value recorded */
     double under_min;     /* smallest value in the (0, min) cell */
+    /* The cells of the last few values seen, by the value's bits: a cell
+     * depends on the value alone, and many values recur exactly (batch
+     * sizes; inter-token gaps when service and network times are fixed),
+     * where one comparison replaces a log. Keys start as a NaN, which
+     * hist_add never looks up. */
+    uint64_t memo_x[HIST_MEMO];
+    int memo_cell[HIST_MEMO];
     double cell[];        /* ncell weights */
 };
 
@@ -174,6 +184,7 @@ hist_t *hist_create(double min, double max, double rel_err)
     h->inv_log_r = 1.0 / log_r;
     h->nb = nb;
     h->ncell = ncell;
+    for (int k = 0; k < HIST_MEMO; k++) h->memo_x[k] = HIST_MEMO_EMPTY;
     hist_reset(h);
     return h;
 }
@@ -210,12 +221,25 @@ static int hist_cell_of(const hist_t *h, double x)
     return CELL_FIRST + i;
 }
 
+/* hist_cell_of through the memo; x is not a NaN. */
+static inline int hist_cell_memo(hist_t *h, double x)
+{
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    unsigned k = (unsigned)((b >> 32) ^ (b >> 12) ^ b) & (HIST_MEMO - 1);
+    if (h->memo_x[k] == b) return h->memo_cell[k];
+    int c = hist_cell_of(h, x);
+    h->memo_x[k] = b;
+    h->memo_cell[k] = c;
+    return c;
+}
+
 void hist_add(hist_t *h, double x, double w)
 {
     /* w in (0, inf): one comparison pair instead of isfinite(), as this
      * runs a few times per event. */
     if (!h || isnan(x) || !(w > 0.0 && w < INFINITY)) return;
-    int c = hist_cell_of(h, x);
+    int c = hist_cell_memo(h, x);
     h->cell[c] += w;
     h->total += w;
     h->sum += w * x;

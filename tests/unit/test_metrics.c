@@ -381,6 +381,65 @@ static void test_hist_merge(void)
     gsl_rng_free(r);
 }
 
+/* Recurring values (the cells hist_add remembers by value, sim/metrics.c):
+ * 64 distinct values, many sharing a memo slot, each added 1..7 times in a
+ * scrambled order, must fill exactly the cells that each value alone fills
+ * in a fresh histogram (whose memo is empty), counted by hand. */
+static void test_hist_recurring_values(void)
+{
+    enum { NV = 64 };
+    double v[NV];
+    for (int i = 0; i < NV; i++) v[i] = 1e-4 * pow(1.37, i) * (1 + 1e-9 * i);
+    hist_t *h = hist_create(1e-6, 10.0, HIST_REL_ERR);
+    hist_t *one = hist_create(1e-6, 10.0, HIST_REL_ERR);
+    CHECK(h && one);
+    if (!h || !one) return;
+    size_t n = hist_state_len(h);
+    double *want = calloc(n, sizeof *want), *got = calloc(n, sizeof *got);
+    double *st = calloc(n, sizeof *st), *zero = calloc(n, sizeof *zero);
+    CHECK(want && got && st && zero);
+    if (want && got && st && zero) {
+        hist_state_get(one, zero);
+        size_t c0 = n - (size_t)zero[2];   /* the cells end the state */
+        for (int i = 0; i < NV; i++) {   /* the cell of v[i], from a fresh one */
+            hist_t *f = hist_create(1e-6, 10.0, HIST_REL_ERR);
+            CHECK(f != NULL);
+            if (!f) break;
+            hist_add(f, v[i], 1.0);
+            hist_state_get(f, st);
+            for (size_t k = c0; k < n; k++)
+                if (st[k] == 1.0) want[k] += (double)(1 + i % 7);
+            hist_free(f);
+        }
+        unsigned lcg = 7;
+        int left[NV];
+        for (int i = 0; i < NV; i++) left[i] = 1 + i % 7;
+        for (int added = 0; added < 4 * NV;) {
+            lcg = lcg * 1103515245u + 12345u;
+            int i = (int)((lcg >> 8) % NV);
+            if (!left[i]) continue;
+            left[i]--;
+            hist_add(h, v[i], 1.0);
+            added = 0;
+            for (int j = 0; j < NV; j++) added += left[j] == 0;
+            added = added == NV ? 4 * NV : 0;
+        }
+        hist_state_get(h, got);
+        int same = 1;
+        for (size_t k = c0; k < n; k++) same &= got[k] == want[k];
+        CHECK(same);
+        double total = 0;
+        for (int i = 0; i < NV; i++) total += 1 + i % 7;
+        CHECK(hist_count(h) == total);
+    }
+    free(want);
+    free(got);
+    free(st);
+    free(zero);
+    hist_free(h);
+    hist_free(one);
+}
+
 /* batch_p99 counts whole jobs: below 100 jobs it is the exact integer
  * quantile (smallest x with weight(<= x) >= 0.99 of the total), not the
  * histogram cell's centre. 50 batches of 1, 49 of 3, 1 of 7: cumulative 50,
@@ -421,6 +480,7 @@ int main(void)
     RUN(test_hist_bad_args);
     RUN(test_hist_memory_fixed);
     RUN(test_hist_merge);
+    RUN(test_hist_recurring_values);
     RUN(test_batch_p99_integer);
     return check_done();
 }
