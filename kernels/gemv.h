@@ -103,14 +103,23 @@ void gemv_ctx_free(gemv_ctx_t *c);
 int gemv_ctx_isa(const gemv_ctx_t *c);
 int gemv_ctx_threads(const gemv_ctx_t *c);
 /* Chooses the W4A16 kernel (default exact). int8 has SIMD kernels for
- * groups of 128 on the AVX2 (vpmaddubsw) and AVX-512 (VNNI vpdpbusd where
- * the CPU has it, else vpmaddubsw) paths: on the interleaved copy where the
+ * groups of 128 on the AVX2 (AVX-VNNI vpdpbusd on ymm where the CPU has it,
+ * else vpmaddubsw) and AVX-512 (VNNI vpdpbusd where the CPU has it, else
+ * vpmaddubsw) paths: on the interleaved copy where the
  * matrix has one (w4a16_packed_interleave; both paths), else row-major
  * (AVX-512 only). Everything else (scalar and NEON paths, other groups,
  * AVX2 without the copy) runs a portable loop. 0, or -1 with ERR_INPUT on
  * an unknown kernel. */
 int gemv_ctx_set_w4_kernel(gemv_ctx_t *c, int kern, err_t *err);
 int gemv_ctx_w4_kernel(const gemv_ctx_t *c);
+/* Whether the int8 kernel may use the CPU's integer dot-product extension
+ * (AVX-512 VNNI on the AVX-512 path, AVX-VNNI's vpdpbusd on ymm on the AVX2
+ * path): 1, the default, where the CPU has it; 0 never, so the vpmaddubsw
+ * fallback runs — for tests and side-by-side benchmarks on such CPUs. */
+void gemv_ctx_set_int8_dot_ext(gemv_ctx_t *c, int use);
+/* The integer dot product the int8 kernel runs on the interleaved copy
+ * with this context: "avx512-vnni", "avx-vnni", "vpmaddubsw" or "portable". */
+const char *gemv_ctx_int8_dot_name(const gemv_ctx_t *c);
 
 /* y[m][n] = x[m][k] · W^T. fp16 activations and output, fp32 accumulation.
  * 0, or -1 when scratch memory cannot be grown. */

@@ -269,6 +269,9 @@ static void w4_rows(const w4a16_packed_t *w, const float *x, const float *xsum, 
  * once: several sequential streams per core keep more lines in flight than
  * one (see kernels/membw.h), which is what the M = 1 rate was short of. */
 #define I8_PF 8192
+/* Groups ahead to prefetch the interleaved copy's scales and zeros (two
+ * slow streams per block beside the weights: a line every 2 or 4 groups). */
+#define I8_META_PF 16
 
 AI float w4i8_corr(const uint16_t *sc, const uint8_t *zp, const float *dsum, int groups)
 {
@@ -387,24 +390,26 @@ W4I8_ROWS(w4i8_rows_vnni, w4i8_block_vnni, VNNI_ATTR)
  * chain of a group. y takes 16 consecutive outputs per store. */
 #define W4I8R16_BLOCK(NAME, ATTR, DOT)                                                       \
     ATTR AI void NAME(const w4a16_packed_t *w, const int8_t *xq, const float *d,              \
-                      const float *dsum, int b, int nbk, const int NB, const int T, uint16_t *y) \
+                      const float *dsum, int b, int stride, const int NB, const int T, uint16_t *y) \
     {                                                                                        \
         const int groups = w->k / 128, k = w->k;                                            \
         const __m512i m4 = _mm512_set1_epi8(0x0F);                                          \
-        __m512 acc[4][TMAX];                                                                 \
-        const uint8_t *q[4];                                                                 \
-        const uint16_t *si[4];                                                               \
-        const uint8_t *zi[4];                                                                \
-        _Pragma("GCC unroll 4") for (int bi = 0; bi < NB; bi++) {                            \
-            size_t blk = (size_t)(b + (bi < nbk ? bi : 0));                                  \
+        __m512 acc[8][TMAX];                                                                 \
+        const uint8_t *q[8];                                                                 \
+        const uint16_t *si[8];                                                               \
+        const uint8_t *zi[8];                                                                \
+        _Pragma("GCC unroll 8") for (int bi = 0; bi < NB; bi++) {                            \
+            size_t blk = (size_t)(b + bi * stride);                                          \
             q[bi] = w->qi + blk * 8 * (size_t)k;                                             \
             si[bi] = w->si + blk * 16 * (size_t)groups;                                      \
             zi[bi] = w->zi + blk * 16 * (size_t)groups;                                      \
             _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) acc[bi][t] = _mm512_setzero_ps(); \
         }                                                                                    \
         for (int g = 0; g < groups; g++) {                                                   \
-            _Pragma("GCC unroll 4") for (int bi = 0; bi < NB; bi++) {                        \
+            _Pragma("GCC unroll 8") for (int bi = 0; bi < NB; bi++) {                        \
                 const uint8_t *qg = q[bi] + (size_t)g * 1024;                                \
+                _mm_prefetch((const char *)(si[bi] + (size_t)(g + I8_META_PF) * 16), _MM_HINT_T0); \
+                _mm_prefetch((const char *)(zi[bi] + (size_t)(g + I8_META_PF) * 16), _MM_HINT_T0); \
                 __m512i pa[TMAX], pb[TMAX];                                                  \
                 _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) {                        \
                     pa[t] = _mm512_setzero_si512();                                          \
@@ -424,9 +429,10 @@ W4I8_ROWS(w4i8_rows_vnni, w4i8_block_vnni, VNNI_ATTR)
                         pb[t] = DOT(pb[t], hi, _mm512_set1_epi32(x1));                       \
                     }                                                                        \
                 }                                                                            \
-                __m512 sv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(si[bi] + (size_t)g * 16))); \
+                size_t gm = (size_t)g;                                                       \
+                __m512 sv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(si[bi] + gm * 16))); \
                 __m512 zs = _mm512_mul_ps(sv, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(       \
-                                                  _mm_loadu_si128((const __m128i *)(zi[bi] + (size_t)g * 16))))); \
+                                                  _mm_loadu_si128((const __m128i *)(zi[bi] + gm * 16))))); \
                 _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) {                        \
                     size_t tg = (size_t)t * (size_t)groups + (size_t)g;                      \
                     __m512 f = _mm512_cvtepi32_ps(_mm512_add_epi32(pa[t], pb[t]));           \
@@ -435,9 +441,9 @@ W4I8_ROWS(w4i8_rows_vnni, w4i8_block_vnni, VNNI_ATTR)
                 }                                                                            \
             }                                                                                \
         }                                                                                    \
-        for (int bi = 0; bi < nbk; bi++)                                                     \
+        for (int bi = 0; bi < NB; bi++)                                                      \
             for (int t = 0; t < T; t++)                                                      \
-                _mm256_storeu_si256((__m256i *)(y + (size_t)t * (size_t)w->n + 16 * (size_t)(b + bi)), \
+                _mm256_storeu_si256((__m256i *)(y + (size_t)t * (size_t)w->n + 16 * (size_t)(b + bi * stride)), \
                                     _mm512_cvtps_ph(acc[bi][t], _MM_FROUND_TO_NEAREST_INT |  \
                                                                     _MM_FROUND_NO_EXC));     \
     }
@@ -446,6 +452,27 @@ W4I8_ROWS(w4i8_rows_vnni, w4i8_block_vnni, VNNI_ATTR)
  * NB·T accumulators + 2·T dot chains). */
 #define I8B(T) ((T) <= 4 ? 4 : 1)
 
+/* One call of BLOCK per NB blocks b, b + stride, ...; T a constant. */
+#define W4I8R16_CALL(BLOCK, b, stride, NB, T)                                                \
+    switch (T) {                                                                             \
+    case 1: BLOCK(w, xt, dt, st, b, stride, NB(1), 1, yt); break;                            \
+    case 2: BLOCK(w, xt, dt, st, b, stride, NB(2), 2, yt); break;                            \
+    case 3: BLOCK(w, xt, dt, st, b, stride, NB(3), 3, yt); break;                            \
+    case 4: BLOCK(w, xt, dt, st, b, stride, NB(4), 4, yt); break;                            \
+    case 5: BLOCK(w, xt, dt, st, b, stride, NB(5), 5, yt); break;                            \
+    case 6: BLOCK(w, xt, dt, st, b, stride, NB(6), 6, yt); break;                            \
+    case 7: BLOCK(w, xt, dt, st, b, stride, NB(7), 7, yt); break;                            \
+    default: BLOCK(w, xt, dt, st, b, stride, NB(8), 8, yt); break;                           \
+    }
+
+#define I8B_ONE(T) 1
+
+/* Blocks [b0, b1) split into I8B(T) equal runs, one stream each, walked in
+ * lockstep: run r holds blocks b0 + r·len .. b0 + (r + 1)·len − 1, which lie
+ * one after another in memory, so every stream is long and its prefetch
+ * runs on into its own next block. (Walking I8B adjacent blocks at once and
+ * then the next I8B made the streams 8·K bytes long: each restart lost its
+ * prefetch lead.) The blocks left over run one at a time. */
 #define W4I8R16_ROWS(NAME, BLOCK, ATTR)                                                      \
     ATTR static void NAME(const w4a16_packed_t *w, const int8_t *xq, const float *d,         \
                           const float *dsum, int m, int b0, int b1, uint16_t *y)             \
@@ -456,19 +483,10 @@ W4I8_ROWS(w4i8_rows_vnni, w4i8_block_vnni, VNNI_ATTR)
             const int8_t *xt = xq + (size_t)m0 * (size_t)w->k;                               \
             const float *dt = d + (size_t)m0 * (size_t)groups, *st = dsum + (size_t)m0 * (size_t)groups; \
             uint16_t *yt = y + (size_t)m0 * (size_t)w->n;                                    \
-            for (int b = b0; b < b1; b += NB) {                                              \
-                int nbk = b1 - b < NB ? b1 - b : NB;                                         \
-                switch (T) {                                                                 \
-                case 1: BLOCK(w, xt, dt, st, b, nbk, I8B(1), 1, yt); break;                  \
-                case 2: BLOCK(w, xt, dt, st, b, nbk, I8B(2), 2, yt); break;                  \
-                case 3: BLOCK(w, xt, dt, st, b, nbk, I8B(3), 3, yt); break;                  \
-                case 4: BLOCK(w, xt, dt, st, b, nbk, I8B(4), 4, yt); break;                  \
-                case 5: BLOCK(w, xt, dt, st, b, nbk, I8B(5), 5, yt); break;                  \
-                case 6: BLOCK(w, xt, dt, st, b, nbk, I8B(6), 6, yt); break;                  \
-                case 7: BLOCK(w, xt, dt, st, b, nbk, I8B(7), 7, yt); break;                  \
-                default: BLOCK(w, xt, dt, st, b, nbk, I8B(8), 8, yt); break;                 \
-                }                                                                            \
-            }                                                                                \
+            int len = (b1 - b0) / NB, b = b0;                                                \
+            for (int j = 0; j < len; j++) W4I8R16_CALL(BLOCK, b0 + j, len, I8B, T)           \
+            b = b0 + NB * len;                                                               \
+            for (; b < b1; b++) W4I8R16_CALL(BLOCK, b, 1, I8B_ONE, T)                        \
         }                                                                                    \
     }
 
@@ -478,18 +496,46 @@ W4I8R16_BLOCK(w4i8r16_block_vnni, VNNI_ATTR, DOT_VNNI)
 W4I8R16_ROWS(w4i8r16_rows_vnni, w4i8r16_block_vnni, VNNI_ATTR)
 
 static void w4i8_r16(const w4a16_packed_t *w, const int8_t *xq, const float *d,
-                     const float *dsum, int m, int b0, int b1, uint16_t *y)
+                     const float *dsum, int m, int b0, int b1, uint16_t *y, int ext)
 {
-    if (__builtin_cpu_supports("avx512vnni")) w4i8r16_rows_vnni(w, xq, d, dsum, m, b0, b1, y);
+    if (ext && __builtin_cpu_supports("avx512vnni")) w4i8r16_rows_vnni(w, xq, d, dsum, m, b0, b1, y);
     else w4i8r16_rows_bw(w, xq, d, dsum, m, b0, b1, y);
 }
 
 /* VNNI where the CPU has it (checked once per call: cheap, cached by libgcc). */
 static void w4i8_rows(const w4a16_packed_t *w, const int8_t *xq, const float *d,
-                      const float *dsum, int m, int r0, int r1, uint16_t *y)
+                      const float *dsum, int m, int r0, int r1, uint16_t *y, int ext)
 {
-    if (__builtin_cpu_supports("avx512vnni")) w4i8_rows_vnni(w, xq, d, dsum, m, r0, r1, y);
+    if (ext && __builtin_cpu_supports("avx512vnni")) w4i8_rows_vnni(w, xq, d, dsum, m, r0, r1, y);
     else w4i8_rows_bw(w, xq, d, dsum, m, r0, r1, y);
+}
+
+/* The int8 activation quantiser (gemv_impl.h): per group of 128, max|x|
+ * over 8 vectors, then round(x·(127/max)) with the conversion's explicit
+ * round-to-nearest-even (the portable loop's 1.5·2^23 trick gives the same
+ * integers), narrowed to bytes. */
+static void w4i8_quant(const uint16_t *x, size_t ng, int8_t *xq, float *d, float *dsum)
+{
+    for (size_t g = 0; g < ng; g++) {
+        const uint16_t *xg = x + g * 128;
+        __m512 v[8], mx = _mm512_setzero_ps();
+        for (int i = 0; i < 8; i++) {
+            v[i] = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(xg + 16 * i)));
+            mx = _mm512_max_ps(mx, _mm512_abs_ps(v[i]));
+        }
+        float amax = _mm512_reduce_max_ps(mx);
+        float dg = amax / 127.0f, inv = amax > 0.0f ? 127.0f / amax : 0.0f;
+        const __m512 vinv = _mm512_set1_ps(inv);
+        __m512i sum = _mm512_setzero_si512();
+        for (int i = 0; i < 8; i++) {
+            __m512i q = _mm512_cvt_roundps_epi32(_mm512_mul_ps(v[i], vinv),
+                                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+            sum = _mm512_add_epi32(sum, q);
+            _mm_storeu_si128((__m128i *)(xq + g * 128 + 16 * (size_t)i), _mm512_cvtepi32_epi8(q));
+        }
+        d[g] = dg;
+        dsum[g] = dg * (float)_mm512_reduce_add_epi32(sum);
+    }
 }
 
 /* Dense tiles: LOADW(ptr, count-mask) yields 16 fp32 weights. 64 inputs per
@@ -683,7 +729,7 @@ static void attn_head(const float *q, const uint16_t *k, const uint16_t *v, size
 }
 
 const gemv_impl_t gemv_impl_avx512 = {w4_rows, f16_rows, f32_rows, h2f, dot_f16, axpy_f16, attn_head,
-                                      w4_xperm, w4i8_rows, w4i8_r16};
+                                      w4_xperm, w4i8_rows, w4i8_r16, w4i8_quant};
 
 #else
 typedef int gemv_avx512_empty_unit;
