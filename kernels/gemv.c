@@ -44,12 +44,10 @@ int w4a16_packed_interleave(w4a16_packed_t *p)
     int nb = p->n / 16, groups = p->k / 128;
     if (nb == 0 || p->qi) return 0;
     uint8_t *qi = alloc64((size_t)nb * 16 * (size_t)p->k / 2);
-    uint16_t *si = alloc64((size_t)nb * 16 * (size_t)groups * sizeof *si);
-    uint8_t *zi = alloc64((size_t)nb * 16 * (size_t)groups);
-    if (!qi || !si || !zi) {
+    uint8_t *mi = alloc64((size_t)nb * (size_t)groups * W4I8_META_BYTES);
+    if (!qi || !mi) {
         free(qi);
-        free(si);
-        free(zi);
+        free(mi);
         return -1;
     }
     for (int b = 0; b < nb; b++)
@@ -58,8 +56,12 @@ int w4a16_packed_interleave(w4a16_packed_t *p)
             const uint8_t *row = p->q + (size_t)r * (size_t)p->k / 2;
             for (int g = 0; g < groups; g++) {
                 size_t bg = (size_t)b * (size_t)groups + (size_t)g;
-                si[bg * 16 + (size_t)j] = p->scales[(size_t)r * (size_t)groups + (size_t)g];
-                zi[bg * 16 + (size_t)j] = p->zeros[(size_t)r * (size_t)groups + (size_t)g];
+                uint8_t *meta = mi + bg * W4I8_META_BYTES;
+                uint16_t s = p->scales[(size_t)r * (size_t)groups + (size_t)g];
+                memcpy(meta + 2 * j, &s, 2);
+                unsigned z = p->zeros[(size_t)r * (size_t)groups + (size_t)g] & 15u;
+                if (j < 8) meta[32 + j] = (uint8_t)z;
+                else meta[32 + j - 8] = (uint8_t)(meta[32 + j - 8] | z << 4);
                 for (int i = 0; i < 16; i++)
                     for (int e = 0; e < 4; e++) {
                         /* q of input c in the packed row (q4_0 order, gemv.h). */
@@ -71,8 +73,7 @@ int w4a16_packed_interleave(w4a16_packed_t *p)
             }
         }
     p->qi = qi;
-    p->si = si;
-    p->zi = zi;
+    p->mi = mi;
     return 0;
 }
 
@@ -80,8 +81,7 @@ void w4a16_packed_fini(w4a16_packed_t *p)
 {
     if (!p) return;
     free(p->qi);
-    free(p->si);
-    free(p->zi);
+    free(p->mi);
     free(p->q);
     free(p->scales);
     free(p->zeros);

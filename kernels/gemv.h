@@ -29,14 +29,16 @@ typedef struct w4a16_packed {
     /* Optional second copy for the int8 kernel (w4a16_packed_interleave;
      * NULL otherwise): rows in blocks of 16, each block one sequential
      * stream. Block b, group g (of 128), step i (8 inputs): 64 bytes, byte
-     * 4j + e = q(16b + j, 128g + 8i + e) | q(16b + j, 128g + 8i + 4 + e) << 4
+     * 4j + e = q(16b + j, 128g + 8i + 4·0 + e) | q(16b + j, 128g + 8i + 4 + e) << 4
      * (j = row in block, e = 0..3), so the low nibbles of one 64-byte load
      * give 16 rows × 4 inputs (one u8×s8 dot step against 4 activations
-     * broadcast) and the high nibbles the next 4. si/zi: [block][g][16]. The
-     * n mod 16 last rows are not in it. */
+     * broadcast) and the high nibbles the next 4. mi: [block][g] 40 bytes,
+     * the scales of rows 16b..16b+15 (fp16, 32 bytes), then their zeros as
+     * nibbles (byte j = z of row j | z of row j + 8 << 4): one stream per
+     * block beside the weights, 2.5 bytes per row and group as the format
+     * counts them. The n mod 16 last rows are not in it. */
     uint8_t *qi;
-    uint16_t *si;
-    uint8_t *zi;
+    uint8_t *mi;
 } w4a16_packed_t;
 
 /* Allocates an uninitialised packed matrix (64-byte aligned arrays). 0, or
@@ -44,7 +46,7 @@ typedef struct w4a16_packed {
  * no memory. The caller owns it: w4a16_packed_fini. */
 int w4a16_packed_init(w4a16_packed_t *p, int n, int k, int group);
 void w4a16_packed_fini(w4a16_packed_t *p);
-/* Adds the interleaved copy (qi/si/zi) from q/scales/zeros: 0, or -1 when
+/* Adds the interleaved copy (qi/mi) from q/scales/zeros: 0, or -1 when
  * out of memory or the group is not 128 (then nothing changes). Rows
  * 16·⌊n/16⌋.. stay in q only; n < 16 adds nothing. Doubles the weight bytes
  * held; only the int8 kernel reads the copy (and w4a16_packed_fini frees it). */

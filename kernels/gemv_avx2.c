@@ -238,6 +238,15 @@ static void w4_rows(const w4a16_packed_t *w, const float *x, const float *xsum, 
 #define I8_PF 8192
 #define I8_META_PF 16   /* groups ahead for the scales and zeros (see gemv_avx512.c) */
 
+/* Zeros of rows 8h..8h+7 of a block's group (w4a16_packed_t.mi: byte j
+ * holds rows j and j + 8 as nibbles) as floats. */
+static inline __m256 meta_zeros8(const uint8_t *zb, int h)
+{
+    __m128i v = _mm_loadl_epi64((const __m128i *)zb);
+    if (h) v = _mm_srli_epi16(v, 4);
+    return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_and_si128(v, _mm_set1_epi8(0x0F))));
+}
+
 #define DOT2_MADDUBS(p, lo, hi, x0, x1)                                                      \
     _mm256_add_epi32((p), _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16((lo), (x0)), \
                                                              _mm256_maddubs_epi16((hi), (x1))), \
@@ -255,20 +264,17 @@ static void w4_rows(const w4a16_packed_t *w, const float *x, const float *xsum, 
         const __m256i m4 = _mm256_set1_epi8(0x0F);                                          \
         __m256 acc[4][4][2];                                                                 \
         const uint8_t *q[4];                                                                 \
-        const uint16_t *si[4];                                                               \
-        const uint8_t *zi[4];                                                                \
+        const uint8_t *mi[4];                                                                \
         _Pragma("GCC unroll 4") for (int bi = 0; bi < NB; bi++) {                            \
             size_t blk = (size_t)(b + bi * stride);                                          \
             q[bi] = w->qi + blk * 8 * (size_t)k;                                             \
-            si[bi] = w->si + blk * 16 * (size_t)groups;                                      \
-            zi[bi] = w->zi + blk * 16 * (size_t)groups;                                      \
+            mi[bi] = w->mi + blk * (size_t)groups * W4I8_META_BYTES;                          \
             _Pragma("GCC unroll 4") for (int t = 0; t < T; t++) acc[bi][t][0] = acc[bi][t][1] = _mm256_setzero_ps(); \
         }                                                                                    \
         for (int g = 0; g < groups; g++) {                                                   \
             __m256i p[4][4][2];                                                              \
             _Pragma("GCC unroll 4") for (int bi = 0; bi < NB; bi++) {                        \
-                _mm_prefetch((const char *)(si[bi] + (size_t)(g + I8_META_PF) * 16), _MM_HINT_T0); \
-                _mm_prefetch((const char *)(zi[bi] + (size_t)(g + I8_META_PF) * 16), _MM_HINT_T0); \
+                _mm_prefetch((const char *)(mi[bi] + (size_t)(g + I8_META_PF) * W4I8_META_BYTES), _MM_HINT_T0); \
                 _Pragma("GCC unroll 4") for (int t = 0; t < T; t++)                          \
                     p[bi][t][0] = p[bi][t][1] = _mm256_setzero_si256();                      \
             }                                                                                \
@@ -293,9 +299,9 @@ static void w4_rows(const w4a16_packed_t *w, const float *x, const float *xsum, 
             }                                                                                \
             _Pragma("GCC unroll 4") for (int bi = 0; bi < NB; bi++)                          \
                 _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++) {                        \
-                    __m256 sv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(si[bi] + (size_t)g * 16 + 8 * h))); \
-                    __m256 zs = _mm256_mul_ps(sv, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(   \
-                                                      _mm_loadl_epi64((const __m128i *)(zi[bi] + (size_t)g * 16 + 8 * h))))); \
+                    const uint8_t *mg = mi[bi] + (size_t)g * W4I8_META_BYTES;                \
+                    __m256 sv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(mg + 16 * h))); \
+                    __m256 zs = _mm256_mul_ps(sv, meta_zeros8(mg + 32, h));                  \
                     _Pragma("GCC unroll 4") for (int t = 0; t < T; t++) {                    \
                         size_t tg = (size_t)t * (size_t)groups + (size_t)g;                  \
                         acc[bi][t][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p[bi][t][h]),     \
@@ -324,8 +330,7 @@ static void w4_rows(const w4a16_packed_t *w, const float *x, const float *xsum, 
         const __m256i m4 = _mm256_set1_epi8(0x0F);                                          \
         __m256 acc[8][2];                                                                    \
         const uint8_t *q = w->qi + (size_t)b * 8 * (size_t)k;                                \
-        const uint16_t *si = w->si + (size_t)b * 16 * (size_t)groups;                        \
-        const uint8_t *zi = w->zi + (size_t)b * 16 * (size_t)groups;                         \
+        const uint8_t *mi = w->mi + (size_t)b * (size_t)groups * W4I8_META_BYTES;             \
         _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) acc[t][0] = acc[t][1] = _mm256_setzero_ps(); \
         for (int g = 0; g < groups; g++) {                                                   \
             const uint8_t *qg = q + (size_t)g * 1024;                                        \
@@ -348,9 +353,9 @@ static void w4_rows(const w4a16_packed_t *w, const float *x, const float *xsum, 
                         p[t] = DOT2(p[t], lo, hi, _mm256_set1_epi32(x0), _mm256_set1_epi32(x1)); \
                     }                                                                        \
                 }                                                                            \
-                __m256 sv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(si + (size_t)g * 16 + 8 * h))); \
-                __m256 zs = _mm256_mul_ps(sv, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(       \
-                                                  _mm_loadl_epi64((const __m128i *)(zi + (size_t)g * 16 + 8 * h))))); \
+                const uint8_t *mg = mi + (size_t)g * W4I8_META_BYTES;                        \
+                __m256 sv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(mg + 16 * h))); \
+                __m256 zs = _mm256_mul_ps(sv, meta_zeros8(mg + 32, h));                      \
                 _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) {                        \
                     size_t tg = (size_t)t * (size_t)groups + (size_t)g;                      \
                     acc[t][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p[t]),                    \

@@ -378,6 +378,15 @@ W4I8_ROWS(w4i8_rows_bw, w4i8_block_bw, NO_ATTR)
 W4I8_BLOCK(w4i8_block_vnni, VNNI_ATTR, DOT_VNNI)
 W4I8_ROWS(w4i8_rows_vnni, w4i8_block_vnni, VNNI_ATTR)
 
+/* The 16 zeros of a block's group (w4a16_packed_t.mi: byte j holds rows
+ * j and j + 8 as nibbles) as floats in row order. */
+static inline __m512 meta_zeros16(const uint8_t *zb)
+{
+    __m128i v = _mm_loadl_epi64((const __m128i *)zb), m = _mm_set1_epi8(0x0F);
+    __m128i z = _mm_unpacklo_epi64(_mm_and_si128(v, m), _mm_and_si128(_mm_srli_epi16(v, 4), m));
+    return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(z));
+}
+
 /* The int8 kernel on the interleaved copy (w4a16_packed_t.qi): the 16
  * lanes of a vector are 16 weight rows, so per 64-byte load the low nibbles
  * meet 4 activations broadcast (one dot step for 16 rows × 4 inputs) and
@@ -396,20 +405,17 @@ W4I8_ROWS(w4i8_rows_vnni, w4i8_block_vnni, VNNI_ATTR)
         const __m512i m4 = _mm512_set1_epi8(0x0F);                                          \
         __m512 acc[8][TMAX];                                                                 \
         const uint8_t *q[8];                                                                 \
-        const uint16_t *si[8];                                                               \
-        const uint8_t *zi[8];                                                                \
+        const uint8_t *mi[8];                                                                \
         _Pragma("GCC unroll 8") for (int bi = 0; bi < NB; bi++) {                            \
             size_t blk = (size_t)(b + bi * stride);                                          \
             q[bi] = w->qi + blk * 8 * (size_t)k;                                             \
-            si[bi] = w->si + blk * 16 * (size_t)groups;                                      \
-            zi[bi] = w->zi + blk * 16 * (size_t)groups;                                      \
+            mi[bi] = w->mi + blk * (size_t)groups * W4I8_META_BYTES;                          \
             _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) acc[bi][t] = _mm512_setzero_ps(); \
         }                                                                                    \
         for (int g = 0; g < groups; g++) {                                                   \
             _Pragma("GCC unroll 8") for (int bi = 0; bi < NB; bi++) {                        \
                 const uint8_t *qg = q[bi] + (size_t)g * 1024;                                \
-                _mm_prefetch((const char *)(si[bi] + (size_t)(g + I8_META_PF) * 16), _MM_HINT_T0); \
-                _mm_prefetch((const char *)(zi[bi] + (size_t)(g + I8_META_PF) * 16), _MM_HINT_T0); \
+                _mm_prefetch((const char *)(mi[bi] + (size_t)(g + I8_META_PF) * W4I8_META_BYTES), _MM_HINT_T0); \
                 __m512i pa[TMAX], pb[TMAX];                                                  \
                 _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) {                        \
                     pa[t] = _mm512_setzero_si512();                                          \
@@ -430,9 +436,9 @@ W4I8_ROWS(w4i8_rows_vnni, w4i8_block_vnni, VNNI_ATTR)
                     }                                                                        \
                 }                                                                            \
                 size_t gm = (size_t)g;                                                       \
-                __m512 sv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(si[bi] + gm * 16))); \
-                __m512 zs = _mm512_mul_ps(sv, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(       \
-                                                  _mm_loadu_si128((const __m128i *)(zi[bi] + gm * 16))))); \
+                const uint8_t *mg = mi[bi] + gm * W4I8_META_BYTES;                           \
+                __m512 sv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)mg));        \
+                __m512 zs = _mm512_mul_ps(sv, meta_zeros16(mg + 32));                        \
                 _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) {                        \
                     size_t tg = (size_t)t * (size_t)groups + (size_t)g;                      \
                     __m512 f = _mm512_cvtepi32_ps(_mm512_add_epi32(pa[t], pb[t]));           \

@@ -9,6 +9,9 @@
 
 #include "gemv.h"
 
+/* Bytes per block of 16 rows and group in w4a16_packed_t.mi (gemv.h). */
+#define W4I8_META_BYTES 40
+
 typedef struct gemv_impl {
     /* xsum [m][k/group]: Σ x over each group, for the −z·s·Σx zero term. */
     void (*w4)(const w4a16_packed_t *w, const float *x, const float *xsum, int m, int r0, int r1,
