@@ -347,7 +347,7 @@ gemv_ctx_t *gemv_ctx_create(int threads, int isa, err_t *err)
         return NULL;
     }
     c->nth = threads > 0 ? threads : cpu_count();
-    c->i8ext = 1;
+    c->i8ext = GEMV_I8_DOT_AMX;
     c->isa = isa;
     c->impl = impl;
     atomic_init(&c->work, 0);
@@ -419,16 +419,23 @@ int gemv_ctx_set_w4_kernel(gemv_ctx_t *c, int kern, err_t *err)
 
 int gemv_ctx_w4_kernel(const gemv_ctx_t *c) { return c->w4k; }
 
-void gemv_ctx_set_int8_dot_ext(gemv_ctx_t *c, int use) { c->i8ext = use != 0; }
+void gemv_ctx_set_int8_dot_ext(gemv_ctx_t *c, int level)
+{
+    c->i8ext = level < GEMV_I8_DOT_BASE ? GEMV_I8_DOT_BASE : level > GEMV_I8_DOT_AMX ? GEMV_I8_DOT_AMX : level;
+}
 
-const char *gemv_ctx_int8_dot_name(const gemv_ctx_t *c)
+const char *gemv_ctx_int8_dot_name(const gemv_ctx_t *c, int m)
 {
     if (!c->impl->w4i8_r16) return "portable";
 #if defined(__x86_64__) || defined(__i386__)
-    if (c->i8ext && c->isa == GEMV_ISA_AVX512 && __builtin_cpu_supports("avx512vnni"))
+    if (c->isa == GEMV_ISA_AVX512 && c->i8ext >= GEMV_I8_DOT_AMX && gemv_avx512_amx_ready(m))
+        return "amx";
+    if (c->i8ext >= GEMV_I8_DOT_VNNI && c->isa == GEMV_ISA_AVX512 && __builtin_cpu_supports("avx512vnni"))
         return "avx512-vnni";
-    if (c->i8ext && c->isa == GEMV_ISA_AVX2 && __builtin_cpu_supports("avxvnni")) return "avx-vnni";
+    if (c->i8ext >= GEMV_I8_DOT_VNNI && c->isa == GEMV_ISA_AVX2 && __builtin_cpu_supports("avxvnni"))
+        return "avx-vnni";
 #endif
+    (void)m;
     return "vpmaddubsw";
 }
 

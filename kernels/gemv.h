@@ -114,14 +114,21 @@ int gemv_ctx_threads(const gemv_ctx_t *c);
  * an unknown kernel. */
 int gemv_ctx_set_w4_kernel(gemv_ctx_t *c, int kern, err_t *err);
 int gemv_ctx_w4_kernel(const gemv_ctx_t *c);
-/* Whether the int8 kernel may use the CPU's integer dot-product extension
- * (AVX-512 VNNI on the AVX-512 path, AVX-VNNI's vpdpbusd on ymm on the AVX2
- * path): 1, the default, where the CPU has it; 0 never, so the vpmaddubsw
- * fallback runs — for tests and side-by-side benchmarks on such CPUs. */
-void gemv_ctx_set_int8_dot_ext(gemv_ctx_t *c, int use);
+/* Which integer dot products the int8 kernel may use where the CPU has
+ * them (default GEMV_I8_DOT_AMX, the most): tests and side-by-side
+ * benchmarks lower it to run the others on such CPUs. AMX tiles serve
+ * M > 8 on the AVX-512 path (Linux must grant the process tile state:
+ * requested once through arch_prctl). */
+enum gemv_i8_dot {
+    GEMV_I8_DOT_BASE = 0,   /* vpmaddubsw + vpmaddwd */
+    GEMV_I8_DOT_VNNI,       /* vpdpbusd: AVX-512 VNNI, or AVX-VNNI on ymm (AVX2 path) */
+    GEMV_I8_DOT_AMX         /* tile dot products (AMX-INT8), AVX-512 path, M > 8 */
+};
+void gemv_ctx_set_int8_dot_ext(gemv_ctx_t *c, int level);
 /* The integer dot product the int8 kernel runs on the interleaved copy
- * with this context: "avx512-vnni", "avx-vnni", "vpmaddubsw" or "portable". */
-const char *gemv_ctx_int8_dot_name(const gemv_ctx_t *c);
+ * with this context for m activation rows: "amx", "avx512-vnni",
+ * "avx-vnni", "vpmaddubsw" or "portable". */
+const char *gemv_ctx_int8_dot_name(const gemv_ctx_t *c, int m);
 
 /* y[m][n] = x[m][k] · W^T. fp16 activations and output, fp32 accumulation.
  * 0, or -1 when scratch memory cannot be grown. */

@@ -483,7 +483,7 @@ W4I8R16_ROWS2(w4i8r16_rows_vnni, w4i8r16_block_vnni, w4i8r16_quads_vnni, w4i8r16
 static void w4i8_r16(const w4a16_packed_t *w, const int8_t *xq, const float *d,
                      const float *dsum, int m, int b0, int b1, uint16_t *y, int ext)
 {
-    if (ext && __builtin_cpu_supports("avxvnni")) w4i8r16_rows_vnni(w, xq, d, dsum, m, b0, b1, y);
+    if (ext >= GEMV_I8_DOT_VNNI && __builtin_cpu_supports("avxvnni")) w4i8r16_rows_vnni(w, xq, d, dsum, m, b0, b1, y);
     else w4i8r16_rows_mb(w, xq, d, dsum, m, b0, b1, y);
 }
 

@@ -37,8 +37,8 @@ typedef struct gemv_impl {
      * with xq [m][k] in the split order: in each block of 128 inputs, first
      * inputs 32b..32b+15 for b = 0..3, then 32b+16..32b+31 — the order the
      * low and the high nibbles of 64 packed bytes hold. d [m][groups] per
-     * group scales; dsum [m][groups] = d·Σ xq. ext: 0 forbids the CPU's
-     * integer dot-product extension (gemv_ctx_set_int8_dot_ext). */
+     * group scales; dsum [m][groups] = d·Σ xq. ext: the highest
+     * enum gemv_i8_dot allowed (gemv_ctx_set_int8_dot_ext). */
     void (*w4i8)(const w4a16_packed_t *w, const int8_t *xq, const float *d, const float *dsum,
                  int m, int r0, int r1, uint16_t *y, int ext);
     /* The int8 kernel on the interleaved copy (w4a16_packed_t.qi), NULL
@@ -58,6 +58,9 @@ extern const gemv_impl_t gemv_impl_scalar;
 #if defined(__x86_64__) || defined(__i386__)
 extern const gemv_impl_t gemv_impl_avx2;
 extern const gemv_impl_t gemv_impl_avx512;
+/* 1 when the AVX-512 path's int8 kernel runs AMX tiles for m activation
+ * rows (asks Linux for tile state on the first call that needs it). */
+int gemv_avx512_amx_ready(int m);
 #endif
 #if defined(__ARM_NEON) && defined(__aarch64__)
 extern const gemv_impl_t gemv_impl_neon;

@@ -244,8 +244,9 @@ static int w4i8_mismatches(gemv_ctx_t *ctx, const struct w4case *c, const w4a16_
     return bad;
 }
 
-/* Every path with the int8 kernel chosen, with the CPU's integer dot
- * extension (VNNI, AVX-VNNI) and without it (the vpmaddubsw fallbacks):
+/* Every path with the int8 kernel chosen, at every level of integer dot
+ * product the CPU has (AMX tiles, VNNI / AVX-VNNI, the vpmaddubsw
+ * fallbacks):
  * groups of 128 (the SIMD kernels, row-major and on the interleaved copy)
  * and 32, 64, 256 (the portable one), M = 1..16, N not a multiple of the
  * rows or row blocks streamed at once, N = 563 so that each chunk of row
@@ -273,7 +274,7 @@ static void test_w4a16_int8(void)
                 if (!c.p.qi) break;
             }
             for (int i = 0; i < nctx; i++)
-                for (int ext = 1; ext >= 0; ext--) {
+                for (int ext = GEMV_I8_DOT_AMX; ext >= GEMV_I8_DOT_BASE; ext--) {
                     gemv_ctx_set_int8_dot_ext(ctxs[i], ext);
                     for (int m = 1; m <= 16; m += (shapes[s][1] > 4096 || shapes[s][0] > 100 ? 7 : 1))
                         CHECK(w4i8_mismatches(ctxs[i], &c, &c.p, m, &rel) == 0);
@@ -284,7 +285,7 @@ static void test_w4a16_int8(void)
     printf("  int8 vs exact: largest |error| / sum|w.x| = %.2e, / tolerance = %.2f\n", rel,
            w4i8_worst);
     struct w4case c;
-    w4case_make(&c, 17, 384, 128, 1);
+    w4case_make(&c, 17, 384, 128, 16);
     /* Row 5's weights pushed towards the sign of x (q = 15 where x > 0, 0
      * elsewhere): every term of the change has one sign, so it is about
      * Σ|x|·7.5·s, far beyond the int8 bound (about s·Σ|q − z|/254). */
@@ -295,26 +296,26 @@ static void test_w4a16_int8(void)
     memcpy(w2.zeros, c.w.zeros, 17 * 3);
     for (int col = 0; col < 384; col++) w4a16_set_q(&w2, 5, col, fp16_to_f32(c.x[col]) > 0 ? 15 : 0);
     for (int i = 0; i < nctx; i++)
-        for (int ext = 1; ext >= 0; ext--) {
+        for (int ext = GEMV_I8_DOT_AMX; ext >= GEMV_I8_DOT_BASE; ext--) {
             w4a16_packed_t bad;
             gemv_ctx_set_int8_dot_ext(ctxs[i], ext);
             CHECK(w4a16_repack(&w2, &bad) == 0);
             CHECK(w4i8_mismatches(ctxs[i], &c, &bad, 1, &rel) >= 1);
             CHECK(w4a16_packed_interleave(&bad) == 0 && bad.qi != NULL);
             CHECK(w4i8_mismatches(ctxs[i], &c, &bad, 1, &rel) >= 1);
+            CHECK(w4i8_mismatches(ctxs[i], &c, &bad, 16, &rel) >= 1);   /* AMX where it runs */
             w4a16_packed_fini(&bad);
         }
-    /* Which integer dot products ran above (both settings of each path). */
+    /* Which integer dot products ran above (every level on each path). */
     for (int i = 0; i < nctx; i++) {
-        gemv_ctx_set_int8_dot_ext(ctxs[i], 1);
-        const char *with = gemv_ctx_int8_dot_name(ctxs[i]);
-        gemv_ctx_set_int8_dot_ext(ctxs[i], 0);
-        printf("  int8 %s: dot product %s, and %s with the extension off\n",
-               gemv_isa_name(gemv_ctx_isa(ctxs[i])), with, gemv_ctx_int8_dot_name(ctxs[i]));
-        gemv_ctx_set_int8_dot_ext(ctxs[i], 1);
+        printf("  int8 %s, M = 1 / M = 16:", gemv_isa_name(gemv_ctx_isa(ctxs[i])));
+        for (int ext = GEMV_I8_DOT_AMX; ext >= GEMV_I8_DOT_BASE; ext--) {
+            gemv_ctx_set_int8_dot_ext(ctxs[i], ext);
+            printf(" %s/%s", gemv_ctx_int8_dot_name(ctxs[i], 1), gemv_ctx_int8_dot_name(ctxs[i], 16));
+        }
+        printf("\n");
+        gemv_ctx_set_int8_dot_ext(ctxs[i], GEMV_I8_DOT_AMX);
     }
-    w4a16_fini(&w2);
-    w4case_free(&c);
     for (int i = 0; i < nctx; i++) {
         CHECK(gemv_ctx_set_w4_kernel(ctxs[i], GEMV_W4_EXACT, &e) == 0);
         CHECK(gemv_ctx_w4_kernel(ctxs[i]) == GEMV_W4_EXACT);
