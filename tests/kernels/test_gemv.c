@@ -316,6 +316,8 @@ static void test_w4a16_int8(void)
         printf("\n");
         gemv_ctx_set_int8_dot_ext(ctxs[i], GEMV_I8_DOT_AMX);
     }
+    w4a16_fini(&w2);
+    w4case_free(&c);
     for (int i = 0; i < nctx; i++) {
         CHECK(gemv_ctx_set_w4_kernel(ctxs[i], GEMV_W4_EXACT, &e) == 0);
         CHECK(gemv_ctx_w4_kernel(ctxs[i]) == GEMV_W4_EXACT);
