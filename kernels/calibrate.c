@@ -937,8 +937,11 @@ int calibrate_bench(const calibrate_args_t *a, FILE *out, err_t *err)
     /* The host's read rate drifts: measure again and keep the higher. */
     double c1b, cmb;
     if (bench_ceilings(ctx, bw_bytes, a->quick, &c1b, &cmb, err) != 0) goto done;
-    fprintf(out, "== kernels: %s, %d threads, ISA %s, LLC %zu MiB, load average at start %s\n",
-            model, gemv_ctx_threads(ctx), gemv_isa_name(gemv_ctx_isa(ctx)), llc >> 20, load);
+    fprintf(out, "== kernels: %s, %d threads, ISA %s (int8 dot product %s at M=1..%d, %s at "
+                 "M=16), LLC %zu MiB, load average at start %s\n",
+            model, gemv_ctx_threads(ctx), gemv_isa_name(gemv_ctx_isa(ctx)),
+            gemv_ctx_int8_dot_name(ctx, 1), BENCH_M8, gemv_ctx_int8_dot_name(ctx, 16), llc >> 20,
+            load);
     fprintf(out, "read ceiling (STREAM-style, all threads, best pass, before/after): 1 stream "
                  "per thread %.2f / %.2f GB/s; %d streams per thread %.2f / %.2f GB/s\n",
             c1, c1b, MEMBW_STREAMS, cm, cmb);

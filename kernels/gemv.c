@@ -44,12 +44,10 @@ int w4a16_packed_interleave(w4a16_packed_t *p)
     int nb = p->n / 16, groups = p->k / 128;
     if (nb == 0 || p->qi) return 0;
     uint8_t *qi = alloc64((size_t)nb * 16 * (size_t)p->k / 2);
-    uint16_t *si = alloc64((size_t)nb * 16 * (size_t)groups * sizeof *si);
-    uint8_t *zi = alloc64((size_t)nb * 16 * (size_t)groups);
-    if (!qi || !si || !zi) {
+    uint8_t *mi = alloc64((size_t)nb * (size_t)groups * W4I8_META_BYTES);
+    if (!qi || !mi) {
         free(qi);
-        free(si);
-        free(zi);
+        free(mi);
         return -1;
     }
     for (int b = 0; b < nb; b++)
@@ -58,8 +56,12 @@ int w4a16_packed_interleave(w4a16_packed_t *p)
             const uint8_t *row = p->q + (size_t)r * (size_t)p->k / 2;
             for (int g = 0; g < groups; g++) {
                 size_t bg = (size_t)b * (size_t)groups + (size_t)g;
-                si[bg * 16 + (size_t)j] = p->scales[(size_t)r * (size_t)groups + (size_t)g];
-                zi[bg * 16 + (size_t)j] = p->zeros[(size_t)r * (size_t)groups + (size_t)g];
+                uint8_t *meta = mi + bg * W4I8_META_BYTES;
+                uint16_t s = p->scales[(size_t)r * (size_t)groups + (size_t)g];
+                memcpy(meta + 2 * j, &s, 2);
+                unsigned z = p->zeros[(size_t)r * (size_t)groups + (size_t)g] & 15u;
+                if (j < 8) meta[32 + j] = (uint8_t)z;
+                else meta[32 + j - 8] = (uint8_t)(meta[32 + j - 8] | z << 4);
                 for (int i = 0; i < 16; i++)
                     for (int e = 0; e < 4; e++) {
                         /* q of input c in the packed row (q4_0 order, gemv.h). */
@@ -71,8 +73,7 @@ int w4a16_packed_interleave(w4a16_packed_t *p)
             }
         }
     p->qi = qi;
-    p->si = si;
-    p->zi = zi;
+    p->mi = mi;
     return 0;
 }
 
@@ -80,8 +81,7 @@ void w4a16_packed_fini(w4a16_packed_t *p)
 {
     if (!p) return;
     free(p->qi);
-    free(p->si);
-    free(p->zi);
+    free(p->mi);
     free(p->q);
     free(p->scales);
     free(p->zeros);
@@ -182,9 +182,10 @@ static void scalar_axpy_f16(float a, const uint16_t *h, float *acc, int d)
  * and Σ xq per group are exact integers (|Σ| ≤ 15·127·group < 2^31 for any
  * group under 2^20); the group's term s·d·(Σ q·xq − z·Σ xq) goes to fp32. */
 static void portable_w4i8(const w4a16_packed_t *w, const int8_t *xq, const float *d,
-                          const float *dsum, int m, int r0, int r1, uint16_t *y)
+                          const float *dsum, int m, int r0, int r1, uint16_t *y, int ext)
 {
     (void)dsum;
+    (void)ext;
     int groups = w->k / w->group;
     for (int r = r0; r < r1; r++) {
         const uint8_t *q = w->q + (size_t)r * (size_t)w->k / 2;
@@ -210,7 +211,7 @@ static void portable_w4i8(const w4a16_packed_t *w, const int8_t *xq, const float
 }
 
 const gemv_impl_t gemv_impl_scalar = {scalar_w4, scalar_f16, scalar_f32, scalar_h2f,
-                                      scalar_dot_f16, scalar_axpy_f16, NULL, NULL, NULL, NULL};
+                                      scalar_dot_f16, scalar_axpy_f16, NULL, NULL, NULL, NULL, NULL};
 
 /* ---- ISA selection ---------------------------------------------------- */
 
@@ -278,6 +279,7 @@ struct gemv_ctx {
     size_t xcap;
     int w4k;              /* enum gemv_w4_kernel */
     int8_t *qbuf;         /* int8 kernel: quantised activations */
+    int i8ext;            /* gemv_ctx_set_int8_dot_ext */
     size_t qcap;
 };
 
@@ -345,6 +347,7 @@ gemv_ctx_t *gemv_ctx_create(int threads, int isa, err_t *err)
         return NULL;
     }
     c->nth = threads > 0 ? threads : cpu_count();
+    c->i8ext = GEMV_I8_DOT_AMX;
     c->isa = isa;
     c->impl = impl;
     atomic_init(&c->work, 0);
@@ -416,6 +419,26 @@ int gemv_ctx_set_w4_kernel(gemv_ctx_t *c, int kern, err_t *err)
 
 int gemv_ctx_w4_kernel(const gemv_ctx_t *c) { return c->w4k; }
 
+void gemv_ctx_set_int8_dot_ext(gemv_ctx_t *c, int level)
+{
+    c->i8ext = level < GEMV_I8_DOT_BASE ? GEMV_I8_DOT_BASE : level > GEMV_I8_DOT_AMX ? GEMV_I8_DOT_AMX : level;
+}
+
+const char *gemv_ctx_int8_dot_name(const gemv_ctx_t *c, int m)
+{
+    if (!c->impl->w4i8_r16) return "portable";
+#if defined(__x86_64__) || defined(__i386__)
+    if (c->isa == GEMV_ISA_AVX512 && c->i8ext >= GEMV_I8_DOT_AMX && gemv_avx512_amx_ready(m))
+        return "amx";
+    if (c->i8ext >= GEMV_I8_DOT_VNNI && c->isa == GEMV_ISA_AVX512 && __builtin_cpu_supports("avx512vnni"))
+        return "avx512-vnni";
+    if (c->i8ext >= GEMV_I8_DOT_VNNI && c->isa == GEMV_ISA_AVX2 && __builtin_cpu_supports("avxvnni"))
+        return "avx-vnni";
+#endif
+    (void)m;
+    return "vpmaddubsw";
+}
+
 void gemv_parallel(gemv_ctx_t *c, void (*fn)(void *, int, int), void *arg, int nchunks)
 {
     if (nchunks > MAX_CHUNKS) nchunks = MAX_CHUNKS;
@@ -445,7 +468,7 @@ void gemv_parallel(gemv_ctx_t *c, void (*fn)(void *, int, int), void *arg, int n
 enum { KIND_W4, KIND_F16, KIND_F32, KIND_W4I8, KIND_W4I8_R16 };
 
 typedef void (*w4i8_fn)(const w4a16_packed_t *, const int8_t *, const float *, const float *,
-                        int, int, int, uint16_t *);
+                        int, int, int, uint16_t *, int);
 
 struct gemv_job {
     const gemv_impl_t *impl;
@@ -454,6 +477,7 @@ struct gemv_job {
     const float *x, *xsum;
     void *y;
     w4i8_fn i8;           /* KIND_W4I8 */
+    int ext;              /* KIND_W4I8*: integer dot-product extension allowed */
     const int8_t *xq;
 };
 
@@ -466,9 +490,9 @@ static void gemv_job_run(void *arg, int i, int nch)
          * takes the n mod 16 rows outside it, with the portable kernel. */
         const w4a16_packed_t *w = j->w;
         int nb = j->n / 16, b0 = (int)((long long)nb * i / nch), b1 = (int)((long long)nb * (i + 1) / nch);
-        if (b0 < b1) j->impl->w4i8_r16(w, j->xq, j->x, j->xsum, j->m, b0, b1, j->y);
+        if (b0 < b1) j->impl->w4i8_r16(w, j->xq, j->x, j->xsum, j->m, b0, b1, j->y, j->ext);
         if (i == nch - 1 && 16 * nb < j->n)
-            portable_w4i8(w, j->xq, j->x, j->xsum, j->m, 16 * nb, j->n, j->y);
+            portable_w4i8(w, j->xq, j->x, j->xsum, j->m, 16 * nb, j->n, j->y, 0);
         return;
     }
     int r0 = (int)((long long)j->n * i / nch), r1 = (int)((long long)j->n * (i + 1) / nch);
@@ -476,7 +500,7 @@ static void gemv_job_run(void *arg, int i, int nch)
     switch (j->kind) {
     case KIND_W4: j->impl->w4(j->w, j->x, j->xsum, j->m, r0, r1, j->y); break;
     case KIND_F16: j->impl->f16(j->w, j->n, j->k, j->x, j->m, r0, r1, j->y); break;
-    case KIND_W4I8: j->i8(j->w, j->xq, j->x, j->xsum, j->m, r0, r1, j->y); break;
+    case KIND_W4I8: j->i8(j->w, j->xq, j->x, j->xsum, j->m, r0, r1, j->y, j->ext); break;
     default: j->impl->f32(j->w, j->n, j->k, j->x, j->m, r0, r1, j->y); break;
     }
 }
@@ -546,7 +570,10 @@ static int gemv_w4a16_int8(gemv_ctx_t *c, const w4a16_packed_t *w, const uint16_
     int groups = w->k / w->group;
     size_t count = (size_t)m * (size_t)w->k, ng = (size_t)m * (size_t)groups;
     size_t nsc = (ng + 15) & ~(size_t)15;
-    float *xf = activations(c, x, count, 2 * nsc);
+    int r16 = w->qi && c->impl->w4i8_r16;
+    /* The path's quantiser reads fp16 x directly (no fp32 copy needed). */
+    int fast = r16 && c->impl->w4i8_quant;
+    float *xf = activations(c, x, fast ? 0 : count, fast ? count + 2 * nsc : 2 * nsc);
     if (!xf) return -1;
     if (count > c->qcap) {
         int8_t *nb = alloc64(count);
@@ -556,18 +583,22 @@ static int gemv_w4a16_int8(gemv_ctx_t *c, const w4a16_packed_t *w, const uint16_
         c->qcap = count;
     }
     float *d = xf + count, *dsum = d + nsc;
-    int r16 = w->qi && c->impl->w4i8_r16;
     w4i8_fn fn = c->impl->w4i8 && w->group == 128 ? c->impl->w4i8 : portable_w4i8;
     int split = !r16 && fn != portable_w4i8;
     int8_t tmp[128];
-    for (size_t gi = 0; gi < ng; gi++) {
-        int32_t sum;
-        d[gi] = quant_group(xf + gi * (size_t)w->group, w->group, split, tmp,
-                            c->qbuf + gi * (size_t)w->group, &sum);
-        dsum[gi] = d[gi] * (float)sum;
+    if (fast)
+        c->impl->w4i8_quant(x, ng, c->qbuf, d, dsum);
+    else {
+        if (fast) c->impl->h2f(x, xf, count);
+        for (size_t gi = 0; gi < ng; gi++) {
+            int32_t sum;
+            d[gi] = quant_group(xf + gi * (size_t)w->group, w->group, split, tmp,
+                                c->qbuf + gi * (size_t)w->group, &sum);
+            dsum[gi] = d[gi] * (float)sum;
+        }
     }
     struct gemv_job j = {c->impl, r16 ? KIND_W4I8_R16 : KIND_W4I8, w->n, w->k, m, w, d, dsum,
-                         y, fn, c->qbuf};
+                         y, fn, c->i8ext, c->qbuf};
     if (r16) {
         /* Chunks of whole row blocks: two per thread (a block is 16 rows). */
         int nch = 2 * c->nth, nb = w->n / 16;
@@ -599,7 +630,7 @@ int gemv_w4a16(gemv_ctx_t *c, const w4a16_packed_t *w, const uint16_t *x, int m,
     }
     const float *xuse = xf;
     if (c->impl->w4_xperm && c->impl->w4_xperm(xf, m, w->k, w->group, xp)) xuse = xp;
-    struct gemv_job j = {c->impl, KIND_W4, w->n, w->k, m, w, xuse, xsum, y, NULL, NULL};
+    struct gemv_job j = {c->impl, KIND_W4, w->n, w->k, m, w, xuse, xsum, y, NULL, 0, NULL};
     run_job(c, &j);
     return 0;
 }
@@ -609,14 +640,14 @@ int gemv_f16(gemv_ctx_t *c, const uint16_t *w, int n, int k, const uint16_t *x, 
 {
     const float *xf = activations(c, x, (size_t)m * (size_t)k, 0);
     if (!xf) return -1;
-    struct gemv_job j = {c->impl, KIND_F16, n, k, m, w, xf, NULL, y, NULL, NULL};
+    struct gemv_job j = {c->impl, KIND_F16, n, k, m, w, xf, NULL, y, NULL, 0, NULL};
     run_job(c, &j);
     return 0;
 }
 
 int gemv_f32(gemv_ctx_t *c, const float *w, int n, int k, const float *x, int m, float *y)
 {
-    struct gemv_job j = {c->impl, KIND_F32, n, k, m, w, x, NULL, y, NULL, NULL};
+    struct gemv_job j = {c->impl, KIND_F32, n, k, m, w, x, NULL, y, NULL, 0, NULL};
     run_job(c, &j);
     return 0;
 }

@@ -29,14 +29,16 @@ typedef struct w4a16_packed {
     /* Optional second copy for the int8 kernel (w4a16_packed_interleave;
      * NULL otherwise): rows in blocks of 16, each block one sequential
      * stream. Block b, group g (of 128), step i (8 inputs): 64 bytes, byte
-     * 4j + e = q(16b + j, 128g + 8i + e) | q(16b + j, 128g + 8i + 4 + e) << 4
+     * 4j + e = q(16b + j, 128g + 8i + 4·0 + e) | q(16b + j, 128g + 8i + 4 + e) << 4
      * (j = row in block, e = 0..3), so the low nibbles of one 64-byte load
      * give 16 rows × 4 inputs (one u8×s8 dot step against 4 activations
-     * broadcast) and the high nibbles the next 4. si/zi: [block][g][16]. The
-     * n mod 16 last rows are not in it. */
+     * broadcast) and the high nibbles the next 4. mi: [block][g] 40 bytes,
+     * the scales of rows 16b..16b+15 (fp16, 32 bytes), then their zeros as
+     * nibbles (byte j = z of row j | z of row j + 8 << 4): one stream per
+     * block beside the weights, 2.5 bytes per row and group as the format
+     * counts them. The n mod 16 last rows are not in it. */
     uint8_t *qi;
-    uint16_t *si;
-    uint8_t *zi;
+    uint8_t *mi;
 } w4a16_packed_t;
 
 /* Allocates an uninitialised packed matrix (64-byte aligned arrays). 0, or
@@ -44,7 +46,7 @@ typedef struct w4a16_packed {
  * no memory. The caller owns it: w4a16_packed_fini. */
 int w4a16_packed_init(w4a16_packed_t *p, int n, int k, int group);
 void w4a16_packed_fini(w4a16_packed_t *p);
-/* Adds the interleaved copy (qi/si/zi) from q/scales/zeros: 0, or -1 when
+/* Adds the interleaved copy (qi/mi) from q/scales/zeros: 0, or -1 when
  * out of memory or the group is not 128 (then nothing changes). Rows
  * 16·⌊n/16⌋.. stay in q only; n < 16 adds nothing. Doubles the weight bytes
  * held; only the int8 kernel reads the copy (and w4a16_packed_fini frees it). */
@@ -103,14 +105,30 @@ void gemv_ctx_free(gemv_ctx_t *c);
 int gemv_ctx_isa(const gemv_ctx_t *c);
 int gemv_ctx_threads(const gemv_ctx_t *c);
 /* Chooses the W4A16 kernel (default exact). int8 has SIMD kernels for
- * groups of 128 on the AVX2 (vpmaddubsw) and AVX-512 (VNNI vpdpbusd where
- * the CPU has it, else vpmaddubsw) paths: on the interleaved copy where the
+ * groups of 128 on the AVX2 (AVX-VNNI vpdpbusd on ymm where the CPU has it,
+ * else vpmaddubsw) and AVX-512 (VNNI vpdpbusd where the CPU has it, else
+ * vpmaddubsw) paths: on the interleaved copy where the
  * matrix has one (w4a16_packed_interleave; both paths), else row-major
  * (AVX-512 only). Everything else (scalar and NEON paths, other groups,
  * AVX2 without the copy) runs a portable loop. 0, or -1 with ERR_INPUT on
  * an unknown kernel. */
 int gemv_ctx_set_w4_kernel(gemv_ctx_t *c, int kern, err_t *err);
 int gemv_ctx_w4_kernel(const gemv_ctx_t *c);
+/* Which integer dot products the int8 kernel may use where the CPU has
+ * them (default GEMV_I8_DOT_AMX, the most): tests and side-by-side
+ * benchmarks lower it to run the others on such CPUs. AMX tiles serve
+ * M > 8 on the AVX-512 path (Linux must grant the process tile state:
+ * requested once through arch_prctl). */
+enum gemv_i8_dot {
+    GEMV_I8_DOT_BASE = 0,   /* vpmaddubsw + vpmaddwd */
+    GEMV_I8_DOT_VNNI,       /* vpdpbusd: AVX-512 VNNI, or AVX-VNNI on ymm (AVX2 path) */
+    GEMV_I8_DOT_AMX         /* tile dot products (AMX-INT8), AVX-512 path, M > 8 */
+};
+void gemv_ctx_set_int8_dot_ext(gemv_ctx_t *c, int level);
+/* The integer dot product the int8 kernel runs on the interleaved copy
+ * with this context for m activation rows: "amx", "avx512-vnni",
+ * "avx-vnni", "vpmaddubsw" or "portable". */
+const char *gemv_ctx_int8_dot_name(const gemv_ctx_t *c, int m);
 
 /* y[m][n] = x[m][k] · W^T. fp16 activations and output, fp32 accumulation.
  * 0, or -1 when scratch memory cannot be grown. */

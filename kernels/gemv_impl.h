@@ -9,6 +9,9 @@
 
 #include "gemv.h"
 
+/* Bytes per block of 16 rows and group in w4a16_packed_t.mi (gemv.h). */
+#define W4I8_META_BYTES 40
+
 typedef struct gemv_impl {
     /* xsum [m][k/group]: Σ x over each group, for the −z·s·Σx zero term. */
     void (*w4)(const w4a16_packed_t *w, const float *x, const float *xsum, int m, int r0, int r1,
@@ -34,20 +37,30 @@ typedef struct gemv_impl {
      * with xq [m][k] in the split order: in each block of 128 inputs, first
      * inputs 32b..32b+15 for b = 0..3, then 32b+16..32b+31 — the order the
      * low and the high nibbles of 64 packed bytes hold. d [m][groups] per
-     * group scales; dsum [m][groups] = d·Σ xq. */
+     * group scales; dsum [m][groups] = d·Σ xq. ext: the highest
+     * enum gemv_i8_dot allowed (gemv_ctx_set_int8_dot_ext). */
     void (*w4i8)(const w4a16_packed_t *w, const int8_t *xq, const float *d, const float *dsum,
-                 int m, int r0, int r1, uint16_t *y);
+                 int m, int r0, int r1, uint16_t *y, int ext);
     /* The int8 kernel on the interleaved copy (w4a16_packed_t.qi), NULL
      * where not written: row blocks [b0, b1) of 16 rows; xq [m][k] in
-     * natural order; d, dsum as for w4i8. */
+     * natural order; d, dsum, ext as for w4i8. */
     void (*w4i8_r16)(const w4a16_packed_t *w, const int8_t *xq, const float *d,
-                     const float *dsum, int m, int b0, int b1, uint16_t *y);
+                     const float *dsum, int m, int b0, int b1, uint16_t *y, int ext);
+    /* NULL, or the int8 kernel's activation quantiser for groups of 128
+     * in natural order: ng groups of fp16 x → xq, d[g] and dsum[g] = d·Σxq,
+     * bit for bit what the portable quantiser (kernels/gemv.c) gives. It
+     * runs on one thread before every int8 product, so its speed counts at
+     * M = 1 and more at M = 8. */
+    void (*w4i8_quant)(const uint16_t *x, size_t ng, int8_t *xq, float *d, float *dsum);
 } gemv_impl_t;
 
 extern const gemv_impl_t gemv_impl_scalar;
 #if defined(__x86_64__) || defined(__i386__)
 extern const gemv_impl_t gemv_impl_avx2;
 extern const gemv_impl_t gemv_impl_avx512;
+/* 1 when the AVX-512 path's int8 kernel runs AMX tiles for m activation
+ * rows (asks Linux for tile state on the first call that needs it). */
+int gemv_avx512_amx_ready(int m);
 #endif
 #if defined(__ARM_NEON) && defined(__aarch64__)
 extern const gemv_impl_t gemv_impl_neon;

@@ -119,7 +119,7 @@ static void h2f(const uint16_t *h, float *f, size_t n)
     for (; i < n; i++) f[i] = fp16_to_f32(h[i]);
 }
 
-const gemv_impl_t gemv_impl_neon = {w4_rows, f16_rows, f32_rows, h2f, dot_f16, axpy_f16, NULL, NULL, NULL, NULL};
+const gemv_impl_t gemv_impl_neon = {w4_rows, f16_rows, f32_rows, h2f, dot_f16, axpy_f16, NULL, NULL, NULL, NULL, NULL};
 
 #else
 typedef int gemv_neon_empty_unit;

@@ -15,6 +15,7 @@
 
 #include "check.h"
 #include "gemv.h"
+#include "gemv_impl.h"
 #include "ref.h"
 
 static uint64_t rng = 0xD1B54A32D192ED03ull;
@@ -243,15 +244,20 @@ static int w4i8_mismatches(gemv_ctx_t *ctx, const struct w4case *c, const w4a16_
     return bad;
 }
 
-/* Every path with the int8 kernel chosen: groups of 128 (the SIMD kernels,
- * row-major and on the interleaved copy) and 32, 64, 256 (the portable one),
- * M = 1..16, N not a multiple of the rows or row blocks streamed at once,
- * a long K; then a corrupted weight is caught in either layout. */
+/* Every path with the int8 kernel chosen, at every level of integer dot
+ * product the CPU has (AMX tiles, VNNI / AVX-VNNI, the vpmaddubsw
+ * fallbacks):
+ * groups of 128 (the SIMD kernels, row-major and on the interleaved copy)
+ * and 32, 64, 256 (the portable one), M = 1..16, N not a multiple of the
+ * rows or row blocks streamed at once, N = 563 so that each chunk of row
+ * blocks holds several blocks per stream (the streams walk runs of blocks,
+ * then the blocks left over), a long K; then a corrupted weight is caught
+ * in either layout. */
 static void test_w4a16_int8(void)
 {
     static const int shapes[][3] = {{1, 384, 128}, {17, 640, 128}, {7, 512, 256},
                                     {5, 11008, 128}, {3, 192, 64}, {17, 96, 32},
-                                    {80, 384, 128}, {35, 11008, 128}};
+                                    {80, 384, 128}, {35, 11008, 128}, {563, 384, 128}};
     double rel = 0;
     err_t e;
     for (int i = 0; i < nctx; i++) CHECK(gemv_ctx_set_w4_kernel(ctxs[i], GEMV_W4_INT8, &e) == 0);
@@ -268,15 +274,18 @@ static void test_w4a16_int8(void)
                 if (!c.p.qi) break;
             }
             for (int i = 0; i < nctx; i++)
-                for (int m = 1; m <= 16; m += (shapes[s][1] > 4096 ? 7 : 1))
-                    CHECK(w4i8_mismatches(ctxs[i], &c, &c.p, m, &rel) == 0);
+                for (int ext = GEMV_I8_DOT_AMX; ext >= GEMV_I8_DOT_BASE; ext--) {
+                    gemv_ctx_set_int8_dot_ext(ctxs[i], ext);
+                    for (int m = 1; m <= 16; m += (shapes[s][1] > 4096 || shapes[s][0] > 100 ? 7 : 1))
+                        CHECK(w4i8_mismatches(ctxs[i], &c, &c.p, m, &rel) == 0);
+                }
         }
         w4case_free(&c);
     }
     printf("  int8 vs exact: largest |error| / sum|w.x| = %.2e, / tolerance = %.2f\n", rel,
            w4i8_worst);
     struct w4case c;
-    w4case_make(&c, 17, 384, 128, 1);
+    w4case_make(&c, 17, 384, 128, 16);
     /* Row 5's weights pushed towards the sign of x (q = 15 where x > 0, 0
      * elsewhere): every term of the change has one sign, so it is about
      * Σ|x|·7.5·s, far beyond the int8 bound (about s·Σ|q − z|/254). */
@@ -286,13 +295,26 @@ static void test_w4a16_int8(void)
     memcpy(w2.scales, c.w.scales, 17 * 3 * 2);
     memcpy(w2.zeros, c.w.zeros, 17 * 3);
     for (int col = 0; col < 384; col++) w4a16_set_q(&w2, 5, col, fp16_to_f32(c.x[col]) > 0 ? 15 : 0);
+    for (int i = 0; i < nctx; i++)
+        for (int ext = GEMV_I8_DOT_AMX; ext >= GEMV_I8_DOT_BASE; ext--) {
+            w4a16_packed_t bad;
+            gemv_ctx_set_int8_dot_ext(ctxs[i], ext);
+            CHECK(w4a16_repack(&w2, &bad) == 0);
+            CHECK(w4i8_mismatches(ctxs[i], &c, &bad, 1, &rel) >= 1);
+            CHECK(w4a16_packed_interleave(&bad) == 0 && bad.qi != NULL);
+            CHECK(w4i8_mismatches(ctxs[i], &c, &bad, 1, &rel) >= 1);
+            CHECK(w4i8_mismatches(ctxs[i], &c, &bad, 16, &rel) >= 1);   /* AMX where it runs */
+            w4a16_packed_fini(&bad);
+        }
+    /* Which integer dot products ran above (every level on each path). */
     for (int i = 0; i < nctx; i++) {
-        w4a16_packed_t bad;
-        CHECK(w4a16_repack(&w2, &bad) == 0);
-        CHECK(w4i8_mismatches(ctxs[i], &c, &bad, 1, &rel) >= 1);
-        CHECK(w4a16_packed_interleave(&bad) == 0 && bad.qi != NULL);
-        CHECK(w4i8_mismatches(ctxs[i], &c, &bad, 1, &rel) >= 1);
-        w4a16_packed_fini(&bad);
+        printf("  int8 %s, M = 1 / M = 16:", gemv_isa_name(gemv_ctx_isa(ctxs[i])));
+        for (int ext = GEMV_I8_DOT_AMX; ext >= GEMV_I8_DOT_BASE; ext--) {
+            gemv_ctx_set_int8_dot_ext(ctxs[i], ext);
+            printf(" %s/%s", gemv_ctx_int8_dot_name(ctxs[i], 1), gemv_ctx_int8_dot_name(ctxs[i], 16));
+        }
+        printf("\n");
+        gemv_ctx_set_int8_dot_ext(ctxs[i], GEMV_I8_DOT_AMX);
     }
     w4a16_fini(&w2);
     w4case_free(&c);
@@ -304,6 +326,60 @@ static void test_w4a16_int8(void)
     CHECK(gemv_w4_kernel_from_name("int8") == GEMV_W4_INT8 &&
           gemv_w4_kernel_from_name("exact") == GEMV_W4_EXACT &&
           gemv_w4_kernel_from_name("int4") == -1);
+}
+
+/* The SIMD int8 quantisers (gemv_impl.h: w4i8_quant) against gemv.h's rule
+ * written out here: d = max|x|/127 and xq = x·(127/max) rounded to the
+ * nearest integer, ties to even (lrintf in the default rounding mode), all
+ * zero for an all-zero group; dsum = d·Σxq. Bit for bit: the kernels rely
+ * on xq being these integers. Groups include exact ties (max 127, so the
+ * factor is 1 and x = k + 1/2), tiny and subnormal fp16 values, and zeros. */
+static void test_int8_quantiser(void)
+{
+    enum { NG = 64 };
+    uint16_t x[NG * 128];
+    for (int g = 0; g < NG; g++)
+        for (int e = 0; e < 128; e++) {
+            double v;
+            switch (g % 4) {
+            case 0: v = 8.0 * (urand() - 0.5); break;
+            case 1: v = e == 0 ? 127.0 : (double)((int)(urand() * 254) - 127) + 0.5; break;
+            case 2: v = ldexp(urand() - 0.5, -14 - (int)(urand() * 10)); break;
+            default: v = g % 8 == 3 ? 0.0 : (urand() < 0.5 ? -1.0 : 1.0) * ldexp(1.0, e % 16 - 8);
+            }
+            x[g * 128 + e] = f32_to_fp16((float)v);
+        }
+    int8_t want[NG * 128], got[NG * 128];
+    float wd[NG], wsum[NG], gd[NG], gsum[NG];
+    for (int g = 0; g < NG; g++) {
+        float amax = 0.0f;
+        for (int e = 0; e < 128; e++) amax = fmaxf(amax, fabsf(fp16_to_f32(x[g * 128 + e])));
+        float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
+        long sum = 0;
+        for (int e = 0; e < 128; e++) {
+            long q = lrintf(fp16_to_f32(x[g * 128 + e]) * inv);
+            want[g * 128 + e] = (int8_t)q;
+            sum += q;
+        }
+        wd[g] = amax / 127.0f;
+        wsum[g] = wd[g] * (float)sum;
+    }
+    static const struct { int isa; const gemv_impl_t *impl; } paths[] = {
+#if defined(__x86_64__) || defined(__i386__)
+        {GEMV_ISA_AVX2, &gemv_impl_avx2},
+        {GEMV_ISA_AVX512, &gemv_impl_avx512},
+#endif
+        {GEMV_ISA_SCALAR, NULL}};
+    for (size_t p = 0; paths[p].impl; p++) {
+        if (!gemv_isa_available(paths[p].isa) || !paths[p].impl->w4i8_quant) continue;
+        memset(got, 0x55, sizeof got);
+        paths[p].impl->w4i8_quant(x, NG, got, gd, gsum);
+        int bad = 0;
+        for (int i = 0; i < NG * 128; i++) bad += got[i] != want[i];
+        for (int g = 0; g < NG; g++) bad += memcmp(&gd[g], &wd[g], 4) != 0 || memcmp(&gsum[g], &wsum[g], 4) != 0;
+        if (bad) printf("  quantiser %s: %d values differ\n", gemv_isa_name(paths[p].isa), bad);
+        CHECK(bad == 0);
+    }
 }
 
 static void dense_case(int n, int k, int m)
@@ -389,6 +465,7 @@ int main(void)
     RUN(test_w4a16_long_k);
     RUN(test_tolerance_detects_corruption);
     RUN(test_w4a16_int8);
+    RUN(test_int8_quantiser);
     RUN(test_dense);
     RUN(test_parallel_chunks);
     for (int i = 0; i < nctx; i++) gemv_ctx_free(ctxs[i]);
