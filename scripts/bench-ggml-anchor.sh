@@ -9,9 +9,13 @@
 # is built with cmake (Release, GGML_NATIVE, static) in $ANCHOR_BUILD
 # (default ${TMPDIR:-/tmp}/specsim-ggml-anchor), outside the tree, once.
 # Threads: $ANCHOR_THREADS (default 2); $ANCHOR_QUICK=1: fewer samples.
-# ggml's OpenMP threads spin at barriers by default; on a host shared with
-# other busy processes that made every ggml call 10-100x slower here, and
-# OMP_WAIT_POLICY=passive (passed through) is the fairer setting there.
+# ggml's OpenMP threads spin at barriers by default, and go on spinning
+# after a call: with the variants interleaved call by call, that spin takes
+# the cores from the next call of ours (one run here put our int8 kernel
+# at 1,419 us on 4096x11008 beside ggml's spinning threads, 743 us with
+# them passive), and on a host shared with other busy processes it made
+# every ggml call 10-100x slower. So OMP_WAIT_POLICY defaults to passive
+# here; set it in the environment to measure otherwise.
 # Without a checkout: prints SKIP.
 set -eu
 build=${1:-build}
@@ -39,5 +43,6 @@ ${CC:-cc} -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -I"$ggml/include"
     scripts/ggml-anchor.c -o "$out/ggml-anchor" "$build/libkernels.a" "$build/libspecsim.a" \
     "$out/build/src/libggml.a" "$out/build/src/libggml-cpu.a" "$out/build/src/libggml-base.a" \
     -lstdc++ $omp $libs -lpthread -lm
-echo "ggml: $(git -C "$ggml" log -1 --format='%h %cd' --date=short 2>/dev/null || echo 'commit unknown')"
-"$out/ggml-anchor" --threads "${ANCHOR_THREADS:-2}" ${ANCHOR_QUICK:+--quick}
+echo "ggml: $(git -C "$ggml" log -1 --format='%h %cd' --date=short 2>/dev/null || echo 'commit unknown'), OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}"
+OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive} \
+    "$out/ggml-anchor" --threads "${ANCHOR_THREADS:-2}" ${ANCHOR_QUICK:+--quick}
