@@ -432,7 +432,8 @@ static inline __m256 meta_zeros8(const uint8_t *zb, int h)
 
 /* T = 1: 4 blocks at once (4 streams; 8 dot sums + 8 accumulators, some
  * spilled, touched once per group); tiles of 2..4 rows: W4I8R16_QUADS, 5..8
- * rows: W4I8R16_HALVES. Measured side by side (AVX-VNNI, 2 threads,
+ * rows: W4I8R16_HALVES (with AVX-VNNI, tiles of 8 go to i8_group8 below
+ * instead). Measured side by side (AVX-VNNI, 2 threads,
  * 512×4096 in cache): M = 4 37 → 29 µs with the quads; M = 8 55 µs with
  * the halves, 63 µs as two quads, and 64–66 µs when each step's two
  * vpdpbusd went to a fresh sum added to the chain afterwards (shorter
