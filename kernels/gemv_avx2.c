@@ -432,7 +432,8 @@ static inline __m256 meta_zeros8(const uint8_t *zb, int h)
 
 /* T = 1: 4 blocks at once (4 streams; 8 dot sums + 8 accumulators, some
  * spilled, touched once per group); tiles of 2..4 rows: W4I8R16_QUADS, 5..8
- * rows: W4I8R16_HALVES. Measured side by side (AVX-VNNI, 2 threads,
+ * rows: W4I8R16_HALVES (with AVX-VNNI, tiles of 8 go to i8_group8 below
+ * instead). Measured side by side (AVX-VNNI, 2 threads,
  * 512×4096 in cache): M = 4 37 → 29 µs with the quads; M = 8 55 µs with
  * the halves, 63 µs as two quads, and 64–66 µs when each step's two
  * vpdpbusd went to a fresh sum added to the chain afterwards (shorter
@@ -479,11 +480,237 @@ W4I8R16_QUADS(w4i8r16_quads_vnni, VNNI_ATTR, DOT2_VNNI)
 W4I8R16_ROWS2(w4i8r16_rows_vnni, w4i8r16_block_vnni, w4i8r16_quads_vnni, w4i8r16_halves_vnni, VNNI_ATTR)
 
 
+/* ---- AVX-VNNI, 8 activation rows --------------------------------------
+ *
+ * At M = 8 the kernel is bound by the core, not by memory, and what bounds
+ * the core is vpdpbusd: on the project's Xeon (measured in isolation, see
+ * docs/design.md) it issues 2 per cycle on ports 0 and 1 with a latency of
+ * 5 cycles, so 10 independent sums must be in flight to keep both ports
+ * busy. W4I8R16_HALVES keeps 8 (one per activation row) and sits near
+ * 0.7 cycles per vpdpbusd, latency-bound. Vector shifts, vcvtdq2ps and FP
+ * multiplies also take ports 0 and 1 only, while ANDs, byte shuffles and
+ * integer and FP adds can go to port 5. Hence this kernel:
+ *
+ * - no nibble shift: the high nibbles are read in place as 16·q
+ *   (v AND NOT 0x0F) and the low ones looked up as 16·q (vpshufb of
+ *   v AND 0x0F), so every dot sum is 16·Σq·xq, and 1/16 (exact) joins the
+ *   scale; |16·Σq·xq| ≤ 16·128·15·128 < 2^22, so the sum becomes a float
+ *   exactly by adding the bits of 1.5·2^23 and subtracting 1.5·2^23
+ *   (port 5) instead of vcvtdq2ps. The products and sums are those of the
+ *   other kernels, so y is bit for bit theirs (test_gemv compares them).
+ * - rows 0..4 in one pass over both halves of the block (10 sums, each
+ *   broadcast of 4 activations serving two vpdpbusd), rows 5..7 half by
+ *   half with 3 sums per row (9 in flight);
+ * - the vpdpbusd steps in asm: with intrinsics gcc hoisted the broadcasts
+ *   and spilled sums to make room for them;
+ * - two blocks walked group by group (two streams per thread, as M = 1
+ *   walks four) with the prefetch 4 KiB ahead.
+ * vpmaddubsw cannot take 16·q (its 16-bit pair sums would saturate), so
+ * this is AVX-VNNI only. */
+#define I8_M8_NB 2        /* blocks walked at once (streams per thread) */
+#define I8_M8_PF 4096     /* prefetch distance along each block's weights */
+#define I8_MAGIC 12582912.0f   /* 1.5·2^23, float bits 0x4B400000 */
+
+typedef struct { int8_t v[4]; } i8x4_t;
+
+/* pa += lo·x[off..off+3] and pb += hi·x[off+4..off+7], each 4-byte group
+ * broadcast; {vex}: the AVX-VNNI encoding, not AVX-512's. */
+#define I8_ROW_ASM(pa, pb, lo, hi, xp, off)                                                   \
+    do {                                                                                     \
+        __m256i b_;                                                                          \
+        __asm__("vpbroadcastd %c[o](%[x]), %[b]\n\t%{vex%} vpdpbusd %[b], %[l], %[a]\n\t"    \
+                "vpbroadcastd %c[o]+4(%[x]), %[b]\n\t%{vex%} vpdpbusd %[b], %[h], %[c]"      \
+                : [a] "+x"(pa), [c] "+x"(pb), [b] "=&x"(b_)                                  \
+                : [l] "x"(lo), [h] "x"(hi), [x] "r"(xp), [o] "i"(off),                       \
+                  "m"(*(const i8x4_t(*)[32])(xp)));                                          \
+    } while (0)
+
+/* The same step for both halves: pa (rows 0..7 of the block) += lo0·x0 +
+ * hi0·x1, pb (rows 8..15) += lo1·x0 + hi1·x1. */
+#define I8_ROW2_ASM(pa, pb, lo0, hi0, lo1, hi1, xp, off)                                      \
+    do {                                                                                     \
+        __m256i b_;                                                                          \
+        __asm__("vpbroadcastd %c[o](%[x]), %[b]\n\t%{vex%} vpdpbusd %[b], %[l0], %[a]\n\t"   \
+                "%{vex%} vpdpbusd %[b], %[l1], %[c]\n\t"                                     \
+                "vpbroadcastd %c[o]+4(%[x]), %[b]\n\t%{vex%} vpdpbusd %[b], %[h0], %[a]\n\t" \
+                "%{vex%} vpdpbusd %[b], %[h1], %[c]"                                         \
+                : [a] "+x"(pa), [c] "+x"(pb), [b] "=&x"(b_)                                  \
+                : [l0] "x"(lo0), [h0] "x"(hi0), [l1] "x"(lo1), [h1] "x"(hi1), [x] "r"(xp),   \
+                  [o] "i"(off), "m"(*(const i8x4_t(*)[32])(xp)));                            \
+    } while (0)
+
+/* 16·q of the low and the high nibbles of 32 packed bytes. */
+AI void i8_nib16(const uint8_t *p, __m256i *lo, __m256i *hi)
+{
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    const __m256i lut16 = _mm256_setr_epi8(0, 16, 32, 48, 64, 80, 96, 112, (char)128, (char)144,
+                                           (char)160, (char)176, (char)192, (char)208, (char)224,
+                                           (char)240, 0, 16, 32, 48, 64, 80, 96, 112, (char)128,
+                                           (char)144, (char)160, (char)176, (char)192, (char)208,
+                                           (char)224, (char)240);
+    __m256i v = _mm256_load_si256((const __m256i *)p);
+    *lo = _mm256_shuffle_epi8(lut16, _mm256_and_si256(v, m4));
+    *hi = _mm256_andnot_si256(m4, v);
+}
+
+/* Rows 0..4 of x (k apart) against both halves of one group: out[t][h] =
+ * 16·Σq·xq. */
+VNNI_ATTR AI void i8_pass5(const uint8_t *qg, const int8_t *xg, int k, __m256i (*out)[2])
+{
+    __m256i p[5][2];
+    const int8_t *xr[5];
+    _Pragma("GCC unroll 5") for (int t = 0; t < 5; t++) {
+        xr[t] = xg + (size_t)t * (size_t)k;
+        p[t][0] = p[t][1] = _mm256_setzero_si256();
+    }
+    _Pragma("GCC unroll 16") for (int i = 0; i < 16; i++) {
+        __m256i lo0, hi0, lo1, hi1;
+        i8_nib16(qg + 64 * i, &lo0, &hi0);
+        i8_nib16(qg + 64 * i + 32, &lo1, &hi1);
+        _Pragma("GCC unroll 5") for (int t = 0; t < 5; t++)
+            I8_ROW2_ASM(p[t][0], p[t][1], lo0, hi0, lo1, hi1, xr[t], 8 * i);
+    }
+    _Pragma("GCC unroll 5") for (int t = 0; t < 5; t++) {
+        out[t][0] = p[t][0];
+        out[t][1] = p[t][1];
+    }
+}
+
+/* Rows 5..7 against one half (qh): each row's 32 vpdpbusd go round robin
+ * to 3 sums (9 in flight). out[t] = 16·Σq·xq. */
+VNNI_ATTR AI void i8_pass3(const uint8_t *qh, const int8_t *xg, int k, __m256i *out)
+{
+    __m256i p[3][3];
+    const int8_t *xr[3];
+    _Pragma("GCC unroll 3") for (int t = 0; t < 3; t++) {
+        xr[t] = xg + (size_t)t * (size_t)k;
+        p[t][0] = p[t][1] = p[t][2] = _mm256_setzero_si256();
+    }
+    _Pragma("GCC unroll 16") for (int i = 0; i < 16; i++) {
+        __m256i lo, hi;
+        i8_nib16(qh + 64 * i, &lo, &hi);
+        _Pragma("GCC unroll 3") for (int t = 0; t < 3; t++)
+            I8_ROW_ASM(p[t][(2 * i) % 3], p[t][(2 * i + 1) % 3], lo, hi, xr[t], 8 * i);
+    }
+    _Pragma("GCC unroll 3") for (int t = 0; t < 3; t++)
+        out[t] = _mm256_add_epi32(_mm256_add_epi32(p[t][0], p[t][1]), p[t][2]);
+}
+
+/* acc += s·d·Σq·xq − s·z·(d·Σxq) for one row and half, from 16·Σq·xq. */
+AI __m256 i8_scale16(__m256 acc, __m256i p16, __m256 s16, __m256 zs, float d, float dsum)
+{
+    __m256 f = _mm256_sub_ps(_mm256_castsi256_ps(_mm256_add_epi32(p16, _mm256_set1_epi32(0x4B400000))),
+                             _mm256_set1_ps(I8_MAGIC));
+    acc = _mm256_fmadd_ps(f, _mm256_mul_ps(s16, _mm256_set1_ps(d)), acc);
+    return _mm256_fnmadd_ps(zs, _mm256_set1_ps(dsum), acc);
+}
+
+/* One group g of one block for 8 rows: qg, mg its weights and metadata,
+ * xg = xq + 128g, dg = d + g, sg = dsum + g (rows `groups` apart). */
+VNNI_ATTR AI void i8_group8(const uint8_t *qg, const uint8_t *mg, const int8_t *xg, int k,
+                            int groups, const float *dg, const float *sg, __m256 (*acc)[2])
+{
+    _mm_prefetch((const char *)(mg + I8_META_PF * W4I8_META_BYTES), _MM_HINT_T0);
+    _Pragma("GCC unroll 16") for (int i = 0; i < 16; i++)
+        _mm_prefetch((const char *)qg + 64 * i + I8_M8_PF, _MM_HINT_T0);
+    __m256 s16[2], zs[2];
+    for (int h = 0; h < 2; h++) {
+        __m256 sv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(mg + 16 * h)));
+        zs[h] = _mm256_mul_ps(sv, meta_zeros8(mg + 32, h));
+        s16[h] = _mm256_mul_ps(sv, _mm256_set1_ps(0.0625f));
+    }
+    __m256i p5[5][2];
+    i8_pass5(qg, xg, k, p5);
+    for (int t = 0; t < 5; t++)
+        for (int h = 0; h < 2; h++)
+            acc[t][h] = i8_scale16(acc[t][h], p5[t][h], s16[h], zs[h], dg[(size_t)t * (size_t)groups],
+                                   sg[(size_t)t * (size_t)groups]);
+    _Pragma("GCC unroll 1") for (int h = 0; h < 2; h++) {
+        __asm__ volatile("" ::: "memory");   /* one half's pass at a time */
+        __m256i p3[3];
+        i8_pass3(qg + 32 * h, xg + (size_t)5 * (size_t)k, k, p3);
+        for (int t = 0; t < 3; t++)
+            acc[5 + t][h] = i8_scale16(acc[5 + t][h], p3[t], s16[h], zs[h],
+                                       dg[(size_t)(5 + t) * (size_t)groups],
+                                       sg[(size_t)(5 + t) * (size_t)groups]);
+    }
+}
+
+/* All groups of two blocks, group by group, and of one block. Not inlined
+ * into i8_blocks8: there gcc's code for the passes spilled (one block per
+ * call measured 15% slower; one group per call 2-4% slower than this). */
+VNNI_ATTR __attribute__((noinline)) static void i8_groups2(const uint8_t *const *q,
+                                                           const uint8_t *const *mi,
+                                                           const int8_t *xq, int k, int groups,
+                                                           const float *d, const float *dsum,
+                                                           __m256 (*acc)[8][2])
+{
+    for (int g = 0; g < groups; g++) {
+        i8_group8(q[0] + (size_t)g * 1024, mi[0] + (size_t)g * W4I8_META_BYTES,
+                  xq + (size_t)g * 128, k, groups, d + g, dsum + g, acc[0]);
+        i8_group8(q[1] + (size_t)g * 1024, mi[1] + (size_t)g * W4I8_META_BYTES,
+                  xq + (size_t)g * 128, k, groups, d + g, dsum + g, acc[1]);
+    }
+}
+
+VNNI_ATTR __attribute__((noinline)) static void i8_groups1(const uint8_t *q, const uint8_t *mi,
+                                                           const int8_t *xq, int k, int groups,
+                                                           const float *d, const float *dsum,
+                                                           __m256 (*acc)[2])
+{
+    for (int g = 0; g < groups; g++)
+        i8_group8(q + (size_t)g * 1024, mi + (size_t)g * W4I8_META_BYTES, xq + (size_t)g * 128,
+                  k, groups, d + g, dsum + g, acc);
+}
+
+/* 8 rows, NB ≤ I8_M8_NB blocks b, b + stride, ... walked group by group. */
+VNNI_ATTR static void i8_blocks8(const w4a16_packed_t *w, const int8_t *xq, const float *d,
+                                 const float *dsum, int b, int stride, int nb, uint16_t *y)
+{
+    const int groups = w->k / 128, k = w->k;
+    __m256 acc[I8_M8_NB][8][2];
+    const uint8_t *q[I8_M8_NB], *mi[I8_M8_NB];
+    for (int bi = 0; bi < nb; bi++) {
+        size_t blk = (size_t)(b + bi * stride);
+        q[bi] = w->qi + blk * 8 * (size_t)k;
+        mi[bi] = w->mi + blk * (size_t)groups * W4I8_META_BYTES;
+        for (int t = 0; t < 8; t++) acc[bi][t][0] = acc[bi][t][1] = _mm256_setzero_ps();
+    }
+    if (nb == 2) i8_groups2(q, mi, xq, k, groups, d, dsum, acc);
+    else i8_groups1(q[0], mi[0], xq, k, groups, d, dsum, acc[0]);
+    for (int bi = 0; bi < nb; bi++)
+        for (int t = 0; t < 8; t++)
+            for (int h = 0; h < 2; h++)
+                _mm_storeu_si128((__m128i *)(y + (size_t)t * (size_t)w->n + 16 * (size_t)(b + bi * stride) + 8 * h),
+                                 _mm256_cvtps_ph(acc[bi][t][h], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
+/* AVX-VNNI entry: tiles of 8 rows go to i8_blocks8 (runs of blocks, as
+ * M = 1 walks its streams), the rest to W4I8R16_ROWS2's kernels. */
+VNNI_ATTR static void w4i8r16_vnni(const w4a16_packed_t *w, const int8_t *xq, const float *d,
+                                   const float *dsum, int m, int b0, int b1, uint16_t *y)
+{
+    int groups = w->k / 128, m8 = m / 8 * 8;
+    for (int m0 = 0; m0 < m8; m0 += 8) {
+        const int8_t *xt = xq + (size_t)m0 * (size_t)w->k;
+        const float *dt = d + (size_t)m0 * (size_t)groups, *st = dsum + (size_t)m0 * (size_t)groups;
+        uint16_t *yt = y + (size_t)m0 * (size_t)w->n;
+        int len = (b1 - b0) / I8_M8_NB, b = b0 + I8_M8_NB * len;
+        for (int j = 0; j < len; j++) i8_blocks8(w, xt, dt, st, b0 + j, len, I8_M8_NB, yt);
+        for (; b < b1; b++) i8_blocks8(w, xt, dt, st, b, 1, 1, yt);
+    }
+    if (m8 < m)
+        w4i8r16_rows_vnni(w, xq + (size_t)m8 * (size_t)w->k, d + (size_t)m8 * (size_t)groups,
+                          dsum + (size_t)m8 * (size_t)groups, m - m8, b0, b1, y + (size_t)m8 * (size_t)w->n);
+}
+
+
+
 /* AVX-VNNI (vpdpbusd on ymm) where the CPU has it, else vpmaddubsw. */
 static void w4i8_r16(const w4a16_packed_t *w, const int8_t *xq, const float *d,
                      const float *dsum, int m, int b0, int b1, uint16_t *y, int ext)
 {
-    if (ext >= GEMV_I8_DOT_VNNI && __builtin_cpu_supports("avxvnni")) w4i8r16_rows_vnni(w, xq, d, dsum, m, b0, b1, y);
+    if (ext >= GEMV_I8_DOT_VNNI && __builtin_cpu_supports("avxvnni")) w4i8r16_vnni(w, xq, d, dsum, m, b0, b1, y);
     else w4i8r16_rows_mb(w, xq, d, dsum, m, b0, b1, y);
 }
 

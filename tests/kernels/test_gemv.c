@@ -244,6 +244,47 @@ static int w4i8_mismatches(gemv_ctx_t *ctx, const struct w4case *c, const w4a16_
     return bad;
 }
 
+/* The integer sums are exact, so the int8 kernel's result cannot depend on
+ * which dot product formed them: at every M, the VNNI level (AVX-VNNI on
+ * the AVX2 path, whose M = 8 kernel reads the nibbles as 16·q and scales
+ * by s/16; AVX-512 VNNI) gives the vpmaddubsw level's bits exactly. This
+ * catches what the error bound of test_w4a16_int8 cannot, such as a scale
+ * off by 0.2% (checked: s·0.0626 instead of s/16 in the AVX2 M = 8 kernel
+ * passes that test and fails this one). N = 563: an odd number of row
+ * blocks per chunk, so the kernels' runs of blocks leave one over. */
+static void test_int8_dot_levels_agree(void)
+{
+    static const int shapes[][2] = {{563, 384}, {48, 11008}};
+    err_t e;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        struct w4case c;
+        int n = shapes[s][0];
+        w4case_make(&c, n, shapes[s][1], 128, 16);
+        CHECK(w4a16_packed_interleave(&c.p) == 0 && c.p.qi != NULL);
+        uint16_t *y0 = malloc((size_t)16 * n * 2), *y1 = malloc((size_t)16 * n * 2);
+        CHECK(y0 && y1);
+        for (int i = 0; i < nctx; i++) {
+            CHECK(gemv_ctx_set_w4_kernel(ctxs[i], GEMV_W4_INT8, &e) == 0);
+            for (int m = 1; m <= 16; m++) {
+                gemv_ctx_set_int8_dot_ext(ctxs[i], GEMV_I8_DOT_BASE);
+                CHECK(gemv_w4a16(ctxs[i], &c.p, c.x, m, y0) == 0);
+                gemv_ctx_set_int8_dot_ext(ctxs[i], GEMV_I8_DOT_VNNI);
+                CHECK(gemv_w4a16(ctxs[i], &c.p, c.x, m, y1) == 0);
+                if (memcmp(y0, y1, (size_t)m * n * 2) != 0) {
+                    printf("  %s m=%d n=%d k=%d: %s and %s differ\n", gemv_isa_name(gemv_ctx_isa(ctxs[i])),
+                           m, n, shapes[s][1], gemv_ctx_int8_dot_name(ctxs[i], m), "vpmaddubsw");
+                    CHECK(0);
+                }
+            }
+            gemv_ctx_set_int8_dot_ext(ctxs[i], GEMV_I8_DOT_AMX);
+            CHECK(gemv_ctx_set_w4_kernel(ctxs[i], GEMV_W4_EXACT, &e) == 0);
+        }
+        free(y0);
+        free(y1);
+        w4case_free(&c);
+    }
+}
+
 /* Every path with the int8 kernel chosen, at every level of integer dot
  * product the CPU has (AMX tiles, VNNI / AVX-VNNI, the vpmaddubsw
  * fallbacks):
@@ -465,6 +506,7 @@ int main(void)
     RUN(test_w4a16_long_k);
     RUN(test_tolerance_detects_corruption);
     RUN(test_w4a16_int8);
+    RUN(test_int8_dot_levels_agree);
     RUN(test_int8_quantiser);
     RUN(test_dense);
     RUN(test_parallel_chunks);
