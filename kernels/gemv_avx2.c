@@ -247,6 +247,22 @@ static inline __m256 meta_zeros8(const uint8_t *zb, int h)
     return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_and_si128(v, _mm_set1_epi8(0x0F))));
 }
 
+/* The scales of rows 8h..8h+7 of a block's group, and those times the
+ * zeros: what i8_scale takes. */
+static inline __m256 meta_scales8(const uint8_t *mg, int h, __m256 *zs)
+{
+    __m256 sv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(mg + 16 * h)));
+    *zs = _mm256_mul_ps(sv, meta_zeros8(mg + 32, h));
+    return sv;
+}
+
+/* acc += s·d·Σq·xq − s·z·(d·Σxq) for one row and half (p = Σq·xq). */
+static inline __m256 i8_scale(__m256 acc, __m256i p, __m256 sv, __m256 zs, float d, float dsum)
+{
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_mul_ps(sv, _mm256_set1_ps(d)), acc);
+    return _mm256_fnmadd_ps(zs, _mm256_set1_ps(dsum), acc);
+}
+
 #define DOT2_MADDUBS(p, lo, hi, x0, x1)                                                      \
     _mm256_add_epi32((p), _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16((lo), (x0)), \
                                                              _mm256_maddubs_epi16((hi), (x1))), \
@@ -300,14 +316,10 @@ static inline __m256 meta_zeros8(const uint8_t *zb, int h)
             }                                                                                \
             _Pragma("GCC unroll 4") for (int bi = 0; bi < NB; bi++)                          \
                 _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++) {                        \
-                    const uint8_t *mg = mi[bi] + (size_t)g * W4I8_META_BYTES;                \
-                    __m256 sv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(mg + 16 * h))); \
-                    __m256 zs = _mm256_mul_ps(sv, meta_zeros8(mg + 32, h));                  \
+                    __m256 zs, sv = meta_scales8(mi[bi] + (size_t)g * W4I8_META_BYTES, h, &zs); \
                     _Pragma("GCC unroll 4") for (int t = 0; t < T; t++) {                    \
                         size_t tg = (size_t)t * (size_t)groups + (size_t)g;                  \
-                        acc[bi][t][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p[bi][t][h]),     \
-                                                        _mm256_mul_ps(sv, _mm256_set1_ps(d[tg])), acc[bi][t][h]); \
-                        acc[bi][t][h] = _mm256_fnmadd_ps(zs, _mm256_set1_ps(dsum[tg]), acc[bi][t][h]); \
+                        acc[bi][t][h] = i8_scale(acc[bi][t][h], p[bi][t][h], sv, zs, d[tg], dsum[tg]); \
                     }                                                                        \
                 }                                                                            \
         }                                                                                    \
@@ -354,14 +366,10 @@ static inline __m256 meta_zeros8(const uint8_t *zb, int h)
                         p[t] = DOT2(p[t], lo, hi, _mm256_set1_epi32(x0), _mm256_set1_epi32(x1)); \
                     }                                                                        \
                 }                                                                            \
-                const uint8_t *mg = mi + (size_t)g * W4I8_META_BYTES;                        \
-                __m256 sv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(mg + 16 * h))); \
-                __m256 zs = _mm256_mul_ps(sv, meta_zeros8(mg + 32, h));                      \
+                __m256 zs, sv = meta_scales8(mi + (size_t)g * W4I8_META_BYTES, h, &zs);      \
                 _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) {                        \
                     size_t tg = (size_t)t * (size_t)groups + (size_t)g;                      \
-                    acc[t][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p[t]),                    \
-                                                _mm256_mul_ps(sv, _mm256_set1_ps(d[tg])), acc[t][h]); \
-                    acc[t][h] = _mm256_fnmadd_ps(zs, _mm256_set1_ps(dsum[tg]), acc[t][h]);   \
+                    acc[t][h] = i8_scale(acc[t][h], p[t], sv, zs, d[tg], dsum[tg]);          \
                 }                                                                            \
             }                                                                                \
         }                                                                                    \
@@ -413,13 +421,10 @@ static inline __m256 meta_zeros8(const uint8_t *zb, int h)
                     }                                                                        \
                 }                                                                            \
                 _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++) {                        \
-                    __m256 sv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(mg + 16 * h))); \
-                    __m256 zs = _mm256_mul_ps(sv, meta_zeros8(mg + 32, h));                  \
+                    __m256 zs, sv = meta_scales8(mg, h, &zs);                                \
                     _Pragma("GCC unroll 4") for (int t = 0; t < TS; t++) {                   \
                         size_t tg = (size_t)(s0 + t) * (size_t)groups + (size_t)g;           \
-                        acc[s0 + t][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p[t][h]),        \
-                                                         _mm256_mul_ps(sv, _mm256_set1_ps(d[tg])), acc[s0 + t][h]); \
-                        acc[s0 + t][h] = _mm256_fnmadd_ps(zs, _mm256_set1_ps(dsum[tg]), acc[s0 + t][h]); \
+                        acc[s0 + t][h] = i8_scale(acc[s0 + t][h], p[t][h], sv, zs, d[tg], dsum[tg]); \
                     }                                                                        \
                 }                                                                            \
             }                                                                                \
@@ -615,8 +620,7 @@ VNNI_ATTR AI void i8_group8(const uint8_t *qg, const uint8_t *mg, const int8_t *
         _mm_prefetch((const char *)qg + 64 * i + I8_M8_PF, _MM_HINT_T0);
     __m256 s16[2], zs[2];
     for (int h = 0; h < 2; h++) {
-        __m256 sv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(mg + 16 * h)));
-        zs[h] = _mm256_mul_ps(sv, meta_zeros8(mg + 32, h));
+        __m256 sv = meta_scales8(mg, h, &zs[h]);
         s16[h] = _mm256_mul_ps(sv, _mm256_set1_ps(0.0625f));
     }
     __m256i p5[5][2];
