@@ -263,6 +263,20 @@ static inline __m256 i8_scale(__m256 acc, __m256i p, __m256 sv, __m256 zs, float
     return _mm256_fnmadd_ps(zs, _mm256_set1_ps(dsum), acc);
 }
 
+/* Stores block blk's 16 outputs (acc[t][h]: rows 8h..8h+7) for T
+ * activation rows, n outputs apart. */
+static inline void i8_store_block(uint16_t *y, size_t n, size_t blk, __m256 (*acc)[2], int T)
+{
+    for (int t = 0; t < T; t++)
+        for (int h = 0; h < 2; h++)
+            _mm_storeu_si128((__m128i *)(y + (size_t)t * n + 16 * blk + 8 * (size_t)h),
+                             _mm256_cvtps_ph(acc[t][h], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
+/* The start of a one-block tile kernel of T rows (W4I8R16_HALVES,
+ * W4I8R16_QUADS): block b's weights q and metadata mi, zeroed sums. */
+#define W4I8R16_TILE_BEGIN                                                                           const int groups = w->k / 128, k = w->k;                                                    const __m256i m4 = _mm256_set1_epi8(0x0F);                                                  __m256 acc[8][2];                                                                            const uint8_t *q = w->qi + (size_t)b * 8 * (size_t)k;                                        const uint8_t *mi = w->mi + (size_t)b * (size_t)groups * W4I8_META_BYTES;                     _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) acc[t][0] = acc[t][1] = _mm256_setzero_ps();
+
 #define DOT2_MADDUBS(p, lo, hi, x0, x1)                                                      \
     _mm256_add_epi32((p), _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16((lo), (x0)), \
                                                              _mm256_maddubs_epi16((hi), (x1))), \
@@ -324,10 +338,7 @@ static inline __m256 i8_scale(__m256 acc, __m256i p, __m256 sv, __m256 zs, float
                 }                                                                            \
         }                                                                                    \
         for (int bi = 0; bi < NB; bi++)                                                      \
-            for (int t = 0; t < T; t++)                                                      \
-                for (int h = 0; h < 2; h++)                                                  \
-                    _mm_storeu_si128((__m128i *)(y + (size_t)t * (size_t)w->n + 16 * (size_t)(b + bi * stride) + 8 * h), \
-                                     _mm256_cvtps_ph(acc[bi][t][h], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)); \
+            i8_store_block(y, (size_t)w->n, (size_t)(b + bi * stride), acc[bi], T);          \
     }
 
 /* T ≥ 2 activation rows, one block: each half (8 rows) of a group is done
@@ -339,12 +350,7 @@ static inline __m256 i8_scale(__m256 acc, __m256i p, __m256 sv, __m256 zs, float
     ATTR AI void NAME(const w4a16_packed_t *w, const int8_t *xq, const float *d,              \
                       const float *dsum, int b, const int T, uint16_t *y)                    \
     {                                                                                        \
-        const int groups = w->k / 128, k = w->k;                                            \
-        const __m256i m4 = _mm256_set1_epi8(0x0F);                                          \
-        __m256 acc[8][2];                                                                    \
-        const uint8_t *q = w->qi + (size_t)b * 8 * (size_t)k;                                \
-        const uint8_t *mi = w->mi + (size_t)b * (size_t)groups * W4I8_META_BYTES;             \
-        _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) acc[t][0] = acc[t][1] = _mm256_setzero_ps(); \
+        W4I8R16_TILE_BEGIN                                                                   \
         for (int g = 0; g < groups; g++) {                                                   \
             const uint8_t *qg = q + (size_t)g * 1024;                                        \
             _Pragma("GCC unroll 1") for (int h = 0; h < 2; h++) {                            \
@@ -373,10 +379,7 @@ static inline __m256 i8_scale(__m256 acc, __m256i p, __m256 sv, __m256 zs, float
                 }                                                                            \
             }                                                                                \
         }                                                                                    \
-        for (int t = 0; t < T; t++)                                                          \
-            for (int h = 0; h < 2; h++)                                                      \
-                _mm_storeu_si128((__m128i *)(y + (size_t)t * (size_t)w->n + 16 * (size_t)b + 8 * h), \
-                                 _mm256_cvtps_ph(acc[t][h], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)); \
+        i8_store_block(y, (size_t)w->n, (size_t)b, acc, T);                                  \
     }
 
 /* 2..4 activation rows, one block: per step both halves' nibbles are split
@@ -388,12 +391,7 @@ static inline __m256 i8_scale(__m256 acc, __m256i p, __m256 sv, __m256 zs, float
     ATTR AI void NAME(const w4a16_packed_t *w, const int8_t *xq, const float *d,              \
                       const float *dsum, int b, const int T, uint16_t *y)                    \
     {                                                                                        \
-        const int groups = w->k / 128, k = w->k;                                            \
-        const __m256i m4 = _mm256_set1_epi8(0x0F);                                          \
-        __m256 acc[8][2];                                                                    \
-        const uint8_t *q = w->qi + (size_t)b * 8 * (size_t)k;                                \
-        const uint8_t *mi = w->mi + (size_t)b * (size_t)groups * W4I8_META_BYTES;             \
-        _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) acc[t][0] = acc[t][1] = _mm256_setzero_ps(); \
+        W4I8R16_TILE_BEGIN                                                                   \
         for (int g = 0; g < groups; g++) {                                                   \
             const uint8_t *qg = q + (size_t)g * 1024;                                        \
             const uint8_t *mg = mi + (size_t)g * W4I8_META_BYTES;                            \
@@ -429,10 +427,7 @@ static inline __m256 i8_scale(__m256 acc, __m256i p, __m256 sv, __m256 zs, float
                 }                                                                            \
             }                                                                                \
         }                                                                                    \
-        for (int t = 0; t < T; t++)                                                          \
-            for (int h = 0; h < 2; h++)                                                      \
-                _mm_storeu_si128((__m128i *)(y + (size_t)t * (size_t)w->n + 16 * (size_t)b + 8 * h), \
-                                 _mm256_cvtps_ph(acc[t][h], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)); \
+        i8_store_block(y, (size_t)w->n, (size_t)b, acc, T);                                  \
     }
 
 /* T = 1: 4 blocks at once (4 streams; 8 dot sums + 8 accumulators, some
@@ -683,10 +678,7 @@ VNNI_ATTR static void i8_blocks8(const w4a16_packed_t *w, const int8_t *xq, cons
     if (nb == 2) i8_groups2(q, mi, xq, k, groups, d, dsum, acc);
     else i8_groups1(q[0], mi[0], xq, k, groups, d, dsum, acc[0]);
     for (int bi = 0; bi < nb; bi++)
-        for (int t = 0; t < 8; t++)
-            for (int h = 0; h < 2; h++)
-                _mm_storeu_si128((__m128i *)(y + (size_t)t * (size_t)w->n + 16 * (size_t)(b + bi * stride) + 8 * h),
-                                 _mm256_cvtps_ph(acc[bi][t][h], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        i8_store_block(y, (size_t)w->n, (size_t)(b + bi * stride), acc[bi], 8);
 }
 
 /* AVX-VNNI entry: tiles of 8 rows go to i8_blocks8 (runs of blocks, as
