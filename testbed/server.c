@@ -49,7 +49,7 @@ typedef struct server {
     unsigned char *bye;     /* [n]: the tenant said BYE (its run ended) */
     rt_t rt;
     int lfd;
-    double start;           /* rt_clock seconds of time 0, from HELLO */
+    double start;           /* wallclock_s seconds of time 0, from HELLO */
     real_worker_t *real;    /* NULL: emulated iteration times */
     double *real_n, *real_s, *model_s; /* per M: iterations, measured and
                               predicted seconds (real verification) */
