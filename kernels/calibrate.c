@@ -18,7 +18,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "attn.h"
 #include "caltable.h"
@@ -28,6 +27,7 @@
 #include "gemv.h"
 #include "membw.h"
 #include "shapes.h"
+#include "wallclock.h"
 
 #define MAX_SAMPLES 201
 
@@ -201,13 +201,6 @@ static void fill_packed(w4a16_packed_t *w, uint64_t *s)
 
 /* ---- timing ----------------------------------------------------------- */
 
-double calibrate_now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 int calibrate_cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -229,9 +222,9 @@ static double median_time(timed_fn fn, void *arg, int ncopies, int quick)
     double t[MAX_SAMPLES], total = 0.0;
     int n = 0;
     while (n < MAX_SAMPLES && (n < min_reps || total < min_total)) {
-        double t0 = calibrate_now_s();
+        double t0 = wallclock_s();
         if (fn(arg, n % ncopies) != 0) return -1.0;
-        t[n] = calibrate_now_s() - t0;
+        t[n] = wallclock_s() - t0;
         total += t[n++];
     }
     qsort(t, (size_t)n, sizeof t[0], calibrate_cmp_double);
@@ -700,9 +693,9 @@ int calibrate_cpu(const calibrate_args_t *a, FILE *prog, err_t *err)
         int ns = a->quick ? 3 : 7;
         if (tok_call(&tk, 0) != 0) goto oom;
         for (int i = 0; i < ns; i++) {
-            double t0 = calibrate_now_s();
+            double t0 = wallclock_s();
             if (tok_call(&tk, 0) != 0) goto oom;
-            samples[i] = calibrate_now_s() - t0;
+            samples[i] = wallclock_s() - t0;
         }
         qsort(samples, (size_t)ns, sizeof samples[0], calibrate_cmp_double);
         caltable_row_t *r = row_add(&rs);
@@ -803,9 +796,9 @@ static int interleaved_medians(struct variant *v, int nv, int warm, int quick)
     int n = 0;
     while (n < MAX_SAMPLES && (n < min_reps || total < min_total)) {
         for (int i = 0; i < nv; i++) {
-            double t0 = calibrate_now_s();
+            double t0 = wallclock_s();
             if (v[i].fn(v[i].arg, 0) != 0) return -1;
-            v[i].t[n] = calibrate_now_s() - t0;
+            v[i].t[n] = wallclock_s() - t0;
             total += v[i].t[n];
         }
         n++;

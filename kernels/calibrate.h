@@ -56,10 +56,8 @@ typedef struct calibrate_shape {
 #define CALIBRATE_BENCH_NSHAPES 5
 extern const calibrate_shape_t calibrate_bench_shapes[CALIBRATE_BENCH_NSHAPES];
 
-/* How calibrate times a kernel, shared with scripts/ggml-anchor.c so that
- * ggml's kernels are measured alike. */
-/* Seconds on the monotonic clock. */
-double calibrate_now_s(void);
+/* How calibrate times a kernel (on wallclock_s, sim/wallclock.h), shared
+ * with scripts/ggml-anchor.c so that ggml's kernels are measured alike. */
 /* qsort comparator for ascending doubles (medians of samples). */
 int calibrate_cmp_double(const void *a, const void *b);
 /* How many distinct copies of a working set of `bytes` to rotate through so

@@ -4,7 +4,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "wallclock.h"
 
 /* Slices claimed dynamically by all threads; 1 MiB or more each. */
 #define MEMBW_CHUNKS 64
@@ -47,13 +48,6 @@ static void membw_part(void *arg, int tid, int nth)
     j->sink[tid % 64] ^= s;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 double membw_read_streams_gbs(gemv_ctx_t *c, size_t bytes, int streams, int reps, err_t *err)
 {
     if (streams < 1 || streams > MEMBW_MAX_STREAMS) {
@@ -75,9 +69,9 @@ double membw_read_streams_gbs(gemv_ctx_t *c, size_t bytes, int streams, int reps
     gemv_parallel(c, membw_part, &j, MEMBW_CHUNKS);
     double best = 1e300;
     for (int r = 0; r < reps; r++) {
-        double t0 = now_s();
+        double t0 = wallclock_s();
         gemv_parallel(c, membw_part, &j, MEMBW_CHUNKS);
-        double t = now_s() - t0;
+        double t = wallclock_s() - t0;
         if (t < best) best = t;
     }
     free(buf);

@@ -15,9 +15,29 @@ sim=$build/specsim
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# 10 x 10 x 10 = 1,000 points; each a 20 s simulated run of 4 tenants with
-# fixed service times (a few milliseconds of CPU).
-cat >"$tmp/bench.yaml" <<'YAML'
+# The grid of both timed sweeps: 10 x 10 x 10 = 1,000 points.
+grid() {
+    cat <<'YAML'
+sweep:
+  acceptance.alpha: {from: 0.5, to: 0.95, step: 0.05}
+  protocol.gamma: {from: 1, to: 10, step: 1}
+  tenants.network.rtt: {from: 10ms, to: 100ms, step: 10ms}
+YAML
+}
+
+# elapsed CMD... -> the wall seconds CMD took (3 decimals); its standard
+# output is not wanted (a sweep with --out and --quiet prints none).
+elapsed() {
+    t0=$(date +%s.%N)
+    "$@" >/dev/null
+    t1=$(date +%s.%N)
+    echo "$t0 $t1" | awk '{ printf "%.3f", $2 - $1 }'
+}
+
+# The grid over a 20 s simulated run of 4 tenants with fixed service times
+# (a few milliseconds of CPU each).
+{
+    cat <<'YAML'
 name: bench-sweep
 seed: 1
 duration: 20s
@@ -32,18 +52,12 @@ tenants:
   workload: {prompt_tokens: 16, output_tokens: 128}
 cloud:
   verify_time: 5ms
-sweep:
-  acceptance.alpha: {from: 0.5, to: 0.95, step: 0.05}
-  protocol.gamma: {from: 1, to: 10, step: 1}
-  tenants.network.rtt: {from: 10ms, to: 100ms, step: 10ms}
 YAML
+    grid
+} >"$tmp/bench.yaml"
 
-now() { date +%s.%N; }
 run() { # JOBS -> seconds
-    t0=$(now)
-    "$sim" sweep "$tmp/bench.yaml" -j "$1" --quiet --force --out "$tmp/j$1.csv"
-    t1=$(now)
-    echo "$t0 $t1" | awk '{ printf "%.3f", $2 - $1 }'
+    elapsed "$sim" sweep "$tmp/bench.yaml" -j "$1" --quiet --force --out "$tmp/j$1.csv"
 }
 echo "== sweep (1,000 points of 20 s simulated, 4 tenants)"
 s1=$(run 1)
@@ -57,9 +71,10 @@ awk -v s1="$s1" -v s2="$s2" -v n="$rows" -v same="$same" 'BEGIN {
     printf "speedup of -j 2 over -j 1: %.2fx (target >= 1.8x); files identical: %s\n", s1 / s2, same }'
 [ "$rows" -eq 1000 ] && [ "$same" = yes ] || exit 1
 
-# 1,000 points of 0.2 s simulated with one tenant: a fraction of a
-# millisecond each, so per-point input handling is a visible share.
-cat >"$tmp/tiny.yaml" <<'YAML'
+# The grid over 0.2 s simulated with one tenant: a fraction of a
+# millisecond a point, so per-point input handling is a visible share.
+{
+    cat <<'YAML'
 name: tiny
 duration: 0.2s
 warmup: 0.1s
@@ -72,18 +87,14 @@ tenants:
   workload: {prompt_tokens: 16, output_tokens: 16}
 cloud:
   verify_time: 5ms
-sweep:
-  acceptance.alpha: {from: 0.5, to: 0.95, step: 0.05}
-  protocol.gamma: {from: 1, to: 10, step: 1}
-  tenants.network.rtt: {from: 10ms, to: 100ms, step: 10ms}
 YAML
+    grid
+} >"$tmp/tiny.yaml"
 best() { # BINARY JOBS OUT -> best of 3 wall seconds
     b=$1; j=$2; o=$3; m=
     for _ in 1 2 3; do
-        t0=$(now)
-        "$b" sweep "$tmp/tiny.yaml" -j "$j" --quiet --force --out "$o"
-        t1=$(now)
-        m=$(echo "$t0 $t1 ${m:-1e9}" | awk '{ d = $2 - $1; printf "%.3f", d < $3 ? d : $3 }')
+        d=$(elapsed "$b" sweep "$tmp/tiny.yaml" -j "$j" --quiet --force --out "$o")
+        m=$(echo "$d ${m:-1e9}" | awk '{ printf "%.3f", $1 < $2 ? $1 : $2 }')
     done
     echo "$m"
 }
@@ -110,10 +121,8 @@ for n in 1000 10000; do
         for (i = 1; i <= n; i++) printf "%s%d", (i > 1 ? ", " : ""), i
         printf "]\n" }' >"$tmp/list$n.yaml"
     for b in $bins; do
-        t0=$(now)
-        "$b" check "$tmp/list$n.yaml" >/dev/null
-        t1=$(now)
-        echo "$t0 $t1" | awk -v b="$b" -v n="$n" '{ printf "%-28s %6d values: %7.3f s\n", b, n, $2 - $1 }'
+        t=$(elapsed "$b" check "$tmp/list$n.yaml")
+        awk -v b="$b" -v n="$n" -v t="$t" 'BEGIN { printf "%-28s %6d values: %7.3f s\n", b, n, t }'
     done
 done
 [ "$ok" = yes ]

@@ -22,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ggml-backend.h"
@@ -34,6 +33,7 @@
 #include "gemv.h"
 #include "membw.h"
 #include "w4a16.h"
+#include "wallclock.h"
 
 #define MAXV 16
 #define MAXS 201
@@ -316,9 +316,9 @@ int main(int argc, char **argv)
             for (int i = 0; i < nv; i++) run_var(&v[i]);
         for (int r = 0; r < reps; r++)
             for (int i = 0; i < nv; i++) {
-                double t0 = calibrate_now_s();
+                double t0 = wallclock_s();
                 run_var(&v[i]);
-                v[i].t[r] = calibrate_now_s() - t0;
+                v[i].t[r] = wallclock_s() - t0;
             }
         for (int i = 0; i < nv; i++) {
             qsort(v[i].t, (size_t)reps, sizeof v[i].t[0], calibrate_cmp_double);

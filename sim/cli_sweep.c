@@ -12,13 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli_opt.h"
 #include "err.h"
 #include "sweep.h"
 #include "sweepfile.h"
+#include "wallclock.h"
 
 static const char usage_sweep[] =
     "usage: specsim sweep SCENARIO [-j N] [--shard I/N] [--resume] [--force]\n"
@@ -141,13 +141,6 @@ static int parse_cmd(sweep_cmd_t *c, int argc, char **argv)
     return 0;
 }
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* The progress line's clock: when the sweep started, when last drawn. */
 typedef struct progress_line {
     double t0, last;
@@ -157,7 +150,7 @@ typedef struct progress_line {
 static void show_progress(void *ctx, const sweep_progress_t *p)
 {
     progress_line_t *pl = ctx;
-    double t = now_s();
+    double t = wallclock_s();
     if (!p->final && t - pl->last < 0.2) return;
     pl->last = t;
     double rate = (double)(p->done - p->done_at_start) / fmax(t - pl->t0, 1e-9);
@@ -184,7 +177,7 @@ int cli_sweep(int argc, char **argv)
         rc = cli_opt_print_version();
     } else if (rc == 0) {
         err_t err = {0};
-        progress_line_t pl = {now_s(), 0};
+        progress_line_t pl = {wallclock_s(), 0};
         /* On a terminal only: a log or a pipe gets no progress line. */
         if (!c.quiet && !c.has_explain && isatty(STDERR_FILENO)) {
             c.o.progress = show_progress;

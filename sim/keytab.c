@@ -180,12 +180,9 @@ static int parse_bool(keytab_ctx_t *c, const ynode_t *node, const char *key,
     return 0;
 }
 
-static int parse_enum(keytab_ctx_t *c, const ynode_t *node, const char *key,
-                      const keytab_key_t *k, void *base)
+int keytab_parse_choice(keytab_ctx_t *c, const ynode_t *node, const char *key,
+                        const char *const *names, size_t n, size_t *at)
 {
-    const char *const *names = k->sub;
-    size_t n = 0;
-    while (names[n]) n++;
     char list[400];
     suggest_join(list, sizeof list, names, n);
     if (node->kind != YNODE_SCALAR)
@@ -193,10 +190,7 @@ static int parse_enum(keytab_ctx_t *c, const ynode_t *node, const char *key,
                           ynode_kind_name(node));
     for (size_t i = 0; i < n; i++) {
         if (strcmp(node->str, names[i]) != 0) continue;
-        if (k->flags & KF_ENUMSTR)
-            snprintf(FIELD(base, k->off, char), k->size, "%s", names[i]);
-        else
-            *FIELD(base, k->off, int) = (int)i;
+        *at = i;
         return 0;
     }
     const char *s = suggest_nearest(node->str, names, n);
@@ -205,6 +199,20 @@ static int parse_enum(keytab_ctx_t *c, const ynode_t *node, const char *key,
                           node->str, s, list);
     return keytab_err(c, node, key, "unknown value '%s' (allowed: %s)", node->str,
                       list);
+}
+
+static int parse_enum(keytab_ctx_t *c, const ynode_t *node, const char *key,
+                      const keytab_key_t *k, void *base)
+{
+    const char *const *names = k->sub;
+    size_t n = 0, i;
+    while (names[n]) n++;
+    if (keytab_parse_choice(c, node, key, names, n, &i) != 0) return -1;
+    if (k->flags & KF_ENUMSTR)
+        snprintf(FIELD(base, k->off, char), k->size, "%s", names[i]);
+    else
+        *FIELD(base, k->off, int) = (int)i;
+    return 0;
 }
 
 int keytab_find_file(const keytab_ctx_t *c, const char *ref, char *out,

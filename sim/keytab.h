@@ -138,6 +138,13 @@ void keytab_join(char *out, const char *prefix, const char *name);
 int keytab_parse_number(keytab_ctx_t *c, const ynode_t *node, const char *key,
                         const keytab_key_t *k, double *out);
 
+/* Finds node's value among the n names and sets *at to its index: 0, or -1
+ * with the messages of a KT_ENUM key (the allowed names, and the nearest
+ * one when the value looks like a misspelling). For keys whose names are
+ * not a fixed list, such as the registries' (sim/scenario.c). */
+int keytab_parse_choice(keytab_ctx_t *c, const ynode_t *node, const char *key,
+                        const char *const *names, size_t n, size_t *at);
+
 /* Finds a data file: datapath_resolve from c->dir (next to the scenario,
  * then the specsim root). Returns 0 with the path to open in out, or -1 (no
  * err set). */

@@ -28,7 +28,6 @@
 #include "outpath.h"
 #include "proto.h"
 #include "service.h"
-#include "suggest.h"
 #include "units.h"
 #include "workload_trace.h"
 #include "ynode.h"
@@ -92,28 +91,6 @@ static int write_llm(FILE *f, const keytab_key_t *k, const void *base, int inden
 
 /* --- protocol, speculation-length and batching policies: names from their registries */
 
-/* Finds node's value among the n registered names; sets *at to its index.
- * The messages are those of an enum key. */
-static int parse_registered(keytab_ctx_t *c, const ynode_t *node, const char *key,
-                            const char *const *names, size_t n, size_t *at)
-{
-    char list[400];
-    suggest_join(list, sizeof list, names, n);
-    if (node->kind != YNODE_SCALAR)
-        return keytab_err(c, node, key, "expected one of: %s; got %s", list,
-                          ynode_kind_name(node));
-    for (size_t i = 0; i < n; i++) {
-        if (strcmp(node->str, names[i]) != 0) continue;
-        *at = i;
-        return 0;
-    }
-    const char *s = suggest_nearest(node->str, names, n);
-    if (s)
-        return keytab_err(c, node, key, "unknown value '%s' (did you mean '%s'? allowed: %s)",
-                          node->str, s, list);
-    return keytab_err(c, node, key, "unknown value '%s' (allowed: %s)", node->str, list);
-}
-
 /* Registries hold a handful of entries; more than this is a mistake. */
 #define REG_MAX 64
 
@@ -150,7 +127,7 @@ static int parse_registered_key(keytab_ctx_t *c, const ynode_t *node, const char
     const scen_registry_t *reg = k->sub;
     const char *names[REG_MAX];
     size_t n = reg->names(names, REG_MAX), at = 0;
-    if (parse_registered(c, node, key, names, n < REG_MAX ? n : REG_MAX, &at)) return -1;
+    if (keytab_parse_choice(c, node, key, names, n < REG_MAX ? n : REG_MAX, &at)) return -1;
     const void *entry = reg->find(names[at]);
     memcpy((char *)base + k->off, &entry, sizeof entry);
     return 0;

@@ -3,21 +3,14 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "mser.h"
 #include "gamma.h"
 #include "proto.h"
 #include "tally.h"
 #include "trace.h"
+#include "wallclock.h"
 #include "world.h"
-
-static double wall_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int needs_edge_model(const scenario_t *s, int gi)
 {
@@ -232,7 +225,7 @@ static int run_one(rep_ctx_t *c, int r, double warmup, int trace,
     tally_reset(c->tl);
     c->tl->warmup = warmup;
     mser_series_reset(&c->series);
-    double t0 = wall_now();
+    double t0 = wallclock_s();
     world_t *w = world_create(c->sh, r, c->tl, trp, err);
     int rc = 0;
     if (!w || world_run(w)) {
@@ -242,7 +235,7 @@ static int run_one(rep_ctx_t *c, int r, double warmup, int trace,
     }
     double ev = (double)world_events(w);
     world_free(w);
-    double dt = wall_now() - t0;
+    double dt = wallclock_s() - t0;
     c->events += ev;
     c->wall += dt;
     tally_finish(c->tl, c->nrep, ev, dt, out,

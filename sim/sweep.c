@@ -29,6 +29,7 @@
 #include "sim.h"
 #include "sweepfile.h"
 #include "sweepspec.h"
+#include "wallclock.h"
 
 /* Points a worker may run ahead of the writer, per thread: bounds memory
  * while one slow point holds back the rows after it. */
@@ -171,13 +172,6 @@ static void *worker(void *arg)
     }
 }
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* Progress reports: the callback (if any) and the counts it is given. */
 typedef struct progress {
     void (*fn)(void *ctx, const sweep_progress_t *p);
@@ -231,14 +225,14 @@ typedef struct syncer {
     int fd;
     const char *name;
     int dirty;        /* rows written since the last sync */
-    double synced;    /* now_s() of the last sync */
+    double synced;    /* wallclock_s() of the last sync */
 } syncer_t;
 
 static int sync_now(syncer_t *y, err_t *err)
 {
     if (!y->dirty) return 0;
     y->dirty = 0;
-    y->synced = now_s();
+    y->synced = wallclock_s();
     return sweepfile_append(y->fd, y->name, "", 0, 1, err);
 }
 
@@ -247,7 +241,7 @@ static int sync_now(syncer_t *y, err_t *err)
 static int wait_done(pool_t *p, size_t k, syncer_t *y, err_t *err)
 {
     while (!p->ring[k % p->window].done) {
-        double left = y->synced + SWEEPFILE_SYNC_S - now_s();
+        double left = y->synced + SWEEPFILE_SYNC_S - wallclock_s();
         if (!y->dirty) {
             pthread_cond_wait(&p->cv, &p->mu);
         } else if (left > 0) {
@@ -270,7 +264,7 @@ static int wait_done(pool_t *p, size_t k, syncer_t *y, err_t *err)
 static int write_in_order(pool_t *p, int fd, progress_t *pr, err_t *err)
 {
     size_t k = 0;
-    syncer_t y = {fd, p->out, 0, now_s()};
+    syncer_t y = {fd, p->out, 0, wallclock_s()};
     err_t ignored = {0, {0}};
     while (k < p->ntodo) {
         pthread_mutex_lock(&p->mu);
@@ -302,7 +296,7 @@ static int write_in_order(pool_t *p, int fd, progress_t *pr, err_t *err)
         free(buf);
         if (rc) return -1;
         y.dirty = 1;
-        if ((k1 == p->ntodo || now_s() - y.synced >= SWEEPFILE_SYNC_S) && sync_now(&y, err))
+        if ((k1 == p->ntodo || wallclock_s() - y.synced >= SWEEPFILE_SYNC_S) && sync_now(&y, err))
             return -1;
         pthread_mutex_lock(&p->mu);
         for (size_t j = k; j < k1; j++) p->ring[j % p->window].done = 0;

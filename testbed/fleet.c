@@ -16,6 +16,7 @@
 #include "realdraft.h"
 #include "route.h"
 #include "rt.h"
+#include "wallclock.h"
 
 /* Time between the last HELLO and the run's start: the verifier must have
  * read every HELLO by then (it needs a few microseconds per tenant). */
@@ -181,7 +182,7 @@ static int connect_all(fleet_t *f, int rep, int port, double *start, err_t *err)
     repl_t *r = &f->r;
     for (int i = 0; i < r->n; i++)
         if (r->et[i].proto->uses_cloud && connect_one(f, i, port, err)) return -1;
-    *start = rt_clock() + FLEET_LEAD_S;
+    *start = wallclock_s() + FLEET_LEAD_S;
     wire_msg_t h = {.kind = WIRE_HELLO, .rep = (uint32_t)rep,
                     .start_ns = (uint64_t)(*start * 1e9)};
     *start = 1e-9 * (double)h.start_ns;   /* what the verifier reads */
@@ -224,10 +225,10 @@ int fleet_run(const scenario_t *s, const repl_shared_t *sh, int rep, int port,
     f.rd_tenant = -1;
     f.st = st;
     memset(st, 0, sizeof *st);
-    double start = rt_clock() + FLEET_LEAD_S;
+    double start = wallclock_s() + FLEET_LEAD_S;
     int rc = build(&f, s, sh, rep, tl, err);
     if (rc == 0 && real_draft >= 0) rc = real_draft_init(&f, real_draft, err);
-    start = rt_clock() + FLEET_LEAD_S;   /* after the weights were filled */
+    start = wallclock_s() + FLEET_LEAD_S;   /* after the weights were filled */
     if (rc == 0 && port >= 0) rc = connect_all(&f, rep, port, &start, err);
     if (rc == 0) rc = rt_init(&f.rt, start, stop, err);
     for (int i = 0; rc == 0 && i < f.r.n; i++)

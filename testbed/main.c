@@ -40,6 +40,7 @@
 #include "server.h"
 #include "sim.h"
 #include "tallyio.h"
+#include "wallclock.h"
 #include "xio.h"
 #include "cards.h"
 
@@ -270,7 +271,7 @@ static int run_rep(run_t *c, int rep, metrics_rep_t *out, metrics_rep_t *gout,
     tally_reset(c->tl);
     c->tl->warmup = s->warmup;
     int ctl = -1, port = -1, rc = 0;
-    double t0 = rt_clock(), events = 0;
+    double t0 = wallclock_s(), events = 0;
     if (scenario_uses_cloud(s)) rc = start_verifier(c, rep, &ctl, &port, err);
     fleet_stats_t st;
     double late[3] = {0, 0, 0};   /* both processes: sum, max, events */
@@ -287,7 +288,7 @@ static int run_rep(run_t *c, int rep, metrics_rep_t *out, metrics_rep_t *gout,
     if (ctl >= 0) close(ctl);
     reap(c, SIGKILL);
     if (rc) return -1;
-    double wall = rt_clock() - t0;
+    double wall = wallclock_s() - t0;
     c->events += events;
     c->wall += wall;
     c->late_sum += late[0];

@@ -4,11 +4,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "attn.h"
 #include "gemv.h"
 #include "w4a16.h"
+#include "wallclock.h"
 
 /* One linear layer's weights: fp16 rows, or W4A16 in the kernels' packed
  * layout (kernels/gemv.h). */
@@ -28,13 +28,6 @@ struct realverify {
     float *h, *tmp;      /* [maxm][d], [maxm][wide] */
     uint16_t *xh, *yh, *qh, *ah, *mh;
 };
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* Random fp16 values in [-amp, amp] (a fixed LCG: weights need no
  * quality, only to be there). */
@@ -287,8 +280,8 @@ double realverify_run(realverify_t *v, const service_job_t *jobs, int njobs, err
         return err_set(err, ERR_RUNTIME, "testbed: real forward pass: an iteration of "
                        "%d tokens in %d jobs exceeds %d tokens / %d jobs", m, njobs,
                        v->maxm, v->maxj);
-    double t0 = now_s();
+    double t0 = wallclock_s();
     if (forward(v, jobs, njobs, m) != 0)
         return err_set(err, ERR_RUNTIME, "testbed: real forward pass: out of memory");
-    return now_s() - t0;
+    return wallclock_s() - t0;
 }

@@ -9,22 +9,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "wallclock.h"
+
 /* The timer's tag in the epoll set; fds use their own tags below it. */
 #define RT_TIMER_TAG UINT32_MAX
-
-double rt_clock(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-uint64_t rt_clock_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 int rt_init(rt_t *rt, double start, const volatile sig_atomic_t *stop, err_t *err)
 {
@@ -51,7 +39,7 @@ void rt_fini(rt_t *rt)
 
 double rt_now(const rt_t *rt)
 {
-    return rt_clock() - rt->start;
+    return wallclock_s() - rt->start;
 }
 
 int rt_watch(rt_t *rt, int fd, uint32_t tag, err_t *err)
@@ -62,7 +50,8 @@ int rt_watch(rt_t *rt, int fd, uint32_t tag, err_t *err)
     return 0;
 }
 
-/* Arms the timer at run time t (absolute CLOCK_MONOTONIC). */
+/* Arms the timer at run time t (absolute CLOCK_MONOTONIC: the clock of
+ * wallclock_s, in which rt->start is given). */
 static int arm(rt_t *rt, double t, err_t *err)
 {
     double abs_t = rt->start + t;

@@ -28,12 +28,8 @@ typedef struct rt {
     double steps;
 } rt_t;
 
-/* CLOCK_MONOTONIC in seconds / nanoseconds. */
-double rt_clock(void);
-uint64_t rt_clock_ns(void);
-
 /* Sets up the epoll set and timer for a run that starts at `start`
- * (rt_clock seconds). stop may be NULL. 0, or -1 with err. Release with
+ * (wallclock_s seconds, sim/wallclock.h). stop may be NULL. 0, or -1 with err. Release with
  * rt_fini. Also asks the kernel for 1 us timer slack: the default 50 us
  * would blur millisecond service times. */
 int rt_init(rt_t *rt, double start, const volatile sig_atomic_t *stop, err_t *err);

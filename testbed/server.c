@@ -6,11 +6,9 @@
 #include <errno.h>
 #include <math.h>
 #include <netinet/in.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -24,19 +22,18 @@
 #include "rt.h"
 #include "sim.h"
 #include "tallyio.h"
+#include "worker.h"
 #include "xio.h"
 
-/* Real verification runs on a worker thread, so that the event loop goes
- * on sending verdicts when the downlink delivers them and reading blocks
- * while a batch computes: the iteration is handed over with its jobs, and
- * the worker's eventfd says when it is done (testbed/realverify.h). */
+/* Real verification runs on a worker thread (testbed/worker.h), so that
+ * the event loop goes on sending verdicts when the downlink delivers them
+ * and reading blocks while a batch computes: the iteration is handed over
+ * with its jobs, and the worker's eventfd says when it is done
+ * (testbed/realverify.h). */
 typedef struct real_worker {
     realverify_t *v;
-    pthread_t th;
-    int started, efd;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int have, quit;         /* work handed over / leave */
+    worker_t w;
+    /* Guarded by w's lock. */
     service_job_t *jobs;    /* [max_batch], the iteration's jobs */
     int njobs;
     double dt;              /* its time; < 0: failed (msg in err) */
@@ -49,7 +46,7 @@ typedef struct server {
     unsigned char *bye;     /* [n]: the tenant said BYE (its run ended) */
     rt_t rt;
     int lfd;
-    double start;           /* rt_clock seconds of time 0, from HELLO */
+    double start;           /* wallclock_s seconds of time 0, from HELLO */
     real_worker_t *real;    /* NULL: emulated iteration times */
     double *real_n, *real_s, *model_s; /* per M: iterations, measured and
                               predicted seconds (real verification) */
@@ -84,23 +81,17 @@ static const service_t *real_model(const server_t *sv)
     return sv->r.sh->cloud_sv ? sv->r.sh->cloud_sv[0] : NULL;
 }
 
-static void *worker_main(void *arg)
+/* worker_fn: the handed-over iteration. The event loop leaves jobs, njobs
+ * and err alone until the eventfd says it is done, so they are used
+ * unlocked. */
+static int real_job(void *arg)
 {
     real_worker_t *w = arg;
-    pthread_mutex_lock(&w->mu);
-    for (;;) {
-        while (!w->have && !w->quit) pthread_cond_wait(&w->cv, &w->mu);
-        if (w->quit) break;
-        pthread_mutex_unlock(&w->mu);
-        double dt = realverify_run(w->v, w->jobs, w->njobs, &w->err);
-        pthread_mutex_lock(&w->mu);
-        w->dt = dt;
-        w->have = 0;
-        uint64_t one = 1;
-        (void)!write(w->efd, &one, sizeof one);
-    }
-    pthread_mutex_unlock(&w->mu);
-    return NULL;
+    worker_unlock(&w->w);
+    double dt = realverify_run(w->v, w->jobs, w->njobs, &w->err);
+    worker_lock(&w->w);
+    w->dt = dt;
+    return 1;
 }
 
 /* cloud_cb_t.iter_time: the batch is handed to the worker; the iteration
@@ -110,12 +101,11 @@ static double real_iter(void *ctx, int replica, const service_job_t *jobs, int n
     server_t *sv = ctx;
     real_worker_t *w = sv->real;
     (void)replica;   /* one replica (server_real_refusal) */
-    pthread_mutex_lock(&w->mu);
+    worker_lock(&w->w);
     memcpy(w->jobs, jobs, (size_t)njobs * sizeof *jobs);
     w->njobs = njobs;
-    w->have = 1;
-    pthread_cond_signal(&w->cv);
-    pthread_mutex_unlock(&w->mu);
+    worker_post(&w->w);
+    worker_unlock(&w->w);
     return INFINITY;
 }
 
@@ -123,8 +113,7 @@ static double real_iter(void *ctx, int replica, const service_job_t *jobs, int n
  * the clock is the instant it runs). */
 static int real_signal(server_t *sv, err_t *err)
 {
-    uint64_t x;
-    (void)!read(sv->real->efd, &x, sizeof x);
+    worker_drain(&sv->real->w);
     if (engine_schedule(sv->r.eng, rt_now(&sv->rt), EV_REAL_DONE, 0, 0))
         return err_set(err, ERR_RUNTIME, "testbed: verifier: event queue");
     return 0;
@@ -134,10 +123,10 @@ static int on_real_done(void *ctx, const engine_event_t *ev)
 {
     server_t *sv = ctx;
     real_worker_t *w = sv->real;
-    pthread_mutex_lock(&w->mu);
+    worker_lock(&w->w);
     double dt = w->dt;
     int n = w->njobs;
-    pthread_mutex_unlock(&w->mu);
+    worker_unlock(&w->w);
     if (dt < 0) {
         *sv->r.err = w->err;
         return -1;
@@ -156,16 +145,7 @@ static void real_fini(server_t *sv)
 {
     real_worker_t *w = sv->real;
     if (!w) return;
-    if (w->started) {
-        pthread_mutex_lock(&w->mu);
-        w->quit = 1;
-        pthread_cond_signal(&w->cv);
-        pthread_mutex_unlock(&w->mu);
-        pthread_join(w->th, NULL);
-        pthread_mutex_destroy(&w->mu);
-        pthread_cond_destroy(&w->cv);
-    }
-    if (w->efd >= 0) close(w->efd);
+    worker_stop(&w->w);
     realverify_free(w->v);
     free(w->jobs);
     free(w);
@@ -182,21 +162,12 @@ static int real_init(server_t *sv, err_t *err)
     real_worker_t *w = sv->real = calloc(1, sizeof *w);
     if (!sv->real_n || !sv->real_s || !sv->model_s || !w)
         return err_set(err, ERR_RUNTIME, "testbed: verifier: out of memory");
-    w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     w->jobs = calloc((size_t)s->cloud.batching.max_batch, sizeof *w->jobs);
-    if (w->efd < 0 || !w->jobs)
-        return err_set(err, ERR_RUNTIME, "testbed: verifier: eventfd: %s", strerror(errno));
+    if (!w->jobs) return err_set(err, ERR_RUNTIME, "testbed: verifier: out of memory");
     w->v = realverify_create(&s->cloud.target, PREC_FP16, sv->real_maxm, s->cloud.batching.max_batch,
                              SERVER_REAL_CONTEXT, 1, err);
     if (!w->v) return -1;
-    if (pthread_mutex_init(&w->mu, NULL) || pthread_cond_init(&w->cv, NULL))
-        return err_set(err, ERR_RUNTIME, "testbed: verifier: thread set-up failed");
-    if (pthread_create(&w->th, NULL, worker_main, w)) {
-        pthread_mutex_destroy(&w->mu);
-        pthread_cond_destroy(&w->cv);
-        return err_set(err, ERR_RUNTIME, "testbed: verifier: cannot start a thread");
-    }
-    w->started = 1;
+    if (worker_start(&w->w, real_job, w, "verifier", err)) return -1;
     if (engine_on(sv->r.eng, EV_REAL_DONE, on_real_done, sv))
         return err_set(err, ERR_RUNTIME, "testbed: verifier: event types");
     return 0;
@@ -392,7 +363,7 @@ int server_run(const scenario_t *s, const repl_shared_t *sh, int rep,
     if (rc == 0) rc = rt_init(&sv.rt, sv.start, stop, err);
     for (int i = 0; rc == 0 && i < sv.r.n; i++)
         if (sv.conn[i]) rc = rt_watch(&sv.rt, sv.conn[i]->fd, (uint32_t)i, err);
-    if (rc == 0 && sv.real) rc = rt_watch(&sv.rt, sv.real->efd, SERVER_REAL_TAG, err);
+    if (rc == 0 && sv.real) rc = rt_watch(&sv.rt, worker_fd(&sv.real->w), SERVER_REAL_TAG, err);
     if (rc == 0) rc = rt_run(&sv.rt, sv.r.eng, s->duration, on_input, &sv, err);
     if (rc == 0) {
         cloud_finish(sv.r.cloud, s->duration);

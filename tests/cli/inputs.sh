@@ -104,35 +104,29 @@ if "$S" check "$TMP/bom.yaml" >"$TMP/out" 2>"$TMP/err" && grep -qx 'seed: 9' "$T
 then pass utf8_bom_accepted; else fail utf8_bom_accepted "$(head -c 300 "$TMP/err")"; fi
 
 # --- items 11 and 12: sweep files read back field by field ---------------------
-cat >"$TMP/nl.yaml" <<'EOF'
+# name_axis TEST F VALUES: $TMP/F.yaml sweeps `name` over VALUES (a YAML
+# flow list); its file must resume and merge to the same bytes.
+name_axis() {
+    cat >"$TMP/$2.yaml" <<EOF
 duration: 2s
 warmup: 0.5s
 tenants: {edge: {draft_time: 10ms}}
 cloud: {verify_time: 5ms}
 sweep:
-  name: ["a\nb", "c,\"d", e]
+  name: $3
 EOF
-if "$S" sweep "$TMP/nl.yaml" --quiet --out "$TMP/nl.csv" 2>"$TMP/err" &&
-   "$S" sweep "$TMP/nl.yaml" --quiet --resume --out "$TMP/nl.csv" 2>>"$TMP/err" &&
-   "$S" merge "$TMP/nlm.csv" "$TMP/nl.csv" 2>>"$TMP/err" && cmp -s "$TMP/nl.csv" "$TMP/nlm.csv"
-then pass line_break_axis_reads_back
-else fail line_break_axis_reads_back "$(head -c 300 "$TMP/err")"; fi
+    if "$S" sweep "$TMP/$2.yaml" --quiet --out "$TMP/$2.csv" 2>"$TMP/err" &&
+       "$S" sweep "$TMP/$2.yaml" --quiet --resume --out "$TMP/$2.csv" 2>>"$TMP/err" &&
+       "$S" merge "$TMP/${2}m.csv" "$TMP/$2.csv" 2>>"$TMP/err" &&
+       cmp -s "$TMP/$2.csv" "$TMP/${2}m.csv"
+    then pass "$1"
+    else fail "$1" "$(head -c 300 "$TMP/err")"; fi
+}
+name_axis line_break_axis_reads_back nl '["a\nb", "c,\"d", e]'
 # A carriage return, a tab and the Unicode line separator U+2028 in axis
 # values: the sidecar must write them escaped (raw, a YAML reader breaks
 # the line or folds them), or the sweep cannot resume or merge its own file.
-cat >"$TMP/cr.yaml" <<'EOF'
-duration: 2s
-warmup: 0.5s
-tenants: {edge: {draft_time: 10ms}}
-cloud: {verify_time: 5ms}
-sweep:
-  name: ["a\rb", "c\u2028d", "e\tf"]
-EOF
-if "$S" sweep "$TMP/cr.yaml" --quiet --out "$TMP/cr.csv" 2>"$TMP/err" &&
-   "$S" sweep "$TMP/cr.yaml" --quiet --resume --out "$TMP/cr.csv" 2>>"$TMP/err" &&
-   "$S" merge "$TMP/crm.csv" "$TMP/cr.csv" 2>>"$TMP/err" && cmp -s "$TMP/cr.csv" "$TMP/crm.csv"
-then pass control_axis_reads_back
-else fail control_axis_reads_back "$(head -c 300 "$TMP/err")"; fi
+name_axis control_axis_reads_back cr '["a\rb", "c\u2028d", "e\tf"]'
 "$S" sweep "$TMP/nl.yaml" --quiet --shard 1/2 --out "$TMP/sh.csv" 2>"$TMP/err"
 cp "$TMP/sh.csv" "$TMP/sh0.csv"
 expect_exit shard_file_resumed_unsharded_refused 2 \

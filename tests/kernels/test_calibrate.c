@@ -125,13 +125,11 @@ static void test_table_reads_back(void)
 /* A 2-layer toy model through the whole driver (--quick). */
 static void quick_run(const char *kernel)
 {
-    char card[] = "/tmp/specsim-test-card-XXXXXX";
-    int fd = mkstemp(card);
-    CHECK(fd >= 0);
-    FILE *f = fdopen(fd, "w");
-    fputs("name: toy\nsource: test\nlayers: 2\nhidden: 256\nheads: 4\nkv_heads: 2\n"
-          "ffn: 384\nvocab: 1000\ngated_mlp: true\n", f);
-    fclose(f);
+    char card[64];
+    if (check_tmp_file(card, sizeof card,
+                       "name: toy\nsource: test\nlayers: 2\nhidden: 256\nheads: 4\n"
+                       "kv_heads: 2\nffn: 384\nvocab: 1000\ngated_mlp: true\n"))
+        return;
     char out[] = "/tmp/specsim-test-table-XXXXXX";
     close(mkstemp(out));
     char *argv[] = {"calibrate", "--device", "cpu", "--model", card, "--quick", "--out", out,
@@ -191,13 +189,11 @@ static void test_quick_run(void)
  * buffer here, before the first step had a name). */
 static void test_oom_message(void)
 {
-    char card[] = "/tmp/specsim-test-card-XXXXXX";
-    int fd = mkstemp(card);
-    CHECK(fd >= 0);
-    FILE *f = fdopen(fd, "w");
-    fputs("name: huge\nsource: test\nlayers: 1\nhidden: 1048576\nheads: 8192\n"
-          "kv_heads: 8192\nffn: 1048576\nvocab: 1000\ngated_mlp: true\n", f);
-    fclose(f);
+    char card[64];
+    if (check_tmp_file(card, sizeof card,
+                       "name: huge\nsource: test\nlayers: 1\nhidden: 1048576\nheads: 8192\n"
+                       "kv_heads: 8192\nffn: 1048576\nvocab: 1000\ngated_mlp: true\n"))
+        return;
     char out[] = "/tmp/specsim-test-table-XXXXXX";
     close(mkstemp(out));
     char *argv[] = {"calibrate", "--device", "cpu", "--model", card, "--quick", "--out", out};

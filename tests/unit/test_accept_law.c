@@ -384,10 +384,8 @@ static void test_sim_trace_positions(void)
 {
     static const char text[] = "# format: positions\n"
                                "11110\n1\n10\n111\n0\n1111111\n110\n0\n1\n11\n";
-    char path[] = "/tmp/specsim-positions-XXXXXX", y[96];
-    int fd = mkstemp(path);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    CHECK(f && fputs(text, f) >= 0 && fclose(f) == 0);
+    char path[64], y[96];
+    CHECK(check_tmp_file(path, sizeof path, text) == 0);
     snprintf(y, sizeof y, "{model: trace, file: %s}", path);
     sim_vs_law("positions", y, 2, 8, DURATION, 40);
     sim_vs_law("positions", y, 5, 8, DURATION, 40);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "accept.h"
+#include "accepttest.h"
 #include "check.h"
 #include "scenario.h"
 #include "sim.h"
@@ -21,28 +22,12 @@ static const char POSITIONS[] = "# recorded with gamma 4\n"
                                 "# format: positions\n"
                                 "1111\n1101\n\n1111\n0\n1110\n";
 
-static int write_tmp(const char *text, char *path)
-{
-    snprintf(path, 40, "/tmp/specsim-acctrace-XXXXXX");
-    int fd = mkstemp(path);
-    if (fd < 0) return -1;
-    FILE *f = fdopen(fd, "w");
-    if (!f) {
-        close(fd);
-        return -1;
-    }
-    fputs(text, f);
-    return fclose(f) == 0 ? 0 : -1;
-}
-
 static int trace_cfg(accept_cfg_t *c, const char *text, err_t *err)
 {
-    char path[40], yaml[96];
-    if (write_tmp(text, path) != 0) return err_set(err, ERR_RUNTIME, "tmp file");
-    snprintf(yaml, sizeof yaml, "{model: trace, file: %s}", path);
-    int rc = accept_cfg_parse(c, yaml, err);
-    unlink(path);
-    return rc;
+    char path[40];
+    if (check_tmp_file(path, sizeof path, text) != 0)
+        return err_set(err, ERR_RUNTIME, "tmp file");
+    return accepttest_trace_at(c, path, err);
 }
 
 static void expect_blocks(const accept_cfg_t *c, int gamma, const int *want, int n)
@@ -96,7 +81,7 @@ static void test_positions_replay(void)
 static void test_positions_run(void)
 {
     char path[40], yaml[1024];
-    if (write_tmp(POSITIONS, path) != 0) {
+    if (check_tmp_file(path, sizeof path, POSITIONS) != 0) {
         CHECK(!"tmp");
         return;
     }
@@ -127,7 +112,7 @@ static void test_positions_run(void)
 static int load_at(const char *trace, int gamma, err_t *err)
 {
     char path[40], yaml[512];
-    if (write_tmp(trace, path) != 0) return err_set(err, ERR_RUNTIME, "tmp");
+    if (check_tmp_file(path, sizeof path, trace) != 0) return err_set(err, ERR_RUNTIME, "tmp");
     snprintf(yaml, sizeof yaml,
              "protocol: {mode: sync, gamma: %d}\n"
              "acceptance:\n  model: trace\n  file: %s\n", gamma, path);
@@ -166,15 +151,15 @@ static void test_lengths_gamma(void)
                    "blocks of 4 drafts (no '# gamma:' line, largest value 4)");
     expect_refused(bare, 3, "t.yaml:4:9: acceptance.file: ", "gamma = 3");
     /* A value above the stated gamma: at its line in the trace. */
-    expect_refused("# gamma: 4\n3\n5\n", 4, "/tmp/specsim-acctrace-",
+    expect_refused("# gamma: 4\n3\n5\n", 4, "/tmp/specsim_test_",
                    ":3:1: acceptance.file: 5 accepted drafts exceed the recorded "
                    "'# gamma: 4' (line 1)");
     /* A directive after data, a bad directive, a bad position string. */
-    expect_refused("1\n# gamma: 4\n", 4, "/tmp/specsim-acctrace-",
+    expect_refused("1\n# gamma: 4\n", 4, "/tmp/specsim_test_",
                    ":2:1: acceptance.file: '# gamma: 4': directives come before");
-    expect_refused("# format: blocks\n1\n", 4, "/tmp/specsim-acctrace-",
+    expect_refused("# format: blocks\n1\n", 4, "/tmp/specsim_test_",
                    ":1:1: acceptance.file: '# format: blocks'");
-    expect_refused("# format: positions\n1121\n", 4, "/tmp/specsim-acctrace-",
+    expect_refused("# format: positions\n1121\n", 4, "/tmp/specsim_test_",
                    ":2:1: acceptance.file: '1121' is not a string of 0s and 1s");
 }
 

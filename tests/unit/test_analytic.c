@@ -361,10 +361,7 @@ static void test_model_path_table(void)
     t.rows = rows;
     t.nrows = 2;
     char path[64];
-    snprintf(path, sizeof path, "/tmp/specsim_test_analytic_XXXXXX");
-    int fd = mkstemp(path);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    CHECK(f != NULL);
+    FILE *f = check_tmp_open(path, sizeof path, "w");
     if (!f) return;
     CHECK(caltable_write(&t, f) == 0);
     CHECK(fclose(f) == 0);

@@ -137,14 +137,7 @@ static void test_inline_and_base(void)
 static char *write_temp(const char *text)
 {
     static char path[64];
-    snprintf(path, sizeof path, "/tmp/specsim_test_card_XXXXXX");
-    int fd = mkstemp(path);
-    if (fd < 0) return NULL;
-    FILE *f = fdopen(fd, "w");
-    if (!f) return NULL;
-    fputs(text, f);
-    fclose(f);
-    return path;
+    return check_tmp_file(path, sizeof path, text) == 0 ? path : NULL;
 }
 
 static void test_card_file_errors(void)

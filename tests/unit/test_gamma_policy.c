@@ -143,13 +143,9 @@ static void test_async_conservation(void)
 /* Loader: the policy key, its default, and registry-backed names. */
 static void test_loader(void)
 {
-    char path[] = "/tmp/specsim-gamma-XXXXXX";
-    int fd = mkstemp(path);
-    CHECK(fd >= 0);
-    if (fd < 0) return;
-    FILE *f = fdopen(fd, "w");
-    fputs("protocol: {mode: sync, gamma_policy: fixed}\n", f);
-    fclose(f);
+    char path[64];
+    if (check_tmp_file(path, sizeof path, "protocol: {mode: sync, gamma_policy: fixed}\n"))
+        return;
     scenario_t s;
     err_t err = {0};
     CHECK(scenario_load(path, NULL, 0, &s, &err) == 0);

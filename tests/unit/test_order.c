@@ -7,6 +7,7 @@
 #include "check.h"
 #include "order.h"
 #include "scenario.h"
+#include "scentext.h"
 
 #include <limits.h>
 #include <math.h>
@@ -215,16 +216,6 @@ static void empty_body(order_t *o)
 }
 static void test_empty(void) { with("least-slack", empty_body); }
 
-static char *write_back(const scenario_t *s)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    CHECK(f && scenario_write_yaml(s, f) == 0);
-    if (f) fclose(f);
-    return buf;
-}
-
 /* The loader: every registered name, written back; the default; a bad name
  * lists the registry; a group's priority (written back only when not 0). */
 static void test_loader(void)
@@ -238,7 +229,7 @@ static void test_loader(void)
         err_t err = {0};
         CHECK(scenario_load_string("o.yaml", yaml, NULL, 0, &s, &err) == 0);
         CHECK(s.cloud.batching.order == order_find(names[i]));
-        char *buf = write_back(&s);
+        char *buf = scentext_yaml(&s);
         snprintf(line, sizeof line, "\n    order: %s\n", names[i]);
         CHECK(buf && strstr(buf, line) != NULL);
         free(buf);
@@ -258,7 +249,7 @@ static void test_loader(void)
                     "    - {name: free, count: 2}\n";
     CHECK(scenario_load_string("o.yaml", g, NULL, 0, &d, &err) == 0);
     CHECK(d.groups[0].priority == 3 && d.groups[1].priority == 0);
-    char *buf = write_back(&d);
+    char *buf = scentext_yaml(&d);
     CHECK(buf && strstr(buf, "count: 1\n      priority: 3\n") != NULL);
     CHECK(buf && strstr(buf, "count: 2\n      priority") == NULL);
     scenario_t r;

@@ -11,6 +11,7 @@
 #include "simtest.h"
 #include "proto.h"
 #include "scenario.h"
+#include "scentext.h"
 
 #define ROOT SPECSIM_ROOT "/"
 /* A `--set PATH=VALUE` override as the command line gives it. */
@@ -141,21 +142,6 @@ static int scenario_eq(const scenario_t *a, const scenario_t *b)
     return 1;
 }
 
-static char *to_yaml(const scenario_t *s)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f) return NULL;
-    int rc = scenario_write_yaml(s, f);
-    fclose(f);
-    if (rc != 0) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
-}
-
 /* load(file) -> write -> load -> same struct, and the second write is the
  * same text as the first. */
 static void round_trip_file(const char *path)
@@ -167,7 +153,7 @@ static void round_trip_file(const char *path)
         CHECK(0);
         return;
     }
-    char *t1 = to_yaml(&a);
+    char *t1 = scentext_yaml(&a);
     CHECK(t1 != NULL);
     int rc = t1 ? scenario_load_string("rt.yaml", t1, NULL, 0, &b, &err) : -1;
     if (rc != 0) printf("  reload of %s failed: %s\n", path, err.msg);
@@ -175,7 +161,7 @@ static void round_trip_file(const char *path)
     if (rc == 0) {
         if (!scenario_eq(&a, &b)) printf("  round trip changed %s\n", path);
         CHECK(scenario_eq(&a, &b));
-        char *t2 = to_yaml(&b);
+        char *t2 = scentext_yaml(&b);
         /* Only the header line (source file) and the card comments differ. */
         const char *p1 = t1 ? strchr(t1, '\n') : NULL, *p2 = t2 ? strchr(t2, '\n') : NULL;
         CHECK(p1 && p2);
@@ -344,7 +330,7 @@ static void test_multi_block(void)
     scenario_fini(&s);
     if (load_ok("cloud: {batching: {multi_block: false}}\n", NULL, 0, &s) != 0) return;
     CHECK(s.cloud.batching.multi_block == 0);
-    char *y = to_yaml(&s);
+    char *y = scentext_yaml(&s);
     CHECK(y && strstr(y, "multi_block: false") != NULL);
     err_t err = {0};
     CHECK(y && scenario_load_string("rt.yaml", y, NULL, 0, &b, &err) == 0);
@@ -508,7 +494,7 @@ static void test_round_trips(void)
         "acceptance: {model: markov, alpha_good: 0.9, alpha_bad: 0.1, p_good_bad: 0,\n"
         "             p_bad_good: 0}\n";
     if (load_ok(y, NULL, 0, &a) != 0) return;
-    char *t = to_yaml(&a);
+    char *t = scentext_yaml(&a);
     CHECK(t != NULL);
     err_t err = {0};
     int rc = t ? scenario_load_string("rt", t, NULL, 0, &b, &err) : -1;

@@ -13,6 +13,7 @@
 #include "conn.h"
 #include "network.h"
 #include "rt.h"
+#include "wallclock.h"
 
 /* ---- engine_step ------------------------------------------------------- */
 
@@ -139,7 +140,7 @@ static void test_delay_injection(void)
     CHECK(d.e && d.out && d.in &&
           network_link_init(&d.link, 0.010, 1e6, &jit, 5, 0, 1, RNG_UPLINK, &d.err) == 0);
     CHECK(conn_init(d.out, sp[0], &d.err) == 0 && conn_init(d.in, sp[1], &d.err) == 0);
-    CHECK(rt_init(&d.rt, rt_clock() + 0.005, NULL, &d.err) == 0);
+    CHECK(rt_init(&d.rt, wallclock_s() + 0.005, NULL, &d.err) == 0);
     CHECK(rt_watch(&d.rt, sp[1], 0, &d.err) == 0);
     engine_on(d.e, 0, on_send, &d);
     engine_on(d.e, 1, on_deliver, &d);
