@@ -357,7 +357,7 @@ static int check_memory(const opts_t *o, const scenario_t *s)
 {
     realmem_part_t parts[2];
     int n = 0, quant, context;
-    char pre[96] = "tenants.", dkey[128], vadv[256], dadv[320];
+    char pre[96] = "tenants.", dkey[128], vadv[384], dadv[512];
     if (o->real_verify && scenario_uses_cloud(s)) {
         realverify_size_t z = server_real_bytes(s, &quant, &context);
         snprintf(vadv, sizeof vadv, "--real-verify: a smaller cloud.target card (fewer layers, "
