@@ -13,8 +13,9 @@
  * every error path and on SIGINT/SIGTERM, so nothing is left running and
  * its port is closed. With --real-verify or --real-draft the real models'
  * memory is weighed against the machine's first (testbed/realmem.h), so
- * that a model too large is refused before anything starts. Exit status as specsim: 0 ok, 1 runtime failure, 2
- * bad usage or bad scenario; 130 when interrupted.
+ * that a model too large is refused before anything starts. Exit status
+ * as specsim: 0 ok, 1 runtime failure, 2 bad usage or bad scenario; 130
+ * when interrupted.
  */
 /* pipe2: Linux's, for a close-on-exec pipe in one call. */
 #define _GNU_SOURCE
@@ -356,17 +357,16 @@ static int run_all(run_t *c, metrics_summary_t *m, metrics_summary_t *groups,
 static int check_memory(const opts_t *o, const scenario_t *s)
 {
     realmem_part_t parts[2];
-    int n = 0, quant, context;
+    int n = 0, quant, jobs, context;
     char pre[96] = "tenants.", dkey[128], vadv[384], dadv[512];
     if (o->real_verify && scenario_uses_cloud(s)) {
-        realverify_size_t z = server_real_bytes(s, &quant, &context);
+        realverify_size_t z = server_real_bytes(s, &quant, &jobs, &context);
         snprintf(vadv, sizeof vadv, "--real-verify: a smaller cloud.target card (fewer layers, "
                  "as models/llm/tinyllama-1.1b-2l.yaml), a smaller cloud.batching.max_batch "
                  "(a KV cache of %d tokens per job) or max_tokens, or run without "
                  "--real-verify", context);
         parts[n++] = (realmem_part_t){"--real-verify", "cloud.target", s->cloud.target.name,
-                                      s->cloud.target_ref, quant, s->cloud.batching.max_batch,
-                                      context, z, vadv};
+                                      s->cloud.target_ref, quant, jobs, context, z, vadv};
     }
     if (o->real_draft >= 0) {
         const tenant_group_t *G = scenario_tenant_group(s, o->real_draft);

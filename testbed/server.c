@@ -91,10 +91,11 @@ static real_args_t real_args(const scenario_t *s)
                          SERVER_REAL_CONTEXT};
 }
 
-realverify_size_t server_real_bytes(const scenario_t *s, int *quant, int *context)
+realverify_size_t server_real_bytes(const scenario_t *s, int *quant, int *jobs, int *context)
 {
     real_args_t a = real_args(s);
     *quant = a.quant;
+    *jobs = a.jobs;
     *context = a.context;
     return realverify_bytes(&s->cloud.target, a.quant, a.tokens, a.jobs, a.context);
 }

@@ -45,9 +45,9 @@ int server_run(const scenario_t *s, const repl_shared_t *sh, int rep,
  * NULL: --real-verify needs a token bound per iteration. */
 const char *server_real_refusal(const scenario_t *s);
 /* What the real verifier of s allocates for its model (realverify_bytes
- * of the arguments it builds it with; *quant and *context get the
- * precision and the context it keeps room for), for the memory check
- * before anything starts (testbed/realmem.h). */
-realverify_size_t server_real_bytes(const scenario_t *s, int *quant, int *context);
+ * of the arguments it builds it with; *quant, *jobs and *context get the
+ * precision and the jobs and context it keeps KV room for), for the
+ * memory check before anything starts (testbed/realmem.h). */
+realverify_size_t server_real_bytes(const scenario_t *s, int *quant, int *jobs, int *context);
 
 #endif
