@@ -178,6 +178,9 @@ $(BUILD)/tb/%.o: testbed/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itestbed -c -o $@ $<
 
+# test_tb_realverify records every allocation the real forward pass makes.
+$(BUILD)/tests/unit/test_tb_realverify: LDFLAGS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=posix_memalign,--wrap=aligned_alloc
+
 $(BUILD)/tests/unit/test_tb_%: tests/unit/test_tb_%.c $(BUILD)/libtestbed.a $(BUILD)/libkernels.a $(BUILD)/libspecsim.a tests/check.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests -Itestbed $(LDFLAGS) -o $@ $< $(BUILD)/libtestbed.a $(BUILD)/libkernels.a $(BUILD)/libspecsim.a $(LDLIBS)

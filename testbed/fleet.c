@@ -55,6 +55,13 @@ const char *fleet_real_draft_refusal(const scenario_t *s, int tenant)
     return NULL;
 }
 
+realverify_size_t fleet_real_draft_bytes(const scenario_t *s, int tenant, int *context)
+{
+    const tenant_group_t *G = scenario_tenant_group(s, tenant);
+    *context = FLEET_DRAFT_CONTEXT;
+    return realdraft_bytes(&G->edge.draft, G->edge.quant, FLEET_DRAFT_CONTEXT);
+}
+
 /* repl_t.draft_time: the real tenant's draft goes to the worker and ends
  * when it is done (on_draft_done); the others keep the model's time. */
 static double draft_hook(void *ctx, int tenant, int context, int n, double model_s)

@@ -18,6 +18,7 @@
 #include <signal.h>
 
 #include "err.h"
+#include "realverify.h"
 #include "repl.h"
 #include "scenario.h"
 #include "tally.h"
@@ -35,6 +36,11 @@ typedef struct fleet_stats {
 /* Why tenant cannot draft for real in s (a message for the user, exit 2),
  * or NULL. */
 const char *fleet_real_draft_refusal(const scenario_t *s, int tenant);
+/* What tenant's real draft worker allocates for its model
+ * (realdraft_bytes as real drafting builds it; *context gets the context
+ * it keeps room for), for the memory check before anything starts
+ * (testbed/realmem.h). tenant: one fleet_real_draft_refusal accepted. */
+realverify_size_t fleet_real_draft_bytes(const scenario_t *s, int tenant, int *context);
 
 /* Runs replication rep of s into tl (reset by the caller): connects one
  * socket per cloud tenant to 127.0.0.1:port (port < 0: no tenant uses the

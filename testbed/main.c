@@ -11,8 +11,11 @@
  * tally_finish, as `specsim run` does from a simulated one. The verifier
  * dies with this process (PR_SET_PDEATHSIG) and is killed and reaped on
  * every error path and on SIGINT/SIGTERM, so nothing is left running and
- * its port is closed. Exit status as specsim: 0 ok, 1 runtime failure, 2
- * bad usage or bad scenario; 130 when interrupted.
+ * its port is closed. With --real-verify or --real-draft the real models'
+ * memory is weighed against the machine's first (testbed/realmem.h), so
+ * that a model too large is refused before anything starts. Exit status
+ * as specsim: 0 ok, 1 runtime failure, 2 bad usage or bad scenario; 130
+ * when interrupted.
  */
 /* pipe2: Linux's, for a close-on-exec pipe in one call. */
 #define _GNU_SOURCE
@@ -33,6 +36,7 @@
 #include "cli_opt.h"
 #include "fleet.h"
 #include "output.h"
+#include "realmem.h"
 #include "realverify.h"
 #include "repl.h"
 #include "rt.h"
@@ -64,7 +68,10 @@ static const char usage[] =
     "  --real-draft[=TENANT]  that tenant (default 0) drafts with the draft\n"
     "                 model's real decode steps (tenants.edge.draft at its quant,\n"
     "                 w4a16 or fp16) on one CPU core instead of the emulated\n"
-    "                 draft time, and reports measured vs model times per token\n";
+    "                 draft time, and reports measured vs model times per token\n"
+    "  Both build their model in memory first: a run whose real models would\n"
+    "  take more than 90% of the memory available (MemAvailable) is refused\n"
+    "  (exit 2); otherwise their sizes go to stderr (not with --quiet, --json)\n";
 
 /* The signal that asked us to stop (0 = none): read by the event loops. */
 static volatile sig_atomic_t stop_sig;
@@ -344,6 +351,39 @@ static int run_all(run_t *c, metrics_summary_t *m, metrics_summary_t *groups,
     return rc;
 }
 
+/* The real models this run builds weighed against the memory available
+ * before anything is allocated, forked or written: the verifier's (a
+ * forked process) and the draft worker's (this one) live at the same time
+ * on this machine, so both count. 0 to go ahead, or 2 after the message. */
+static int check_memory(const opts_t *o, const scenario_t *s)
+{
+    realmem_part_t parts[2];
+    int n = 0, quant, jobs, context;
+    char pre[96] = "tenants.", dkey[128], vadv[384], dadv[512];
+    if (o->real_verify && scenario_uses_cloud(s)) {
+        realverify_size_t z = server_real_bytes(s, &quant, &jobs, &context);
+        snprintf(vadv, sizeof vadv, "--real-verify: a smaller cloud.target card (fewer layers, "
+                 "as models/llm/tinyllama-1.1b-2l.yaml), a smaller cloud.batching.max_batch "
+                 "(a KV cache of %d tokens per job) or max_tokens, or run without "
+                 "--real-verify", context);
+        parts[n++] = (realmem_part_t){"--real-verify", "cloud.target", s->cloud.target.name,
+                                      s->cloud.target_ref, quant, jobs, context, z, vadv};
+    }
+    if (o->real_draft >= 0) {
+        const tenant_group_t *G = scenario_tenant_group(s, o->real_draft);
+        realverify_size_t z = fleet_real_draft_bytes(s, o->real_draft, &context);
+        if (s->ngroups > 1) snprintf(pre, sizeof pre, "tenants.groups.%s.", G->name);
+        snprintf(dkey, sizeof dkey, "%sedge.draft", pre);
+        snprintf(dadv, sizeof dadv, "--real-draft: a smaller %s card%s%s%s, or run without "
+                 "--real-draft", dkey, G->edge.quant == PREC_W4A16 ? "" : ", ",
+                 G->edge.quant == PREC_W4A16 ? "" : pre, G->edge.quant == PREC_W4A16 ? "" :
+                 "edge.quant: w4a16 (about a quarter of fp16's weight bytes)");
+        parts[n++] = (realmem_part_t){"--real-draft", dkey, G->edge.draft.name,
+                                      G->edge.draft_ref, G->edge.quant, 1, context, z, dadv};
+    }
+    return n ? realmem_check(o->scenario, parts, n, o->quiet || o->json) : 0;
+}
+
 static int load(const opts_t *o, scenario_t *s)
 {
     err_t err = {0, {0}};
@@ -367,6 +407,10 @@ static int load(const opts_t *o, scenario_t *s)
     }
     if (o->out && output_check_path(o->out, &err) != 0) {
         fprintf(stderr, "testbed: %s\n", err.msg);
+        scenario_fini(s);
+        return 2;
+    }
+    if (check_memory(o, s) != 0) {
         scenario_fini(s);
         return 2;
     }
@@ -493,8 +537,13 @@ static int cmd_steps(int argc, char **argv)
         fprintf(stderr, "testbed steps: --max-tokens %d holds no block of %d tokens\n", maxm, q);
         return 2;
     }
+    realmem_part_t part = {"testbed steps", NULL, card.name, card_path, PREC_FP16, nb,
+                           context + q + 1,
+                           realverify_bytes(&card, PREC_FP16, nb * q, nb, context + q + 1),
+                           "a card with fewer layers, or a smaller --max-tokens or --context"};
+    if (realmem_check(card_path, &part, 1, 0) != 0) return 2;
     const char *sched = realtime();
-    realverify_t *v = realverify_create(&card, PREC_FP16, nb * q, nb, context + q + 1, 1, &err);
+    realverify_t *v = realverify_create(&card, part.quant, nb * q, nb, part.context, 1, &err);
     double *t = malloc((size_t)reps * sizeof *t);
     service_job_t *jobs = malloc((size_t)nb * sizeof *jobs);
     if (!v || !t || !jobs) {

@@ -5,6 +5,10 @@
 #include "realverify.h"
 #include "worker.h"
 
+/* A draft step is one job of one token (realdraft.h). */
+#define REALDRAFT_TOKENS 1
+#define REALDRAFT_JOBS 1
+
 struct realdraft {
     realverify_t *v;
     worker_t w;
@@ -68,6 +72,11 @@ void realdraft_free(realdraft_t *d)
     free(d);
 }
 
+realverify_size_t realdraft_bytes(const llm_card_t *card, int quant, int max_context)
+{
+    return realverify_bytes(card, quant, REALDRAFT_TOKENS, REALDRAFT_JOBS, max_context);
+}
+
 realdraft_t *realdraft_create(const llm_card_t *card, int quant, int max_context,
                               err_t *err)
 {
@@ -76,7 +85,7 @@ realdraft_t *realdraft_create(const llm_card_t *card, int quant, int max_context
         err_set(err, ERR_RUNTIME, "testbed: real drafting: out of memory");
         return NULL;
     }
-    d->v = realverify_create(card, quant, 1, 1, max_context, 1, err);
+    d->v = realverify_create(card, quant, REALDRAFT_TOKENS, REALDRAFT_JOBS, max_context, 1, err);
     if (!d->v || worker_start(&d->w, draft_job, d, "real drafting", err) != 0) {
         realdraft_free(d);
         return NULL;

@@ -16,6 +16,7 @@
 
 #include "cards.h"
 #include "err.h"
+#include "realverify.h"
 
 typedef struct realdraft realdraft_t;
 
@@ -26,6 +27,9 @@ typedef struct realdraft realdraft_t;
 realdraft_t *realdraft_create(const llm_card_t *card, int quant, int max_context,
                               err_t *err);
 void realdraft_free(realdraft_t *d);
+/* What realdraft_create allocates for its model (realverify_bytes of one
+ * job of one token over max_context, as it builds it). */
+realverify_size_t realdraft_bytes(const llm_card_t *card, int quant, int max_context);
 /* The eventfd that becomes readable when a draft is done. */
 int realdraft_fd(const realdraft_t *d);
 /* Starts drafting n >= 0 tokens after context tokens, as draft gen; a draft

@@ -18,6 +18,17 @@ typedef struct lin {
     w4a16_packed_t q;     /* W4A16 when h is NULL */
 } lin_t;
 
+/* The sizes of everything realverify_create allocates, from the card and
+ * the limits: realverify_create allocates by it and realverify_bytes adds
+ * it up, so that the memory check (testbed/realmem.h) weighs what is
+ * built. */
+typedef struct plan {
+    int w4, d, hd, kvd, f, nqkv, ngu;
+    size_t m, wide;   /* work rows; the widest GEMM output (vocab, qkv, gate_up) */
+    size_t kv;        /* fp16 elements of all KV caches */
+    realverify_size_t bytes;
+} plan_t;
+
 struct realverify {
     gemv_ctx_t *ctx;
     llm_card_t c;
@@ -60,6 +71,88 @@ static int rand_w4(w4a16_packed_t *w, int n, int k, uint64_t *s)
         w->zeros[g] = (uint8_t)((r >> 16) & 15);
     }
     return 0;
+}
+
+/* a × b and a + b, SIZE_MAX when past a size_t (and from a SIZE_MAX
+ * operand): a model too large to count is too large to build. */
+static size_t mul_sat(size_t a, size_t b)
+{
+    if (a == SIZE_MAX || b == SIZE_MAX) return a && b ? SIZE_MAX : 0;
+    return a && b > SIZE_MAX / a ? SIZE_MAX : a * b;
+}
+
+static size_t add_sat(size_t a, size_t b)
+{
+    return a > SIZE_MAX - b ? SIZE_MAX : a + b;
+}
+
+/* Bytes of one n × k linear layer as lin_init allocates it: fp16 values,
+ * or w4a16_packed_init's arrays (kernels/gemv.c: a nibble per weight, an
+ * fp16 scale and a byte zero per group of W4A16_GROUP_DEFAULT). */
+static size_t lin_bytes(int w4, int n, int k)
+{
+    size_t nk = mul_sat((size_t)n, (size_t)k);
+    if (!w4) return mul_sat(nk, sizeof(uint16_t));
+    size_t groups = mul_sat((size_t)n, (size_t)(k / W4A16_GROUP_DEFAULT));
+    return add_sat(nk / 2, mul_sat(groups, sizeof(uint16_t) + sizeof(uint8_t)));
+}
+
+/* Fills p for realverify_create's arguments: 0, or -1 with err when it
+ * refuses them. */
+static int plan_of(plan_t *p, const llm_card_t *card, int quant, int max_tokens,
+                   int max_jobs, int max_context, err_t *err)
+{
+    memset(p, 0, sizeof *p);
+    if (quant != PREC_FP16 && quant != PREC_W4A16)
+        return err_set(err, ERR_INPUT, "testbed: a real forward pass runs fp16 or w4a16 "
+                       "weights");
+    if (max_tokens < 1 || max_jobs < 1 || max_context < 1)
+        return err_set(err, ERR_INPUT, "testbed: a real forward pass needs room for at "
+                       "least one token, job and context position");
+    p->w4 = quant == PREC_W4A16;
+    p->d = card->hidden;
+    p->hd = card->hidden / card->heads;
+    p->kvd = card->kv_heads * p->hd;
+    p->f = card->ffn;
+    if (p->w4 && (p->d % W4A16_GROUP_DEFAULT || p->f % W4A16_GROUP_DEFAULT))
+        return err_set(err, ERR_INPUT, "testbed: model '%s' at w4a16: hidden (%d) and ffn "
+                       "(%d) must be multiples of %d, the quantisation group", card->name,
+                       p->d, p->f, W4A16_GROUP_DEFAULT);
+    p->nqkv = p->d + 2 * p->kvd;
+    p->ngu = card->gated_mlp ? 2 * p->f : p->f;
+    p->m = (size_t)max_tokens;
+    p->wide = (size_t)card->vocab;
+    if ((size_t)p->nqkv > p->wide) p->wide = (size_t)p->nqkv;
+    if ((size_t)p->ngu > p->wide) p->wide = (size_t)p->ngu;
+    size_t layer = lin_bytes(p->w4, p->nqkv, p->d);
+    layer = add_sat(layer, lin_bytes(p->w4, p->d, p->d));
+    layer = add_sat(layer, lin_bytes(p->w4, p->ngu, p->d));
+    layer = add_sat(layer, lin_bytes(p->w4, p->d, p->f));
+    p->bytes.weights = add_sat(mul_sat((size_t)card->layers, layer),
+                               lin_bytes(p->w4, card->vocab, p->d));
+    p->kv = mul_sat(mul_sat(mul_sat((size_t)max_jobs, (size_t)card->layers),
+                            mul_sat(2, (size_t)max_context)), (size_t)p->kvd);
+    p->bytes.kv = mul_sat(p->kv, sizeof(uint16_t));
+    /* h and tmp are fp32, the rest fp16: d wide (h, xh, qh, ah), wide
+     * (tmp, yh) and ffn (mh). */
+    size_t row = (size_t)p->d * (sizeof(float) + 3 * sizeof(uint16_t)) +
+                 p->wide * (sizeof(float) + sizeof(uint16_t)) + (size_t)p->f * sizeof(uint16_t);
+    p->bytes.work = mul_sat(p->m, row);
+    p->bytes.total = add_sat(add_sat(p->bytes.weights, p->bytes.kv), p->bytes.work);
+    if (p->bytes.total == SIZE_MAX)
+        return err_set(err, ERR_INPUT, "testbed: model '%s': a real forward pass would "
+                       "need more bytes than this machine can address", card->name);
+    return 0;
+}
+
+realverify_size_t realverify_bytes(const llm_card_t *card, int quant, int max_tokens,
+                                   int max_jobs, int max_context)
+{
+    plan_t p;
+    err_t err = {0, {0}};
+    /* A refused plan has counted nothing, or SIZE_MAX when too large. */
+    (void)plan_of(&p, card, quant, max_tokens, max_jobs, max_context, &err);
+    return p.bytes;
 }
 
 /* 0, or -1 when out of memory or (W4A16) k is not a multiple of the
@@ -127,23 +220,21 @@ void realverify_free(realverify_t *v)
 realverify_t *realverify_create(const llm_card_t *card, int quant, int max_tokens,
                                 int max_jobs, int max_context, int threads, err_t *err)
 {
-    if (quant != PREC_FP16 && quant != PREC_W4A16) {
-        err_set(err, ERR_INPUT, "testbed: a real forward pass runs fp16 or w4a16 weights");
-        return NULL;
-    }
+    plan_t p;
+    if (plan_of(&p, card, quant, max_tokens, max_jobs, max_context, err) != 0) return NULL;
     realverify_t *v = calloc(1, sizeof *v);
     if (!v) {
         err_set(err, ERR_RUNTIME, "testbed: real forward pass: out of memory");
         return NULL;
     }
     v->c = *card;
-    v->w4 = quant == PREC_W4A16;
-    v->d = card->hidden;
-    v->hd = card->hidden / card->heads;
-    v->kvd = card->kv_heads * v->hd;
-    v->f = card->ffn;
-    v->nqkv = v->d + 2 * v->kvd;
-    v->ngu = card->gated_mlp ? 2 * v->f : v->f;
+    v->w4 = p.w4;
+    v->d = p.d;
+    v->hd = p.hd;
+    v->kvd = p.kvd;
+    v->f = p.f;
+    v->nqkv = p.nqkv;
+    v->ngu = p.ngu;
     v->maxm = max_tokens;
     v->maxj = max_jobs;
     v->maxctx = max_context;
@@ -159,11 +250,8 @@ realverify_t *realverify_create(const llm_card_t *card, int quant, int max_token
     v->wgu = layers_of(n, v->w4, v->ngu, v->d, &s);
     v->wdown = layers_of(n, v->w4, v->d, v->f, &s);
     int head_rc = lin_init(&v->whead, v->w4, card->vocab, v->d, &s);
-    v->kv = rand_h((size_t)max_jobs * n * 2 * (size_t)max_context * v->kvd, 1.0f, &s);
-    size_t wide = (size_t)card->vocab;
-    if ((size_t)v->nqkv > wide) wide = (size_t)v->nqkv;
-    if ((size_t)v->ngu > wide) wide = (size_t)v->ngu;
-    size_t m = (size_t)max_tokens;
+    v->kv = rand_h(p.kv, 1.0f, &s);
+    size_t m = p.m, wide = p.wide;
     v->h = calloc(m * v->d, sizeof *v->h);
     v->tmp = calloc(m * wide, sizeof *v->tmp);
     v->xh = calloc(m * v->d, sizeof *v->xh);
@@ -175,8 +263,7 @@ realverify_t *realverify_create(const llm_card_t *card, int quant, int max_token
         !v->yh || !v->qh || !v->ah || !v->mh) {
         realverify_free(v);
         err_set(err, ERR_RUNTIME, "testbed: real forward pass: out of memory for "
-                "model '%s' (or, at w4a16, widths not multiples of %d)", card->name,
-                W4A16_GROUP_DEFAULT);
+                "model '%s' (%.2f GiB)", card->name, (double)p.bytes.total / 1073741824.0);
         return NULL;
     }
     return v;

@@ -34,6 +34,23 @@ typedef struct realverify realverify_t;
  * with realverify_free. */
 realverify_t *realverify_create(const llm_card_t *card, int quant, int max_tokens,
                                 int max_jobs, int max_context, int threads, err_t *err);
+/* What realverify_create allocates for the same arguments, in bytes, from
+ * the sizes it allocates (one plan serves both): the weights (every
+ * layer's and the LM head), the KV caches (max_jobs × layers × K and V ×
+ * max_context × kv width, fp16) and the work buffers (max_tokens rows).
+ * Not counted: its bookkeeping (the handle, one descriptor per layer and
+ * matrix, the kernel context: well under a KiB per layer) and the
+ * kernels' scratch at run time (under 10 bytes per token and width,
+ * max_tokens × max(hidden, ffn)). A part, and total, is SIZE_MAX when it
+ * does not fit a size_t (realverify_create refuses such a model); all
+ * are 0 for arguments realverify_create refuses otherwise (a quant other
+ * than fp16 and w4a16, W4A16 widths not multiples of its group, limits
+ * below 1). */
+typedef struct realverify_size {
+    size_t weights, kv, work, total;
+} realverify_size_t;
+realverify_size_t realverify_bytes(const llm_card_t *card, int quant, int max_tokens,
+                                   int max_jobs, int max_context);
 void realverify_free(realverify_t *v);
 /* Runs one iteration over jobs (a draft step: one job of one token over its
  * context) and returns its wall-clock time (s), or -1

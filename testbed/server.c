@@ -74,6 +74,29 @@ const char *server_real_refusal(const scenario_t *s)
     return NULL;
 }
 
+/* realverify_create's arguments for s's real verifier: the target at
+ * fp16, an iteration's token limit, a batch's job limit and
+ * SERVER_REAL_CONTEXT. One place for real_init and server_real_bytes, so
+ * that the memory check weighs what is built. */
+typedef struct real_args {
+    int quant, tokens, jobs, context;
+} real_args_t;
+
+static real_args_t real_args(const scenario_t *s)
+{
+    return (real_args_t){PREC_FP16, s->cloud.batching.max_tokens, s->cloud.batching.max_batch,
+                         SERVER_REAL_CONTEXT};
+}
+
+realverify_size_t server_real_bytes(const scenario_t *s, int *quant, int *jobs, int *context)
+{
+    real_args_t a = real_args(s);
+    *quant = a.quant;
+    *jobs = a.jobs;
+    *context = a.context;
+    return realverify_bytes(&s->cloud.target, a.quant, a.tokens, a.jobs, a.context);
+}
+
 /* The service model of the one replica real verification runs
  * (server_real_refusal); NULL with a given verify time. */
 static const service_t *real_model(const server_t *sv)
@@ -155,17 +178,17 @@ static void real_fini(server_t *sv)
 static int real_init(server_t *sv, err_t *err)
 {
     const scenario_t *s = sv->r.s;
-    sv->real_maxm = s->cloud.batching.max_tokens;
+    real_args_t a = real_args(s);
+    sv->real_maxm = a.tokens;
     sv->real_n = calloc((size_t)sv->real_maxm + 1, sizeof *sv->real_n);
     sv->real_s = calloc((size_t)sv->real_maxm + 1, sizeof *sv->real_s);
     sv->model_s = calloc((size_t)sv->real_maxm + 1, sizeof *sv->model_s);
     real_worker_t *w = sv->real = calloc(1, sizeof *w);
     if (!sv->real_n || !sv->real_s || !sv->model_s || !w)
         return err_set(err, ERR_RUNTIME, "testbed: verifier: out of memory");
-    w->jobs = calloc((size_t)s->cloud.batching.max_batch, sizeof *w->jobs);
+    w->jobs = calloc((size_t)a.jobs, sizeof *w->jobs);
     if (!w->jobs) return err_set(err, ERR_RUNTIME, "testbed: verifier: out of memory");
-    w->v = realverify_create(&s->cloud.target, PREC_FP16, sv->real_maxm, s->cloud.batching.max_batch,
-                             SERVER_REAL_CONTEXT, 1, err);
+    w->v = realverify_create(&s->cloud.target, a.quant, a.tokens, a.jobs, a.context, 1, err);
     if (!w->v) return -1;
     if (worker_start(&w->w, real_job, w, "verifier", err)) return -1;
     if (engine_on(sv->r.eng, EV_REAL_DONE, on_real_done, sv))

@@ -17,6 +17,7 @@
 #include <signal.h>
 
 #include "err.h"
+#include "realverify.h"
 #include "repl.h"
 #include "scenario.h"
 
@@ -43,5 +44,10 @@ int server_run(const scenario_t *s, const repl_shared_t *sh, int rep,
 /* Why s cannot be verified for real (a message for the user, exit 2), or
  * NULL: --real-verify needs a token bound per iteration. */
 const char *server_real_refusal(const scenario_t *s);
+/* What the real verifier of s allocates for its model (realverify_bytes
+ * of the arguments it builds it with; *quant, *jobs and *context get the
+ * precision and the jobs and context it keeps KV room for), for the
+ * memory check before anything starts (testbed/realmem.h). */
+realverify_size_t server_real_bytes(const scenario_t *s, int *quant, int *jobs, int *context);
 
 #endif

@@ -164,7 +164,9 @@ cloud:
   batching: {max_batch: 3, max_tokens: 12}
 EOF2
 if "$TESTBED" run "$TMP/real.yaml" --real-verify --out "$TMP/real.csv" >/dev/null 2>"$TMP/err" &&
-   grep -q '^  M=' "$TMP/err" && awk "BEGIN { exit !($(col "$TMP/real.csv" throughput_tok_s) > 0) }"
+   grep -q '^  M=' "$TMP/err" &&
+   grep -q '^testbed: real models: .* of the .* available' "$TMP/err" &&
+   grep -q "^  --real-verify: cloud.target tiny ($TMP/tiny.yaml) at fp16: " "$TMP/err" && awk "BEGIN { exit !($(col "$TMP/real.csv" throughput_tok_s) > 0) }"
 then pass testbed_real_verify_runs
 else fail testbed_real_verify_runs "$(head -c 400 "$TMP/err")"; fi
 expect_exit testbed_real_verify_needs_max_tokens 2 \
@@ -238,6 +240,80 @@ refused testbed_real_draft_bad_quant 'w4a16 or fp16' \
     "$TESTBED" run "$TMP/rd.yaml" --real-draft --set tenants.edge.quant=w8a16
 refused testbed_real_draft_cloud_only 'does not draft' \
     "$TESTBED" run "$TMP/real.yaml" --real-draft --set protocol.mode=cloud-only
+
+# --- memory for real models ------------------------------------------------
+# A card no machine holds, so that no real model is ever built from it
+# (hidden 10^7: one layer's qkv matrix alone is 545 TiB at fp16, past what
+# a process can address): the run is refused before anything starts, exit
+# 2, with the scenario, the option, the key, the card and the sizes named,
+# nothing on stdout and no output file. (Fixed verify and draft times:
+# the loader would refuse the card on the scenario's GPU and edge device
+# otherwise.)
+cat >"$TMP/huge.yaml" <<'EOF2'
+name: huge
+source: "a test shape larger than any machine's memory, no real model"
+layers: 100
+hidden: 10000000
+heads: 78125
+kv_heads: 78125
+ffn: 10000000
+vocab: 32000
+gated_mlp: true
+EOF2
+# too_big NAME CMD...: refused as above; the message is left in $TMP/err.
+too_big() {
+    name=$1; shift
+    rm -f "$TMP/big.csv"
+    "$@" --out "$TMP/big.csv" >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    if [ "$rc" -eq 2 ] && [ ! -s "$TMP/out" ] && [ ! -e "$TMP/big.csv" ] &&
+       grep -q "would not fit in this machine's memory: .* GiB needed, .* GiB available" "$TMP/err" &&
+       grep -q '^  instead: ' "$TMP/err"
+    then return 0; fi
+    fail "$name" "exit $rc: $(head -c 600 "$TMP/err")"
+    return 1
+}
+# The verifier's model at fp16, by hand (docs/testbed.md): per layer qkv
+# (d + 2·kv width) × d, o d × d, gate_up 2f × d, down d × f, with d = f =
+# kv width = 10^7, times 100 layers, plus the LM head 32000 × d, 2 bytes
+# each; KV caches of 3 jobs (max_batch) × 100 layers × K, V × 2048 tokens ×
+# 10^7 × 2 bytes; work buffers of 12 tokens (max_tokens) × (10 bytes × d +
+# 6 bytes × the widest output, qkv's 3·10^7, + 2 bytes × f).
+want=$(awk 'BEGIN { d = 1e7; w = 100 * 7 * d * d + 32000 * d; kv = 3 * 100 * 2 * 2048 * d
+                    m = 12 * (10 * d + 6 * 3 * d + 2 * d)
+                    printf "%.2f", (2 * w + 2 * kv + m) / 1073741824 }')
+if too_big testbed_real_verify_too_big "$TESTBED" run "$TMP/real.yaml" --real-verify \
+       --set cloud.target="$TMP/huge.yaml" --set cloud.verify_time=10ms; then
+    if grep -q "^testbed: $TMP/real.yaml: the real model would not fit .*: $want GiB needed" "$TMP/err" &&
+       grep -q "^  --real-verify: cloud.target huge ($TMP/huge.yaml) at fp16: $want GiB" "$TMP/err" &&
+       grep -q 'instead: --real-verify: a smaller cloud.target card' "$TMP/err"
+    then pass testbed_real_verify_too_big
+    else fail testbed_real_verify_too_big "expected $want GiB: $(head -c 600 "$TMP/err")"; fi
+fi
+if too_big testbed_real_draft_too_big "$TESTBED" run "$TMP/rd.yaml" --real-draft --json \
+       --set tenants.edge.draft="$TMP/huge.yaml" --set tenants.edge.draft_time=2ms; then
+    if grep -q "^  --real-draft: tenants.edge.draft huge ($TMP/huge.yaml) at w4a16: " "$TMP/err"
+    then pass testbed_real_draft_too_big
+    else fail testbed_real_draft_too_big "$(head -c 600 "$TMP/err")"; fi
+fi
+# Both options: the verifier (a process of its own) and the draft worker
+# run at the same time on this machine, so both models are counted: the
+# tiny target's beside the huge draft.
+if too_big testbed_real_both_counted "$TESTBED" run "$TMP/real.yaml" --real-verify \
+       --real-draft=1 --set tenants.edge.draft="$TMP/huge.yaml"; then
+    if grep -q "the real models would not fit" "$TMP/err" &&
+       grep -q "^  --real-verify: cloud.target tiny ($TMP/tiny.yaml) at fp16: " "$TMP/err" &&
+       grep -q "^  --real-draft: tenants.edge.draft huge ($TMP/huge.yaml) at w4a16: " "$TMP/err"
+    then pass testbed_real_both_counted
+    else fail testbed_real_both_counted "$(head -c 600 "$TMP/err")"; fi
+fi
+refused testbed_steps_too_big "would not fit in this machine's memory" \
+    "$TESTBED" steps "$TMP/huge.yaml"
+# A model that fits: its size on stderr before the run, not with --quiet.
+if "$TESTBED" run "$TMP/real.yaml" --real-verify --quiet --set duration=0.3s --set warmup=0s \
+       >/dev/null 2>"$TMP/err" && ! grep -q 'real models' "$TMP/err"
+then pass testbed_real_size_quiet
+else fail testbed_real_size_quiet "$(head -c 400 "$TMP/err")"; fi
 
 # testbed steps: one row per batch of 1 .. N/(G+1) blocks, m = batch·(G+1),
 # each a positive time, in the calibration table's row syntax.
