@@ -167,20 +167,35 @@ static void flow(const ynode_t *n, sbuf_t *b)
 
 /* ---- axis values --------------------------------------------------------- */
 
-static int axis_push(ctx_t *c, sweep_axis_t *ax, char *value, const ynode_t *mark)
+/* The three per-value arrays hold room for the next power of two of values:
+ * growing them by one value at a time copies them once per value, which
+ * makes a long range quadratic wherever realloc cannot grow in place. */
+static int axis_grow(sweep_axis_t *ax)
 {
-    int n = ax->nvalues + 1;
-    char **v = realloc(ax->values, (size_t)n * sizeof *v);
+    int n = ax->nvalues;
+    if (n != 0 && (n & (n - 1)) != 0) return 0; /* room left */
+    size_t cap = n ? 2 * (size_t)n : 1;
+    char **v = realloc(ax->values, cap * sizeof *v);
     if (v) ax->values = v;
-    int *l = realloc(ax->vline, (size_t)n * sizeof *l);
+    int *l = realloc(ax->vline, cap * sizeof *l);
     if (l) ax->vline = l;
-    int *k = realloc(ax->vcol, (size_t)n * sizeof *k);
+    int *k = realloc(ax->vcol, cap * sizeof *k);
     if (k) ax->vcol = k;
-    if (!v || !l || !k) { free(value); return oom(c); }
+    unsigned char *f = realloc(ax->vflow, cap * sizeof *f);
+    if (f) ax->vflow = f;
+    return v && l && k && f ? 0 : -1;
+}
+
+/* Takes value (malloc'ed; freed on failure). */
+static int axis_push(ctx_t *c, sweep_axis_t *ax, char *value, int is_flow,
+                     const ynode_t *mark)
+{
+    if (axis_grow(ax) != 0) { free(value); return oom(c); }
     ax->values[ax->nvalues] = value;
     ax->vline[ax->nvalues] = mark->line;
     ax->vcol[ax->nvalues] = mark->col;
-    ax->nvalues = n;
+    ax->vflow[ax->nvalues] = (unsigned char)is_flow;
+    ax->nvalues++;
     return 0;
 }
 
@@ -199,7 +214,7 @@ static int axis_list(ctx_t *c, sweep_axis_t *ax, const ynode_t *n)
             flow(item, &b);
         }
         if (b.oom) { free(b.s); return oom(c); }
-        if (axis_push(c, ax, b.s, item)) return -1;
+        if (axis_push(c, ax, b.s, item->kind != YNODE_SCALAR, item)) return -1;
     }
     return 0;
 }
@@ -279,7 +294,7 @@ static int push_num(ctx_t *c, sweep_axis_t *ax, double v, const char *unit,
     *last = v;
     char *s = fmt_value(v, unit);
     if (!s) return oom(c);
-    return axis_push(c, ax, s, mark);
+    return axis_push(c, ax, s, 0, mark);
 }
 
 static int range_step(ctx_t *c, sweep_axis_t *ax, const range_nodes_t *r,
@@ -504,6 +519,7 @@ void sweepspec_fini(sweepspec_t *sp)
         free(ax->values);
         free(ax->vline);
         free(ax->vcol);
+        free(ax->vflow);
         free(ax->path);
     }
     free(sp->axes);
@@ -701,8 +717,10 @@ static void axes_yaml(sbuf_t *b, const sweepspec_t *sp, const char *indent)
             sb_add(b, indent);
             sb_add(b, "  - ");
             /* Flow nodes (distributions) were serialised by flow() and are
-             * valid YAML as they stand; scalars may need quoting. */
-            if (v[0] == '{' || v[0] == '[') sb_add(b, v);
+             * valid YAML as they stand; scalars may need quoting — also one
+             * that starts like a flow node ("[1" written bare does not
+             * parse, and "[1,2]" would come back as "[1, 2]"). */
+            if (ax->vflow[i]) sb_add(b, v);
             else sb_quoted(b, v);
             sb_add(b, "\n");
         }

@@ -42,6 +42,8 @@ typedef struct sweep_axis {
     char *path;          /* dotted path, owned */
     char **values;       /* owned strings, nvalues >= 1: the --set values */
     int *vline, *vcol;   /* 1-based mark of the node each value came from */
+    unsigned char *vflow;/* 1: the value is a flow node (a distribution...)
+                            as YAML text, 0: a scalar's own text */
     int nvalues;
     int line, col;       /* 1-based mark of the axis key */
 } sweep_axis_t;
