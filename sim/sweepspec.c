@@ -17,12 +17,13 @@
 
 /* Range expansions longer than this are refused: one axis of ten million
  * values is a typo (a step in the wrong unit), not a sweep. */
-#define AXIS_MAX_VALUES 10000000L
+#define AXIS_MAX_VALUES SWEEPSPEC_MAX_VALUES
 
 typedef struct ctx {
     const char *name;       /* file name for messages */
     sweepspec_t *sp;
     err_t *err;
+    long nvalues;           /* in all axes so far (SWEEPSPEC_MAX_VALUES) */
 } ctx_t;
 
 /* ---- small growable string ------------------------------------------- */
@@ -187,10 +188,23 @@ static int axis_grow(sweep_axis_t *ax)
 }
 
 /* Takes value (malloc'ed; freed on failure). */
+/* The error for a sweep whose axes would hold more than SWEEPSPEC_MAX_VALUES
+ * values once `more` are added, else 0. */
+static int too_many_values(ctx_t *c, const sweep_axis_t *ax, double more,
+                           const ynode_t *mark)
+{
+    if ((double)c->nvalues + more <= (double)SWEEPSPEC_MAX_VALUES) return 0;
+    return fail_at(c, mark, "sweep.%s: more than %ld values in all axes together "
+                   "(check the ranges' steps and counts)", ax->path,
+                   SWEEPSPEC_MAX_VALUES);
+}
+
 static int axis_push(ctx_t *c, sweep_axis_t *ax, char *value, int is_flow,
                      const ynode_t *mark)
 {
+    if (too_many_values(c, ax, 1, mark)) { free(value); return -1; }
     if (axis_grow(ax) != 0) { free(value); return oom(c); }
+    c->nvalues++;
     ax->values[ax->nvalues] = value;
     ax->vline[ax->nvalues] = mark->line;
     ax->vcol[ax->nvalues] = mark->col;
@@ -317,6 +331,9 @@ static int range_step(ctx_t *c, sweep_axis_t *ax, const range_nodes_t *r,
     if (cnt > AXIS_MAX_VALUES)
         return fail_at(c, r->step, "sweep.%s.step: %.0f values on one axis "
                        "(check the step's unit)", ax->path, cnt);
+    /* Refused before expanding: an integer range may repeat values and
+     * keep fewer, so it is checked value by value (axis_push). */
+    if (!integer && too_many_values(c, ax, cnt, r->step)) return -1;
     for (long i = 0; i < (long)cnt; i++) {
         double v = from->v + (double)i * step;
         if (fabs(v) < 1e-12 * fabs(step)) v = 0;
@@ -340,6 +357,7 @@ static int range_count(ctx_t *c, sweep_axis_t *ax, const range_nodes_t *r,
                        ax->path, count);
     if (count > AXIS_MAX_VALUES)
         return fail_at(c, r->count, "sweep.%s.count: too many values", ax->path);
+    if (!integer && too_many_values(c, ax, (double)count, r->count)) return -1;
     int logscale = 0;
     if (r->scale) {
         const char *s = r->scale->str;
@@ -468,7 +486,7 @@ static int load_section(const char *name, const char *yaml, int required,
     snprintf(out->file, sizeof out->file, "%s", name);
     ynode_t *root = NULL;
     if (ynode_parse(name, NULL, yaml, strlen(yaml), 1, 0, &root, err) != 0) return -1;
-    ctx_t c = {name, out, err};
+    ctx_t c = {name, out, err, 0};
     const ynode_pair_t *sweep = ynode_find(root, "sweep");
     const char *file = scalar(ynode_get(ynode_get(root, "output"), "file"));
     if (file) snprintf(out->out_file, sizeof out->out_file, "%s", file);
@@ -489,7 +507,7 @@ int sweepspec_from_node(const char *name, const struct ynode_pair *key,
 {
     memset(out, 0, sizeof *out);
     snprintf(out->file, sizeof out->file, "%s", name);
-    ctx_t c = {name, out, err};
+    ctx_t c = {name, out, err, 0};
     return parse_sweep(&c, key);
 }
 

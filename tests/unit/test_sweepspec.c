@@ -336,6 +336,35 @@ static void test_values_grow_geometrically(void)
     sweepspec_fini(&sp);
 }
 
+/* The axes together hold at most SWEEPSPEC_MAX_VALUES values, refused before
+ * a range is expanded: the point count alone let a few lines of zipped
+ * ten-million-value axes take gigabytes (a 2-value axis before it makes
+ * 20 million points, well under the point limit). */
+static void test_total_values_limit(void)
+{
+    sweepspec_t sp;
+    err_t err;
+    char msg[160];
+    snprintf(msg, sizeof msg, "t.yaml:3:30: sweep.a: more than %ld values in all axes",
+             SWEEPSPEC_MAX_VALUES);
+    CHECK(load("sweep:\n  b: [1, 2]\n  a: {from: 0, to: 1, count: 9999999}\n", &sp,
+               &err) != 0);
+    CHECK(err.code == ERR_INPUT && starts(err.msg, msg));
+    sweepspec_fini(&sp);
+    /* "  a: {from: 1, to: 1e7, step: 1}": 10^7 values after 2, the step at
+     * column 31. */
+    snprintf(msg, sizeof msg, "t.yaml:3:31: sweep.a: more than %ld values in all axes",
+             SWEEPSPEC_MAX_VALUES);
+    CHECK(load("sweep:\n  b: [1, 2]\n  a: {from: 1, to: 1e7, step: 1}\n", &sp, &err) != 0);
+    CHECK(err.code == ERR_INPUT && starts(err.msg, msg));
+    sweepspec_fini(&sp);
+    /* An integer range keeps each value once: 1, 2, 3 whatever the count. */
+    CHECK(load("sweep:\n  b: [1, 2]\n  a: {from: 1, to: 3, count: 9999999, integer: true}\n",
+               &sp, &err) == 0);
+    CHECK(sp.npoints == 6);
+    sweepspec_fini(&sp);
+}
+
 int main(void)
 {
     RUN(test_list_axis);
@@ -348,5 +377,6 @@ int main(void)
     RUN(test_write_round_trip);
     RUN(test_write_flow_like_scalars);
     RUN(test_values_grow_geometrically);
+    RUN(test_total_values_limit);
     return check_done();
 }
