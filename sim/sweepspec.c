@@ -239,12 +239,20 @@ typedef struct qty {
     const char *unit;   /* points into the node's text; "" = none */
 } qty_t;
 
+/* The number and the unit as written after from (a unit is not checked
+ * here, only where the value is used: any length, never cut short).
+ * Malloc'ed; NULL when out of memory. */
 static char *fmt_value(double v, const char *unit)
 {
-    char buf[96];
+    char num[32];
     if (v == 0) v = 0; /* no "-0" */
-    snprintf(buf, sizeof buf, "%.10g%s", v, unit);
-    return strdup(buf);
+    int n = snprintf(num, sizeof num, "%.10g", v);
+    size_t ul = strlen(unit);
+    char *s = n > 0 && n < (int)sizeof num ? malloc((size_t)n + ul + 1) : NULL;
+    if (!s) return NULL;
+    memcpy(s, num, (size_t)n);
+    memcpy(s + n, unit, ul + 1);
+    return s;
 }
 
 typedef struct range_nodes {

@@ -4,7 +4,8 @@
  * The input is a scenario file. Its sweep: section is read as `specsim
  * sweep` reads it (sweepspec_load of the file). A spec that loads must:
  *   - have as many points as its axes say (their product, or with zip
- *     their common length);
+ *     their common length), and hold what its YAML says (a list's items,
+ *     scalars as written; a range's values in from's unit);
  *   - come back the same through sweepspec_write_yaml (zip,
  *     independent_seeds, every axis path and value, the point count), with
  *     sweepspec_write_axes writing the same axes, and read the same through
@@ -110,6 +111,7 @@ static const char *differs(const sweepspec_t *a, const sweepspec_t *b)
         if (x->nvalues != y->nvalues) return "an axis's number of values";
         for (int k = 0; k < x->nvalues; k++)
             if (strcmp(x->values[k], y->values[k]) != 0) return "an axis value";
+            else if (x->vflow[k] != y->vflow[k]) return "a value's kind (flow or scalar)";
     }
     return NULL;
 }
@@ -222,6 +224,48 @@ static void round_trip(const sweepspec_t *sp)
     sweepspec_fini(&back);
 }
 
+/* 1 when s ends with tail. */
+static int ends_with(const char *s, const char *tail)
+{
+    size_t n = strlen(s), t = strlen(tail);
+    return n >= t && strcmp(s + n - t, tail) == 0;
+}
+
+/* Each axis against its node: a list gives its items in order, a scalar
+ * item as its own text and anything else as a flow node; every value of a
+ * range ends with from's unit as written. */
+static void check_nodes(const sweepspec_t *sp, const ynode_t *sw)
+{
+    int a = 0;
+    for (size_t i = 0; i < sw->n; i++) {
+        const ynode_pair_t *p = &sw->pairs[i];
+        if (!strcmp(p->key, "zip") || !strcmp(p->key, "independent_seeds")) continue;
+        if (a >= sp->naxes) fuzz_fail("more axis keys than axes", p->key);
+        const sweep_axis_t *ax = &sp->axes[a++];
+        if (strcmp(ax->path, p->key) != 0) fuzz_fail("an axis out of order", p->key);
+        const ynode_t *v = p->val;
+        if (v->kind == YNODE_SEQ) {
+            if ((size_t)ax->nvalues != v->n) fuzz_fail("a list axis lost items", p->key);
+            for (size_t k = 0; k < v->n; k++) {
+                int scalar = v->items[k]->kind == YNODE_SCALAR;
+                if (ax->vflow[k] == scalar ||
+                    (scalar && strcmp(ax->values[k], v->items[k]->str) != 0))
+                    fuzz_fail("a list item is not its value", ax->values[k]);
+            }
+        } else {
+            const ynode_t *from = ynode_get(v, "from");
+            double x;
+            const char *unit;
+            if (!from || from->kind != YNODE_SCALAR || units_split(from->str, &x, &unit))
+                fuzz_fail("a range loaded without a from", p->key);
+            for (int k = 0; k < ax->nvalues; k++)
+                if (ax->vflow[k] || !ends_with(ax->values[k], unit))
+                    fuzz_fail("a range value lost from's unit", ax->values[k]);
+        }
+    }
+    if (a != sp->naxes) fuzz_fail("fewer axis keys than axes", NULL);
+}
+
 /* The optimize: section's reader (sweepspec_from_node) on the same key. */
 static void from_node(const sweepspec_t *sp, const char *path, const char *text)
 {
@@ -235,6 +279,7 @@ static void from_node(const sweepspec_t *sp, const char *path, const char *text)
         fuzz_fail("sweepspec_from_node refuses what sweepspec_load read", err.msg);
     const char *d = differs(sp, &n);
     if (d) fuzz_fail("sweepspec_from_node reads differently in", d);
+    check_nodes(sp, key->val);
     sweepspec_fini(&n);
     ynode_free(root);
 }

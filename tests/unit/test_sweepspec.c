@@ -365,6 +365,27 @@ static void test_total_values_limit(void)
     sweepspec_fini(&sp);
 }
 
+/* A range value is the number and from's unit as written, however long:
+ * the unit is checked only where the value is used (a `name` takes any
+ * text), and it was cut at 95 characters before. */
+static void test_long_unit_kept(void)
+{
+    char unit[201], yaml[1024], want[256];
+    memset(unit, 'u', 200);
+    unit[200] = 0;
+    snprintf(yaml, sizeof yaml, "sweep:\n  name: {from: 1%s, to: 2%s, step: 1%s}\n",
+             unit, unit, unit);
+    sweepspec_t sp;
+    err_t err;
+    CHECK(load(yaml, &sp, &err) == 0);
+    CHECK(sp.npoints == 2);
+    if (sp.npoints == 2) {
+        snprintf(want, sizeof want, "2%s", unit);
+        CHECK_STR(sp.axes[0].values[1], want);
+    }
+    sweepspec_fini(&sp);
+}
+
 int main(void)
 {
     RUN(test_list_axis);
@@ -378,5 +399,6 @@ int main(void)
     RUN(test_write_flow_like_scalars);
     RUN(test_values_grow_geometrically);
     RUN(test_total_values_limit);
+    RUN(test_long_unit_kept);
     return check_done();
 }
