@@ -187,24 +187,25 @@ static int axis_grow(sweep_axis_t *ax)
     return v && l && k && f ? 0 : -1;
 }
 
-/* Takes value (malloc'ed; freed on failure). */
-/* The error for a sweep whose axes would hold more than SWEEPSPEC_MAX_VALUES
- * values once `more` are added, else 0. */
-static int too_many_values(ctx_t *c, const sweep_axis_t *ax, double more,
-                           const ynode_t *mark)
+/* Takes n more values out of the sweep's SWEEPSPEC_MAX_VALUES, before they
+ * are made: a list's items, or every step of a range (also the repeats an
+ * integer range drops, which cost the same time to step through). */
+static int reserve_values(ctx_t *c, const sweep_axis_t *ax, double n,
+                          const ynode_t *mark)
 {
-    if ((double)c->nvalues + more <= (double)SWEEPSPEC_MAX_VALUES) return 0;
-    return fail_at(c, mark, "sweep.%s: more than %ld values in all axes together "
-                   "(check the ranges' steps and counts)", ax->path,
-                   SWEEPSPEC_MAX_VALUES);
+    if (!((double)c->nvalues + n <= (double)SWEEPSPEC_MAX_VALUES))
+        return fail_at(c, mark, "sweep.%s: more than %ld values in all axes "
+                       "together (check the ranges' steps and counts)", ax->path,
+                       SWEEPSPEC_MAX_VALUES);
+    c->nvalues += (long)n;
+    return 0;
 }
 
+/* Takes value (malloc'ed; freed on failure). */
 static int axis_push(ctx_t *c, sweep_axis_t *ax, char *value, int is_flow,
                      const ynode_t *mark)
 {
-    if (too_many_values(c, ax, 1, mark)) { free(value); return -1; }
     if (axis_grow(ax) != 0) { free(value); return oom(c); }
-    c->nvalues++;
     ax->values[ax->nvalues] = value;
     ax->vline[ax->nvalues] = mark->line;
     ax->vcol[ax->nvalues] = mark->col;
@@ -218,6 +219,7 @@ static int axis_list(ctx_t *c, sweep_axis_t *ax, const ynode_t *n)
     if (n->n == 0)
         return fail_at(c, n, "sweep.%s: empty list (an axis needs at least one value)",
                        ax->path);
+    if (reserve_values(c, ax, (double)n->n, n)) return -1;
     for (size_t i = 0; i < n->n; i++) {
         const ynode_t *item = n->items[i];
         sbuf_t b = {0};
@@ -339,9 +341,7 @@ static int range_step(ctx_t *c, sweep_axis_t *ax, const range_nodes_t *r,
     if (cnt > AXIS_MAX_VALUES)
         return fail_at(c, r->step, "sweep.%s.step: %.0f values on one axis "
                        "(check the step's unit)", ax->path, cnt);
-    /* Refused before expanding: an integer range may repeat values and
-     * keep fewer, so it is checked value by value (axis_push). */
-    if (!integer && too_many_values(c, ax, cnt, r->step)) return -1;
+    if (reserve_values(c, ax, cnt, r->step)) return -1;
     for (long i = 0; i < (long)cnt; i++) {
         double v = from->v + (double)i * step;
         if (fabs(v) < 1e-12 * fabs(step)) v = 0;
@@ -365,7 +365,7 @@ static int range_count(ctx_t *c, sweep_axis_t *ax, const range_nodes_t *r,
                        ax->path, count);
     if (count > AXIS_MAX_VALUES)
         return fail_at(c, r->count, "sweep.%s.count: too many values", ax->path);
-    if (!integer && too_many_values(c, ax, (double)count, r->count)) return -1;
+    if (reserve_values(c, ax, (double)count, r->count)) return -1;
     int logscale = 0;
     if (r->scale) {
         const char *s = r->scale->str;

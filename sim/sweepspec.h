@@ -38,10 +38,12 @@
  * bookkeeping); the limit is an input error. */
 #define SWEEPSPEC_MAX_POINTS 100000000ULL
 /* All axes together hold at most this many values (each a string kept in
- * memory). The point limit alone does not bound them: zipped axes of equal
- * length add values and no points, and every axis is expanded before the
- * points are counted. Ten million is also the most one axis may hold, and
- * more than any product sweep under the point limit needs. */
+ * memory), counted before they are made: a range counts every step, also
+ * the repeats that `integer: true` drops. The point limit alone does not
+ * bound them: zipped axes of equal length add values and no points, and
+ * every axis is expanded before the points are counted. Ten million is
+ * also the most one axis may hold, and more than any product sweep under
+ * the point limit needs. */
 #define SWEEPSPEC_MAX_VALUES 10000000L
 
 typedef struct sweep_axis {

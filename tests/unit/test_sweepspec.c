@@ -358,10 +358,26 @@ static void test_total_values_limit(void)
     CHECK(load("sweep:\n  b: [1, 2]\n  a: {from: 1, to: 1e7, step: 1}\n", &sp, &err) != 0);
     CHECK(err.code == ERR_INPUT && starts(err.msg, msg));
     sweepspec_fini(&sp);
-    /* An integer range keeps each value once: 1, 2, 3 whatever the count. */
-    CHECK(load("sweep:\n  b: [1, 2]\n  a: {from: 1, to: 3, count: 9999999, integer: true}\n",
+    /* An integer range keeps each value once (1, 2, 3) but steps through
+     * every one of its count: exactly the limit in all is accepted, one
+     * more refused (each such axis took 40 ms, any number of them). */
+    CHECK(load("sweep:\n  b: [1, 2]\n  a: {from: 1, to: 3, count: 9999998, integer: true}\n",
                &sp, &err) == 0);
     CHECK(sp.npoints == 6);
+    sweepspec_fini(&sp);
+    snprintf(msg, sizeof msg, "t.yaml:3:30: sweep.a: more than %ld values in all axes",
+             SWEEPSPEC_MAX_VALUES);
+    CHECK(load("sweep:\n  b: [1, 2]\n  a: {from: 1, to: 3, count: 9999999, integer: true}\n",
+               &sp, &err) != 0);
+    CHECK(err.code == ERR_INPUT && starts(err.msg, msg));
+    sweepspec_fini(&sp);
+    /* A list counts its items: "  c: [1, 2]" after 9999999 values, at the
+     * list (column 6). */
+    snprintf(msg, sizeof msg, "t.yaml:3:6: sweep.c: more than %ld values in all axes",
+             SWEEPSPEC_MAX_VALUES);
+    CHECK(load("sweep:\n  a: {from: 1, to: 3, count: 9999999, integer: true}\n  c: [1, 2]\n",
+               &sp, &err) != 0);
+    CHECK(err.code == ERR_INPUT && starts(err.msg, msg));
     sweepspec_fini(&sp);
 }
 
