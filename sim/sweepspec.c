@@ -17,12 +17,13 @@
 
 /* Range expansions longer than this are refused: one axis of ten million
  * values is a typo (a step in the wrong unit), not a sweep. */
-#define AXIS_MAX_VALUES 10000000L
+#define AXIS_MAX_VALUES SWEEPSPEC_MAX_VALUES
 
 typedef struct ctx {
     const char *name;       /* file name for messages */
     sweepspec_t *sp;
     err_t *err;
+    long nvalues;           /* in all axes so far (SWEEPSPEC_MAX_VALUES) */
 } ctx_t;
 
 /* ---- small growable string ------------------------------------------- */
@@ -167,20 +168,49 @@ static void flow(const ynode_t *n, sbuf_t *b)
 
 /* ---- axis values --------------------------------------------------------- */
 
-static int axis_push(ctx_t *c, sweep_axis_t *ax, char *value, const ynode_t *mark)
+/* The three per-value arrays hold room for the next power of two of values:
+ * growing them by one value at a time copies them once per value, which
+ * makes a long range quadratic wherever realloc cannot grow in place. */
+static int axis_grow(sweep_axis_t *ax)
 {
-    int n = ax->nvalues + 1;
-    char **v = realloc(ax->values, (size_t)n * sizeof *v);
+    int n = ax->nvalues;
+    if (n != 0 && (n & (n - 1)) != 0) return 0; /* room left */
+    size_t cap = n ? 2 * (size_t)n : 1;
+    char **v = realloc(ax->values, cap * sizeof *v);
     if (v) ax->values = v;
-    int *l = realloc(ax->vline, (size_t)n * sizeof *l);
+    int *l = realloc(ax->vline, cap * sizeof *l);
     if (l) ax->vline = l;
-    int *k = realloc(ax->vcol, (size_t)n * sizeof *k);
+    int *k = realloc(ax->vcol, cap * sizeof *k);
     if (k) ax->vcol = k;
-    if (!v || !l || !k) { free(value); return oom(c); }
+    unsigned char *f = realloc(ax->vflow, cap * sizeof *f);
+    if (f) ax->vflow = f;
+    return v && l && k && f ? 0 : -1;
+}
+
+/* Takes n more values out of the sweep's SWEEPSPEC_MAX_VALUES, before they
+ * are made: a list's items, or every step of a range (also the repeats an
+ * integer range drops, which cost the same time to step through). */
+static int reserve_values(ctx_t *c, const sweep_axis_t *ax, double n,
+                          const ynode_t *mark)
+{
+    if (!((double)c->nvalues + n <= (double)SWEEPSPEC_MAX_VALUES))
+        return fail_at(c, mark, "sweep.%s: more than %ld values in all axes "
+                       "together (check the ranges' steps and counts)", ax->path,
+                       SWEEPSPEC_MAX_VALUES);
+    c->nvalues += (long)n;
+    return 0;
+}
+
+/* Takes value (malloc'ed; freed on failure). */
+static int axis_push(ctx_t *c, sweep_axis_t *ax, char *value, int is_flow,
+                     const ynode_t *mark)
+{
+    if (axis_grow(ax) != 0) { free(value); return oom(c); }
     ax->values[ax->nvalues] = value;
     ax->vline[ax->nvalues] = mark->line;
     ax->vcol[ax->nvalues] = mark->col;
-    ax->nvalues = n;
+    ax->vflow[ax->nvalues] = (unsigned char)is_flow;
+    ax->nvalues++;
     return 0;
 }
 
@@ -189,6 +219,7 @@ static int axis_list(ctx_t *c, sweep_axis_t *ax, const ynode_t *n)
     if (n->n == 0)
         return fail_at(c, n, "sweep.%s: empty list (an axis needs at least one value)",
                        ax->path);
+    if (reserve_values(c, ax, (double)n->n, n)) return -1;
     for (size_t i = 0; i < n->n; i++) {
         const ynode_t *item = n->items[i];
         sbuf_t b = {0};
@@ -199,7 +230,7 @@ static int axis_list(ctx_t *c, sweep_axis_t *ax, const ynode_t *n)
             flow(item, &b);
         }
         if (b.oom) { free(b.s); return oom(c); }
-        if (axis_push(c, ax, b.s, item)) return -1;
+        if (axis_push(c, ax, b.s, item->kind != YNODE_SCALAR, item)) return -1;
     }
     return 0;
 }
@@ -210,12 +241,20 @@ typedef struct qty {
     const char *unit;   /* points into the node's text; "" = none */
 } qty_t;
 
+/* The number and the unit as written after from (a unit is not checked
+ * here, only where the value is used: any length, never cut short).
+ * Malloc'ed; NULL when out of memory. */
 static char *fmt_value(double v, const char *unit)
 {
-    char buf[96];
+    char num[32];
     if (v == 0) v = 0; /* no "-0" */
-    snprintf(buf, sizeof buf, "%.10g%s", v, unit);
-    return strdup(buf);
+    int n = snprintf(num, sizeof num, "%.10g", v);
+    size_t ul = strlen(unit);
+    char *s = n > 0 && n < (int)sizeof num ? malloc((size_t)n + ul + 1) : NULL;
+    if (!s) return NULL;
+    memcpy(s, num, (size_t)n);
+    memcpy(s + n, unit, ul + 1);
+    return s;
 }
 
 typedef struct range_nodes {
@@ -279,7 +318,7 @@ static int push_num(ctx_t *c, sweep_axis_t *ax, double v, const char *unit,
     *last = v;
     char *s = fmt_value(v, unit);
     if (!s) return oom(c);
-    return axis_push(c, ax, s, mark);
+    return axis_push(c, ax, s, 0, mark);
 }
 
 static int range_step(ctx_t *c, sweep_axis_t *ax, const range_nodes_t *r,
@@ -302,6 +341,7 @@ static int range_step(ctx_t *c, sweep_axis_t *ax, const range_nodes_t *r,
     if (cnt > AXIS_MAX_VALUES)
         return fail_at(c, r->step, "sweep.%s.step: %.0f values on one axis "
                        "(check the step's unit)", ax->path, cnt);
+    if (reserve_values(c, ax, cnt, r->step)) return -1;
     for (long i = 0; i < (long)cnt; i++) {
         double v = from->v + (double)i * step;
         if (fabs(v) < 1e-12 * fabs(step)) v = 0;
@@ -325,6 +365,7 @@ static int range_count(ctx_t *c, sweep_axis_t *ax, const range_nodes_t *r,
                        ax->path, count);
     if (count > AXIS_MAX_VALUES)
         return fail_at(c, r->count, "sweep.%s.count: too many values", ax->path);
+    if (reserve_values(c, ax, (double)count, r->count)) return -1;
     int logscale = 0;
     if (r->scale) {
         const char *s = r->scale->str;
@@ -453,7 +494,7 @@ static int load_section(const char *name, const char *yaml, int required,
     snprintf(out->file, sizeof out->file, "%s", name);
     ynode_t *root = NULL;
     if (ynode_parse(name, NULL, yaml, strlen(yaml), 1, 0, &root, err) != 0) return -1;
-    ctx_t c = {name, out, err};
+    ctx_t c = {name, out, err, 0};
     const ynode_pair_t *sweep = ynode_find(root, "sweep");
     const char *file = scalar(ynode_get(ynode_get(root, "output"), "file"));
     if (file) snprintf(out->out_file, sizeof out->out_file, "%s", file);
@@ -474,7 +515,7 @@ int sweepspec_from_node(const char *name, const struct ynode_pair *key,
 {
     memset(out, 0, sizeof *out);
     snprintf(out->file, sizeof out->file, "%s", name);
-    ctx_t c = {name, out, err};
+    ctx_t c = {name, out, err, 0};
     return parse_sweep(&c, key);
 }
 
@@ -504,6 +545,7 @@ void sweepspec_fini(sweepspec_t *sp)
         free(ax->values);
         free(ax->vline);
         free(ax->vcol);
+        free(ax->vflow);
         free(ax->path);
     }
     free(sp->axes);
@@ -701,8 +743,10 @@ static void axes_yaml(sbuf_t *b, const sweepspec_t *sp, const char *indent)
             sb_add(b, indent);
             sb_add(b, "  - ");
             /* Flow nodes (distributions) were serialised by flow() and are
-             * valid YAML as they stand; scalars may need quoting. */
-            if (v[0] == '{' || v[0] == '[') sb_add(b, v);
+             * valid YAML as they stand; scalars may need quoting — also one
+             * that starts like a flow node ("[1" written bare does not
+             * parse, and "[1,2]" would come back as "[1, 2]"). */
+            if (ax->vflow[i]) sb_add(b, v);
             else sb_quoted(b, v);
             sb_add(b, "\n");
         }

@@ -37,11 +37,21 @@
 /* More points than this is certainly a mistake (and would overflow row
  * bookkeeping); the limit is an input error. */
 #define SWEEPSPEC_MAX_POINTS 100000000ULL
+/* All axes together hold at most this many values (each a string kept in
+ * memory), counted before they are made: a range counts every step, also
+ * the repeats that `integer: true` drops. The point limit alone does not
+ * bound them: zipped axes of equal length add values and no points, and
+ * every axis is expanded before the points are counted. Ten million is
+ * also the most one axis may hold, and more than any product sweep under
+ * the point limit needs. */
+#define SWEEPSPEC_MAX_VALUES 10000000L
 
 typedef struct sweep_axis {
     char *path;          /* dotted path, owned */
     char **values;       /* owned strings, nvalues >= 1: the --set values */
     int *vline, *vcol;   /* 1-based mark of the node each value came from */
+    unsigned char *vflow;/* 1: the value is a flow node (a distribution...)
+                            as YAML text, 0: a scalar's own text */
     int nvalues;
     int line, col;       /* 1-based mark of the axis key */
 } sweep_axis_t;

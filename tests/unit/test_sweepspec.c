@@ -1,5 +1,7 @@
 /* Tests of the sweep: section parser. Expected values are written out by
  * hand from the YAML in each test (positions counted in the text). */
+#include <malloc.h>
+
 #include "check.h"
 #include "sweepspec.h"
 #include "units.h"
@@ -285,6 +287,121 @@ static void test_write_round_trip(void)
     sweepspec_fini(&b);
 }
 
+/* A scalar that starts like a flow node is a scalar: written back quoted,
+ * it reads back as the same string ("[1" written bare did not parse and
+ * "[1,2]" came back as "[1, 2]"); a flow node stays a flow node. */
+static void test_write_flow_like_scalars(void)
+{
+    sweepspec_t a, b;
+    err_t err;
+    CHECK(load("sweep:\n  name: [\"[1\", '{a', \"[1,2]\", {k: v}, [x, y]]\n", &a,
+               &err) == 0);
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    CHECK(f && sweepspec_write_yaml(&a, f) == 0);
+    if (f) fclose(f);
+    int rc = buf ? load(buf, &b, &err) : -1;
+    CHECK(rc == 0);
+    if (rc != 0) printf("  written:\n%s  error: %s\n", buf ? buf : "", err.msg);
+    static const char *want[] = {"[1", "{a", "[1,2]", "{k: v}", "[x, y]"};
+    if (rc == 0 && b.naxes == 1 && b.axes[0].nvalues == 5) {
+        for (int i = 0; i < 5; i++) {
+            CHECK_STR(b.axes[0].values[i], want[i]);
+            CHECK(b.axes[0].vflow[i] == (i >= 3));
+        }
+    } else {
+        CHECK(rc != 0); /* reported above */
+    }
+    if (rc == 0) sweepspec_fini(&b);
+    free(buf);
+    sweepspec_fini(&a);
+}
+
+/* Values are stored in arrays grown to the next power of two, not one value
+ * at a time: that made a 100000-value range take minutes and 2 GB under
+ * AddressSanitizer (every value copied every array). Speed is not timed in
+ * unit tests (benchmarks do that), so this checks the cause: after 1025
+ * values the array has room for 2048. */
+static void test_values_grow_geometrically(void)
+{
+    sweepspec_t sp;
+    err_t err;
+    CHECK(load("sweep:\n  x: {from: 1, to: 1025, step: 1}\n", &sp, &err) == 0);
+    CHECK(sp.npoints == 1025);
+    if (sp.npoints == 1025) {
+        CHECK(malloc_usable_size(sp.axes[0].values) >= 2048 * sizeof(char *));
+        CHECK_STR(sp.axes[0].values[1024], "1025");
+    }
+    sweepspec_fini(&sp);
+}
+
+/* The axes together hold at most SWEEPSPEC_MAX_VALUES values, refused before
+ * a range is expanded: the point count alone let a few lines of zipped
+ * ten-million-value axes take gigabytes (a 2-value axis before it makes
+ * 20 million points, well under the point limit). */
+static void test_total_values_limit(void)
+{
+    sweepspec_t sp;
+    err_t err;
+    char msg[160];
+    snprintf(msg, sizeof msg, "t.yaml:3:30: sweep.a: more than %ld values in all axes",
+             SWEEPSPEC_MAX_VALUES);
+    CHECK(load("sweep:\n  b: [1, 2]\n  a: {from: 0, to: 1, count: 9999999}\n", &sp,
+               &err) != 0);
+    CHECK(err.code == ERR_INPUT && starts(err.msg, msg));
+    sweepspec_fini(&sp);
+    /* "  a: {from: 1, to: 1e7, step: 1}": 10^7 values after 2, the step at
+     * column 31. */
+    snprintf(msg, sizeof msg, "t.yaml:3:31: sweep.a: more than %ld values in all axes",
+             SWEEPSPEC_MAX_VALUES);
+    CHECK(load("sweep:\n  b: [1, 2]\n  a: {from: 1, to: 1e7, step: 1}\n", &sp, &err) != 0);
+    CHECK(err.code == ERR_INPUT && starts(err.msg, msg));
+    sweepspec_fini(&sp);
+    /* An integer range keeps each value once (1, 2, 3) but steps through
+     * every one of its count: exactly the limit in all is accepted, one
+     * more refused (each such axis took 40 ms, any number of them). */
+    CHECK(load("sweep:\n  b: [1, 2]\n  a: {from: 1, to: 3, count: 9999998, integer: true}\n",
+               &sp, &err) == 0);
+    CHECK(sp.npoints == 6);
+    sweepspec_fini(&sp);
+    snprintf(msg, sizeof msg, "t.yaml:3:30: sweep.a: more than %ld values in all axes",
+             SWEEPSPEC_MAX_VALUES);
+    CHECK(load("sweep:\n  b: [1, 2]\n  a: {from: 1, to: 3, count: 9999999, integer: true}\n",
+               &sp, &err) != 0);
+    CHECK(err.code == ERR_INPUT && starts(err.msg, msg));
+    sweepspec_fini(&sp);
+    /* A list counts its items: "  c: [1, 2]" after 9999999 values, at the
+     * list (column 6). */
+    snprintf(msg, sizeof msg, "t.yaml:3:6: sweep.c: more than %ld values in all axes",
+             SWEEPSPEC_MAX_VALUES);
+    CHECK(load("sweep:\n  a: {from: 1, to: 3, count: 9999999, integer: true}\n  c: [1, 2]\n",
+               &sp, &err) != 0);
+    CHECK(err.code == ERR_INPUT && starts(err.msg, msg));
+    sweepspec_fini(&sp);
+}
+
+/* A range value is the number and from's unit as written, however long:
+ * the unit is checked only where the value is used (a `name` takes any
+ * text), and it was cut at 95 characters before. */
+static void test_long_unit_kept(void)
+{
+    char unit[201], yaml[1024], want[256];
+    memset(unit, 'u', 200);
+    unit[200] = 0;
+    snprintf(yaml, sizeof yaml, "sweep:\n  name: {from: 1%s, to: 2%s, step: 1%s}\n",
+             unit, unit, unit);
+    sweepspec_t sp;
+    err_t err;
+    CHECK(load(yaml, &sp, &err) == 0);
+    CHECK(sp.npoints == 2);
+    if (sp.npoints == 2) {
+        snprintf(want, sizeof want, "2%s", unit);
+        CHECK_STR(sp.axes[0].values[1], want);
+    }
+    sweepspec_fini(&sp);
+}
+
 int main(void)
 {
     RUN(test_list_axis);
@@ -295,5 +412,9 @@ int main(void)
     RUN(test_product_and_zip);
     RUN(test_errors);
     RUN(test_write_round_trip);
+    RUN(test_write_flow_like_scalars);
+    RUN(test_values_grow_geometrically);
+    RUN(test_total_values_limit);
+    RUN(test_long_unit_kept);
     return check_done();
 }
