@@ -584,33 +584,52 @@ VNNI_ATTR AI void i8_pass6(const uint8_t *qh, const char *pf, uint8_t *nib,
     else I8_PASS6_ASM("");
 }
 
+/* One step (I: asm expression) of i8_pass2: low nibbles to sums L0..L3,
+ * high to H0..H3 (row 6 half 0, row 6 half 1, row 7 half 0, half 1). */
+#define I8_PASS2_STEP(I, L0, L1, L2, L3, H0, H1, H2, H3)                                     \
+    "vmovdqa (" I "*128)(%[n]), %%ymm12\n\t"                                                 \
+    "vmovdqa (" I "*128+64)(%[n]), %%ymm13\n\t"                                              \
+    "vpbroadcastd (" I "*8)(%[x6]), %%ymm14\n\t"                                             \
+    "%{vex%} vpdpbusd %%ymm14, %%ymm12, %%ymm" L0 "\n\t"                                     \
+    "%{vex%} vpdpbusd %%ymm14, %%ymm13, %%ymm" L1 "\n\t"                                     \
+    "vpbroadcastd (" I "*8)(%[x7]), %%ymm14\n\t"                                             \
+    "%{vex%} vpdpbusd %%ymm14, %%ymm12, %%ymm" L2 "\n\t"                                     \
+    "%{vex%} vpdpbusd %%ymm14, %%ymm13, %%ymm" L3 "\n\t"                                     \
+    "vmovdqa (" I "*128+32)(%[n]), %%ymm12\n\t"                                              \
+    "vmovdqa (" I "*128+96)(%[n]), %%ymm13\n\t"                                              \
+    "vpbroadcastd (" I "*8+4)(%[x6]), %%ymm14\n\t"                                           \
+    "%{vex%} vpdpbusd %%ymm14, %%ymm12, %%ymm" H0 "\n\t"                                     \
+    "%{vex%} vpdpbusd %%ymm14, %%ymm13, %%ymm" H1 "\n\t"                                     \
+    "vpbroadcastd (" I "*8+4)(%[x7]), %%ymm14\n\t"                                           \
+    "%{vex%} vpdpbusd %%ymm14, %%ymm12, %%ymm" H2 "\n\t"                                     \
+    "%{vex%} vpdpbusd %%ymm14, %%ymm13, %%ymm" H3 "\n\t"
+/* Dot step 2i (low nibbles) and 2i + 1 (high) of each row and half go
+ * round robin to its 3 sums, 3t..3t + 2: step i ≡ 0, 1, 2 (mod 3). */
+#define I8_PASS2_A(I) I8_PASS2_STEP(I, "0", "3", "6", "9", "1", "4", "7", "10")
+#define I8_PASS2_B(I) I8_PASS2_STEP(I, "2", "5", "8", "11", "0", "3", "6", "9")
+#define I8_PASS2_C(I) I8_PASS2_STEP(I, "1", "4", "7", "10", "2", "5", "8", "11")
+
 /* Rows 6 and 7 (x6, x7) against both halves, the nibbles from i8_pass6's
  * nib (step i: low and high of half 0, then of half 1, 32 bytes each):
- * out[t][h] = 16·Σq·xq. Sums: ymm0..3 low nibbles (row 6 halves 0 and
- * 1, row 7 halves 0 and 1), ymm4..7 high; ymm8, 9 the low nibbles of the
- * two halves, ymm10, 11 the high; ymm12..15 broadcasts. */
+ * out[t][h] = 16·Σq·xq. Sums: ymm(3j)..ymm(3j + 2) for j = row 6 half 0,
+ * row 6 half 1, row 7 half 0, half 1, each dot step to the next of the
+ * three (12 in flight); ymm12, 13 the nibbles of the two halves; ymm14 a
+ * broadcast. */
 VNNI_ATTR AI void i8_pass2(const uint8_t *nib, const int8_t *x6, const int8_t *x7, __m256i *out)
 {
     __asm__ volatile(I8_ZERO("0") I8_ZERO("1") I8_ZERO("2") I8_ZERO("3") I8_ZERO("4")
-                     I8_ZERO("5") I8_ZERO("6") I8_ZERO("7")
-                     ".irp i, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15\n\t"
-                     "vmovdqa (\\i*128)(%[n]), %%ymm8\n\t"
-                     "vmovdqa (\\i*128+64)(%[n]), %%ymm9\n\t"
-                     I8_BDOT("x6", "0", "12", "8", "0")
-                     "%{vex%} vpdpbusd %%ymm12, %%ymm9, %%ymm1\n\t"
-                     I8_BDOT("x7", "0", "13", "8", "2")
-                     "%{vex%} vpdpbusd %%ymm13, %%ymm9, %%ymm3\n\t"
-                     "vmovdqa (\\i*128+32)(%[n]), %%ymm10\n\t"
-                     "vmovdqa (\\i*128+96)(%[n]), %%ymm11\n\t"
-                     I8_BDOT("x6", "4", "14", "10", "4")
-                     "%{vex%} vpdpbusd %%ymm14, %%ymm11, %%ymm5\n\t"
-                     I8_BDOT("x7", "4", "15", "10", "6")
-                     "%{vex%} vpdpbusd %%ymm15, %%ymm11, %%ymm7\n\t"
+                     I8_ZERO("5") I8_ZERO("6") I8_ZERO("7") I8_ZERO("8") I8_ZERO("9")
+                     I8_ZERO("10") I8_ZERO("11")
+                     ".irp i, 0,3,6,9,12\n\t"
+                     I8_PASS2_A("\\i") I8_PASS2_B("(\\i+1)") I8_PASS2_C("(\\i+2)")
                      ".endr\n\t"
-                     "vpaddd %%ymm4, %%ymm0, %%ymm0\n\tvpaddd %%ymm5, %%ymm1, %%ymm1\n\t"
-                     "vpaddd %%ymm6, %%ymm2, %%ymm2\n\tvpaddd %%ymm7, %%ymm3, %%ymm3\n\t"
-                     "vmovdqa %%ymm0, (%[o])\n\tvmovdqa %%ymm1, 32(%[o])\n\t"
-                     "vmovdqa %%ymm2, 64(%[o])\n\tvmovdqa %%ymm3, 96(%[o])"
+                     I8_PASS2_A("15")
+                     "vpaddd %%ymm1, %%ymm0, %%ymm0\n\tvpaddd %%ymm2, %%ymm0, %%ymm0\n\t"
+                     "vpaddd %%ymm4, %%ymm3, %%ymm3\n\tvpaddd %%ymm5, %%ymm3, %%ymm3\n\t"
+                     "vpaddd %%ymm7, %%ymm6, %%ymm6\n\tvpaddd %%ymm8, %%ymm6, %%ymm6\n\t"
+                     "vpaddd %%ymm10, %%ymm9, %%ymm9\n\tvpaddd %%ymm11, %%ymm9, %%ymm9\n\t"
+                     "vmovdqa %%ymm0, (%[o])\n\tvmovdqa %%ymm3, 32(%[o])\n\t"
+                     "vmovdqa %%ymm6, 64(%[o])\n\tvmovdqa %%ymm9, 96(%[o])"
                      :
                      : [n] "r"(nib), [x6] "r"(x6), [x7] "r"(x7), [o] "r"(out)
                      : I8_YMM_ALL);
