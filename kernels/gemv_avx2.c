@@ -500,23 +500,26 @@ W4I8R16_ROWS2(w4i8r16_rows_vnni, w4i8r16_block_vnni, w4i8r16_quads_vnni, w4i8r16
  *   bit theirs (test_gemv compares them).
  * - rows 0..5 half by half (i8_pass6): 12 sums, a row's low- and
  *   high-nibble products apart, so each sum takes one dot step per 8
- *   inputs; the pass splits the nibbles once and stores them, and rows 6
- *   and 7 (i8_pass2) read them back for both halves at once with 8 sums:
- *   each half's nibbles are split once per group, not once per pass
- *   (loads and stores run on their own ports; the splits take ports 0, 1
- *   or 5). Fewer sums (10 with two dot steps each, 9 over rows 5..7) left
- *   the dot products waiting on each other.
+ *   inputs. The pass stores the nibbles it split, and rows 6 and 7
+ *   (i8_pass2) read them back for both halves at once, each row and
+ *   half's dot steps going round robin to 3 sums (12 again): each half's
+ *   nibbles are split once per group, not once per pass (loads and stores
+ *   have ports of their own; the splits take ports 0, 1 or 5). The
+ *   previous kernel's 10 sums taking two dot steps each (rows 0..4, both
+ *   halves) and 9 (rows 5..7) left the dot products waiting on each
+ *   other: in cache 91 ns per block and group against 81.5 now.
  * - the passes in asm with every register named (16 ymm: 12 sums, the
  *   nibbles, a broadcast, the lookup table): with intrinsics gcc hoisted
  *   the broadcasts and spilled sums to make room for them;
  * - two blocks walked group by group (two streams per thread, as M = 1
  *   walks four), each group's 16 prefetches spread over the first pass,
- *   one per 64-byte step, 2 KiB ahead: issued together at the start of the
- *   group they left the kernel waiting on memory (see docs/design.md).
+ *   one per 64-byte step, 1.5 KiB ahead: issued all at once at the start
+ *   of a group they left the kernel waiting on memory, which undid most
+ *   of what the faster passes gained (see docs/design.md).
  * vpmaddubsw cannot take 16·q (its 16-bit pair sums would saturate), so
  * this is AVX-VNNI only. */
 #define I8_M8_NB 2        /* blocks walked at once (streams per thread) */
-#define I8_M8_PF 2048     /* prefetch distance along each block's weights */
+#define I8_M8_PF 1536     /* prefetch distance along each block's weights */
 #define I8_MAGIC 12582912.0f   /* 1.5·2^23, float bits 0x4B400000 */
 
 /* The 16·q lookup table and the two nibble masks, read by i8_pass6. */
