@@ -547,8 +547,9 @@ static const uint8_t i8_nib_consts[96] __attribute__((aligned(32))) = {
  * half of a group (qh: its 32 bytes at every 64-byte step): out[t] =
  * 16·Σq·xq. Sums: ymm(2t) low nibbles, ymm(2t + 1) high; ymm12 the step's
  * bytes, then its high nibbles; ymm13 its low nibbles; ymm14 a broadcast;
- * ymm15 the table. The nibbles go to nib[64·i] (low) and nib[64·i + 32]
- * (high) for i8_pass2; pf, when not NULL, gets one prefetch per step. */
+ * ymm15 the table. Step i's nibbles go to nib[128·i] (low) and
+ * nib[128·i + 32] (high) for i8_pass2 (the second half's pass gets
+ * nib + 64); pf, when not NULL, gets one prefetch per step. */
 #define I8_PASS6_ASM(PF)                                                                     \
     __asm__ volatile(                                                                        \
         "vmovdqa (%[c]), %%ymm15\n\t" I8_ZERO("0") I8_ZERO("1") I8_ZERO("2") I8_ZERO("3")    \
