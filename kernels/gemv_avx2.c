@@ -485,115 +485,158 @@ W4I8R16_ROWS2(w4i8r16_rows_vnni, w4i8r16_block_vnni, w4i8r16_quads_vnni, w4i8r16
  * At M = 8 the kernel is bound by the core, not by memory, and what bounds
  * the core is vpdpbusd: on the project's Xeon (measured in isolation, see
  * docs/design.md) it issues 2 per cycle on ports 0 and 1 with a latency of
- * 5 cycles, so 10 independent sums must be in flight to keep both ports
- * busy. W4I8R16_HALVES keeps 8 (one per activation row) and sits near
- * 0.7 cycles per vpdpbusd, latency-bound. Vector shifts, vcvtdq2ps and FP
- * multiplies also take ports 0 and 1 only, while ANDs, byte shuffles and
- * integer and FP adds can go to port 5. Hence this kernel:
+ * 5 cycles, so 10 or more independent sums must be in flight, each taking
+ * one dot step at a time, to keep both ports busy. Vector shifts,
+ * vcvtdq2ps and FP multiplies also take ports 0 and 1 only, while ANDs,
+ * byte shuffles and integer and FP adds can go to port 5. Hence:
  *
  * - no nibble shift: the high nibbles are read in place as 16·q
- *   (v AND NOT 0x0F) and the low ones looked up as 16·q (vpshufb of
+ *   (v AND 0xF0) and the low ones looked up as 16·q (vpshufb of
  *   v AND 0x0F), so every dot sum is 16·Σq·xq, and 1/16 (exact) joins the
  *   scale; |16·Σq·xq| ≤ 16·128·15·128 < 2^22, so the sum becomes a float
  *   exactly by adding the bits of 1.5·2^23 and subtracting 1.5·2^23
  *   (port 5) instead of vcvtdq2ps. The products and sums are those of the
- *   other kernels, so y is bit for bit theirs (test_gemv compares them).
- * - rows 0..4 in one pass over both halves of the block (10 sums, each
- *   broadcast of 4 activations serving two vpdpbusd), rows 5..7 half by
- *   half with 3 sums per row (9 in flight);
- * - the vpdpbusd steps in asm: with intrinsics gcc hoisted the broadcasts
- *   and spilled sums to make room for them;
+ *   other kernels, in another order of exact integer adds, so y is bit for
+ *   bit theirs (test_gemv compares them).
+ * - rows 0..5 half by half (i8_pass6): 12 sums, a row's low- and
+ *   high-nibble products apart, so each sum takes one dot step per 8
+ *   inputs. The pass stores the nibbles it split, and rows 6 and 7
+ *   (i8_pass2) read them back for both halves at once, each row and
+ *   half's dot steps going round robin to 3 sums (12 again): each half's
+ *   nibbles are split once per group, not once per pass (loads and stores
+ *   have ports of their own; the splits take ports 0, 1 or 5). The
+ *   previous kernel's 10 sums taking two dot steps each (rows 0..4, both
+ *   halves) and 9 (rows 5..7) left the dot products waiting on each
+ *   other: in cache 91 ns per block and group against 81.5 now.
+ * - the passes in asm with every register named (16 ymm: 12 sums, the
+ *   nibbles, a broadcast, the lookup table): with intrinsics gcc hoisted
+ *   the broadcasts and spilled sums to make room for them;
  * - two blocks walked group by group (two streams per thread, as M = 1
- *   walks four) with the prefetch 4 KiB ahead.
+ *   walks four), each group's 16 prefetches spread over the first pass,
+ *   one per 64-byte step, 1.5 KiB ahead: issued all at once at the start
+ *   of a group they left the kernel waiting on memory, which undid most
+ *   of what the faster passes gained (see docs/design.md).
  * vpmaddubsw cannot take 16·q (its 16-bit pair sums would saturate), so
  * this is AVX-VNNI only. */
 #define I8_M8_NB 2        /* blocks walked at once (streams per thread) */
-#define I8_M8_PF 4096     /* prefetch distance along each block's weights */
+#define I8_M8_PF 1536     /* prefetch distance along each block's weights */
 #define I8_MAGIC 12582912.0f   /* 1.5·2^23, float bits 0x4B400000 */
 
-typedef struct { int8_t v[4]; } i8x4_t;
+/* The 16·q lookup table and the two nibble masks, read by i8_pass6. */
+static const uint8_t i8_nib_consts[96] __attribute__((aligned(32))) = {
+    0,   16,  32,  48,  64,  80,  96,  112, 128, 144, 160, 176, 192, 208, 224, 240,
+    0,   16,  32,  48,  64,  80,  96,  112, 128, 144, 160, 176, 192, 208, 224, 240,
+    15,  15,  15,  15,  15,  15,  15,  15,  15,  15,  15,  15,  15,  15,  15,  15,
+    15,  15,  15,  15,  15,  15,  15,  15,  15,  15,  15,  15,  15,  15,  15,  15,
+    240, 240, 240, 240, 240, 240, 240, 240, 240, 240, 240, 240, 240, 240, 240, 240,
+    240, 240, 240, 240, 240, 240, 240, 240, 240, 240, 240, 240, 240, 240, 240, 240};
 
-/* pa += lo·x[off..off+3] and pb += hi·x[off+4..off+7], each 4-byte group
- * broadcast; {vex}: the AVX-VNNI encoding, not AVX-512's. */
-#define I8_ROW_ASM(pa, pb, lo, hi, xp, off)                                                   \
-    do {                                                                                     \
-        __m256i b_;                                                                          \
-        __asm__("vpbroadcastd %c[o](%[x]), %[b]\n\t%{vex%} vpdpbusd %[b], %[l], %[a]\n\t"    \
-                "vpbroadcastd %c[o]+4(%[x]), %[b]\n\t%{vex%} vpdpbusd %[b], %[h], %[c]"      \
-                : [a] "+x"(pa), [c] "+x"(pb), [b] "=&x"(b_)                                  \
-                : [l] "x"(lo), [h] "x"(hi), [x] "r"(xp), [o] "i"(off),                       \
-                  "m"(*(const i8x4_t(*)[32])(xp)));                                          \
-    } while (0)
+/* Broadcasts the 4 activations at byte OFF of step \i of row X into
+ * BREG and adds their dot products with nibble register NIB to sum ACC
+ * (asm text for the .irp loops below; {vex}: the AVX-VNNI encoding, not
+ * AVX-512's). */
+#define I8_BDOT(X, OFF, BREG, NIB, ACC)                                                      \
+    "vpbroadcastd (\\i*8+" OFF ")(%[" X "]), %%ymm" BREG "\n\t"                              \
+    "%{vex%} vpdpbusd %%ymm" BREG ", %%ymm" NIB ", %%ymm" ACC "\n\t"
+#define I8_ZERO(R) "vpxor %%xmm" R ", %%xmm" R ", %%xmm" R "\n\t"
+#define I8_YMM_ALL                                                                           \
+    "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",  \
+        "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "memory"
 
-/* The same step for both halves: pa (rows 0..7 of the block) += lo0·x0 +
- * hi0·x1, pb (rows 8..15) += lo1·x0 + hi1·x1. */
-#define I8_ROW2_ASM(pa, pb, lo0, hi0, lo1, hi1, xp, off)                                      \
-    do {                                                                                     \
-        __m256i b_;                                                                          \
-        __asm__("vpbroadcastd %c[o](%[x]), %[b]\n\t%{vex%} vpdpbusd %[b], %[l0], %[a]\n\t"   \
-                "%{vex%} vpdpbusd %[b], %[l1], %[c]\n\t"                                     \
-                "vpbroadcastd %c[o]+4(%[x]), %[b]\n\t%{vex%} vpdpbusd %[b], %[h0], %[a]\n\t" \
-                "%{vex%} vpdpbusd %[b], %[h1], %[c]"                                         \
-                : [a] "+x"(pa), [c] "+x"(pb), [b] "=&x"(b_)                                  \
-                : [l0] "x"(lo0), [h0] "x"(hi0), [l1] "x"(lo1), [h1] "x"(hi1), [x] "r"(xp),   \
-                  [o] "i"(off), "m"(*(const i8x4_t(*)[32])(xp)));                            \
-    } while (0)
+/* Rows 0..5 of x (xr[t] = row t's activations of the group) against one
+ * half of a group (qh: its 32 bytes at every 64-byte step): out[t] =
+ * 16·Σq·xq. Sums: ymm(2t) low nibbles, ymm(2t + 1) high; ymm12 the step's
+ * bytes, then its high nibbles; ymm13 its low nibbles; ymm14 a broadcast;
+ * ymm15 the table. Step i's nibbles go to nib[128·i] (low) and
+ * nib[128·i + 32] (high) for i8_pass2 (the second half's pass gets
+ * nib + 64); pf, when not NULL, gets one prefetch per step. */
+#define I8_PASS6_ASM(PF)                                                                     \
+    __asm__ volatile(                                                                        \
+        "vmovdqa (%[c]), %%ymm15\n\t" I8_ZERO("0") I8_ZERO("1") I8_ZERO("2") I8_ZERO("3")    \
+            I8_ZERO("4") I8_ZERO("5") I8_ZERO("6") I8_ZERO("7") I8_ZERO("8") I8_ZERO("9")   \
+                I8_ZERO("10") I8_ZERO("11")                                                  \
+        ".irp i, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15\n\t" PF                               \
+        "vmovdqa (\\i*64)(%[q]), %%ymm12\n\t"                                                \
+        "vpand 32(%[c]), %%ymm12, %%ymm13\n\t"                                               \
+        "vpshufb %%ymm13, %%ymm15, %%ymm13\n\t"                                              \
+        "vpand 64(%[c]), %%ymm12, %%ymm12\n\t"                                               \
+        "vmovdqa %%ymm13, (\\i*128)(%[nb])\n\t"                                              \
+        "vmovdqa %%ymm12, (\\i*128+32)(%[nb])\n\t"                                           \
+        I8_BDOT("x0", "0", "14", "13", "0") I8_BDOT("x0", "4", "14", "12", "1")              \
+        I8_BDOT("x1", "0", "14", "13", "2") I8_BDOT("x1", "4", "14", "12", "3")              \
+        I8_BDOT("x2", "0", "14", "13", "4") I8_BDOT("x2", "4", "14", "12", "5")              \
+        I8_BDOT("x3", "0", "14", "13", "6") I8_BDOT("x3", "4", "14", "12", "7")              \
+        I8_BDOT("x4", "0", "14", "13", "8") I8_BDOT("x4", "4", "14", "12", "9")              \
+        I8_BDOT("x5", "0", "14", "13", "10") I8_BDOT("x5", "4", "14", "12", "11")            \
+        ".endr\n\t"                                                                          \
+        "vpaddd %%ymm1, %%ymm0, %%ymm0\n\tvpaddd %%ymm3, %%ymm2, %%ymm2\n\t"                 \
+        "vpaddd %%ymm5, %%ymm4, %%ymm4\n\tvpaddd %%ymm7, %%ymm6, %%ymm6\n\t"                 \
+        "vpaddd %%ymm9, %%ymm8, %%ymm8\n\tvpaddd %%ymm11, %%ymm10, %%ymm10\n\t"              \
+        "vmovdqa %%ymm0, (%[o])\n\tvmovdqa %%ymm2, 32(%[o])\n\t"                             \
+        "vmovdqa %%ymm4, 64(%[o])\n\tvmovdqa %%ymm6, 96(%[o])\n\t"                           \
+        "vmovdqa %%ymm8, 128(%[o])\n\tvmovdqa %%ymm10, 160(%[o])"                            \
+        :                                                                                    \
+        : [q] "r"(qh), [pf] "r"(pf), [nb] "r"(nib), [c] "r"(i8_nib_consts), [x0] "r"(xr[0]), \
+          [x1] "r"(xr[1]), [x2] "r"(xr[2]), [x3] "r"(xr[3]), [x4] "r"(xr[4]), [x5] "r"(xr[5]), \
+          [o] "r"(out)                                                                       \
+        : I8_YMM_ALL)
 
-/* 16·q of the low and the high nibbles of 32 packed bytes. */
-AI void i8_nib16(const uint8_t *p, __m256i *lo, __m256i *hi)
+VNNI_ATTR AI void i8_pass6(const uint8_t *qh, const char *pf, uint8_t *nib,
+                           const int8_t *const *xr, __m256i *out)
 {
-    const __m256i m4 = _mm256_set1_epi8(0x0F);
-    const __m256i lut16 = _mm256_setr_epi8(0, 16, 32, 48, 64, 80, 96, 112, (char)128, (char)144,
-                                           (char)160, (char)176, (char)192, (char)208, (char)224,
-                                           (char)240, 0, 16, 32, 48, 64, 80, 96, 112, (char)128,
-                                           (char)144, (char)160, (char)176, (char)192, (char)208,
-                                           (char)224, (char)240);
-    __m256i v = _mm256_load_si256((const __m256i *)p);
-    *lo = _mm256_shuffle_epi8(lut16, _mm256_and_si256(v, m4));
-    *hi = _mm256_andnot_si256(m4, v);
+    if (pf) I8_PASS6_ASM("prefetcht0 (\\i*64)(%[pf])\n\t");
+    else I8_PASS6_ASM("");
 }
 
-/* Rows 0..4 of x (k apart) against both halves of one group: out[t][h] =
- * 16·Σq·xq. */
-VNNI_ATTR AI void i8_pass5(const uint8_t *qg, const int8_t *xg, int k, __m256i (*out)[2])
-{
-    __m256i p[5][2];
-    const int8_t *xr[5];
-    _Pragma("GCC unroll 5") for (int t = 0; t < 5; t++) {
-        xr[t] = xg + (size_t)t * (size_t)k;
-        p[t][0] = p[t][1] = _mm256_setzero_si256();
-    }
-    _Pragma("GCC unroll 16") for (int i = 0; i < 16; i++) {
-        __m256i lo0, hi0, lo1, hi1;
-        i8_nib16(qg + 64 * i, &lo0, &hi0);
-        i8_nib16(qg + 64 * i + 32, &lo1, &hi1);
-        _Pragma("GCC unroll 5") for (int t = 0; t < 5; t++)
-            I8_ROW2_ASM(p[t][0], p[t][1], lo0, hi0, lo1, hi1, xr[t], 8 * i);
-    }
-    _Pragma("GCC unroll 5") for (int t = 0; t < 5; t++) {
-        out[t][0] = p[t][0];
-        out[t][1] = p[t][1];
-    }
-}
+/* One step (I: asm expression) of i8_pass2: low nibbles to sums L0..L3,
+ * high to H0..H3 (row 6 half 0, row 6 half 1, row 7 half 0, half 1). */
+#define I8_PASS2_STEP(I, L0, L1, L2, L3, H0, H1, H2, H3)                                     \
+    "vmovdqa (" I "*128)(%[n]), %%ymm12\n\t"                                                 \
+    "vmovdqa (" I "*128+64)(%[n]), %%ymm13\n\t"                                              \
+    "vpbroadcastd (" I "*8)(%[x6]), %%ymm14\n\t"                                             \
+    "%{vex%} vpdpbusd %%ymm14, %%ymm12, %%ymm" L0 "\n\t"                                     \
+    "%{vex%} vpdpbusd %%ymm14, %%ymm13, %%ymm" L1 "\n\t"                                     \
+    "vpbroadcastd (" I "*8)(%[x7]), %%ymm14\n\t"                                             \
+    "%{vex%} vpdpbusd %%ymm14, %%ymm12, %%ymm" L2 "\n\t"                                     \
+    "%{vex%} vpdpbusd %%ymm14, %%ymm13, %%ymm" L3 "\n\t"                                     \
+    "vmovdqa (" I "*128+32)(%[n]), %%ymm12\n\t"                                              \
+    "vmovdqa (" I "*128+96)(%[n]), %%ymm13\n\t"                                              \
+    "vpbroadcastd (" I "*8+4)(%[x6]), %%ymm14\n\t"                                           \
+    "%{vex%} vpdpbusd %%ymm14, %%ymm12, %%ymm" H0 "\n\t"                                     \
+    "%{vex%} vpdpbusd %%ymm14, %%ymm13, %%ymm" H1 "\n\t"                                     \
+    "vpbroadcastd (" I "*8+4)(%[x7]), %%ymm14\n\t"                                           \
+    "%{vex%} vpdpbusd %%ymm14, %%ymm12, %%ymm" H2 "\n\t"                                     \
+    "%{vex%} vpdpbusd %%ymm14, %%ymm13, %%ymm" H3 "\n\t"
+/* Dot step 2i (low nibbles) and 2i + 1 (high) of each row and half go
+ * round robin to its 3 sums, 3t..3t + 2: step i ≡ 0, 1, 2 (mod 3). */
+#define I8_PASS2_A(I) I8_PASS2_STEP(I, "0", "3", "6", "9", "1", "4", "7", "10")
+#define I8_PASS2_B(I) I8_PASS2_STEP(I, "2", "5", "8", "11", "0", "3", "6", "9")
+#define I8_PASS2_C(I) I8_PASS2_STEP(I, "1", "4", "7", "10", "2", "5", "8", "11")
 
-/* Rows 5..7 against one half (qh): each row's 32 vpdpbusd go round robin
- * to 3 sums (9 in flight). out[t] = 16·Σq·xq. */
-VNNI_ATTR AI void i8_pass3(const uint8_t *qh, const int8_t *xg, int k, __m256i *out)
+/* Rows 6 and 7 (x6, x7) against both halves, the nibbles from i8_pass6's
+ * nib (step i: low and high of half 0, then of half 1, 32 bytes each):
+ * out[t][h] = 16·Σq·xq. Sums: ymm(3j)..ymm(3j + 2) for j = row 6 half 0,
+ * row 6 half 1, row 7 half 0, half 1, each dot step to the next of the
+ * three (12 in flight); ymm12, 13 the nibbles of the two halves; ymm14 a
+ * broadcast. */
+VNNI_ATTR AI void i8_pass2(const uint8_t *nib, const int8_t *x6, const int8_t *x7, __m256i *out)
 {
-    __m256i p[3][3];
-    const int8_t *xr[3];
-    _Pragma("GCC unroll 3") for (int t = 0; t < 3; t++) {
-        xr[t] = xg + (size_t)t * (size_t)k;
-        p[t][0] = p[t][1] = p[t][2] = _mm256_setzero_si256();
-    }
-    _Pragma("GCC unroll 16") for (int i = 0; i < 16; i++) {
-        __m256i lo, hi;
-        i8_nib16(qh + 64 * i, &lo, &hi);
-        _Pragma("GCC unroll 3") for (int t = 0; t < 3; t++)
-            I8_ROW_ASM(p[t][(2 * i) % 3], p[t][(2 * i + 1) % 3], lo, hi, xr[t], 8 * i);
-    }
-    _Pragma("GCC unroll 3") for (int t = 0; t < 3; t++)
-        out[t] = _mm256_add_epi32(_mm256_add_epi32(p[t][0], p[t][1]), p[t][2]);
+    __asm__ volatile(I8_ZERO("0") I8_ZERO("1") I8_ZERO("2") I8_ZERO("3") I8_ZERO("4")
+                     I8_ZERO("5") I8_ZERO("6") I8_ZERO("7") I8_ZERO("8") I8_ZERO("9")
+                     I8_ZERO("10") I8_ZERO("11")
+                     ".irp i, 0,3,6,9,12\n\t"
+                     I8_PASS2_A("\\i") I8_PASS2_B("(\\i+1)") I8_PASS2_C("(\\i+2)")
+                     ".endr\n\t"
+                     I8_PASS2_A("15")
+                     "vpaddd %%ymm1, %%ymm0, %%ymm0\n\tvpaddd %%ymm2, %%ymm0, %%ymm0\n\t"
+                     "vpaddd %%ymm4, %%ymm3, %%ymm3\n\tvpaddd %%ymm5, %%ymm3, %%ymm3\n\t"
+                     "vpaddd %%ymm7, %%ymm6, %%ymm6\n\tvpaddd %%ymm8, %%ymm6, %%ymm6\n\t"
+                     "vpaddd %%ymm10, %%ymm9, %%ymm9\n\tvpaddd %%ymm11, %%ymm9, %%ymm9\n\t"
+                     "vmovdqa %%ymm0, (%[o])\n\tvmovdqa %%ymm3, 32(%[o])\n\t"
+                     "vmovdqa %%ymm6, 64(%[o])\n\tvmovdqa %%ymm9, 96(%[o])"
+                     :
+                     : [n] "r"(nib), [x6] "r"(x6), [x7] "r"(x7), [o] "r"(out)
+                     : I8_YMM_ALL);
 }
 
 /* acc += s·d·Σq·xq − s·z·(d·Σxq) for one row and half, from 16·Σq·xq. */
@@ -606,33 +649,28 @@ AI __m256 i8_scale16(__m256 acc, __m256i p16, __m256 s16, __m256 zs, float d, fl
 }
 
 /* One group g of one block for 8 rows: qg, mg its weights and metadata,
- * xg = xq + 128g, dg = d + g, sg = dsum + g (rows `groups` apart). */
+ * xg = xq + 128g, dg = d + g, sg = dsum + g (rows `groups` apart); nib:
+ * 2 KiB of 32-byte aligned scratch. */
 VNNI_ATTR AI void i8_group8(const uint8_t *qg, const uint8_t *mg, const int8_t *xg, int k,
-                            int groups, const float *dg, const float *sg, __m256 (*acc)[2])
+                            int groups, const float *dg, const float *sg, __m256 (*acc)[2],
+                            uint8_t *nib)
 {
     _mm_prefetch((const char *)(mg + I8_META_PF * W4I8_META_BYTES), _MM_HINT_T0);
-    _Pragma("GCC unroll 16") for (int i = 0; i < 16; i++)
-        _mm_prefetch((const char *)qg + 64 * i + I8_M8_PF, _MM_HINT_T0);
     __m256 s16[2], zs[2];
     for (int h = 0; h < 2; h++) {
         __m256 sv = meta_scales8(mg, h, &zs[h]);
         s16[h] = _mm256_mul_ps(sv, _mm256_set1_ps(0.0625f));
     }
-    __m256i p5[5][2];
-    i8_pass5(qg, xg, k, p5);
-    for (int t = 0; t < 5; t++)
+    const int8_t *xr[8];
+    for (int t = 0; t < 8; t++) xr[t] = xg + (size_t)t * (size_t)k;
+    __m256i p6[2][6], p2[2][2];
+    i8_pass6(qg, (const char *)qg + I8_M8_PF, nib, xr, p6[0]);
+    i8_pass6(qg + 32, NULL, nib + 64, xr, p6[1]);
+    i8_pass2(nib, xr[6], xr[7], p2[0]);
+    for (int t = 0; t < 8; t++)
         for (int h = 0; h < 2; h++)
-            acc[t][h] = i8_scale16(acc[t][h], p5[t][h], s16[h], zs[h], dg[(size_t)t * (size_t)groups],
-                                   sg[(size_t)t * (size_t)groups]);
-    _Pragma("GCC unroll 1") for (int h = 0; h < 2; h++) {
-        __asm__ volatile("" ::: "memory");   /* one half's pass at a time */
-        __m256i p3[3];
-        i8_pass3(qg + 32 * h, xg + (size_t)5 * (size_t)k, k, p3);
-        for (int t = 0; t < 3; t++)
-            acc[5 + t][h] = i8_scale16(acc[5 + t][h], p3[t], s16[h], zs[h],
-                                       dg[(size_t)(5 + t) * (size_t)groups],
-                                       sg[(size_t)(5 + t) * (size_t)groups]);
-    }
+            acc[t][h] = i8_scale16(acc[t][h], t < 6 ? p6[h][t] : p2[t - 6][h], s16[h], zs[h],
+                                   dg[(size_t)t * (size_t)groups], sg[(size_t)t * (size_t)groups]);
 }
 
 /* All groups of two blocks, group by group, and of one block. Not inlined
@@ -644,11 +682,12 @@ VNNI_ATTR __attribute__((noinline)) static void i8_groups2(const uint8_t *const 
                                                            const float *d, const float *dsum,
                                                            __m256 (*acc)[8][2])
 {
+    uint8_t nib[2048] __attribute__((aligned(32)));
     for (int g = 0; g < groups; g++) {
         i8_group8(q[0] + (size_t)g * 1024, mi[0] + (size_t)g * W4I8_META_BYTES,
-                  xq + (size_t)g * 128, k, groups, d + g, dsum + g, acc[0]);
+                  xq + (size_t)g * 128, k, groups, d + g, dsum + g, acc[0], nib);
         i8_group8(q[1] + (size_t)g * 1024, mi[1] + (size_t)g * W4I8_META_BYTES,
-                  xq + (size_t)g * 128, k, groups, d + g, dsum + g, acc[1]);
+                  xq + (size_t)g * 128, k, groups, d + g, dsum + g, acc[1], nib);
     }
 }
 
@@ -657,9 +696,10 @@ VNNI_ATTR __attribute__((noinline)) static void i8_groups1(const uint8_t *q, con
                                                            const float *d, const float *dsum,
                                                            __m256 (*acc)[2])
 {
+    uint8_t nib[2048] __attribute__((aligned(32)));
     for (int g = 0; g < groups; g++)
         i8_group8(q + (size_t)g * 1024, mi + (size_t)g * W4I8_META_BYTES, xq + (size_t)g * 128,
-                  k, groups, d + g, dsum + g, acc);
+                  k, groups, d + g, dsum + g, acc, nib);
 }
 
 /* 8 rows, NB ≤ I8_M8_NB blocks b, b + stride, ... walked group by group. */
