@@ -219,7 +219,7 @@ static const gemv_impl_t *impl_for(int isa)
 {
     switch (isa) {
     case GEMV_ISA_SCALAR: return &gemv_impl_scalar;
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__x86_64__)
     case GEMV_ISA_AVX2: return (cpu_features() & CPU_AVX2) ? &gemv_impl_avx2 : NULL;
     case GEMV_ISA_AVX512: return (cpu_features() & CPU_AVX512) ? &gemv_impl_avx512 : NULL;
 #endif
@@ -285,7 +285,7 @@ struct gemv_ctx {
 
 static inline void cpu_relax(void)
 {
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__x86_64__)
     __builtin_ia32_pause();
 #elif defined(__aarch64__)
     __asm__ __volatile__("yield");
@@ -427,7 +427,7 @@ void gemv_ctx_set_int8_dot_ext(gemv_ctx_t *c, int level)
 const char *gemv_ctx_int8_dot_name(const gemv_ctx_t *c, int m)
 {
     if (!c->impl->w4i8_r16) return "portable";
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__x86_64__)
     if (c->isa == GEMV_ISA_AVX512 && c->i8ext >= GEMV_I8_DOT_AMX && gemv_avx512_amx_ready(m))
         return "amx";
     if (c->i8ext >= GEMV_I8_DOT_VNNI && c->isa == GEMV_ISA_AVX512 && __builtin_cpu_supports("avx512vnni"))

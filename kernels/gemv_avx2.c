@@ -26,7 +26,7 @@
  * 2.0 ms w4_tile, 2.2 ms w4_tile64), so w4_tile stays for those and for
  * groups that are not a multiple of 64.
  */
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__x86_64__)
 #include <immintrin.h>
 #include <math.h>
 #include <string.h>

@@ -26,7 +26,7 @@
  * 8.7 → 13.5 GB/s). Query heads sharing a KV head (GQA) still each re-read
  * K/V from cache; grouping them is the next step.
  */
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__x86_64__)
 #include <immintrin.h>
 #include <math.h>
 #include <stddef.h>

@@ -55,7 +55,9 @@ typedef struct gemv_impl {
 } gemv_impl_t;
 
 extern const gemv_impl_t gemv_impl_scalar;
-#if defined(__x86_64__) || defined(__i386__)
+/* x86-64 only: the int8 kernels' asm names all sixteen vector registers,
+ * which 32-bit x86 does not have; there the scalar path serves. */
+#if defined(__x86_64__)
 extern const gemv_impl_t gemv_impl_avx2;
 extern const gemv_impl_t gemv_impl_avx512;
 /* 1 when the AVX-512 path's int8 kernel runs AMX tiles for m activation
