@@ -406,7 +406,7 @@ static void test_int8_quantiser(void)
         wsum[g] = wd[g] * (float)sum;
     }
     static const struct { int isa; const gemv_impl_t *impl; } paths[] = {
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__x86_64__)
         {GEMV_ISA_AVX2, &gemv_impl_avx2},
         {GEMV_ISA_AVX512, &gemv_impl_avx512},
 #endif
