@@ -336,49 +336,47 @@ static void test_values_grow_geometrically(void)
     sweepspec_fini(&sp);
 }
 
+/* yaml is refused for too many values in all, the message starting at
+ * `where` (FILE:LINE:COL: KEY). */
+static void refused_over_limit(const char *yaml, const char *where)
+{
+    sweepspec_t sp;
+    err_t err;
+    char msg[160];
+    snprintf(msg, sizeof msg, "%s: more than %ld values in all axes", where,
+             SWEEPSPEC_MAX_VALUES);
+    CHECK(load(yaml, &sp, &err) != 0);
+    CHECK(err.code == ERR_INPUT && starts(err.msg, msg));
+    sweepspec_fini(&sp);
+}
+
 /* The axes together hold at most SWEEPSPEC_MAX_VALUES values, refused before
  * a range is expanded: the point count alone let a few lines of zipped
  * ten-million-value axes take gigabytes (a 2-value axis before it makes
  * 20 million points, well under the point limit). */
 static void test_total_values_limit(void)
 {
-    sweepspec_t sp;
-    err_t err;
-    char msg[160];
-    snprintf(msg, sizeof msg, "t.yaml:3:30: sweep.a: more than %ld values in all axes",
-             SWEEPSPEC_MAX_VALUES);
-    CHECK(load("sweep:\n  b: [1, 2]\n  a: {from: 0, to: 1, count: 9999999}\n", &sp,
-               &err) != 0);
-    CHECK(err.code == ERR_INPUT && starts(err.msg, msg));
-    sweepspec_fini(&sp);
+    refused_over_limit("sweep:\n  b: [1, 2]\n  a: {from: 0, to: 1, count: 9999999}\n",
+                       "t.yaml:3:30: sweep.a");
     /* "  a: {from: 1, to: 1e7, step: 1}": 10^7 values after 2, the step at
      * column 31. */
-    snprintf(msg, sizeof msg, "t.yaml:3:31: sweep.a: more than %ld values in all axes",
-             SWEEPSPEC_MAX_VALUES);
-    CHECK(load("sweep:\n  b: [1, 2]\n  a: {from: 1, to: 1e7, step: 1}\n", &sp, &err) != 0);
-    CHECK(err.code == ERR_INPUT && starts(err.msg, msg));
-    sweepspec_fini(&sp);
+    refused_over_limit("sweep:\n  b: [1, 2]\n  a: {from: 1, to: 1e7, step: 1}\n",
+                       "t.yaml:3:31: sweep.a");
     /* An integer range keeps each value once (1, 2, 3) but steps through
      * every one of its count: exactly the limit in all is accepted, one
      * more refused (each such axis took 40 ms, any number of them). */
+    sweepspec_t sp;
+    err_t err;
     CHECK(load("sweep:\n  b: [1, 2]\n  a: {from: 1, to: 3, count: 9999998, integer: true}\n",
                &sp, &err) == 0);
     CHECK(sp.npoints == 6);
     sweepspec_fini(&sp);
-    snprintf(msg, sizeof msg, "t.yaml:3:30: sweep.a: more than %ld values in all axes",
-             SWEEPSPEC_MAX_VALUES);
-    CHECK(load("sweep:\n  b: [1, 2]\n  a: {from: 1, to: 3, count: 9999999, integer: true}\n",
-               &sp, &err) != 0);
-    CHECK(err.code == ERR_INPUT && starts(err.msg, msg));
-    sweepspec_fini(&sp);
+    refused_over_limit("sweep:\n  b: [1, 2]\n  a: {from: 1, to: 3, count: 9999999, integer: true}\n",
+                       "t.yaml:3:30: sweep.a");
     /* A list counts its items: "  c: [1, 2]" after 9999999 values, at the
      * list (column 6). */
-    snprintf(msg, sizeof msg, "t.yaml:3:6: sweep.c: more than %ld values in all axes",
-             SWEEPSPEC_MAX_VALUES);
-    CHECK(load("sweep:\n  a: {from: 1, to: 3, count: 9999999, integer: true}\n  c: [1, 2]\n",
-               &sp, &err) != 0);
-    CHECK(err.code == ERR_INPUT && starts(err.msg, msg));
-    sweepspec_fini(&sp);
+    refused_over_limit("sweep:\n  a: {from: 1, to: 3, count: 9999999, integer: true}\n  c: [1, 2]\n",
+                       "t.yaml:3:6: sweep.c");
 }
 
 /* A range value is the number and from's unit as written, however long:
