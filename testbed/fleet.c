@@ -16,6 +16,7 @@
 #include "realdraft.h"
 #include "route.h"
 #include "rt.h"
+#include "w4a16.h"
 #include "wallclock.h"
 
 /* Time between the last HELLO and the run's start: the verifier must have
@@ -52,6 +53,14 @@ const char *fleet_real_draft_refusal(const scenario_t *s, int tenant)
         return "--real-draft: that tenant's protocol does not draft";
     if (G->edge.quant != PREC_W4A16 && G->edge.quant != PREC_FP16)
         return "--real-draft runs the draft model at tenants.edge.quant w4a16 or fp16";
+    /* realdraft_create would refuse the card too, but only once the run
+     * (and a real verifier beside it) had started. */
+    _Static_assert(W4A16_GROUP_DEFAULT == 128, "the message below says 128");
+    if (G->edge.quant == PREC_W4A16 && (G->edge.draft.hidden % W4A16_GROUP_DEFAULT ||
+                                        G->edge.draft.ffn % W4A16_GROUP_DEFAULT))
+        return "--real-draft at tenants.edge.quant w4a16: the tenants.edge.draft card's "
+               "hidden and ffn must be multiples of 128, the quantisation group (or use "
+               "edge.quant: fp16)";
     return NULL;
 }
 

@@ -8,7 +8,11 @@
  * when that says the work is done the worker's eventfd becomes readable
  * (watched with rt_watch; worker_drain after each wake-up). Work posted
  * while the previous one runs replaces it: the function can see that
- * (worker_pending) and drop what it was doing.
+ * (worker_pending) and drop what it was doing. A function that reads its
+ * inputs after unlocking must copy them first, or its owner must not post
+ * again before the done signal: the verifier (testbed/server.c) relies on
+ * the latter, as the cloud starts no iteration before the last one ended;
+ * real drafting copies its job (context, tokens, generation).
  */
 #ifndef TESTBED_WORKER_H
 #define TESTBED_WORKER_H

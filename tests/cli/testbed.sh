@@ -240,6 +240,17 @@ refused testbed_real_draft_bad_quant 'w4a16 or fp16' \
     "$TESTBED" run "$TMP/rd.yaml" --real-draft --set tenants.edge.quant=w8a16
 refused testbed_real_draft_cloud_only 'does not draft' \
     "$TESTBED" run "$TMP/real.yaml" --real-draft --set protocol.mode=cloud-only
+# W4A16 packs weights in groups of 128 along hidden and ffn: a draft card
+# whose widths are not multiples of that is refused before anything starts
+# (the tiny card's hidden is 64), not when the fleet builds its model.
+# (Nothing sized first: the sizes of a model that cannot be built are 0.)
+"$TESTBED" run "$TMP/rd.yaml" --real-draft --set tenants.edge.draft="$TMP/tiny.yaml" \
+    >"$TMP/out" 2>"$TMP/err"
+rc=$?
+if [ "$rc" -eq 2 ] && [ ! -s "$TMP/out" ] && ! grep -q 'MiB' "$TMP/err" &&
+   grep -q "rd.yaml: --real-draft at tenants.edge.quant w4a16: the tenants.edge.draft card's hidden and ffn must be multiples of 128" "$TMP/err"
+then pass testbed_real_draft_w4a16_widths
+else fail testbed_real_draft_w4a16_widths "exit $rc: $(head -c 400 "$TMP/err")"; fi
 
 # --- memory for real models ------------------------------------------------
 # A card no machine holds, so that no real model is ever built from it
