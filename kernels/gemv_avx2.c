@@ -275,7 +275,26 @@ static inline void i8_store_block(uint16_t *y, size_t n, size_t blk, __m256 (*ac
 
 /* The start of a one-block tile kernel of T rows (W4I8R16_HALVES,
  * W4I8R16_QUADS): block b's weights q and metadata mi, zeroed sums. */
-#define W4I8R16_TILE_BEGIN                                                                           const int groups = w->k / 128, k = w->k;                                                    const __m256i m4 = _mm256_set1_epi8(0x0F);                                                  __m256 acc[8][2];                                                                            const uint8_t *q = w->qi + (size_t)b * 8 * (size_t)k;                                        const uint8_t *mi = w->mi + (size_t)b * (size_t)groups * W4I8_META_BYTES;                     _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) acc[t][0] = acc[t][1] = _mm256_setzero_ps();
+#define W4I8R16_TILE_BEGIN                                                                           const int groups = w->k / 128, k = w->k;                                                    __m256 acc[8][2];                                                                            const uint8_t *q = w->qi + (size_t)b * 8 * (size_t)k;                                        const uint8_t *mi = w->mi + (size_t)b * (size_t)groups * W4I8_META_BYTES;                     _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) acc[t][0] = acc[t][1] = _mm256_setzero_ps();
+
+/* The low and the high nibbles of 32 packed weight bytes, one per byte. */
+AI void i8_nibbles(__m256i v, __m256i *lo, __m256i *hi)
+{
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    *lo = _mm256_and_si256(v, m4);
+    *hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+}
+
+/* The 8 int8 activations at x as two broadcasts of 4: the operands of one
+ * DOT2 step against a row's low and high nibbles. */
+AI void i8_bcast8(const int8_t *x, __m256i *b0, __m256i *b1)
+{
+    int32_t x0, x1;
+    memcpy(&x0, x, 4);
+    memcpy(&x1, x + 4, 4);
+    *b0 = _mm256_set1_epi32(x0);
+    *b1 = _mm256_set1_epi32(x1);
+}
 
 #define DOT2_MADDUBS(p, lo, hi, x0, x1)                                                      \
     _mm256_add_epi32((p), _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16((lo), (x0)), \
@@ -292,7 +311,6 @@ static inline void i8_store_block(uint16_t *y, size_t n, size_t blk, __m256 (*ac
                       uint16_t *y)                                                           \
     {                                                                                        \
         const int groups = w->k / 128, k = w->k;                                            \
-        const __m256i m4 = _mm256_set1_epi8(0x0F);                                          \
         __m256 acc[4][4][2];                                                                 \
         const uint8_t *q[4];                                                                 \
         const uint8_t *mi[4];                                                                \
@@ -314,16 +332,11 @@ static inline void i8_store_block(uint16_t *y, size_t n, size_t blk, __m256 (*ac
                     const uint8_t *qg = q[bi] + (size_t)g * 1024 + 64 * (size_t)i;           \
                     _mm_prefetch((const char *)qg + I8_PF, _MM_HINT_T0);                     \
                     _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++) {                    \
-                        __m256i v = _mm256_load_si256((const __m256i *)(qg + 32 * h));       \
-                        __m256i lo = _mm256_and_si256(v, m4);                                \
-                        __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);          \
+                        __m256i lo, hi, b0, b1;                                              \
+                        i8_nibbles(_mm256_load_si256((const __m256i *)(qg + 32 * h)), &lo, &hi); \
                         _Pragma("GCC unroll 4") for (int t = 0; t < T; t++) {                \
-                            const int8_t *xt = xq + (size_t)t * (size_t)k + (size_t)g * 128 + 8 * i; \
-                            int32_t x0, x1;                                                  \
-                            memcpy(&x0, xt, 4);                                              \
-                            memcpy(&x1, xt + 4, 4);                                          \
-                            p[bi][t][h] = DOT2(p[bi][t][h], lo, hi, _mm256_set1_epi32(x0),   \
-                                               _mm256_set1_epi32(x1));                       \
+                            i8_bcast8(xq + (size_t)t * (size_t)k + (size_t)g * 128 + 8 * i, &b0, &b1); \
+                            p[bi][t][h] = DOT2(p[bi][t][h], lo, hi, b0, b1);                 \
                         }                                                                    \
                     }                                                                        \
                 }                                                                            \
@@ -361,15 +374,11 @@ static inline void i8_store_block(uint16_t *y, size_t n, size_t blk, __m256 (*ac
                 _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) p[t] = _mm256_setzero_si256(); \
                 _Pragma("GCC unroll 16") for (int i = 0; i < 16; i++) {                      \
                     if (h == 0) _mm_prefetch((const char *)qg + 64 * i + I8_PF, _MM_HINT_T0); \
-                    __m256i v = _mm256_load_si256((const __m256i *)(qg + 64 * i + 32 * h));  \
-                    __m256i lo = _mm256_and_si256(v, m4);                                    \
-                    __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);              \
+                    __m256i lo, hi, b0, b1;                                                  \
+                    i8_nibbles(_mm256_load_si256((const __m256i *)(qg + 64 * i + 32 * h)), &lo, &hi); \
                     _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) {                    \
-                        const int8_t *xt = xq + (size_t)t * (size_t)k + (size_t)g * 128 + 8 * i; \
-                        int32_t x0, x1;                                                      \
-                        memcpy(&x0, xt, 4);                                                  \
-                        memcpy(&x1, xt + 4, 4);                                              \
-                        p[t] = DOT2(p[t], lo, hi, _mm256_set1_epi32(x0), _mm256_set1_epi32(x1)); \
+                        i8_bcast8(xq + (size_t)t * (size_t)k + (size_t)g * 128 + 8 * i, &b0, &b1); \
+                        p[t] = DOT2(p[t], lo, hi, b0, b1);                                   \
                     }                                                                        \
                 }                                                                            \
                 __m256 zs, sv = meta_scales8(mi + (size_t)g * W4I8_META_BYTES, h, &zs);      \
@@ -405,15 +414,11 @@ static inline void i8_store_block(uint16_t *y, size_t n, size_t blk, __m256 (*ac
                     if (s0 == 0) _mm_prefetch((const char *)qg + 64 * i + I8_PF, _MM_HINT_T0); \
                     __m256i v0 = _mm256_load_si256((const __m256i *)(qg + 64 * i));          \
                     __m256i v1 = _mm256_load_si256((const __m256i *)(qg + 64 * i + 32));     \
-                    __m256i lo0 = _mm256_and_si256(v0, m4), lo1 = _mm256_and_si256(v1, m4); \
-                    __m256i hi0 = _mm256_and_si256(_mm256_srli_epi16(v0, 4), m4);            \
-                    __m256i hi1 = _mm256_and_si256(_mm256_srli_epi16(v1, 4), m4);            \
+                    __m256i lo0, hi0, lo1, hi1, b0, b1;                                      \
+                    i8_nibbles(v0, &lo0, &hi0);                                              \
+                    i8_nibbles(v1, &lo1, &hi1);                                              \
                     _Pragma("GCC unroll 4") for (int t = 0; t < TS; t++) {                   \
-                        const int8_t *xt = xq + (size_t)(s0 + t) * (size_t)k + (size_t)g * 128 + 8 * i; \
-                        int32_t x0, x1;                                                      \
-                        memcpy(&x0, xt, 4);                                                  \
-                        memcpy(&x1, xt + 4, 4);                                              \
-                        __m256i b0 = _mm256_set1_epi32(x0), b1 = _mm256_set1_epi32(x1);      \
+                        i8_bcast8(xq + (size_t)(s0 + t) * (size_t)k + (size_t)g * 128 + 8 * i, &b0, &b1); \
                         p[t][0] = DOT2(p[t][0], lo0, hi0, b0, b1);                           \
                         p[t][1] = DOT2(p[t][1], lo1, hi1, b0, b1);                           \
                     }                                                                        \

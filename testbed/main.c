@@ -374,10 +374,13 @@ static int check_memory(const opts_t *o, const scenario_t *s)
         realverify_size_t z = fleet_real_draft_bytes(s, o->real_draft, &context);
         if (s->ngroups > 1) snprintf(pre, sizeof pre, "tenants.groups.%s.", G->name);
         snprintf(dkey, sizeof dkey, "%sedge.draft", pre);
-        snprintf(dadv, sizeof dadv, "--real-draft: a smaller %s card%s%s%s, or run without "
-                 "--real-draft", dkey, G->edge.quant == PREC_W4A16 ? "" : ", ",
-                 G->edge.quant == PREC_W4A16 ? "" : pre, G->edge.quant == PREC_W4A16 ? "" :
-                 "edge.quant: w4a16 (about a quarter of fp16's weight bytes)");
+        if (G->edge.quant == PREC_W4A16)
+            snprintf(dadv, sizeof dadv, "--real-draft: a smaller %s card, or run without "
+                     "--real-draft", dkey);
+        else
+            snprintf(dadv, sizeof dadv, "--real-draft: a smaller %s card, %sedge.quant: "
+                     "w4a16 (about a quarter of fp16's weight bytes), or run without "
+                     "--real-draft", dkey, pre);
         parts[n++] = (realmem_part_t){"--real-draft", dkey, G->edge.draft.name,
                                       G->edge.draft_ref, G->edge.quant, 1, context, z, dadv};
     }
