@@ -377,6 +377,12 @@ static int range_count(ctx_t *c, sweep_axis_t *ax, const range_nodes_t *r,
     if (logscale && (from->v <= 0 || to <= 0))
         return fail_at(c, r->scale, "sweep.%s.scale: log scale through 0 (from "
                        "and to must both be > 0)", ax->path);
+    /* The log range steps by powers of to / from, which must be a number
+     * (1e-300 to 1e300 is 1e600: inf). */
+    if (logscale && !(isfinite(to / from->v) && to / from->v > 0))
+        return fail_at(c, r->to, "sweep.%s.to: from %s to %s is a ratio of more "
+                       "than a number can hold (about 1.8e308) for a log scale",
+                       ax->path, r->from->str, r->to->str);
     double last = 0;
     for (long i = 0; i < count; i++) {
         double t = count == 1 ? 0.0 : (double)i / (double)(count - 1);
@@ -402,6 +408,11 @@ static int axis_range(ctx_t *c, sweep_axis_t *ax, const ynode_t *n)
     double to;
     if (range_from(c, ax, r.from, &from) || range_qty(c, ax, "to", r.to, &from, &to))
         return -1;
+    /* Each bound is finite, but their distance can overflow (-1e308 to
+     * 1e308), and every value would then come out inf or NaN. */
+    if (!isfinite(to - from.v))
+        return fail_at(c, r.to, "sweep.%s.to: from %s to %s spans more than a "
+                       "number can hold (about 1.8e308)", ax->path, r.from->str, r.to->str);
     int integer = 0;
     if (r.integer && parse_bool(r.integer->str, &integer))
         return fail_at(c, r.integer, "sweep.%s.integer: expected true or false",

@@ -98,16 +98,23 @@ static void print_part(const realmem_part_t *p)
 
 int realmem_check(const char *where, const realmem_part_t *parts, int n, int quiet)
 {
-    size_t need = total_of(parts, n);
     uint64_t avail;
     const char *source;
-    char ns[96], as[96], ls[96];
     if (realmem_available(&avail, &source) != 0) {
+        char ns[96];
         fprintf(stderr, "testbed: %s: cannot tell the memory available (no /proc/meminfo, "
                 "no sysconf(_SC_AVPHYS_PAGES)); the real models' %s are not checked\n",
-                where, size_str(ns, sizeof ns, (double)need));
+                where, size_str(ns, sizeof ns, (double)total_of(parts, n)));
         return 0;
     }
+    return realmem_check_against(where, parts, n, quiet, avail, source);
+}
+
+int realmem_check_against(const char *where, const realmem_part_t *parts, int n, int quiet,
+                          uint64_t avail, const char *source)
+{
+    size_t need = total_of(parts, n);
+    char ns[96], as[96], ls[96];
     if (realmem_fits(need, avail)) {
         if (quiet) return 0;
         fprintf(stderr, "testbed: real models: %s of the %s available (%s)\n",

@@ -56,5 +56,10 @@ int realmem_fits(size_t need, uint64_t avail);
  * scenario or card file), that names each part's option, key, card and
  * GiB, the GiB available and what to do instead. */
 int realmem_check(const char *where, const realmem_part_t *parts, int n, int quiet);
+/* realmem_check's weighing against a figure the caller read once: avail
+ * bytes, from source (named in the messages). Returns 0 or 2 as
+ * realmem_check. */
+int realmem_check_against(const char *where, const realmem_part_t *parts, int n, int quiet,
+                          uint64_t avail, const char *source);
 
 #endif

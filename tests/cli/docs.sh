@@ -9,7 +9,10 @@
 #                        names a file or heading that exists;
 #   no_outside_refs      no file in the tree cites a document that is not in
 #                        it (the design contract, notes files) or an
-#                        absolute path of some machine.
+#                        absolute path of some machine;
+#   readme_example_output  the output the README's worked example shows is
+#                        what `specsim run scenarios/default.yaml` prints,
+#                        wall_s and events_per_s aside (they vary by run).
 # Each check lists every offender, not only the first.
 . tests/cli/lib.sh
 
@@ -150,4 +153,22 @@ if [ -s "$TMP/outside" ]; then
 $(cat "$TMP/outside")"
 else
     pass no_outside_refs
+fi
+
+# --- readme_example_output ------------------------------------------------
+# The block after "`make run` prints:" in README.md, against a real run.
+awk '/`make run` prints:/ {f=1; next} f && /^```$/ && !g {g=1; next} g && /^```$/ {exit} g' \
+    README.md | grep -v -e '^  wall_s ' -e '^  events_per_s ' >"$TMP/readme.out"
+if "$SPECSIM" run scenarios/default.yaml 2>"$TMP/err" |
+    grep -v -e '^  wall_s ' -e '^  events_per_s ' >"$TMP/real.out"; then
+    if [ "$(wc -l <"$TMP/readme.out")" -lt 40 ]; then
+        fail readme_example_output "README.md: the worked example's output block not found"
+    elif diff "$TMP/readme.out" "$TMP/real.out" >"$TMP/diff"; then
+        pass readme_example_output
+    else
+        fail readme_example_output "README.md's worked example differs from a real run:
+$(head -n 20 "$TMP/diff")"
+    fi
+else
+    fail readme_example_output "specsim run failed: $(head -c 300 "$TMP/err")"
 fi

@@ -205,6 +205,16 @@ bad_spec bad_step_zero '17:53: sweep.tenants.network.rtt.step: step is 0' \
 bad_spec bad_log_through_zero '17:57: sweep.acceptance.alpha.scale: log scale through 0' \
     '  acceptance.alpha: {from: 0, to: 0.9, count: 4, scale: log}'
 bad_spec bad_value '17:23: sweep.protocol.gamma: value' '  protocol.gamma: [1, 0]'
+# Finite bounds whose distance (or, on a log scale, ratio) overflows: every
+# value would be inf or NaN.
+bad_spec bad_span_step '17:40: sweep.acceptance.alpha.to: from -1e308 to 1e308 spans' \
+    '  acceptance.alpha: {from: -1e308, to: 1e308, step: 1e300}'
+bad_spec bad_span_count '17:40: sweep.acceptance.alpha.to: from -1e308 to 1e308 spans' \
+    '  acceptance.alpha: {from: -1e308, to: 1e308, count: 3}'
+bad_spec bad_log_ratio '17:40: sweep.acceptance.alpha.to: from 1e-300 to 1e300 is a ratio' \
+    '  acceptance.alpha: {from: 1e-300, to: 1e300, count: 3, scale: log}'
+bad_spec bad_log_ratio_under '17:40: sweep.acceptance.alpha.to: from 1e+300 to 1e-300 is a ratio' \
+    '  acceptance.alpha: {from: 1e+300, to: 1e-300, count: 3, scale: log}'
 base nosweep 2s 1 >"$TMP/nosweep.yaml"
 $SPECSIM sweep "$TMP/nosweep.yaml" >/dev/null 2>"$TMP/err"
 rc=$?

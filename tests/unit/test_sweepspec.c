@@ -1,6 +1,9 @@
 /* Tests of the sweep: section parser. Expected values are written out by
  * hand from the YAML in each test (positions counted in the text). */
-#include <malloc.h>
+#include <stdlib.h>   /* first: it defines __GLIBC__ under glibc */
+#ifdef __GLIBC__
+#include <malloc.h>   /* malloc_usable_size, glibc's */
+#endif
 
 #include "check.h"
 #include "sweepspec.h"
@@ -330,7 +333,9 @@ static void test_values_grow_geometrically(void)
     CHECK(load("sweep:\n  x: {from: 1, to: 1025, step: 1}\n", &sp, &err) == 0);
     CHECK(sp.npoints == 1025);
     if (sp.npoints == 1025) {
+#ifdef __GLIBC__   /* elsewhere only the values are checked */
         CHECK(malloc_usable_size(sp.axes[0].values) >= 2048 * sizeof(char *));
+#endif
         CHECK_STR(sp.axes[0].values[1024], "1025");
     }
     sweepspec_fini(&sp);

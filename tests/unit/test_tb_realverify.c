@@ -266,8 +266,9 @@ static void test_fits(void)
     CHECK(!realmem_fits(SIZE_MAX, UINT64_MAX));
 }
 
-/* realmem_check with stderr sent to /dev/null (its report is for users). */
-static int check_quietly(const realmem_part_t *parts, int n)
+/* realmem_check_against (avail bytes) with stderr sent to /dev/null (its
+ * report is for users). */
+static int check_quietly(const realmem_part_t *parts, int n, uint64_t avail)
 {
     fflush(stderr);
     int saved = dup(2), null = open("/dev/null", O_WRONLY);
@@ -277,7 +278,7 @@ static int check_quietly(const realmem_part_t *parts, int n)
         if (null >= 0) close(null);
         return -1;
     }
-    int rc = realmem_check("test", parts, n, 0);
+    int rc = realmem_check_against("test", parts, n, 0, avail, "a test's figure");
     fflush(stderr);
     dup2(saved, 2);
     close(saved);
@@ -287,22 +288,49 @@ static int check_quietly(const realmem_part_t *parts, int n)
 
 /* Models built at the same time are added up: two of 60% of the memory
  * available each fit alone, not together (the margins leave room for
- * what other processes do meanwhile). Nothing is allocated. */
+ * what other processes do meanwhile). Weighed against one figure, so that
+ * memory taken or freed by other processes meanwhile cannot change the
+ * answers; nothing is allocated. */
 static void test_parts_add_up(void)
 {
-    uint64_t avail;
-    const char *src;
-    CHECK(realmem_available(&avail, &src) == 0);
+    uint64_t avail = (uint64_t)10 << 30;
     size_t each = (size_t)(avail / 10 * 6);
     realmem_part_t p = {"--real-verify", "cloud.target", "test", "test.yaml", PREC_FP16, 1, 8,
                         {each, 0, 0, each}, "smaller"};
     realmem_part_t two[2] = {p, p};
     two[1].option = "--real-draft";
-    CHECK(check_quietly(&p, 1) == 0);
-    CHECK(check_quietly(two, 2) == 2);
+    CHECK(check_quietly(&p, 1, avail) == 0);
+    CHECK(check_quietly(two, 2, avail) == 2);
+    /* At the 90% bound exactly, and a byte past it. */
+    p.size.total = (size_t)(avail / 10 * 9);
+    CHECK(check_quietly(&p, 1, avail) == 0);
+    p.size.total++;
+    CHECK(check_quietly(&p, 1, avail) == 2);
     /* Each part past a size_t: the sum saturates, and is refused. */
     two[0].size.total = two[1].size.total = SIZE_MAX / 2 + 1;
-    CHECK(check_quietly(two, 2) == 2);
+    CHECK(check_quietly(two, 2, UINT64_MAX) == 2);
+}
+
+/* realmem_check itself reads the machine's figure: a model of one byte
+ * fits, one of SIZE_MAX does not. */
+static void test_check_live(void)
+{
+    realmem_part_t p = {"--real-verify", "cloud.target", "test", "test.yaml", PREC_FP16, 1, 8,
+                        {1, 0, 0, 1}, "smaller"};
+    fflush(stderr);
+    int saved = dup(2), null = open("/dev/null", O_WRONLY);
+    CHECK(saved >= 0 && null >= 0 && dup2(null, 2) >= 0);
+    int small = realmem_check("test", &p, 1, 1);
+    p.size.total = SIZE_MAX;
+    int huge = realmem_check("test", &p, 1, 1);
+    fflush(stderr);
+    if (saved >= 0) {
+        dup2(saved, 2);
+        close(saved);
+    }
+    if (null >= 0) close(null);
+    CHECK(small == 0);
+    CHECK(huge == 2);
 }
 
 int main(void)
@@ -313,5 +341,6 @@ int main(void)
     RUN(test_meminfo);
     RUN(test_fits);
     RUN(test_parts_add_up);
+    RUN(test_check_live);
     return check_done();
 }
