@@ -216,7 +216,7 @@ static int block_event(trace_t *tr, tstate_t *s, int i, double t, const char *ev
         if (k) span(tr, s, i, PH_VERIFY, k->vstart, t, "block", b, "accepted", n);
         if (k) k->block = -1;
         if (s->dn < NDOWN) s->down[(s->dhead + s->dn++) % NDOWN] = t;
-    } else if (!strcmp(ev, "verdict_arrive") || !strcmp(ev, "verdict_stale")) {
+    } else if (!strcmp(ev, "verdict_arrive")) {
         if (s->dn > 0) {
             span(tr, s, i, PH_DOWN, s->down[s->dhead], t, "accepted", n, NULL, 0);
             s->dhead = (s->dhead + 1) % NDOWN;
