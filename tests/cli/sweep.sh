@@ -307,3 +307,25 @@ $SPECSIM sweep "$TMP/pg2.yaml" --per-group --out "$TMP/pg2.csv" --quiet >/dev/nu
 rc=$?
 if [ $rc -eq 2 ] && grep -q "per-group" "$TMP/err"; then pass sweep_per_group_same_groups; else
     fail sweep_per_group_same_groups "exit $rc $(head -c 200 "$TMP/err")"; fi
+
+# --- the scenario's output: section ------------------------------------------
+# output.file is the default --out, as the scenario says it after --set; a
+# sweep writes no trace, so output.trace is refused (exit 2, naming it)
+# rather than ignored.
+printf 'name: o\nduration: 3s\nwarmup: 1s\nsweep: {protocol.gamma: [1, 2]}\noutput: {file: %s}\n' \
+    "$TMP/of.csv" >"$TMP/of.yaml"
+$SPECSIM sweep "$TMP/of.yaml" --quiet --set "output.file=$TMP/of2.csv" >"$TMP/of.out" 2>"$TMP/err"
+if [ -s "$TMP/of2.csv" ] && [ ! -e "$TMP/of.csv" ] && [ ! -s "$TMP/of.out" ]; then
+    pass sweep_output_file_set
+else
+    fail sweep_output_file_set "$(ls "$TMP"/of*) $(head -c 200 "$TMP/err")"
+fi
+printf 'output: {trace: %s}\n' "$TMP/ot.csv" >"$TMP/ot.yaml"
+grep -v '^output' "$TMP/of.yaml" >>"$TMP/ot.yaml"
+expect_exit sweep_output_trace_refused 2 $SPECSIM sweep "$TMP/ot.yaml" --quiet --out "$TMP/ot2.csv"
+if grep -q 'output.trace: a sweep writes no trace' "$TMP/err" && [ ! -e "$TMP/ot.csv" ] &&
+   [ ! -e "$TMP/ot2.csv" ]; then
+    pass sweep_output_trace_named
+else
+    fail sweep_output_trace_named "$(head -c 200 "$TMP/err")"
+fi
