@@ -387,7 +387,9 @@ static int check_memory(const opts_t *o, const scenario_t *s)
     return n ? realmem_check(o->scenario, parts, n, o->quiet || o->json) : 0;
 }
 
-static int load(const opts_t *o, scenario_t *s)
+/* Loads and checks the scenario; o->out takes its output.file when the
+ * command line gives no --out (it then points into *s). */
+static int load(opts_t *o, scenario_t *s)
 {
     err_t err = {0, {0}};
     if (scenario_load(o->scenario, o->sets.ov, o->sets.n, s, &err) != 0) {
@@ -401,6 +403,15 @@ static int load(const opts_t *o, scenario_t *s)
         scenario_fini(s);
         return 2;
     }
+    /* The output: section as `specsim run` reads it; the testbed writes no
+     * trace (nor takes --trace), so a trace is refused, not ignored. */
+    if (s->output.trace[0]) {
+        fprintf(stderr, "testbed: %s: output.trace: the testbed writes no trace (give it "
+                "to `specsim run`)\n", o->scenario);
+        scenario_fini(s);
+        return 2;
+    }
+    if (!o->out && s->output.file[0]) o->out = s->output.file;
     const char *why = o->real_verify ? server_real_refusal(s) : NULL;
     if (!why && o->real_draft >= 0) why = fleet_real_draft_refusal(s, o->real_draft);
     if (why) {

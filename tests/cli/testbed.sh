@@ -79,6 +79,20 @@ else fail testbed_bad_scenario_as_specsim "exit $rc: $(cat "$TMP/e1") / $(cat "$
 expect_exit testbed_bad_set 2 "$TESTBED" run "$TMP/cf.yaml" --set protocol.gamma=0
 expect_exit testbed_unknown_option 2 "$TESTBED" run "$TMP/cf.yaml" --trace x.csv
 expect_exit testbed_warmup_auto_refused 2 "$TESTBED" run "$TMP/cf.yaml" --set warmup=auto
+# The scenario's output: section as `specsim run` reads it: output.file is
+# the default --out; output.trace, like --trace, is not implemented and is
+# refused rather than ignored.
+expect_exit testbed_output_trace_refused 2 "$TESTBED" run "$TMP/cf.yaml" \
+    --set "output.trace=$TMP/tbt.csv"
+grep -q 'output.trace' "$TMP/err" && [ ! -e "$TMP/tbt.csv" ] && pass testbed_output_trace_named ||
+    fail testbed_output_trace_named "$(head -c 300 "$TMP/err")"
+if "$TESTBED" run "$TMP/cf.yaml" --quiet --set duration=0.6s --set warmup=0.1s \
+       --set "output.file=$TMP/tbo.csv" >/dev/null 2>"$TMP/err" &&
+   [ -s "$TMP/tbo.csv" ] && [ -s "$TMP/tbo.scenario.yaml" ]; then
+    pass testbed_output_file
+else
+    fail testbed_output_file "$(head -c 300 "$TMP/err")"
+fi
 expect_exit testbed_help 0 "$TESTBED" run --help
 
 # --- clean process life ----------------------------------------------------
