@@ -122,6 +122,9 @@ static int parse_tenant(const char *a, int *tenant)
 
 static int parse(opts_t *o, int argc, char **argv)
 {
+    /* As specsim's parser (sim/cli_opt.c): an option with a value may be
+     * given once (only --set accumulates); flags may repeat. */
+    int seen[3] = {0, 0, 0};   /* --seed, --reps, --out */
     for (int k = 1; k < argc; k++) {
         const char *a = argv[k];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -132,6 +135,8 @@ static int parse(opts_t *o, int argc, char **argv)
         if (strcmp(a, "--quiet") == 0) { o->quiet = 1; continue; }
         if (strcmp(a, "--real-verify") == 0) { o->real_verify = 1; continue; }
         if (strncmp(a, "--real-draft", 12) == 0 && (a[12] == 0 || a[12] == '=')) {
+            if (o->real_draft >= 0)
+                return usage_error("option '%s' given more than once", "--real-draft");
             if (parse_tenant(a, &o->real_draft)) return 2;
             continue;
         }
@@ -150,6 +155,10 @@ static int parse(opts_t *o, int argc, char **argv)
         else return usage_error("unknown option '%s'", a);
         const char *v = value_of(argc, argv, &k, eq);
         if (!v) return usage_error("%s needs a value", a);
+        int *once = id == OPT_SEED ? &seen[0] : id == OPT_REPS ? &seen[1]
+                  : id == OPT_OUT ? &seen[2] : NULL;
+        if (once && (*once)++)
+            return usage_error("option '%s' given more than once", cli_opt_name(id));
         if (id == OPT_OUT) {
             o->out = v;
             continue;

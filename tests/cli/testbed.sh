@@ -94,6 +94,16 @@ else
     fail testbed_output_file "$(head -c 300 "$TMP/err")"
 fi
 expect_exit testbed_help 0 "$TESTBED" run --help
+# Read as specsim run reads them: a value option given twice is refused
+# before anything runs (it was taken silently, the last one winning).
+for o in "--seed 1 --seed 2" "--reps 1 --reps=2" "--out $TMP/o1.csv --out $TMP/o2.csv" \
+         "--real-draft --real-draft=1"; do
+    n=$(echo "$o" | awk '{print $1}' | sed 's/^--//; s/=.*//; s/-/_/g')
+    # shellcheck disable=SC2086
+    expect_exit "testbed_repeated_$n" 2 "$TESTBED" run "$TMP/cf.yaml" $o
+done
+grep -q "option '--real-draft' given more than once" "$TMP/err" &&
+    pass testbed_repeated_named || fail testbed_repeated_named "$(cat "$TMP/err")"
 
 # --- clean process life ----------------------------------------------------
 # listening_ports PID: the TCP ports PID listens on (from its socket inodes
