@@ -60,11 +60,19 @@ static const char *const VALUED[] = {"--device", "--model", "--quant", "--out",
                                      "--isa", "--kernel", "--log", "--reps", "--warmup",
                                      "--max-context", "--threads"};
 
+#define NVALUED (sizeof VALUED / sizeof VALUED[0])
+
+/* opt's index in VALUED, or -1 when it takes no value. */
+static int valued_index(const char *opt)
+{
+    for (size_t k = 0; k < NVALUED; k++)
+        if (!strcmp(opt, VALUED[k])) return (int)k;
+    return -1;
+}
+
 int calibrate_takes_value(const char *opt)
 {
-    for (size_t k = 0; k < sizeof VALUED / sizeof VALUED[0]; k++)
-        if (!strcmp(opt, VALUED[k])) return 1;
-    return 0;
+    return valued_index(opt) >= 0;
 }
 
 static int copy_arg(char *dst, size_t n, const char *opt, const char *val, err_t *err)
@@ -93,9 +101,12 @@ int calibrate_parse_args(int argc, char **argv, calibrate_args_t *a, err_t *err)
         }
         i += calibrate_takes_value(argv[i]);
     }
+    int seen[NVALUED] = {0};   /* a value is given once; flags may repeat */
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int rc = 0, takes = calibrate_takes_value(o);
+        int rc = 0, vi = valued_index(o), takes = vi >= 0;
+        if (takes && seen[vi]++)
+            return err_set(err, ERR_INPUT, "calibrate: option '%s' given more than once", o);
         if (!a->table_opt && (!strcmp(o, "--model") || !strcmp(o, "--out") ||
                               !strcmp(o, "--quant")))
             a->table_opt = o;

@@ -263,6 +263,13 @@ static void test_args(void)
     char *bd[] = {"calibrate", "--bench", "--device", "cuda"};
     CHECK(calibrate_parse_args(4, bd, &a, &e) == -1 && e.code == ERR_INPUT &&
           strstr(e.msg, "--device cuda") != NULL);
+    /* A value given twice is refused (the last one used to win silently). */
+    char *twice[] = {"calibrate", "--model", "a.yaml", "--model", "b.yaml"};
+    CHECK(calibrate_parse_args(5, twice, &a, &e) == -1 && e.code == ERR_INPUT &&
+          strstr(e.msg, "--model") != NULL);
+    char *twice2[] = {"calibrate", "--bench", "--threads", "1", "--threads", "2"};
+    CHECK(calibrate_parse_args(6, twice2, &a, &e) == -1 && e.code == ERR_INPUT &&
+          strstr(e.msg, "--threads") != NULL);
     char *bc[] = {"calibrate", "--bench", "--device", "cpu", "--threads", "2"};
     CHECK(calibrate_parse_args(6, bc, &a, &e) == 0 && a.bench && a.threads == 2);
     char *kc[] = {"calibrate", "--device", "cuda", "--model", "m.yaml", "--kernel", "int8"};
