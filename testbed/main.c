@@ -535,9 +535,16 @@ static int cmd_steps(int argc, char **argv)
 {
     const char *card_path = NULL;
     int gamma = 4, maxm = 16, context = 64, reps = 7, rc = 0;
+    static const char *const once[] = {"--gamma", "--max-tokens", "--context", "--reps"};
+    int seen[4] = {0, 0, 0, 0};   /* each may be given once */
     for (int k = 1; k < argc && rc == 0; k++) {
         const char *a = argv[k], *v = k + 1 < argc ? argv[k + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { fputs(usage_steps, stdout); return 0; }
+        for (int j = 0; j < 4; j++)
+            if (!strcmp(a, once[j]) && seen[j]++) {
+                fprintf(stderr, "testbed steps: option '%s' given more than once\n", a);
+                return 2;
+            }
         if (!strcmp(a, "--gamma")) { rc = int_opt(a, v, 1, 64, &gamma); k++; }
         else if (!strcmp(a, "--max-tokens")) { rc = int_opt(a, v, 2, 4096, &maxm); k++; }
         else if (!strcmp(a, "--context")) { rc = int_opt(a, v, 0, 1 << 20, &context); k++; }

@@ -360,3 +360,5 @@ if "$TESTBED" steps "$TMP/tiny.yaml" --gamma 3 --max-tokens 12 --context 16 --re
 then pass testbed_steps_rows
 else fail testbed_steps_rows "$(cat "$TMP/steps") $(head -c 300 "$TMP/err")"; fi
 expect_exit testbed_steps_bad_option 2 "$TESTBED" steps "$TMP/tiny.yaml" --gamma 0
+expect_exit testbed_steps_repeated_option 2 "$TESTBED" steps "$TMP/tiny.yaml" --reps 1 \
+    --gamma 3 --gamma 4
