@@ -44,7 +44,8 @@ void calibrate_usage(FILE *f)
           "--kernel: the W4A16 kernel measured: exact (fp16 activations, the default) or\n"
           "int8 (activations quantised to int8 per group on the fly); the table records it.\n"
           "--bench prints W4A16 (both kernels, M = 1 and 8) vs fp16 vs fp32 GEMV rates and\n"
-          "the read ceilings (1 and several streams per thread) side by side instead.\n"
+          "the read ceilings (1 and several streams per thread) side by side instead; it\n"
+          "writes no table, so --model, --out, --quant and --device cuda are refused.\n"
           "With --device cuda also: [--log FILE.csv] (every timed variant; default\n"
           "FILE.csv beside --out), [--reps N] (timed repetitions, default 15),\n"
           "[--warmup N] (default 3), [--max-context N] (attention, default 32768),\n"
@@ -59,11 +60,19 @@ static const char *const VALUED[] = {"--device", "--model", "--quant", "--out",
                                      "--isa", "--kernel", "--log", "--reps", "--warmup",
                                      "--max-context", "--threads"};
 
+#define NVALUED (sizeof VALUED / sizeof VALUED[0])
+
+/* opt's index in VALUED, or -1 when it takes no value. */
+static int valued_index(const char *opt)
+{
+    for (size_t k = 0; k < NVALUED; k++)
+        if (!strcmp(opt, VALUED[k])) return (int)k;
+    return -1;
+}
+
 int calibrate_takes_value(const char *opt)
 {
-    for (size_t k = 0; k < sizeof VALUED / sizeof VALUED[0]; k++)
-        if (!strcmp(opt, VALUED[k])) return 1;
-    return 0;
+    return valued_index(opt) >= 0;
 }
 
 static int copy_arg(char *dst, size_t n, const char *opt, const char *val, err_t *err)
@@ -92,9 +101,15 @@ int calibrate_parse_args(int argc, char **argv, calibrate_args_t *a, err_t *err)
         }
         i += calibrate_takes_value(argv[i]);
     }
+    int seen[NVALUED] = {0};   /* a value is given once; flags may repeat */
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int rc = 0, takes = calibrate_takes_value(o);
+        int rc = 0, vi = valued_index(o), takes = vi >= 0;
+        if (takes && seen[vi]++)
+            return err_set(err, ERR_INPUT, "calibrate: option '%s' given more than once", o);
+        if (!a->table_opt && (!strcmp(o, "--model") || !strcmp(o, "--out") ||
+                              !strcmp(o, "--quant")))
+            a->table_opt = o;
         if (!strcmp(o, "--device")) rc = copy_arg(a->device, sizeof a->device, o, v, err);
         else if (!strcmp(o, "--model")) rc = copy_arg(a->model, sizeof a->model, o, v, err);
         else if (!strcmp(o, "--quant")) rc = copy_arg(a->quant, sizeof a->quant, o, v, err);
@@ -135,6 +150,14 @@ int calibrate_parse_args(int argc, char **argv, calibrate_args_t *a, err_t *err)
                        a->kernel);
     if (strcmp(a->kernel, "exact") && a->bench)
         return err_set(err, ERR_INPUT, "calibrate: --bench measures both kernels; drop --kernel");
+    /* --bench times its own shapes on the CPU and prints a report: what
+     * would shape a table is refused, not ignored. */
+    if (a->bench && a->table_opt)
+        return err_set(err, ERR_INPUT, "calibrate: --bench writes no table: %s does not apply "
+                       "(see --help)", a->table_opt);
+    if (a->bench && strcmp(a->device, "cpu"))
+        return err_set(err, ERR_INPUT, "calibrate: --bench measures the CPU kernels, not "
+                       "--device %s", a->device);
     if (!a->bench && !a->model[0])
         return err_set(err, ERR_INPUT, "calibrate: --model CARD is required (see --help)");
     return 0;

@@ -29,6 +29,8 @@ typedef struct calibrate_args {
     char command[1024];   /* the exact command line, for provenance */
     const char *cuda_opt; /* first option only --device cuda takes (NULL: none);
                              calibrate_cuda_run parses those itself */
+    const char *table_opt; /* first of --model, --out, --quant given (NULL:
+                              none): options of a table, refused with --bench */
 } calibrate_args_t;
 
 /* Parses argv into *a (defaults filled). With --version anywhere (not as a

@@ -13,6 +13,7 @@
 #include "metrics.h"
 #include "optimize.h"
 #include "outfile.h"
+#include "scenario.h"
 #include "sweepfile.h"
 #include "units.h"
 
@@ -32,7 +33,8 @@ static const char usage[] =
     "  --json             one JSON object: best, evaluations, points, search,\n"
     "                     frontier\n"
     "  -j, --jobs N       threads (default: number of cores)\n"
-    "  --out FILE.csv     every evaluated point as a sweep CSV (point order)\n"
+    "  --out FILE.csv     every evaluated point as a sweep CSV (point order;\n"
+    "                     default: the scenario's output.file, else none)\n"
     "  --set PATH=VALUE   override a key of the base scenario (repeatable)\n"
     "  --seed N, --reps R same as --set seed=N, --set replications=R\n"
     "\n"
@@ -60,6 +62,8 @@ typedef struct cmd {
     char *owned[MAX_SETS];
     int nowned;
     const char *out;
+    char out_file[SCEN_PATH_MAX];   /* the scenario's output.file, when --out
+                                       is not given */
     int json, help, version;
     const char *knobs[MAX_SETS], *cons[MAX_SETS];
     optimize_flags_t fl;
@@ -194,6 +198,25 @@ static int write_csv(const char *path, const optimize_spec_t *sp,
     int e = errno;
     outfile_abort(&o);
     return err_set(err, ERR_RUNTIME, "%s: write failed: %s", path, strerror(e));
+}
+
+/* The scenario's output: section, --set applied: its file is the default
+ * --out, as for sweep; a trace optimize never writes is refused rather than
+ * ignored. 0, or -1 with err. */
+static int scenario_output(cmd_t *c, err_t *err)
+{
+    scenario_t s;
+    if (scenario_load(c->o.scenario, c->o.sets, c->o.nsets, &s, err) != 0) return -1;
+    int rc = 0;
+    if (s.output.trace[0])
+        rc = err_set(err, ERR_INPUT, "%s: output.trace: optimize writes no trace (give "
+                     "--trace to `specsim run` for one point)", c->o.scenario);
+    else if (!c->out && s.output.file[0]) {
+        snprintf(c->out_file, sizeof c->out_file, "%s", s.output.file);
+        c->out = c->out_file;
+    }
+    scenario_fini(&s);
+    return rc;
 }
 
 /* --out is checked before the search, not after it: a target outfile.h
@@ -358,7 +381,7 @@ static int run(cmd_t *c)
     optimize_spec_t sp;
     optimize_result_t r = {0};
     err_t err = {0};
-    if (check_out(c, &err) != 0) {
+    if (scenario_output(c, &err) != 0 || check_out(c, &err) != 0) {
         fprintf(stderr, "specsim optimize: %s\n", err.msg);
         return err.code ? err.code : ERR_INPUT;
     }

@@ -45,6 +45,8 @@ typedef struct roofline_cmd {
     cli_opt_sets_t sets;     /* --set */
     int bmax, context, points;
     const char *scenario, *table, *model;
+    const char *curve_only;  /* the first option given that only the
+                                scenario's curve reads, or NULL */
     int help, version;
 } roofline_cmd_t;
 
@@ -62,6 +64,9 @@ static int take(void *ctx, const cli_opt_arg_t *a)
 {
     roofline_cmd_t *c = ctx;
     const char *v = a->value;
+    if (!c->curve_only && (a->id == OPT_SET || a->id == OPT_B_MAX ||
+                           a->id == OPT_CONTEXT || a->id == OPT_POINTS))
+        c->curve_only = cli_opt_name(a->id);
     switch (a->id) {
     case OPT_SET: return cli_opt_sets_add(&c->sets, "roofline", a);
     case OPT_B_MAX:
@@ -93,6 +98,10 @@ static int parse_cmd(roofline_cmd_t *c, int argc, char **argv)
         return cli_opt_usage_error("roofline", "--measured takes no scenario (got '%s')",
                                    c->scenario);
     if (!c->table && !c->scenario) return cli_opt_usage_error("roofline", "no SCENARIO given");
+    /* The table's rows are printed as measured: nothing there to set. */
+    if (c->table && c->curve_only)
+        return cli_opt_usage_error("roofline", "%s goes with a SCENARIO, not with --measured",
+                                   c->curve_only);
     return 0;
 }
 

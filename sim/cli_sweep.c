@@ -24,7 +24,8 @@ static const char usage_sweep[] =
     "usage: specsim sweep SCENARIO [-j N] [--shard I/N] [--resume] [--force]\n"
     "                     [--out FILE.csv] [--set PATH=VALUE]... [--seed N]\n"
     "                     [--reps R] [--independent-seeds] [--per-group] [--quiet]\n"
-    "       specsim sweep --explain ROW SCENARIO [--set PATH=VALUE]...\n"
+    "       specsim sweep --explain ROW SCENARIO [--set PATH=VALUE]... [--seed N]\n"
+    "                     [--reps R] [--independent-seeds]\n"
     "\n"
     "Runs every point of the scenario's sweep: section and writes one CSV row\n"
     "per point, in point order: point,<axis paths>,<metrics and _ci95>, plus\n"
@@ -43,7 +44,9 @@ static const char usage_sweep[] =
     "                       common random numbers\n"
     "  --per-group          also every metric per tenant group, in columns\n"
     "                       GROUP.metric, GROUP.metric_ci95 (docs/formats.md)\n"
-    "  --explain ROW        print the `specsim run` command for point ROW\n"
+    "  --explain ROW        print the `specsim run` command for point ROW (it\n"
+    "                       runs nothing: -j, --shard, --resume, --force,\n"
+    "                       --out and --per-group are refused with it)\n"
     "  --quiet              no progress line\n"
     "\n"
     "wall_s and events_per_s columns are left empty: they are the only\n"
@@ -66,6 +69,8 @@ typedef struct sweep_cmd {
     int quiet, help, version;
     int has_explain;
     uint64_t explain;
+    const char *run_only;        /* the first option given that only a run
+                                    reads (--explain refuses it), or NULL */
     cli_opt_sets_t sets;         /* --set, --seed, --reps */
 } sweep_cmd_t;
 
@@ -94,6 +99,13 @@ static int take(void *ctx, const cli_opt_arg_t *a)
     sweep_cmd_t *c = ctx;
     const char *v = a->value;
     uint64_t x;
+    switch (a->id) {
+    case OPT_RESUME: case OPT_FORCE: case OPT_PER_GROUP: case OPT_JOBS:
+    case OPT_SHARD: case OPT_OUT:
+        if (!c->run_only) c->run_only = cli_opt_name(a->id);
+        break;
+    default: break;
+    }
     switch (a->id) {
     case OPT_RESUME: c->o.resume = 1; return 0;
     case OPT_FORCE: c->o.force = 1; return 0;
@@ -136,6 +148,11 @@ static int parse_cmd(sweep_cmd_t *c, int argc, char **argv)
     if (!c->o.scenario) return cli_opt_usage_error("sweep", "no SCENARIO given");
     if (c->o.resume && c->o.force)
         return cli_opt_usage_error("sweep", "--resume and --force exclude each other");
+    /* --explain only prints a command: an option of the run it does not
+     * start would be ignored, so it is refused. */
+    if (c->has_explain && c->run_only)
+        return cli_opt_usage_error("sweep", "--explain prints a command and runs nothing: "
+                                   "%s does not apply to it", c->run_only);
     c->o.sets = c->sets.ov;
     c->o.nsets = c->sets.n;
     return 0;

@@ -340,12 +340,14 @@ int outfile_distinct(const outfile_role_t *r, int n, err_t *err)
             /* Two outputs are one pair: named once, in the caller's order. */
             if (j == i || (r[j].output && j > i) || skipped(r[j].path)) continue;
             if (!outfile_same(r[i].path, r[j].path)) continue;
+            /* A role may read "--out" or "the output": one article. */
+            int the = strncmp(r[i].what, "the ", 4) == 0;
             return err_set(err, ERR_INPUT, "%s %s and %s %s are the same file: "
-                           "refusing to %s; give the %s another name", r[j].what,
+                           "refusing to %s; give %s%s another name", r[j].what,
                            r[j].path, r[i].what, r[i].path,
                            r[j].output ? "let one output overwrite the other"
                                        : "overwrite an input with an output",
-                           r[i].what);
+                           the ? "" : "the ", r[i].what);
         }
     }
     return 0;

@@ -615,7 +615,15 @@ int sweep_run(const sweep_opts_t *o, err_t *err)
     if (load_sweep(o, &src, &sp, &base, &p, err) != 0) return -1;
     if (sweepspec_validate_src(&sp, src, o->sets, o->nsets, err) < 0) goto out;
 
-    out = o->out ? o->out : (sp.out_file[0] ? sp.out_file : "-");
+    /* The scenario's output: section as loaded, --set applied: its file is
+     * the default output; a trace no sweep writes is refused, not ignored. */
+    if (base.output.trace[0]) {
+        rc = err_set(err, ERR_INPUT, "%s: output.trace: a sweep writes no trace (give "
+                     "--trace to `specsim run` for one point: --explain ROW prints its "
+                     "command)", o->scenario);
+        goto out;
+    }
+    out = o->out ? o->out : (base.output.file[0] ? base.output.file : "-");
     int streamed = strcmp(out, "-") == 0;
     if (streamed && o->resume) {
         rc = err_set(err, ERR_INPUT, "--resume needs an output file (--out FILE.csv)");

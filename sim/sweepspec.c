@@ -507,8 +507,6 @@ static int load_section(const char *name, const char *yaml, int required,
     if (ynode_parse(name, NULL, yaml, strlen(yaml), 1, 0, &root, err) != 0) return -1;
     ctx_t c = {name, out, err, 0};
     const ynode_pair_t *sweep = ynode_find(root, "sweep");
-    const char *file = scalar(ynode_get(ynode_get(root, "output"), "file"));
-    if (file) snprintf(out->out_file, sizeof out->out_file, "%s", file);
     int rc = 0;
     if (sweep)
         rc = parse_sweep(&c, sweep);

@@ -63,11 +63,10 @@ typedef struct sweepspec {
     int zip;
     int independent_seeds;
     int line, col;       /* mark of the `sweep:` key */
-    char out_file[SCEN_PATH_MAX]; /* the scenario's output.file, "" if none */
     uint64_t npoints;
 } sweepspec_t;
 
-/* Reads the `sweep:` (and `output.file`) sections of a scenario file. A file
+/* Reads the `sweep:` section of a scenario file. A file
  * without a `sweep:` section is an ERR_INPUT error. The caller owns *out and
  * frees it with sweepspec_fini (also safe after a failed load). */
 int sweepspec_load(const char *path, sweepspec_t *out, err_t *err);

@@ -11,7 +11,7 @@
  *   draft_start (gamma; 1 for edge-only is not traced), block_sent (gamma),
  *   block_arrive (gamma), block_drop (gamma: stale on arrival),
  *   verify_start (gamma+1), verify_end (accepted a), decode_start (1),
- *   verdict_arrive (a), verdict_stale (0), commit (tokens committed),
+ *   verdict_arrive (a), commit (tokens committed),
  *   rollback (drafts in flight discarded), stall_start, stall_end,
  *   request_end (committed).
  * Batches and queue lengths are not in the CSV.

@@ -27,8 +27,8 @@ static const char *const PHASE_NAME[NPHASE] = {
     "rollback", "kv wait", "prefill", "stall"};
 
 #define NLANE 8    /* lanes per phase; more overlap shares the last-free */
-#define NSLOT 64   /* blocks in flight remembered per tenant */
-#define NDOWN 64   /* verdicts in flight remembered per tenant */
+#define NSLOT0 16  /* first room for blocks in flight per tenant (doubles) */
+#define NDOWN0 16  /* first room for verdicts in flight per tenant (doubles) */
 
 typedef struct block_slot {
     long block;            /* -1 = empty */
@@ -40,9 +40,15 @@ typedef struct tstate {
     double lane_end[NPHASE][NLANE];   /* < 0: lane unused */
     double req, draft, kv, prefill, stall;  /* start times; < 0 = none */
     long draft_block;
-    block_slot_t slot[NSLOT];
-    double down[NDOWN];
-    int dhead, dn;
+    /* The blocks in flight, each at slot[block mod nslot] (nslot a power of
+     * 2, doubled when a block in flight holds the slot a new one needs). A
+     * block leaves at verify_end, at block_drop, or, purged from the queue
+     * or verified stale in its batch, at the rollback or request end that
+     * follows; so the table stays about as large as the window. */
+    block_slot_t *slot;
+    int nslot;
+    double *down;   /* ring of verdicts' departures, in the order they left */
+    int ndown, dhead, dn;
 } tstate_t;
 
 typedef struct pf {
@@ -117,7 +123,12 @@ static void pf_fini(trace_t *tr)
 {
     pf_t *p = tr->impl;
     if (!p) return;
-    for (int i = 0; i < p->ntenants; i++) free(p->ten[i]);
+    for (int i = 0; i < p->ntenants; i++) {
+        if (!p->ten[i]) continue;
+        free(p->ten[i]->slot);
+        free(p->ten[i]->down);
+        free(p->ten[i]);
+    }
     free(p->ten);
     free(p);
 }
@@ -128,15 +139,23 @@ static tstate_t *tenant(trace_t *tr, int i)
     if (i < 0 || i >= p->ntenants) return NULL;
     if (p->ten[i]) return p->ten[i];
     tstate_t *s = malloc(sizeof *s);
-    if (!s) {
+    if (s) {
+        s->slot = malloc(NSLOT0 * sizeof *s->slot);
+        s->down = malloc(NDOWN0 * sizeof *s->down);
+    }
+    if (!s || !s->slot || !s->down) {
+        if (s) free(s->slot), free(s->down);
+        free(s);
         tr->failed = 1;
         return NULL;
     }
+    s->nslot = NSLOT0;
+    s->ndown = NDOWN0;
     for (int ph = 0; ph < NPHASE; ph++)
         for (int l = 0; l < NLANE; l++) s->lane_end[ph][l] = -1;
     s->req = s->draft = s->kv = s->prefill = s->stall = -1;
     s->draft_block = -1;
-    for (int k = 0; k < NSLOT; k++) s->slot[k].block = -1;
+    for (int k = 0; k < NSLOT0; k++) s->slot[k].block = -1;
     s->dhead = s->dn = 0;
     p->ten[i] = s;
     char name[32];
@@ -185,8 +204,67 @@ static void span(trace_t *tr, tstate_t *s, int i, int ph, double t0, double t1,
 
 static block_slot_t *slot_of(tstate_t *s, long b)
 {
-    block_slot_t *k = &s->slot[(unsigned long)b % NSLOT];
+    block_slot_t *k = &s->slot[(unsigned long)b & (unsigned long)(s->nslot - 1)];
     return k->block == b ? k : NULL;
+}
+
+/* The slot for a new block b: free, or made free by doubling the table
+ * (again while two blocks in flight share a slot). NULL when memory runs
+ * out. */
+static block_slot_t *slot_new(tstate_t *s, long b)
+{
+    for (;;) {
+        block_slot_t *k = &s->slot[(unsigned long)b & (unsigned long)(s->nslot - 1)];
+        if (k->block < 0) return k;
+        int n = s->nslot, ok = 0;
+        block_slot_t *t = NULL;
+        while (!ok && n < (1 << 24)) {
+            n *= 2;
+            free(t);
+            if (!(t = malloc((size_t)n * sizeof *t))) return NULL;
+            for (int j = 0; j < n; j++) t[j].block = -1;
+            ok = 1;
+            for (int j = 0; j < s->nslot && ok; j++) {
+                if (s->slot[j].block < 0) continue;
+                block_slot_t *d = &t[(unsigned long)s->slot[j].block & (unsigned long)(n - 1)];
+                if (d->block >= 0) ok = 0;
+                else *d = s->slot[j];
+            }
+        }
+        if (!ok) {
+            free(t);
+            return NULL;
+        }
+        free(s->slot);
+        s->slot = t;
+        s->nslot = n;
+    }
+}
+
+/* At a rollback or a request's end every block that reached the cloud and
+ * is still here was purged from its queue or verified stale: it gets no
+ * more events. Blocks still on the uplink are dropped on arrival. */
+static void forget_arrived(tstate_t *s)
+{
+    for (int j = 0; j < s->nslot; j++)
+        if (s->slot[j].block >= 0 && s->slot[j].arrive >= 0) s->slot[j].block = -1;
+}
+
+/* Appends a verdict's departure time to the ring, doubling it when full.
+ * -1 when memory runs out. */
+static int down_push(tstate_t *s, double t)
+{
+    if (s->dn == s->ndown) {
+        double *d = malloc(2 * (size_t)s->ndown * sizeof *d);
+        if (!d) return -1;
+        for (int j = 0; j < s->dn; j++) d[j] = s->down[(s->dhead + j) % s->ndown];
+        free(s->down);
+        s->down = d;
+        s->dhead = 0;
+        s->ndown *= 2;
+    }
+    s->down[(s->dhead + s->dn++) % s->ndown] = t;
+    return 0;
 }
 
 /* Blocks: sent -> arrive (uplink) -> verify_start (queued) -> verify_end
@@ -204,22 +282,24 @@ static int block_event(trace_t *tr, tstate_t *s, int i, double t, const char *ev
     } else if (!strcmp(ev, "block_sent")) {
         if (s->draft_block == b) span(tr, s, i, PH_DRAFT, s->draft, t, "block", b, "tokens", n);
         s->draft = -1;
-        block_slot_t *nk = &s->slot[(unsigned long)b % NSLOT];
-        *nk = (block_slot_t){b, t, -1, -1};
+        block_slot_t *nk = slot_new(s, b);
+        if (nk) *nk = (block_slot_t){b, t, -1, -1};
+        else tr->failed = 1;
     } else if (!strcmp(ev, "block_arrive") || !strcmp(ev, "block_drop")) {
         if (k) span(tr, s, i, PH_UP, k->sent, t, "block", b, "tokens", n);
         if (k) k->arrive = t;
+        if (k && !strcmp(ev, "block_drop")) k->block = -1;   /* nothing follows */
     } else if (!strcmp(ev, "verify_start")) {
         if (k) span(tr, s, i, PH_QUEUED, k->arrive, t, "block", b, NULL, 0);
         if (k) k->vstart = t;
     } else if (!strcmp(ev, "verify_end")) {
         if (k) span(tr, s, i, PH_VERIFY, k->vstart, t, "block", b, "accepted", n);
         if (k) k->block = -1;
-        if (s->dn < NDOWN) s->down[(s->dhead + s->dn++) % NDOWN] = t;
-    } else if (!strcmp(ev, "verdict_arrive") || !strcmp(ev, "verdict_stale")) {
+        if (down_push(s, t) != 0) tr->failed = 1;
+    } else if (!strcmp(ev, "verdict_arrive")) {
         if (s->dn > 0) {
             span(tr, s, i, PH_DOWN, s->down[s->dhead], t, "accepted", n, NULL, 0);
-            s->dhead = (s->dhead + 1) % NDOWN;
+            s->dhead = (s->dhead + 1) % s->ndown;
             s->dn--;
         }
     } else {
@@ -237,7 +317,9 @@ static void phase_event(trace_t *tr, tstate_t *s, int i, double t, const char *e
     } else if (!strcmp(ev, "request_end")) {
         span(tr, s, i, PH_REQUEST, s->req, t, "tokens", n, NULL, 0);
         s->req = -1;
+        forget_arrived(s);
     } else if (!strcmp(ev, "rollback")) {
+        forget_arrived(s);
         span(tr, s, i, PH_ROLLBACK, t, t, "block", b, "discarded", n);
         if (s->draft >= 0)
             span(tr, s, i, PH_DRAFT, s->draft, t, "block", s->draft_block, "abandoned", 1);

@@ -122,6 +122,9 @@ static int parse_tenant(const char *a, int *tenant)
 
 static int parse(opts_t *o, int argc, char **argv)
 {
+    /* As specsim's parser (sim/cli_opt.c): an option with a value may be
+     * given once (only --set accumulates); flags may repeat. */
+    int seen[3] = {0, 0, 0};   /* --seed, --reps, --out */
     for (int k = 1; k < argc; k++) {
         const char *a = argv[k];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -132,6 +135,8 @@ static int parse(opts_t *o, int argc, char **argv)
         if (strcmp(a, "--quiet") == 0) { o->quiet = 1; continue; }
         if (strcmp(a, "--real-verify") == 0) { o->real_verify = 1; continue; }
         if (strncmp(a, "--real-draft", 12) == 0 && (a[12] == 0 || a[12] == '=')) {
+            if (o->real_draft >= 0)
+                return usage_error("option '%s' given more than once", "--real-draft");
             if (parse_tenant(a, &o->real_draft)) return 2;
             continue;
         }
@@ -150,6 +155,10 @@ static int parse(opts_t *o, int argc, char **argv)
         else return usage_error("unknown option '%s'", a);
         const char *v = value_of(argc, argv, &k, eq);
         if (!v) return usage_error("%s needs a value", a);
+        int *once = id == OPT_SEED ? &seen[0] : id == OPT_REPS ? &seen[1]
+                  : id == OPT_OUT ? &seen[2] : NULL;
+        if (once && (*once)++)
+            return usage_error("option '%s' given more than once", cli_opt_name(id));
         if (id == OPT_OUT) {
             o->out = v;
             continue;
@@ -387,7 +396,9 @@ static int check_memory(const opts_t *o, const scenario_t *s)
     return n ? realmem_check(o->scenario, parts, n, o->quiet || o->json) : 0;
 }
 
-static int load(const opts_t *o, scenario_t *s)
+/* Loads and checks the scenario; o->out takes its output.file when the
+ * command line gives no --out (it then points into *s). */
+static int load(opts_t *o, scenario_t *s)
 {
     err_t err = {0, {0}};
     if (scenario_load(o->scenario, o->sets.ov, o->sets.n, s, &err) != 0) {
@@ -401,6 +412,15 @@ static int load(const opts_t *o, scenario_t *s)
         scenario_fini(s);
         return 2;
     }
+    /* The output: section as `specsim run` reads it; the testbed writes no
+     * trace (nor takes --trace), so a trace is refused, not ignored. */
+    if (s->output.trace[0]) {
+        fprintf(stderr, "testbed: %s: output.trace: the testbed writes no trace (give it "
+                "to `specsim run`)\n", o->scenario);
+        scenario_fini(s);
+        return 2;
+    }
+    if (!o->out && s->output.file[0]) o->out = s->output.file;
     const char *why = o->real_verify ? server_real_refusal(s) : NULL;
     if (!why && o->real_draft >= 0) why = fleet_real_draft_refusal(s, o->real_draft);
     if (why) {
@@ -515,9 +535,16 @@ static int cmd_steps(int argc, char **argv)
 {
     const char *card_path = NULL;
     int gamma = 4, maxm = 16, context = 64, reps = 7, rc = 0;
+    static const char *const once[] = {"--gamma", "--max-tokens", "--context", "--reps"};
+    int seen[4] = {0, 0, 0, 0};   /* each may be given once */
     for (int k = 1; k < argc && rc == 0; k++) {
         const char *a = argv[k], *v = k + 1 < argc ? argv[k + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { fputs(usage_steps, stdout); return 0; }
+        for (int j = 0; j < 4; j++)
+            if (!strcmp(a, once[j]) && seen[j]++) {
+                fprintf(stderr, "testbed steps: option '%s' given more than once\n", a);
+                return 2;
+            }
         if (!strcmp(a, "--gamma")) { rc = int_opt(a, v, 1, 64, &gamma); k++; }
         else if (!strcmp(a, "--max-tokens")) { rc = int_opt(a, v, 2, 4096, &maxm); k++; }
         else if (!strcmp(a, "--context")) { rc = int_opt(a, v, 0, 1 << 20, &context); k++; }

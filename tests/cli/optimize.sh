@@ -158,3 +158,17 @@ flag_bad no_objective "--max: optimize.max or min: missing" --knob tenants.count
 flag_bad no_knobs "--knob: optimize.knobs: missing" --max goodput_tok_s
 expect_exit optimize_flag_two_objectives 2 "$SPECSIM" optimize "$S" --max goodput_tok_s \
     --min ttft_mean_s
+
+# The scenario's output: section: output.file is the default --out (as for
+# sweep); output.trace is refused, not ignored, before anything runs.
+{ grep -v '^output' "$S"; printf 'output: {file: %s}\n' "$TMP/of.csv"; } >"$TMP/of.yaml"
+if "$SPECSIM" optimize "$TMP/of.yaml" -j 1 >/dev/null 2>"$TMP/err" &&
+   cmp -s "$TMP/of.csv" "$TMP/a.csv"; then
+    pass optimize_output_file
+else
+    fail optimize_output_file "$(head -c 300 "$TMP/err")"
+fi
+{ grep -v '^output' "$S"; printf 'output: {trace: %s}\n' "$TMP/ot.csv"; } >"$TMP/ot.yaml"
+expect_exit optimize_output_trace_refused 2 "$SPECSIM" optimize "$TMP/ot.yaml" -j 1
+grep -q 'output.trace: optimize writes no trace' "$TMP/err" && [ ! -e "$TMP/ot.csv" ] &&
+    pass optimize_output_trace_named || fail optimize_output_trace_named "$(cat "$TMP/err")"

@@ -230,6 +230,15 @@ cmd=$($SPECSIM sweep --explain 5 "$TMP/s.yaml" 2>"$TMP/err")
 want="specsim run $TMP/s.yaml --set tenants.network.rtt=20ms --set acceptance.alpha=0.5 --set protocol.mode=async"
 if [ "$cmd" = "$want" ]; then pass sweep_explain; else
     fail sweep_explain "got: $cmd $(head -c 200 "$TMP/err")"; fi
+# --explain runs nothing: an option only a run reads is refused, not ignored
+# (--seed, --reps, --set and --independent-seeds change the command).
+for o in "--out $TMP/x.csv" "-j 2" "--resume" "--force" "--per-group" "--shard 0/2"; do
+    n=sweep_explain_refuses_$(echo "${o%% *}" | sed 's/^-*//' | tr - _)
+    # shellcheck disable=SC2086
+    expect_exit "$n" 2 $SPECSIM sweep --explain 5 "$TMP/s.yaml" $o
+done
+[ ! -e "$TMP/x.csv" ] && pass sweep_explain_out_not_written ||
+    fail sweep_explain_out_not_written "$TMP/x.csv was written"
 # ... and running it gives the row's metrics (wall-clock columns aside).
 run=$(echo "$cmd" | sed "s|^specsim|$SPECSIM|")
 eval "$run --out '$TMP/row5.csv' --quiet" >/dev/null 2>"$TMP/err"
@@ -298,3 +307,25 @@ $SPECSIM sweep "$TMP/pg2.yaml" --per-group --out "$TMP/pg2.csv" --quiet >/dev/nu
 rc=$?
 if [ $rc -eq 2 ] && grep -q "per-group" "$TMP/err"; then pass sweep_per_group_same_groups; else
     fail sweep_per_group_same_groups "exit $rc $(head -c 200 "$TMP/err")"; fi
+
+# --- the scenario's output: section ------------------------------------------
+# output.file is the default --out, as the scenario says it after --set; a
+# sweep writes no trace, so output.trace is refused (exit 2, naming it)
+# rather than ignored.
+printf 'name: o\nduration: 3s\nwarmup: 1s\nsweep: {protocol.gamma: [1, 2]}\noutput: {file: %s}\n' \
+    "$TMP/of.csv" >"$TMP/of.yaml"
+$SPECSIM sweep "$TMP/of.yaml" --quiet --set "output.file=$TMP/of2.csv" >"$TMP/of.out" 2>"$TMP/err"
+if [ -s "$TMP/of2.csv" ] && [ ! -e "$TMP/of.csv" ] && [ ! -s "$TMP/of.out" ]; then
+    pass sweep_output_file_set
+else
+    fail sweep_output_file_set "$(ls "$TMP"/of*) $(head -c 200 "$TMP/err")"
+fi
+printf 'output: {trace: %s}\n' "$TMP/ot.csv" >"$TMP/ot.yaml"
+grep -v '^output' "$TMP/of.yaml" >>"$TMP/ot.yaml"
+expect_exit sweep_output_trace_refused 2 $SPECSIM sweep "$TMP/ot.yaml" --quiet --out "$TMP/ot2.csv"
+if grep -q 'output.trace: a sweep writes no trace' "$TMP/err" && [ ! -e "$TMP/ot.csv" ] &&
+   [ ! -e "$TMP/ot2.csv" ]; then
+    pass sweep_output_trace_named
+else
+    fail sweep_output_trace_named "$(head -c 200 "$TMP/err")"
+fi

@@ -79,7 +79,31 @@ else fail testbed_bad_scenario_as_specsim "exit $rc: $(cat "$TMP/e1") / $(cat "$
 expect_exit testbed_bad_set 2 "$TESTBED" run "$TMP/cf.yaml" --set protocol.gamma=0
 expect_exit testbed_unknown_option 2 "$TESTBED" run "$TMP/cf.yaml" --trace x.csv
 expect_exit testbed_warmup_auto_refused 2 "$TESTBED" run "$TMP/cf.yaml" --set warmup=auto
+# The scenario's output: section as `specsim run` reads it: output.file is
+# the default --out; output.trace, like --trace, is not implemented and is
+# refused rather than ignored.
+expect_exit testbed_output_trace_refused 2 "$TESTBED" run "$TMP/cf.yaml" \
+    --set "output.trace=$TMP/tbt.csv"
+grep -q 'output.trace' "$TMP/err" && [ ! -e "$TMP/tbt.csv" ] && pass testbed_output_trace_named ||
+    fail testbed_output_trace_named "$(head -c 300 "$TMP/err")"
+if "$TESTBED" run "$TMP/cf.yaml" --quiet --set duration=0.6s --set warmup=0.1s \
+       --set "output.file=$TMP/tbo.csv" >/dev/null 2>"$TMP/err" &&
+   [ -s "$TMP/tbo.csv" ] && [ -s "$TMP/tbo.scenario.yaml" ]; then
+    pass testbed_output_file
+else
+    fail testbed_output_file "$(head -c 300 "$TMP/err")"
+fi
 expect_exit testbed_help 0 "$TESTBED" run --help
+# Read as specsim run reads them: a value option given twice is refused
+# before anything runs (it was taken silently, the last one winning).
+for o in "--seed 1 --seed 2" "--reps 1 --reps=2" "--out $TMP/o1.csv --out $TMP/o2.csv" \
+         "--real-draft --real-draft=1"; do
+    n=$(echo "$o" | awk '{print $1}' | sed 's/^--//; s/=.*//; s/-/_/g')
+    # shellcheck disable=SC2086
+    expect_exit "testbed_repeated_$n" 2 "$TESTBED" run "$TMP/cf.yaml" $o
+done
+grep -q "option '--real-draft' given more than once" "$TMP/err" &&
+    pass testbed_repeated_named || fail testbed_repeated_named "$(cat "$TMP/err")"
 
 # --- clean process life ----------------------------------------------------
 # listening_ports PID: the TCP ports PID listens on (from its socket inodes
@@ -336,3 +360,5 @@ if "$TESTBED" steps "$TMP/tiny.yaml" --gamma 3 --max-tokens 12 --context 16 --re
 then pass testbed_steps_rows
 else fail testbed_steps_rows "$(cat "$TMP/steps") $(head -c 300 "$TMP/err")"; fi
 expect_exit testbed_steps_bad_option 2 "$TESTBED" steps "$TMP/tiny.yaml" --gamma 0
+expect_exit testbed_steps_repeated_option 2 "$TESTBED" steps "$TMP/tiny.yaml" --reps 1 \
+    --gamma 3 --gamma 4

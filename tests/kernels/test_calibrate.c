@@ -248,6 +248,30 @@ static void test_args(void)
           strstr(e.msg, "int4") != NULL);
     char *kb[] = {"calibrate", "--bench", "--kernel", "int8"};
     CHECK(calibrate_parse_args(4, kb, &a, &e) == -1 && e.code == ERR_INPUT);
+    /* --bench times fixed shapes on the CPU and writes no table: a card, an
+     * output, a precision or another device would be ignored, so each is
+     * refused, naming it; --device cpu is what it does anyway. */
+    char *bm[] = {"calibrate", "--bench", "--model", "m.yaml"};
+    CHECK(calibrate_parse_args(4, bm, &a, &e) == -1 && e.code == ERR_INPUT &&
+          strstr(e.msg, "--model") != NULL);
+    char *bo[] = {"calibrate", "--out", "t.yaml", "--bench"};
+    CHECK(calibrate_parse_args(4, bo, &a, &e) == -1 && e.code == ERR_INPUT &&
+          strstr(e.msg, "--out") != NULL);
+    char *bq[] = {"calibrate", "--bench", "--quant", "fp16"};
+    CHECK(calibrate_parse_args(4, bq, &a, &e) == -1 && e.code == ERR_INPUT &&
+          strstr(e.msg, "--quant") != NULL);
+    char *bd[] = {"calibrate", "--bench", "--device", "cuda"};
+    CHECK(calibrate_parse_args(4, bd, &a, &e) == -1 && e.code == ERR_INPUT &&
+          strstr(e.msg, "--device cuda") != NULL);
+    /* A value given twice is refused (the last one used to win silently). */
+    char *twice[] = {"calibrate", "--model", "a.yaml", "--model", "b.yaml"};
+    CHECK(calibrate_parse_args(5, twice, &a, &e) == -1 && e.code == ERR_INPUT &&
+          strstr(e.msg, "--model") != NULL);
+    char *twice2[] = {"calibrate", "--bench", "--threads", "1", "--threads", "2"};
+    CHECK(calibrate_parse_args(6, twice2, &a, &e) == -1 && e.code == ERR_INPUT &&
+          strstr(e.msg, "--threads") != NULL);
+    char *bc[] = {"calibrate", "--bench", "--device", "cpu", "--threads", "2"};
+    CHECK(calibrate_parse_args(6, bc, &a, &e) == 0 && a.bench && a.threads == 2);
     char *kc[] = {"calibrate", "--device", "cuda", "--model", "m.yaml", "--kernel", "int8"};
     CHECK(calibrate_parse_args(7, kc, &a, &e) == -1 && e.code == ERR_INPUT);
     char *kf[] = {"calibrate", "--model", "models/llm/tinyllama-1.1b.yaml", "--quant", "fp16",

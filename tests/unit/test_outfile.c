@@ -206,6 +206,12 @@ static void test_same_not_yet_existing(void)
     const outfile_role_t r[] = {{a, "--out", 1}, {b, "--trace", 1}};
     err_t err = {0, ""};
     CHECK(outfile_distinct(r, 2, &err) == -1 && strstr(err.msg, a) && strstr(err.msg, b));
+    CHECK(strstr(err.msg, "give the --trace another name") != NULL);
+    /* a role that reads "the ..." is not given a second article */
+    const outfile_role_t m[] = {{a, "the part", 0}, {b, "the output", 1}};
+    CHECK(outfile_distinct(m, 2, &err) == -1);
+    CHECK(strstr(err.msg, "give the output another name") != NULL);
+    CHECK(strstr(err.msg, "the the") == NULL);
     unlink(a);
     rmdir(sub);
     rm_dir();
