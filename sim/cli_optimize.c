@@ -117,7 +117,7 @@ static int take(cmd_t *c, const cli_opt_arg_t *a)
     case OPT_OUT:
         if (!*a->value || strcmp(a->value, "-") == 0)
             return cli_opt_usage_error("optimize", "--out needs a file name");
-        c->out = a->value;
+        c->out = c->o.out = a->value;
         return 0;
     case OPT_SET: return add_set_arg(c, a->value);
     case OPT_KNOB:
@@ -197,15 +197,17 @@ static int write_csv(const char *path, const optimize_spec_t *sp,
 }
 
 /* --out is checked before the search, not after it: a target outfile.h
- * refuses, a .json name, or the scenario itself. */
+ * refuses, a .json name, the scenario itself, or a directory the file
+ * cannot be created in (optimize_run refuses a file the scenario reads). */
 static int check_out(const cmd_t *c, err_t *err)
 {
     outfile_kind_t kind;
     const outfile_role_t r[] = {{c->o.scenario, "the scenario", 0}, {c->out, "--out", 1}};
     if (!c->out) return 0;
-    if (outfile_kind(c->out, &kind, err) != 0 || sweepfile_check_out(c->out, err) != 0)
+    if (outfile_kind(c->out, &kind, err) != 0 || sweepfile_check_out(c->out, err) != 0 ||
+        outfile_distinct(r, 2, err) != 0)
         return -1;
-    return outfile_distinct(r, 2, err);
+    return outfile_probe(c->out, err);
 }
 
 static void json_str(FILE *f, const char *s)

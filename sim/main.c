@@ -196,6 +196,25 @@ static int load(const cli_t *c, scenario_t *s)
     return err.code ? err.code : 2;
 }
 
+/* run: load, keeping the source (*src, freed by the caller) so that the
+ * outputs can be checked against every file the load read. 0, or the exit
+ * status with the error printed (*src NULL). */
+static int load_src(const cli_t *c, scenario_t *s, scenario_src_t **src)
+{
+    err_t err = {0};
+    int rc = c->scenario ? scenario_src_open(c->scenario, src, &err)
+                         : scenario_src_string(DEFAULT_NAME, specsim_default_scenario,
+                                               src, &err);
+    if (rc == 0 && scenario_src_load(*src, c->sets.ov, c->sets.n, s, &err) != 0) {
+        scenario_src_free(*src);
+        rc = -1;
+    }
+    if (rc == 0) return 0;
+    *src = NULL;
+    fprintf(stderr, "specsim: %s\n", err.msg);
+    return err.code ? err.code : 2;
+}
+
 /* check: loads the scenario and makes every check `run` makes before it
  * simulates; a file's sweep: section, when it has one, is read into *sp and
  * validated as `sweep` validates it before running (sp->naxes 0 when none).
@@ -380,9 +399,9 @@ static int run_check_sweep(const cli_t *c, const char *path, const char *what,
 }
 
 /* Every output: a target outfile.h accepts, no sweep's CSV, and none the
- * scenario or another output (compared as files: links, hard links and
- * ./ spellings are caught). */
-static int run_check_outputs(const cli_t *c, err_t *err)
+ * scenario, a file it reads (read) or another output (compared as files:
+ * links, hard links and ./ spellings are caught). */
+static int run_check_outputs(const cli_t *c, infiles_t *read, err_t *err)
 {
     const char *trace = c->trace && strcmp(c->trace, "-") != 0 ? c->trace : NULL;
     char side[OUTFILE_PATH_MAX];
@@ -400,14 +419,21 @@ static int run_check_outputs(const cli_t *c, err_t *err)
         {c->scenario, "the scenario", 0}, {c->out, "--out", 1},
         {sidep, "--out's sidecar", 1}, {trace, "--trace", 1},
         {c->per_tenant, "--per-tenant", 1}};
-    if (outfile_distinct(r, 5, err) != 0) return -1;
+    if (outfile_distinct(r, 5, err) != 0 || outfile_not_read(r, 5, read, err) != 0)
+        return -1;
     for (int i = 1; i < 5; i++)
         if (run_check_sweep(c, r[i].path, r[i].what, err) != 0) return -1;
+    /* --trace and --per-tenant are opened before the run; the results and
+     * their sidecar only after it, so a directory they cannot be created in
+     * is found now, not once the run is over. */
+    if ((c->out && outfile_probe(c->out, err) != 0) ||
+        (sidep && outfile_probe(sidep, err) != 0))
+        return -1;
     return 0;
 }
 
 /* Refuses what would fail only after the whole run. 0, or the exit status. */
-static int run_preflight(const cli_t *c, const scenario_t *s)
+static int run_preflight(const cli_t *c, const scenario_t *s, infiles_t *read)
 {
     if (c->json && c->trace && strcmp(c->trace, "-") == 0)
         return cli_opt_usage_error("run", "--json and %s would both write to standard output",
@@ -425,7 +451,7 @@ static int run_preflight(const cli_t *c, const scenario_t *s)
      * of the scenario.) */
     err_t err = {0, {0}};
     if ((c->out && c->out != s->output.file && output_check_path(c->out, &err) != 0) ||
-        run_check_outputs(c, &err) != 0) {
+        run_check_outputs(c, read, &err) != 0) {
         fprintf(stderr, "specsim run: %s\n", err.msg);
         return err.code ? err.code : ERR_INPUT;
     }
@@ -439,7 +465,8 @@ static int cmd_run(int argc, char **argv)
     int rc = parse_args(&c, CLI_RUN, "run", argc, argv);
     if (help_or_version(&c, usage_run, &rc)) { cli_fini(&c); return rc; }
     scenario_t s;
-    if (rc == 0) rc = load(&c, &s);
+    scenario_src_t *ssrc = NULL;
+    if (rc == 0) rc = load_src(&c, &s, &ssrc);
     if (rc != 0) { cli_fini(&c); return rc; }
 
     /* The scenario's output: section gives defaults; the command line wins. */
@@ -450,7 +477,8 @@ static int cmd_run(int argc, char **argv)
     sim_warmup_diag_t diag;
     output_sources_t src = {0};
     err_t err = {0};
-    rc = run_preflight(&c, &s);
+    rc = run_preflight(&c, &s, scenario_src_files(ssrc));
+    scenario_src_free(ssrc);
     metrics_summary_t *groups = calloc((size_t)s.ngroups, sizeof *groups);
     if (rc == 0 && !groups) {
         fprintf(stderr, "specsim run: out of memory\n");

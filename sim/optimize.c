@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "infile.h"
+#include "outfile.h"
 #include "suggest.h"
 #include "sweep.h"
 #include "units.h"
@@ -858,6 +859,8 @@ int optimize_run(const optimize_opts_t *o, const optimize_spec_t *sp,
     if (scenario_src_open(o->scenario, &src, err) != 0) return -1;
     search_t s = {.o = o, .src = src, .sp = sp, .res = res};
     int rc = precheck(o->sets, o->nsets, src, sp, err);
+    const outfile_role_t out = {o->out, "--out", 1};
+    if (rc == 0 && o->out) rc = outfile_not_read(&out, 1, scenario_src_files(src), err);
     if (rc == 0) {
         switch (sp->search) {
         case OPTIMIZE_BISECT: rc = search_bisect(&s, err); break;

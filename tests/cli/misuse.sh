@@ -1,0 +1,120 @@
+#!/bin/sh
+# Command lines a careless user types (docs/formats.md, "Output files" and
+# "Errors and exit codes"): an output named after a file the scenario reads
+# (a request trace, an acceptance trace, a card) is refused before anything
+# runs and the file is left as it was; an output that cannot be created is
+# found before the run or search, not after it.
+. "$(dirname "$0")/lib.sh"
+
+mkdir "$TMP/d"
+# A request trace and an acceptance trace beside the scenario.
+printf 'time_s,prompt_tokens,output_tokens\n0,8,20\n0.5,8,20\n1,8,20\n' >"$TMP/d/req.csv"
+printf '# gamma: 4\n4\n2\n0\n3\n' >"$TMP/d/acc.txt"
+cp "$TMP/d/req.csv" "$TMP/req.orig"
+cp "$TMP/d/acc.txt" "$TMP/acc.orig"
+# scen DURATION: sync, a card by file, both traces; $2 more lines.
+scen() {
+    cat <<EOF
+name: misuse
+duration: $1
+warmup: 0s
+replications: 2
+protocol: {mode: sync, gamma: 4}
+acceptance: {model: trace, file: acc.txt}
+tenants:
+  count: 2
+  edge: {draft_time: 10ms}
+  network: {rtt: 20ms}
+  workload: {arrival: trace, trace: req.csv}
+cloud:
+  verify_time: 5ms
+  gpu: card.yaml
+EOF
+}
+cp "$(dirname "$0")/../../models/hardware/h200.yaml" "$TMP/d/card.yaml"
+cp "$TMP/d/card.yaml" "$TMP/card.orig"
+scen 3s >"$TMP/d/s.yaml"
+{ scen 3s; printf 'sweep:\n  protocol.mode: [sync, async]\n'; } >"$TMP/d/sw.yaml"
+{ scen 3s; printf 'optimize:\n  knobs: {tenants.count: [1, 2]}\n  max: tenants.count\n'; } \
+    >"$TMP/d/opt.yaml"
+
+# unchanged NAME: every input is still what it was.
+unchanged() {
+    if cmp -s "$TMP/d/req.csv" "$TMP/req.orig" && cmp -s "$TMP/d/acc.txt" "$TMP/acc.orig" &&
+       cmp -s "$TMP/d/card.yaml" "$TMP/card.orig"; then pass "$1"; else
+        fail "$1" "an input was replaced"
+        cp "$TMP/req.orig" "$TMP/d/req.csv"; cp "$TMP/acc.orig" "$TMP/d/acc.txt"
+        cp "$TMP/card.orig" "$TMP/d/card.yaml"
+    fi
+}
+# refused NAME WHAT CMD...: exit 2, stderr names WHAT as a file the scenario
+# reads, and no input changed.
+refused() {
+    name=$1; what=$2; shift 2
+    expect_exit "$name" 2 timeout 120 "$@"
+    if grep -q -e "$what.*a file the scenario reads" "$TMP/err"; then pass "${name}_message"; else
+        fail "${name}_message" "$(head -c 300 "$TMP/err")"; fi
+    unchanged "${name}_kept"
+}
+
+# --- 1. no output may be a file the scenario reads ----------------------------
+refused misuse_run_per_tenant_is_request_trace --per-tenant \
+    $SPECSIM run "$TMP/d/s.yaml" --per-tenant "$TMP/d/req.csv"
+refused misuse_run_out_is_request_trace --out \
+    $SPECSIM run "$TMP/d/s.yaml" --out "$TMP/d/req.csv"
+refused misuse_run_trace_is_acceptance_trace --trace \
+    $SPECSIM run "$TMP/d/s.yaml" --trace "$TMP/d/acc.txt"
+# Another spelling of the same file (through ..) is the same file.
+refused misuse_run_trace_is_card --trace \
+    $SPECSIM run "$TMP/d/s.yaml" --trace "$TMP/d/../d/card.yaml"
+# The scenario's own output: section is held to the same rule.
+{ scen 3s; printf 'output: {trace: req.csv}\n'; } >"$TMP/d/own.yaml"
+abs=$(cd "$(dirname "$SPECSIM")" && pwd)/specsim
+(cd "$TMP/d" && timeout 120 "$abs" run own.yaml >/dev/null 2>"$TMP/err")
+rc=$?
+if [ $rc -eq 2 ]; then pass misuse_run_output_trace_is_request_trace; else
+    fail misuse_run_output_trace_is_request_trace "exit $rc; $(head -c 300 "$TMP/err")"; fi
+unchanged misuse_run_output_trace_is_request_trace_kept
+refused misuse_sweep_force_out_is_request_trace --out \
+    $SPECSIM sweep "$TMP/d/sw.yaml" --force --quiet --out "$TMP/d/req.csv"
+refused misuse_sweep_resume_out_is_acceptance_trace --out \
+    $SPECSIM sweep "$TMP/d/sw.yaml" --resume --quiet --out "$TMP/d/acc.txt"
+refused misuse_optimize_out_is_request_trace --out \
+    $SPECSIM optimize "$TMP/d/opt.yaml" --out "$TMP/d/req.csv"
+# A file a sweep axis alone names is read when the axes are checked: it is an
+# input too.
+cp "$TMP/d/card.yaml" "$TMP/d/card2.yaml"
+cp "$TMP/d/card2.yaml" "$TMP/card2.orig"
+{ scen 3s; printf 'sweep:\n  cloud.gpu: [card.yaml, card2.yaml]\n'; } >"$TMP/d/swc.yaml"
+expect_exit misuse_sweep_out_is_axis_card 2 timeout 120 \
+    $SPECSIM sweep "$TMP/d/swc.yaml" --force --quiet --out "$TMP/d/card2.yaml"
+if cmp -s "$TMP/d/card2.yaml" "$TMP/card2.orig"; then pass misuse_sweep_out_is_axis_card_kept
+else fail misuse_sweep_out_is_axis_card_kept "card2.yaml was replaced"; fi
+# Outputs elsewhere still work.
+expect_exit misuse_run_outputs_elsewhere 0 timeout 120 $SPECSIM run "$TMP/d/s.yaml" \
+    --out "$TMP/r.csv" --trace "$TMP/t.json" --per-tenant "$TMP/pt.csv"
+
+# --- 2. an output that cannot be created is found before the run ------------
+# A run of ten million simulated seconds takes minutes: a check made only after
+# it would time out here instead of exiting at once.
+# (Closed-loop requests: a trace's would run out.)
+scen 10000000s | sed 's/arrival: trace, trace: req.csv/think: 0s/' >"$TMP/d/long.yaml"
+{ cat "$TMP/d/long.yaml"
+  printf 'optimize:\n  knobs: {tenants.count: [1, 2]}\n  max: tenants.count\n'; } \
+    >"$TMP/d/longopt.yaml"
+timeout 60 $SPECSIM run "$TMP/d/long.yaml" --trace "$TMP/lt.csv" \
+    --out "$TMP/nodir/r.csv" >/dev/null 2>"$TMP/err"
+rc=$?
+if [ $rc -eq 1 ] && grep -q "nodir/r.csv" "$TMP/err" && [ ! -e "$TMP/lt.csv" ]; then
+    pass misuse_run_out_uncreatable_before_run; else
+    fail misuse_run_out_uncreatable_before_run "exit $rc; $(ls "$TMP"); $(head -c 300 "$TMP/err")"
+fi
+timeout 60 $SPECSIM optimize "$TMP/d/longopt.yaml" --out "$TMP/nodir/o.csv" \
+    >/dev/null 2>"$TMP/err"
+rc=$?
+if [ $rc -eq 1 ] && grep -q "nodir/o.csv" "$TMP/err"; then
+    pass misuse_optimize_out_uncreatable_before_search; else
+    fail misuse_optimize_out_uncreatable_before_search "exit $rc; $(head -c 300 "$TMP/err")"
+fi
+if ls "$TMP"/*.tmp.* "$TMP"/d/*.tmp.* >/dev/null 2>&1; then
+    fail misuse_no_temporaries_left "$(ls "$TMP" "$TMP/d")"; else pass misuse_no_temporaries_left; fi
