@@ -17,7 +17,7 @@
 #include "units.h"
 
 static const char usage[] =
-    "usage: specsim optimize SCENARIO [--json] [-j N] [--out FILE.csv]\n"
+    "usage: specsim optimize SCENARIO [--json] [-j N] [--out FILE.csv] [--force]\n"
     "                        [--set PATH=VALUE]... [--seed N] [--reps R]\n"
     "                        [--knob PATH=VALUES]... [--max METRIC | --min METRIC]\n"
     "                        [--constraint 'METRIC<=VALUE']... [--search S]\n"
@@ -33,6 +33,8 @@ static const char usage[] =
     "                     frontier\n"
     "  -j, --jobs N       threads (default: number of cores)\n"
     "  --out FILE.csv     every evaluated point as a sweep CSV (point order)\n"
+    "  --force            let --out replace a sweep's CSV or sidecar; refused\n"
+    "                     without it\n"
     "  --set PATH=VALUE   override a key of the base scenario (repeatable)\n"
     "  --seed N, --reps R same as --set seed=N, --set replications=R\n"
     "\n"
@@ -61,6 +63,7 @@ typedef struct cmd {
     int nowned;
     const char *out;
     int json, help, version;
+    int force;                 /* --force: --out may replace a sweep's CSV */
     const char *knobs[MAX_SETS], *cons[MAX_SETS];
     optimize_flags_t fl;
 } cmd_t;
@@ -108,6 +111,7 @@ static int take(cmd_t *c, const cli_opt_arg_t *a)
     long x;
     switch (a->id) {
     case OPT_JSON: c->json = 1; return 0;
+    case OPT_FORCE: c->force = 1; return 0;
     case OPT_JOBS:
         if (parse_count(a->value, 1, 4096, &x))
             return cli_opt_usage_error("optimize", "-j needs a thread count >= 1, got '%s'",
@@ -205,7 +209,8 @@ static int check_out(const cmd_t *c, err_t *err)
     const outfile_role_t r[] = {{c->o.scenario, "the scenario", 0}, {c->out, "--out", 1}};
     if (!c->out) return 0;
     if (outfile_kind(c->out, &kind, err) != 0 || sweepfile_check_out(c->out, err) != 0 ||
-        outfile_distinct(r, 2, err) != 0)
+        outfile_distinct(r, 2, err) != 0 ||
+        (!c->force && sweepfile_check_replace(c->out, "--out", err) != 0))
         return -1;
     return outfile_probe(c->out, err);
 }

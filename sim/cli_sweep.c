@@ -56,7 +56,7 @@ static const char usage_merge[] =
     "Merges the CSVs of a sharded sweep (specsim sweep --shard I/N) into the\n"
     "file an unsharded run writes. The parts must come from one sweep (equal\n"
     "sidecars) and together hold every point. OUT may not be one of the parts\n"
-    "(nor their sidecars).\n"
+    "(nor their sidecars), nor another sweep's CSV or sidecar.\n"
     "Exit status: 0 ok, 1 points missing or I/O failure, 2 bad usage or parts\n"
     "of different sweeps.\n";
 

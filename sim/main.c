@@ -385,17 +385,7 @@ static void warn_warmup(const cli_t *c, const scenario_t *s,
 static int run_check_sweep(const cli_t *c, const char *path, const char *what,
                            err_t *err)
 {
-    char side[OUTFILE_PATH_MAX];
-    struct stat st;
-    if (c->force || !path || stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
-    if (sweepfile_is_sidecar(path))
-        return err_set(err, ERR_INPUT, "%s %s is a sweep's sidecar: give --force to "
-                       "replace it, or another name", what, path);
-    if (sweepfile_sidecar_path(path, side, sizeof side) == 0 && sweepfile_is_sidecar(side))
-        return err_set(err, ERR_INPUT, "%s %s is a sweep's CSV (its sidecar %s says "
-                       "so): give --force to replace it, or another name", what, path,
-                       side);
-    return 0;
+    return c->force ? 0 : sweepfile_check_replace(path, what, err);
 }
 
 /* Every output: a target outfile.h accepts, no sweep's CSV, and none the

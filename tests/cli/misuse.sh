@@ -118,3 +118,42 @@ if [ $rc -eq 1 ] && grep -q "nodir/o.csv" "$TMP/err"; then
 fi
 if ls "$TMP"/*.tmp.* "$TMP"/d/*.tmp.* >/dev/null 2>&1; then
     fail misuse_no_temporaries_left "$(ls "$TMP" "$TMP/d")"; else pass misuse_no_temporaries_left; fi
+
+# --- 3. merge and optimize do not replace another sweep's results -----------
+# (run refuses a sweep's CSV and sidecar without --force; sweep any existing
+# file.) Sweep A in two shards, sweep B whole.
+{ scen 3s | sed 's/arrival: trace, trace: req.csv/think: 0s/'
+  printf 'sweep:\n  tenants.count: [1, 2, 3]\n'; } >"$TMP/d/a.yaml"
+sed 's/\[1, 2, 3\]/[4, 2]/' "$TMP/d/a.yaml" >"$TMP/d/b.yaml"
+for i in 0 1; do
+    $SPECSIM sweep "$TMP/d/a.yaml" --quiet --shard $i/2 --out "$TMP/a$i.csv" 2>>"$TMP/err"
+done
+$SPECSIM sweep "$TMP/d/b.yaml" --quiet --out "$TMP/b.csv" 2>>"$TMP/err"
+cp "$TMP/b.csv" "$TMP/b.keep"
+cp "$TMP/b.scenario.yaml" "$TMP/bs.keep"
+# b_kept NAME: sweep B's files are what they were.
+b_kept() {
+    if cmp -s "$TMP/b.csv" "$TMP/b.keep" && cmp -s "$TMP/b.scenario.yaml" "$TMP/bs.keep"
+    then pass "$1"; else fail "$1" "sweep B's files were replaced"
+        cp "$TMP/b.keep" "$TMP/b.csv"; cp "$TMP/bs.keep" "$TMP/b.scenario.yaml"; fi
+}
+expect_exit misuse_merge_over_other_sweep 2 $SPECSIM merge "$TMP/b.csv" "$TMP/a0.csv" "$TMP/a1.csv"
+b_kept misuse_merge_over_other_sweep_kept
+expect_exit misuse_merge_over_other_sidecar 2 \
+    $SPECSIM merge "$TMP/b.scenario.yaml" "$TMP/a0.csv" "$TMP/a1.csv"
+b_kept misuse_merge_over_other_sidecar_kept
+# Merging one sweep again over its own merge is allowed: the same bytes.
+expect_exit misuse_merge_once 0 $SPECSIM merge "$TMP/m.csv" "$TMP/a0.csv" "$TMP/a1.csv"
+cp "$TMP/m.csv" "$TMP/m.first"
+expect_exit misuse_merge_again 0 $SPECSIM merge "$TMP/m.csv" "$TMP/a0.csv" "$TMP/a1.csv"
+cmp -s "$TMP/m.csv" "$TMP/m.first" && pass misuse_merge_again_same ||
+    fail misuse_merge_again_same
+expect_exit misuse_optimize_out_sweep_csv 2 $SPECSIM optimize "$TMP/d/opt.yaml" --out "$TMP/b.csv"
+b_kept misuse_optimize_out_sweep_csv_kept
+expect_exit misuse_optimize_out_sweep_sidecar 2 \
+    $SPECSIM optimize "$TMP/d/opt.yaml" --out "$TMP/b.scenario.yaml"
+b_kept misuse_optimize_out_sweep_sidecar_kept
+expect_exit misuse_optimize_out_sweep_csv_force 0 \
+    $SPECSIM optimize "$TMP/d/opt.yaml" --out "$TMP/b.csv" --force
+head -1 "$TMP/b.csv" | grep -q '^point,tenants.count,' && pass misuse_optimize_force_wrote ||
+    fail misuse_optimize_force_wrote "$(head -c 100 "$TMP/b.csv")"
