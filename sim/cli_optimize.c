@@ -31,7 +31,7 @@ static const char usage[] =
     "\n"
     "  --json             one JSON object: best, evaluations, points, search,\n"
     "                     frontier\n"
-    "  -j, --jobs N       threads (default: number of cores)\n"
+    "  -j, --jobs N       threads, 1 to 4096 (default: number of cores)\n"
     "  --out FILE.csv     every evaluated point as a sweep CSV (point order)\n"
     "  --force            let --out replace a sweep's CSV or sidecar; refused\n"
     "                     without it\n"
@@ -114,8 +114,8 @@ static int take(cmd_t *c, const cli_opt_arg_t *a)
     case OPT_FORCE: c->force = 1; return 0;
     case OPT_JOBS:
         if (parse_count(a->value, 1, 4096, &x))
-            return cli_opt_usage_error("optimize", "-j needs a thread count >= 1, got '%s'",
-                                       a->value);
+            return cli_opt_usage_error("optimize", "-j needs a thread count from 1 to "
+                                       "4096, got '%s'", a->value);
         c->o.jobs = x;
         return 0;
     case OPT_OUT:

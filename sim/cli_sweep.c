@@ -30,7 +30,7 @@ static const char usage_sweep[] =
     "per point, in point order: point,<axis paths>,<metrics and _ci95>, plus\n"
     "the sidecar FILE.scenario.yaml (resolved base scenario and the axes).\n"
     "\n"
-    "  -j, --jobs N         threads (default: number of cores)\n"
+    "  -j, --jobs N         threads, 1 to 4096 (default: number of cores)\n"
     "  --shard I/N          run only points I, I+N, I+2N, ... (0 <= I < N)\n"
     "  --resume             continue FILE.csv: skip the points already in it\n"
     "  --force              overwrite an existing FILE.csv\n"
@@ -102,7 +102,8 @@ static int take(void *ctx, const cli_opt_arg_t *a)
     case OPT_PER_GROUP: c->o.per_group = 1; return 0;
     case OPT_JOBS:
         if (cli_opt_u64(v, &x) || x < 1 || x > 4096)
-            return cli_opt_usage_error("sweep", "-j needs a thread count >= 1, got '%s'", v);
+            return cli_opt_usage_error("sweep", "-j needs a thread count from 1 to 4096, "
+                                       "got '%s'", v);
         c->o.jobs = (long)x;
         return 0;
     case OPT_SHARD: return parse_shard(v, &c->o);

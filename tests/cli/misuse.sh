@@ -157,3 +157,11 @@ expect_exit misuse_optimize_out_sweep_csv_force 0 \
     $SPECSIM optimize "$TMP/d/opt.yaml" --out "$TMP/b.csv" --force
 head -1 "$TMP/b.csv" | grep -q '^point,tenants.count,' && pass misuse_optimize_force_wrote ||
     fail misuse_optimize_force_wrote "$(head -c 100 "$TMP/b.csv")"
+
+# --- 4. messages say what would have been accepted ---------------------------
+# -j has an upper bound too: the message gives it, not only ">= 1".
+for c in sweep optimize; do
+    expect_exit "misuse_${c}_jobs_too_many" 2 $SPECSIM $c "$TMP/d/sw.yaml" -j 5000
+    grep -q "from 1 to 4096, got '5000'" "$TMP/err" && pass "misuse_${c}_jobs_too_many_message" ||
+        fail "misuse_${c}_jobs_too_many_message" "$(head -c 300 "$TMP/err")"
+done
