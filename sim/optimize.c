@@ -176,16 +176,17 @@ static int parse_monotone(ctx_t *c, const ynode_pair_t *p, int *monotone)
     return fail_at(c, p->val->line, p->val->col, "monotone: expected true or false");
 }
 
-/* The search actually run, from search: and monotone:. */
-static int resolve_search(ctx_t *c, optimize_search_t s, int monotone)
+/* The search actually run, from search: and monotone:; its errors at
+ * line:col of c's source (0: an option, which has no line). */
+static int resolve_search(ctx_t *c, int line, int col, optimize_search_t s, int monotone)
 {
     optimize_spec_t *sp = c->sp;
     if (s == OPTIMIZE_AUTO) s = monotone ? OPTIMIZE_BISECT : OPTIMIZE_COORDINATE;
     if (s == OPTIMIZE_BISECT && sp->knobs.naxes != 1)
-        return fail_at(c, sp->line, sp->col, "search: bisection (monotone: true) takes "
+        return fail_at(c, line, col, "search: bisection (monotone: true) takes "
                        "exactly one knob, the section has %d", sp->knobs.naxes);
     if (s == OPTIMIZE_GRID && sp->knobs.npoints > OPTIMIZE_MAX_GRID)
-        return fail_at(c, sp->line, sp->col, "search: grid of %llu points (at most %llu)",
+        return fail_at(c, line, col, "search: grid of %llu points (at most %llu)",
                        (unsigned long long)sp->knobs.npoints,
                        (unsigned long long)OPTIMIZE_MAX_GRID);
     sp->search = s;
@@ -444,9 +445,9 @@ static int parse_all(ctx_t *c, const ynode_pair_t *sec, const optimize_flags_t *
     }
     if (fl && fl->search) {
         ctx_t k = {"--search", sp, c->err};
-        return resolve_search(&k, s, monotone);
+        return resolve_search(&k, 0, 0, s, monotone);
     }
-    return resolve_search(c, s, monotone);
+    return resolve_search(c, sp->line, sp->col, s, monotone);
 }
 
 /* Reads the text (the file when text is NULL); *found says whether it has

@@ -165,3 +165,9 @@ for c in sweep optimize; do
     grep -q "from 1 to 4096, got '5000'" "$TMP/err" && pass "misuse_${c}_jobs_too_many_message" ||
         fail "misuse_${c}_jobs_too_many_message" "$(head -c 300 "$TMP/err")"
 done
+# An error of --search is the option's, without a line of the file ("--search:22:1").
+expect_exit misuse_optimize_search_bisect_two_knobs 2 $SPECSIM optimize "$TMP/d/opt.yaml" \
+    --search bisect --knob tenants.count=1,2 --knob protocol.window=1,2
+grep -q "^specsim optimize: --search: optimize.search: bisection" "$TMP/err" &&
+    pass misuse_optimize_search_bisect_two_knobs_message ||
+    fail misuse_optimize_search_bisect_two_knobs_message "$(head -c 300 "$TMP/err")"
