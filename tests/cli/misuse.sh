@@ -171,3 +171,16 @@ expect_exit misuse_optimize_search_bisect_two_knobs 2 $SPECSIM optimize "$TMP/d/
 grep -q "^specsim optimize: --search: optimize.search: bisection" "$TMP/err" &&
     pass misuse_optimize_search_bisect_two_knobs_message ||
     fail misuse_optimize_search_bisect_two_knobs_message "$(head -c 300 "$TMP/err")"
+
+# --- 5. nothing given is dropped ----------------------------------------------
+# roofline --measured prints the table's own steps: a scenario curve's options
+# beside it would do nothing, so they are refused.
+table="$(dirname "$0")/../../results/calibration/cpu-amd-epyc-tinyllama-1.1b-w4a16.yaml"
+for o in "--b-max 4" "--context 64" "--points 3" "--set protocol.gamma=3"; do
+    n=$(echo "$o" | sed 's/^--\([a-z-]*\).*/\1/')
+    # shellcheck disable=SC2086  # $o is an option and its value
+    expect_exit "misuse_roofline_measured_with_$n" 2 $SPECSIM roofline --measured "$table" $o
+    grep -q -e "--$n goes with a scenario" "$TMP/err" && pass "misuse_roofline_measured_with_${n}_message" ||
+        fail "misuse_roofline_measured_with_${n}_message" "$(head -c 300 "$TMP/err")"
+done
+expect_exit misuse_roofline_measured_alone 0 $SPECSIM roofline --measured "$table"
