@@ -66,6 +66,8 @@ typedef struct sweep_cmd {
     int quiet, help, version;
     int has_explain;
     uint64_t explain;
+    const char *run_opt;         /* the first option only a run uses (--out,
+                                    -j, ...), for refusing it with --explain */
     cli_opt_sets_t sets;         /* --set, --seed, --reps */
 } sweep_cmd_t;
 
@@ -94,6 +96,9 @@ static int take(void *ctx, const cli_opt_arg_t *a)
     sweep_cmd_t *c = ctx;
     const char *v = a->value;
     uint64_t x;
+    if (!c->run_opt && (a->id == OPT_RESUME || a->id == OPT_FORCE || a->id == OPT_JOBS ||
+                        a->id == OPT_SHARD || a->id == OPT_OUT || a->id == OPT_PER_GROUP))
+        c->run_opt = cli_opt_name(a->id);
     switch (a->id) {
     case OPT_RESUME: c->o.resume = 1; return 0;
     case OPT_FORCE: c->o.force = 1; return 0;
@@ -137,6 +142,11 @@ static int parse_cmd(sweep_cmd_t *c, int argc, char **argv)
     if (!c->o.scenario) return cli_opt_usage_error("sweep", "no SCENARIO given");
     if (c->o.resume && c->o.force)
         return cli_opt_usage_error("sweep", "--resume and --force exclude each other");
+    /* --explain runs nothing: an option of the run would do nothing. */
+    if (c->has_explain && c->run_opt)
+        return cli_opt_usage_error("sweep", "%s does not go with --explain, which prints "
+                                   "the run command of one point and runs nothing",
+                                   c->run_opt);
     c->o.sets = c->sets.ov;
     c->o.nsets = c->sets.n;
     return 0;

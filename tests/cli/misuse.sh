@@ -184,3 +184,13 @@ for o in "--b-max 4" "--context 64" "--points 3" "--set protocol.gamma=3"; do
         fail "misuse_roofline_measured_with_${n}_message" "$(head -c 300 "$TMP/err")"
 done
 expect_exit misuse_roofline_measured_alone 0 $SPECSIM roofline --measured "$table"
+# sweep --explain runs nothing: the options of a run are refused beside it;
+# those that change the point's command are not.
+for o in "--out $TMP/x.csv" "--resume" "--force" "-j 2" "--shard 0/2" "--per-group"; do
+    n=$(echo "$o" | sed 's/^-*\([a-z-]*\).*/\1/')
+    # shellcheck disable=SC2086
+    expect_exit "misuse_sweep_explain_with_$n" 2 $SPECSIM sweep "$TMP/d/sw.yaml" --explain 1 $o
+done
+[ ! -e "$TMP/x.csv" ] && pass misuse_sweep_explain_wrote_nothing || fail misuse_sweep_explain_wrote_nothing
+expect_exit misuse_sweep_explain_seed 0 $SPECSIM sweep "$TMP/d/sw.yaml" --explain 1 --seed 3 \
+    --independent-seeds --quiet
