@@ -194,3 +194,14 @@ done
 [ ! -e "$TMP/x.csv" ] && pass misuse_sweep_explain_wrote_nothing || fail misuse_sweep_explain_wrote_nothing
 expect_exit misuse_sweep_explain_seed 0 $SPECSIM sweep "$TMP/d/sw.yaml" --explain 1 --seed 3 \
     --independent-seeds --quiet
+# analytic's closed forms take a fixed gamma: an adaptive policy, which the
+# forms would drop, is refused (not in cloud-only, where no block is drafted).
+for p in rtt goodput; do
+    expect_exit "misuse_analytic_gamma_policy_$p" 2 $SPECSIM analytic "$TMP/d/s.yaml" \
+        --set protocol.gamma_policy=$p
+    grep -q "protocol.gamma_policy: '$p'" "$TMP/err" && pass "misuse_analytic_gamma_policy_${p}_message" ||
+        fail "misuse_analytic_gamma_policy_${p}_message" "$(head -c 300 "$TMP/err")"
+done
+expect_exit misuse_analytic_gamma_policy_fixed 0 $SPECSIM analytic "$TMP/d/s.yaml"
+expect_exit misuse_analytic_gamma_policy_cloud_only 0 $SPECSIM analytic "$TMP/d/s.yaml" \
+    --set protocol.gamma_policy=rtt --set protocol.mode=cloud-only
