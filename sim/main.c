@@ -151,7 +151,14 @@ static int take(void *ctx, const cli_opt_arg_t *o)
         c->trace_rep = (long)v;
         return 0;
     }
-    case OPT_PER_TENANT: c->per_tenant = o->value; return 0;
+    case OPT_PER_TENANT:
+        /* "-" is standard output for --trace; here it would be a file named
+         * "-", which nobody means. */
+        if (strcmp(o->value, "-") == 0)
+            return cli_opt_usage_error(c->cmd, "--per-tenant needs a file name ('-' is "
+                                       "not standard output here: give /dev/stdout)");
+        c->per_tenant = o->value;
+        return 0;
     case OPT_JSON: c->json = 1; return 0;
     case OPT_QUIET: c->quiet = 1; return 0;
     case OPT_FORCE: c->force = 1; return 0;

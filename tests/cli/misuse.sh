@@ -205,3 +205,9 @@ done
 expect_exit misuse_analytic_gamma_policy_fixed 0 $SPECSIM analytic "$TMP/d/s.yaml"
 expect_exit misuse_analytic_gamma_policy_cloud_only 0 $SPECSIM analytic "$TMP/d/s.yaml" \
     --set protocol.gamma_policy=rtt --set protocol.mode=cloud-only
+# --per-tenant - would write a file named "-" (for --trace "-" is standard
+# output): refused, nothing written.
+(cd "$TMP" && "$abs" run "$TMP/d/s.yaml" --per-tenant - >/dev/null 2>"$TMP/err")
+rc=$?
+if [ $rc -eq 2 ] && [ ! -e "$TMP/-" ]; then pass misuse_run_per_tenant_dash; else
+    fail misuse_run_per_tenant_dash "exit $rc; $(ls "$TMP")"; fi
