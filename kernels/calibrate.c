@@ -69,6 +69,8 @@ int calibrate_takes_value(const char *opt)
 static int copy_arg(char *dst, size_t n, const char *opt, const char *val, err_t *err)
 {
     if (!val) return err_set(err, ERR_INPUT, "calibrate: %s needs a value", opt);
+    /* An empty --out would be standard output, an empty --model no card. */
+    if (!*val) return err_set(err, ERR_INPUT, "calibrate: %s needs a non-empty value", opt);
     if (strlen(val) >= n) return err_set(err, ERR_INPUT, "calibrate: %s value too long", opt);
     memcpy(dst, val, strlen(val) + 1);
     return 0;
@@ -92,9 +94,22 @@ int calibrate_parse_args(int argc, char **argv, calibrate_args_t *a, err_t *err)
         }
         i += calibrate_takes_value(argv[i]);
     }
+    unsigned seen = 0;            /* VALUED options given, by index */
+    const char *not_bench = NULL; /* the first option --bench has no use for */
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int rc = 0, takes = calibrate_takes_value(o);
+        /* A value given twice is a mistake, not a choice: the last one
+         * silently won. */
+        for (unsigned k = 0; takes && k < sizeof VALUED / sizeof VALUED[0]; k++) {
+            if (strcmp(o, VALUED[k]) != 0) continue;
+            if (seen & (1u << k))
+                return err_set(err, ERR_INPUT, "calibrate: %s given more than once", o);
+            seen |= 1u << k;
+        }
+        if (!not_bench && (!strcmp(o, "--device") || !strcmp(o, "--model") ||
+                           !strcmp(o, "--quant") || !strcmp(o, "--out")))
+            not_bench = o;
         if (!strcmp(o, "--device")) rc = copy_arg(a->device, sizeof a->device, o, v, err);
         else if (!strcmp(o, "--model")) rc = copy_arg(a->model, sizeof a->model, o, v, err);
         else if (!strcmp(o, "--quant")) rc = copy_arg(a->quant, sizeof a->quant, o, v, err);
@@ -103,7 +118,9 @@ int calibrate_parse_args(int argc, char **argv, calibrate_args_t *a, err_t *err)
         else if (!strcmp(o, "--kernel")) rc = copy_arg(a->kernel, sizeof a->kernel, o, v, err);
         else if (!strcmp(o, "--log") || !strcmp(o, "--reps") || !strcmp(o, "--warmup") ||
                  !strcmp(o, "--max-context")) {
-            if (!v) return err_set(err, ERR_INPUT, "calibrate: %s needs a value", o);
+            if (!v || !*v)
+                return err_set(err, ERR_INPUT, "calibrate: %s needs a%s value", o,
+                               v ? " non-empty" : "");
             if (!a->cuda_opt) a->cuda_opt = o;
         }
         else if (!strcmp(o, "--threads")) {
@@ -135,6 +152,12 @@ int calibrate_parse_args(int argc, char **argv, calibrate_args_t *a, err_t *err)
                        a->kernel);
     if (strcmp(a->kernel, "exact") && a->bench)
         return err_set(err, ERR_INPUT, "calibrate: --bench measures both kernels; drop --kernel");
+    /* --bench prints fixed shapes on this CPU and writes no table: a card,
+     * a precision, a device or an output it was given would do nothing. */
+    if (a->bench && (not_bench || a->cuda_opt))
+        return err_set(err, ERR_INPUT, "calibrate: --bench measures fixed shapes on this "
+                       "CPU and prints them (no table); drop %s",
+                       not_bench ? not_bench : a->cuda_opt);
     if (!a->bench && !a->model[0])
         return err_set(err, ERR_INPUT, "calibrate: --model CARD is required (see --help)");
     return 0;

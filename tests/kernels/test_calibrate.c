@@ -254,6 +254,29 @@ static void test_args(void)
                   "--kernel", "int8"};
     CHECK(calibrate_parse_args(7, kf, &a, &e) == 0 && !strcmp(a.kernel, "int8"));
     CHECK(calibrate_cpu(&a, NULL, &e) == -1 && e.code == ERR_INPUT && strstr(e.msg, "--kernel"));
+    /* An option with a value given twice is refused, naming it (the last
+     * one silently won); so is an empty value (an empty --out meant
+     * standard output). */
+    char *twice[] = {"calibrate", "--model", "a.yaml", "--out", "t.yaml", "--model", "b.yaml"};
+    CHECK(calibrate_parse_args(7, twice, &a, &e) == -1 && e.code == ERR_INPUT &&
+          strstr(e.msg, "--model given more than once") != NULL);
+    char *dev2[] = {"calibrate", "--device", "cpu", "--model", "a.yaml", "--device", "cuda"};
+    CHECK(calibrate_parse_args(7, dev2, &a, &e) == -1 && e.code == ERR_INPUT &&
+          strstr(e.msg, "--device given more than once") != NULL);
+    char *empty[] = {"calibrate", "--model", "a.yaml", "--out", ""};
+    CHECK(calibrate_parse_args(5, empty, &a, &e) == -1 && e.code == ERR_INPUT &&
+          strstr(e.msg, "--out needs a non-empty value") != NULL);
+    /* --bench writes no table and measures fixed shapes: a card, precision,
+     * device or output beside it would do nothing, and is refused. */
+    const char *drop[][2] = {{"--model", "a.yaml"}, {"--out", "t.yaml"},
+                             {"--quant", "fp16"}, {"--device", "cpu"}};
+    for (int i = 0; i < 4; i++) {
+        char *b[] = {"calibrate", "--bench", (char *)drop[i][0], (char *)drop[i][1]};
+        CHECK(calibrate_parse_args(4, b, &a, &e) == -1 && e.code == ERR_INPUT &&
+              strstr(e.msg, drop[i][0]) != NULL);
+    }
+    char *bq[] = {"calibrate", "--bench", "--quick", "--threads", "2", "--isa", "scalar"};
+    CHECK(calibrate_parse_args(7, bq, &a, &e) == 0 && a.bench && a.threads == 2);
 }
 
 int main(void)
