@@ -211,3 +211,21 @@ expect_exit misuse_analytic_gamma_policy_cloud_only 0 $SPECSIM analytic "$TMP/d/
 rc=$?
 if [ $rc -eq 2 ] && [ ! -e "$TMP/-" ]; then pass misuse_run_per_tenant_dash; else
     fail misuse_run_per_tenant_dash "exit $rc; $(ls "$TMP")"; fi
+
+# --- 6. build/testbed run --out: the same rules as specsim run --------------
+TESTBED="$BUILD/testbed"
+if [ -x "$TESTBED" ]; then
+    refused misuse_testbed_out_is_request_trace --out \
+        "$TESTBED" run "$TMP/d/s.yaml" --quiet --out "$TMP/d/req.csv"
+    # --out x.csv beside the scenario x.scenario.yaml: its sidecar is the scenario.
+    cp "$TMP/d/s.yaml" "$TMP/d/x.scenario.yaml"
+    expect_exit misuse_testbed_sidecar_is_scenario 2 timeout 120 \
+        "$TESTBED" run "$TMP/d/x.scenario.yaml" --quiet --out "$TMP/d/x.csv"
+    cmp -s "$TMP/d/s.yaml" "$TMP/d/x.scenario.yaml" && pass misuse_testbed_sidecar_is_scenario_kept ||
+        fail misuse_testbed_sidecar_is_scenario_kept
+    # A real-time run of 1000 s: a check made only after it would time out.
+    expect_exit misuse_testbed_out_uncreatable_before_run 1 timeout 60 \
+        "$TESTBED" run "$TMP/d/long.yaml" --quiet --set duration=1000s --out "$TMP/nodir/t.csv"
+else
+    echo "SKIP misuse_testbed: no $TESTBED"
+fi
