@@ -786,19 +786,20 @@ static void finish(const optimize_spec_t *sp, optimize_result_t *r)
     }
 }
 
-/* The checks before any simulation: every knob value loads, and
- * constraints have replications for a CI. */
+/* The checks before any simulation: the base scenario loads (first, so
+ * that a bad --set is reported as itself, not as a knob value's error),
+ * every knob value loads, and constraints have replications for a CI. */
 static int precheck(const scenario_override_t *sets, int nsets, const scenario_src_t *src,
                     const optimize_spec_t *sp, err_t *err)
 {
-    if (sweepspec_validate_src(&sp->knobs, src, sets, nsets, err) < 0) {
-        rename_sweep(err);
-        return -1;
-    }
     scenario_t base;
     if (scenario_src_load(src, sets, nsets, &base, err) != 0) return -1;
     int reps = base.replications;
     scenario_fini(&base);
+    if (sweepspec_validate_src(&sp->knobs, src, sets, nsets, err) < 0) {
+        rename_sweep(err);
+        return -1;
+    }
     char at[YNODE_WHERE_MAX];
     if (sp->ncons > 0 && reps < 2)
         return err_set(err, ERR_INPUT, "%s: optimize.constraints: a constraint is "

@@ -229,3 +229,11 @@ if [ -x "$TESTBED" ]; then
 else
     echo "SKIP misuse_testbed: no $TESTBED"
 fi
+
+# --- 7. an error is reported as what the user typed --------------------------
+# A bad --set of optimize is the --set's error, not the first knob value's
+# ("FILE:L:C: optimize.knobs.tenants.count: value '1': --set:1:10: ...").
+expect_exit misuse_optimize_bad_set 2 $SPECSIM optimize "$TMP/d/opt.yaml" --set protocol.gama=3
+grep -q "^specsim optimize: --set:1:10: protocol.gama: unknown key" "$TMP/err" &&
+    pass misuse_optimize_bad_set_message ||
+    fail misuse_optimize_bad_set_message "$(head -c 300 "$TMP/err")"
