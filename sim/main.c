@@ -325,41 +325,45 @@ static void run_progress(void *ctx, int done, int total)
     fflush(stderr);
 }
 
-/* Runs the simulation with the trace (if any) written atomically beside.
- * Progress goes to a terminal only (a log or a pipe gets none), and never
- * with --quiet or --json. */
+/* Runs the simulation with the trace and per-tenant rows (if asked for)
+ * written to temporaries beside their targets: on success they are durable
+ * but not yet in place (*trace, *per hold them), so that the caller
+ * publishes them only once the results are written too — a failed run
+ * leaves none of its outputs. On failure nothing is left. Progress goes to
+ * a terminal only (a log or a pipe gets none), and never with --quiet or
+ * --json. */
 static int run_with_trace(const cli_t *c, const scenario_t *s,
                           metrics_summary_t *m, metrics_summary_t *groups,
-                          sim_warmup_diag_t *diag,
+                          sim_warmup_diag_t *diag, outfile_t *trace, outfile_t *per,
                           err_t *err)
 {
     int show = !c->quiet && !c->json && isatty(STDERR_FILENO);
     sim_options_t opt = {.trace = NULL, .progress = show ? run_progress : NULL,
                          .trace_rep = c->trace_rep > 0 ? (int)c->trace_rep : 0,
                          .warmup = diag, .groups = groups};
-    outfile_t trace = {0}, per = {0};
     if (c->trace) opt.trace_format = trace_format_for(c->trace);
     int to_stdout = c->trace && strcmp(c->trace, "-") == 0;
     /* Standard output: for piping into a plotter; nothing to commit. */
     if (to_stdout) opt.trace = stdout;
-    else if (c->trace && outfile_open(&trace, c->trace, err) != 0)
+    else if (c->trace && outfile_open(trace, c->trace, err) != 0)
         return -1;
-    if (c->per_tenant && outfile_open(&per, c->per_tenant, err) != 0) {
-        outfile_abort(&trace);
+    if (c->per_tenant && outfile_open(per, c->per_tenant, err) != 0) {
+        outfile_abort(trace);
         return -1;
     }
-    if (!to_stdout) opt.trace = trace.f;
-    opt.per_tenant = per.f;
+    if (!to_stdout) opt.trace = trace->f;
+    opt.per_tenant = per->f;
     int rc = sim_run(s, &opt, m, err);
-    if (rc != 0) outfile_abort(&per);
-    else if (per.f) rc = outfile_commit(&per, err);
-    if (rc != 0) outfile_abort(&trace);
-    else if (trace.f) rc = outfile_commit(&trace, err);
-    if (rc == 0) {
-        m->groups = groups;
-        m->ngroups = s->ngroups;
+    if (rc == 0) rc = outfile_close(per, err);
+    if (rc == 0) rc = outfile_close(trace, err);
+    if (rc != 0) {
+        outfile_abort(per);
+        outfile_abort(trace);
+        return -1;
     }
-    return rc;
+    m->groups = groups;
+    m->ngroups = s->ngroups;
+    return 0;
 }
 
 /* MSER-5 on the committed-token series (sim/mser.h): a warm-up shorter
@@ -487,9 +491,13 @@ static int cmd_run(int argc, char **argv)
         cli_fini(&c);
         return rc;
     }
+    outfile_t trace = {0}, per = {0};
     if (sim_service_sources(&s, &src, &err) != 0 ||
-        run_with_trace(&c, &s, &m, groups, &diag, &err) != 0 ||
-        (c.out && output_write_file(c.out, &s, &src, &m, &err) != 0)) {
+        run_with_trace(&c, &s, &m, groups, &diag, &trace, &per, &err) != 0 ||
+        (c.out && output_write_file(c.out, &s, &src, &m, &err) != 0) ||
+        outfile_publish(&per, &err) != 0 || outfile_publish(&trace, &err) != 0) {
+        outfile_abort(&per);
+        outfile_abort(&trace);
         fprintf(stderr, "specsim run: %s\n", err.msg);
         rc = err.code ? err.code : 1;
     } else {

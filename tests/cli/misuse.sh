@@ -237,3 +237,21 @@ expect_exit misuse_optimize_bad_set 2 $SPECSIM optimize "$TMP/d/opt.yaml" --set 
 grep -q "^specsim optimize: --set:1:10: protocol.gama: unknown key" "$TMP/err" &&
     pass misuse_optimize_bad_set_message ||
     fail misuse_optimize_bad_set_message "$(head -c 300 "$TMP/err")"
+
+# --- 8. a failed run leaves none of its outputs -------------------------------
+# --out on a full device fails once the run is over: --trace and --per-tenant
+# (written by then) must not appear either. A private node like /dev/full
+# (mknod: root only; else SKIP).
+if mknod "$TMP/full" c 1 7 2>/dev/null; then
+    ln -s full "$TMP/full.json"
+    $SPECSIM run "$TMP/d/s.yaml" --per-tenant "$TMP/fpt.csv" --trace "$TMP/ftr.csv" \
+        --out "$TMP/full.json" >/dev/null 2>"$TMP/err"
+    rc=$?
+    if [ $rc -eq 1 ] && grep -q "No space left" "$TMP/err" && [ ! -e "$TMP/fpt.csv" ] &&
+       [ ! -e "$TMP/ftr.csv" ] && ! ls "$TMP"/*.tmp.* >/dev/null 2>&1; then
+        pass misuse_run_failed_out_leaves_no_outputs; else
+        fail misuse_run_failed_out_leaves_no_outputs "exit $rc; $(ls "$TMP"); $(head -c 200 "$TMP/err")"
+    fi
+else
+    echo "SKIP misuse_run_failed_out_leaves_no_outputs: no mknod"
+fi
