@@ -73,6 +73,13 @@ static void cmd_fini(cmd_t *c)
     for (int i = 0; i < c->nowned; i++) free(c->owned[i]);
 }
 
+/* Out of memory, said (every failure prints its reason); the exit status. */
+static int out_of_memory(void)
+{
+    fputs("specsim optimize: out of memory\n", stderr);
+    return ERR_RUNTIME;
+}
+
 static int add_set(cmd_t *c, const char *path, const char *value, const char *src)
 {
     if (c->o.nsets >= MAX_SETS)
@@ -89,7 +96,7 @@ static int add_set_arg(cmd_t *c, const char *arg)
     if (c->nowned >= MAX_SETS)
         return cli_opt_usage_error("optimize", "too many --set options (at most %d)", MAX_SETS);
     char *own = strdup(arg);
-    if (!own) return ERR_RUNTIME;
+    if (!own) return out_of_memory();
     c->owned[c->nowned++] = own;
     own[eq - arg] = '\0';
     return add_set(c, own, own + (eq - arg) + 1, NULL);
@@ -159,7 +166,7 @@ static int parse_cmd(cmd_t *c, int argc, char **argv)
     c->fl.knobs = c->knobs;
     c->fl.cons = c->cons;
     cli_opt_args_t *a = malloc(sizeof *a);
-    if (!a) return ERR_RUNTIME;
+    if (!a) return out_of_memory();
     char msg[256];
     int rc = 0;
     if (cli_opt_parse(CLI_OPTIMIZE, 1, argc, argv, a, msg, sizeof msg) != 0)
@@ -391,7 +398,7 @@ static int run(cmd_t *c)
 int cli_optimize(int argc, char **argv)
 {
     cmd_t *c = malloc(sizeof *c);
-    if (!c) return ERR_RUNTIME;
+    if (!c) return out_of_memory();
     int rc = parse_cmd(c, argc, argv);
     if (rc == 0 && c->help) rc = fputs(usage, stdout) == EOF ? ERR_RUNTIME : 0;
     else if (rc == 0 && c->version) rc = cli_opt_print_version();
