@@ -1329,6 +1329,16 @@ static int load_arrivals(sctx_t *x)
                                           w->time_scale > 0 ? w->time_scale : 1,
                                           &fl, x->kc.err);
         if (!s->arrivals) rc = -1;
+        /* A row's error names its line in the trace; one about the whole
+         * file ("PATH: not a regular file", "PATH: no requests") names no
+         * line: say which key gave the file, as for every other input. */
+        size_t n0 = strlen(w->trace);
+        const char *m = x->kc.err->msg;
+        if (rc != 0 && strncmp(m, w->trace, n0) == 0 && m[n0] == ':' && m[n0 + 1] == ' ') {
+            char key[KEYTAB_KEY_MAX];
+            group_key(x->root, g0, "workload.trace", key);
+            blame_key(x, key);
+        }
     }
     for (int g = 0; rc == 0 && g < n; g++) s->groups[g].workload.replay = s->arrivals;
     free(takes);

@@ -229,6 +229,26 @@ static void test_duplicate_columns(void)
     if (rc == 0) scenario_fini(&s);
 }
 
+/* A trace that cannot be read as a whole (a directory) or holds no request
+ * is refused at the key that names it, like every other input file: the
+ * message had no key and no position. A bad row keeps its FILE:LINE. */
+static void test_unreadable_at_key(void)
+{
+    scenario_t s;
+    err_t err = {0};
+    CHECK(load(dir, NULL, NULL, &s, &err) != 0);
+    CHECK(strstr(err.msg, "test:9:") != NULL);
+    CHECK(strstr(err.msg, "tenants.workload.trace: ") != NULL);
+    CHECK(strstr(err.msg, "not a regular file (a directory)") != NULL);
+    const char *p = write_file("u1.csv", "time_s,prompt_tokens,output_tokens\n");
+    CHECK(load(p, NULL, NULL, &s, &err) != 0);
+    CHECK(strstr(err.msg, "tenants.workload.trace: ") != NULL && strstr(err.msg, "no requests"));
+    p = write_file("u2.csv", "time_s,prompt_tokens,output_tokens\n1,x,2\n");
+    CHECK(load(p, NULL, NULL, &s, &err) != 0);
+    CHECK(strstr(err.msg, "u2.csv:2: prompt_tokens:") != NULL);
+    CHECK(strstr(err.msg, "tenants.workload.trace") == NULL);
+}
+
 /* arrival: trace without a file is refused at the key. */
 static void test_trace_key_required(void)
 {
@@ -250,6 +270,7 @@ int main(void)
     RUN(test_azure);
     RUN(test_bad_rows);
     RUN(test_duplicate_columns);
+    RUN(test_unreadable_at_key);
     RUN(test_trace_key_required);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
