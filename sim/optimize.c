@@ -800,6 +800,20 @@ static int precheck(const scenario_override_t *sets, int nsets, const scenario_s
         rename_sweep(err);
         return -1;
     }
+    /* A knob over replications sets them point by point: each of its values
+     * must allow a CI too (a point of 1 replication met every constraint
+     * with a half-width of 0). */
+    for (int a = 0; sp->ncons > 0 && a < sp->knobs.naxes; a++) {
+        const sweep_axis_t *ax = &sp->knobs.axes[a];
+        if (strcmp(ax->path, "replications") != 0) continue;
+        for (int i = 0; i < ax->nvalues; i++) {
+            if (strtod(ax->values[i], NULL) >= 2) continue;
+            return err_set(err, ERR_INPUT, "%s:%d:%d: optimize.knobs.replications: value "
+                           "'%s': a constraint is met only when its 95%% CI says so, which "
+                           "needs replications >= 2", sp->knobs.file, ax->vline[i],
+                           ax->vcol[i], ax->values[i]);
+        }
+    }
     char at[YNODE_WHERE_MAX];
     if (sp->ncons > 0 && reps < 2)
         return err_set(err, ERR_INPUT, "%s: optimize.constraints: a constraint is "
