@@ -258,7 +258,7 @@ fi
 # A knob over replications: each value must allow the CI a constraint needs
 # (a point of 1 replication met every constraint with a half-width of 0).
 expect_exit misuse_optimize_knob_reps_1 2 $SPECSIM optimize "$TMP/d/opt.yaml" \
-    --knob replications=1,3 --constraint 'itl_mean_s <= 1s'
+    --knob replications=1,3 --knob tenants.count=1,2 --constraint 'itl_mean_s <= 1s'
 grep -q -e "--knob:1:14: optimize.knobs.replications: value '1'" "$TMP/err" &&
     pass misuse_optimize_knob_reps_1_message ||
     fail misuse_optimize_knob_reps_1_message "$(head -c 300 "$TMP/err")"
