@@ -78,6 +78,8 @@ int calibrate_takes_value(const char *opt)
 static int copy_arg(char *dst, size_t n, const char *opt, const char *val, err_t *err)
 {
     if (!val) return err_set(err, ERR_INPUT, "calibrate: %s needs a value", opt);
+    /* An empty --out would be standard output, an empty --model no card. */
+    if (!*val) return err_set(err, ERR_INPUT, "calibrate: %s needs a non-empty value", opt);
     if (strlen(val) >= n) return err_set(err, ERR_INPUT, "calibrate: %s value too long", opt);
     memcpy(dst, val, strlen(val) + 1);
     return 0;
@@ -106,7 +108,7 @@ int calibrate_parse_args(int argc, char **argv, calibrate_args_t *a, err_t *err)
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int rc = 0, vi = valued_index(o), takes = vi >= 0;
         if (takes && seen[vi]++)
-            return err_set(err, ERR_INPUT, "calibrate: option '%s' given more than once", o);
+            return err_set(err, ERR_INPUT, "calibrate: %s given more than once", o);
         if (!a->table_opt && (!strcmp(o, "--model") || !strcmp(o, "--out") ||
                               !strcmp(o, "--quant")))
             a->table_opt = o;
@@ -118,7 +120,9 @@ int calibrate_parse_args(int argc, char **argv, calibrate_args_t *a, err_t *err)
         else if (!strcmp(o, "--kernel")) rc = copy_arg(a->kernel, sizeof a->kernel, o, v, err);
         else if (!strcmp(o, "--log") || !strcmp(o, "--reps") || !strcmp(o, "--warmup") ||
                  !strcmp(o, "--max-context")) {
-            if (!v) return err_set(err, ERR_INPUT, "calibrate: %s needs a value", o);
+            if (!v || !*v)
+                return err_set(err, ERR_INPUT, "calibrate: %s needs a%s value", o,
+                               v ? " non-empty" : "");
             if (!a->cuda_opt) a->cuda_opt = o;
         }
         else if (!strcmp(o, "--threads")) {

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "batch.h"
+#include "gamma.h"
 #include "proto.h"
 
 /* The per-block timing that the protocols share (seconds). */
@@ -446,6 +447,14 @@ static int compute(const scenario_t *s, analytic_t *out, err_t *err)
                        "protocol or acceptance (mode mixed); the closed forms "
                        "cover one setting: give each group's settings at the "
                        "top level and run analytic once per group");
+    /* An adaptive policy picks each block's gamma as the run goes (from what
+     * the tenant observes): the forms below would describe protocol.gamma,
+     * a setting the scenario does not run. */
+    const gamma_ops_t *gp = s->protocol.gamma_policy;
+    if (gp && gp->next && s->protocol.proto->verifies)
+        return err_set(err, ERR_INPUT, "protocol.gamma_policy: '%s' picks each block's "
+                       "gamma as the run goes; the closed forms take a fixed gamma: run "
+                       "the scenario, or give gamma_policy: fixed", gp->name);
     const tenant_group_t *g = &s->groups[0];
     const edge_cfg_t *ed = &g->edge;
     const cloud_cfg_t *cl = &s->cloud;

@@ -18,7 +18,7 @@
 #include "units.h"
 
 static const char usage[] =
-    "usage: specsim optimize SCENARIO [--json] [-j N] [--out FILE.csv]\n"
+    "usage: specsim optimize SCENARIO [--json] [-j N] [--out FILE.csv] [--force]\n"
     "                        [--set PATH=VALUE]... [--seed N] [--reps R]\n"
     "                        [--knob PATH=VALUES]... [--max METRIC | --min METRIC]\n"
     "                        [--constraint 'METRIC<=VALUE']... [--search S]\n"
@@ -32,9 +32,11 @@ static const char usage[] =
     "\n"
     "  --json             one JSON object: best, evaluations, points, search,\n"
     "                     frontier\n"
-    "  -j, --jobs N       threads (default: number of cores)\n"
+    "  -j, --jobs N       threads, 1 to 4096 (default: number of cores)\n"
     "  --out FILE.csv     every evaluated point as a sweep CSV (point order;\n"
     "                     default: the scenario's output.file, else none)\n"
+    "  --force            let --out replace a sweep's CSV or sidecar; refused\n"
+    "                     without it\n"
     "  --set PATH=VALUE   override a key of the base scenario (repeatable)\n"
     "  --seed N, --reps R same as --set seed=N, --set replications=R\n"
     "\n"
@@ -65,6 +67,7 @@ typedef struct cmd {
     char out_file[SCEN_PATH_MAX];   /* the scenario's output.file, when --out
                                        is not given */
     int json, help, version;
+    int force;                 /* --force: --out may replace a sweep's CSV */
     const char *knobs[MAX_SETS], *cons[MAX_SETS];
     optimize_flags_t fl;
 } cmd_t;
@@ -72,6 +75,13 @@ typedef struct cmd {
 static void cmd_fini(cmd_t *c)
 {
     for (int i = 0; i < c->nowned; i++) free(c->owned[i]);
+}
+
+/* Out of memory, said (every failure prints its reason); the exit status. */
+static int out_of_memory(void)
+{
+    fputs("specsim optimize: out of memory\n", stderr);
+    return ERR_RUNTIME;
 }
 
 static int add_set(cmd_t *c, const char *path, const char *value, const char *src)
@@ -90,7 +100,7 @@ static int add_set_arg(cmd_t *c, const char *arg)
     if (c->nowned >= MAX_SETS)
         return cli_opt_usage_error("optimize", "too many --set options (at most %d)", MAX_SETS);
     char *own = strdup(arg);
-    if (!own) return ERR_RUNTIME;
+    if (!own) return out_of_memory();
     c->owned[c->nowned++] = own;
     own[eq - arg] = '\0';
     return add_set(c, own, own + (eq - arg) + 1, NULL);
@@ -112,16 +122,17 @@ static int take(cmd_t *c, const cli_opt_arg_t *a)
     long x;
     switch (a->id) {
     case OPT_JSON: c->json = 1; return 0;
+    case OPT_FORCE: c->force = 1; return 0;
     case OPT_JOBS:
         if (parse_count(a->value, 1, 4096, &x))
-            return cli_opt_usage_error("optimize", "-j needs a thread count >= 1, got '%s'",
-                                       a->value);
+            return cli_opt_usage_error("optimize", "-j needs a thread count from 1 to "
+                                       "4096, got '%s'", a->value);
         c->o.jobs = x;
         return 0;
     case OPT_OUT:
         if (!*a->value || strcmp(a->value, "-") == 0)
             return cli_opt_usage_error("optimize", "--out needs a file name");
-        c->out = a->value;
+        c->out = c->o.out = a->value;
         return 0;
     case OPT_SET: return add_set_arg(c, a->value);
     case OPT_KNOB:
@@ -159,7 +170,7 @@ static int parse_cmd(cmd_t *c, int argc, char **argv)
     c->fl.knobs = c->knobs;
     c->fl.cons = c->cons;
     cli_opt_args_t *a = malloc(sizeof *a);
-    if (!a) return ERR_RUNTIME;
+    if (!a) return out_of_memory();
     char msg[256];
     int rc = 0;
     if (cli_opt_parse(CLI_OPTIMIZE, 1, argc, argv, a, msg, sizeof msg) != 0)
@@ -213,22 +224,26 @@ static int scenario_output(cmd_t *c, err_t *err)
                      "--trace to `specsim run` for one point)", c->o.scenario);
     else if (!c->out && s.output.file[0]) {
         snprintf(c->out_file, sizeof c->out_file, "%s", s.output.file);
-        c->out = c->out_file;
+        /* optimize_run refuses it too where the scenario reads it. */
+        c->out = c->o.out = c->out_file;
     }
     scenario_fini(&s);
     return rc;
 }
 
 /* --out is checked before the search, not after it: a target outfile.h
- * refuses, a .json name, or the scenario itself. */
+ * refuses, a .json name, the scenario itself, or a directory the file
+ * cannot be created in (optimize_run refuses a file the scenario reads). */
 static int check_out(const cmd_t *c, err_t *err)
 {
     outfile_kind_t kind;
     const outfile_role_t r[] = {{c->o.scenario, "the scenario", 0}, {c->out, "--out", 1}};
     if (!c->out) return 0;
-    if (outfile_kind(c->out, &kind, err) != 0 || sweepfile_check_out(c->out, err) != 0)
+    if (outfile_kind(c->out, &kind, err) != 0 || sweepfile_check_out(c->out, err) != 0 ||
+        outfile_distinct(r, 2, err) != 0 ||
+        (!c->force && sweepfile_check_replace(c->out, "--out", err) != 0))
         return -1;
-    return outfile_distinct(r, 2, err);
+    return outfile_probe(c->out, err);
 }
 
 static void json_str(FILE *f, const char *s)
@@ -407,7 +422,7 @@ static int run(cmd_t *c)
 int cli_optimize(int argc, char **argv)
 {
     cmd_t *c = malloc(sizeof *c);
-    if (!c) return ERR_RUNTIME;
+    if (!c) return out_of_memory();
     int rc = parse_cmd(c, argc, argv);
     if (rc == 0 && c->help) rc = fputs(usage, stdout) == EOF ? ERR_RUNTIME : 0;
     else if (rc == 0 && c->version) rc = cli_opt_print_version();

@@ -45,8 +45,8 @@ typedef struct roofline_cmd {
     cli_opt_sets_t sets;     /* --set */
     int bmax, context, points;
     const char *scenario, *table, *model;
-    const char *curve_only;  /* the first option given that only the
-                                scenario's curve reads, or NULL */
+    const char *curve_opt;   /* the first option of a scenario's curve given
+                                (--set, --b-max, ...), or NULL */
     int help, version;
 } roofline_cmd_t;
 
@@ -64,20 +64,23 @@ static int take(void *ctx, const cli_opt_arg_t *a)
 {
     roofline_cmd_t *c = ctx;
     const char *v = a->value;
-    if (!c->curve_only && (a->id == OPT_SET || a->id == OPT_B_MAX ||
-                           a->id == OPT_CONTEXT || a->id == OPT_POINTS))
-        c->curve_only = cli_opt_name(a->id);
+    if (!c->curve_opt && (a->id == OPT_SET || a->id == OPT_B_MAX || a->id == OPT_CONTEXT ||
+                          a->id == OPT_POINTS))
+        c->curve_opt = cli_opt_name(a->id);
     switch (a->id) {
     case OPT_SET: return cli_opt_sets_add(&c->sets, "roofline", a);
     case OPT_B_MAX:
         if (parse_int(v, 1, 1 << 20, &c->bmax) == 0) return 0;
-        return cli_opt_usage_error("roofline", "--b-max needs an integer >= 1, got '%s'", v);
+        return cli_opt_usage_error("roofline", "--b-max needs an integer from 1 to %d, "
+                                   "got '%s'", 1 << 20, v);
     case OPT_CONTEXT:
         if (parse_int(v, 0, 1 << 24, &c->context) == 0) return 0;
-        return cli_opt_usage_error("roofline", "--context needs an integer >= 0, got '%s'", v);
+        return cli_opt_usage_error("roofline", "--context needs an integer from 0 to %d, "
+                                   "got '%s'", 1 << 24, v);
     case OPT_POINTS:
         if (parse_int(v, 1, 100000, &c->points) == 0) return 0;
-        return cli_opt_usage_error("roofline", "--points needs an integer >= 1, got '%s'", v);
+        return cli_opt_usage_error("roofline", "--points needs an integer from 1 to "
+                                   "100000, got '%s'", v);
     case OPT_MEASURED: c->table = v; return 0;
     case OPT_MODEL: c->model = v; return 0;
     default: return 0;   /* --help, --version: read by the caller */
@@ -97,11 +100,13 @@ static int parse_cmd(roofline_cmd_t *c, int argc, char **argv)
     if (c->table && c->scenario)
         return cli_opt_usage_error("roofline", "--measured takes no scenario (got '%s')",
                                    c->scenario);
+    /* The table's own rows set its steps: a scenario's options would be
+     * dropped without a word. */
+    if (c->table && c->curve_opt)
+        return cli_opt_usage_error("roofline", "%s goes with a scenario's curve, not "
+                                   "with --measured (whose steps are the table's rows)",
+                                   c->curve_opt);
     if (!c->table && !c->scenario) return cli_opt_usage_error("roofline", "no SCENARIO given");
-    /* The table's rows are printed as measured: nothing there to set. */
-    if (c->table && c->curve_only)
-        return cli_opt_usage_error("roofline", "%s goes with a SCENARIO, not with --measured",
-                                   c->curve_only);
     return 0;
 }
 

@@ -31,7 +31,7 @@ static const char usage_sweep[] =
     "per point, in point order: point,<axis paths>,<metrics and _ci95>, plus\n"
     "the sidecar FILE.scenario.yaml (resolved base scenario and the axes).\n"
     "\n"
-    "  -j, --jobs N         threads (default: number of cores)\n"
+    "  -j, --jobs N         threads, 1 to 4096 (default: number of cores)\n"
     "  --shard I/N          run only points I, I+N, I+2N, ... (0 <= I < N)\n"
     "  --resume             continue FILE.csv: skip the points already in it\n"
     "  --force              overwrite an existing FILE.csv\n"
@@ -59,7 +59,7 @@ static const char usage_merge[] =
     "Merges the CSVs of a sharded sweep (specsim sweep --shard I/N) into the\n"
     "file an unsharded run writes. The parts must come from one sweep (equal\n"
     "sidecars) and together hold every point. OUT may not be one of the parts\n"
-    "(nor their sidecars).\n"
+    "(nor their sidecars), nor another sweep's CSV or sidecar.\n"
     "Exit status: 0 ok, 1 points missing or I/O failure, 2 bad usage or parts\n"
     "of different sweeps.\n";
 
@@ -69,8 +69,8 @@ typedef struct sweep_cmd {
     int quiet, help, version;
     int has_explain;
     uint64_t explain;
-    const char *run_only;        /* the first option given that only a run
-                                    reads (--explain refuses it), or NULL */
+    const char *run_opt;         /* the first option only a run uses (--out,
+                                    -j, ...), for refusing it with --explain */
     cli_opt_sets_t sets;         /* --set, --seed, --reps */
 } sweep_cmd_t;
 
@@ -99,13 +99,9 @@ static int take(void *ctx, const cli_opt_arg_t *a)
     sweep_cmd_t *c = ctx;
     const char *v = a->value;
     uint64_t x;
-    switch (a->id) {
-    case OPT_RESUME: case OPT_FORCE: case OPT_PER_GROUP: case OPT_JOBS:
-    case OPT_SHARD: case OPT_OUT:
-        if (!c->run_only) c->run_only = cli_opt_name(a->id);
-        break;
-    default: break;
-    }
+    if (!c->run_opt && (a->id == OPT_RESUME || a->id == OPT_FORCE || a->id == OPT_JOBS ||
+                        a->id == OPT_SHARD || a->id == OPT_OUT || a->id == OPT_PER_GROUP))
+        c->run_opt = cli_opt_name(a->id);
     switch (a->id) {
     case OPT_RESUME: c->o.resume = 1; return 0;
     case OPT_FORCE: c->o.force = 1; return 0;
@@ -114,7 +110,8 @@ static int take(void *ctx, const cli_opt_arg_t *a)
     case OPT_PER_GROUP: c->o.per_group = 1; return 0;
     case OPT_JOBS:
         if (cli_opt_u64(v, &x) || x < 1 || x > 4096)
-            return cli_opt_usage_error("sweep", "-j needs a thread count >= 1, got '%s'", v);
+            return cli_opt_usage_error("sweep", "-j needs a thread count from 1 to 4096, "
+                                       "got '%s'", v);
         c->o.jobs = (long)x;
         return 0;
     case OPT_SHARD: return parse_shard(v, &c->o);
@@ -148,11 +145,11 @@ static int parse_cmd(sweep_cmd_t *c, int argc, char **argv)
     if (!c->o.scenario) return cli_opt_usage_error("sweep", "no SCENARIO given");
     if (c->o.resume && c->o.force)
         return cli_opt_usage_error("sweep", "--resume and --force exclude each other");
-    /* --explain only prints a command: an option of the run it does not
-     * start would be ignored, so it is refused. */
-    if (c->has_explain && c->run_only)
-        return cli_opt_usage_error("sweep", "--explain prints a command and runs nothing: "
-                                   "%s does not apply to it", c->run_only);
+    /* --explain runs nothing: an option of the run would do nothing. */
+    if (c->has_explain && c->run_opt)
+        return cli_opt_usage_error("sweep", "%s does not go with --explain, which prints "
+                                   "the run command of one point and runs nothing",
+                                   c->run_opt);
     c->o.sets = c->sets.ov;
     c->o.nsets = c->sets.n;
     return 0;

@@ -93,10 +93,16 @@ static int want_scalar(keytab_ctx_t *c, const ynode_t *n, const char *key,
     return keytab_err(c, n, key, "expected %s, got %s", what, ynode_kind_name(n));
 }
 
+/* A value in a message, in the fewest digits that read back as v: %g alone
+ * printed 1000001 as 1e+06, so "must be in [1, 1e+06], got 1e+06" hid
+ * which value was refused. */
 static void fmt_value(char *buf, size_t n, double v, enum unit_kind u)
 {
-    if (u == UNIT_NUMBER || units_format(v, u, buf, n) < 0)
-        snprintf(buf, n, "%g", v);
+    if (u != UNIT_NUMBER && units_format(v, u, buf, n) >= 0) return;
+    for (int prec = 6; prec <= 17; prec++) {
+        snprintf(buf, n, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) break;
+    }
 }
 
 static int check_range(keytab_ctx_t *c, const ynode_t *node, const char *key,

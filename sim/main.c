@@ -151,7 +151,14 @@ static int take(void *ctx, const cli_opt_arg_t *o)
         c->trace_rep = (long)v;
         return 0;
     }
-    case OPT_PER_TENANT: c->per_tenant = o->value; return 0;
+    case OPT_PER_TENANT:
+        /* "-" is standard output for --trace; here it would be a file named
+         * "-", which nobody means. */
+        if (strcmp(o->value, "-") == 0)
+            return cli_opt_usage_error(c->cmd, "--per-tenant needs a file name ('-' is "
+                                       "not standard output here: give /dev/stdout)");
+        c->per_tenant = o->value;
+        return 0;
     case OPT_JSON: c->json = 1; return 0;
     case OPT_QUIET: c->quiet = 1; return 0;
     case OPT_FORCE: c->force = 1; return 0;
@@ -192,6 +199,25 @@ static int load(const cli_t *c, scenario_t *s)
                  : scenario_load_string(DEFAULT_NAME, specsim_default_scenario,
                                         c->sets.ov, c->sets.n, s, &err);
     if (rc == 0) return 0;
+    fprintf(stderr, "specsim: %s\n", err.msg);
+    return err.code ? err.code : 2;
+}
+
+/* run: load, keeping the source (*src, freed by the caller) so that the
+ * outputs can be checked against every file the load read. 0, or the exit
+ * status with the error printed (*src NULL). */
+static int load_src(const cli_t *c, scenario_t *s, scenario_src_t **src)
+{
+    err_t err = {0};
+    int rc = c->scenario ? scenario_src_open(c->scenario, src, &err)
+                         : scenario_src_string(DEFAULT_NAME, specsim_default_scenario,
+                                               src, &err);
+    if (rc == 0 && scenario_src_load(*src, c->sets.ov, c->sets.n, s, &err) != 0) {
+        scenario_src_free(*src);
+        rc = -1;
+    }
+    if (rc == 0) return 0;
+    *src = NULL;
     fprintf(stderr, "specsim: %s\n", err.msg);
     return err.code ? err.code : 2;
 }
@@ -299,41 +325,45 @@ static void run_progress(void *ctx, int done, int total)
     fflush(stderr);
 }
 
-/* Runs the simulation with the trace (if any) written atomically beside.
- * Progress goes to a terminal only (a log or a pipe gets none), and never
- * with --quiet or --json. */
+/* Runs the simulation with the trace and per-tenant rows (if asked for)
+ * written to temporaries beside their targets: on success they are durable
+ * but not yet in place (*trace, *per hold them), so that the caller
+ * publishes them only once the results are written too — a failed run
+ * leaves none of its outputs. On failure nothing is left. Progress goes to
+ * a terminal only (a log or a pipe gets none), and never with --quiet or
+ * --json. */
 static int run_with_trace(const cli_t *c, const scenario_t *s,
                           metrics_summary_t *m, metrics_summary_t *groups,
-                          sim_warmup_diag_t *diag,
+                          sim_warmup_diag_t *diag, outfile_t *trace, outfile_t *per,
                           err_t *err)
 {
     int show = !c->quiet && !c->json && isatty(STDERR_FILENO);
     sim_options_t opt = {.trace = NULL, .progress = show ? run_progress : NULL,
                          .trace_rep = c->trace_rep > 0 ? (int)c->trace_rep : 0,
                          .warmup = diag, .groups = groups};
-    outfile_t trace = {0}, per = {0};
     if (c->trace) opt.trace_format = trace_format_for(c->trace);
     int to_stdout = c->trace && strcmp(c->trace, "-") == 0;
     /* Standard output: for piping into a plotter; nothing to commit. */
     if (to_stdout) opt.trace = stdout;
-    else if (c->trace && outfile_open(&trace, c->trace, err) != 0)
+    else if (c->trace && outfile_open(trace, c->trace, err) != 0)
         return -1;
-    if (c->per_tenant && outfile_open(&per, c->per_tenant, err) != 0) {
-        outfile_abort(&trace);
+    if (c->per_tenant && outfile_open(per, c->per_tenant, err) != 0) {
+        outfile_abort(trace);
         return -1;
     }
-    if (!to_stdout) opt.trace = trace.f;
-    opt.per_tenant = per.f;
+    if (!to_stdout) opt.trace = trace->f;
+    opt.per_tenant = per->f;
     int rc = sim_run(s, &opt, m, err);
-    if (rc != 0) outfile_abort(&per);
-    else if (per.f) rc = outfile_commit(&per, err);
-    if (rc != 0) outfile_abort(&trace);
-    else if (trace.f) rc = outfile_commit(&trace, err);
-    if (rc == 0) {
-        m->groups = groups;
-        m->ngroups = s->ngroups;
+    if (rc == 0) rc = outfile_close(per, err);
+    if (rc == 0) rc = outfile_close(trace, err);
+    if (rc != 0) {
+        outfile_abort(per);
+        outfile_abort(trace);
+        return -1;
     }
-    return rc;
+    m->groups = groups;
+    m->ngroups = s->ngroups;
+    return 0;
 }
 
 /* MSER-5 on the committed-token series (sim/mser.h): a warm-up shorter
@@ -366,23 +396,13 @@ static void warn_warmup(const cli_t *c, const scenario_t *s,
 static int run_check_sweep(const cli_t *c, const char *path, const char *what,
                            err_t *err)
 {
-    char side[OUTFILE_PATH_MAX];
-    struct stat st;
-    if (c->force || !path || stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
-    if (sweepfile_is_sidecar(path))
-        return err_set(err, ERR_INPUT, "%s %s is a sweep's sidecar: give --force to "
-                       "replace it, or another name", what, path);
-    if (sweepfile_sidecar_path(path, side, sizeof side) == 0 && sweepfile_is_sidecar(side))
-        return err_set(err, ERR_INPUT, "%s %s is a sweep's CSV (its sidecar %s says "
-                       "so): give --force to replace it, or another name", what, path,
-                       side);
-    return 0;
+    return c->force ? 0 : sweepfile_check_replace(path, what, err);
 }
 
 /* Every output: a target outfile.h accepts, no sweep's CSV, and none the
- * scenario or another output (compared as files: links, hard links and
- * ./ spellings are caught). */
-static int run_check_outputs(const cli_t *c, err_t *err)
+ * scenario, a file it reads (read) or another output (compared as files:
+ * links, hard links and ./ spellings are caught). */
+static int run_check_outputs(const cli_t *c, infiles_t *read, err_t *err)
 {
     const char *trace = c->trace && strcmp(c->trace, "-") != 0 ? c->trace : NULL;
     char side[OUTFILE_PATH_MAX];
@@ -400,14 +420,21 @@ static int run_check_outputs(const cli_t *c, err_t *err)
         {c->scenario, "the scenario", 0}, {c->out, "--out", 1},
         {sidep, "--out's sidecar", 1}, {trace, "--trace", 1},
         {c->per_tenant, "--per-tenant", 1}};
-    if (outfile_distinct(r, 5, err) != 0) return -1;
+    if (outfile_distinct(r, 5, err) != 0 || outfile_not_read(r, 5, read, err) != 0)
+        return -1;
     for (int i = 1; i < 5; i++)
         if (run_check_sweep(c, r[i].path, r[i].what, err) != 0) return -1;
+    /* --trace and --per-tenant are opened before the run; the results and
+     * their sidecar only after it, so a directory they cannot be created in
+     * is found now, not once the run is over. */
+    if ((c->out && outfile_probe(c->out, err) != 0) ||
+        (sidep && outfile_probe(sidep, err) != 0))
+        return -1;
     return 0;
 }
 
 /* Refuses what would fail only after the whole run. 0, or the exit status. */
-static int run_preflight(const cli_t *c, const scenario_t *s)
+static int run_preflight(const cli_t *c, const scenario_t *s, infiles_t *read)
 {
     if (c->json && c->trace && strcmp(c->trace, "-") == 0)
         return cli_opt_usage_error("run", "--json and %s would both write to standard output",
@@ -425,7 +452,7 @@ static int run_preflight(const cli_t *c, const scenario_t *s)
      * of the scenario.) */
     err_t err = {0, {0}};
     if ((c->out && c->out != s->output.file && output_check_path(c->out, &err) != 0) ||
-        run_check_outputs(c, &err) != 0) {
+        run_check_outputs(c, read, &err) != 0) {
         fprintf(stderr, "specsim run: %s\n", err.msg);
         return err.code ? err.code : ERR_INPUT;
     }
@@ -439,7 +466,8 @@ static int cmd_run(int argc, char **argv)
     int rc = parse_args(&c, CLI_RUN, "run", argc, argv);
     if (help_or_version(&c, usage_run, &rc)) { cli_fini(&c); return rc; }
     scenario_t s;
-    if (rc == 0) rc = load(&c, &s);
+    scenario_src_t *ssrc = NULL;
+    if (rc == 0) rc = load_src(&c, &s, &ssrc);
     if (rc != 0) { cli_fini(&c); return rc; }
 
     /* The scenario's output: section gives defaults; the command line wins. */
@@ -450,7 +478,8 @@ static int cmd_run(int argc, char **argv)
     sim_warmup_diag_t diag;
     output_sources_t src = {0};
     err_t err = {0};
-    rc = run_preflight(&c, &s);
+    rc = run_preflight(&c, &s, scenario_src_files(ssrc));
+    scenario_src_free(ssrc);
     metrics_summary_t *groups = calloc((size_t)s.ngroups, sizeof *groups);
     if (rc == 0 && !groups) {
         fprintf(stderr, "specsim run: out of memory\n");
@@ -462,9 +491,13 @@ static int cmd_run(int argc, char **argv)
         cli_fini(&c);
         return rc;
     }
+    outfile_t trace = {0}, per = {0};
     if (sim_service_sources(&s, &src, &err) != 0 ||
-        run_with_trace(&c, &s, &m, groups, &diag, &err) != 0 ||
-        (c.out && output_write_file(c.out, &s, &src, &m, &err) != 0)) {
+        run_with_trace(&c, &s, &m, groups, &diag, &trace, &per, &err) != 0 ||
+        (c.out && output_write_file(c.out, &s, &src, &m, &err) != 0) ||
+        outfile_publish(&per, &err) != 0 || outfile_publish(&trace, &err) != 0) {
+        outfile_abort(&per);
+        outfile_abort(&trace);
         fprintf(stderr, "specsim run: %s\n", err.msg);
         rc = err.code ? err.code : 1;
     } else {

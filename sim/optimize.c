@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "infile.h"
+#include "outfile.h"
 #include "suggest.h"
 #include "sweep.h"
 #include "units.h"
@@ -175,16 +176,17 @@ static int parse_monotone(ctx_t *c, const ynode_pair_t *p, int *monotone)
     return fail_at(c, p->val->line, p->val->col, "monotone: expected true or false");
 }
 
-/* The search actually run, from search: and monotone:. */
-static int resolve_search(ctx_t *c, optimize_search_t s, int monotone)
+/* The search actually run, from search: and monotone:; its errors at
+ * line:col of c's source (0: an option, which has no line). */
+static int resolve_search(ctx_t *c, int line, int col, optimize_search_t s, int monotone)
 {
     optimize_spec_t *sp = c->sp;
     if (s == OPTIMIZE_AUTO) s = monotone ? OPTIMIZE_BISECT : OPTIMIZE_COORDINATE;
     if (s == OPTIMIZE_BISECT && sp->knobs.naxes != 1)
-        return fail_at(c, sp->line, sp->col, "search: bisection (monotone: true) takes "
+        return fail_at(c, line, col, "search: bisection (monotone: true) takes "
                        "exactly one knob, the section has %d", sp->knobs.naxes);
     if (s == OPTIMIZE_GRID && sp->knobs.npoints > OPTIMIZE_MAX_GRID)
-        return fail_at(c, sp->line, sp->col, "search: grid of %llu points (at most %llu)",
+        return fail_at(c, line, col, "search: grid of %llu points (at most %llu)",
                        (unsigned long long)sp->knobs.npoints,
                        (unsigned long long)OPTIMIZE_MAX_GRID);
     sp->search = s;
@@ -443,9 +445,9 @@ static int parse_all(ctx_t *c, const ynode_pair_t *sec, const optimize_flags_t *
     }
     if (fl && fl->search) {
         ctx_t k = {"--search", sp, c->err};
-        return resolve_search(&k, s, monotone);
+        return resolve_search(&k, 0, 0, s, monotone);
     }
-    return resolve_search(c, s, monotone);
+    return resolve_search(c, sp->line, sp->col, s, monotone);
 }
 
 /* Reads the text (the file when text is NULL); *found says whether it has
@@ -784,19 +786,34 @@ static void finish(const optimize_spec_t *sp, optimize_result_t *r)
     }
 }
 
-/* The checks before any simulation: every knob value loads, and
- * constraints have replications for a CI. */
+/* The checks before any simulation: the base scenario loads (first, so
+ * that a bad --set is reported as itself, not as a knob value's error),
+ * every knob value loads, and constraints have replications for a CI. */
 static int precheck(const scenario_override_t *sets, int nsets, const scenario_src_t *src,
                     const optimize_spec_t *sp, err_t *err)
 {
-    if (sweepspec_validate_src(&sp->knobs, src, sets, nsets, err) < 0) {
-        rename_sweep(err);
-        return -1;
-    }
     scenario_t base;
     if (scenario_src_load(src, sets, nsets, &base, err) != 0) return -1;
     int reps = base.replications;
     scenario_fini(&base);
+    if (sweepspec_validate_src(&sp->knobs, src, sets, nsets, err) < 0) {
+        rename_sweep(err);
+        return -1;
+    }
+    /* A knob over replications sets them point by point: each of its values
+     * must allow a CI too (a point of 1 replication met every constraint
+     * with a half-width of 0). */
+    for (int a = 0; sp->ncons > 0 && a < sp->knobs.naxes; a++) {
+        const sweep_axis_t *ax = &sp->knobs.axes[a];
+        if (strcmp(ax->path, "replications") != 0) continue;
+        for (int i = 0; i < ax->nvalues; i++) {
+            if (strtod(ax->values[i], NULL) >= 2) continue;
+            return err_set(err, ERR_INPUT, "%s:%d:%d: optimize.knobs.replications: value "
+                           "'%s': a constraint is met only when its 95%% CI says so, which "
+                           "needs replications >= 2", sp->knobs.file, ax->vline[i],
+                           ax->vcol[i], ax->values[i]);
+        }
+    }
     char at[YNODE_WHERE_MAX];
     if (sp->ncons > 0 && reps < 2)
         return err_set(err, ERR_INPUT, "%s: optimize.constraints: a constraint is "
@@ -858,6 +875,8 @@ int optimize_run(const optimize_opts_t *o, const optimize_spec_t *sp,
     if (scenario_src_open(o->scenario, &src, err) != 0) return -1;
     search_t s = {.o = o, .src = src, .sp = sp, .res = res};
     int rc = precheck(o->sets, o->nsets, src, sp, err);
+    const outfile_role_t out = {o->out, "--out", 1};
+    if (rc == 0 && o->out) rc = outfile_not_read(&out, 1, scenario_src_files(src), err);
     if (rc == 0) {
         switch (sp->search) {
         case OPTIMIZE_BISECT: rc = search_bisect(&s, err); break;

@@ -165,6 +165,9 @@ typedef struct optimize_opts {
     const scenario_override_t *sets;   /* base --set options (not owned) */
     int nsets;
     long jobs;                         /* threads; <= 0: number of cores */
+    const char *out;                   /* the CSV to be written, or NULL: refused
+                                          before the search when it is a file
+                                          the scenario reads */
 } optimize_opts_t;
 
 /* Validates the knobs against the scenario (every value loads, as sweep

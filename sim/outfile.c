@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "infile.h"
+
 /* ---- the registry of temporaries ----------------------------------------- */
 
 /* The one piece of process-wide state here, and it has to be: a signal
@@ -348,6 +350,22 @@ int outfile_distinct(const outfile_role_t *r, int n, err_t *err)
                            r[j].output ? "let one output overwrite the other"
                                        : "overwrite an input with an output",
                            the ? "" : "the ", r[i].what);
+        }
+    }
+    return 0;
+}
+
+int outfile_not_read(const outfile_role_t *r, int n, struct infiles *fs, err_t *err)
+{
+    size_t nf = fs ? infiles_count(fs) : 0;
+    for (int i = 0; i < n; i++) {
+        if (!r[i].output || skipped(r[i].path)) continue;
+        for (size_t k = 0; k < nf; k++) {
+            const char *in = infiles_path(fs, k);
+            if (!outfile_same(r[i].path, in)) continue;
+            return err_set(err, ERR_INPUT, "%s %s is %s, a file the scenario reads: "
+                           "refusing to overwrite an input with an output; give %s "
+                           "another name", r[i].what, r[i].path, in, r[i].what);
         }
     }
     return 0;

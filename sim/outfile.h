@@ -22,7 +22,8 @@
  *
  * outfile_distinct refuses outputs that are one of the command's inputs or
  * each other, compared by device and inode when both exist, else by their
- * absolute paths with the directories' symbolic links resolved.
+ * absolute paths with the directories' symbolic links resolved;
+ * outfile_not_read refuses outputs that are a file the scenario reads.
  */
 #ifndef SPECSIM_OUTFILE_H
 #define SPECSIM_OUTFILE_H
@@ -95,5 +96,13 @@ int outfile_same(const char *a, const char *b);
  * as another role, input or output. Character devices are exempt: writing
  * /dev/null twice clobbers nothing. 0 or -1. */
 int outfile_distinct(const outfile_role_t *r, int n, err_t *err);
+
+/* Refuses (ERR_INPUT, naming both) any output of r that is one of the files
+ * in fs, the set a command's scenario loads read (cards, calibration tables,
+ * request and acceptance traces, empirical value files: sim/infile.h), by
+ * outfile_same. Call it after every load the command checks before it runs
+ * (a sweep's axes may name more files). 0 or -1. */
+struct infiles;
+int outfile_not_read(const outfile_role_t *r, int n, struct infiles *fs, err_t *err);
 
 #endif

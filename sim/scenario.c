@@ -660,6 +660,29 @@ static int resolve_slo(sctx_t *x, const ynode_t *gi, const char *prefix,
     return 0;
 }
 
+/* A group's name as given (gi's `name:`, resolved into name) is what
+ * paths address it by (tenants.groups.NAME.KEY): one that a path could not
+ * reach, or would reach as another group, is refused at the key. An absent
+ * name is the caller's default. */
+static int check_group_name(sctx_t *x, const ynode_t *gi, const char *prefix,
+                            const char *name)
+{
+    const ynode_t *nm = ynode_get(gi, "name");
+    const char *why = NULL;
+    if (!nm) return 0;
+    if (!name[0]) why = "is empty (leave name: out for the default group<index>)";
+    else if (strspn(name, "0123456789") == strlen(name))
+        why = "is a number, which a path reads as a group's index: give a name with "
+              "a letter in it";
+    else if (strchr(name, '.'))
+        why = "contains '.', where a path to the group's keys (LIST.NAME.KEY) would "
+              "split it";
+    if (!why) return 0;
+    char key[KEYTAB_KEY_MAX];
+    keytab_join(key, prefix, "name");
+    return keytab_err(&x->kc, nm, key, "'%s' %s", name, why);
+}
+
 static int resolve_group(sctx_t *x, const ynode_t *T, const ynode_t *G, int i)
 {
     tenant_group_t *g = &x->s->groups[i];
@@ -673,7 +696,9 @@ static int resolve_group(sctx_t *x, const ynode_t *T, const ynode_t *G, int i)
                               "edge, network, workload, protocol, acceptance}, got %s",
                               ynode_kind_name(gi));
         keytab_layer_t L = {gi, prefix};
-        if (keytab_resolve(&x->kc, GROUP_KEYS, &L, 1, g) != 0) return -1;
+        if (keytab_resolve(&x->kc, GROUP_KEYS, &L, 1, g) != 0 ||
+            check_group_name(x, gi, prefix, g->name) != 0)
+            return -1;
         if (!g->name[0]) snprintf(g->name, sizeof g->name, "group%d", i);
     } else {
         keytab_layer_t L = {T, "tenants"};
@@ -871,7 +896,7 @@ static int resolve_rgroup(sctx_t *x, const ynode_t *C, const ynode_t *G, int i)
     x->kc.where = gi;
     int rc = keytab_resolve(&x->kc, RGROUP_LAYER_KEYS, L, 2, g);
     x->kc.where = where;
-    if (rc != 0) return -1;
+    if (rc != 0 || check_group_name(x, gi, prefix, g->name) != 0) return -1;
     if (!g->name[0]) snprintf(g->name, sizeof g->name, "group%d", i);
     g->given = keys_given(RGROUP_KEYS, gi);
     return 0;
@@ -1304,6 +1329,16 @@ static int load_arrivals(sctx_t *x)
                                           w->time_scale > 0 ? w->time_scale : 1,
                                           &fl, x->kc.err);
         if (!s->arrivals) rc = -1;
+        /* A row's error names its line in the trace; one about the whole
+         * file ("PATH: not a regular file", "PATH: no requests") names no
+         * line: say which key gave the file, as for every other input. */
+        size_t n0 = strlen(w->trace);
+        const char *m = x->kc.err->msg;
+        if (rc != 0 && strncmp(m, w->trace, n0) == 0 && m[n0] == ':' && m[n0 + 1] == ' ') {
+            char key[KEYTAB_KEY_MAX];
+            group_key(x->root, g0, "workload.trace", key);
+            blame_key(x, key);
+        }
     }
     for (int g = 0; rc == 0 && g < n; g++) s->groups[g].workload.replay = s->arrivals;
     free(takes);

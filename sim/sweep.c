@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "infile.h"
 #include "metrics.h"
 #include "outfile.h"
 #include "rng.h"
@@ -498,9 +499,10 @@ static int explain(FILE *f, const sweep_opts_t *o, const pool_t *p, uint64_t row
 }
 
 /* Neither the output nor, when it is to be written, its sidecar may be
- * the scenario file (outfile.h compares them as files, links and all). */
+ * the scenario file or one it reads (read: outfile.h compares them as
+ * files, links and all). */
 static int check_against_scenario(const sweep_opts_t *o, const char *out, int sidecar,
-                                  err_t *err)
+                                  infiles_t *read, err_t *err)
 {
     char side[4096 + 64];
     if (sweepfile_sidecar_path(out, side, sizeof side))
@@ -508,7 +510,8 @@ static int check_against_scenario(const sweep_opts_t *o, const char *out, int si
     const outfile_role_t r[] = {{o->scenario, "the scenario", 0},
                                 {out, "--out", 1},
                                 {sidecar ? side : NULL, "--out's sidecar", 1}};
-    return outfile_distinct(r, 3, err);
+    return outfile_distinct(r, 3, err) != 0 || outfile_not_read(r, 3, read, err) != 0
+               ? -1 : 0;
 }
 
 /* A character device or FIFO (outfile.h) is written through: no sidecar,
@@ -528,14 +531,14 @@ static int open_stream(const sweep_opts_t *o, const char *out, err_t *err)
  * caller must write the header itself (a stream). Returns the fd or -1. */
 static int open_output(const sweep_opts_t *o, const char *out, const char *sidecar,
                        const char *header, uint64_t total, unsigned char *done,
-                       uint64_t *ndone, int *header_due, err_t *err)
+                       uint64_t *ndone, int *header_due, infiles_t *read, err_t *err)
 {
     *ndone = 0;
     *header_due = 0;
     int fresh = 1;
     outfile_kind_t kind;
     if (sweepfile_check_out(out, err) != 0 || outfile_kind(out, &kind, err) != 0 ||
-        check_against_scenario(o, out, 0, err) != 0)
+        check_against_scenario(o, out, 0, read, err) != 0)
         return -1;
     if (kind == OUTFILE_STREAM) {
         *header_due = 1;
@@ -549,7 +552,7 @@ static int open_output(const sweep_opts_t *o, const char *out, const char *sidec
         return err_set(err, ERR_INPUT, "%s exists: --resume to continue that "
                        "sweep, --force to overwrite it", out);
     }
-    if (fresh && (check_against_scenario(o, out, 1, err) != 0 ||
+    if (fresh && (check_against_scenario(o, out, 1, read, err) != 0 ||
                   sweepfile_create(out, sidecar, header, err) != 0))
         return -1;
     int fd = open(out, O_WRONLY | O_APPEND | O_CLOEXEC);
@@ -643,7 +646,7 @@ int sweep_run(const sweep_opts_t *o, err_t *err)
     p.out = streamed ? "standard output" : out;
     if (streamed) fd = STDOUT_FILENO;
     else if ((fd = open_output(o, out, sidecar, header, total, done, &ndone,
-                               &header_due, err)) < 0)
+                               &header_due, scenario_src_files(src), err)) < 0)
         goto out;
     if (header_due && sweepfile_append(fd, p.out, header, strlen(header), 1, err)) goto out;
     uint64_t in_shard = total / o->shard_n + (o->shard_i < total % o->shard_n);

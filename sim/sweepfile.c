@@ -354,6 +354,21 @@ int sweepfile_is_sidecar(const char *path)
     return got && sweepfile_sidecar_points(line, &n) == 0;
 }
 
+int sweepfile_check_replace(const char *path, const char *what, err_t *err)
+{
+    char side[PATH_ROOM];
+    struct stat st;
+    if (!path || stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+    if (sweepfile_is_sidecar(path))
+        return err_set(err, ERR_INPUT, "%s %s is a sweep's sidecar: give --force to "
+                       "replace it, or another name", what, path);
+    if (sweepfile_sidecar_path(path, side, sizeof side) == 0 && sweepfile_is_sidecar(side))
+        return err_set(err, ERR_INPUT, "%s %s is a sweep's CSV (its sidecar %s says "
+                       "so): give --force to replace it, or another name", what, path,
+                       side);
+    return 0;
+}
+
 /* Parses the leading point index of a row: digits followed by a comma. */
 static int row_point(const char *line, uint64_t *point)
 {
@@ -727,6 +742,32 @@ static int merge_body(FILE *f, const void *arg)
     return 0;
 }
 
+/* merge's output may replace a sweep's results only when they are the
+ * same sweep's (a merge run again writes the same bytes): another sweep's
+ * sidecar beside it says the file holds results merge would destroy. */
+static int merge_check_replace(const char *out, const char *sidecar, err_t *err)
+{
+    char side[PATH_ROOM];
+    outfile_kind_t kind;
+    if (outfile_kind(out, &kind, err) != 0) return -1;
+    if (kind == OUTFILE_STREAM) return 0;   /* written through, no sidecar */
+    if (sweepfile_is_sidecar(out))
+        return err_set(err, ERR_INPUT, "the output %s is a sweep's sidecar: refusing "
+                       "to replace it; give the output another name", out);
+    if (sweepfile_sidecar_path(out, side, sizeof side))
+        return err_set(err, ERR_INPUT, "%s: path too long", out);
+    if (!sweepfile_is_sidecar(side)) return 0;
+    char *text;
+    int rc = read_text(side, &text, err);
+    if (rc != 0) return rc < 0 ? -1 : 0;
+    int same = sidecar_same(text, sidecar);
+    free(text);
+    if (same) return 0;
+    return err_set(err, ERR_INPUT, "the output %s is another sweep's (its sidecar %s "
+                   "differs from the parts'): refusing to replace its results; give "
+                   "the output another name", out, side);
+}
+
 /* merge's output may be none of its parts nor their sidecars: it is
  * written after they are read, and would replace one of them. */
 static int merge_check_out(const char *out, const char *const *parts, int nparts,
@@ -783,6 +824,7 @@ int sweepfile_merge(const char *out, const char *const *parts, int nparts,
                      "missing (the first is point %" PRIu64 "): finish the shards "
                      "(rerun them with --resume) and merge again", missing,
                      m.total, first);
+    if (rc == 0) rc = merge_check_replace(out, m.sidecar, err);
     if (rc == 0) rc = write_with_sidecar(out, merge_body, &m, m.sidecar, err);
     for (uint64_t p = 0; m.rows && p < m.total; p++) free(m.rows[p]);
     free(m.rows);

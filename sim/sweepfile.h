@@ -67,6 +67,11 @@ int sweepfile_create(const char *csv, const char *sidecar, const char *header,
  * then a sweep's): what `run` will not overwrite without --force. */
 int sweepfile_is_sidecar(const char *path);
 
+/* An output `what` (the option, for the message) at path that would replace
+ * a sweep's CSV (its sidecar beside it says so) or a sweep's sidecar:
+ * ERR_INPUT, naming --force. 0 when path is none (or not a regular file). */
+int sweepfile_check_replace(const char *path, const char *what, err_t *err);
+
 /* Sweep files are CSV: a name ending in .json is refused (ERR_INPUT), any
  * other is taken as it is. 0 or -1. */
 int sweepfile_check_out(const char *csv, err_t *err);

@@ -81,11 +81,19 @@ static int header(reader_t *r, char *line)
     for (int c = 0; c < NCOLS; c++) r->col[c] = -1;
     for (int i = 0; i < n; i++)
         for (int c = 0; c < NCOLS; c++)
-            for (int k = 0; k < 2; k++)
-                if (r->col[c] < 0 && !strcasecmp(f[i], COL_NAMES[c][k])) {
-                    r->col[c] = i;
-                    if (c == COL_TIME) r->azure = k == 0;
-                }
+            for (int k = 0; k < 2; k++) {
+                if (strcasecmp(f[i], COL_NAMES[c][k]) != 0) continue;
+                /* Two fields for one column: either choice would silently
+                 * drop the other's values. */
+                if (r->col[c] >= 0)
+                    return err_set(r->err, ERR_INPUT, "%s:1: header: fields %d ('%s') "
+                                   "and %d ('%.60s') are both the %s column; keep one",
+                                   r->shown, r->col[c] + 1, f[r->col[c]], i + 1, f[i],
+                                   COL_NAMES[c][1]);
+                r->col[c] = i;
+                if (c == COL_TIME) r->azure = k == 0;
+                break;   /* (tenant's two names are one) */
+            }
     for (int c = 0; c < COL_TENANT; c++)
         if (r->col[c] < 0)
             return err_set(r->err, ERR_INPUT,

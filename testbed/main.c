@@ -35,6 +35,8 @@
 
 #include "cli_opt.h"
 #include "fleet.h"
+#include "infile.h"
+#include "outfile.h"
 #include "output.h"
 #include "realmem.h"
 #include "realverify.h"
@@ -396,12 +398,44 @@ static int check_memory(const opts_t *o, const scenario_t *s)
     return n ? realmem_check(o->scenario, parts, n, o->quiet || o->json) : 0;
 }
 
+/* --out as `specsim run` holds it (docs/formats.md, "Output files"): a
+ * target outfile.h accepts; neither it nor its sidecar the scenario or a
+ * file the scenario reads (read); both creatable now, not after the
+ * real-time run. 0, or -1 with err. */
+static int check_out(const opts_t *o, infiles_t *read, err_t *err)
+{
+    char side[OUTFILE_PATH_MAX];
+    const char *sidep = NULL;
+    outfile_kind_t kind;
+    if (output_check_path(o->out, err) != 0 || outfile_kind(o->out, &kind, err) != 0)
+        return -1;
+    if (kind != OUTFILE_STREAM && output_sidecar_path(o->out, side, sizeof side) == 0)
+        sidep = side;
+    const outfile_role_t r[] = {{o->scenario, "the scenario", 0}, {o->out, "--out", 1},
+                                {sidep, "--out's sidecar", 1}};
+    if (outfile_distinct(r, 3, err) != 0 || outfile_not_read(r, 3, read, err) != 0 ||
+        outfile_probe(o->out, err) != 0 || (sidep && outfile_probe(sidep, err) != 0))
+        return -1;
+    return 0;
+}
+
 /* Loads and checks the scenario; o->out takes its output.file when the
  * command line gives no --out (it then points into *s). */
 static int load(opts_t *o, scenario_t *s)
 {
     err_t err = {0, {0}};
-    if (scenario_load(o->scenario, o->sets.ov, o->sets.n, s, &err) != 0) {
+    scenario_src_t *src = NULL;
+    int rc = scenario_src_open(o->scenario, &src, &err);
+    if (rc == 0) {
+        rc = scenario_src_load(src, o->sets.ov, o->sets.n, s, &err);
+        if (rc == 0 && !o->out && s->output.file[0]) o->out = s->output.file;
+        if (rc == 0 && o->out && check_out(o, scenario_src_files(src), &err) != 0) {
+            scenario_fini(s);
+            rc = -1;
+        }
+        scenario_src_free(src);
+    }
+    if (rc != 0) {
         fprintf(stderr, "testbed: %s\n", err.msg);
         return err.code ? err.code : 2;
     }
@@ -420,16 +454,10 @@ static int load(opts_t *o, scenario_t *s)
         scenario_fini(s);
         return 2;
     }
-    if (!o->out && s->output.file[0]) o->out = s->output.file;
     const char *why = o->real_verify ? server_real_refusal(s) : NULL;
     if (!why && o->real_draft >= 0) why = fleet_real_draft_refusal(s, o->real_draft);
     if (why) {
         fprintf(stderr, "testbed: %s: %s\n", o->scenario, why);
-        scenario_fini(s);
-        return 2;
-    }
-    if (o->out && output_check_path(o->out, &err) != 0) {
-        fprintf(stderr, "testbed: %s\n", err.msg);
         scenario_fini(s);
         return 2;
     }

@@ -42,14 +42,6 @@ expect_exit roofline_measured_and_scenario 2 "$SPECSIM" roofline --measured "$ta
 expect_exit roofline_model_alone 2 "$SPECSIM" roofline --model models/llm/llama-2-7b.yaml
 expect_exit roofline_bad_set 2 "$SPECSIM" roofline scenarios/paper/roofline.yaml \
     --set cloud.gpux=1
-# The curve's options with --measured would do nothing: refused, named.
-for o in "--set protocol.gamma=3" "--points 3" "--b-max 8" "--context 64"; do
-    opt=${o%% *}; n=roofline_measured_refuses_$(echo "${opt#--}" | tr - _)
-    # shellcheck disable=SC2086
-    expect_exit "$n" 2 "$SPECSIM" roofline --measured "$tab" $o
-    grep -qF -- "$opt goes with a SCENARIO" "$TMP/err" && pass "${n}_named" ||
-        fail "${n}_named" "$(head -c 300 "$TMP/err")"
-done
 "$SPECSIM" roofline scenarios/paper/roofline.yaml --points=5 --b-max=16 >"$TMP/r.csv" 2>"$TMP/err"
 # 5 log-spaced batch sizes 1..16 are 1, 2, 4, 8, 16: a header and 5 rows.
 [ "$(wc -l <"$TMP/r.csv")" -eq 6 ] && pass roofline_opt_equals_value ||

@@ -230,15 +230,6 @@ cmd=$($SPECSIM sweep --explain 5 "$TMP/s.yaml" 2>"$TMP/err")
 want="specsim run $TMP/s.yaml --set tenants.network.rtt=20ms --set acceptance.alpha=0.5 --set protocol.mode=async"
 if [ "$cmd" = "$want" ]; then pass sweep_explain; else
     fail sweep_explain "got: $cmd $(head -c 200 "$TMP/err")"; fi
-# --explain runs nothing: an option only a run reads is refused, not ignored
-# (--seed, --reps, --set and --independent-seeds change the command).
-for o in "--out $TMP/x.csv" "-j 2" "--resume" "--force" "--per-group" "--shard 0/2"; do
-    n=sweep_explain_refuses_$(echo "${o%% *}" | sed 's/^-*//' | tr - _)
-    # shellcheck disable=SC2086
-    expect_exit "$n" 2 $SPECSIM sweep --explain 5 "$TMP/s.yaml" $o
-done
-[ ! -e "$TMP/x.csv" ] && pass sweep_explain_out_not_written ||
-    fail sweep_explain_out_not_written "$TMP/x.csv was written"
 # ... and running it gives the row's metrics (wall-clock columns aside).
 run=$(echo "$cmd" | sed "s|^specsim|$SPECSIM|")
 eval "$run --out '$TMP/row5.csv' --quiet" >/dev/null 2>"$TMP/err"

@@ -264,9 +264,9 @@ static void test_args(void)
     CHECK(calibrate_parse_args(4, bd, &a, &e) == -1 && e.code == ERR_INPUT &&
           strstr(e.msg, "--device cuda") != NULL);
     /* A value given twice is refused (the last one used to win silently). */
-    char *twice[] = {"calibrate", "--model", "a.yaml", "--model", "b.yaml"};
-    CHECK(calibrate_parse_args(5, twice, &a, &e) == -1 && e.code == ERR_INPUT &&
-          strstr(e.msg, "--model") != NULL);
+    char *twice[] = {"calibrate", "--model", "a.yaml", "--out", "t.yaml", "--model", "b.yaml"};
+    CHECK(calibrate_parse_args(7, twice, &a, &e) == -1 && e.code == ERR_INPUT &&
+          strstr(e.msg, "--model given more than once") != NULL);
     char *twice2[] = {"calibrate", "--bench", "--threads", "1", "--threads", "2"};
     CHECK(calibrate_parse_args(6, twice2, &a, &e) == -1 && e.code == ERR_INPUT &&
           strstr(e.msg, "--threads") != NULL);
@@ -278,6 +278,16 @@ static void test_args(void)
                   "--kernel", "int8"};
     CHECK(calibrate_parse_args(7, kf, &a, &e) == 0 && !strcmp(a.kernel, "int8"));
     CHECK(calibrate_cpu(&a, NULL, &e) == -1 && e.code == ERR_INPUT && strstr(e.msg, "--kernel"));
+    /* A value given twice is refused whatever the device, and so is an
+     * empty value (an empty --out meant standard output). */
+    char *dev2[] = {"calibrate", "--device", "cpu", "--model", "a.yaml", "--device", "cuda"};
+    CHECK(calibrate_parse_args(7, dev2, &a, &e) == -1 && e.code == ERR_INPUT &&
+          strstr(e.msg, "--device given more than once") != NULL);
+    char *empty[] = {"calibrate", "--model", "a.yaml", "--out", ""};
+    CHECK(calibrate_parse_args(5, empty, &a, &e) == -1 && e.code == ERR_INPUT &&
+          strstr(e.msg, "--out needs a non-empty value") != NULL);
+    char *bs[] = {"calibrate", "--bench", "--quick", "--threads", "2", "--isa", "scalar"};
+    CHECK(calibrate_parse_args(7, bs, &a, &e) == 0 && a.bench && a.threads == 2);
 }
 
 int main(void)

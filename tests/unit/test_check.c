@@ -174,6 +174,14 @@ static void test_option_sources(void)
     scenario_override_t reps[] = {{.path = "replications", .value = "0", .src = "--reps"}};
     CHECK(scenario_load_string("t.yaml", "", reps, 1, &s, &err) == -1);
     CHECK(starts(err.msg, "--reps: replications: must be in [1, 1e+06], got 0"));
+    /* The refused value as given, not rounded to 6 digits onto the bound it
+     * exceeds ("got 1e+06" for 1000001, "got 1" for an alpha of 1.0000001). */
+    scenario_override_t big[] = {{.path = "replications", .value = "1000001", .src = "--reps"}};
+    CHECK(scenario_load_string("t.yaml", "", big, 1, &s, &err) == -1);
+    CHECK(strstr(err.msg, "got 1000001") != NULL);
+    scenario_override_t alpha[] = {SET("acceptance.alpha", "1.0000001")};
+    CHECK(scenario_load_string("t.yaml", "", alpha, 1, &s, &err) == -1);
+    CHECK(strstr(err.msg, "must be in [0, 1], got 1.0000001") != NULL);
     /* --seed before a --set does not shift the --set's number. */
     scenario_override_t two[] = {{.path = "seed", .value = "3", .src = "--seed"},
                                  SET("protocol.gama", "2")};

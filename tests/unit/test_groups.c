@@ -298,6 +298,48 @@ static void test_slo_keys(void)
     CHECK(strstr(e.msg, "slo.tfft"));
 }
 
+/* name_refused(YAML, WHERE, WHAT): the load fails at WHERE (t:LINE:COL:
+ * KEY) with WHAT in the message. */
+static void name_refused(const char *y, const char *where, const char *what)
+{
+    scenario_t s;
+    err_t e = {0};
+    int rc = scenario_load_string("t", y, NULL, 0, &s, &e);
+    CHECK(rc != 0);
+    if (rc == 0) { scenario_fini(&s); return; }
+    if (!strstr(e.msg, where) || !strstr(e.msg, what))
+        printf("  got '%s', expected '%s' and '%s'\n", e.msg, where, what);
+    CHECK(strstr(e.msg, where) != NULL && strstr(e.msg, what) != NULL);
+}
+
+/* A group's name is what paths address it by: a name a path cannot reach
+ * (a dot splits it), would reach as another group (digits read as an index:
+ * a group "0" at index 1 took the --set meant for it to index 0's), or an
+ * empty one (silently replaced by the default) is refused at its key; for
+ * tenant and replica groups alike. A name with other punctuation is fine. */
+static void test_group_names(void)
+{
+    name_refused("tenants:\n  groups:\n    - {name: a.b, count: 1}\n",
+                 "t:3:14: tenants.groups.0.name:", "contains '.'");
+    name_refused("tenants:\n  groups:\n    - {name: x, count: 1}\n    - {name: '0', count: 1}\n",
+                 "t:4:14: tenants.groups.1.name:", "is a number");
+    name_refused("tenants:\n  groups:\n    - {name: '', count: 1}\n",
+                 "t:3:14: tenants.groups.0.name:", "is empty");
+    name_refused("cloud:\n  replica_groups:\n    - {name: '7', count: 1}\n",
+                 "t:3:14: cloud.replica_groups.0.name:", "is a number");
+    name_refused("cloud:\n  replica_groups:\n    - {name: h.200, count: 1}\n",
+                 "t:3:14: cloud.replica_groups.0.name:", "contains '.'");
+    scenario_t s;
+    err_t e = {0};
+    int rc = scenario_load_string("t", "tenants:\n  groups:\n    - {name: 'a-1:b,c', count: 1}\n"
+                                  "    - {count: 2}\n", NULL, 0, &s, &e);
+    CHECK(rc == 0);
+    if (rc == 0) {
+        CHECK(strcmp(s.groups[0].name, "a-1:b,c") == 0 && strcmp(s.groups[1].name, "group1") == 0);
+        scenario_fini(&s);
+    }
+}
+
 /* The roofline-peak time of an iteration is below its modelled time, so
  * the model path gives a gpu_roofline_util in (0, 1]; KV reserved is a
  * fraction of the capacity. */
@@ -388,6 +430,7 @@ int main(void)
     RUN(test_per_tenant_csv);
     RUN(test_one_group_equals_fleet);
     RUN(test_slo_keys);
+    RUN(test_group_names);
     RUN(test_roofline_and_kv_bounds);
     return check_done();
 }

@@ -205,6 +205,50 @@ static void test_bad_rows(void)
     expect_bad("b8.csv", H, "", "no requests");
 }
 
+/* One column named twice (the same name, or the Azure and the plain name
+ * of one column) is refused: whichever field were taken, the other's values
+ * would be dropped without a word. A second tenant name too; the tenant
+ * column's one name is not a duplicate of itself. */
+static void test_duplicate_columns(void)
+{
+    expect_bad("d1.csv", "time_s,prompt_tokens,output_tokens,time_s\n1,10,5,2\n",
+               "1: header:", "fields 1 ('time_s') and 4 ('time_s')");
+    expect_bad("d2.csv", "TIMESTAMP,prompt_tokens,output_tokens,time_s\n1,10,5,2\n",
+               "1: header:", "both the time_s column");
+    expect_bad("d3.csv", "time_s,ContextTokens,prompt_tokens,output_tokens\n1,10,5,2\n",
+               "1: header:", "both the prompt_tokens column");
+    expect_bad("d4.csv", "time_s,prompt_tokens,output_tokens,GeneratedTokens\n1,10,5,2\n",
+               "1: header:", "both the output_tokens column");
+    expect_bad("d5.csv", "tenant,time_s,prompt_tokens,output_tokens,Tenant\n0,1,10,5,1\n",
+               "1: header:", "both the tenant column");
+    const char *p = write_file("d6.csv", "time_s,prompt_tokens,output_tokens,tenant\n1,10,5,0\n");
+    scenario_t s;
+    err_t err = {0};
+    int rc = load(p, NULL, NULL, &s, &err);
+    CHECK(rc == 0);
+    if (rc == 0) scenario_fini(&s);
+}
+
+/* A trace that cannot be read as a whole (a directory) or holds no request
+ * is refused at the key that names it, like every other input file: the
+ * message had no key and no position. A bad row keeps its FILE:LINE. */
+static void test_unreadable_at_key(void)
+{
+    scenario_t s;
+    err_t err = {0};
+    CHECK(load(dir, NULL, NULL, &s, &err) != 0);
+    CHECK(strstr(err.msg, "test:9:") != NULL);
+    CHECK(strstr(err.msg, "tenants.workload.trace: ") != NULL);
+    CHECK(strstr(err.msg, "not a regular file (a directory)") != NULL);
+    const char *p = write_file("u1.csv", "time_s,prompt_tokens,output_tokens\n");
+    CHECK(load(p, NULL, NULL, &s, &err) != 0);
+    CHECK(strstr(err.msg, "tenants.workload.trace: ") != NULL && strstr(err.msg, "no requests"));
+    p = write_file("u2.csv", "time_s,prompt_tokens,output_tokens\n1,x,2\n");
+    CHECK(load(p, NULL, NULL, &s, &err) != 0);
+    CHECK(strstr(err.msg, "u2.csv:2: prompt_tokens:") != NULL);
+    CHECK(strstr(err.msg, "tenants.workload.trace") == NULL);
+}
+
 /* arrival: trace without a file is refused at the key. */
 static void test_trace_key_required(void)
 {
@@ -225,6 +269,8 @@ int main(void)
     RUN(test_tenant_column);
     RUN(test_azure);
     RUN(test_bad_rows);
+    RUN(test_duplicate_columns);
+    RUN(test_unreadable_at_key);
     RUN(test_trace_key_required);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
