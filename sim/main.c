@@ -303,7 +303,11 @@ static int cmd_analytic(int argc, char **argv)
         analytic_t a;
         err_t err = {0};
         if (analytic_compute(&s, &a, &err) != 0) {
-            fprintf(stderr, "specsim analytic: %s\n", err.msg);
+            /* What the closed forms cannot cover is a setting of the file. */
+            if (err.code == ERR_INPUT && s.file[0])
+                fprintf(stderr, "specsim analytic: %s: %s\n", s.file, err.msg);
+            else
+                fprintf(stderr, "specsim analytic: %s\n", err.msg);
             rc = err.code ? err.code : 1;
         } else if (analytic_print(stdout, &a, c.json) != 0 || fflush(stdout) != 0) {
             fprintf(stderr, "specsim analytic: standard output: write failed: %s\n",

@@ -199,7 +199,7 @@ expect_exit misuse_sweep_explain_seed 0 $SPECSIM sweep "$TMP/d/sw.yaml" --explai
 for p in rtt goodput; do
     expect_exit "misuse_analytic_gamma_policy_$p" 2 $SPECSIM analytic "$TMP/d/s.yaml" \
         --set protocol.gamma_policy=$p
-    grep -q "protocol.gamma_policy: '$p'" "$TMP/err" && pass "misuse_analytic_gamma_policy_${p}_message" ||
+    grep -qF "$TMP/d/s.yaml: protocol.gamma_policy: '$p'" "$TMP/err" && pass "misuse_analytic_gamma_policy_${p}_message" ||
         fail "misuse_analytic_gamma_policy_${p}_message" "$(head -c 300 "$TMP/err")"
 done
 expect_exit misuse_analytic_gamma_policy_fixed 0 $SPECSIM analytic "$TMP/d/s.yaml"
