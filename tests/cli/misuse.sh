@@ -223,6 +223,18 @@ if [ -x "$TESTBED" ]; then
         "$TESTBED" run "$TMP/d/x.scenario.yaml" --quiet --out "$TMP/d/x.csv"
     cmp -s "$TMP/d/s.yaml" "$TMP/d/x.scenario.yaml" && pass misuse_testbed_sidecar_is_scenario_kept ||
         fail misuse_testbed_sidecar_is_scenario_kept
+    # A sweep's results (sweep B's CSV and sidecar) are replaced only with
+    # --force, as by specsim run. (optimize --force replaced its CSV above.)
+    cp "$TMP/b.keep" "$TMP/b.csv"
+    expect_exit misuse_testbed_out_sweep_csv 2 "$TESTBED" run "$TMP/d/s.yaml" --quiet \
+        --set duration=1s --out "$TMP/b.csv"
+    grep -q -e "--out $TMP/b.csv is a sweep's CSV" "$TMP/err" &&
+        pass misuse_testbed_out_sweep_csv_message ||
+        fail misuse_testbed_out_sweep_csv_message "$(head -c 300 "$TMP/err")"
+    b_kept misuse_testbed_out_sweep_csv_kept
+    expect_exit misuse_testbed_out_sweep_sidecar 2 "$TESTBED" run "$TMP/d/s.yaml" --quiet \
+        --set duration=1s --out "$TMP/b.scenario.yaml"
+    b_kept misuse_testbed_out_sweep_sidecar_kept
     # A real-time run of 1000 s: a check made only after it would time out.
     expect_exit misuse_testbed_out_uncreatable_before_run 1 timeout 60 \
         "$TESTBED" run "$TMP/d/long.yaml" --quiet --set duration=1000s --out "$TMP/nodir/t.csv"
