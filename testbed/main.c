@@ -456,9 +456,8 @@ static int load(opts_t *o, scenario_t *s)
     }
     /* The output: section as `specsim run` reads it; the testbed writes no
      * trace (nor takes --trace), so a trace is refused, not ignored. */
-    if (s->output.trace[0]) {
-        fprintf(stderr, "testbed: %s: output.trace: the testbed writes no trace (give it "
-                "to `specsim run`)\n", o->scenario);
+    if (scenario_refuse_trace(s, "the testbed", "give it to `specsim run`", &err) != 0) {
+        fprintf(stderr, "testbed: %s\n", err.msg);
         scenario_fini(s);
         return 2;
     }
