@@ -218,11 +218,9 @@ static int scenario_output(cmd_t *c, err_t *err)
 {
     scenario_t s;
     if (scenario_load(c->o.scenario, c->o.sets, c->o.nsets, &s, err) != 0) return -1;
-    int rc = 0;
-    if (s.output.trace[0])
-        rc = err_set(err, ERR_INPUT, "%s: output.trace: optimize writes no trace (give "
-                     "--trace to `specsim run` for one point)", c->o.scenario);
-    else if (!c->out && s.output.file[0]) {
+    int rc = scenario_refuse_trace(&s, "optimize", "give --trace to `specsim run` for "
+                                   "one point", err);
+    if (rc == 0 && !c->out && s.output.file[0]) {
         snprintf(c->out_file, sizeof c->out_file, "%s", s.output.file);
         /* optimize_run refuses it too where the scenario reads it. */
         c->out = c->o.out = c->out_file;

@@ -334,6 +334,13 @@ static int skipped(const char *path)
     return stat(path, &st) == 0 && S_ISCHR(st.st_mode);
 }
 
+/* The article before a role in "give ... another name": a role may read
+ * "--out" or "the output", and gets one article either way. */
+static const char *article(const char *what)
+{
+    return strncmp(what, "the ", 4) == 0 ? "" : "the ";
+}
+
 int outfile_distinct(const outfile_role_t *r, int n, err_t *err)
 {
     for (int i = 0; i < n; i++) {
@@ -342,14 +349,12 @@ int outfile_distinct(const outfile_role_t *r, int n, err_t *err)
             /* Two outputs are one pair: named once, in the caller's order. */
             if (j == i || (r[j].output && j > i) || skipped(r[j].path)) continue;
             if (!outfile_same(r[i].path, r[j].path)) continue;
-            /* A role may read "--out" or "the output": one article. */
-            int the = strncmp(r[i].what, "the ", 4) == 0;
             return err_set(err, ERR_INPUT, "%s %s and %s %s are the same file: "
                            "refusing to %s; give %s%s another name", r[j].what,
                            r[j].path, r[i].what, r[i].path,
                            r[j].output ? "let one output overwrite the other"
                                        : "overwrite an input with an output",
-                           the ? "" : "the ", r[i].what);
+                           article(r[i].what), r[i].what);
         }
     }
     return 0;
@@ -364,8 +369,9 @@ int outfile_not_read(const outfile_role_t *r, int n, struct infiles *fs, err_t *
             const char *in = infiles_path(fs, k);
             if (!outfile_same(r[i].path, in)) continue;
             return err_set(err, ERR_INPUT, "%s %s is %s, a file the scenario reads: "
-                           "refusing to overwrite an input with an output; give %s "
-                           "another name", r[i].what, r[i].path, in, r[i].what);
+                           "refusing to overwrite an input with an output; give %s%s "
+                           "another name", r[i].what, r[i].path, in, article(r[i].what),
+                           r[i].what);
         }
     }
     return 0;

@@ -1468,8 +1468,29 @@ static int check_kv_room(sctx_t *x)
     return 0;
 }
 
+/* Commands that write no trace refuse output.trace: where it was given is
+ * kept for their message (scenario_refuse_trace). */
+static void note_trace_at(sctx_t *x)
+{
+    output_cfg_t *o = &x->s->output;
+    o->trace_at[0] = '\0';
+    if (!o->trace[0]) return;
+    ynode_t at;
+    const ynode_t *n = written_at(x->root, "output.trace", &at);
+    ynode_where(o->trace_at, sizeof o->trace_at, n->src, n->line, n->col);
+}
+
+int scenario_refuse_trace(const scenario_t *s, const char *what, const char *hint,
+                          err_t *err)
+{
+    if (!s->output.trace[0]) return 0;
+    return err_set(err, ERR_INPUT, "%s: output.trace: %s writes no trace (%s)",
+                   s->output.trace_at[0] ? s->output.trace_at : s->file, what, hint);
+}
+
 static int check_whole(sctx_t *x)
 {
+    note_trace_at(x);
     if (check_output_file(x) != 0 || check_token_limit(x) != 0 ||
         check_accept_gamma(x) != 0)
         return -1;

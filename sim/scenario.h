@@ -57,6 +57,7 @@
 #include "cards.h"
 #include "err.h"
 #include "rng.h"
+#include "ynode.h"
 
 #define SCEN_PATH_MAX 512
 
@@ -197,6 +198,8 @@ typedef struct cloud_cfg {
 typedef struct output_cfg {
     char file[SCEN_PATH_MAX];  /* output.file: default for --out ("" = none) */
     char trace[SCEN_PATH_MAX]; /* output.trace: default for --trace */
+    char trace_at[YNODE_WHERE_MAX]; /* where trace was given (FILE:LINE:COL,
+                                       --set:N:COL), for messages; "" = not */
 } output_cfg_t;
 
 typedef struct scenario {
@@ -292,6 +295,13 @@ struct infiles *scenario_src_files(const scenario_src_t *sc);
  * without its sweep: section, so the count per load does not grow with the
  * number of axis values (what makes validating a long axis linear). */
 size_t scenario_src_cloned(const scenario_src_t *sc);
+
+/* For a command that writes no trace (sweep, optimize, the testbed): 0 when
+ * the scenario gives no output.trace, else -1 with ERR_INPUT "WHERE:
+ * output.trace: WHAT writes no trace (HINT)" at the key as given, so that it
+ * is refused rather than ignored. */
+int scenario_refuse_trace(const scenario_t *s, const char *what, const char *hint,
+                          err_t *err);
 
 /* Prints the fully resolved scenario as YAML that scenario_load accepts and
  * that resolves to the same scenario (round trip). Returns 0 or -1 on a

@@ -620,12 +620,9 @@ int sweep_run(const sweep_opts_t *o, err_t *err)
 
     /* The scenario's output: section as loaded, --set applied: its file is
      * the default output; a trace no sweep writes is refused, not ignored. */
-    if (base.output.trace[0]) {
-        rc = err_set(err, ERR_INPUT, "%s: output.trace: a sweep writes no trace (give "
-                     "--trace to `specsim run` for one point: --explain ROW prints its "
-                     "command)", o->scenario);
+    if (scenario_refuse_trace(&base, "a sweep", "give --trace to `specsim run` for one "
+                              "point: --explain ROW prints its command", err) != 0)
         goto out;
-    }
     out = o->out ? o->out : (base.output.file[0] ? base.output.file : "-");
     int streamed = strcmp(out, "-") == 0;
     if (streamed && o->resume) {

@@ -45,6 +45,7 @@
 #include "scenario.h"
 #include "server.h"
 #include "sim.h"
+#include "sweepfile.h"
 #include "tallyio.h"
 #include "wallclock.h"
 #include "xio.h"
@@ -53,8 +54,8 @@
 static const char usage[] =
     "usage: testbed steps CARD [...]   (calibration rows: testbed steps --help)\n"
     "       testbed run SCENARIO [--set PATH=VALUE]... [--seed N] [--reps R]\n"
-    "                            [--json] [--out FILE.csv|FILE.json] [--quiet]\n"
-    "                            [--real-verify] [--real-draft[=TENANT]]\n"
+    "                            [--json] [--out FILE.csv|FILE.json] [--force]\n"
+    "                            [--quiet] [--real-verify] [--real-draft[=TENANT]]\n"
     "\n"
     "Runs SCENARIO in real time: a verifier process (TCP on 127.0.0.1) and an\n"
     "edge-fleet process running the simulator's own protocol, batching and\n"
@@ -63,6 +64,8 @@ static const char usage[] =
     "measured with CLOCK_MONOTONIC. duration and warmup are wall-clock\n"
     "seconds; replications run back to back (docs/testbed.md).\n"
     "\n"
+    "  --force        let --out replace a sweep's CSV or sidecar (refused\n"
+    "                 without it, as by specsim run)\n"
     "  --real-verify  the verifier runs the target model's real batched forward\n"
     "                 pass on one CPU core with the project's fp16 kernels\n"
     "                 instead of waiting for the scenario's iteration time, and\n"
@@ -87,6 +90,7 @@ typedef struct opts {
     const char *scenario, *out;
     cli_opt_sets_t sets;
     int json, quiet, real_verify;
+    int force;              /* --force: --out may replace a sweep's CSV */
     int real_draft;         /* the tenant drafting for real, or -1 */
     const char *sched;      /* the scheduling policy in use, for the report */
 } opts_t;
@@ -135,6 +139,7 @@ static int parse(opts_t *o, int argc, char **argv)
         }
         if (strcmp(a, "--json") == 0) { o->json = 1; continue; }
         if (strcmp(a, "--quiet") == 0) { o->quiet = 1; continue; }
+        if (strcmp(a, "--force") == 0) { o->force = 1; continue; }
         if (strcmp(a, "--real-verify") == 0) { o->real_verify = 1; continue; }
         if (strncmp(a, "--real-draft", 12) == 0 && (a[12] == 0 || a[12] == '=')) {
             if (o->real_draft >= 0)
@@ -400,8 +405,9 @@ static int check_memory(const opts_t *o, const scenario_t *s)
 
 /* --out as `specsim run` holds it (docs/formats.md, "Output files"): a
  * target outfile.h accepts; neither it nor its sidecar the scenario or a
- * file the scenario reads (read); both creatable now, not after the
- * real-time run. 0, or -1 with err. */
+ * file the scenario reads (read), nor without --force a sweep's CSV or
+ * sidecar; both creatable now, not after the real-time run. 0, or -1 with
+ * err. */
 static int check_out(const opts_t *o, infiles_t *read, err_t *err)
 {
     char side[OUTFILE_PATH_MAX];
@@ -414,6 +420,8 @@ static int check_out(const opts_t *o, infiles_t *read, err_t *err)
     const outfile_role_t r[] = {{o->scenario, "the scenario", 0}, {o->out, "--out", 1},
                                 {sidep, "--out's sidecar", 1}};
     if (outfile_distinct(r, 3, err) != 0 || outfile_not_read(r, 3, read, err) != 0 ||
+        (!o->force && (sweepfile_check_replace(o->out, "--out", err) != 0 ||
+                       sweepfile_check_replace(sidep, "--out's sidecar", err) != 0)) ||
         outfile_probe(o->out, err) != 0 || (sidep && outfile_probe(sidep, err) != 0))
         return -1;
     return 0;
@@ -448,9 +456,8 @@ static int load(opts_t *o, scenario_t *s)
     }
     /* The output: section as `specsim run` reads it; the testbed writes no
      * trace (nor takes --trace), so a trace is refused, not ignored. */
-    if (s->output.trace[0]) {
-        fprintf(stderr, "testbed: %s: output.trace: the testbed writes no trace (give it "
-                "to `specsim run`)\n", o->scenario);
+    if (scenario_refuse_trace(s, "the testbed", "give it to `specsim run`", &err) != 0) {
+        fprintf(stderr, "testbed: %s\n", err.msg);
         scenario_fini(s);
         return 2;
     }

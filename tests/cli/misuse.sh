@@ -223,6 +223,18 @@ if [ -x "$TESTBED" ]; then
         "$TESTBED" run "$TMP/d/x.scenario.yaml" --quiet --out "$TMP/d/x.csv"
     cmp -s "$TMP/d/s.yaml" "$TMP/d/x.scenario.yaml" && pass misuse_testbed_sidecar_is_scenario_kept ||
         fail misuse_testbed_sidecar_is_scenario_kept
+    # A sweep's results (sweep B's CSV and sidecar) are replaced only with
+    # --force, as by specsim run. (optimize --force replaced its CSV above.)
+    cp "$TMP/b.keep" "$TMP/b.csv"
+    expect_exit misuse_testbed_out_sweep_csv 2 "$TESTBED" run "$TMP/d/s.yaml" --quiet \
+        --set duration=1s --out "$TMP/b.csv"
+    grep -q -e "--out $TMP/b.csv is a sweep's CSV" "$TMP/err" &&
+        pass misuse_testbed_out_sweep_csv_message ||
+        fail misuse_testbed_out_sweep_csv_message "$(head -c 300 "$TMP/err")"
+    b_kept misuse_testbed_out_sweep_csv_kept
+    expect_exit misuse_testbed_out_sweep_sidecar 2 "$TESTBED" run "$TMP/d/s.yaml" --quiet \
+        --set duration=1s --out "$TMP/b.scenario.yaml"
+    b_kept misuse_testbed_out_sweep_sidecar_kept
     # A real-time run of 1000 s: a check made only after it would time out.
     expect_exit misuse_testbed_out_uncreatable_before_run 1 timeout 60 \
         "$TESTBED" run "$TMP/d/long.yaml" --quiet --set duration=1000s --out "$TMP/nodir/t.csv"
@@ -240,10 +252,10 @@ grep -q "^specsim optimize: --set:1:10: protocol.gama: unknown key" "$TMP/err" &
 
 # --- 8. a failed run leaves none of its outputs -------------------------------
 # --out on a full device fails once the run is over: --trace and --per-tenant
-# (written by then) must not appear either. A private node like /dev/full
-# (mknod: root only; else SKIP).
-if mknod "$TMP/full" c 1 7 2>/dev/null; then
-    ln -s full "$TMP/full.json"
+# (written by then) must not appear either. A .json link to /dev/full
+# (writes fail with ENOSPC) is such a device; systems without one SKIP.
+if [ -c /dev/full ]; then
+    ln -s /dev/full "$TMP/full.json"
     $SPECSIM run "$TMP/d/s.yaml" --per-tenant "$TMP/fpt.csv" --trace "$TMP/ftr.csv" \
         --out "$TMP/full.json" >/dev/null 2>"$TMP/err"
     rc=$?
@@ -253,7 +265,7 @@ if mknod "$TMP/full" c 1 7 2>/dev/null; then
         fail misuse_run_failed_out_leaves_no_outputs "exit $rc; $(ls "$TMP"); $(head -c 200 "$TMP/err")"
     fi
 else
-    echo "SKIP misuse_run_failed_out_leaves_no_outputs: no mknod"
+    echo "SKIP misuse_run_failed_out_leaves_no_outputs: no /dev/full"
 fi
 # A knob over replications: each value must allow the CI a constraint needs
 # (a point of 1 replication met every constraint with a half-width of 0).

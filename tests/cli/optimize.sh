@@ -170,5 +170,5 @@ else
 fi
 { grep -v '^output' "$S"; printf 'output: {trace: %s}\n' "$TMP/ot.csv"; } >"$TMP/ot.yaml"
 expect_exit optimize_output_trace_refused 2 "$SPECSIM" optimize "$TMP/ot.yaml" -j 1
-grep -q 'output.trace: optimize writes no trace' "$TMP/err" && [ ! -e "$TMP/ot.csv" ] &&
+grep -q 'ot.yaml:[0-9]*:[0-9]*: output.trace: optimize writes no trace' "$TMP/err" && [ ! -e "$TMP/ot.csv" ] &&
     pass optimize_output_trace_named || fail optimize_output_trace_named "$(cat "$TMP/err")"

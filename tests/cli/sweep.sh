@@ -314,7 +314,7 @@ fi
 printf 'output: {trace: %s}\n' "$TMP/ot.csv" >"$TMP/ot.yaml"
 grep -v '^output' "$TMP/of.yaml" >>"$TMP/ot.yaml"
 expect_exit sweep_output_trace_refused 2 $SPECSIM sweep "$TMP/ot.yaml" --quiet --out "$TMP/ot2.csv"
-if grep -q 'output.trace: a sweep writes no trace' "$TMP/err" && [ ! -e "$TMP/ot.csv" ] &&
+if grep -q 'ot.yaml:1:17: output.trace: a sweep writes no trace' "$TMP/err" && [ ! -e "$TMP/ot.csv" ] &&
    [ ! -e "$TMP/ot2.csv" ]; then
     pass sweep_output_trace_named
 else

@@ -84,7 +84,8 @@ expect_exit testbed_warmup_auto_refused 2 "$TESTBED" run "$TMP/cf.yaml" --set wa
 # refused rather than ignored.
 expect_exit testbed_output_trace_refused 2 "$TESTBED" run "$TMP/cf.yaml" \
     --set "output.trace=$TMP/tbt.csv"
-grep -q 'output.trace' "$TMP/err" && [ ! -e "$TMP/tbt.csv" ] && pass testbed_output_trace_named ||
+grep -q -e '--set:1:14: output.trace: the testbed writes no trace' "$TMP/err" &&
+    [ ! -e "$TMP/tbt.csv" ] && pass testbed_output_trace_named ||
     fail testbed_output_trace_named "$(head -c 300 "$TMP/err")"
 if "$TESTBED" run "$TMP/cf.yaml" --quiet --set duration=0.6s --set warmup=0.1s \
        --set "output.file=$TMP/tbo.csv" >/dev/null 2>"$TMP/err" &&

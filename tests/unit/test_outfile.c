@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "infile.h"
 #include "outfile.h"
 
 static char dir[64];
@@ -217,6 +218,35 @@ static void test_same_not_yet_existing(void)
     rm_dir();
 }
 
+/* An output that is a file the scenario read (another spelling of it) is
+ * refused naming both, with the message's wording of outfile_distinct. */
+static void test_not_read(void)
+{
+    if (make_dir() != 0) { CHECK(0); return; }
+    char in[128], same[128], other[128];
+    snprintf(in, sizeof in, "%s/req.csv", dir);
+    snprintf(same, sizeof same, "%s/./req.csv", dir);
+    snprintf(other, sizeof other, "%s/out.csv", dir);
+    CHECK(put(in, "time_s\n") == 0);
+    infiles_t *fs = infiles_create();
+    char *text = NULL;
+    size_t len;
+    err_t err = {0, ""};
+    CHECK(fs && infiles_read(fs, in, 1024, &text, &len, &err) == 0);
+    free(text);
+    const outfile_role_t ok[] = {{in, "the scenario", 0}, {other, "--out", 1}};
+    CHECK(outfile_not_read(ok, 2, fs, &err) == 0);
+    const outfile_role_t bad[] = {{same, "--per-tenant", 1}};
+    CHECK(outfile_not_read(bad, 1, fs, &err) == -1 && err.code == ERR_INPUT);
+    CHECK(strstr(err.msg, same) && strstr(err.msg, in));
+    CHECK(strstr(err.msg, "give the --per-tenant another name") != NULL);
+    const outfile_role_t the[] = {{same, "the output", 1}};
+    CHECK(outfile_not_read(the, 1, fs, &err) == -1);
+    CHECK(strstr(err.msg, "give the output another name") != NULL);
+    infiles_free(fs);
+    rm_dir();
+}
+
 int main(void)
 {
     RUN(test_signals_remove_temporaries);
@@ -224,5 +254,6 @@ int main(void)
     RUN(test_fifo_written_through);
     RUN(test_links);
     RUN(test_same_not_yet_existing);
+    RUN(test_not_read);
     return check_done();
 }
