@@ -378,11 +378,12 @@ static int range_count(ctx_t *c, sweep_axis_t *ax, const range_nodes_t *r,
         return fail_at(c, r->scale, "sweep.%s.scale: log scale through 0 (from "
                        "and to must both be > 0)", ax->path);
     /* The log range steps by powers of to / from, which must be a number
-     * (1e-300 to 1e300 is 1e600: inf). */
+     * (1e-300 to 1e300 is 1e600: inf; 1e300 to 1e-300 is 1e-600: 0). */
     if (logscale && !(isfinite(to / from->v) && to / from->v > 0))
-        return fail_at(c, r->to, "sweep.%s.to: from %s to %s is a ratio of more "
-                       "than a number can hold (about 1.8e308) for a log scale",
-                       ax->path, r->from->str, r->to->str);
+        return fail_at(c, r->to, "sweep.%s.to: from %s to %s is a ratio %s than a "
+                       "number can hold (%s) for a log scale", ax->path, r->from->str,
+                       r->to->str, to > from->v ? "larger" : "smaller",
+                       to > from->v ? "about 1.8e308" : "about 2.2e-308");
     double last = 0;
     for (long i = 0; i < count; i++) {
         double t = count == 1 ? 0.0 : (double)i / (double)(count - 1);

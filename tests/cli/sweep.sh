@@ -211,9 +211,9 @@ bad_spec bad_span_step '17:40: sweep.acceptance.alpha.to: from -1e308 to 1e308 s
     '  acceptance.alpha: {from: -1e308, to: 1e308, step: 1e300}'
 bad_spec bad_span_count '17:40: sweep.acceptance.alpha.to: from -1e308 to 1e308 spans' \
     '  acceptance.alpha: {from: -1e308, to: 1e308, count: 3}'
-bad_spec bad_log_ratio '17:40: sweep.acceptance.alpha.to: from 1e-300 to 1e300 is a ratio' \
+bad_spec bad_log_ratio '17:40: sweep.acceptance.alpha.to: from 1e-300 to 1e300 is a ratio larger' \
     '  acceptance.alpha: {from: 1e-300, to: 1e300, count: 3, scale: log}'
-bad_spec bad_log_ratio_under '17:40: sweep.acceptance.alpha.to: from 1e+300 to 1e-300 is a ratio' \
+bad_spec bad_log_ratio_under '17:40: sweep.acceptance.alpha.to: from 1e+300 to 1e-300 is a ratio smaller' \
     '  acceptance.alpha: {from: 1e+300, to: 1e-300, count: 3, scale: log}'
 base nosweep 2s 1 >"$TMP/nosweep.yaml"
 $SPECSIM sweep "$TMP/nosweep.yaml" >/dev/null 2>"$TMP/err"
