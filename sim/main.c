@@ -191,21 +191,9 @@ static int help_or_version(const cli_t *c, const char *usage, int *rc)
 
 #define DEFAULT_NAME "scenarios/default.yaml (built in)"
 
-static int load(const cli_t *c, scenario_t *s)
-{
-    err_t err = {0};
-    int rc = c->scenario
-                 ? scenario_load(c->scenario, c->sets.ov, c->sets.n, s, &err)
-                 : scenario_load_string(DEFAULT_NAME, specsim_default_scenario,
-                                        c->sets.ov, c->sets.n, s, &err);
-    if (rc == 0) return 0;
-    fprintf(stderr, "specsim: %s\n", err.msg);
-    return err.code ? err.code : 2;
-}
-
-/* run: load, keeping the source (*src, freed by the caller) so that the
- * outputs can be checked against every file the load read. 0, or the exit
- * status with the error printed (*src NULL). */
+/* Loads the scenario, keeping the source (*src, freed by the caller) so
+ * that run can check its outputs against every file the load read. 0, or
+ * the exit status with the error printed (*src NULL). */
 static int load_src(const cli_t *c, scenario_t *s, scenario_src_t **src)
 {
     err_t err = {0};
@@ -220,6 +208,15 @@ static int load_src(const cli_t *c, scenario_t *s, scenario_src_t **src)
     *src = NULL;
     fprintf(stderr, "specsim: %s\n", err.msg);
     return err.code ? err.code : 2;
+}
+
+/* load_src for the commands that need only the scenario. */
+static int load(const cli_t *c, scenario_t *s)
+{
+    scenario_src_t *src;
+    int rc = load_src(c, s, &src);
+    scenario_src_free(src);
+    return rc;
 }
 
 /* check: loads the scenario and makes every check `run` makes before it
