@@ -10,7 +10,12 @@
 #   kernels/*_avx2.c   compiled with -mavx2 -mfma -mf16c
 #   kernels/*_avx512.c compiled with -mavx512f -mavx512bw -mavx512vl -mfma -mf16c
 #   kernels/cuda/*.cu  -> libkernels_cuda.a when nvcc exists
-#   tests/unit/test_*.c, tests/kernels/test_*.c -> one test binary each
+#   kernels/llm/*.c    -> libllm.a, the real-model runtime (GGUF, tokenizer,
+#                         forward pass, speculative decoding) over
+#                         libkernels.a; kernels/llm/main.c and
+#                         kernels/llm/cli_*.c go into build/llm only
+#   tests/unit/test_*.c, tests/kernels/test_*.c, tests/llm/test_*.c
+#                      -> one test binary each (tests/llm/ also link libllm.a)
 #   tests/cli/*.sh     shell tests run by tests/run.sh
 #   tests/fuzz/fuzz_*.c fuzz targets (tests/fuzz/fuzz.h): linked in every
 #                      build with a replay main() for `make test`, and by
@@ -56,6 +61,10 @@ SIM_SRC  := $(filter-out $(CLI_SRC),$(wildcard sim/*.c))
 SIM_OBJ  := $(SIM_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/version.o
 KER_SRC  := $(filter-out kernels/calibrate_main.c,$(wildcard kernels/*.c))
 KER_OBJ  := $(KER_SRC:%.c=$(BUILD)/%.o)
+LLM_CLI_SRC := kernels/llm/main.c $(wildcard kernels/llm/cli_*.c)
+LLM_SRC  := $(filter-out $(LLM_CLI_SRC),$(wildcard kernels/llm/*.c))
+LLM_OBJ  := $(LLM_SRC:%.c=$(BUILD)/%.o)
+LLM_CLI_OBJ := $(LLM_CLI_SRC:%.c=$(BUILD)/%.o)
 CU_SRC   := $(wildcard kernels/cuda/*.cu)
 CU_OBJ   := $(CU_SRC:%.cu=$(BUILD)/%.o)
 # testbed/*.c -> build/testbed (testbed/main.c) over libtestbed.a (the rest,
@@ -65,12 +74,14 @@ TB_SRC   := $(filter-out testbed/main.c,$(wildcard testbed/*.c))
 TB_OBJ   := $(TB_SRC:testbed/%.c=$(BUILD)/tb/%.o)
 UNIT_SRC := $(wildcard tests/unit/test_*.c) $(wildcard tests/kernels/test_*.c)
 UNIT_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+LLMT_SRC := $(wildcard tests/llm/test_*.c)
+LLMT_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(LLMT_SRC))
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_REPLAY := $(patsubst tests/%.c,$(BUILD)/tests/%,$(FUZZ_SRC))
 CUT_SRC  := $(wildcard tests/cuda/test_*.cu)
 CUT_BIN  := $(patsubst tests/%.cu,$(BUILD)/tests/%,$(CUT_SRC))
 
-BINS := $(BUILD)/specsim $(BUILD)/calibrate $(BUILD)/testbed
+BINS := $(BUILD)/specsim $(BUILD)/calibrate $(BUILD)/testbed $(BUILD)/llm
 ifneq ($(NVCC),)
 ifneq ($(CU_SRC),)
 # CUDA test binaries are linked by nvcc, which cannot link sanitizer builds.
@@ -85,7 +96,7 @@ endif
 endif
 
 .PHONY: all deps run test test-gpu test-slurm bench figures fuzz fuzz-bins clean asan FORCE
-all: $(BINS) $(UNIT_BIN) $(FUZZ_REPLAY)
+all: $(BINS) $(UNIT_BIN) $(LLMT_BIN) $(FUZZ_REPLAY)
 
 deps:
 	@./scripts/install-deps.sh
@@ -145,6 +156,17 @@ $(BUILD)/libspecsim.a: $(SIM_OBJ)
 $(BUILD)/libkernels.a: $(KER_OBJ)
 	@mkdir -p $(@D)
 	$(AR) rcs $@ $^
+
+$(BUILD)/libllm.a: $(LLM_OBJ)
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+
+$(BUILD)/llm: $(LLM_CLI_OBJ) $(BUILD)/libllm.a $(BUILD)/libkernels.a $(BUILD)/libspecsim.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/llm/%: tests/llm/%.c $(BUILD)/libllm.a $(BUILD)/libkernels.a $(BUILD)/libspecsim.a tests/check.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itests -Ikernels/llm $(LDFLAGS) -o $@ $< $(BUILD)/libllm.a $(BUILD)/libkernels.a $(BUILD)/libspecsim.a $(LDLIBS)
 
 $(BUILD)/libkernels_cuda.a: $(CU_OBJ)
 	@mkdir -p $(@D)
@@ -206,7 +228,13 @@ $(BUILD)/tests/fuzz/%.o: tests/fuzz/%.c tests/fuzz/fuzz.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests/fuzz -c -o $@ $<
 
-FUZZ_COMMON := $(BUILD)/tests/fuzz/sandbox.o $(BUILD)/tests/fuzz/libspecsim-sandbox.a
+$(BUILD)/tests/fuzz/libllm-sandbox.a: $(BUILD)/libllm.a
+	@mkdir -p $(@D)
+	$(OBJCOPY) --redefine-sym fopen=fuzz_sandbox_fopen \
+	    --redefine-sym open=fuzz_sandbox_open $< $@
+
+FUZZ_COMMON := $(BUILD)/tests/fuzz/sandbox.o $(BUILD)/tests/fuzz/libllm-sandbox.a \
+               $(BUILD)/tests/fuzz/libspecsim-sandbox.a
 
 # Static pattern rules: they take precedence over $(BUILD)/tests/% above.
 $(FUZZ_REPLAY): $(BUILD)/tests/fuzz/%: $(BUILD)/tests/fuzz/%.o $(BUILD)/tests/fuzz/replay.o $(FUZZ_COMMON)
@@ -240,6 +268,10 @@ $(BUILD)/kernels/%_avx2.o: kernels/%_avx2.c
 $(BUILD)/kernels/%_avx512.o: kernels/%_avx512.c
 	@mkdir -p $(@D)
 	$(CC) $(KCFLAGS) $(AVX512_FLAGS) -c -o $@ $<
+
+$(BUILD)/kernels/llm/%.o: kernels/llm/%.c
+	@mkdir -p $(@D)
+	$(CC) $(KCFLAGS) -Ikernels/llm -c -o $@ $<
 
 $(BUILD)/kernels/%.o: kernels/%.c
 	@mkdir -p $(@D)

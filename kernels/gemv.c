@@ -149,6 +149,18 @@ static void scalar_f16(const uint16_t *w, int n, int k, const float *x, int m, i
         }
 }
 
+static void scalar_f16_f32(const uint16_t *w, int n, int k, const float *x, int m, int r0,
+                           int r1, float *y)
+{
+    for (int r = r0; r < r1; r++)
+        for (int i = 0; i < m; i++) {
+            float acc = 0.0f;
+            for (int c = 0; c < k; c++)
+                acc += fp16_to_f32(w[(size_t)r * (size_t)k + (size_t)c]) * x[(size_t)i * (size_t)k + (size_t)c];
+            y[(size_t)i * (size_t)n + (size_t)r] = acc;
+        }
+}
+
 static void scalar_f32(const float *w, int n, int k, const float *x, int m, int r0, int r1,
                        float *y)
 {
@@ -211,7 +223,8 @@ static void portable_w4i8(const w4a16_packed_t *w, const int8_t *xq, const float
 }
 
 const gemv_impl_t gemv_impl_scalar = {scalar_w4, scalar_f16, scalar_f32, scalar_h2f,
-                                      scalar_dot_f16, scalar_axpy_f16, NULL, NULL, NULL, NULL, NULL};
+                                      scalar_dot_f16, scalar_axpy_f16, NULL, NULL, NULL, NULL, NULL,
+                                      scalar_f16_f32};
 
 /* ---- ISA selection ---------------------------------------------------- */
 
@@ -465,7 +478,7 @@ void gemv_parallel(gemv_ctx_t *c, void (*fn)(void *, int, int), void *arg, int n
 
 /* ---- GEMV entry points ------------------------------------------------ */
 
-enum { KIND_W4, KIND_F16, KIND_F32, KIND_W4I8, KIND_W4I8_R16 };
+enum { KIND_W4, KIND_F16, KIND_F32, KIND_W4I8, KIND_W4I8_R16, KIND_F16_F32 };
 
 typedef void (*w4i8_fn)(const w4a16_packed_t *, const int8_t *, const float *, const float *,
                         int, int, int, uint16_t *, int);
@@ -500,6 +513,7 @@ static void gemv_job_run(void *arg, int i, int nch)
     switch (j->kind) {
     case KIND_W4: j->impl->w4(j->w, j->x, j->xsum, j->m, r0, r1, j->y); break;
     case KIND_F16: j->impl->f16(j->w, j->n, j->k, j->x, j->m, r0, r1, j->y); break;
+    case KIND_F16_F32: j->impl->f16_f32(j->w, j->n, j->k, j->x, j->m, r0, r1, j->y); break;
     case KIND_W4I8: j->i8(j->w, j->xq, j->x, j->xsum, j->m, r0, r1, j->y, j->ext); break;
     default: j->impl->f32(j->w, j->n, j->k, j->x, j->m, r0, r1, j->y); break;
     }
@@ -641,6 +655,16 @@ int gemv_f16(gemv_ctx_t *c, const uint16_t *w, int n, int k, const uint16_t *x, 
     const float *xf = activations(c, x, (size_t)m * (size_t)k, 0);
     if (!xf) return -1;
     struct gemv_job j = {c->impl, KIND_F16, n, k, m, w, xf, NULL, y, NULL, 0, NULL};
+    run_job(c, &j);
+    return 0;
+}
+
+int gemv_f16_f32(gemv_ctx_t *c, const uint16_t *w, int n, int k, const uint16_t *x, int m,
+                 float *y)
+{
+    const float *xf = activations(c, x, (size_t)m * (size_t)k, 0);
+    if (!xf) return -1;
+    struct gemv_job j = {c->impl, KIND_F16_F32, n, k, m, w, xf, NULL, y, NULL, 0, NULL};
     run_job(c, &j);
     return 0;
 }

@@ -136,6 +136,14 @@ int gemv_w4a16(gemv_ctx_t *c, const w4a16_packed_t *w, const uint16_t *x, int m,
 /* fp16 weights w[n][k]. */
 int gemv_f16(gemv_ctx_t *c, const uint16_t *w, int n, int k, const uint16_t *x, int m,
              uint16_t *y);
+/* fp16 weights and activations, fp32 output, batch-invariant: row i of y
+ * is bit for bit the same whatever m is and whatever the other rows of x
+ * hold (each sum runs the same operations in the same order on every
+ * path; gemv_f16's tiles change their accumulators with m, which moves the
+ * last bits). The real-model runtime (kernels/llm/llm.h) verifies on it so
+ * that a token verified in a batch gets the logits it gets alone. */
+int gemv_f16_f32(gemv_ctx_t *c, const uint16_t *w, int n, int k, const uint16_t *x, int m,
+                 float *y);
 /* fp32 weights, activations and output. */
 int gemv_f32(gemv_ctx_t *c, const float *w, int n, int k, const float *x, int m, float *y);
 

@@ -796,10 +796,10 @@ static void w4i8_quant(const uint16_t *x, size_t ng, int8_t *xq, float *d, float
 }
 
 /* Dense tiles: 32 inputs per main step (4 vectors), then 8, then scalar. */
-#define DENSE_TILE(NAME, WT, LOADW, SCALARW)                                                  \
+#define DENSE_TILE(NAME, WT, LOADW, SCALARW, NAF)                                            \
     AI void NAME(const WT *w, int k, const float *x, const int T, float *out)                 \
     {                                                                                        \
-        const int NA = NACC(T);                                                              \
+        const int NA = NAF(T);                                                               \
         __m256 acc[TMAX][4];                                                                 \
         float tail[TMAX];                                                                    \
         for (int t = 0; t < T; t++) {                                                        \
@@ -840,12 +840,18 @@ static void w4i8_quant(const uint16_t *x, size_t ng, int8_t *xq, float *d, float
 #define SCALAR_H(v) _cvtsh_ss(v)
 #define SCALAR_F(v) (v)
 
-DENSE_TILE(f16_tile, uint16_t, LOAD_H, SCALAR_H)
-DENSE_TILE(f32_tile, float, LOAD_F, SCALAR_F)
+DENSE_TILE(f16_tile, uint16_t, LOAD_H, SCALAR_H, NACC)
+DENSE_TILE(f32_tile, float, LOAD_F, SCALAR_F, NACC)
+/* Batch-invariant tiles (gemv_f16_f32): the same two accumulators per
+ * activation row at every T, so a row's sum does not depend on how many
+ * rows share its tile. */
+#define NACC_FIXED(T) 2
+DENSE_TILE(f16_tile_fixed, uint16_t, LOAD_H, SCALAR_H, NACC_FIXED)
 
 #define STORE_F(v) (v)
 DENSE_ROWS(f16_rows, f16_tile, uint16_t, uint16_t, to_h)
 DENSE_ROWS(f32_rows, f32_tile, float, float, STORE_F)
+DENSE_ROWS(f16_rows_f32, f16_tile_fixed, uint16_t, float, STORE_F)
 
 static void h2f(const uint16_t *h, float *f, size_t n)
 {
@@ -953,7 +959,8 @@ static void attn_head(const float *q, const uint16_t *k, const uint16_t *v, size
     }
 }
 
-const gemv_impl_t gemv_impl_avx2 = {w4_rows, f16_rows, f32_rows, h2f, dot_f16, axpy_f16, attn_head, w4_xperm, NULL, w4i8_r16, w4i8_quant};
+const gemv_impl_t gemv_impl_avx2 = {w4_rows, f16_rows, f32_rows, h2f, dot_f16, axpy_f16, attn_head, w4_xperm, NULL, w4i8_r16, w4i8_quant,
+                                    f16_rows_f32};
 
 #else
 typedef int gemv_avx2_empty_unit;

@@ -670,10 +670,10 @@ static void w4i8_quant(const uint16_t *x, size_t ng, int8_t *xq, float *d, float
 
 /* Dense tiles: LOADW(ptr, count-mask) yields 16 fp32 weights. 64 inputs per
  * main step (4 vectors), then 16 at a time, then one masked step. */
-#define DENSE_TILE(NAME, WT, LOADW, LOADW_MASK)                                               \
+#define DENSE_TILE(NAME, WT, LOADW, LOADW_MASK, NAF)                                         \
     AI void NAME(const WT *w, int k, const float *x, const int T, float *out)                 \
     {                                                                                        \
-        const int NA = NACC(T);                                                              \
+        const int NA = NAF(T);                                                               \
         __m512 acc[TMAX][4];                                                                 \
         for (int t = 0; t < T; t++)                                                          \
             for (int a = 0; a < NA; a++) acc[t][a] = _mm512_setzero_ps();                    \
@@ -716,12 +716,18 @@ static void w4i8_quant(const uint16_t *x, size_t ng, int8_t *xq, float *d, float
 #define LOAD_F(p) _mm512_loadu_ps(p)
 #define LOAD_F_MASK(mk, p) _mm512_maskz_loadu_ps((mk), (p))
 
-DENSE_TILE(f16_tile, uint16_t, LOAD_H, LOAD_H_MASK)
-DENSE_TILE(f32_tile, float, LOAD_F, LOAD_F_MASK)
+DENSE_TILE(f16_tile, uint16_t, LOAD_H, LOAD_H_MASK, NACC)
+DENSE_TILE(f32_tile, float, LOAD_F, LOAD_F_MASK, NACC)
+/* Batch-invariant tiles (gemv_f16_f32): the same two accumulators per
+ * activation row at every T, so a row's sum does not depend on how many
+ * rows share its tile. */
+#define NACC_FIXED(T) 2
+DENSE_TILE(f16_tile_fixed, uint16_t, LOAD_H, LOAD_H_MASK, NACC_FIXED)
 
 #define STORE_F(v) (v)
 DENSE_ROWS(f16_rows, f16_tile, uint16_t, uint16_t, to_h)
 DENSE_ROWS(f32_rows, f32_tile, float, float, STORE_F)
+DENSE_ROWS(f16_rows_f32, f16_tile_fixed, uint16_t, float, STORE_F)
 
 static void h2f(const uint16_t *h, float *f, size_t n)
 {
@@ -859,7 +865,7 @@ static void attn_head(const float *q, const uint16_t *k, const uint16_t *v, size
 }
 
 const gemv_impl_t gemv_impl_avx512 = {w4_rows, f16_rows, f32_rows, h2f, dot_f16, axpy_f16, attn_head,
-                                      w4_xperm, w4i8_rows, w4i8_r16, w4i8_quant};
+                                      w4_xperm, w4i8_rows, w4i8_r16, w4i8_quant, f16_rows_f32};
 
 #else
 typedef int gemv_avx512_empty_unit;

@@ -52,6 +52,11 @@ typedef struct gemv_impl {
      * runs on one thread before every int8 product, so its speed counts at
      * M = 1 and more at M = 8. */
     void (*w4i8_quant)(const uint16_t *x, size_t ng, int8_t *xq, float *d, float *dsum);
+    /* fp16 weights, fp32 output, batch-invariant (gemv_f16_f32 in gemv.h):
+     * every (row, activation row) sum runs the same operations in the same
+     * order whatever m is, so tiles use a fixed accumulator count. */
+    void (*f16_f32)(const uint16_t *w, int n, int k, const float *x, int m, int r0, int r1,
+                    float *y);
 } gemv_impl_t;
 
 extern const gemv_impl_t gemv_impl_scalar;

@@ -97,6 +97,16 @@ static void f16_rows(const uint16_t *w, int n, int k, const float *x, int m, int
                 f32_to_fp16(dot_f16(x + (size_t)i * (size_t)k, w + (size_t)r * (size_t)k, k));
 }
 
+/* One dot per (row, activation row): batch-invariant as it stands. */
+static void f16_rows_f32(const uint16_t *w, int n, int k, const float *x, int m, int r0, int r1,
+                         float *y)
+{
+    for (int r = r0; r < r1; r++)
+        for (int i = 0; i < m; i++)
+            y[(size_t)i * (size_t)n + (size_t)r] =
+                dot_f16(x + (size_t)i * (size_t)k, w + (size_t)r * (size_t)k, k);
+}
+
 static void f32_rows(const float *w, int n, int k, const float *x, int m, int r0, int r1,
                      float *y)
 {
@@ -119,7 +129,8 @@ static void h2f(const uint16_t *h, float *f, size_t n)
     for (; i < n; i++) f[i] = fp16_to_f32(h[i]);
 }
 
-const gemv_impl_t gemv_impl_neon = {w4_rows, f16_rows, f32_rows, h2f, dot_f16, axpy_f16, NULL, NULL, NULL, NULL, NULL};
+const gemv_impl_t gemv_impl_neon = {w4_rows, f16_rows, f32_rows, h2f, dot_f16, axpy_f16, NULL, NULL, NULL, NULL, NULL,
+                                    f16_rows_f32};
 
 #else
 typedef int gemv_neon_empty_unit;

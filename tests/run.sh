@@ -29,7 +29,7 @@ run_one() { # $1 = label, rest = command
 }
 
 for build in "$@"; do
-    for t in "$build"/tests/unit/test_* "$build"/tests/kernels/test_*; do
+    for t in "$build"/tests/unit/test_* "$build"/tests/kernels/test_* "$build"/tests/llm/test_*; do
         [ -x "$t" ] || continue
         case "$t" in *.d) continue ;; esac
         run_one "$t" "$t"

@@ -439,9 +439,11 @@ static void dense_case(int n, int k, int m)
     }
     ref_gemm_f16(wh, n, k, xh, m, rh);
     ref_gemm_f32(wf, n, k, xf, m, rf);
+    float *yhf = malloc((size_t)m * n * 4);
     for (int c = 0; c < nctx; c++) {
         CHECK(gemv_f16(ctxs[c], wh, n, k, xh, m, yh) == 0);
         CHECK(gemv_f32(ctxs[c], wf, n, k, xf, m, yf) == 0);
+        CHECK(gemv_f16_f32(ctxs[c], wh, n, k, xh, m, yhf) == 0);
         int bad = 0;
         for (int i = 0; i < m; i++)
             for (int r = 0; r < n; r++) {
@@ -451,6 +453,9 @@ static void dense_case(int n, int k, int m)
                 double ref16 = fp16_to_f32(rh[i * n + r]);
                 bad += !(fabs(fp16_to_f32(yh[i * n + r]) - ref16) <= delta + ulp16(fabs(ref16) + delta));
                 bad += !(fabs((double)yf[i * n + r] - rf[i * n + r]) <= delta);
+                /* Same products as the fp32 reference (fp16 weights are
+                 * exact in fp32), summed in another order. */
+                bad += !(fabs((double)yhf[i * n + r] - rf[i * n + r]) <= delta);
             }
         if (bad) printf("  %s dense n=%d k=%d m=%d: %d mismatches\n",
                         gemv_isa_name(gemv_ctx_isa(ctxs[c])), n, k, m, bad);
@@ -464,6 +469,7 @@ static void dense_case(int n, int k, int m)
     free(rh);
     free(yf);
     free(rf);
+    free(yhf);
 }
 
 static void test_dense(void)
@@ -476,6 +482,47 @@ static void test_dense(void)
         for (size_t b = 0; b < 3; b++)
             for (int m = 1; m <= 16; m += 5) dense_case(ns[b], ks[a], m);
     dense_case(BIG_N, 100, 3);
+}
+
+/* gemv_f16_f32 rows are bit-identical whatever else is in the batch: each
+ * row of a batch of m = 1..19 (every tile size and remainder, on every path
+ * and thread count) against the same row computed alone, and against the
+ * same row placed at another index among other rows. K = 576 and 1536 are
+ * SmolLM2-135M's widths (kernels/llm/llm.h verifies on this kernel). */
+static int invariant_bad(gemv_ctx_t *ctx, const uint16_t *w, int n, int k, const uint16_t *x,
+                         int m, float *y, float *alone)
+{
+    int bad = 0;
+    for (int i = 0; i < m; i++) {
+        if (gemv_f16_f32(ctx, w, n, k, x + (size_t)i * k, 1, alone) != 0) return -1;
+        bad += memcmp(alone, y + (size_t)i * n, (size_t)n * sizeof *y) != 0;
+    }
+    return bad;
+}
+
+static void test_f16_f32_batch_invariant(void)
+{
+    static const int ks[] = {576, 1536, 77};
+    const int n = 37, mmax = 19;
+    for (size_t a = 0; a < 3; a++) {
+        int k = ks[a];
+        uint16_t *w = malloc((size_t)n * k * 2), *x = malloc((size_t)mmax * k * 2);
+        float *y = malloc((size_t)mmax * n * 4), *alone = malloc((size_t)n * 4);
+        for (int i = 0; i < n * k; i++) w[i] = f32_to_fp16((float)(0.1 * (2 * urand() - 1)));
+        for (int i = 0; i < mmax * k; i++) x[i] = f32_to_fp16((float)(2 * urand() - 1));
+        for (int c = 0; c < nctx; c++)
+            for (int m = 1; m <= mmax; m++) {
+                CHECK(gemv_f16_f32(ctxs[c], w, n, k, x, m, y) == 0);
+                int bad = invariant_bad(ctxs[c], w, n, k, x, m, y, alone);
+                if (bad) printf("  %s k=%d m=%d: %d rows differ from the row alone\n",
+                                gemv_isa_name(gemv_ctx_isa(ctxs[c])), k, m, bad);
+                CHECK(bad == 0);
+            }
+        free(w);
+        free(x);
+        free(y);
+        free(alone);
+    }
 }
 
 static void chunk_hit(void *a, int i, int n)
@@ -509,6 +556,7 @@ int main(void)
     RUN(test_int8_dot_levels_agree);
     RUN(test_int8_quantiser);
     RUN(test_dense);
+    RUN(test_f16_f32_batch_invariant);
     RUN(test_parallel_chunks);
     for (int i = 0; i < nctx; i++) gemv_ctx_free(ctxs[i]);
     return check_done();

@@ -1,0 +1,715 @@
+/* llm — the LLaMA forward pass on the project's kernels (see llm.h). */
+#include "llm.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn.h"
+#include "gemv.h"
+#include "w4a16.h"
+
+/* One linear layer: n outputs, k inputs. fp16 rows, or W4A16 in the
+ * kernels' packed layout with kp ≥ k inputs (zero columns pad K to a
+ * multiple of the group). */
+typedef struct lin {
+    int n, k, kp;
+    uint16_t *h;          /* fp16 [n][k], or NULL */
+    w4a16_packed_t q;     /* when h is NULL */
+} lin_t;
+
+typedef struct layer {
+    float *attn_norm, *ffn_norm;   /* [hidden] */
+    lin_t qkv, o, gu, down;        /* q, k, v rows fused; gate, up fused */
+} layer_t;
+
+struct llm_model {
+    llm_config_t c;
+    llm_opts_t o;
+    int kvd, nqkv;
+    uint16_t *embd;       /* fp16 [vocab][hidden]; head.h itself when tied
+                             and fp16 (embd_shared) */
+    int embd_shared;
+    float *out_norm;      /* [hidden] */
+    layer_t *layer;       /* [c.layers] */
+    lin_t head;
+    size_t wbytes;
+    char name[32];
+};
+
+struct llm_kv {
+    int len, cap, layers, kvd;
+    uint16_t *k, *v;      /* [layers][cap][kvd] each */
+};
+
+/* Scratch grown to the largest batch seen (rows × widths). */
+struct llm_run {
+    gemv_ctx_t *ctx;
+    size_t rows;          /* rows the buffers below hold */
+    size_t wide;          /* the widest row of yf / yh (elements) */
+    float *h, *yf;        /* residual [rows][hidden]; a layer's fp32 output */
+    uint16_t *xh, *xp, *yh, *ah, *qh;
+    float *cs;            /* RoPE cos/sin per row: [rows][head_dim] */
+    int *pos;             /* [rows] */
+};
+
+/* ---- loading ------------------------------------------------------------ */
+
+static int cfg_u32(const gguf_t *g, const char *key, int lo, int *out, err_t *err)
+{
+    uint32_t v;
+    if (gguf_get_u32(g, key, &v, err) != 0) return -1;
+    if (v < (uint32_t)lo || v > 1u << 24)
+        return err_set(err, ERR_INPUT, "%s: %s = %u is out of range", gguf_path(g), key, v);
+    *out = (int)v;
+    return 0;
+}
+
+static int read_config(const gguf_t *g, llm_config_t *c, err_t *err)
+{
+    const char *arch;
+    size_t alen;
+    if (gguf_get_str(g, "general.architecture", &arch, &alen, err) != 0) return -1;
+    if (alen != 5 || memcmp(arch, "llama", 5) != 0)
+        return err_set(err, ERR_INPUT, "%s: architecture '%.*s' is not supported (only llama)",
+                       gguf_path(g), (int)(alen > 64 ? 64 : alen), arch);
+    memset(c, 0, sizeof *c);
+    if (cfg_u32(g, "llama.block_count", 1, &c->file_layers, err) ||
+        cfg_u32(g, "llama.embedding_length", 1, &c->hidden, err) ||
+        cfg_u32(g, "llama.attention.head_count", 1, &c->heads, err) ||
+        cfg_u32(g, "llama.feed_forward_length", 1, &c->ffn, err) ||
+        cfg_u32(g, "llama.context_length", 1, &c->ctx_train, err))
+        return -1;
+    c->kv_heads = c->heads;
+    if (gguf_has(g, "llama.attention.head_count_kv") &&
+        cfg_u32(g, "llama.attention.head_count_kv", 1, &c->kv_heads, err))
+        return -1;
+    c->rope_base = 10000.0f;
+    if (gguf_has(g, "llama.rope.freq_base") &&
+        gguf_get_f32(g, "llama.rope.freq_base", &c->rope_base, err))
+        return -1;
+    if (gguf_get_f32(g, "llama.attention.layer_norm_rms_epsilon", &c->eps, err)) return -1;
+    if (c->hidden % c->heads || c->heads % c->kv_heads || (c->hidden / c->heads) % 2)
+        return err_set(err, ERR_INPUT, "%s: %d heads (%d key/value heads) do not divide "
+                       "hidden %d into even head widths", gguf_path(g), c->heads, c->kv_heads,
+                       c->hidden);
+    c->head_dim = c->hidden / c->heads;
+    if (gguf_has(g, "llama.rope.dimension_count")) {
+        int rd = 0;
+        if (cfg_u32(g, "llama.rope.dimension_count", 1, &rd, err)) return -1;
+        if (rd != c->head_dim)
+            return err_set(err, ERR_INPUT, "%s: llama.rope.dimension_count = %d; only RoPE "
+                           "over the whole head (%d) is supported", gguf_path(g), rd,
+                           c->head_dim);
+    }
+    if (!(c->rope_base > 0.0f) || !(c->eps > 0.0f) || !isfinite(c->rope_base))
+        return err_set(err, ERR_INPUT, "%s: rope.freq_base %g and rms epsilon %g must be "
+                       "positive", gguf_path(g), c->rope_base, c->eps);
+    return 0;
+}
+
+/* The tensor `name` with the shape {k, n} (or {k} when n is 0); the
+ * vocabulary comes from the embedding's rows when *vocab is 0. */
+static const gguf_tensor_t *tensor_of(const gguf_t *g, const char *name, int k, int n,
+                                      err_t *err)
+{
+    const gguf_tensor_t *t = gguf_tensor(g, name);
+    if (!t) {
+        err_set(err, ERR_INPUT, "%s: tensor '%s' is missing", gguf_path(g), name);
+        return NULL;
+    }
+    int ndim = n ? 2 : 1;
+    if (t->ndim != ndim || t->ne[0] != (uint64_t)k || (n && t->ne[1] != (uint64_t)n)) {
+        char want[48];
+        if (n) snprintf(want, sizeof want, "%d x %d", k, n);
+        else snprintf(want, sizeof want, "%d", k);
+        err_set(err, ERR_INPUT, "%s: tensor '%s' has shape %llu x %llu (%d dims); the "
+                "metadata gives %s", gguf_path(g), name, (unsigned long long)t->ne[0],
+                (unsigned long long)(t->ndim > 1 ? t->ne[1] : 1), t->ndim, want);
+        return NULL;
+    }
+    if (!gguf_type_dequant_ok(t->type)) {
+        err_set(err, ERR_INPUT, "%s: tensor '%s' is of type %s, which this reader cannot "
+                "dequantise", gguf_path(g), name, gguf_type_name(t->type));
+        return NULL;
+    }
+    return t;
+}
+
+/* Prefixes the file's name to the message gguf_dequant left in err (it
+ * names only the tensor). */
+static int file_err(const gguf_t *g, err_t *err)
+{
+    if (!err) return -1;
+    char msg[ERR_MSG_MAX];
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    return err_set(err, ERR_INPUT, "%s: %s", gguf_path(g), msg);
+}
+
+/* Rows [r0, r1) of t dequantised into out as fp16 [r1 − r0][k] (fp32
+ * rounded to nearest even, as numpy's astype does). */
+static int rows_f16(const gguf_t *g, const gguf_tensor_t *t, int r0, int r1, uint16_t *out,
+                    float *buf, err_t *err)
+{
+    uint64_t k = t->ne[0];
+    for (int r = r0; r < r1; r++) {
+        if (gguf_dequant(t, (uint64_t)r * k, k, buf, err) != 0) return file_err(g, err);
+        for (uint64_t i = 0; i < k; i++) out[(size_t)(r - r0) * k + i] = f32_to_fp16(buf[i]);
+    }
+    return 0;
+}
+
+static float *vec_f32(const gguf_t *g, const char *name, int d, err_t *err)
+{
+    const gguf_tensor_t *t = tensor_of(g, name, d, 0, err);
+    if (!t) return NULL;
+    float *v = malloc((size_t)d * sizeof *v);
+    if (!v) {
+        err_set(err, ERR_RUNTIME, "%s: out of memory", gguf_path(g));
+        return NULL;
+    }
+    if (gguf_dequant(t, 0, (uint64_t)d, v, err) != 0) {
+        file_err(g, err);
+        free(v);
+        return NULL;
+    }
+    return v;
+}
+
+static void lin_fini(lin_t *l)
+{
+    if (l->h) free(l->h);
+    else w4a16_packed_fini(&l->q);
+    memset(l, 0, sizeof *l);
+}
+
+static size_t lin_bytes(const lin_t *l)
+{
+    if (l->h) return (size_t)l->n * (size_t)l->k * sizeof(uint16_t);
+    return (size_t)w4a16_bytes(l->n, l->kp, l->q.group);
+}
+
+/* fp16 [n][k] → W4A16 with K padded to kp (zero columns), the packed
+ * layout (and the int8 kernel's interleaved copy). */
+static int lin_quantize(lin_t *l, const uint16_t *h, int int8)
+{
+    uint16_t *pad = calloc((size_t)l->n * (size_t)l->kp, sizeof *pad);
+    w4a16_t w;
+    int rc = -1;
+    if (!pad || w4a16_init(&w, l->n, l->kp, W4A16_GROUP_DEFAULT) != 0) {
+        free(pad);
+        return -1;
+    }
+    for (int r = 0; r < l->n; r++)
+        memcpy(pad + (size_t)r * l->kp, h + (size_t)r * l->k, (size_t)l->k * sizeof *h);
+    if (w4a16_quantize_fp16(pad, 0, &w) == 0 && w4a16_repack(&w, &l->q) == 0)
+        rc = int8 && w4a16_packed_interleave(&l->q) != 0 ? -1 : 0;
+    w4a16_fini(&w);
+    free(pad);
+    return rc;
+}
+
+/* Stacks the tensors names[0..nt) (each {k, rows_i}) into one linear
+ * layer of Σ rows_i outputs. */
+static int lin_load(const gguf_t *g, const llm_model_t *m, const char *const *names,
+                    const int *rows, int nt, int k, lin_t *l, err_t *err)
+{
+    int n = 0;
+    const gguf_tensor_t *t[3];
+    for (int i = 0; i < nt; i++) {
+        if (!(t[i] = tensor_of(g, names[i], k, rows[i], err))) return -1;
+        n += rows[i];
+    }
+    uint16_t *h = malloc((size_t)n * (size_t)k * sizeof *h);
+    float *buf = malloc((size_t)k * sizeof *buf);
+    if (!h || !buf) {
+        free(h);
+        free(buf);
+        return err_set(err, ERR_RUNTIME, "%s: out of memory", gguf_path(g));
+    }
+    for (int i = 0, r0 = 0; i < nt; r0 += rows[i], i++)
+        if (rows_f16(g, t[i], 0, rows[i], h + (size_t)r0 * k, buf, err) != 0) {
+            free(h);
+            free(buf);
+            return -1;
+        }
+    free(buf);
+    l->n = n;
+    l->k = k;
+    l->kp = k;
+    if (m->o.weights == LLM_FP16) {
+        l->h = h;
+        return 0;
+    }
+    l->kp = (k + W4A16_GROUP_DEFAULT - 1) / W4A16_GROUP_DEFAULT * W4A16_GROUP_DEFAULT;
+    int rc = lin_quantize(l, h, m->o.w4_kernel == GEMV_W4_INT8);
+    free(h);
+    return rc ? err_set(err, ERR_RUNTIME, "%s: out of memory quantising '%s'", gguf_path(g),
+                        names[0])
+              : 0;
+}
+
+static int layer_load(const gguf_t *g, llm_model_t *m, int L, err_t *err)
+{
+    const llm_config_t *c = &m->c;
+    layer_t *ly = &m->layer[L];
+    char a[5][64];
+    static const char *const sfx[5] = {"attn_q", "attn_k", "attn_v", "ffn_gate", "ffn_up"};
+    for (int i = 0; i < 5; i++) snprintf(a[i], sizeof a[i], "blk.%d.%s.weight", L, sfx[i]);
+    const char *qkv[3] = {a[0], a[1], a[2]}, *gu[2] = {a[3], a[4]};
+    int qkv_rows[3] = {c->hidden, m->kvd, m->kvd}, gu_rows[2] = {c->ffn, c->ffn};
+    char o[64], down[64], an[64], fn[64];
+    snprintf(o, sizeof o, "blk.%d.attn_output.weight", L);
+    snprintf(down, sizeof down, "blk.%d.ffn_down.weight", L);
+    snprintf(an, sizeof an, "blk.%d.attn_norm.weight", L);
+    snprintf(fn, sizeof fn, "blk.%d.ffn_norm.weight", L);
+    const char *on[1] = {o}, *dn[1] = {down};
+    int orows[1] = {c->hidden};
+    if (!(ly->attn_norm = vec_f32(g, an, c->hidden, err)) ||
+        !(ly->ffn_norm = vec_f32(g, fn, c->hidden, err)) ||
+        lin_load(g, m, qkv, qkv_rows, 3, c->hidden, &ly->qkv, err) ||
+        lin_load(g, m, on, orows, 1, c->hidden, &ly->o, err) ||
+        lin_load(g, m, gu, gu_rows, 2, c->hidden, &ly->gu, err) ||
+        lin_load(g, m, dn, orows, 1, c->ffn, &ly->down, err))
+        return -1;
+    m->wbytes += lin_bytes(&ly->qkv) + lin_bytes(&ly->o) + lin_bytes(&ly->gu) +
+                 lin_bytes(&ly->down) + 2 * (size_t)c->hidden * sizeof(float);
+    return 0;
+}
+
+/* The embedding as fp16 rows, and the head: output.weight, or the
+ * embedding again when the file ties them (no output.weight). */
+static int embd_head_load(const gguf_t *g, llm_model_t *m, err_t *err)
+{
+    const gguf_tensor_t *e = gguf_tensor(g, "token_embd.weight");
+    if (!e) return err_set(err, ERR_INPUT, "%s: tensor 'token_embd.weight' is missing",
+                           gguf_path(g));
+    if (e->ndim != 2 || e->ne[1] < 1 || e->ne[1] > (1u << 24))
+        return err_set(err, ERR_INPUT, "%s: tensor 'token_embd.weight' has %d dims and %llu "
+                       "rows", gguf_path(g), e->ndim,
+                       (unsigned long long)(e->ndim > 1 ? e->ne[1] : 0));
+    m->c.vocab = (int)e->ne[1];
+    if (gguf_has(g, "llama.vocab_size")) {
+        int v = 0;
+        if (cfg_u32(g, "llama.vocab_size", 1, &v, err)) return -1;
+        if (v != m->c.vocab)
+            return err_set(err, ERR_INPUT, "%s: llama.vocab_size = %d but token_embd.weight "
+                           "has %d rows", gguf_path(g), v, m->c.vocab);
+    }
+    if (!tensor_of(g, "token_embd.weight", m->c.hidden, m->c.vocab, err)) return -1;
+    const char *hn[1] = {gguf_tensor(g, "output.weight") ? "output.weight" : "token_embd.weight"};
+    int rows[1] = {m->c.vocab};
+    if (lin_load(g, m, hn, rows, 1, m->c.hidden, &m->head, err) != 0) return -1;
+    m->wbytes += lin_bytes(&m->head);
+    if (m->head.h && !gguf_tensor(g, "output.weight")) {
+        m->embd = m->head.h;   /* the same fp16 rows: keep one copy */
+        m->embd_shared = 1;
+        return 0;
+    }
+    size_t n = (size_t)m->c.vocab * (size_t)m->c.hidden;
+    float *buf = malloc((size_t)m->c.hidden * sizeof *buf);
+    m->embd = malloc(n * sizeof *m->embd);
+    if (!m->embd || !buf) {
+        free(buf);
+        return err_set(err, ERR_RUNTIME, "%s: out of memory", gguf_path(g));
+    }
+    int rc = rows_f16(g, gguf_tensor(g, "token_embd.weight"), 0, m->c.vocab, m->embd, buf, err);
+    free(buf);
+    return rc;
+}
+
+void llm_free(llm_model_t *m)
+{
+    if (!m) return;
+    for (int L = 0; m->layer && L < m->c.layers; L++) {
+        layer_t *ly = &m->layer[L];
+        free(ly->attn_norm);
+        free(ly->ffn_norm);
+        lin_fini(&ly->qkv);
+        lin_fini(&ly->o);
+        lin_fini(&ly->gu);
+        lin_fini(&ly->down);
+    }
+    free(m->layer);
+    if (!m->embd_shared) free(m->embd);
+    lin_fini(&m->head);
+    free(m->out_norm);
+    free(m);
+}
+
+static int opts_check(const gguf_t *g, const llm_opts_t *o, const llm_config_t *c, err_t *err)
+{
+    if (o->weights != LLM_FP16 && o->weights != LLM_W4A16)
+        return err_set(err, ERR_INPUT, "%s: unknown weight precision %d", gguf_path(g),
+                       o->weights);
+    if (o->layers < 0 || o->layers > c->file_layers)
+        return err_set(err, ERR_INPUT, "%s: %d layers asked for; the model has %d",
+                       gguf_path(g), o->layers, c->file_layers);
+    if (o->weights == LLM_W4A16 && o->w4_kernel != GEMV_W4_EXACT && o->w4_kernel != GEMV_W4_INT8)
+        return err_set(err, ERR_INPUT, "%s: unknown W4A16 kernel %d", gguf_path(g),
+                       o->w4_kernel);
+    return 0;
+}
+
+static void name_of(llm_model_t *m)
+{
+    const char *w = m->o.weights == LLM_FP16 ? "fp16"
+                    : m->o.w4_kernel == GEMV_W4_INT8 ? "w4a16-int8" : "w4a16";
+    if (m->c.layers < m->c.file_layers) snprintf(m->name, sizeof m->name, "%s:%d", w, m->c.layers);
+    else snprintf(m->name, sizeof m->name, "%s", w);
+}
+
+llm_model_t *llm_load(const gguf_t *g, const llm_opts_t *o, err_t *err)
+{
+    llm_model_t *m = calloc(1, sizeof *m);
+    if (!m) {
+        err_set(err, ERR_RUNTIME, "%s: out of memory", gguf_path(g));
+        return NULL;
+    }
+    if (read_config(g, &m->c, err) != 0 || opts_check(g, o, &m->c, err) != 0) goto fail;
+    m->o = *o;
+    m->c.layers = o->layers ? o->layers : m->c.file_layers;
+    m->kvd = m->c.kv_heads * m->c.head_dim;
+    m->nqkv = m->c.hidden + 2 * m->kvd;
+    name_of(m);
+    if (embd_head_load(g, m, err) != 0 ||
+        !(m->out_norm = vec_f32(g, "output_norm.weight", m->c.hidden, err)))
+        goto fail;
+    if (!(m->layer = calloc((size_t)m->c.layers, sizeof *m->layer))) {
+        err_set(err, ERR_RUNTIME, "%s: out of memory", gguf_path(g));
+        goto fail;
+    }
+    for (int L = 0; L < m->c.layers; L++)
+        if (layer_load(g, m, L, err) != 0) goto fail;
+    m->wbytes += (size_t)m->c.hidden * sizeof(float);
+    return m;
+fail:
+    llm_free(m);
+    return NULL;
+}
+
+const llm_config_t *llm_config(const llm_model_t *m) { return &m->c; }
+const llm_opts_t *llm_opts(const llm_model_t *m) { return &m->o; }
+size_t llm_weight_bytes(const llm_model_t *m) { return m->wbytes; }
+const char *llm_name(const llm_model_t *m) { return m->name; }
+
+/* ---- KV caches ------------------------------------------------------------ */
+
+llm_kv_t *llm_kv_create(const llm_model_t *m, int capacity, err_t *err)
+{
+    llm_kv_t *kv = calloc(1, sizeof *kv);
+    if (!kv || capacity < 1) {
+        free(kv);
+        err_set(err, capacity < 1 ? ERR_INPUT : ERR_RUNTIME,
+                capacity < 1 ? "llm: a KV cache needs room for at least one position"
+                             : "llm: out of memory for a KV cache");
+        return NULL;
+    }
+    kv->cap = capacity;
+    kv->layers = m->c.layers;
+    kv->kvd = m->kvd;
+    size_t n = (size_t)kv->layers * (size_t)capacity * (size_t)kv->kvd;
+    kv->k = malloc(n * sizeof *kv->k);
+    kv->v = malloc(n * sizeof *kv->v);
+    if (!kv->k || !kv->v) {
+        llm_kv_free(kv);
+        err_set(err, ERR_RUNTIME, "llm: out of memory for a KV cache of %d positions",
+                capacity);
+        return NULL;
+    }
+    return kv;
+}
+
+void llm_kv_free(llm_kv_t *kv)
+{
+    if (!kv) return;
+    free(kv->k);
+    free(kv->v);
+    free(kv);
+}
+
+int llm_kv_len(const llm_kv_t *kv) { return kv->len; }
+int llm_kv_capacity(const llm_kv_t *kv) { return kv->cap; }
+
+void llm_kv_truncate(llm_kv_t *kv, int len)
+{
+    if (len >= 0 && len < kv->len) kv->len = len;
+}
+
+/* ---- the forward pass ------------------------------------------------------ */
+
+llm_run_t *llm_run_create(int threads, err_t *err)
+{
+    llm_run_t *r = calloc(1, sizeof *r);
+    if (!r) {
+        err_set(err, ERR_RUNTIME, "llm: out of memory");
+        return NULL;
+    }
+    if (!(r->ctx = gemv_ctx_create(threads, GEMV_ISA_AUTO, err))) {
+        free(r);
+        return NULL;
+    }
+    return r;
+}
+
+static void run_buffers_free(llm_run_t *r)
+{
+    free(r->h);
+    free(r->yf);
+    free(r->xh);
+    free(r->xp);
+    free(r->yh);
+    free(r->ah);
+    free(r->qh);
+    free(r->cs);
+    free(r->pos);
+    r->h = r->yf = r->cs = NULL;
+    r->xh = r->xp = r->yh = r->ah = r->qh = NULL;
+    r->pos = NULL;
+    r->rows = r->wide = 0;
+}
+
+void llm_run_free(llm_run_t *r)
+{
+    if (!r) return;
+    run_buffers_free(r);
+    gemv_ctx_free(r->ctx);
+    free(r);
+}
+
+/* The widest row any buffer holds for model m: its layers' outputs and
+ * padded inputs, and the head's. */
+static size_t widest(const llm_model_t *m)
+{
+    size_t w = (size_t)m->nqkv;
+    size_t cand[4] = {2 * (size_t)m->c.ffn, (size_t)m->c.vocab, (size_t)m->head.kp,
+                      (size_t)m->layer[0].down.kp};
+    for (int i = 0; i < 4; i++)
+        if (cand[i] > w) w = cand[i];
+    return w;
+}
+
+static int run_reserve(llm_run_t *r, const llm_model_t *m, size_t rows)
+{
+    size_t wide = widest(m), d = (size_t)m->c.hidden;
+    if (rows <= r->rows && wide <= r->wide && d <= r->wide) return 0;
+    run_buffers_free(r);
+    if (d > wide) wide = d;
+    r->h = malloc(rows * d * sizeof *r->h);
+    r->yf = malloc(rows * wide * sizeof *r->yf);
+    r->xh = malloc(rows * wide * sizeof *r->xh);
+    r->xp = malloc(rows * wide * sizeof *r->xp);
+    r->yh = malloc(rows * wide * sizeof *r->yh);
+    r->ah = malloc(rows * d * sizeof *r->ah);
+    r->qh = malloc(rows * d * sizeof *r->qh);
+    r->cs = malloc(rows * (size_t)m->c.head_dim * sizeof *r->cs);
+    r->pos = malloc(rows * sizeof *r->pos);
+    if (!r->h || !r->yf || !r->xh || !r->xp || !r->yh || !r->ah || !r->qh || !r->cs || !r->pos) {
+        run_buffers_free(r);
+        return -1;
+    }
+    r->rows = rows;
+    r->wide = wide;
+    return 0;
+}
+
+/* y[m][n] (fp32) = x[m][k] (fp16) · Wᵀ. W4A16 layers read x padded with
+ * zeros to kp columns and write fp16, converted here. */
+static int lin_run(llm_run_t *r, const lin_t *l, const uint16_t *x, int m, float *y)
+{
+    if (l->h) return gemv_f16_f32(r->ctx, l->h, l->n, l->k, x, m, y);
+    const uint16_t *xin = x;
+    if (l->kp != l->k) {
+        for (int i = 0; i < m; i++) {
+            uint16_t *row = r->xp + (size_t)i * l->kp;
+            memcpy(row, x + (size_t)i * l->k, (size_t)l->k * sizeof *row);
+            memset(row + l->k, 0, (size_t)(l->kp - l->k) * sizeof *row);
+        }
+        xin = r->xp;
+    }
+    if (gemv_w4a16(r->ctx, &l->q, xin, m, r->yh) != 0) return -1;
+    gemv_h2f(r->ctx, r->yh, y, (size_t)m * (size_t)l->n);
+    return 0;
+}
+
+/* xh[i] = fp16(RMSNorm(h[i]) · w) for rows [0, m): the sum of squares in
+ * double, as llama.cpp's. */
+static void norm_rows(const float *h, const float *w, int d, float eps, int m, uint16_t *xh)
+{
+    for (int i = 0; i < m; i++) {
+        const float *hi = h + (size_t)i * d;
+        double ss = 0.0;
+        for (int e = 0; e < d; e++) ss += (double)hi[e] * hi[e];
+        float inv = (float)(1.0 / sqrt(ss / d + (double)eps));
+        for (int e = 0; e < d; e++) xh[(size_t)i * d + e] = f32_to_fp16(hi[e] * inv * w[e]);
+    }
+}
+
+/* cos and sin of each row's rotation angles, pos·base^(−2j/head_dim) for
+ * j < head_dim/2: cs[i][2j] = cos, cs[i][2j+1] = sin. */
+static void rope_table(const llm_config_t *c, const int *pos, int m, float *cs)
+{
+    int hd = c->head_dim;
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < hd / 2; j++) {
+            double th = (double)pos[i] * pow((double)c->rope_base, -2.0 * j / hd);
+            cs[(size_t)i * hd + 2 * j] = (float)cos(th);
+            cs[(size_t)i * hd + 2 * j + 1] = (float)sin(th);
+        }
+}
+
+/* Rotates consecutive pairs (x[2j], x[2j+1]) of each of nh heads: the GGUF
+ * llama layout, whose q and k rows the converter permuted for this
+ * ("normal") RoPE. */
+static void rope_apply(float *x, int nh, int hd, const float *cs)
+{
+    for (int h = 0; h < nh; h++) {
+        float *v = x + (size_t)h * hd;
+        for (int j = 0; j < hd / 2; j++) {
+            float c = cs[2 * j], s = cs[2 * j + 1], a = v[2 * j], b = v[2 * j + 1];
+            v[2 * j] = a * c - b * s;
+            v[2 * j + 1] = a * s + b * c;
+        }
+    }
+}
+
+static void to_f16(const float *f, size_t n, uint16_t *h)
+{
+    for (size_t i = 0; i < n; i++) h[i] = f32_to_fp16(f[i]);
+}
+
+/* RoPE on the qkv rows in yf, then each span's keys and values into its
+ * cache at layer L and its queries' attention over its sequence into ah. */
+static int attention(llm_run_t *r, const llm_model_t *m, int L, const llm_span_t *sp, int ns)
+{
+    const llm_config_t *c = &m->c;
+    int d = c->hidden, kvd = m->kvd, hd = c->head_dim, row = 0;
+    for (int s = 0; s < ns; s++) {
+        llm_kv_t *kv = sp[s].kv;
+        size_t base = (size_t)L * kv->cap * kvd;
+        uint16_t *kc = kv->k + base, *vc = kv->v + base;
+        for (int i = 0; i < sp[s].n; i++, row++) {
+            float *y = r->yf + (size_t)row * m->nqkv;
+            const float *cs = r->cs + (size_t)row * hd;
+            rope_apply(y, c->heads, hd, cs);
+            rope_apply(y + d, c->kv_heads, hd, cs);
+            size_t at = (size_t)(kv->len + i) * kvd;
+            to_f16(y, (size_t)d, r->qh + (size_t)row * d);
+            to_f16(y + d, (size_t)kvd, kc + at);
+            to_f16(y + d + kvd, (size_t)kvd, vc + at);
+        }
+        int r0 = row - sp[s].n;
+        if (attn_run(r->ctx, r->qh + (size_t)r0 * d, kc, vc, sp[s].n, kv->len, c->heads,
+                     c->kv_heads, hd, r->ah + (size_t)r0 * d) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static void residual(float *h, const float *y, size_t n)
+{
+    for (size_t i = 0; i < n; i++) h[i] += y[i];
+}
+
+/* SwiGLU: silu(gate)·up of the fused gate_up rows into fp16. */
+static void swiglu(const float *gu, int f, int m, uint16_t *out)
+{
+    for (int i = 0; i < m; i++) {
+        const float *g = gu + (size_t)i * 2 * f, *u = g + f;
+        for (int e = 0; e < f; e++)
+            out[(size_t)i * f + e] = f32_to_fp16(g[e] / (1.0f + expf(-g[e])) * u[e]);
+    }
+}
+
+static int layer_run(llm_run_t *r, const llm_model_t *m, int L, const llm_span_t *sp, int ns,
+                     int rows)
+{
+    const llm_config_t *c = &m->c;
+    const layer_t *ly = &m->layer[L];
+    size_t hd = (size_t)rows * c->hidden;
+    norm_rows(r->h, ly->attn_norm, c->hidden, c->eps, rows, r->xh);
+    if (lin_run(r, &ly->qkv, r->xh, rows, r->yf) != 0 || attention(r, m, L, sp, ns) != 0 ||
+        lin_run(r, &ly->o, r->ah, rows, r->yf) != 0)
+        return -1;
+    residual(r->h, r->yf, hd);
+    norm_rows(r->h, ly->ffn_norm, c->hidden, c->eps, rows, r->xh);
+    if (lin_run(r, &ly->gu, r->xh, rows, r->yf) != 0) return -1;
+    swiglu(r->yf, c->ffn, rows, r->xh);
+    if (lin_run(r, &ly->down, r->xh, rows, r->yf) != 0) return -1;
+    residual(r->h, r->yf, hd);
+    return 0;
+}
+
+/* Checks the spans and lays out the rows: embeddings into h, positions. */
+static int spans_begin(llm_run_t *r, const llm_model_t *m, const llm_span_t *sp, int ns,
+                       int *rows, int *out_rows, err_t *err)
+{
+    size_t total = 0, nout = 0;
+    for (int s = 0; s < ns; s++) {
+        if (sp[s].n < 1 || sp[s].logits_from < 0 || sp[s].logits_from > sp[s].n)
+            return err_set(err, ERR_INPUT, "llm: span %d: %d tokens, logits from %d", s,
+                           sp[s].n, sp[s].logits_from);
+        if (sp[s].kv->layers != m->c.layers || sp[s].kv->kvd != m->kvd)
+            return err_set(err, ERR_INPUT, "llm: span %d: its cache belongs to another model",
+                           s);
+        if (sp[s].n > sp[s].kv->cap - sp[s].kv->len)
+            return err_set(err, ERR_INPUT, "llm: span %d: %d tokens after %d do not fit its "
+                           "cache of %d positions", s, sp[s].n, sp[s].kv->len, sp[s].kv->cap);
+        for (int t = 0; t < s; t++)
+            if (sp[t].kv == sp[s].kv)
+                return err_set(err, ERR_INPUT, "llm: spans %d and %d share a cache", t, s);
+        total += (size_t)sp[s].n;
+        nout += (size_t)(sp[s].n - sp[s].logits_from);
+    }
+    if (total < 1 || total > (1u << 20))
+        return err_set(err, ERR_INPUT, "llm: a batch of %zu tokens", total);
+    if (run_reserve(r, m, total) != 0) return err_set(err, ERR_RUNTIME, "llm: out of memory");
+    int d = m->c.hidden, row = 0;
+    for (int s = 0; s < ns; s++)
+        for (int i = 0; i < sp[s].n; i++, row++) {
+            int32_t tok = sp[s].tokens[i];
+            if (tok < 0 || tok >= m->c.vocab)
+                return err_set(err, ERR_INPUT, "llm: token id %d is outside the vocabulary "
+                               "(%d)", (int)tok, m->c.vocab);
+            r->pos[row] = sp[s].kv->len + i;
+            gemv_h2f(r->ctx, m->embd + (size_t)tok * d, r->h + (size_t)row * d, (size_t)d);
+        }
+    *rows = (int)total;
+    *out_rows = (int)nout;
+    return 0;
+}
+
+/* The final norm of the rows that want logits, gathered, then the head. */
+static int head_run(llm_run_t *r, const llm_model_t *m, const llm_span_t *sp, int ns,
+                    float *logits)
+{
+    int d = m->c.hidden, row = 0, out = 0;
+    for (int s = 0; s < ns; s++)
+        for (int i = 0; i < sp[s].n; i++, row++)
+            if (i >= sp[s].logits_from) {
+                memcpy(r->yf + (size_t)out * d, r->h + (size_t)row * d, (size_t)d * sizeof *r->h);
+                out++;
+            }
+    if (out == 0) return 0;
+    norm_rows(r->yf, m->out_norm, d, m->c.eps, out, r->xh);
+    /* Chunks of at most `rows` rows: yh (fp16 head output of W4A16) holds
+     * rows × wide, and wide ≥ vocab. */
+    return lin_run(r, &m->head, r->xh, out, logits);
+}
+
+int llm_forward(llm_run_t *r, const llm_model_t *m, const llm_span_t *spans, int nspans,
+                float *logits, err_t *err)
+{
+    int rows = 0, nout = 0;
+    if (nspans < 1) return err_set(err, ERR_INPUT, "llm: a forward pass of no span");
+    if (spans_begin(r, m, spans, nspans, &rows, &nout, err) != 0) return -1;
+    rope_table(&m->c, r->pos, rows, r->cs);
+    for (int L = 0; L < m->c.layers; L++)
+        if (layer_run(r, m, L, spans, nspans, rows) != 0)
+            return err_set(err, ERR_RUNTIME, "llm: out of memory in a forward pass");
+    for (int s = 0; s < nspans; s++) spans[s].kv->len += spans[s].n;
+    if (head_run(r, m, spans, nspans, logits) != 0)
+        return err_set(err, ERR_RUNTIME, "llm: out of memory in a forward pass");
+    return 0;
+}
