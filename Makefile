@@ -193,19 +193,19 @@ $(BUILD)/libtestbed.a: $(TB_OBJ)
 	$(AR) rcs $@ $^
 
 # cli_opt.o: the --set/--seed/--reps overrides are read as specsim reads them.
-$(BUILD)/testbed: $(BUILD)/tb/main.o $(BUILD)/sim/cli_opt.o $(BUILD)/libtestbed.a $(BUILD)/libkernels.a $(BUILD)/libspecsim.a
+$(BUILD)/testbed: $(BUILD)/tb/main.o $(BUILD)/sim/cli_opt.o $(BUILD)/libtestbed.a $(BUILD)/libllm.a $(BUILD)/libkernels.a $(BUILD)/libspecsim.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tb/%.o: testbed/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Itestbed -c -o $@ $<
+	$(CC) $(CFLAGS) -Itestbed -Ikernels/llm -c -o $@ $<
 
 # test_tb_realverify records every allocation the real forward pass makes.
 $(BUILD)/tests/unit/test_tb_realverify: LDFLAGS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=posix_memalign,--wrap=aligned_alloc
 
-$(BUILD)/tests/unit/test_tb_%: tests/unit/test_tb_%.c $(BUILD)/libtestbed.a $(BUILD)/libkernels.a $(BUILD)/libspecsim.a tests/check.h
+$(BUILD)/tests/unit/test_tb_%: tests/unit/test_tb_%.c $(BUILD)/libtestbed.a $(BUILD)/libllm.a $(BUILD)/libkernels.a $(BUILD)/libspecsim.a tests/check.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Itests -Itestbed $(LDFLAGS) -o $@ $< $(BUILD)/libtestbed.a $(BUILD)/libkernels.a $(BUILD)/libspecsim.a $(LDLIBS)
+	$(CC) $(CFLAGS) -Itests -Itestbed -Ikernels/llm $(LDFLAGS) -o $@ $< $(BUILD)/libtestbed.a $(BUILD)/libllm.a $(BUILD)/libkernels.a $(BUILD)/libspecsim.a $(LDLIBS)
 
 # libkernels_cuda.a first: it calls into the C libraries after it.
 $(BUILD)/calibrate: $(BUILD)/kernels/calibrate_main.o $(if $(CAL_CUDA_OBJ),$(BUILD)/libkernels_cuda.a) $(BUILD)/libkernels.a $(BUILD)/libspecsim.a

@@ -11,6 +11,7 @@
 
 #include "conn.h"
 #include "edge.h"
+#include "lmedge.h"
 #include "msg.h"
 #include "proto.h"
 #include "realdraft.h"
@@ -23,9 +24,10 @@
  * read every HELLO by then (it needs a few microseconds per tenant). */
 #define FLEET_LEAD_S 0.05
 
-/* The real draft worker's eventfd in the epoll set; tenants use their
- * index. */
+/* The real draft worker's eventfd in the epoll set, and the real model's
+ * drafter's; tenants use their index. */
 #define FLEET_DRAFT_TAG (UINT32_MAX - 1)
+#define FLEET_LM_TAG (UINT32_MAX - 2)
 /* The contexts real drafting keeps KV room for (longer ones are clamped,
  * as testbed/realverify.h says). */
 #define FLEET_DRAFT_CONTEXT 4096
@@ -38,6 +40,7 @@ typedef struct fleet {
     int rd_tenant;
     uint64_t rd_gen;        /* the draft last handed to the worker */
     double rd_model;        /* ... and the model's time for it */
+    lmedge_t *lm;           /* a real model's tokens (--real-model), or NULL */
     fleet_stats_t *st;
 } fleet_t;
 
@@ -119,22 +122,73 @@ static int on_up(void *ctx, const engine_event_t *ev)
         m.prompt = (uint32_t)T->prompt;
         m.output = (uint32_t)T->output;
         m.t0 = T->t0;
+        if (f->lm && lmedge_prompt(f->lm, i, &m, f->r.err)) return -1;
+    } else if (m.kind == WIRE_BLOCK && f->lm && lmedge_block(f->lm, i, &m, f->r.err)) {
+        return -1;
     }
     return conn_send(f->conn[i], &m, f->r.err);
+}
+
+/* ---- a real model (--real-model): testbed/lmedge.h --------------------- */
+
+/* repl_t.draft_time: every draft is computed by the real draft model and
+ * ends when it is done, not before the scenario's draft time. */
+static double lm_draft_hook(void *ctx, int tenant, int context, int n, double model_s)
+{
+    fleet_t *f = ctx;
+    (void)context;
+    const edge_tenant_t *T = &f->r.et[tenant];
+    if (lmedge_draft_start(f->lm, tenant, T->draft_gen, n, engine_now(f->r.eng), model_s,
+                           f->r.err))
+        return NAN;   /* the edge then fails with its own message */
+    return INFINITY;
+}
+
+/* The drafter finished drafts: each ends at its time (an engine event). */
+static int on_lm_ready(fleet_t *f, err_t *err)
+{
+    int i, got;
+    uint64_t gen;
+    double at;
+    while ((got = lmedge_ready(f->lm, rt_now(&f->rt), &i, &gen, &at, err)) > 0)
+        if (engine_schedule(f->r.eng, at, EV_DRAFT, (uint32_t)i, gen))
+            return err_set(err, ERR_RUNTIME, "testbed: edge: event queue");
+    return got;
+}
+
+/* EV_DRAFT: the drafts join the text just before the edge sends them. */
+static int on_lm_draft(void *ctx, const engine_event_t *ev)
+{
+    fleet_t *f = ctx;
+    const edge_tenant_t *T = &f->r.et[ev->a];
+    if (T->drafting && ev->b == T->draft_gen) lmedge_draft_end(f->lm, (int)ev->a, ev->b);
+    return route_draft(&f->r, ev);
+}
+
+/* EV_DOWN: the frame's ids are applied as the edge takes it. */
+static int on_lm_down(void *ctx, const engine_event_t *ev)
+{
+    fleet_t *f = ctx;
+    if (msg_kind(ev->b) != MSG_TOKEN && lmedge_down(f->lm, (int)ev->a, f->r.err)) return -1;
+    return route_down(&f->r, ev);
 }
 
 static int on_input(void *ctx, uint32_t tag, err_t *err)
 {
     fleet_t *f = ctx;
     if (tag == FLEET_DRAFT_TAG) return on_draft_done(f, err);
+    if (tag == FLEET_LM_TAG) return on_lm_ready(f, err);
     conn_t *c = f->conn[tag];
     if (conn_fill(c, err)) return -1;
-    wire_msg_t m;
+    uint32_t ids[WIRE_IDS_MAX];
+    wire_msg_t m = {.ids = ids};
     int rc;
     while ((rc = conn_next(c, &m, err)) > 0) {
         if (m.kind != WIRE_FIRST && m.kind != WIRE_TOKEN && m.kind != WIRE_VERDICT)
             return err_set(err, ERR_RUNTIME, "testbed: edge: unexpected frame kind %d "
                            "for tenant %u", m.kind, tag);
+        if (f->lm && m.kind != WIRE_TOKEN && lmedge_arrived(f->lm, (int)tag, &m, err)) return -1;
+        m.ids = ids;
         if (engine_schedule(f->r.eng, rt_now(&f->rt), EV_DOWN, tag, wire_to_msg(&m)))
             return err_set(err, ERR_RUNTIME, "testbed: edge: event queue");
     }
@@ -163,8 +217,9 @@ static int build(fleet_t *f, const scenario_t *s, const repl_shared_t *sh, int r
     engine_t *e = r->eng;
     if (engine_on(e, EV_ARRIVE, route_arrive, r) ||
         engine_on(e, EV_EDGE_PREFILL, route_edge_prefill, r) ||
-        engine_on(e, EV_DRAFT, route_draft, r) || engine_on(e, EV_UP, on_up, f) ||
-        engine_on(e, EV_DOWN, route_down, r))
+        engine_on(e, EV_DRAFT, f->lm ? on_lm_draft : route_draft, f->lm ? (void *)f : r) ||
+        engine_on(e, EV_UP, on_up, f) ||
+        engine_on(e, EV_DOWN, f->lm ? on_lm_down : route_down, f->lm ? (void *)f : r))
         return err_set(err, ERR_RUNTIME, "testbed: edge: event types");
     return 0;
 }
@@ -216,6 +271,17 @@ static void teardown(fleet_t *f)
     route_teardown(&f->r);
     rt_fini(&f->rt);
     realdraft_free(f->rd);
+    if (f->lm) {
+        lmedge_stats_t ls;
+        lmedge_stats(f->lm, &ls);
+        f->st->lm_drafts = ls.drafts;
+        f->st->lm_tokens = ls.tokens;
+        f->st->lm_real_s = ls.real_s;
+        f->st->lm_model_s = ls.model_s;
+        f->st->lm_mismatches = ls.mismatches;
+        f->st->lm_requests = ls.requests;
+    }
+    lmedge_free(f->lm);
 }
 
 /* The real draft worker for tenant i, built before the clock starts (its
@@ -231,8 +297,17 @@ static int real_draft_init(fleet_t *f, int i, err_t *err)
     return 0;
 }
 
+/* The real model's tokens and drafter, built before the clock starts. */
+static int lm_init(fleet_t *f, const lmedge_opts_t *lo, int n, err_t *err)
+{
+    if (!(f->lm = lmedge_create(lo, n, err))) return -1;
+    f->r.draft_time = lm_draft_hook;
+    f->r.draft_ctx = f;
+    return 0;
+}
+
 int fleet_run(const scenario_t *s, const repl_shared_t *sh, int rep, int port,
-              int real_draft, tally_t *tl, fleet_stats_t *st,
+              int real_draft, const lmedge_opts_t *lm, tally_t *tl, fleet_stats_t *st,
               const volatile sig_atomic_t *stop, err_t *err)
 {
     fleet_t f;
@@ -242,7 +317,8 @@ int fleet_run(const scenario_t *s, const repl_shared_t *sh, int rep, int port,
     f.st = st;
     memset(st, 0, sizeof *st);
     double start = wallclock_s() + FLEET_LEAD_S;
-    int rc = build(&f, s, sh, rep, tl, err);
+    int rc = lm ? lm_init(&f, lm, s->ntenants, err) : 0;
+    if (rc == 0) rc = build(&f, s, sh, rep, tl, err);
     if (rc == 0 && real_draft >= 0) rc = real_draft_init(&f, real_draft, err);
     start = wallclock_s() + FLEET_LEAD_S;   /* after the weights were filled */
     if (rc == 0 && port >= 0) rc = connect_all(&f, rep, port, &start, err);
@@ -250,6 +326,7 @@ int fleet_run(const scenario_t *s, const repl_shared_t *sh, int rep, int port,
     for (int i = 0; rc == 0 && i < f.r.n; i++)
         if (f.conn[i]) rc = rt_watch(&f.rt, f.conn[i]->fd, (uint32_t)i, err);
     if (rc == 0 && f.rd) rc = rt_watch(&f.rt, realdraft_fd(f.rd), FLEET_DRAFT_TAG, err);
+    if (rc == 0 && f.lm) rc = rt_watch(&f.rt, lmedge_fd(f.lm), FLEET_LM_TAG, err);
     if (rc == 0) rc = edge_start(&f.r);
     if (rc == 0) rc = rt_run(&f.rt, f.r.eng, s->duration, on_input, &f, err);
     if (rc == 0) {

@@ -18,6 +18,7 @@
 #include <signal.h>
 
 #include "err.h"
+#include "lmedge.h"
 #include "realverify.h"
 #include "repl.h"
 #include "scenario.h"
@@ -31,6 +32,10 @@ typedef struct fleet_stats {
     /* Real drafting: drafts finished, their tokens, measured and
      * model (service model or scenario draft_time) seconds. */
     double rd_drafts, rd_tokens, rd_real_s, rd_model_s;
+    /* A real model (--real-model): its drafts as above, the verdicts whose
+     * accepted ids were not the drafts (0 unless the sides disagree), the
+     * requests started (testbed/lmedge.h). */
+    double lm_drafts, lm_tokens, lm_real_s, lm_model_s, lm_mismatches, lm_requests;
 } fleet_stats_t;
 
 /* Why tenant cannot draft for real in s (a message for the user, exit 2),
@@ -47,9 +52,10 @@ realverify_size_t fleet_real_draft_bytes(const scenario_t *s, int tenant, int *c
  * cloud), greets with HELLO, runs s->duration seconds from a start shortly
  * after, closes the books and says BYE. real_draft: the tenant whose drafts
  * run the real draft model (fleet_real_draft_refusal said yes), or -1.
- * 0, or -1 with err. */
+ * lm: a real model's tokens and drafts for every tenant (testbed/lmedge.h),
+ * or NULL. 0, or -1 with err. */
 int fleet_run(const scenario_t *s, const repl_shared_t *sh, int rep, int port,
-              int real_draft, tally_t *tl, fleet_stats_t *st,
+              int real_draft, const lmedge_opts_t *lm, tally_t *tl, fleet_stats_t *st,
               const volatile sig_atomic_t *stop, err_t *err);
 
 #endif

@@ -35,6 +35,7 @@
 
 #include "cli_opt.h"
 #include "fleet.h"
+#include "lmserver.h"
 #include "infile.h"
 #include "outfile.h"
 #include "output.h"
@@ -56,6 +57,8 @@ static const char usage[] =
     "       testbed run SCENARIO [--set PATH=VALUE]... [--seed N] [--reps R]\n"
     "                            [--json] [--out FILE.csv|FILE.json] [--force]\n"
     "                            [--quiet] [--real-verify] [--real-draft[=TENANT]]\n"
+    "                            [--real-model GGUF [--draft SPEC] [--prompts FILE]\n"
+    "                             [--check] [--verbose]]\n"
     "\n"
     "Runs SCENARIO in real time: a verifier process (TCP on 127.0.0.1) and an\n"
     "edge-fleet process running the simulator's own protocol, batching and\n"
@@ -74,6 +77,16 @@ static const char usage[] =
     "                 model's real decode steps (tenants.edge.draft at its quant,\n"
     "                 w4a16 or fp16) on one CPU core instead of the emulated\n"
     "                 draft time, and reports measured vs model times per token\n"
+    "  --real-model GGUF  a real model end to end: every tenant drafts real\n"
+    "                 tokens with the draft (--draft: w4a16 (default), w4a16-int8,\n"
+    "                 fp16, each optionally :LAYERS) of GGUF's model, each draft\n"
+    "                 lasting at least the scenario's draft time; the verifier\n"
+    "                 (its own serving loop, testbed/lmserver.h) runs the fp16\n"
+    "                 target's batched forward passes and decides by comparing\n"
+    "                 tokens. Requests take the prompts of --prompts (default\n"
+    "                 scenarios/real/prompts.txt) in turn; --check holds every\n"
+    "                 finished request to the target's own greedy text, --verbose\n"
+    "                 prints one\n"
     "  Both build their model in memory first: a run whose real models would\n"
     "  take more than 90% of the memory available (MemAvailable) is refused\n"
     "  (exit 2); otherwise their sizes go to stderr (not with --quiet, --json)\n";
@@ -93,6 +106,8 @@ typedef struct opts {
     int force;              /* --force: --out may replace a sweep's CSV */
     int real_draft;         /* the tenant drafting for real, or -1 */
     const char *sched;      /* the scheduling policy in use, for the report */
+    const char *model, *draft, *prompts;   /* --real-model, --draft, --prompts */
+    int check, verbose;
 } opts_t;
 
 static int usage_error(const char *fmt, const char *arg)
@@ -126,6 +141,25 @@ static int parse_tenant(const char *a, int *tenant)
     return 0;
 }
 
+/* --real-model, --draft and --prompts (each once): 0 taken, 2 after a
+ * message, -1 not one of them. */
+static int parse_lm_opt(opts_t *o, int argc, char **argv, int *k)
+{
+    static const char *const names[3] = {"--real-model", "--draft", "--prompts"};
+    const char **dest[3] = {&o->model, &o->draft, &o->prompts};
+    const char *a = argv[*k], *eq = strchr(a, '=');
+    size_t len = eq ? (size_t)(eq - a) : strlen(a);
+    for (int j = 0; j < 3; j++) {
+        if (len != strlen(names[j]) || strncmp(a, names[j], len) != 0) continue;
+        if (*dest[j]) return usage_error("option '%s' given more than once", names[j]);
+        const char *v = value_of(argc, argv, k, eq);
+        if (!v) return usage_error("%s needs a value", names[j]);
+        *dest[j] = v;
+        return 0;
+    }
+    return -1;
+}
+
 static int parse(opts_t *o, int argc, char **argv)
 {
     /* As specsim's parser (sim/cli_opt.c): an option with a value may be
@@ -141,6 +175,11 @@ static int parse(opts_t *o, int argc, char **argv)
         if (strcmp(a, "--quiet") == 0) { o->quiet = 1; continue; }
         if (strcmp(a, "--force") == 0) { o->force = 1; continue; }
         if (strcmp(a, "--real-verify") == 0) { o->real_verify = 1; continue; }
+        if (strcmp(a, "--check") == 0) { o->check = 1; continue; }
+        if (strcmp(a, "--verbose") == 0) { o->verbose = 1; continue; }
+        int lmopt = parse_lm_opt(o, argc, argv, &k);
+        if (lmopt > 0) return lmopt;
+        if (lmopt == 0) continue;
         if (strncmp(a, "--real-draft", 12) == 0 && (a[12] == 0 || a[12] == '=')) {
             if (o->real_draft >= 0)
                 return usage_error("option '%s' given more than once", "--real-draft");
@@ -175,6 +214,13 @@ static int parse(opts_t *o, int argc, char **argv)
         if (rc) return rc;
     }
     if (!o->scenario) return usage_error("%s", "needs a SCENARIO file");
+    if (!o->model && (o->draft || o->prompts || o->check || o->verbose))
+        return usage_error("%s", "--draft, --prompts, --check and --verbose go with "
+                           "--real-model");
+    if (o->model && (o->real_verify || o->real_draft >= 0))
+        return usage_error("%s", "--real-model replaces --real-verify and --real-draft");
+    if (o->model && !o->draft) o->draft = "w4a16";
+    if (o->model && !o->prompts) o->prompts = SPECSIM_ROOT "/scenarios/real/prompts.txt";
     return 0;
 }
 
@@ -183,6 +229,8 @@ static int parse(opts_t *o, int argc, char **argv)
 typedef struct run {
     const scenario_t *s;
     server_opts_t sopt;
+    lmserver_opts_t lopt;   /* lopt.model: --real-model, else NULL */
+    lmedge_opts_t eopt;
     repl_shared_t sh;
     tally_t *tl;
     pid_t child;            /* the verifier, -1 = none */
@@ -206,7 +254,8 @@ static void verifier(run_t *c, int rep, int ctl)
     signal(SIGTERM, SIG_DFL);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     err_t e = {0, {0}};
-    int rc = server_run(c->s, &c->sh, rep, &c->sopt, ctl, NULL, &e);
+    int rc = c->lopt.model ? lmserver_run(c->s, &c->sh, rep, &c->lopt, ctl, NULL, &e)
+                           : server_run(c->s, &c->sh, rep, &c->sopt, ctl, NULL, &e);
     if (rc) fprintf(stderr, "testbed: verifier: %s\n", e.msg);
     _exit(rc ? 1 : 0);
 }
@@ -287,6 +336,17 @@ static void real_draft_report(const run_t *c, int rep, const fleet_stats_t *st)
         fprintf(stderr, "  draft %6.0f %7.0f\n", st->rd_drafts, k);
 }
 
+/* A real model: the drafts made, per token the drafter's measured time and
+ * the scenario's, on stderr. */
+static void lm_report(const run_t *c, int rep, const fleet_stats_t *st)
+{
+    double k = st->lm_tokens;
+    fprintf(stderr, "testbed: replication %d, real drafting (%s): %.0f requests, %.0f drafts, "
+            "%.0f tokens; per token %.3f ms computing (batched), %.3f ms by the scenario\n",
+            rep, c->eopt.draft, st->lm_requests, st->lm_drafts, k,
+            k > 0 ? 1e3 * st->lm_real_s / k : 0.0, k > 0 ? 1e3 * st->lm_model_s / k : 0.0);
+}
+
 static int run_rep(run_t *c, int rep, metrics_rep_t *out, metrics_rep_t *gout,
                    err_t *err)
 {
@@ -299,8 +359,13 @@ static int run_rep(run_t *c, int rep, metrics_rep_t *out, metrics_rep_t *gout,
     fleet_stats_t st;
     double late[3] = {0, 0, 0};   /* both processes: sum, max, events */
     if (rc == 0)
-        rc = fleet_run(s, &c->sh, rep, port, c->real_draft, c->tl, &st, &stop_sig, err);
+        rc = fleet_run(s, &c->sh, rep, port, c->real_draft, c->lopt.model ? &c->eopt : NULL,
+                       c->tl, &st, &stop_sig, err);
     if (rc == 0 && c->real_draft >= 0 && !c->quiet) real_draft_report(c, rep, &st);
+    if (rc == 0 && c->lopt.model && !c->quiet) lm_report(c, rep, &st);
+    if (rc == 0 && c->lopt.model && st.lm_mismatches > 0)
+        rc = err_set(err, ERR_RUNTIME, "testbed: %.0f verdicts accepted ids that were not the "
+                     "edge's drafts", st.lm_mismatches);
     if (rc == 0) {
         events = st.events;
         late[0] = st.late_mean * st.steps;
@@ -462,6 +527,7 @@ static int load(opts_t *o, scenario_t *s)
         return 2;
     }
     const char *why = o->real_verify ? server_real_refusal(s) : NULL;
+    if (!why && o->model) why = lmserver_refusal(s);
     if (!why && o->real_draft >= 0) why = fleet_real_draft_refusal(s, o->real_draft);
     if (why) {
         fprintf(stderr, "testbed: %s: %s\n", o->scenario, why);
@@ -501,7 +567,9 @@ static int cmd_run(int argc, char **argv)
         return rc < 0 ? 0 : rc;
     }
     run_t c = {.s = &s, .child = -1, .real_draft = o.real_draft, .quiet = o.quiet || o.json,
-               .sopt = {.real_verify = o.real_verify, .quiet = o.quiet || o.json}};
+               .sopt = {.real_verify = o.real_verify, .quiet = o.quiet || o.json},
+               .lopt = {o.model, 1, o.check, o.verbose, o.quiet || o.json},
+               .eopt = {o.model, o.draft, o.prompts, 1}};
     metrics_summary_t m, *groups = calloc((size_t)s.ngroups, sizeof *groups);
     output_sources_t src = {0};
     err_t err = {0, {0}};

@@ -234,7 +234,7 @@ static int on_input(void *ctx, uint32_t tag, err_t *err)
     if (tag == SERVER_REAL_TAG) return real_signal(sv, err);
     conn_t *c = sv->conn[tag];
     if (conn_fill(c, err)) return -1;
-    wire_msg_t m;
+    wire_msg_t m = {0};
     int rc = 0;
     while (!sv->bye[tag] && (rc = conn_next(c, &m, err)) > 0) {
         if (m.kind == WIRE_BYE) {
@@ -290,7 +290,7 @@ static int accept_all(server_t *sv, int rep, err_t *err)
             close(fd);
             return err_set(err, ERR_RUNTIME, "testbed: verifier: out of memory");
         }
-        wire_msg_t m;
+        wire_msg_t m = {0};
         if (conn_init(c, fd, err) || conn_recv(c, &m, err)) {
             conn_close(c);
             free(c);

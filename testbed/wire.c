@@ -56,9 +56,24 @@ static double get_f64(get_t *r)
 
 #define TOKENS_MAX 2047
 
-static void put_tokens(put_t *w, int n)
+static void put_tokens(put_t *w, const uint32_t *ids, int n)
 {
-    for (int k = 0; k < n; k++) put_u(w, 0, 4);
+    for (int k = 0; k < n; k++) put_u(w, ids ? ids[k] : 0, 4);
+}
+
+/* n ids into m->ids when the caller gave room for them, else skipped. */
+static void get_tokens(get_t *r, wire_msg_t *m, int n)
+{
+    if (n < 0 || n > TOKENS_MAX || r->n + 4 * (size_t)n > r->len) {
+        r->bad = 1;
+        return;
+    }
+    m->nids = n;
+    if (!m->ids) {
+        r->n += 4 * (size_t)n;
+        return;
+    }
+    for (int k = 0; k < n; k++) m->ids[k] = (uint32_t)get_u(r, 4);
 }
 
 size_t wire_encode(const wire_msg_t *m, uint8_t *buf, size_t cap)
@@ -77,17 +92,19 @@ size_t wire_encode(const wire_msg_t *m, uint8_t *buf, size_t cap)
         put_u(&w, m->prompt, 4);
         put_u(&w, m->output, 4);
         put_f64(&w, m->t0);
+        if (m->ids && (m->nids < 0 || m->nids > TOKENS_MAX)) return 0;
+        if (m->ids) put_tokens(&w, m->ids, m->nids);
         break;
     case WIRE_BLOCK:
         if (m->gamma < 1 || m->gamma > TOKENS_MAX) return 0;
         put_u(&w, m->epoch, 4);
         put_u(&w, (uint64_t)m->gamma, 2);
-        put_tokens(&w, m->gamma);
+        put_tokens(&w, m->ids, m->gamma);
         break;
     case WIRE_FIRST:
     case WIRE_TOKEN:
         put_u(&w, m->epoch, 4);
-        put_u(&w, 0, 4);
+        put_u(&w, m->ids ? m->ids[0] : 0, 4);
         break;
     case WIRE_VERDICT:
         if (m->gamma < 1 || m->gamma > TOKENS_MAX || m->accepted < 0 ||
@@ -97,7 +114,7 @@ size_t wire_encode(const wire_msg_t *m, uint8_t *buf, size_t cap)
         put_u(&w, (uint64_t)m->gamma, 2);
         put_u(&w, (uint64_t)m->accepted, 2);
         put_u(&w, (uint64_t)m->n, 2);
-        put_tokens(&w, m->n);
+        put_tokens(&w, m->ids, m->n);
         break;
     case WIRE_BYE:
         break;
@@ -124,17 +141,19 @@ static void decode_body(get_t *r, wire_msg_t *m)
         m->prompt = (uint32_t)get_u(r, 4);
         m->output = (uint32_t)get_u(r, 4);
         m->t0 = get_f64(r);
+        if (!r->bad && (r->len - r->n) % 4) r->bad = 1;
+        else if (!r->bad) get_tokens(r, m, (int)((r->len - r->n) / 4));
         break;
     case WIRE_BLOCK:
         m->epoch = (uint32_t)get_u(r, 4);
         m->gamma = (int)get_u(r, 2);
         if (m->gamma < 1 || m->gamma > TOKENS_MAX) r->bad = 1;
-        else r->n += 4 * (size_t)m->gamma;
+        else get_tokens(r, m, m->gamma);
         break;
     case WIRE_FIRST:
     case WIRE_TOKEN:
         m->epoch = (uint32_t)get_u(r, 4);
-        get_u(r, 4);
+        get_tokens(r, m, 1);
         break;
     case WIRE_VERDICT:
         m->epoch = (uint32_t)get_u(r, 4);
@@ -144,7 +163,7 @@ static void decode_body(get_t *r, wire_msg_t *m)
         if (m->gamma < 1 || m->gamma > TOKENS_MAX || m->accepted > m->gamma ||
             m->n > TOKENS_MAX)
             r->bad = 1;
-        else r->n += 4 * (size_t)m->n;
+        else get_tokens(r, m, m->n);
         break;
     case WIRE_BYE:
         break;
@@ -160,7 +179,9 @@ int wire_decode(const uint8_t *buf, size_t len, wire_msg_t *m, size_t *used)
                   (size_t)buf[3] << 24;
     if (body < 1 || body > WIRE_FRAME_MAX - 4) return -1;
     if (len < 4 + body) return 0;
+    uint32_t *ids = m->ids;   /* the caller's room, kept */
     memset(m, 0, sizeof *m);
+    m->ids = ids;
     get_t r = {buf + 4, 0, body, 0};
     m->kind = (int)get_u(&r, 1);
     decode_body(&r, m);

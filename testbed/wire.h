@@ -6,7 +6,8 @@
  *
  *   HELLO    u32 tenant, u32 replication, u64 run start (CLOCK_MONOTONIC ns)
  *   PROMPT   u32 epoch, u32 prompt tokens, u32 output tokens, f64 request
- *            start (s since the run start)
+ *            start (s since the run start), then the prompt's ids when a
+ *            real model runs (any number up to 2047 u32; none otherwise)
  *   BLOCK    u32 epoch, u16 gamma, gamma × u32 draft token ids
  *   FIRST    u32 epoch, u32 token id
  *   VERDICT  u32 epoch, u16 gamma, u16 accepted, u16 n, n × u32 token ids
@@ -16,7 +17,8 @@
  * A frame maps one to one onto the simulator's message (sim/msg.h): the
  * testbed hands the decoded fields to the simulator's own protocol code.
  * Token ids ride along so that a frame is as long as a real one; the
- * emulated devices have no vocabulary and send 0.
+ * emulated devices have no vocabulary and send 0, a real model
+ * (build/testbed run --real-model) its tokens.
  */
 #ifndef TESTBED_WIRE_H
 #define TESTBED_WIRE_H
@@ -31,6 +33,8 @@ enum wire_kind {
 
 /* The largest frame: a verdict or block of 2047 tokens (sim/msg.h's field). */
 #define WIRE_FRAME_MAX (4 + 1 + 10 + 4 * 2048)
+/* Ids a frame may carry. */
+#define WIRE_IDS_MAX 2047
 
 typedef struct wire_msg {
     int kind;           /* enum wire_kind */
@@ -40,6 +44,13 @@ typedef struct wire_msg {
     uint32_t prompt, output;
     double t0;          /* PROMPT */
     int gamma, accepted, n;
+    /* Token ids. Encoding: the ids sent (BLOCK: gamma of them, VERDICT: n,
+     * FIRST and TOKEN: one, PROMPT: nids after its fields), or NULL for
+     * zeros (and a PROMPT without ids). Decoding: when the caller points
+     * ids at room for WIRE_IDS_MAX ids, the frame's are copied there and
+     * nids says how many; with NULL they are skipped. */
+    uint32_t *ids;
+    int nids;
 } wire_msg_t;
 
 /* Encodes m into buf (cap bytes); returns the frame's length, or 0 when

@@ -64,32 +64,6 @@ int cli_args_parse(const char *cmd, int argc, char **argv, int first, cli_opt_t 
     return 0;
 }
 
-int cli_args_model_spec(const char *spec, llm_opts_t *o, err_t *err)
-{
-    memset(o, 0, sizeof *o);
-    const char *colon = strchr(spec, ':');
-    size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
-    if (len == 4 && !strncmp(spec, "fp16", 4)) o->weights = LLM_FP16;
-    else if (len == 5 && !strncmp(spec, "w4a16", 5)) o->weights = LLM_W4A16;
-    else if (len == 10 && !strncmp(spec, "w4a16-int8", 10)) {
-        o->weights = LLM_W4A16;
-        o->w4_kernel = GEMV_W4_INT8;
-    } else {
-        return err_set(err, ERR_INPUT, "model '%s': expected fp16, w4a16 or w4a16-int8, "
-                       "optionally with ':LAYERS'", spec);
-    }
-    if (colon) {
-        char *end;
-        errno = 0;
-        long L = strtol(colon + 1, &end, 10);
-        if (!colon[1] || *end || errno || L < 1 || L > 100000)
-            return err_set(err, ERR_INPUT, "model '%s': ':LAYERS' must be a positive integer",
-                           spec);
-        o->layers = (int)L;
-    }
-    return 0;
-}
-
 int cli_args_open(const char *path, cli_model_t *cm, err_t *err)
 {
     memset(cm, 0, sizeof *cm);
@@ -112,7 +86,7 @@ void cli_args_close(cli_model_t *cm)
 llm_model_t *cli_args_load(const cli_model_t *cm, const char *spec, err_t *err)
 {
     llm_opts_t o;
-    if (cli_args_model_spec(spec, &o, err) != 0) return NULL;
+    if (llm_opts_parse(spec, &o, err) != 0) return NULL;
     return llm_load(cm->g, &o, err);
 }
 

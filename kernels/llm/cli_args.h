@@ -30,10 +30,6 @@ typedef struct cli_opt {
 int cli_args_parse(const char *cmd, int argc, char **argv, int first, cli_opt_t *opts, int n,
                    const char **pos, int maxpos, int *npos, err_t *err);
 
-/* A model spec: "fp16", "w4a16", "w4a16-int8", each optionally ":L" (the
- * first L layers: an early-exit model). 0, or -1 with err. */
-int cli_args_model_spec(const char *spec, llm_opts_t *o, err_t *err);
-
 /* Everything a command needs of one GGUF file: the file, its tokenizer,
  * and models loaded from it. Owned by the caller: cli_args_close. */
 typedef struct cli_model {

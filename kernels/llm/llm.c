@@ -1,6 +1,7 @@
 /* llm — the LLaMA forward pass on the project's kernels (see llm.h). */
 #include "llm.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -387,6 +388,32 @@ llm_model_t *llm_load(const gguf_t *g, const llm_opts_t *o, err_t *err)
 fail:
     llm_free(m);
     return NULL;
+}
+
+int llm_opts_parse(const char *spec, llm_opts_t *o, err_t *err)
+{
+    memset(o, 0, sizeof *o);
+    const char *colon = strchr(spec, ':');
+    size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
+    if (len == 4 && !strncmp(spec, "fp16", 4)) o->weights = LLM_FP16;
+    else if (len == 5 && !strncmp(spec, "w4a16", 5)) o->weights = LLM_W4A16;
+    else if (len == 10 && !strncmp(spec, "w4a16-int8", 10)) {
+        o->weights = LLM_W4A16;
+        o->w4_kernel = GEMV_W4_INT8;
+    } else {
+        return err_set(err, ERR_INPUT, "model '%s': expected fp16, w4a16 or w4a16-int8, "
+                       "optionally with ':LAYERS'", spec);
+    }
+    if (colon) {
+        char *end;
+        errno = 0;
+        long L = strtol(colon + 1, &end, 10);
+        if (!colon[1] || *end || errno || L < 1 || L > 100000)
+            return err_set(err, ERR_INPUT, "model '%s': ':LAYERS' must be a positive integer",
+                           spec);
+        o->layers = (int)L;
+    }
+    return 0;
 }
 
 const llm_config_t *llm_config(const llm_model_t *m) { return &m->c; }

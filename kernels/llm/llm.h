@@ -49,6 +49,10 @@ typedef struct llm_opts {
     int w4_kernel;     /* LLM_W4A16: GEMV_W4_EXACT or GEMV_W4_INT8 (gemv.h) */
 } llm_opts_t;
 
+/* A model spec: "fp16", "w4a16", "w4a16-int8", each optionally ":L" (the
+ * first L layers: an early-exit model). 0, or -1 with err (ERR_INPUT). */
+int llm_opts_parse(const char *spec, llm_opts_t *o, err_t *err);
+
 typedef struct llm_model llm_model_t;
 
 /* Loads the model of g (general.architecture "llama"; every tensor's shape

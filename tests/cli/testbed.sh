@@ -20,15 +20,17 @@ col() {
 # wake-ups (draft timer, uplink timer, verifier read, iteration timer,
 # downlink timer, edge read), tens of microseconds each (docs/testbed.md).
 # Bounds: never below C (a shorter cycle would mean a delay not applied),
-# at most 3% (1.4 ms a cycle, 230 us a wake-up) above it: measured 0.2-0.4%
-# above with SCHED_FIFO and 0.7-1.4% without it (40-90 us a wake-up) on a
-# loaded 2-core VM; a delay applied twice or not at all would move it by 4
-# ms or more. Host pauses (this machine's vCPUs
+# at most 5% (2.3 ms a cycle, 380 us a wake-up) above it: measured 0.2-0.4%
+# above with SCHED_FIFO and 0.7-1.5% without it (40-90 us a wake-up) on a
+# loaded 2-core VM, and 3.1% on all three tries of one CI run (a 3% bound
+# failed there); a delay applied twice or not at all would move it by 4 ms
+# (8.7%) or more, so 5% still tells one apart. Host pauses (this machine's vCPUs
 # stop for up to ~100 ms at times) only lengthen cycles, so the upper bound
 # may take up to three tries; the lower bound holds on every try. The
 # acceptance draws are the simulator's own streams, so the testbed's tokens
-# per verdict and ITL must match `specsim run` on the same scenario within
-# 3% (a verdict more or fewer in the window moves the mean ~1%).
+# per verdict must match `specsim run` on the same scenario within 3% (a
+# verdict more or fewer in the window moves the mean ~1%), and its ITL
+# within 3% below and the cycle's 5% above.
 cat >"$TMP/cf.yaml" <<'EOF2'
 name: tb-closed-form
 seed: 5
@@ -58,7 +60,7 @@ for try in 1 2 3; do
         c = i * a; C = 0.046
         if (c < C * (1 - 1e-6)) { print "floor"; exit }
         d1 = (i - si) / si; d2 = (a - sa) / sa
-        if (c <= C * 1.03 && d1 <= 0.03 && d1 >= -0.03 && d2 <= 0.03 && d2 >= -0.03) print "ok"
+        if (c <= C * 1.05 && d1 <= 0.05 && d1 >= -0.03 && d2 <= 0.03 && d2 >= -0.03) print "ok"
         else print "slow" }')
     why="try $try: cycle $itl x $acc (sim $sim_itl x $sim_acc): $verdict"
     [ "$verdict" = floor ] && { floor=0; break; }

@@ -97,7 +97,7 @@ static int on_input(void *ctx, uint32_t tag, err_t *err)
     delay_t *d = ctx;
     (void)tag;
     if (conn_fill(d->in, err)) return -1;
-    wire_msg_t m;
+    wire_msg_t m = {0};
     int rc;
     while ((rc = conn_next(d->in, &m, err)) > 0 && d->got < NMSG) {
         d->order[d->got] = (int)m.epoch;

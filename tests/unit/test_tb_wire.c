@@ -56,7 +56,7 @@ static void test_round_trip_and_split(void)
     size_t off = 0, have = 0;
     int got = 0;
     for (have = 0; have <= len; have++) {
-        wire_msg_t m;
+        wire_msg_t m = {0};
         size_t used = 0;
         int rc;
         while ((rc = wire_decode(stream + off, have - off, &m, &used)) == 1) {
@@ -72,7 +72,7 @@ static void test_round_trip_and_split(void)
 
 static void test_malformed(void)
 {
-    wire_msg_t m;
+    wire_msg_t m = {0};
     size_t used;
     uint8_t zero_len[] = {0, 0, 0, 0, WIRE_BYE};
     CHECK(wire_decode(zero_len, sizeof zero_len, &m, &used) == -1);
@@ -92,6 +92,45 @@ static void test_malformed(void)
     CHECK(wire_encode(&bad, buf, sizeof buf) == 0);
     wire_msg_t ok = {.kind = WIRE_BLOCK, .gamma = 4};
     CHECK(wire_encode(&ok, buf, 10) == 0);   /* does not fit */
+}
+
+/* Real tokens ride in the frames: a PROMPT's ids after its fields (by hand:
+ * body 1 + 4 + 4 + 4 + 8 + 3 × 4 = 33 bytes), a BLOCK's and a VERDICT's
+ * ids, a FIRST's token; decoded into the caller's room, or skipped. */
+static void test_ids(void)
+{
+    uint32_t p_ids[3] = {7, 0x01020304, 49151}, b_ids[4] = {1, 2, 3, 4}, one = 99;
+    uint32_t room[WIRE_IDS_MAX];
+    wire_msg_t ms[] = {
+        {.kind = WIRE_PROMPT, .epoch = 1, .prompt = 3, .output = 8, .t0 = 0.5, .ids = p_ids,
+         .nids = 3},
+        {.kind = WIRE_BLOCK, .epoch = 2, .gamma = 4, .ids = b_ids},
+        {.kind = WIRE_VERDICT, .epoch = 2, .gamma = 4, .accepted = 1, .n = 2, .ids = b_ids},
+        {.kind = WIRE_FIRST, .epoch = 1, .ids = &one},
+    };
+    const uint32_t *want[] = {p_ids, b_ids, b_ids, &one};
+    const int nwant[] = {3, 4, 2, 1};
+    uint8_t buf[128];
+    size_t n = wire_encode(&ms[0], buf, sizeof buf);
+    CHECK(n == 4 + 33 && buf[0] == 33 && buf[4 + 21] == 7 && buf[4 + 25] == 4 &&
+          buf[4 + 28] == 1);
+    for (int k = 0; k < 4; k++) {
+        n = wire_encode(&ms[k], buf, sizeof buf);
+        wire_msg_t m = {.ids = room}, skip = {0};
+        size_t used;
+        CHECK(wire_decode(buf, n, &m, &used) == 1 && used == n && m.ids == room);
+        CHECK(m.nids == nwant[k] && memcmp(room, want[k], (size_t)nwant[k] * 4) == 0);
+        CHECK(wire_decode(buf, n, &skip, &used) == 1 && skip.nids == nwant[k] && !skip.ids);
+    }
+    /* An emulated PROMPT (no ids) is 21 bytes of body, as before. */
+    wire_msg_t plain = {.kind = WIRE_PROMPT, .prompt = 3};
+    CHECK(wire_encode(&plain, buf, sizeof buf) == 4 + 21);
+    /* A PROMPT whose trailing bytes are not whole ids is refused. */
+    n = wire_encode(&ms[0], buf, sizeof buf);
+    buf[0] = (uint8_t)(buf[0] - 1);
+    wire_msg_t m = {0};
+    size_t used;
+    CHECK(wire_decode(buf, n - 1, &m, &used) == -1);
 }
 
 static void test_simulator_messages(void)
@@ -121,6 +160,7 @@ int main(void)
     RUN(test_verdict_bytes);
     RUN(test_round_trip_and_split);
     RUN(test_malformed);
+    RUN(test_ids);
     RUN(test_simulator_messages);
     return check_done();
 }
