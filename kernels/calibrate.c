@@ -577,10 +577,14 @@ int calibrate_cpu(const calibrate_args_t *a, FILE *prog, err_t *err)
         return err_set(err, ERR_INPUT, "%s: no such LLM card", a->model);
     llm_card_t card;
     if (cards_load_llm_file(path, &card, err) != 0) return -1;
-    if (card.hidden % card.heads != 0 || (card.hidden / card.heads) % 2 != 0 ||
-        card.hidden % W4A16_GROUP_DEFAULT != 0 || card.ffn % W4A16_GROUP_DEFAULT != 0)
+    /* The group constrains W4A16 weights only: an fp16 card need not
+     * (SmolLM2-135M's hidden is 576, models/llm/smollm2-135m.yaml). */
+    if (card.hidden % card.heads != 0 || (card.hidden / card.heads) % 2 != 0)
+        return err_set(err, ERR_INPUT, "%s: hidden must be a multiple of heads with an even "
+                       "head_dim", path);
+    if (!fp16 && (card.hidden % W4A16_GROUP_DEFAULT != 0 || card.ffn % W4A16_GROUP_DEFAULT != 0))
         return err_set(err, ERR_INPUT, "%s: hidden and ffn must be multiples of %d (the W4A16 "
-                       "group) and hidden of heads", path, W4A16_GROUP_DEFAULT);
+                       "group) for --quant w4a16", path, W4A16_GROUP_DEFAULT);
 
     gemv_ctx_t *ctx = make_ctx(a, err);
     if (!ctx) return -1;

@@ -81,3 +81,9 @@ fi
 for s in scripts/bench-kernels.sh scripts/bench-sweep.sh; do
     if [ -x "$s" ]; then echo; "$s" "$build"; fi
 done
+
+# The real model against llama.cpp (needs the model and the Python
+# environment: a failure to get them is reported, not skipped silently).
+echo
+echo "== real model: ours vs llama.cpp (scripts/llm/bench.sh)"
+scripts/llm/bench.sh "$build" || echo "bench: the real-model comparison did not run (above)" >&2

@@ -16,6 +16,12 @@
 # --threads 1 --quick) and the simulator predicts twice: from that table
 # (operator rows), and from the table plus whole verify steps of batches
 # (`build/testbed steps`), so that the table shows where the error comes from.
+# Scenarios named real-model-*.yaml run a real model end to end
+# (--real-model: SmolLM2-135M from scripts/fetch-model.sh, W4A16 drafts,
+# fp16 verification, acceptance from real tokens); just before, this script
+# measures the verifier's steps on this machine (build/calibrate operator
+# rows, then `build/testbed steps --real-model`) and the simulator predicts
+# from that table and the acceptance trace the scenario replays.
 # Scenarios named real-draft*.yaml run the testbed with --real-draft (tenant
 # 0's drafts really computed on one CPU core at tenants.edge.quant); just
 # before, this script calibrates the draft model on this machine and both
@@ -31,6 +37,7 @@ fig=results/figures
     { echo "testbed-validate: $build/testbed or $build/specsim not built (run make)" >&2; exit 1; }
 mkdir -p "$out" "$fig"
 : >"$out/points.csv"   # scenario,metric,testbed,simulator (no header)
+rm -f "$out/real-model.calibration.yaml"   # measured afresh by each run
 
 # The metrics the targets name, then a few more for context.
 metrics="itl_mean_s itl_p99_s throughput_tok_s accepted_len_mean batch_mean queue_delay_mean_s ttft_mean_s edge_stall_frac gpu_util"
@@ -87,6 +94,32 @@ for f in ${SCENARIOS:-scenarios/testbed/*.yaml}; do
         printf '  (drafts, tokens, measured ms, service model ms from the table)\n'
         compare "$name" "$out/$name.testbed.csv" "$out/$name.sim.csv"
         ;;
+    real-model-*)
+        # A real model end to end (docs/llm.md): the testbed's tenants draft
+        # with the W4A16 copy of the GGUF's model and its verifier runs the
+        # fp16 target (testbed/lmserver.h); the simulator takes the verify
+        # times from a table of the target measured here just before
+        # (operator rows, then the verifier's own whole steps) and replays
+        # the acceptance trace the scenario names. One table serves every
+        # real-model scenario of the run (all verify blocks of 5 tokens).
+        model=$(scripts/fetch-model.sh) || exit 1
+        cal="$out/real-model.calibration.yaml"
+        if [ ! -s "$cal" ]; then
+            echo "$name: calibrating $model on this machine (about a minute)" >&2
+            $fifo "$build/calibrate" --device cpu --quant fp16 --threads 1 --quick \
+                --model models/llm/smollm2-135m.yaml --out "$cal.tmp" 2>/dev/null
+            "$build/testbed" steps --real-model "$model" --gamma 4 --max-tokens 64 \
+                --context 80 --reps 5 --prefill 40,56,80,120 >>"$cal.tmp"
+            mv "$cal.tmp" "$cal"
+        fi
+        "$build/testbed" run "$f" --real-model "$model" --set cloud.calibration="$cal" \
+            --out "$out/$name.testbed.csv" >/dev/null 2>"$out/$name.testbed.log"
+        "$build/specsim" run "$f" --quiet --reps "$reps" --set cloud.calibration="$cal" \
+            --out "$out/$name.sim.csv" >/dev/null
+        printf '\n%s (%s), a real model end to end:\n' "$name" "$f"
+        grep -E 'real (drafting|verifier)' "$out/$name.testbed.log" | sed 's/^testbed: /  /'
+        compare "$name" "$out/$name.testbed.csv" "$out/$name.sim.csv"
+        ;;
     real-*)
         card=$(sed -n 's/^  target: *//p' "$f")
         cal="$out/$name.calibration.yaml"
@@ -117,6 +150,9 @@ for f in ${SCENARIOS:-scenarios/testbed/*.yaml}; do
         ;;
     esac
 done
+
+printf '\nThe table for the README (scripts/accuracy-table.awk):\n\n'
+awk -F, -f scripts/accuracy-table.awk "$out/points.csv"
 
 if command -v gnuplot >/dev/null 2>&1; then
     gnuplot -e "data='$out/points.csv'; out='$fig/testbed-validate'" scripts/testbed-validate.gp

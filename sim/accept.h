@@ -89,6 +89,10 @@ typedef struct accept_model {
     int (*init)(void *st, const void *par, const accept_seat_t *seat, err_t *err);
     /* Accepted leading drafts of a block of gamma >= 1 drafts: 0..gamma. */
     int (*draw)(void *st, const void *par, gsl_rng *r, int gamma);
+    /* The tenant's request number req (0, 1, ... in the tenant's order)
+     * reaches the cloud; tenant of ntenants. NULL: requests change nothing
+     * (a trace replayed per request starts the request's segment). */
+    void (*request)(void *st, const void *par, int tenant, int ntenants, long req);
     /* The per-draft acceptance probability the model stands for, over the
      * tenant population, for blocks of gamma drafts (NAN: none). */
     double (*mean)(const void *par, int gamma);
@@ -204,6 +208,12 @@ static inline int accept_draw(accept_t *a, int gamma)
 {
     if (gamma < 1) return 0;
     return a->model->draw(a->st, a->par, a->rng, gamma);
+}
+
+/* A new request of the tenant (see accept_model_t.request). */
+static inline void accept_request(accept_t *a, int tenant, int ntenants, long req)
+{
+    if (a->model->request) a->model->request(a->st, a->par, tenant, ntenants, req);
 }
 
 /* The tenant's parameter stream (RNG_ACCEPT_PARAM), for a model's init; the

@@ -28,6 +28,15 @@
  * Tenant t starts at entry (line) t mod n, so tenants do not replay in
  * lockstep.
  *
+ * Per request (`per_request: true`, per-position files only): the file's
+ * `# request` comment lines (build/llm accept writes one before each
+ * prompt's outcomes) cut the stream into segments, one request's each;
+ * request r of tenant t of T replays segment (t + r·T) mod S from its
+ * start — the prompt a real run (build/testbed run --real-model) gives
+ * that request — and reads on into the next segment if its blocks outrun
+ * its own. Acceptance depends on the prompt, so a comparison with a real
+ * run replays the prompts that run decoded, not a stretch of the file.
+ *
  * Block law: the empirical law of the replay — per-block: min(v, gamma)
  * over the values; per position: a over the blocks of one pass through the
  * stream (every tenant's replay passes every 0 and starts a block right
@@ -63,6 +72,10 @@ typedef struct trace_par {
     unsigned char *bits;         /* owned; per position: the evaluated
                                     outcomes, 0 or 1 */
     int nbits;
+    int *seg;                    /* owned; each `# request` line's start in
+                                    bits */
+    int nseg;
+    int per_request;             /* 1: replay segment by request */
 } trace_par_t;
 
 typedef struct trace_state {
@@ -77,7 +90,7 @@ typedef struct reader {
     keytab_ctx_t *c;
     const char *key, *src;
     trace_par_t *t;
-    int cap, bcap;
+    int cap, bcap, scap;
 } reader_t;
 
 static int rd_err(reader_t *r, int line, int col, const char *what, const char *p)
@@ -99,10 +112,16 @@ static int grow(reader_t *r, void **a, int *cap, int need, size_t elem)
 }
 
 /* `# format: positions` / `# gamma: N` in comment line p (after '#');
- * other comments are left alone. */
+ * `# request...` marks a segment; other comments are left alone. */
 static int directive(reader_t *r, const char *p, int line, int col)
 {
     p += strspn(p, " \t");
+    if (!strncmp(p, "request", 7)) {
+        trace_par_t *t = r->t;
+        if (grow(r, (void **)&t->seg, &r->scap, t->nseg + 1, sizeof *t->seg)) return -1;
+        t->seg[t->nseg++] = t->nbits;
+        return 0;
+    }
     if (!strncmp(p, "format:", 7)) {
         const char *v = p + 7 + strspn(p + 7, " \t");
         if (strncmp(v, "positions", 9) != 0 || v[9 + strspn(v + 9, " \t\r")])
@@ -195,8 +214,10 @@ static void trace_par_fini(void *par)
     trace_par_t *t = par;
     free(t->v);
     free(t->bits);
+    free(t->seg);
     t->v = NULL;
     t->bits = NULL;
+    t->seg = NULL;
 }
 
 static int parse_file(keytab_ctx_t *c, const ynode_t *node, const char *key,
@@ -217,8 +238,8 @@ static int parse_file(keytab_ctx_t *c, const ynode_t *node, const char *key,
     if (infiles_read(c->files, t->file, INFILE_DATA_MAX, &text, &len, &rerr) != 0)
         return keytab_err(c, node, key, "cannot read: %s", rerr.msg);
     trace_par_fini(t);
-    t->n = t->nbits = t->positions = t->gamma_recorded = t->gamma_line = 0;
-    reader_t r = {c, key, t->file, t, 0, 0};
+    t->n = t->nbits = t->positions = t->gamma_recorded = t->gamma_line = t->nseg = 0;
+    reader_t r = {c, key, t->file, t, 0, 0, 0};
     int rc = read_text(&r, text);
     free(text);
     if (rc == 0 && t->n == 0)
@@ -242,6 +263,7 @@ static int write_file(FILE *f, const keytab_key_t *k, const void *base, int inde
 static const keytab_key_t TRACE_KEYS[] = {
     {.name = "file", .type = KT_CUSTOM, .parse = parse_file, .write = write_file,
      .flags = KF_REQUIRED},
+    {.name = "per_request", .type = KT_BOOL, .off = offsetof(trace_par_t, per_request)},
     {.name = NULL}};
 
 /* --- the model ----------------------------------------------------------- */
@@ -256,6 +278,12 @@ static int trace_check(const void *par, err_t *err)
         if (t->v[i] < 0)
             return err_set(err, ERR_INPUT, "acceptance.file: trace '%s' entry %d "
                            "is negative (%d)", t->file, i + 1, t->v[i]);
+    if (t->per_request && (!t->positions || t->nseg < 1))
+        return err_set(err, ERR_INPUT, "acceptance.per_request: trace '%s' %s", t->file,
+                       !t->positions ? "is not per position ('# format: positions'): "
+                       "requests are cut from a stream of outcomes"
+                       : "has no '# request' line: nothing marks where a request's "
+                       "outcomes start");
     return 0;
 }
 
@@ -300,6 +328,14 @@ static int positions_block(const trace_par_t *t, int *pos, int gamma, int *read)
         a++;
     }
     return a;
+}
+
+static void trace_request(void *st, const void *par, int tenant, int ntenants, long req)
+{
+    const trace_par_t *t = par;
+    if (!t->per_request) return;
+    long k = ((long)tenant + req % t->nseg * (long)ntenants) % t->nseg;
+    ((trace_state_t *)st)->pos = t->seg[k] % t->nbits;
 }
 
 static int trace_draw(void *st, const void *par, gsl_rng *r, int gamma)
@@ -366,6 +402,7 @@ const accept_model_t accept_trace_model = {
     .check_gamma = trace_check_gamma,
     .init = trace_init,
     .draw = trace_draw,
+    .request = trace_request,
     .mean = trace_mean,
     .law = trace_law,
 };

@@ -321,7 +321,7 @@ static int side_times(const hw_card_t *hw, const llm_card_t *m, int prec,
         *datasheet = nan_terms(terms);
         return 0;
     }
-    service_job_t one = {1, job.context};
+    service_job_t one = {1, job.context, 0};
     *datasheet = service_iter_time_datasheet(sv, &job, 1);
     service_terms(sv, &job, 1, terms);
     if (cloud_iter && need) *cloud_iter = service_iter_time(sv, &one, 1);
@@ -466,7 +466,7 @@ static int compute(const scenario_t *s, analytic_t *out, err_t *err)
     out->context_tokens = ctx;
 
     /* Draft time per token. */
-    service_job_t djob = {1, (int)ctx};
+    service_job_t djob = {1, (int)ctx, 0};
     if (ed->has_draft_time) {
         out->draft_time_s = dist_mean(&ed->draft_time);
         snprintf(out->edge_source, sizeof out->edge_source, "%s", dist_source(&ed->draft_time));
@@ -478,7 +478,7 @@ static int compute(const scenario_t *s, analytic_t *out, err_t *err)
         return -1;
 
     /* Verify time of one block of γ+1 tokens, and a cloud-only decode step. */
-    service_job_t vjob = {gamma + 1, (int)ctx};
+    service_job_t vjob = {gamma + 1, (int)ctx, 0};
     if (cl->has_verify_time) {
         out->verify_time_s = out->cloud_iter_time_s = dist_mean(&cl->verify_time);
         snprintf(out->cloud_source, sizeof out->cloud_source, "%s",

@@ -157,6 +157,7 @@ static const field_t row_fields[] = {
     ROWF("kv_heads", F_INT1, kv_heads, OPBIT(CAL_ATTENTION), OPBIT(CAL_ATTENTION)),
     ROWF("head_dim", F_INT1, head_dim, OPBIT(CAL_ATTENTION), OPBIT(CAL_ATTENTION)),
     ROWF("batch", F_INT1, batch, OPBIT(CAL_ATTENTION) | OPBIT(CAL_TOKEN), 0),
+    ROWF("logits", F_INT0, logits, OPBIT(CAL_TOKEN), 0),
     ROWF("time_s", F_POS, time_s, ALLOPS, ALLOPS),
     ROWF("gbs", F_NONNEG, gbs, ALLOPS, 0),
     ROWF("gflops", F_NONNEG, gflops, ALLOPS, 0),
@@ -247,6 +248,10 @@ static int row_consistent(const ctx_t *c, const ynode_t *rn, int idx,
         if ((long)row->q * row->batch != row->m)
             return fail_row_value(c, rn, idx, "m", "must equal q x batch (jobs in the "
                                   "step x new tokens per job)");
+        if (row->logits > row->q)
+            return fail_row_value(c, rn, idx, "logits", "must be at most q (the new tokens "
+                                  "per job, whose rows the lm_head may compute)");
+        row->nohead = row->logits < 0 ? 0 : row->q - row->logits;
     }
     if (row->op == CAL_LINEAR) {
         int ok = 0;
@@ -276,6 +281,7 @@ static int parse_row(const ctx_t *c, const ynode_t *rn, int idx, caltable_row_t 
     if (op < 0) return -1;
     row->op = (enum caltable_op)op;
     if (op == CAL_ATTENTION) row->batch = 1;   /* optional, one sequence */
+    if (op == CAL_TOKEN) row->logits = -1;     /* optional: every row's */
     unsigned seen = 0;
     if (row_keys(c, rn, idx, op, &seen, row) != 0) return -1;
     for (int i = 0; i < NROWF; i++) {
@@ -357,15 +363,15 @@ static int same_shape(const caltable_row_t *a, const caltable_row_t *b)
            strcmp(a->quant, b->quant) == 0 && a->m == b->m && a->n == b->n &&
            a->k == b->k && a->q == b->q && a->context == b->context &&
            a->heads == b->heads && a->kv_heads == b->kv_heads &&
-           a->head_dim == b->head_dim && a->batch == b->batch;
+           a->head_dim == b->head_dim && a->batch == b->batch && a->nohead == b->nohead;
 }
 
 static int shape_cmp(const caltable_row_t *a, const caltable_row_t *b)
 {
     int x[] = {a->op, a->m, a->n, a->k, a->q, a->context, a->heads, a->kv_heads,
-               a->head_dim, a->batch};
+               a->head_dim, a->batch, a->nohead};
     int y[] = {b->op, b->m, b->n, b->k, b->q, b->context, b->heads, b->kv_heads,
-               b->head_dim, b->batch};
+               b->head_dim, b->batch, b->nohead};
     for (size_t i = 0; i < sizeof x / sizeof *x; i++)
         if (x[i] != y[i]) return x[i] < y[i] ? -1 : 1;
     int s = strcmp(a->name, b->name);
@@ -654,6 +660,7 @@ static void put_row(FILE *f, const caltable_row_t *r)
     case CAL_TOKEN:
         fprintf(f, ", m: %d, context: %d", r->m, r->context);
         if (r->batch > 1) fprintf(f, ", q: %d, batch: %d", r->q, r->batch);
+        if (r->nohead > 0) fprintf(f, ", logits: %d", r->q - r->nohead);
         break;
     }
     put_num(f, ", ", "time_s", r->time_s);

@@ -39,6 +39,10 @@
  *                             # a step of `batch` sequences of q new tokens
  *                             # each (m = q·batch); q and batch are optional,
  *                             # default one sequence of m tokens
+ *     - {op: token, m: 56, context: 0, logits: 1, time_s: ...}
+ *                             # logits: rows per sequence the lm_head
+ *                             # computed (0..q; default q, every row): 1 for
+ *                             # a prefill, which needs its last row's only
  *
  * Linear `name`s: qkv (fused q,k,v projections, n = (heads+2·kv_heads)·head_dim),
  * o (n = k = hidden), gate_up (fused gate+up, n = 2·ffn; up only when not
@@ -75,6 +79,9 @@ typedef struct caltable_row {
     int q, context;     /* attention, token: new tokens per sequence, KV
                            length (token rows: the reader sets q = m / batch) */
     int heads, kv_heads, head_dim, batch;
+    int logits;         /* token: the `logits` key as read (-1: absent) */
+    int nohead;         /* token: rows per sequence that skipped the lm_head,
+                           q − logits (0: none; rows built in code leave it) */
     double time_s;
     double gbs, gflops, ceiling_frac;   /* 0 where not recorded */
     int line;           /* source line, for messages (1-based; 0 = not read) */

@@ -452,7 +452,11 @@ static int start_iteration(cloud_t *c, int ri, double now)
     for (int b = 0; b < nb; b++) {
         int i = r->bjob[b];
         cloud_job_t *j = &c->jobs[i];
-        r->sjob[b] = (service_job_t){.tokens = r->btok[b], .context = j->context};
+        /* A prefill chunk computes logits only for the prompt's last token,
+         * in its final chunk. */
+        int skip = j->kind != CLOUD_PREFILL ? 0 : r->btok[b] - (r->btok[b] == j->tokens);
+        r->sjob[b] = (service_job_t){.tokens = r->btok[b], .context = j->context,
+                                     .nohead = skip};
         if (!j->started) first_start(c, j, now, count);
         order_served(ord, j->tenant, r->btok[b]);
         if (j->kind != CLOUD_PREFILL) {

@@ -93,6 +93,8 @@ int ctenant_admitted(void *ctx, int tenant, int replica, double now)
 int ctenant_prompt(repl_t *r, int i, int prompt, int output, double now)
 {
     ctenant_t *C = &r->ct[i];
+    if (C->proto->verifies) accept_request(&C->acc, i, r->s->ntenants, C->requests);
+    C->requests++;
     C->prompt = prompt;
     C->output = output;
     C->committed = 0;

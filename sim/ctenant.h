@@ -31,6 +31,7 @@ typedef struct ctenant {
     int pending_drafts; /* drafts of this epoch's blocks queued or running */
     uint32_t epoch;
     uint32_t blocks_in; /* blocks received: the next one's id */
+    long requests;      /* requests whose prompt reached the cloud */
     double kv_bytes;
     double t_prompt;      /* when the prompt reached the cloud (admission wait) */
     double t_first;       /* when the cloud produced its first token (the

@@ -25,6 +25,10 @@ typedef struct service service_t;
 typedef struct service_job {
     int tokens;    /* new tokens processed for this job (q) */
     int context;   /* KV tokens already cached for this job */
+    int nohead;    /* of them, those whose logits are not computed (they skip
+                      the lm_head): a prefill chunk's all but the prompt's
+                      last token; 0 for verify blocks and decode steps, which
+                      need every position's */
 } service_job_t;
 
 /* The roofline decomposition of one iteration (seconds). The memory and

@@ -280,6 +280,8 @@ static void teardown(fleet_t *f)
         f->st->lm_model_s = ls.model_s;
         f->st->lm_mismatches = ls.mismatches;
         f->st->lm_requests = ls.requests;
+        f->st->lm_late = ls.late;
+        f->st->lm_late_s = ls.late_s;
     }
     lmedge_free(f->lm);
 }

@@ -70,8 +70,15 @@ static int adopt(lmdraft_t *d)
     return running;
 }
 
+/* A text longer than this is read over several passes, so that one
+ * tenant's prompt does not hold up the other tenants' decode steps that
+ * share its passes (a pass costs about the same per token at any size). */
+#define LMDRAFT_CHUNK 16
+
 /* Slot s's span for the next pass; 0 when it has nothing to read (a
- * prefill whose text the cache already holds). */
+ * prefill whose text the cache already holds). *rows: 1 when the span's
+ * last row drafts, 0 when it only reads, -1 when it reads a chunk and more
+ * is left. */
 static int span_of(slot_t *s, llm_span_t *sp, int *rows)
 {
     if (s->made > 0) {
@@ -86,6 +93,11 @@ static int span_of(slot_t *s, llm_span_t *sp, int *rows)
     llm_kv_truncate(s->kv, c);
     s->hlen = c;
     int len = s->rn - c;
+    if (len > LMDRAFT_CHUNK) {
+        *sp = (llm_span_t){s->kv, s->rtext + c, LMDRAFT_CHUNK, LMDRAFT_CHUNK};
+        *rows = -1;
+        return 1;
+    }
     *sp = (llm_span_t){s->kv, s->rtext + c, len, s->rk > 0 ? len - 1 : len};
     *rows = s->rk > 0;
     return 1;
@@ -107,6 +119,7 @@ static int step(lmdraft_t *d)
         slot_t *s = &d->s[d->who[k]];
         memcpy(s->held + s->hlen, d->sp[k].tokens, (size_t)d->sp[k].n * sizeof *s->held);
         s->hlen += d->sp[k].n;
+        if (d->rows[k] < 0) continue;   /* more of its text next pass */
         if (!d->rows[k]) {
             s->made = -1;
             continue;

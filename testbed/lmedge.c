@@ -96,7 +96,8 @@ lmedge_t *lmedge_create(const lmedge_opts_t *o, int n, err_t *err)
     e->n = n;
     int rc = llm_opts_parse(o->draft, &lo, err);
     if (rc == 0 && (!(e->g = gguf_open(o->model, err)) || !(e->tok = tok_create(e->g, err)) ||
-                    load_prompts(e, o->prompts, err) || !(e->m = llm_load(e->g, &lo, err))))
+                    load_prompts(e, o->prompts, err) || !(e->m = llm_load(e->g, &lo, err)) ||
+                    llm_check_vocab(e->m, e->g, tok_vocab(e->tok), err)))
         rc = -1;
     e->t = rc == 0 ? calloc((size_t)n, sizeof *e->t) : NULL;
     e->wire_ids = malloc(WIRE_IDS_MAX * sizeof *e->wire_ids);
@@ -188,6 +189,12 @@ int lmedge_ready(lmedge_t *e, double now, int *tenant, uint64_t *gen, double *at
         *tenant = d.tenant;
         *gen = d.gen;
         *at = T->start + T->model_s > now ? T->start + T->model_s : now;
+        if (now > T->start + T->model_s) {
+            /* Later than the scenario says: the simulator's draft time is
+             * then short of the testbed's (the drafter is overloaded). */
+            e->st.late++;
+            e->st.late_s += now - (T->start + T->model_s);
+        }
         return 1;
     }
     return got;

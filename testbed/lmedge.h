@@ -78,9 +78,12 @@ int lmedge_down(lmedge_t *e, int i, err_t *err);
 
 /* What the run measured: drafts and tokens made, the drafter's seconds
  * and the scenario's for them, verdicts whose accepted ids disagreed with
- * the drafts (0 unless the sides disagree). */
+ * the drafts (0 unless the sides disagree), and the drafts that ended
+ * after the scenario's draft time (the drafter fell behind) with their
+ * summed lateness. */
 typedef struct lmedge_stats {
     double drafts, tokens, real_s, model_s, mismatches, requests;
+    double late, late_s;
 } lmedge_stats_t;
 void lmedge_stats(const lmedge_t *e, lmedge_stats_t *st);
 /* A name for reports: "w4a16 draft of FILE". */

@@ -703,7 +703,9 @@ static int model_init(lms_t *S, err_t *err)
 {
     llm_opts_t lo = {LLM_FP16, 0, 0};
     if (!(S->g = gguf_open(S->o->model, err)) || !(S->tok = tok_create(S->g, err)) ||
-        !(S->m = llm_load(S->g, &lo, err)) || !(S->run = llm_run_create(S->o->threads, err)))
+        !(S->m = llm_load(S->g, &lo, err)) ||
+        llm_check_vocab(S->m, S->g, tok_vocab(S->tok), err) ||
+        !(S->run = llm_run_create(S->o->threads, err)))
         return -1;
     iter_t *it = &S->it;
     size_t B = (size_t)S->max_batch;

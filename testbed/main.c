@@ -36,6 +36,9 @@
 #include "cli_opt.h"
 #include "fleet.h"
 #include "lmserver.h"
+#include "lmsteps.h"
+#include "llm.h"
+#include "prompts.h"
 #include "infile.h"
 #include "outfile.h"
 #include "output.h"
@@ -86,7 +89,9 @@ static const char usage[] =
     "                 tokens. Requests take the prompts of --prompts (default\n"
     "                 scenarios/real/prompts.txt) in turn; --check holds every\n"
     "                 finished request to the target's own greedy text, --verbose\n"
-    "                 prints one\n"
+    "                 prints one. The real tokens replace the scenario's\n"
+    "                 acceptance model and the real passes its verify times\n"
+    "                 (said on stderr); the simulator keeps both\n"
     "  Both build their model in memory first: a run whose real models would\n"
     "  take more than 90% of the memory available (MemAvailable) is refused\n"
     "  (exit 2); otherwise their sizes go to stderr (not with --quiet, --json)\n";
@@ -138,6 +143,26 @@ static int parse_tenant(const char *a, int *tenant)
         return usage_error("--real-draft wants a tenant index (an integer >= 0), got "
                            "'%s'", a + 13);
     *tenant = (int)v;
+    return 0;
+}
+
+/* --draft and --prompts checked before anything starts (the fleet reads
+ * them only after the verifier has loaded the target): 0, or 2 with one
+ * line. */
+static int check_lm_opts(const opts_t *o)
+{
+    err_t err = {0, {0}};
+    llm_opts_t lo;
+    if (llm_opts_parse(o->draft, &lo, &err) != 0) {
+        fprintf(stderr, "testbed: --draft: %s\n", err.msg);
+        return 2;
+    }
+    prompts_t *ps = prompts_load(o->prompts, &err);
+    if (!ps) {
+        fprintf(stderr, "testbed: %s\n", err.msg);
+        return 2;
+    }
+    prompts_free(ps);
     return 0;
 }
 
@@ -221,7 +246,7 @@ static int parse(opts_t *o, int argc, char **argv)
         return usage_error("%s", "--real-model replaces --real-verify and --real-draft");
     if (o->model && !o->draft) o->draft = "w4a16";
     if (o->model && !o->prompts) o->prompts = SPECSIM_ROOT "/scenarios/real/prompts.txt";
-    return 0;
+    return o->model ? check_lm_opts(o) : 0;
 }
 
 /* ---- one replication ---------------------------------------------------- */
@@ -257,7 +282,9 @@ static void verifier(run_t *c, int rep, int ctl)
     int rc = c->lopt.model ? lmserver_run(c->s, &c->sh, rep, &c->lopt, ctl, NULL, &e)
                            : server_run(c->s, &c->sh, rep, &c->sopt, ctl, NULL, &e);
     if (rc) fprintf(stderr, "testbed: verifier: %s\n", e.msg);
-    _exit(rc ? 1 : 0);
+    /* A bad input (a GGUF the verifier cannot load) is the user's: exit 2,
+     * which the parent passes on without a line of its own. */
+    _exit(rc ? (e.code == ERR_INPUT ? 2 : 1) : 0);
 }
 
 /* Starts the verifier; *port gets its port. 0, or -1 with err. */
@@ -282,7 +309,15 @@ static int start_verifier(run_t *c, int rep, int *ctl_fd, int *port, err_t *err)
     close(ctl[1]);
     *ctl_fd = ctl[0];
     uint32_t p = 0;
-    if (xio_read(ctl[0], &p, sizeof p, &stop_sig, err)) return -1;
+    if (xio_read(ctl[0], &p, sizeof p, &stop_sig, err)) {
+        /* No port: the verifier stopped before listening. When that was a
+         * bad input it said so in one line and exited 2. */
+        int status = 0;
+        while (waitpid(c->child, &status, 0) < 0 && errno == EINTR) {}
+        c->child = -1;
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 2) err_set(err, ERR_INPUT, "%s", "");
+        return -1;
+    }
     *port = (int)p;
     return 0;
 }
@@ -345,6 +380,15 @@ static void lm_report(const run_t *c, int rep, const fleet_stats_t *st)
             "%.0f tokens; per token %.3f ms computing (batched), %.3f ms by the scenario\n",
             rep, c->eopt.draft, st->lm_requests, st->lm_drafts, k,
             k > 0 ? 1e3 * st->lm_real_s / k : 0.0, k > 0 ? 1e3 * st->lm_model_s / k : 0.0);
+    fprintf(stderr, "testbed: replication %d: %.0f of %.0f drafts ended after the scenario's "
+            "draft time (%.3f ms late on average)%s\n", rep, st->lm_late, st->lm_drafts,
+            st->lm_late > 0 ? 1e3 * st->lm_late_s / st->lm_late : 0.0,
+            st->lm_late > 0.05 * st->lm_drafts ? ": the drafter fell behind, so the simulator's "
+            "draft times are short of these" : "");
+    if (rep == 0)
+        fprintf(stderr, "testbed: verdicts came from real tokens, not acceptance.model (%s), "
+                "and verify times from real forward passes, not the cloud's service model\n",
+                c->s->acceptance.model ? c->s->acceptance.model->name : "iid");
 }
 
 static int run_rep(run_t *c, int rep, metrics_rep_t *out, metrics_rep_t *gout,
@@ -579,8 +623,9 @@ static int cmd_run(int argc, char **argv)
     if (rc == 0) rc = run_all(&c, &m, groups, &err);
     if (rc == 0 && o.out) rc = output_write_file(o.out, &s, &src, &m, &err);
     if (rc != 0) {
-        fprintf(stderr, "%s%s\n", strncmp(err.msg, "testbed", 7) ? "testbed: " : "",
-                err.msg);
+        if (err.msg[0])   /* empty: the verifier has said it */
+            fprintf(stderr, "%s%s\n", strncmp(err.msg, "testbed", 7) ? "testbed: " : "",
+                    err.msg);
         rc = stop_sig ? 130 : err.code ? err.code : 1;
     } else {
         if (!o.quiet && !o.json)
@@ -606,6 +651,8 @@ static int cmd_run(int argc, char **argv)
 
 static const char usage_steps[] =
     "usage: testbed steps CARD [--gamma G] [--max-tokens N] [--context C] [--reps R]\n"
+    "       testbed steps --real-model GGUF [--gamma G] [--max-tokens N] [--context C]\n"
+    "                     [--reps R] [--prefill P,P,...]\n"
     "\n"
     "Runs the verify step --real-verify runs (testbed/realverify.h) on one core\n"
     "for batches of 1, 2, ... blocks of G + 1 tokens (up to N tokens) over C\n"
@@ -613,6 +660,9 @@ static const char usage_steps[] =
     "(`op: token` with q and batch, sim/caltable.h; the median of R runs) to\n"
     "append to the ops: of a table build/calibrate wrote for CARD, so that the\n"
     "service model's step factor covers batched steps (docs/testbed.md).\n"
+    "With --real-model, the steps of the real-model verifier instead\n"
+    "(testbed/lmsteps.h: the GGUF's fp16 target on one thread), and with\n"
+    "--prefill one row more per prompt length P (one prefill of P tokens).\n"
     "Defaults: G 4, N 16, C 64, R 7.\n";
 
 static int cmp_dbl(const void *a, const void *b)
@@ -634,16 +684,51 @@ static int int_opt(const char *name, const char *v, long lo, long hi, int *out)
     return 0;
 }
 
+#define STEPS_PREFILL_MAX 16
+
+/* --prefill P,P,...: prompt lengths in [1, 4096], at most
+ * STEPS_PREFILL_MAX of them. 0, or 2 with the message printed. */
+static int prefill_opt(const char *v, int *p, int *n)
+{
+    const char *c = v ? v : "";
+    *n = 0;
+    do {
+        char *end;
+        long x = strtol(c, &end, 10);
+        if (end == c || (*end && *end != ',') || x < 1 || x > 4096 || *n == STEPS_PREFILL_MAX) {
+            fprintf(stderr, "testbed steps: --prefill wants up to %d prompt lengths in "
+                    "[1, 4096] separated by commas, got '%s'\n", STEPS_PREFILL_MAX, v ? v : "");
+            return 2;
+        }
+        p[(*n)++] = (int)x;
+        c = *end ? end + 1 : end;
+    } while (*c);
+    return 0;
+}
+
+static int steps_real(const lmsteps_opts_t *o)
+{
+    err_t err = {0, {0}};
+    int rc = lmsteps_print(stdout, o, &err);
+    if (rc == 0 && fflush(stdout) != 0)
+        rc = err_set(&err, ERR_RUNTIME, "testbed steps: cannot write the rows: %s",
+                     strerror(errno));
+    if (rc) fprintf(stderr, "%s\n", err.msg);
+    return rc ? (err.code == ERR_INPUT ? 2 : 1) : 0;
+}
+
 static int cmd_steps(int argc, char **argv)
 {
-    const char *card_path = NULL;
+    const char *card_path = NULL, *gguf = NULL;
     int gamma = 4, maxm = 16, context = 64, reps = 7, rc = 0;
-    static const char *const once[] = {"--gamma", "--max-tokens", "--context", "--reps"};
-    int seen[4] = {0, 0, 0, 0};   /* each may be given once */
+    int prefill[STEPS_PREFILL_MAX], nprefill = 0;
+    static const char *const once[] = {"--gamma", "--max-tokens", "--context", "--reps",
+                                       "--real-model", "--prefill"};
+    int seen[6] = {0, 0, 0, 0, 0, 0};   /* each may be given once */
     for (int k = 1; k < argc && rc == 0; k++) {
         const char *a = argv[k], *v = k + 1 < argc ? argv[k + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { fputs(usage_steps, stdout); return 0; }
-        for (int j = 0; j < 4; j++)
+        for (int j = 0; j < 6; j++)
             if (!strcmp(a, once[j]) && seen[j]++) {
                 fprintf(stderr, "testbed steps: option '%s' given more than once\n", a);
                 return 2;
@@ -652,12 +737,32 @@ static int cmd_steps(int argc, char **argv)
         else if (!strcmp(a, "--max-tokens")) { rc = int_opt(a, v, 2, 4096, &maxm); k++; }
         else if (!strcmp(a, "--context")) { rc = int_opt(a, v, 0, 1 << 20, &context); k++; }
         else if (!strcmp(a, "--reps")) { rc = int_opt(a, v, 1, 1000, &reps); k++; }
+        else if (!strcmp(a, "--prefill")) { rc = prefill_opt(v, prefill, &nprefill); k++; }
+        else if (!strcmp(a, "--real-model") && v) { gguf = v; k++; }
         else if (a[0] == '-' || card_path) {
             fprintf(stderr, "testbed steps: unexpected '%s'\n%s", a, usage_steps);
             return 2;
         } else card_path = a;
     }
     if (rc) return rc;
+    if (gguf && card_path) {
+        fprintf(stderr, "testbed steps: give a CARD or --real-model, not both\n");
+        return 2;
+    }
+    if (nprefill && !gguf) {
+        fprintf(stderr, "testbed steps: --prefill needs --real-model\n");
+        return 2;
+    }
+    if (gguf && (gamma + 1 > maxm || context > 65536)) {
+        fprintf(stderr, "testbed steps: %s\n", gamma + 1 > maxm
+                ? "--max-tokens holds no block of --gamma + 1 tokens"
+                : "--context above 65536 with --real-model");
+        return 2;
+    }
+    if (gguf) {
+        lmsteps_opts_t lo = {gguf, gamma, maxm, context, reps, prefill, nprefill, 1};
+        return steps_real(&lo);
+    }
     if (!card_path) { fputs(usage_steps, stderr); return 2; }
     err_t err = {0, {0}};
     llm_card_t card;
@@ -689,7 +794,7 @@ static int cmd_steps(int argc, char **argv)
     printf("  # testbed steps %s: whole verify steps (testbed/realverify.c) on one core, "
            "%s, median of %d\n", card.name, sched, reps);
     for (int b = 1; b <= nb && rc == 0; b++) {
-        for (int j = 0; j < b; j++) jobs[j] = (service_job_t){q, context};
+        for (int j = 0; j < b; j++) jobs[j] = (service_job_t){q, context, 0};
         for (int r = -1; r < reps && rc == 0; r++) {   /* r = -1: warm-up */
             double dt = realverify_run(v, jobs, b, &err);
             if (dt < 0) rc = 1;

@@ -18,6 +18,8 @@ int accfit_params(int model) { return nparams[model]; }
 
 /* ---- beta: maximum likelihood of the beta-binomial ----------------------- */
 
+#define BETA_SUM_MAX 1e8
+
 typedef struct bb_data {
     const accstat_stream_t *st;
     int ns;
@@ -28,7 +30,11 @@ static double bb_nll(const gsl_vector *v, void *arg)
 {
     const bb_data_t *d = arg;
     double a = exp(gsl_vector_get(v, 0)), b = exp(gsl_vector_get(v, 1)), s = 0.0;
-    if (!isfinite(a) || !isfinite(b) || a < 1e-6 || b < 1e-6) return INFINITY;
+    /* a + b past BETA_SUM_MAX: the law is iid to within 1e-8 whatever the
+     * data (a likelihood rising towards iid, no over-dispersion, would
+     * otherwise send both to infinity). */
+    if (!isfinite(a) || !isfinite(b) || a < 1e-6 || b < 1e-6 || a + b > BETA_SUM_MAX)
+        return INFINITY;
     for (int i = 0; i < d->ns; i++) {
         long k = 0;
         for (int j = 0; j < d->st[i].n; j++) k += d->st[i].o[j];
@@ -68,100 +74,262 @@ static int fit_beta(const accstat_stream_t *st, int ns, accfit_t *f, err_t *err)
     return 0;
 }
 
-/* ---- markov: Baum–Welch ---------------------------------------------------- */
+/* ---- markov: Baum–Welch, the initial law tied to the stationary law ----- */
 
+/* States 0 and 1; x = P(0 → 1), y = P(1 → 0) after each outcome; every
+ * stream starts in the stationary law π_0 = y / (x + y) (1/2 for a frozen
+ * chain, as sim/accept_markov.c). */
 typedef struct hmm {
-    double pi[2], A[2][2], e[2];   /* initial law, transitions, P(accept | state) */
+    double e[2];   /* P(accept | state) */
+    double x, y;
 } hmm_t;
 
-/* One stream's forward–backward pass, scaled: adds its expected counts to
- * the accumulators and returns its log-likelihood. fw and bw: 2n doubles. */
-static double hmm_stream(const hmm_t *h, const uint8_t *o, int n, double *fw, double *bw,
-                         double *sc, double acc[4][2], double trans[2][2], double first[2])
+static double pi0_of(double x, double y)
 {
+    return x + y > 0 ? y / (x + y) : 0.5;
+}
+
+/* Expected counts of one E-step. */
+typedef struct hmm_acc {
+    double out[2][2];     /* [outcome][state] */
+    double trans[2][2];   /* [from][to] */
+    double first[2];      /* the first state of each stream */
+} hmm_acc_t;
+
+/* One stream's scaled forward pass (and, with acc, backward pass and
+ * expected counts). fw, bw: 2n doubles, sc: n. Returns its log-likelihood. */
+static double hmm_stream(const hmm_t *h, const uint8_t *o, int n, double *fw, double *bw,
+                         double *sc, hmm_acc_t *acc)
+{
+    const double A[2][2] = {{1 - h->x, h->x}, {h->y, 1 - h->y}};
+    const double p0 = pi0_of(h->x, h->y), pi[2] = {p0, 1 - p0};
+    double ll = 0;
     for (int t = 0; t < n; t++) {
         double s = 0;
         for (int j = 0; j < 2; j++) {
-            double prior = t == 0 ? h->pi[j] : fw[2 * (t - 1)] * h->A[0][j] + fw[2 * (t - 1) + 1] * h->A[1][j];
+            double prior = t == 0 ? pi[j] : fw[2 * (t - 1)] * A[0][j] + fw[2 * (t - 1) + 1] * A[1][j];
             fw[2 * t + j] = prior * (o[t] ? h->e[j] : 1 - h->e[j]);
             s += fw[2 * t + j];
         }
         sc[t] = s > 0 ? s : 1e-300;
         fw[2 * t] /= sc[t];
         fw[2 * t + 1] /= sc[t];
+        ll += log(sc[t]);
     }
+    if (!acc) return ll;
     bw[2 * (n - 1)] = bw[2 * (n - 1) + 1] = 1.0;
     for (int t = n - 2; t >= 0; t--)
         for (int i = 0; i < 2; i++) {
             double s = 0;
             for (int j = 0; j < 2; j++)
-                s += h->A[i][j] * (o[t + 1] ? h->e[j] : 1 - h->e[j]) * bw[2 * (t + 1) + j];
+                s += A[i][j] * (o[t + 1] ? h->e[j] : 1 - h->e[j]) * bw[2 * (t + 1) + j];
             bw[2 * t + i] = s / sc[t + 1];
         }
-    double ll = 0;
     for (int t = 0; t < n; t++) {
-        ll += log(sc[t]);
         for (int j = 0; j < 2; j++) {
             double g = fw[2 * t + j] * bw[2 * t + j];
-            acc[o[t] ? 1 : 0][j] += g;
-            if (t == 0) first[j] += g;
+            acc->out[o[t] ? 1 : 0][j] += g;
+            if (t == 0) acc->first[j] += g;
         }
         if (t + 1 < n)
             for (int i = 0; i < 2; i++)
                 for (int j = 0; j < 2; j++)
-                    trans[i][j] += fw[2 * t + i] * h->A[i][j] *
-                                   (o[t + 1] ? h->e[j] : 1 - h->e[j]) * bw[2 * (t + 1) + j] / sc[t + 1];
+                    acc->trans[i][j] += fw[2 * t + i] * A[i][j] *
+                                        (o[t + 1] ? h->e[j] : 1 - h->e[j]) *
+                                        bw[2 * (t + 1) + j] / sc[t + 1];
     }
     return ll;
 }
 
-static double hmm_step(hmm_t *h, const accstat_stream_t *st, int ns, double *fw, double *bw,
-                       double *sc)
+/* The transition part of the expected complete-data log-likelihood, with
+ * the first state's law tied to the stationary law:
+ *   Q(x, y) = n00 ln(1 − x) + n01 ln x + n10 ln y + n11 ln(1 − y)
+ *             + f0 ln π_0 + f1 ln π_1,   π_0 = y / (x + y),
+ * negated, in logit coordinates for the minimiser. */
+static double logistic(double u)
 {
-    double acc[4][2] = {{0}}, trans[2][2] = {{0}}, first[2] = {0}, ll = 0;
-    for (int k = 0; k < ns; k++)
-        if (st[k].n > 0) ll += hmm_stream(h, st[k].o, st[k].n, fw, bw, sc, acc, trans, first);
-    for (int j = 0; j < 2; j++) {
-        double tot = acc[0][j] + acc[1][j], rows = trans[j][0] + trans[j][1];
-        if (tot > 0) h->e[j] = acc[1][j] / tot;
-        if (rows > 0)
-            for (int k = 0; k < 2; k++) h->A[j][k] = trans[j][k] / rows;
-        h->pi[j] = first[j] / (first[0] + first[1]);
+    return 1.0 / (1.0 + exp(-u));
+}
+
+static double q_neg(const gsl_vector *v, void *arg)
+{
+    const hmm_acc_t *c = arg;
+    double u = gsl_vector_get(v, 0), w = gsl_vector_get(v, 1);
+    if (!(fabs(u) <= 40 && fabs(w) <= 40)) return INFINITY;
+    double x = logistic(u), y = logistic(w);
+    /* ln(1 − logistic(u)) = −ln(1 + e^u), ln logistic(u) = −ln(1 + e^−u):
+     * no loss of precision near 0 or 1. */
+    double lx = -log1p(exp(-u)), l1x = -log1p(exp(u));
+    double ly = -log1p(exp(-w)), l1y = -log1p(exp(w));
+    double ls = log(x + y);
+    return -(c->trans[0][0] * l1x + c->trans[0][1] * lx + c->trans[1][0] * ly +
+             c->trans[1][1] * l1y + c->first[0] * (ly - ls) + c->first[1] * (lx - ls));
+}
+
+static double clamp_logit(double p)
+{
+    if (p < 1e-15) p = 1e-15;
+    if (p > 1 - 1e-15) p = 1 - 1e-15;
+    return log(p / (1 - p));
+}
+
+/* The M-step for x, y: the minimiser started at the current values, so the
+ * step never lowers Q (generalised EM). */
+static void m_step_transitions(hmm_t *h, hmm_acc_t *c)
+{
+    gsl_multimin_function fn = {q_neg, 2, c};
+    gsl_vector *v = gsl_vector_alloc(2), *step = gsl_vector_alloc(2);
+    gsl_multimin_fminimizer *m = gsl_multimin_fminimizer_alloc(gsl_multimin_fminimizer_nmsimplex2, 2);
+    if (!v || !step || !m) goto done;   /* keeps x, y: EM still never goes down */
+    gsl_vector_set(v, 0, clamp_logit(h->x));
+    gsl_vector_set(v, 1, clamp_logit(h->y));
+    gsl_vector_set_all(step, 0.25);
+    double q0 = q_neg(v, c);
+    if (gsl_multimin_fminimizer_set(m, &fn, v, step) != GSL_SUCCESS) goto done;
+    for (int it = 0; it < 400; it++) {
+        if (gsl_multimin_fminimizer_iterate(m)) break;
+        if (gsl_multimin_test_size(gsl_multimin_fminimizer_size(m), 1e-9) == GSL_SUCCESS) break;
     }
+    if (gsl_multimin_fminimizer_minimum(m) <= q0) {
+        h->x = logistic(gsl_vector_get(m->x, 0));
+        h->y = logistic(gsl_vector_get(m->x, 1));
+    }
+done:
+    if (m) gsl_multimin_fminimizer_free(m);
+    gsl_vector_free(v);
+    gsl_vector_free(step);
+}
+
+typedef struct hmm_work {
+    const accstat_stream_t *st;
+    int ns;
+    double *fw, *bw, *sc;
+} hmm_work_t;
+
+/* One EM iteration: returns the log-likelihood of h before the update. */
+static double em_step(hmm_t *h, const hmm_work_t *w)
+{
+    hmm_acc_t c;
+    memset(&c, 0, sizeof c);
+    double ll = 0;
+    for (int k = 0; k < w->ns; k++)
+        if (w->st[k].n > 0) ll += hmm_stream(h, w->st[k].o, w->st[k].n, w->fw, w->bw, w->sc, &c);
+    for (int j = 0; j < 2; j++) {
+        double tot = c.out[0][j] + c.out[1][j];
+        if (tot > 0) h->e[j] = c.out[1][j] / tot;
+        /* Away from 0 and 1 exactly: a state that could not emit an
+         * outcome would stop the forward pass from ever moving to it. */
+        if (h->e[j] < 1e-12) h->e[j] = 1e-12;
+        if (h->e[j] > 1 - 1e-12) h->e[j] = 1 - 1e-12;
+    }
+    m_step_transitions(h, &c);
     return ll;
 }
 
-static int fit_markov(const accstat_stream_t *st, int ns, accfit_t *f, err_t *err)
+static double hmm_loglik(const hmm_t *h, const hmm_work_t *w)
+{
+    double ll = 0;
+    for (int k = 0; k < w->ns; k++)
+        if (w->st[k].n > 0) ll += hmm_stream(h, w->st[k].o, w->st[k].n, w->fw, w->bw, w->sc, NULL);
+    return ll;
+}
+
+/* Runs EM from h for at most its iterations or until the likelihood stops
+ * rising; returns the final log-likelihood (of the h left). */
+static double em_run(hmm_t *h, const hmm_work_t *w, int max_it, int *its)
+{
+    double prev = -INFINITY;
+    int it;
+    for (it = 0; it < max_it; it++) {
+        double ll = em_step(h, w);
+        if (ll - prev < 1e-10 * fabs(ll) + 1e-9) break;
+        prev = ll;
+    }
+    *its = it + 1;
+    return hmm_loglik(h, w);
+}
+
+#ifndef EM_SCREEN
+#define EM_SCREEN 30    /* iterations each start gets before the best go on */
+#endif
+#ifndef EM_KEEP
+#define EM_KEEP 3       /* starts run to convergence */
+#endif
+#define EM_MAX 5000
+
+int accfit_markov(const accstat_stream_t *st, int ns, accfit_t *f, err_t *err)
+{
+    int nmax = 0;
+    long total = 0, acc = 0;
+    for (int k = 0; k < ns; k++) {
+        nmax = st[k].n > nmax ? st[k].n : nmax;
+        total += st[k].n;
+        for (int i = 0; i < st[k].n; i++) acc += st[k].o[i];
+    }
+    if (total < 1) return err_set(err, ERR_INPUT, "accfit: no outcome to fit");
+    hmm_work_t w = {st, ns, malloc(2 * (size_t)nmax * sizeof(double)),
+                    malloc(2 * (size_t)nmax * sizeof(double)), malloc((size_t)nmax * sizeof(double))};
+    if (!w.fw || !w.bw || !w.sc) {
+        free(w.fw);
+        free(w.bw);
+        free(w.sc);
+        return err_set(err, ERR_RUNTIME, "accfit: out of memory");
+    }
+    /* Starting points: good/bad emissions around the mean, slow to fast
+     * switching. */
+    double al = (double)acc / (double)total;
+    const double em[4][2] = {{0.95, 0.30}, {0.90, 0.50},
+                             {fmin(0.99, al + 0.5 * (1 - al)), 0.5 * al},
+                             {0.99, fmax(0.02, al - 0.4)}};
+    const double sw[3][2] = {{0.02, 0.02}, {0.1, 0.1}, {0.005, 0.05}};
+    hmm_t h[ACCFIT_EM_STARTS];
+    double ll[ACCFIT_EM_STARTS];
+    int its[ACCFIT_EM_STARTS], order[ACCFIT_EM_STARTS];
+    for (int i = 0; i < ACCFIT_EM_STARTS; i++) {
+        h[i] = (hmm_t){{em[i / 3][0], em[i / 3][1]}, sw[i % 3][0], sw[i % 3][1]};
+        ll[i] = em_run(&h[i], &w, EM_SCREEN, &its[i]);
+        order[i] = i;
+    }
+    /* The best EM_KEEP, by likelihood, to convergence. */
+    for (int i = 0; i < ACCFIT_EM_STARTS; i++)
+        for (int j = i + 1; j < ACCFIT_EM_STARTS; j++)
+            if (ll[order[j]] > ll[order[i]]) {
+                int t = order[i];
+                order[i] = order[j];
+                order[j] = t;
+            }
+    int best = order[0];
+    for (int r = 0; r < EM_KEEP && r < ACCFIT_EM_STARTS; r++) {
+        int i = order[r], more;
+        ll[i] = em_run(&h[i], &w, EM_MAX, &more);
+        its[i] += more;
+        if (ll[i] > ll[best]) best = i;
+    }
+    free(w.fw);
+    free(w.bw);
+    free(w.sc);
+    const hmm_t *b = &h[best];
+    int g = b->e[0] >= b->e[1] ? 0 : 1;
+    f->good = b->e[g];
+    f->bad = b->e[1 - g];
+    f->p_gb = g == 0 ? b->x : b->y;
+    f->p_bg = g == 0 ? b->y : b->x;
+    f->loglik_markov = ll[best];
+    f->em_iterations = its[best];
+    return 0;
+}
+
+double accfit_markov_loglik(const accfit_t *f, const accstat_stream_t *st, int ns)
 {
     int nmax = 0;
     for (int k = 0; k < ns; k++) nmax = st[k].n > nmax ? st[k].n : nmax;
-    double *fw = malloc(2 * (size_t)nmax * sizeof *fw), *bw = malloc(2 * (size_t)nmax * sizeof *bw);
-    double *sc = malloc((size_t)nmax * sizeof *sc);
-    if (!fw || !bw || !sc) {
-        free(fw);
-        free(bw);
-        free(sc);
-        return err_set(err, ERR_RUNTIME, "accfit: out of memory");
-    }
-    hmm_t h = {{0.5, 0.5}, {{0.95, 0.05}, {0.05, 0.95}}, {0.95, 0.3}};
-    double prev = -INFINITY, ll = 0;
-    int it;
-    for (it = 0; it < 1000; it++) {
-        ll = hmm_step(&h, st, ns, fw, bw, sc);
-        if (ll - prev < 1e-8 * fabs(ll)) break;
-        prev = ll;
-    }
-    free(fw);
-    free(bw);
-    free(sc);
-    int g = h.e[0] >= h.e[1] ? 0 : 1;
-    f->good = h.e[g];
-    f->bad = h.e[1 - g];
-    f->p_gb = h.A[g][1 - g];
-    f->p_bg = h.A[1 - g][g];
-    f->loglik_markov = ll;
-    f->em_iterations = it + 1;
-    return 0;
+    hmm_work_t w = {st, ns, malloc(2 * (size_t)(nmax + 1) * sizeof(double)), NULL,
+                    malloc((size_t)(nmax + 1) * sizeof(double))};
+    hmm_t h = {{f->good, f->bad}, f->p_gb, f->p_bg};
+    double ll = w.fw && w.sc ? hmm_loglik(&h, &w) : NAN;
+    free(w.fw);
+    free(w.sc);
+    return ll;
 }
 
 int accfit_fit(const accstat_stream_t *st, int ns, const accstat_t *s, accfit_t *f, err_t *err)
@@ -169,12 +337,29 @@ int accfit_fit(const accstat_stream_t *st, int ns, const accstat_t *s, accfit_t 
     memset(f, 0, sizeof *f);
     if (s->outcomes < 1) return err_set(err, ERR_INPUT, "accfit: no outcome to fit");
     f->alpha = (double)s->accepted / (double)s->outcomes;
+    double al = f->alpha;
+    f->loglik_iid = (double)s->accepted * (al > 0 ? log(al) : 0) +
+                    (double)(s->outcomes - s->accepted) * (al < 1 ? log1p(-al) : 0);
     for (int i = 1; i <= ACCFIT_POS; i++) {
+        f->pos_reached[i - 1] = accstat_reached(s, ACCFIT_POS, i);
         double p = accstat_position(s, ACCFIT_POS, i);
         f->pos[i - 1] = isnan(p) ? (i > 1 ? f->pos[i - 2] : f->alpha) : p;
     }
     if (fit_beta(st, ns, f, err) != 0) return -1;
-    return fit_markov(st, ns, f, err);
+    /* The simulator carries a tenant's markov state from request to
+     * request: the texts are one tenant's requests one after another, one
+     * chain through them all (in the order given). */
+    uint8_t *all = malloc((size_t)s->outcomes);
+    if (!all) return err_set(err, ERR_RUNTIME, "accfit: out of memory");
+    long at = 0;
+    for (int k = 0; k < ns; k++) {
+        if (st[k].n > 0) memcpy(all + at, st[k].o, (size_t)st[k].n);
+        at += st[k].n;
+    }
+    accstat_stream_t one = {all, (int)at, NULL};
+    int rc = accfit_markov(&one, 1, f, err);
+    free(all);
+    return rc;
 }
 
 /* ---- block laws ----------------------------------------------------------- */
@@ -190,11 +375,17 @@ static void law_positions(const double *pa, int gamma, double *law)
     law[gamma] = reach;
 }
 
+/* E[α^k (1 − α)] and E[α^γ] for α ~ Beta(a, b), as products of ratios:
+ * E[α^k] = Π_{i<k} (a + i)/(a + b + i), exact for any a, b (ln B would
+ * lose every digit when a and b are large, the beta law then all but iid). */
 static void law_beta(double a, double b, int gamma, double *law)
 {
-    double lb = gsl_sf_lnbeta(a, b);
-    for (int k = 0; k < gamma; k++) law[k] = exp(gsl_sf_lnbeta(a + k, b + 1) - lb);
-    law[gamma] = exp(gsl_sf_lnbeta(a + gamma, b) - lb);
+    double mk = 1.0;   /* E[α^k] */
+    for (int k = 0; k < gamma; k++) {
+        law[k] = mk * b / (a + b + k);
+        mk *= (a + k) / (a + b + k);
+    }
+    law[gamma] = mk;
 }
 
 /* markov: P(a = k, next block's start state s2 | start state s), by a
@@ -250,36 +441,64 @@ void accfit_law(const accfit_t *f, int model, int gamma, double *law)
     }
 }
 
-double accfit_chi2(const accstat_t *s, int gamma, const double *law, int params, int *df,
-                   double *p, double *tv)
+double accfit_law_position(const double *law, int gamma, int i)
+{
+    double reach = 0, kept = 0;
+    for (int k = i - 1; k <= gamma; k++) reach += law[k];
+    for (int k = i; k <= gamma; k++) kept += law[k];
+    return reach > 0 ? kept / reach : NAN;
+}
+
+double accfit_chi2(const accstat_t *s, int gamma, const double *law, int params, int *bins,
+                   int *df, double *p, double *tv)
 {
     long n = accstat_blocks(s, gamma);
     double O[ACCSTAT_GMAX + 1], E[ACCSTAT_GMAX + 1], d = 0, chi = 0;
-    int bins = 0;
+    int k = 0;   /* bins closed so far; bin k is open */
     O[0] = E[0] = 0;
-    for (int k = 0; k <= gamma; k++) {
-        d += fabs((double)s->counts[gamma][k] / (double)(n ? n : 1) - law[k]);
-        O[bins] += (double)s->counts[gamma][k];
-        E[bins] += (double)n * law[k];
+    for (int a = 0; a <= gamma; a++) {
+        d += fabs((n ? (double)s->counts[gamma][a] / (double)n : 0.0) - law[a]);
+        O[k] += (double)s->counts[gamma][a];
+        E[k] += (double)n * law[a];
         /* A bin closes once its expectation reaches 5. */
-        if (E[bins] >= 5.0 && k < gamma) {
-            bins++;
-            O[bins] = E[bins] = 0;
+        if (E[k] >= 5.0 && a < gamma) {
+            k++;
+            O[k] = E[k] = 0;
         }
     }
     /* The last bin, still under 5, joins the one before. */
-    if (E[bins] < 5.0 && bins > 0) {
-        O[bins - 1] += O[bins];
-        E[bins - 1] += E[bins];
+    if (E[k] < 5.0 && k > 0) {
+        O[k - 1] += O[k];
+        E[k - 1] += E[k];
     } else {
-        bins++;
+        k++;
     }
-    for (int i = 0; i < bins; i++)
+    for (int i = 0; i < k; i++) {
         if (E[i] > 0) chi += (O[i] - E[i]) * (O[i] - E[i]) / E[i];
+        else if (O[i] > 0) chi = INFINITY;   /* seen where the law says never */
+    }
+    *bins = k;
     *tv = d / 2;
-    *df = bins - 1 - (params < gamma ? params : gamma);
-    *p = *df >= 1 ? gsl_cdf_chisq_Q(chi, *df) : NAN;
-    return chi;
+    *df = k - 1 - params;
+    *p = *df >= 1 && n > 0 ? gsl_cdf_chisq_Q(chi, *df) : NAN;
+    return n > 0 ? chi : 0.0;
+}
+
+int accfit_params_at(int model, int gamma)
+{
+    if (model == ACCFIT_POSITIONAL) return gamma < ACCFIT_POS ? gamma : ACCFIT_POS;
+    return nparams[model];
+}
+
+void accfit_gof(const accstat_t *s, const accfit_t *f, int model, int gamma, accfit_gof_t *g)
+{
+    memset(g, 0, sizeof *g);
+    accfit_law(f, model, gamma, g->law);
+    g->blocks = accstat_blocks(s, gamma);
+    g->chi2 = accfit_chi2(s, gamma, g->law, accfit_params_at(model, gamma), &g->bins, &g->df,
+                          &g->p, &g->tv);
+    g->exact = model == ACCFIT_POSITIONAL && gamma == ACCFIT_POS;
+    if (g->df < 1 || g->exact || g->blocks == 0) g->chi2 = g->p = NAN;
 }
 
 int accfit_overrides(const accfit_t *f, int model, char *buf, size_t size)
@@ -299,9 +518,10 @@ int accfit_overrides(const accfit_t *f, int model, char *buf, size_t size)
                      "--set acceptance.b=%.6g", f->a, f->b);
         break;
     default:
-        n = snprintf(buf, size, "--set acceptance.model=markov --set acceptance.alpha_good=%.6f "
-                     "--set acceptance.alpha_bad=%.6f --set acceptance.p_good_bad=%.6f "
-                     "--set acceptance.p_bad_good=%.6f", f->good, f->bad, f->p_gb, f->p_bg);
+        /* %g: a switch probability can be far under 1e-6. */
+        n = snprintf(buf, size, "--set acceptance.model=markov --set acceptance.alpha_good=%.6g "
+                     "--set acceptance.alpha_bad=%.6g --set acceptance.p_good_bad=%.6g "
+                     "--set acceptance.p_bad_good=%.6g", f->good, f->bad, f->p_gb, f->p_bg);
         break;
     }
     return n > 0 && (size_t)n < size ? 0 : -1;

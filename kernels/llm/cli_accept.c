@@ -9,13 +9,17 @@
  *   NAME-MODE.dat        per-position acceptance and accepted-length laws,
  *                        measured and per model, for the figure
  * and prints a report (α, acceptance per position, accepted lengths at
- * γ = 2, 4, 8, run lengths, each model's fit). NAME is the draft spec with
- * ':' as '-L' (w4a16:8 → w4a16-L8), MODE greedy or sampled. */
+ * γ = 2, 4, 8, run lengths, each model's fit and goodness of fit). NAME is
+ * the draft spec with ':' as '-L' (w4a16:8 → w4a16-L8), MODE greedy or
+ * sampled. `--refit TRACE.txt...` measures nothing: it reads traces back
+ * (accstat_read_trace) and prints the same report and writes the same .fit
+ * and .dat, so a change to the fits costs no measurement. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "accfit.h"
 #include "accstat.h"
@@ -26,23 +30,40 @@
 #include "wallclock.h"
 
 #define CMD "llm accept"
+/* Bytes of --drafts, its NUL included. */
+#define DRAFTS_MAX 512
+/* Trace files one --refit reads. */
+#define ACC_TRACES_MAX 256
 
 typedef struct acc_args {
     const char *model, *prompts, *drafts, *target, *out, *label;
     int tokens, batch, limit, threads, help;
     double temp, seed;
+    int no_eos;   /* generate past the end-of-sequence token, as the testbed does */
+    int refit;    /* --refit: fit the traces given, measure nothing */
+    const char *traces[ACC_TRACES_MAX];
+    int ntraces;
 } acc_args_t;
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: " CMD " --model GGUF --prompts FILE --out DIR [--drafts SPEC,...]\n"
                "       [--target fp16] [--tokens N] [--temp T] [--seed S] [--batch B]\n"
-               "       [--limit N] [--threads N] [--label TEXT]\n");
+               "       [--limit N] [--threads N] [--label TEXT] [--no-eos]\n"
+               "       " CMD " --refit [--out DIR] TRACE.txt...\n"
+               "  --no-eos  each text runs to --tokens past the end-of-sequence token (as\n"
+               "            build/testbed run --real-model decodes); else it ends there\n"
+               "  --refit   measure nothing: read traces this command wrote (per-position\n"
+               "            format, '# request' lines between texts), print the same report\n"
+               "            and write NAME.fit and NAME.dat (NAME: the file name without\n"
+               "            .txt) beside each trace, or into --out\n");
 }
 
-static int parse(int argc, char **argv, acc_args_t *a, err_t *err)
+static int parse(int argc, char **argv, void *args, err_t *err)
 {
-    *a = (acc_args_t){NULL, NULL, "w4a16", "fp16", NULL, NULL, 256, 16, 0, 0, 0, 0.0, 1.0};
+    acc_args_t *a = args;
+    *a = (acc_args_t){.drafts = "w4a16", .target = "fp16", .tokens = 256, .batch = 16,
+                      .seed = 1.0};
     cli_opt_t o[] = {
         {"model", CLI_STR, &a->model, 0, 0, 0},     {"prompts", CLI_STR, &a->prompts, 0, 0, 0},
         {"drafts", CLI_STR, &a->drafts, 0, 0, 0},   {"target", CLI_STR, &a->target, 0, 0, 0},
@@ -50,16 +71,44 @@ static int parse(int argc, char **argv, acc_args_t *a, err_t *err)
         {"tokens", CLI_INT, &a->tokens, 2, 1 << 16, 0},
         {"batch", CLI_INT, &a->batch, 1, 4096, 0},  {"limit", CLI_INT, &a->limit, 0, 1 << 20, 0},
         {"threads", CLI_INT, &a->threads, 0, 1024, 0},
-        {"temp", CLI_NUM, &a->temp, 0, 100, 0},     {"seed", CLI_NUM, &a->seed, 0, 1e15, 0},
-        {"help", CLI_FLAG, &a->help, 0, 0, 0},
+        {"temp", CLI_NUM, &a->temp, 0, 100, 0},     {"seed", CLI_WHOLE, &a->seed, 0, 1e15, 0},
+        {"help", CLI_FLAG, &a->help, 0, 0, 0},      {"no-eos", CLI_FLAG, &a->no_eos, 0, 0, 0},
+        {"refit", CLI_FLAG, &a->refit, 0, 0, 0},
     };
-    int np;
-    if (cli_args_parse(CMD, argc, argv, 2, o, (int)(sizeof o / sizeof o[0]), NULL, 0, &np, err))
+    const int no = (int)(sizeof o / sizeof o[0]);
+    /* Trace files only with --refit: without it an argument that is not an
+     * option is refused as before. */
+    int refit = 0;
+    for (int i = 2; i < argc; i++)
+        if (!strcmp(argv[i], "--refit")) refit = 1;
+    if (cli_args_parse(CMD, argc, argv, 2, o, no, a->traces, refit ? ACC_TRACES_MAX : 0,
+                       &a->ntraces, err))
         return -1;
     if (a->help) return 0;
+    if (a->refit) {
+        /* What only a measurement reads. */
+        for (int i = 0; i < no; i++)
+            if (o[i].seen && strcmp(o[i].name, "refit") && strcmp(o[i].name, "out"))
+                return err_set(err, ERR_INPUT, CMD ": --%s does not go with --refit (it fits "
+                               "traces already measured)", o[i].name);
+        if (a->ntraces < 1)
+            return err_set(err, ERR_INPUT, CMD ": --refit needs at least one trace file");
+        return 0;
+    }
     if (!a->model || !a->prompts || !a->out)
         return err_set(err, ERR_INPUT, CMD ": --model, --prompts and --out are required");
-    return 0;
+    /* The label goes into a trace's '#' header line: a line break would
+     * end it and leave text the trace reader refuses. */
+    for (const char *c = a->label; c && *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7F)
+            return err_set(err, ERR_INPUT, CMD ": --label holds a control character (byte 0x%02x)",
+                           (unsigned char)*c);
+    if (strlen(a->drafts) >= DRAFTS_MAX)
+        return err_set(err, ERR_INPUT, CMD ": --drafts is longer than %d bytes", DRAFTS_MAX - 1);
+    /* Every spec before anything is read: a bad second one would otherwise
+     * fail after the first one's files are written. */
+    return cli_args_spec(CMD, "--target", a->target, err) ||
+           cli_args_spec_list(CMD, "--drafts", a->drafts, err) ? -1 : 0;
 }
 
 /* What the measurement shares between drafts. */
@@ -102,22 +151,29 @@ static int meas_texts(meas_t *m, err_t *err)
     m->label = calloc((size_t)m->np, sizeof *m->label);
     if (!m->ids || !m->tx || !m->oc || !m->label)
         return err_set(err, ERR_RUNTIME, CMD ": out of memory");
-    for (int i = 0; i < m->np; i++) {
-        if (cli_args_prompt(&m->cm, m->ps->p[i].text, 1, &m->ids[i], &m->tx[i].plen, err))
-            return -1;
-        m->tx[i].prompt = m->ids[i];
-        char buf[128];
-        snprintf(buf, sizeof buf, "prompt %d (%s, line %d)", i, m->ps->p[i].category,
-                 m->ps->p[i].line);
-        if (!(m->label[i] = strdup(buf)) ||
-            !(m->oc[i] = malloc((size_t)a->tokens)))
-            return err_set(err, ERR_RUNTIME, CMD ": out of memory");
-    }
     llm_model_t *t = cli_args_load(&m->cm, a->target, err);
     if (!t) return -1;
+    for (int i = 0; i < m->np; i++) {
+        const prompt_t *p = &m->ps->p[i];
+        char what[4200];
+        snprintf(what, sizeof what, "%s:%d:1: prompt '%s'", a->prompts, p->line, p->category);
+        if (cli_args_prompt_at(&m->cm, what, p->text, 1, &m->ids[i], &m->tx[i].plen, err) ||
+            cli_args_fit(&m->cm, t, what, m->tx[i].plen, a->tokens, err)) {
+            llm_free(t);
+            return -1;
+        }
+        m->tx[i].prompt = m->ids[i];
+        char buf[128];
+        snprintf(buf, sizeof buf, "prompt %d (%s, line %d)", i, p->category, p->line);
+        if (!(m->label[i] = strdup(buf)) || !(m->oc[i] = malloc((size_t)a->tokens))) {
+            llm_free(t);
+            return err_set(err, ERR_RUNTIME, CMD ": out of memory");
+        }
+    }
     double t0 = wallclock_s();
     int rc = tforce_generate(t, m->run, m->tx, m->np, a->tokens, (float)a->temp,
-                             (uint64_t)a->seed, tok_eos(m->cm.tok), a->batch, err);
+                             (uint64_t)a->seed, a->no_eos ? -1 : tok_eos(m->cm.tok), a->batch,
+                             err);
     long n = 0;
     for (int i = 0; rc == 0 && i < m->np; i++) n += m->tx[i].n;
     if (rc == 0)
@@ -134,104 +190,190 @@ static void name_of(const char *spec, const char *mode, char *buf, size_t size)
     else snprintf(buf, size, "%s-%s", spec, mode);
 }
 
-static FILE *open_out(const char *dir, const char *name, const char *ext, char *path, size_t size,
-                      err_t *err)
-{
-    snprintf(path, size, "%s/%s%s", dir, name, ext);
-    FILE *f = fopen(path, "w");
-    if (!f) err_set(err, ERR_RUNTIME, CMD ": cannot write %s: %s", path, strerror(errno));
-    return f;
-}
+/* An output file, written under a temporary name beside its own and
+ * renamed into place once complete: a failed or interrupted run leaves no
+ * half-written file, and an earlier run's file stays whole until then. */
+typedef struct outf {
+    FILE *f;
+    char path[4096], tmp[4128];
+} outf_t;
 
-static int close_out(FILE *f, const char *path, err_t *err)
+static int out_open(outf_t *o, const char *dir, const char *name, const char *ext, err_t *err)
 {
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad)
-        return err_set(err, ERR_RUNTIME, CMD ": error writing %s", path);
+    o->f = NULL;
+    if (snprintf(o->path, sizeof o->path, "%s/%s%s", dir, name, ext) >= (int)sizeof o->path)
+        return err_set(err, ERR_INPUT, CMD ": --out '%s': too long a path", dir);
+    snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld", o->path, (long)getpid());
+    if (!(o->f = fopen(o->tmp, "w")))
+        return err_set(err, ERR_RUNTIME, CMD ": cannot write %s: %s", o->tmp, strerror(errno));
     return 0;
 }
 
-static void print_stats(const accstat_t *s, const char *name)
+/* ok: everything was written (else err already says why). Renames the
+ * file into place, or removes it. */
+static int out_close(outf_t *o, int ok, err_t *err)
 {
-    printf("== %s: %ld outcomes, alpha %.4f\n", name, s->outcomes,
-           s->outcomes ? (double)s->accepted / s->outcomes : 0.0);
-    printf("acceptance at draft position 1..8 (blocks of 8):");
-    for (int i = 1; i <= 8; i++) printf(" %.3f", accstat_position(s, 8, i));
+    int bad = ferror(o->f), rc = ok ? 0 : -1;
+    if ((fclose(o->f) != 0 || bad) && rc == 0)
+        rc = err_set(err, ERR_RUNTIME, CMD ": error writing %s", o->tmp);
+    if (rc == 0 && rename(o->tmp, o->path) != 0)
+        rc = err_set(err, ERR_RUNTIME, CMD ": cannot rename %s to %s: %s", o->tmp, o->path,
+                     strerror(errno));
+    if (rc != 0) remove(o->tmp);
+    o->f = NULL;
+    return rc;
+}
+
+/* A probability, or "-" where it is undefined (a position no block
+ * reached). */
+static void print_p(FILE *f, const char *fmt, double v)
+{
+    if (isnan(v)) fprintf(f, " -");
+    else fprintf(f, fmt, v);
+}
+
+/* Runs of one kind: how many, their mean length, and their share by
+ * length 1..8 and 9+, beside what an iid stream of the same α gives. */
+static void print_runs(const char *what, const long *run, double p_same)
+{
+    long n = 0, sum = 0, tail = 0;
+    for (int l = 1; l <= ACCSTAT_RUNMAX; l++) {
+        n += run[l];
+        sum += l * run[l];
+        if (l > 8) tail += run[l];
+    }
+    printf("runs of %s: %ld, mean %.2f (iid %.2f); by length 1..8, 9+:", what, n,
+           n ? (double)sum / (double)n : 0.0, p_same < 1 ? 1.0 / (1.0 - p_same) : INFINITY);
+    for (int l = 1; l <= 8; l++) printf(" %.3f", n ? (double)run[l] / (double)n : 0.0);
+    printf(" %.3f\n  iid:", n ? (double)tail / (double)n : 0.0);
+    for (int l = 1; l <= 8; l++) printf(" %.3f", pow(p_same, l - 1) * (1 - p_same));
+    printf(" %.3f\n", pow(p_same, 8));
+}
+
+static void print_stats(const accstat_t *s, const char *name, int ns, const char *const *hdr,
+                        int nh)
+{
+    double al = s->outcomes ? (double)s->accepted / (double)s->outcomes : 0.0;
+    printf("== %s: %ld outcomes in %d texts, alpha %.4f\n", name, s->outcomes, ns, al);
+    for (int i = 0; i < nh; i++) printf("# %s\n", hdr[i]);
+    printf("acceptance at draft position 1..8 (blocks of 8; -: no block reached it):");
+    for (int i = 1; i <= 8; i++) print_p(stdout, " %.3f", accstat_position(s, 8, i));
+    printf("\n  blocks of 8 reaching each position:");
+    for (int i = 1; i <= 8; i++) printf(" %ld", accstat_reached(s, 8, i));
     printf("\n");
     for (int g = 2; g <= 8; g *= 2) {
         long n = accstat_blocks(s, g);
-        printf("accepted length, gamma %d (%ld blocks):", g, n);
-        for (int k = 0; k <= g; k++) printf(" %.3f", n ? (double)s->counts[g][k] / n : 0.0);
+        printf("accepted length 0..%d, gamma %d (%ld blocks):", g, g, n);
+        for (int k = 0; k <= g; k++) printf(" %.3f", n ? (double)s->counts[g][k] / (double)n : 0.0);
         printf("\n");
     }
-    long n1 = 0, s1 = 0, n0 = 0, s0 = 0;
-    for (int l = 1; l <= ACCSTAT_RUNMAX; l++) {
-        n1 += s->run1[l];
-        s1 += l * s->run1[l];
-        n0 += s->run0[l];
-        s0 += l * s->run0[l];
-    }
-    printf("runs: %ld of accepts (mean %.2f), %ld of rejects (mean %.2f; iid would give %.2f)\n",
-           n1, n1 ? (double)s1 / n1 : 0.0, n0, n0 ? (double)s0 / n0 : 0.0,
-           s->accepted < s->outcomes ? 1.0 / ((double)s->accepted / s->outcomes) : 0.0);
+    print_runs("accepts", s->run1, al);
+    print_runs("rejects", s->run0, 1 - al);
 }
 
-/* The fit lines, the figure's data and the fits' report for one draft. */
-static int write_fits(const acc_args_t *a, const accstat_t *s, const accfit_t *f,
-                      const char *name, err_t *err)
+/* The fit lines and the figure's data for one draft. */
+static int write_fits(const char *dir, const accstat_t *s, const accfit_t *f, const char *name,
+                      err_t *err)
 {
-    char path[4096], ov[512];
-    FILE *ff = open_out(a->out, name, ".fit", path, sizeof path, err);
-    if (!ff) return -1;
+    char ov[512];
+    outf_t of, od;
+    if (out_open(&of, dir, name, ".fit", err)) return -1;
     for (int m = 0; m < ACCFIT_MODELS; m++)
-        if (accfit_overrides(f, m, ov, sizeof ov) == 0) fprintf(ff, "%s %s\n", accfit_name(m), ov);
-    if (close_out(ff, path, err)) return -1;
-    FILE *fd = open_out(a->out, name, ".dat", path, sizeof path, err);
-    if (!fd) return -1;
-    fprintf(fd, "# position measured iid positional beta markov (blocks of 8)\n");
+        if (accfit_overrides(f, m, ov, sizeof ov) == 0)
+            fprintf(of.f, "%s %s\n", accfit_name(m), ov);
+    if (out_close(&of, 1, err) || out_open(&od, dir, name, ".dat", err)) return -1;
+    FILE *fd = od.f;
+    fprintf(fd, "# %s: acceptance per draft position in blocks of 8 (-: no block reached it)\n"
+                "# position measured iid positional beta markov\n", name);
     double law[ACCFIT_MODELS][ACCSTAT_GMAX + 1];
     for (int m = 0; m < ACCFIT_MODELS; m++) accfit_law(f, m, 8, law[m]);
     for (int i = 1; i <= 8; i++) {
-        fprintf(fd, "%d %.6f", i, accstat_position(s, 8, i));
-        for (int m = 0; m < ACCFIT_MODELS; m++) {
-            double reach = 0, kept = 0;
-            for (int k = i - 1; k <= 8; k++) reach += law[m][k];
-            for (int k = i; k <= 8; k++) kept += law[m][k];
-            fprintf(fd, " %.6f", reach > 0 ? kept / reach : NAN);
-        }
+        fprintf(fd, "%d", i);
+        print_p(fd, " %.6f", accstat_position(s, 8, i));
+        for (int m = 0; m < ACCFIT_MODELS; m++)
+            print_p(fd, " %.6f", accfit_law_position(law[m], 8, i));
         fprintf(fd, "\n");
     }
     for (int g = 2; g <= 8; g *= 2) {
-        fprintf(fd, "\n\n# gamma %d: accepted measured iid positional beta markov\n", g);
         long n = accstat_blocks(s, g);
+        fprintf(fd, "\n\n# gamma %d (%ld blocks): accepted measured iid positional beta markov\n",
+                g, n);
         for (int m = 0; m < ACCFIT_MODELS; m++) accfit_law(f, m, g, law[m]);
         for (int k = 0; k <= g; k++) {
-            fprintf(fd, "%d %.6f", k, n ? (double)s->counts[g][k] / n : 0.0);
+            fprintf(fd, "%d %.6f", k, n ? (double)s->counts[g][k] / (double)n : 0.0);
             for (int m = 0; m < ACCFIT_MODELS; m++) fprintf(fd, " %.6f", law[m][k]);
             fprintf(fd, "\n");
         }
     }
-    return close_out(fd, path, err);
+    return out_close(&od, 1, err);
 }
 
 static void print_fits(const accstat_t *s, const accfit_t *f)
 {
+    double pg = f->p_gb + f->p_bg > 0 ? f->p_bg / (f->p_gb + f->p_bg) : 0.5;
     printf("fits: iid alpha %.4f; positional", f->alpha);
-    for (int i = 0; i < ACCFIT_POS; i++) printf(" %.3f", f->pos[i]);
-    printf("; beta a %.3f b %.3f; markov good %.3f bad %.3f p_gb %.4f p_bg %.4f (%d EM "
-           "iterations)\n", f->a, f->b, f->good, f->bad, f->p_gb, f->p_bg, f->em_iterations);
-    printf("%-11s %s\n", "model", "gamma: chi2 (df, p) TV ...");
-    for (int m = 0; m < ACCFIT_MODELS; m++) {
-        printf("%-11s", accfit_name(m));
-        for (int g = 2; g <= 8; g *= 2) {
-            double law[ACCSTAT_GMAX + 1], p, tv;
-            int df;
-            accfit_law(f, m, g, law);
-            double chi = accfit_chi2(s, g, law, accfit_params(m), &df, &p, &tv);
-            printf("  %d: %.1f (%d, %.3g) %.4f", g, chi, df, p, tv);
-        }
-        printf("\n");
+    int carried = 0;
+    for (int i = 0; i < ACCFIT_POS; i++) {
+        printf(" %.3f%s", f->pos[i], f->pos_reached[i] ? "" : "*");
+        carried |= !f->pos_reached[i];
     }
+    printf("%s; beta a %.3f b %.3f (mean %.4f); markov good %.3f bad %.3f p_gb %.3g p_bg %.3g "
+           "(stationary good %.3f, mean %.4f; %d EM iterations, best of %d starts)\n",
+           carried ? " (*: never reached, the value before)" : "", f->a, f->b,
+           f->a / (f->a + f->b), f->good, f->bad, f->p_gb, f->p_bg, pg,
+           pg * f->good + (1 - pg) * f->bad, f->em_iterations, ACCFIT_EM_STARTS);
+    printf("log-likelihood of the outcomes: iid %.1f, markov %.1f (%+.1f with 3 more "
+           "parameters)\n", f->loglik_iid, f->loglik_markov, f->loglik_markov - f->loglik_iid);
+    printf("goodness of fit of the accepted lengths: Pearson's chi2 (bins expected under 5 "
+           "pooled; df = bins - 1 - the parameters the law depends on; -: none left) and TV, "
+           "the total variation distance\n");
+    printf("%-11s %5s %7s %10s %4s %10s %8s\n", "model", "gamma", "blocks", "chi2", "df", "p",
+           "TV");
+    double best[ACCSTAT_GMAX + 1];
+    int bm[ACCSTAT_GMAX + 1];
+    for (int g = 2; g <= 8; g *= 2) best[g] = INFINITY, bm[g] = -1;
+    for (int m = 0; m < ACCFIT_MODELS; m++)
+        for (int g = 2; g <= 8; g *= 2) {
+            accfit_gof_t r;
+            accfit_gof(s, f, m, g, &r);
+            printf("%-11s %5d %7ld ", accfit_name(m), g, r.blocks);
+            if (r.exact) printf("%26s", "exact: fitted to these");
+            else if (isnan(r.chi2)) printf("%10s %4s %10s", "-", "-", "-");
+            else printf("%10.1f %4d %10.3g", r.chi2, r.df, r.p);
+            printf(" %8.4f\n", r.tv);
+            if (!r.exact && r.tv < best[g]) best[g] = r.tv, bm[g] = m;
+        }
+    printf("best by TV (positional at gamma 8 left out: exact by construction):");
+    for (int g = 2; g <= 8; g *= 2)
+        if (bm[g] >= 0) printf(" gamma %d %s %.4f%s", g, accfit_name(bm[g]), best[g], g < 8 ? ";" : "");
+    printf("\n");
+}
+
+/* Everything one set of streams gives: the report on standard output, the
+ * trace (when trace is set), the .fit and .dat files, into dir. */
+static int report(const char *dir, const char *name, const accstat_stream_t *st, int ns,
+                  const char *const *hdr, int nh, int trace, err_t *err)
+{
+    accstat_t *s = malloc(sizeof *s);
+    accfit_t f;
+    if (!s) return err_set(err, ERR_RUNTIME, CMD ": out of memory");
+    accstat_compute(st, ns, s);
+    print_stats(s, name, ns, hdr, nh);
+    int rc = accfit_fit(st, ns, s, &f, err);
+    if (rc == 0) print_fits(s, &f);
+    fflush(stdout);
+    if (rc == 0 && trace) {
+        outf_t ot;
+        rc = out_open(&ot, dir, name, ".txt", err);
+        if (rc == 0) {
+            int w = accstat_write_trace(ot.f, hdr, nh, st, ns);
+            if (w != 0) err_set(err, ERR_RUNTIME, CMD ": error writing %s", ot.tmp);
+            rc = out_close(&ot, w == 0, err);
+        }
+    }
+    if (rc == 0) rc = write_fits(dir, s, &f, name, err);
+    free(s);
+    return rc;
 }
 
 static int one_draft(meas_t *m, const char *spec, err_t *err)
@@ -246,49 +388,78 @@ static int one_draft(meas_t *m, const char *spec, err_t *err)
                              m->oc[i], err);
     accstat_stream_t *st = calloc((size_t)m->np, sizeof *st);
     if (rc == 0 && !st) rc = err_set(err, ERR_RUNTIME, CMD ": out of memory");
-    for (int i = 0; rc == 0 && i < m->np; i++)
+    long n = 0, acc = 0;
+    for (int i = 0; rc == 0 && i < m->np; i++) {
         st[i] = (accstat_stream_t){m->oc[i], m->tx[i].n > 1 ? m->tx[i].n - 1 : 0, m->label[i]};
-    char name[128], path[4096], hdr[4][512];
-    name_of(spec, a->temp > 0 ? "sampled" : "greedy", name, sizeof name);
-    accstat_t s;
-    accfit_t f;
-    if (rc == 0) {
-        accstat_compute(st, m->np, &s);
-        print_stats(&s, name);
+        n += st[i].n;
+        for (int j = 0; j < st[i].n; j++) acc += st[i].o[j];
+    }
+    if (rc == 0)
         fprintf(stderr, CMD ": draft %s read %d texts in %.1f s\n", llm_name(d), m->np,
                 wallclock_s() - t0);
-        rc = accfit_fit(st, m->np, &s, &f, err);
-    }
+    char name[128], hdr[4][512];
+    name_of(spec, a->temp > 0 ? "sampled" : "greedy", name, sizeof name);
     if (rc == 0) {
-        print_fits(&s, &f);
         const char *h[4] = {hdr[0], hdr[1], hdr[2], hdr[3]};
         snprintf(hdr[0], sizeof hdr[0], "acceptance of the draft %s against the target %s%s%s",
                  llm_name(d), a->target, a->label ? ", " : "", a->label ? a->label : "");
-        snprintf(hdr[1], sizeof hdr[1], "%s, %d prompts of %s, up to %d tokens each, seed %.0f",
-                 a->temp > 0 ? "sampling" : "greedy", m->np, a->prompts, a->tokens, a->seed);
+        snprintf(hdr[1], sizeof hdr[1], "%s, %d prompts of %s, %s %d tokens each, seed %.0f",
+                 a->temp > 0 ? "sampling" : "greedy", m->np, a->prompts,
+                 a->no_eos ? "past the end of sequence," : "up to", a->tokens, a->seed);
         snprintf(hdr[2], sizeof hdr[2], "%ld outcomes, alpha %.4f; measured by teacher forcing "
-                 "(kernels/llm/tforce.h)", s.outcomes, (double)s.accepted / (double)s.outcomes);
+                 "(kernels/llm/tforce.h)", n, n ? (double)acc / (double)n : 0.0);
         snprintf(hdr[3], sizeof hdr[3], "written by build/llm accept (docs/llm.md)");
-        FILE *ft = open_out(a->out, name, ".txt", path, sizeof path, err);
-        rc = ft ? accstat_write_trace(ft, h, 4, st, m->np) : -1;
-        if (ft && (close_out(ft, path, err) || rc)) rc = -1;
-        if (rc == 0) rc = write_fits(a, &s, &f, name, err);
+        /* One line each whatever a path holds: a line break would end the
+         * '#' header line. */
+        for (int k = 0; k < 4; k++)
+            for (char *c = hdr[k]; *c; c++)
+                if ((unsigned char)*c < 0x20 || *c == 0x7F) *c = '?';
+        rc = report(a->out, name, st, m->np, h, 4, 1, err);
     }
     free(st);
     llm_free(d);
     return rc;
 }
 
-static int run(const acc_args_t *a, err_t *err)
+/* --refit: each trace read back and reported on as if just measured; its
+ * .fit and .dat written beside it (or into --out). */
+static int refit(const acc_args_t *a, err_t *err)
 {
+    if (a->out && cli_args_out_dir(CMD, "--out", a->out, err)) return -1;
+    for (int i = 0; i < a->ntraces; i++) {
+        const char *path = a->traces[i];
+        accstat_trace_t t;
+        if (accstat_read_trace(path, &t, err) != 0) return -1;
+        char dir[4096], name[256];
+        const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+        if (a->out) snprintf(dir, sizeof dir, "%s", a->out);
+        else if (slash == path) snprintf(dir, sizeof dir, "/");
+        else if (slash) snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+        else snprintf(dir, sizeof dir, ".");
+        size_t bl = strlen(base);
+        if (bl > 4 && !strcmp(base + bl - 4, ".txt")) bl -= 4;
+        snprintf(name, sizeof name, "%.*s", (int)bl, base);
+        int rc = report(dir, name, t.st, t.ns, (const char *const *)t.header, t.nh, 0, err);
+        accstat_trace_free(&t);
+        if (rc != 0) return -1;
+    }
+    return 0;
+}
+
+static int run(const void *args, err_t *err)
+{
+    const acc_args_t *a = args;
+    if (a->refit) return refit(a, err);
     meas_t m = {a, {NULL, NULL}, NULL, 0, NULL, NULL, NULL, NULL, NULL};
-    int rc = cli_args_open(a->model, &m.cm, err);
+    /* The output directory and the prompt file before the model: a mistake
+     * in either costs no model load and no measurement. */
+    int rc = cli_args_out_dir(CMD, "--out", a->out, err);
     if (rc == 0 && !(m.ps = prompts_load(a->prompts, err))) rc = -1;
+    if (rc == 0) rc = cli_args_open(a->model, &m.cm, err);
     if (rc == 0 && !(m.run = llm_run_create(a->threads, err))) rc = -1;
     if (rc == 0) rc = meas_texts(&m, err);
-    char buf[512];
-    if (rc == 0 && snprintf(buf, sizeof buf, "%s", a->drafts) >= (int)sizeof buf)
-        rc = err_set(err, ERR_INPUT, CMD ": --drafts is too long");
+    char buf[DRAFTS_MAX];
+    snprintf(buf, sizeof buf, "%s", a->drafts);   /* fits: parse checked it */
     for (char *s = buf, *save = NULL, *tk; rc == 0 && (tk = strtok_r(s, ",", &save)); s = NULL)
         rc = one_draft(&m, tk, err);
     meas_free(&m);
@@ -297,19 +468,6 @@ static int run(const acc_args_t *a, err_t *err)
 
 int cli_accept(int argc, char **argv)
 {
-    acc_args_t a;
-    err_t err = {0, ""};
-    if (parse(argc, argv, &a, &err) != 0) {
-        fprintf(stderr, "%s\n", err.msg);
-        return 2;
-    }
-    if (a.help) {
-        usage(stdout);
-        return 0;
-    }
-    if (run(&a, &err) != 0) {
-        fprintf(stderr, "%s\n", err.msg);
-        return err.code ? err.code : 1;
-    }
-    return fflush(stdout) == 0 ? 0 : 1;
+    acc_args_t a = {0};
+    return cli_args_main(argc, argv, &a, &a.help, parse, run, usage);
 }

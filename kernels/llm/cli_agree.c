@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "cli_args.h"
 #include "cli_cmds.h"
@@ -37,8 +38,9 @@ static void usage(FILE *f)
                "       [--min-top1 0.995] [--threads N]\n");
 }
 
-static int parse(int argc, char **argv, agree_args_t *a, err_t *err)
+static int parse(int argc, char **argv, void *args, err_t *err)
 {
+    agree_args_t *a = args;
     *a = (agree_args_t){NULL, NULL, NULL, NULL, 0.995, 0, 0};
     cli_opt_t o[] = {
         {"model", CLI_STR, &a->model, 0, 0, 0}, {"ids", CLI_STR, &a->ids, 0, 0, 0},
@@ -64,24 +66,40 @@ typedef struct ref {
 
 static int rd(ref_t *r, void *p, size_t n, err_t *err)
 {
-    if (fread(p, 1, n, r->f) != n)
-        return err_set(err, ERR_INPUT, "%s: truncated reference file", r->path);
-    return 0;
+    if (fread(p, 1, n, r->f) == n) return 0;
+    if (ferror(r->f)) return err_set(err, ERR_INPUT, "%s: read error: %s", r->path, strerror(errno));
+    return err_set(err, ERR_INPUT, "%s: truncated: the reference file ends at byte %ld", r->path,
+                   ftell(r->f));
 }
 
 static int ref_open(ref_t *r, const char *path, int vocab, err_t *err)
 {
     char magic[8];
     r->path = path;
-    if (!(r->f = fopen(path, "rb")))
-        return err_set(err, ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+    if (!(r->f = cli_args_fopen_in(path, err))) return -1;
     if (rd(r, magic, 8, err) || rd(r, &r->nseq, 4, err) || rd(r, &r->vocab, 4, err) ||
         rd(r, &r->k, 4, err))
         return -1;
-    if (memcmp(magic, "SPLREF1", 8) != 0 || r->k != REF_K || r->vocab != (uint32_t)vocab)
-        return err_set(err, ERR_INPUT, "%s: not a reference of this model (magic, K %u, vocab "
-                       "%u against %d)", path, r->k, r->vocab, vocab);
+    if (memcmp(magic, "SPLREF1", 8) != 0)
+        return err_set(err, ERR_INPUT, "%s: not a reference file (no 'SPLREF1' magic; "
+                       "scripts/llm/llamacpp-ref.py writes them)", path);
+    if (r->k != REF_K)
+        return err_set(err, ERR_INPUT, "%s: K = %u top logits per position; this reader takes "
+                       "%d", path, r->k, REF_K);
+    if (r->vocab != (uint32_t)vocab)
+        return err_set(err, ERR_INPUT, "%s: a reference for a vocabulary of %u tokens; the model "
+                       "has %d", path, r->vocab, vocab);
     return 0;
+}
+
+/* After the last sequence the file must end: more would be data this run
+ * silently left unchecked. */
+static int ref_end(ref_t *r, err_t *err)
+{
+    if (fgetc(r->f) == EOF && !ferror(r->f)) return 0;
+    if (ferror(r->f)) return err_set(err, ERR_INPUT, "%s: read error: %s", r->path, strerror(errno));
+    return err_set(err, ERR_INPUT, "%s: bytes after its last sequence (byte %ld on)", r->path,
+                   ftell(r->f) - 1);
 }
 
 /* ---- the ids file -------------------------------------------------------- */
@@ -114,34 +132,64 @@ static int seq_push(seqs_t *s, int *cap, int at, err_t *err)
     return 0;
 }
 
-static int seqs_load(const char *path, int vocab, seqs_t *s, err_t *err)
+/* Ids the file may hold in all: the counts stay ints. */
+#define IDS_MAX (1 << 28)
+
+/* One id line: decimal digits alone (strtol would also take " 5", "+5"
+ * and "5\r"), below vocab. -1 when it is not one. */
+static long id_of(const char *line, size_t len, int vocab)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) return err_set(err, ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
-    char line[64];
+    size_t digits = strspn(line, "0123456789");
+    long v = digits == len && len > 0 && len < 10 ? strtol(line, NULL, 10) : -1;
+    return v < vocab ? v : -1;
+}
+
+static int seq_add(seqs_t *s, int *icap, int32_t id, err_t *err)
+{
+    if (s->total == *icap) {
+        *icap = *icap ? 2 * *icap : 1024;
+        int32_t *ni = realloc(s->ids, (size_t)*icap * sizeof *ni);
+        if (!ni) return err_set(err, ERR_RUNTIME, CMD ": out of memory");
+        s->ids = ni;
+    }
+    s->ids[s->total++] = id;
+    return 0;
+}
+
+/* The ids file: one id per line, sequences separated by blank lines, each
+ * at most maxlen ids (the model's context). */
+static int seqs_load(const char *path, int vocab, int maxlen, seqs_t *s, err_t *err)
+{
+    FILE *f = cli_args_fopen_in(path, err);
+    if (!f) return -1;
+    char *line = NULL;
+    size_t lcap = 0;
+    ssize_t got;
     int cap = 0, icap = 0, at = 0, ln = 0, rc = 0;
-    while (rc == 0 && fgets(line, sizeof line, f)) {
+    while (rc == 0 && (got = getline(&line, &lcap, f)) >= 0) {
         ln++;
-        char *end;
-        long v = strtol(line, &end, 10);
-        if (line[0] == '\n') {
+        size_t len = (size_t)got - (line[got - 1] == '\n');
+        if (len == 0) {
             rc = seq_push(s, &cap, at, err);
             at = s->total;
             continue;
         }
-        if (end == line || (*end && *end != '\n') || v < 0 || v >= vocab) {
-            rc = err_set(err, ERR_INPUT, "%s:%d:1: expected a token id below %d", path, ln, vocab);
-            break;
-        }
-        if (s->total == icap) {
-            icap = icap ? 2 * icap : 1024;
-            int32_t *ni = realloc(s->ids, (size_t)icap * sizeof *ni);
-            if (!ni) rc = err_set(err, ERR_RUNTIME, CMD ": out of memory");
-            else s->ids = ni;
-        }
-        if (rc == 0) s->ids[s->total++] = (int32_t)v;
+        long v = id_of(line, len, vocab);
+        if (v < 0)
+            rc = err_set(err, ERR_INPUT, "%s:%d:1: expected a token id below %d (decimal digits "
+                         "alone)", path, ln, vocab);
+        else if (s->total - at >= maxlen)
+            rc = err_set(err, ERR_INPUT, "%s:%d:1: a sequence of more than %d ids, the model's "
+                         "context (llama.context_length)", path, ln, maxlen);
+        else if (s->total >= IDS_MAX)
+            rc = err_set(err, ERR_INPUT, "%s:%d:1: more than %d ids in all", path, ln, IDS_MAX);
+        else
+            rc = seq_add(s, &icap, (int32_t)v, err);
     }
+    if (rc == 0 && ferror(f)) rc = err_set(err, ERR_INPUT, "%s: read error: %s", path,
+                                           strerror(errno));
     if (rc == 0) rc = seq_push(s, &cap, at, err);
+    free(line);
     fclose(f);
     if (rc == 0 && s->n == 0) rc = err_set(err, ERR_INPUT, "%s: no token id", path);
     return rc;
@@ -171,6 +219,13 @@ static int compare_seq(ref_t *r, const float *lg, const int32_t *ids, int n, flo
         if (tok != (uint32_t)ids[i])
             return err_set(err, ERR_INPUT, "%s: token %u at a position where the ids have %d",
                            r->path, tok, (int)ids[i]);
+        /* The ids index our logits: one outside the vocabulary would read
+         * past them. */
+        for (int k = 0; k < REF_K; k++)
+            if (top[k] >= r->vocab || !isfinite(topv[k]))
+                return err_set(err, ERR_INPUT, "%s: position %d of a sequence: top id %u with "
+                               "logit %g (ids below %u, finite logits)", r->path, i, top[k],
+                               (double)topv[k], r->vocab);
         const float *ours = lg + (size_t)i * r->vocab;
         int32_t best = spec_argmax(ours, (int)r->vocab);
         t->pos++;
@@ -182,6 +237,10 @@ static int compare_seq(ref_t *r, const float *lg, const int32_t *ids, int n, flo
         }
         if (i % REF_FULL) continue;
         if (rd(r, row, (size_t)r->vocab * sizeof *row, err)) return -1;
+        for (uint32_t v = 0; v < r->vocab; v++)
+            if (!isfinite(row[v]))
+                return err_set(err, ERR_INPUT, "%s: position %d of a sequence: logit %u is %g "
+                               "(finite logits)", r->path, i, v, (double)row[v]);
         t->full_rows++;
         for (uint32_t v = 0; v < r->vocab; v++) {
             double d = fabs((double)ours[v] - row[v]);
@@ -202,7 +261,9 @@ static int agree_logits(const agree_args_t *a, const cli_model_t *cm, tally_t *t
     ref_t r = {NULL, NULL, 0, 0, 0};
     llm_run_t *run = llm_run_create(a->threads, err);
     float *row = malloc((size_t)vocab * sizeof *row), *lg = NULL;
-    if (!run || seqs_load(a->ids, vocab, &s, err) || ref_open(&r, a->ref, vocab, err)) rc = -1;
+    if (!run || seqs_load(a->ids, vocab, llm_config(m)->ctx_train, &s, err) ||
+        ref_open(&r, a->ref, vocab, err))
+        rc = -1;
     else if (r.nseq != (uint32_t)s.n)
         rc = err_set(err, ERR_INPUT, "%s: %u sequences, the ids file has %d", a->ref, r.nseq, s.n);
     for (int q = 0; rc == 0 && q < s.n; q++) {
@@ -215,6 +276,7 @@ static int agree_logits(const agree_args_t *a, const cli_model_t *cm, tally_t *t
         if (rc == 0) rc = compare_seq(&r, lg, s.ids + s.start[q], s.len[q], row, t, err);
         llm_kv_free(kv);
     }
+    if (rc == 0) rc = ref_end(&r, err);
     if (r.f) fclose(r.f);
     free(lg);
     free(row);
@@ -222,6 +284,40 @@ static int agree_logits(const agree_args_t *a, const cli_model_t *cm, tally_t *t
     llm_run_free(run);
     llm_free(m);
     return rc;
+}
+
+/* A tensor name fit for a one-line message: names are file data and may
+ * hold line breaks. */
+static const char *shown(const char *s, char *buf, size_t size)
+{
+    size_t i = 0;
+    for (; s[i] && i + 1 < size; i++)
+        buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7F ? '?' : s[i];
+    buf[i] = '\0';
+    return buf;
+}
+
+/* Tensor a of the model file against b, its namesake in the F16 copy:
+ * both convertible and of one size. 0, or -1 with err naming the file at
+ * fault. */
+static int weights_pair(const char *model, const gguf_tensor_t *a, const char *f16,
+                        const gguf_tensor_t *b, err_t *err)
+{
+    char nb[128];
+    if (!b)
+        return err_set(err, ERR_INPUT, "%s: tensor '%s' of the model is missing", f16,
+                       shown(a->name, nb, sizeof nb));
+    if (b->nelem != a->nelem)
+        return err_set(err, ERR_INPUT, "%s: tensor '%s' has %llu elements; the model's has %llu",
+                       f16, shown(a->name, nb, sizeof nb), (unsigned long long)b->nelem,
+                       (unsigned long long)a->nelem);
+    if (!gguf_type_dequant_ok(a->type) || !gguf_type_dequant_ok(b->type)) {
+        const gguf_tensor_t *t = gguf_type_dequant_ok(a->type) ? b : a;
+        return err_set(err, ERR_INPUT, "%s: tensor '%s' is of type %s, which this reader cannot "
+                       "dequantise", t == a ? model : f16, shown(t->name, nb, sizeof nb),
+                       gguf_type_name(t->type));
+    }
+    return 0;
 }
 
 /* Every tensor of the model file, dequantised and rounded to fp16 as the
@@ -235,13 +331,13 @@ static int agree_weights(const char *f16, const cli_model_t *cm, long *diff, lon
     *diff = *count = 0;
     for (int i = 0; rc == 0 && i < gguf_tensor_count(cm->g); i++) {
         const gguf_tensor_t *a = gguf_tensor_at(cm->g, i), *b = gguf_tensor(g, a->name);
-        if (!b || b->nelem != a->nelem) {
-            rc = err_set(err, ERR_INPUT, "%s: tensor '%s' is missing or of another size", f16,
-                         a->name);
+        if (weights_pair(gguf_path(cm->g), a, f16, b, err)) {
+            rc = -1;
             break;
         }
         float *x = malloc(a->nelem * sizeof *x), *y = malloc(b->nelem * sizeof *y);
         if (!x || !y) rc = err_set(err, ERR_RUNTIME, CMD ": out of memory");
+        /* Whole tensors of convertible types: these cannot fail. */
         if (rc == 0 && (gguf_dequant(a, 0, a->nelem, x, err) || gguf_dequant(b, 0, b->nelem, y, err)))
             rc = -1;
         /* F32 tensors (norms) stay fp32 on both sides; the rest is fp16. */
@@ -257,8 +353,9 @@ static int agree_weights(const char *f16, const cli_model_t *cm, long *diff, lon
     return rc;
 }
 
-static int run(const agree_args_t *a, err_t *err)
+static int run(const void *args, err_t *err)
 {
+    const agree_args_t *a = args;
     cli_model_t cm;
     if (cli_args_open(a->model, &cm, err) != 0) return -1;
     tally_t t = {0, 0, 0, 0, 0, 0, 0, 0};
@@ -286,19 +383,6 @@ static int run(const agree_args_t *a, err_t *err)
 
 int cli_agree(int argc, char **argv)
 {
-    agree_args_t a;
-    err_t err = {0, ""};
-    if (parse(argc, argv, &a, &err) != 0) {
-        fprintf(stderr, "%s\n", err.msg);
-        return 2;
-    }
-    if (a.help) {
-        usage(stdout);
-        return 0;
-    }
-    if (run(&a, &err) != 0) {
-        fprintf(stderr, "%s\n", err.msg);
-        return err.code ? err.code : 1;
-    }
-    return fflush(stdout) == 0 ? 0 : 1;
+    agree_args_t a = {0};
+    return cli_args_main(argc, argv, &a, &a.help, parse, run, usage);
 }

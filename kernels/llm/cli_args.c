@@ -5,6 +5,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "gemv.h"
 #include "prompts.h"
@@ -16,6 +18,29 @@ static cli_opt_t *find(cli_opt_t *opts, int n, const char *name, size_t len)
     return NULL;
 }
 
+/* v is written plainly (cli_args.h): strtod alone would also take leading
+ * blanks, '+', hex, "inf" and "nan". whole: digits only. */
+static int plain_number(const char *v, int whole)
+{
+    const char *p = v + (*v == '-');
+    size_t digits = strspn(p, "0123456789");
+    p += digits;
+    if (whole) return digits > 0 && !*p;
+    if (*p == '.') {
+        size_t frac = strspn(p + 1, "0123456789");
+        digits += frac;
+        p += 1 + frac;
+    }
+    if (!digits) return 0;
+    if (*p == 'e' || *p == 'E') {
+        p += 1 + (p[1] == '-' || p[1] == '+');
+        size_t exp = strspn(p, "0123456789");
+        if (!exp) return 0;
+        p += exp;
+    }
+    return !*p;
+}
+
 static int set_value(const char *cmd, cli_opt_t *o, const char *v, err_t *err)
 {
     if (o->kind == CLI_STR) {
@@ -23,13 +48,14 @@ static int set_value(const char *cmd, cli_opt_t *o, const char *v, err_t *err)
         *(const char **)o->dest = v;
         return 0;
     }
-    char *end;
+    int whole = o->kind == CLI_INT || o->kind == CLI_WHOLE;
+    char *end = NULL;
     errno = 0;
-    double x = strtod(v, &end);
-    if (!*v || *end || errno || !isfinite(x) || x < o->lo || x > o->hi ||
-        (o->kind == CLI_INT && x != floor(x)))
+    double x = plain_number(v, whole) ? strtod(v, &end) : NAN;
+    if (!isfinite(x) || *end || errno || x < o->lo || x > o->hi)
         return err_set(err, ERR_INPUT, "%s: --%s '%s': expected %s from %g to %g", cmd, o->name,
-                       v, o->kind == CLI_INT ? "an integer" : "a number", o->lo, o->hi);
+                       v, o->kind == CLI_INT ? "an integer" : whole ? "a whole number"
+                                                                    : "a number", o->lo, o->hi);
     if (o->kind == CLI_INT) *(int *)o->dest = (int)x;
     else *(double *)o->dest = x;
     return 0;
@@ -64,6 +90,86 @@ int cli_args_parse(const char *cmd, int argc, char **argv, int first, cli_opt_t 
     return 0;
 }
 
+/* The spec's ':LAYERS' is plain digits (llm_opts_parse, through strtol,
+ * would also take " 8" and "+8"). */
+static int layers_plain(const char *spec)
+{
+    const char *c = strchr(spec, ':');
+    return !c || (c[1] && strspn(c + 1, "0123456789") == strlen(c + 1));
+}
+
+int cli_args_spec(const char *cmd, const char *opt, const char *spec, err_t *err)
+{
+    llm_opts_t o;
+    err_t e = {0, ""};
+    if (llm_opts_parse(spec, &o, &e) != 0)
+        return err_set(err, ERR_INPUT, "%s: %s: %s", cmd, opt, e.msg);
+    if (!layers_plain(spec))
+        return err_set(err, ERR_INPUT, "%s: %s: model '%s': ':LAYERS' must be a positive "
+                       "integer", cmd, opt, spec);
+    return 0;
+}
+
+int cli_args_spec_list(const char *cmd, const char *opt, const char *list, err_t *err)
+{
+    char *copy = strdup(list);
+    if (!copy) return err_set(err, ERR_RUNTIME, "%s: out of memory", cmd);
+    int rc = 0, n = 0;
+    char *item[64];
+    /* strtok would skip empty entries; every piece between commas counts. */
+    for (char *p = copy, *next; rc == 0 && p; p = next) {
+        next = strchr(p, ',');
+        if (next) *next++ = '\0';
+        if (!*p) rc = err_set(err, ERR_INPUT, "%s: %s '%s': an empty entry", cmd, opt, list);
+        else if (n == (int)(sizeof item / sizeof item[0]))
+            rc = err_set(err, ERR_INPUT, "%s: %s: more than %d specs", cmd, opt, n);
+        else rc = cli_args_spec(cmd, opt, p, err);
+        for (int i = 0; rc == 0 && i < n; i++)
+            if (!strcmp(item[i], p))
+                rc = err_set(err, ERR_INPUT, "%s: %s: '%s' given twice", cmd, opt, p);
+        if (rc == 0) item[n++] = p;
+    }
+    free(copy);
+    return rc;
+}
+
+static const char *kind_name(mode_t m)
+{
+    if (S_ISDIR(m)) return "a directory";
+    if (S_ISFIFO(m)) return "a FIFO";
+    if (S_ISCHR(m)) return "a character device";
+    if (S_ISBLK(m)) return "a block device";
+    if (S_ISSOCK(m)) return "a socket";
+    return "not a plain file";
+}
+
+FILE *cli_args_fopen_in(const char *path, err_t *err)
+{
+    struct stat st;
+    /* stat first: opening a FIFO without a writer would block. */
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        err_set(err, ERR_INPUT, "%s: not a regular file (%s)", path, kind_name(st.st_mode));
+        return NULL;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f) err_set(err, ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+    return f;
+}
+
+int cli_args_out_dir(const char *cmd, const char *opt, const char *dir, err_t *err)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return err_set(err, ERR_INPUT, "%s: %s '%s': %s", cmd, opt, dir,
+                       errno == ENOENT ? "no such directory" : strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return err_set(err, ERR_INPUT, "%s: %s '%s': not a directory", cmd, opt, dir);
+    if (access(dir, W_OK | X_OK) != 0)
+        return err_set(err, ERR_INPUT, "%s: %s '%s': cannot create files there: %s", cmd, opt,
+                       dir, strerror(errno));
+    return 0;
+}
+
 int cli_args_open(const char *path, cli_model_t *cm, err_t *err)
 {
     memset(cm, 0, sizeof *cm);
@@ -87,11 +193,20 @@ llm_model_t *cli_args_load(const cli_model_t *cm, const char *spec, err_t *err)
 {
     llm_opts_t o;
     if (llm_opts_parse(spec, &o, err) != 0) return NULL;
-    return llm_load(cm->g, &o, err);
+    llm_model_t *m = llm_load(cm->g, &o, err);
+    if (m && llm_check_vocab(m, cm->g, tok_vocab(cm->tok), err)) {
+        llm_free(m);
+        return NULL;
+    }
+    return m;
 }
 
-int cli_args_prompt(const cli_model_t *cm, const char *text, int chat, int32_t **ids, int *n,
-                    err_t *err)
+/* Prompts longer than this many tokens are refused before any KV cache is
+ * sized for them. */
+#define PROMPT_MAX_TOKENS (1 << 20)
+
+int cli_args_prompt_at(const cli_model_t *cm, const char *what, const char *text, int chat,
+                       int32_t **ids, int *n, err_t *err)
 {
     char *wrapped = chat ? prompts_chat(cm->g, text, err) : NULL;
     if (chat && !wrapped) return -1;
@@ -100,8 +215,10 @@ int cli_args_prompt(const cli_model_t *cm, const char *text, int chat, int32_t *
     *ids = NULL;
     int rc = tok_encode(cm->tok, t, strlen(t), 1, ids, &cnt, &cap, err);
     free(wrapped);
-    if (rc == 0 && cnt == 0) rc = err_set(err, ERR_INPUT, "the prompt has no tokens");
-    if (rc == 0 && cnt > (1u << 20)) rc = err_set(err, ERR_INPUT, "the prompt has %zu tokens", cnt);
+    if (rc == 0 && cnt == 0) rc = err_set(err, ERR_INPUT, "%s has no tokens", what);
+    if (rc == 0 && cnt > PROMPT_MAX_TOKENS)
+        rc = err_set(err, ERR_INPUT, "%s has %zu tokens (at most %d)", what, cnt,
+                     PROMPT_MAX_TOKENS);
     if (rc != 0) {
         free(*ids);
         *ids = NULL;
@@ -109,6 +226,21 @@ int cli_args_prompt(const cli_model_t *cm, const char *text, int chat, int32_t *
     }
     *n = (int)cnt;
     return 0;
+}
+
+int cli_args_prompt(const cli_model_t *cm, const char *text, int chat, int32_t **ids, int *n,
+                    err_t *err)
+{
+    return cli_args_prompt_at(cm, "the prompt", text, chat, ids, n, err);
+}
+
+int cli_args_fit(const cli_model_t *cm, const llm_model_t *m, const char *what, int plen,
+                 int more, err_t *err)
+{
+    int ctx = llm_config(m)->ctx_train;
+    if ((long)plen + more <= ctx) return 0;
+    return err_set(err, ERR_INPUT, "%s: %d prompt tokens and %d more exceed the model's context "
+                   "of %d (llama.context_length of %s)", what, plen, more, ctx, gguf_path(cm->g));
 }
 
 int cli_args_print_text(const cli_model_t *cm, const int32_t *ids, int n, FILE *f)
@@ -120,4 +252,27 @@ int cli_args_print_text(const cli_model_t *cm, const int32_t *ids, int n, FILE *
         if (len && fwrite(s, 1, len, f) != len) return -1;
     }
     return ferror(f) ? -1 : 0;
+}
+
+int cli_args_main(int argc, char **argv, void *args, const int *help, cli_parse_fn parse,
+                  cli_run_fn run, void (*usage)(FILE *f))
+{
+    err_t err = {0, ""};
+    if (parse(argc, argv, args, &err) != 0) {
+        fprintf(stderr, "%s\n", err.msg);
+        return 2;
+    }
+    if (*help) {
+        usage(stdout);
+        return fflush(stdout) == 0 ? 0 : 1;
+    }
+    if (run(args, &err) != 0) {
+        fprintf(stderr, "%s\n", err.msg);
+        return err.code ? err.code : 1;
+    }
+    if (fflush(stdout) != 0) {
+        fprintf(stderr, "%s: cannot write the output\n", argv[1]);
+        return 1;
+    }
+    return 0;
 }

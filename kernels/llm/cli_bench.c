@@ -25,8 +25,9 @@ static void usage(FILE *f)
                "  prints: spec, M, tokens/s, ms per step (median of S steps)\n");
 }
 
-static int parse(int argc, char **argv, bench_args_t *a, err_t *err)
+static int parse(int argc, char **argv, void *args, err_t *err)
 {
+    bench_args_t *a = args;
     *a = (bench_args_t){NULL, "fp16,w4a16", 0, 128, 32, 8, 0};
     cli_opt_t o[] = {
         {"model", CLI_STR, &a->model, 0, 0, 0},     {"weights", CLI_STR, &a->specs, 0, 0, 0},
@@ -39,7 +40,9 @@ static int parse(int argc, char **argv, bench_args_t *a, err_t *err)
     if (cli_args_parse(CMD, argc, argv, 2, o, (int)(sizeof o / sizeof o[0]), NULL, 0, &np, err))
         return -1;
     if (!a->help && !a->model) return err_set(err, ERR_INPUT, CMD ": --model is required");
-    return 0;
+    /* Every spec checked before anything runs (a bad second one used to
+     * fail after the first had been timed and printed). */
+    return a->help ? 0 : cli_args_spec_list(CMD, "--weights", a->specs, err);
 }
 
 static int cmp_d(const void *x, const void *y)
@@ -103,8 +106,9 @@ static int bench_spec(const bench_args_t *a, const cli_model_t *cm, const char *
     return rc;
 }
 
-static int run(const bench_args_t *a, err_t *err)
+static int run(const void *args, err_t *err)
 {
+    const bench_args_t *a = args;
     cli_model_t cm;
     if (cli_args_open(a->model, &cm, err) != 0) return -1;
     llm_run_t *r = llm_run_create(a->threads, err);
@@ -121,19 +125,6 @@ static int run(const bench_args_t *a, err_t *err)
 
 int cli_bench(int argc, char **argv)
 {
-    bench_args_t a;
-    err_t err = {0, ""};
-    if (parse(argc, argv, &a, &err) != 0) {
-        fprintf(stderr, "%s\n", err.msg);
-        return 2;
-    }
-    if (a.help) {
-        usage(stdout);
-        return 0;
-    }
-    if (run(&a, &err) != 0) {
-        fprintf(stderr, "%s\n", err.msg);
-        return err.code ? err.code : 1;
-    }
-    return fflush(stdout) == 0 ? 0 : 1;
+    bench_args_t a = {0};
+    return cli_args_main(argc, argv, &a, &a.help, parse, run, usage);
 }

@@ -9,5 +9,6 @@ int cli_spec(int argc, char **argv);       /* cli_spec.c */
 int cli_agree(int argc, char **argv);      /* cli_agree.c */
 int cli_accept(int argc, char **argv);     /* cli_accept.c */
 int cli_bench(int argc, char **argv);      /* cli_bench.c */
+int cli_prompts(int argc, char **argv);    /* cli_prompts.c */
 
 #endif

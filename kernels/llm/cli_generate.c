@@ -25,14 +25,15 @@ static void usage(FILE *f)
                "  SPEC: fp16 (default), w4a16, w4a16-int8, each optionally :LAYERS\n");
 }
 
-static int parse(int argc, char **argv, gen_args_t *a, err_t *err)
+static int parse(int argc, char **argv, void *args, err_t *err)
 {
+    gen_args_t *a = args;
     *a = (gen_args_t){NULL, "fp16", NULL, NULL, 32, 0, 0, 0, 0.0, 1.0};
     cli_opt_t o[] = {
         {"model", CLI_STR, &a->model, 0, 0, 0},     {"weights", CLI_STR, &a->weights, 0, 0, 0},
         {"prompt", CLI_STR, &a->prompt, 0, 0, 0},   {"chat", CLI_STR, &a->chat, 0, 0, 0},
         {"tokens", CLI_INT, &a->tokens, 1, 1 << 16, 0},
-        {"temp", CLI_NUM, &a->temp, 0, 100, 0},     {"seed", CLI_NUM, &a->seed, 0, 1e15, 0},
+        {"temp", CLI_NUM, &a->temp, 0, 100, 0},     {"seed", CLI_WHOLE, &a->seed, 0, 1e15, 0},
         {"threads", CLI_INT, &a->threads, 0, 1024, 0},
         {"ids", CLI_FLAG, &a->ids, 0, 0, 0},        {"help", CLI_FLAG, &a->help, 0, 0, 0},
     };
@@ -43,7 +44,7 @@ static int parse(int argc, char **argv, gen_args_t *a, err_t *err)
     if (!a->model) return err_set(err, ERR_INPUT, CMD ": --model is required");
     if (!a->prompt == !a->chat)
         return err_set(err, ERR_INPUT, CMD ": give one of --prompt and --chat");
-    return 0;
+    return cli_args_spec(CMD, "--weights", a->weights, err);
 }
 
 static int print_ids(const int32_t *ids, int n)
@@ -53,8 +54,9 @@ static int print_ids(const int32_t *ids, int n)
     return 0;
 }
 
-static int run(const gen_args_t *a, err_t *err)
+static int run(const void *args, err_t *err)
 {
+    const gen_args_t *a = args;
     cli_model_t cm;
     if (cli_args_open(a->model, &cm, err) != 0) return -1;
     llm_model_t *m = cli_args_load(&cm, a->weights, err);
@@ -62,8 +64,11 @@ static int run(const gen_args_t *a, err_t *err)
     int32_t *prompt = NULL, *out = malloc((size_t)a->tokens * sizeof *out);
     gsl_rng *g = rng_stream((uint64_t)a->seed, 0, 0, 1);
     int n = 0, rc = -1;
+    const char *what = a->prompt ? CMD ": --prompt" : CMD ": --chat";
     if (r && out && g &&
-        cli_args_prompt(&cm, a->prompt ? a->prompt : a->chat, !a->prompt, &prompt, &n, err) == 0) {
+        cli_args_prompt_at(&cm, what, a->prompt ? a->prompt : a->chat, !a->prompt, &prompt, &n,
+                           err) == 0 &&
+        cli_args_fit(&cm, m, what, n, a->tokens, err) == 0) {
         double t0 = wallclock_s();
         rc = specloop_generate(m, r, prompt, n, a->tokens, (float)a->temp, g, out, err);
         double dt = wallclock_s() - t0;
@@ -88,19 +93,6 @@ static int run(const gen_args_t *a, err_t *err)
 
 int cli_generate(int argc, char **argv)
 {
-    gen_args_t a;
-    err_t err = {0, ""};
-    if (parse(argc, argv, &a, &err) != 0) {
-        fprintf(stderr, "%s\n", err.msg);
-        return 2;
-    }
-    if (a.help) {
-        usage(stdout);
-        return 0;
-    }
-    if (run(&a, &err) != 0) {
-        fprintf(stderr, "%s\n", err.msg);
-        return err.code ? err.code : 1;
-    }
-    return 0;
+    gen_args_t a = {0};
+    return cli_args_main(argc, argv, &a, &a.help, parse, run, usage);
 }

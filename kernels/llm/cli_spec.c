@@ -23,14 +23,33 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: " CMD " --model GGUF (--prompts FILE | --chat TEXT | --prompt TEXT)\n"
                "       [--target fp16] [--draft w4a16] [--mode sync|async] [--gamma G]\n"
-               "       [--window W] [--tenants N] [--tokens N] [--batch all|random|N]\n"
+               "       [--window W (async)] [--tenants N] [--tokens N] [--batch all|random|N]\n"
                "       [--temp T] [--seed S] [--threads N] [--check] [--verbose]\n");
 }
 
-static int parse(int argc, char **argv, spec_args_t *a, err_t *err)
+static int batch_cfg(const char *b, specloop_cfg_t *c, err_t *err)
 {
+    if (!strcmp(b, "all")) return 0;
+    if (!strcmp(b, "random")) {
+        c->random_batches = 1;
+        return 0;
+    }
+    /* Plain digits: strtol alone would take " 2" and "+2". */
+    size_t len = strspn(b, "0123456789");
+    long n = len && !b[len] && len < 9 ? strtol(b, NULL, 10) : 0;
+    if (n < 1 || n > 1 << 20)
+        return err_set(err, ERR_INPUT, CMD ": --batch '%s': expected all, random or a "
+                       "positive count", b);
+    c->max_batch = (int)n;
+    return 0;
+}
+
+static int parse(int argc, char **argv, void *args, err_t *err)
+{
+    spec_args_t *a = args;
+    /* window 0: not given (3 in async mode) */
     *a = (spec_args_t){NULL, "fp16", "w4a16", "sync", NULL, NULL, NULL, "all",
-                       4, 3, 2, 64, 0, 0, 0, 0, 0.0, 1.0};
+                       4, 0, 2, 64, 0, 0, 0, 0, 0.0, 1.0};
     cli_opt_t o[] = {
         {"model", CLI_STR, &a->model, 0, 0, 0},     {"target", CLI_STR, &a->target, 0, 0, 0},
         {"draft", CLI_STR, &a->draft, 0, 0, 0},     {"mode", CLI_STR, &a->mode, 0, 0, 0},
@@ -40,7 +59,7 @@ static int parse(int argc, char **argv, spec_args_t *a, err_t *err)
         {"tenants", CLI_INT, &a->tenants, 1, 4096, 0},
         {"tokens", CLI_INT, &a->tokens, 1, 1 << 16, 0},
         {"threads", CLI_INT, &a->threads, 0, 1024, 0},
-        {"temp", CLI_NUM, &a->temp, 0, 100, 0},     {"seed", CLI_NUM, &a->seed, 0, 1e15, 0},
+        {"temp", CLI_NUM, &a->temp, 0, 100, 0},     {"seed", CLI_WHOLE, &a->seed, 0, 1e15, 0},
         {"check", CLI_FLAG, &a->check, 0, 0, 0},    {"verbose", CLI_FLAG, &a->verbose, 0, 0, 0},
         {"help", CLI_FLAG, &a->help, 0, 0, 0},
     };
@@ -55,23 +74,15 @@ static int parse(int argc, char **argv, spec_args_t *a, err_t *err)
         return err_set(err, ERR_INPUT, CMD ": --mode '%s': expected sync or async", a->mode);
     if (a->check && a->temp > 0)
         return err_set(err, ERR_INPUT, CMD ": --check compares greedy texts; it needs --temp 0");
-    return 0;
-}
-
-static int batch_cfg(const char *b, specloop_cfg_t *c, err_t *err)
-{
-    if (!strcmp(b, "all")) return 0;
-    if (!strcmp(b, "random")) {
-        c->random_batches = 1;
-        return 0;
-    }
-    char *end;
-    long n = strtol(b, &end, 10);
-    if (!*b || *end || n < 1 || n > 1 << 20)
-        return err_set(err, ERR_INPUT, CMD ": --batch '%s': expected all, random or a "
-                       "positive count", b);
-    c->max_batch = (int)n;
-    return 0;
+    /* sync mode keeps one block in flight: a window would be ignored. */
+    if (a->window && strcmp(a->mode, "async"))
+        return err_set(err, ERR_INPUT, CMD ": --window is the async mode's; give --mode async "
+                       "or no --window");
+    if (!a->window) a->window = 3;
+    specloop_cfg_t c = {0};
+    /* Everything checked before a model file is read. */
+    return cli_args_spec(CMD, "--target", a->target, err) ||
+           cli_args_spec(CMD, "--draft", a->draft, err) || batch_cfg(a->batch, &c, err) ? -1 : 0;
 }
 
 /* Tenant i's prompt ids: prompt i mod n of the file (each as a chat turn),
@@ -88,19 +99,25 @@ static void tp_free(tenant_prompts_t *tp)
     free(tp->len);
 }
 
-static int tp_load(const spec_args_t *a, const cli_model_t *cm, tenant_prompts_t *tp, err_t *err)
+/* ps: the --prompts file, loaded before the model (NULL: --prompt or
+ * --chat). Each prompt must leave room for --tokens in t's context. */
+static int tp_load(const spec_args_t *a, const cli_model_t *cm, const prompts_t *ps,
+                   const llm_model_t *t, tenant_prompts_t *tp, err_t *err)
 {
-    prompts_t *ps = a->prompts ? prompts_load(a->prompts, err) : NULL;
-    if (a->prompts && !ps) return -1;
     tp->n = a->tenants;
     tp->ids = calloc((size_t)tp->n, sizeof *tp->ids);
     tp->len = calloc((size_t)tp->n, sizeof *tp->len);
     int rc = tp->ids && tp->len ? 0 : err_set(err, ERR_RUNTIME, CMD ": out of memory");
     for (int i = 0; rc == 0 && i < tp->n; i++) {
-        const char *text = ps ? ps->p[i % ps->n].text : a->prompt ? a->prompt : a->chat;
-        rc = cli_args_prompt(cm, text, a->prompt == NULL, &tp->ids[i], &tp->len[i], err);
+        const prompt_t *p = ps ? &ps->p[i % ps->n] : NULL;
+        char what[4200];
+        if (p) snprintf(what, sizeof what, "%s:%d:1: prompt '%s'", a->prompts, p->line,
+                        p->category);
+        else snprintf(what, sizeof what, CMD ": %s", a->prompt ? "--prompt" : "--chat");
+        const char *text = p ? p->text : a->prompt ? a->prompt : a->chat;
+        rc = cli_args_prompt_at(cm, what, text, a->prompt == NULL, &tp->ids[i], &tp->len[i], err);
+        if (rc == 0) rc = cli_args_fit(cm, t, what, tp->len[i], a->tokens, err);
     }
-    prompts_free(ps);
     return rc;
 }
 
@@ -156,10 +173,17 @@ static void report(const spec_args_t *a, const cli_model_t *cm, const specloop_o
     }
 }
 
-static int run(const spec_args_t *a, err_t *err)
+static int run(const void *args, err_t *err)
 {
+    const spec_args_t *a = args;
     cli_model_t cm;
-    if (cli_args_open(a->model, &cm, err) != 0) return -1;
+    /* The prompt file first: a mistake there costs no model load. */
+    prompts_t *ps = a->prompts ? prompts_load(a->prompts, err) : NULL;
+    if (a->prompts && !ps) return -1;
+    if (cli_args_open(a->model, &cm, err) != 0) {
+        prompts_free(ps);
+        return -1;
+    }
     specloop_cfg_t c = {strcmp(a->mode, "async") ? SPECLOOP_SYNC : SPECLOOP_ASYNC, a->gamma,
                         a->window, 0, 0, (float)a->temp, (uint64_t)a->seed, a->tokens};
     tenant_prompts_t tp = {NULL, NULL, 0};
@@ -171,7 +195,7 @@ static int run(const spec_args_t *a, err_t *err)
                     !(d = cli_args_load(&cm, a->draft, err)) ||
                     !(r = llm_run_create(a->threads, err))))
         rc = -1;
-    if (rc == 0) rc = tp_load(a, &cm, &tp, err);
+    if (rc == 0) rc = tp_load(a, &cm, ps, t, &tp, err);
     if (rc == 0) {
         double t0 = wallclock_s();
         rc = specloop_run(&c, t, r, d, r, tp.n, (const int32_t *const *)tp.ids, tp.len, out, err);
@@ -181,6 +205,7 @@ static int run(const spec_args_t *a, err_t *err)
     }
     free(out);
     tp_free(&tp);
+    prompts_free(ps);
     llm_run_free(r);
     llm_free(t);
     llm_free(d);
@@ -190,19 +215,6 @@ static int run(const spec_args_t *a, err_t *err)
 
 int cli_spec(int argc, char **argv)
 {
-    spec_args_t a;
-    err_t err = {0, ""};
-    if (parse(argc, argv, &a, &err) != 0) {
-        fprintf(stderr, "%s\n", err.msg);
-        return 2;
-    }
-    if (a.help) {
-        usage(stdout);
-        return 0;
-    }
-    if (run(&a, &err) != 0) {
-        fprintf(stderr, "%s\n", err.msg);
-        return err.code ? err.code : 1;
-    }
-    return fflush(stdout) == 0 ? 0 : 1;
+    spec_args_t a = {0};
+    return cli_args_main(argc, argv, &a, &a.help, parse, run, usage);
 }

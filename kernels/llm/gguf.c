@@ -214,7 +214,7 @@ typedef struct rd {
 
 /* s[0..n) as a one-line quoted-safe string: bytes outside printable ASCII
  * become '?', and a long name is cut with "...". */
-static const char *shown(const unsigned char *s, size_t n, char *buf, size_t bsz)
+const char *gguf_shown(const unsigned char *s, size_t n, char *buf, size_t bsz)
 {
     size_t k = 0;
     for (size_t i = 0; i < n && i < SHOWN_MAX && k + 1 < bsz; i++)
@@ -365,7 +365,7 @@ static int kv_fail(rd_t *r, const kv_t *kv, const char *what)
 {
     char b[SHOWN_MAX + 8];
     return err_set(r->err, ERR_INPUT, "%s: metadata key %d ('%s'): %s", r->g->path, kv->index,
-                   shown(kv->kraw, kv->klen, b, sizeof b), what);
+                   gguf_shown(kv->kraw, kv->klen, b, sizeof b), what);
 }
 
 /* count elements of a fixed size sz fit in what is left. */
@@ -374,8 +374,8 @@ static int arr_fits(rd_t *r, const kv_t *kv, uint64_t count, size_t sz)
     size_t left = r->g->size - r->pos;
     if (count <= left / sz) return 0;
     char msg[160];
-    snprintf(msg, sizeof msg, "an array of %llu %s needs more than the %zu bytes left at "
-             "offset %zu", (unsigned long long)count, vname(kv->elem), left, r->pos);
+    snprintf(msg, sizeof msg, "an array of %llu %s values needs more than the %zu bytes left "
+             "at offset %zu", (unsigned long long)count, vname(kv->elem), left, r->pos);
     return kv_fail(r, kv, msg);
 }
 
@@ -457,7 +457,7 @@ static int read_kvs(rd_t *r, gguf_t *g)
         if (memchr(kv->kraw, 0, kv->klen))
             return kv_fail(r, kv, "the key contains a NUL byte");
         snprintf(r->what, sizeof r->what, "metadata key %d ('%s')", i,
-                 shown(kv->kraw, kv->klen, b, sizeof b));
+                 gguf_shown(kv->kraw, kv->klen, b, sizeof b));
         if (read_value(r, kv)) return -1;
     }
     return 0;
@@ -476,7 +476,7 @@ static int t_fail(rd_t *r, const trec_t *t, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     return err_set(r->err, ERR_INPUT, "%s: tensor '%s': %s", r->g->path,
-                   shown(t->nraw, t->nlen, nb, sizeof nb), msg);
+                   gguf_shown(t->nraw, t->nlen, nb, sizeof nb), msg);
 }
 
 /* The dimensions and their product, the element count. */
@@ -536,7 +536,7 @@ static int read_tinfos(rd_t *r, gguf_t *g)
             return err_set(r->err, ERR_INPUT, "%s: tensor info %d: the name contains a NUL byte",
                            g->path, i);
         snprintf(r->what, sizeof r->what, "tensor info %d ('%s')", i,
-                 shown(t->nraw, t->nlen, b, sizeof b));
+                 gguf_shown(t->nraw, t->nlen, b, sizeof b));
         if (read_dims(r, t) || read_type(r, t) || rd_u64(r, &t->off)) return -1;
         if (t->off % g->align)
             return t_fail(r, t, "offset %llu is not a multiple of the alignment %zu",
@@ -615,7 +615,7 @@ static int index_keys(gguf_t *g, err_t *err)
         const kv_t *x = g->kv_by_key[i - 1], *y = g->kv_by_key[i];
         if (strcmp(x->key, y->key) == 0)
             return err_set(err, ERR_INPUT, "%s: key '%s' appears twice (metadata keys %d and %d)",
-                           g->path, shown(x->kraw, x->klen, b, sizeof b), x->index, y->index);
+                           g->path, gguf_shown(x->kraw, x->klen, b, sizeof b), x->index, y->index);
     }
     return 0;
 }
@@ -661,7 +661,7 @@ static int bound_tensors(gguf_t *g, uint64_t data_start, err_t *err)
     uint64_t avail = g->size - data_start;
     for (int i = 0; i < g->nt; i++) {
         trec_t *t = &g->t[i];
-        const char *nm = shown(t->nraw, t->nlen, b, sizeof b);
+        const char *nm = gguf_shown(t->nraw, t->nlen, b, sizeof b);
         if (t->off > avail)
             return err_set(err, ERR_INPUT, "%s: tensor '%s': offset %llu lies past the end of the "
                            "file (the data section starts at %llu, the file has %zu bytes)",
@@ -693,10 +693,10 @@ static int check_overlap(gguf_t *g, trec_t **by, uint64_t data_start, err_t *err
             char b[SHOWN_MAX + 8], b2[SHOWN_MAX + 8];
             return err_set(err, ERR_INPUT, "%s: tensors '%s' (bytes %llu to %llu) and '%s' (from "
                            "byte %llu) overlap", g->path,
-                           shown(prev->nraw, prev->nlen, b, sizeof b),
+                           gguf_shown(prev->nraw, prev->nlen, b, sizeof b),
                            (unsigned long long)(data_start + prev->off),
                            (unsigned long long)(data_start + prev->off + prev->nbytes - 1),
-                           shown(t->nraw, t->nlen, b2, sizeof b2),
+                           gguf_shown(t->nraw, t->nlen, b2, sizeof b2),
                            (unsigned long long)(data_start + t->off));
         }
         prev = t;
@@ -715,7 +715,7 @@ static int index_tensors(gguf_t *g, trec_t **by, err_t *err)
     for (int i = 1; i < g->nt; i++)
         if (strcmp(by[i - 1]->pub.name, by[i]->pub.name) == 0)
             return err_set(err, ERR_INPUT, "%s: tensor name '%s' appears twice (tensor infos %d "
-                           "and %d)", g->path, shown(by[i]->nraw, by[i]->nlen, b, sizeof b),
+                           "and %d)", g->path, gguf_shown(by[i]->nraw, by[i]->nlen, b, sizeof b),
                            by[i - 1]->index, by[i]->index);
     return 0;
 }
@@ -1066,14 +1066,17 @@ static void dq_q4_k(const unsigned char *p, uint64_t nb, float *out)
 int gguf_dequant(const gguf_tensor_t *t, uint64_t first, uint64_t n, float *out, err_t *err)
 {
     const ttype_t *tt = ttype_of(t->type);
+    /* The name is file data: gguf_shown() keeps a line break out of the message. */
+    char nbuf[SHOWN_MAX + 8];
+    const char *nm = gguf_shown((const unsigned char *)t->name, strlen(t->name), nbuf, sizeof nbuf);
     if (!tt || !tt->dequant)
-        return err_set(err, ERR_INPUT, "tensor '%s': cannot dequantise type %s", t->name,
+        return err_set(err, ERR_INPUT, "tensor '%s': cannot dequantise type %s", nm,
                        gguf_type_name(t->type));
     uint64_t blk = (uint64_t)tt->blk;
     if (first % blk || n % blk || first > t->nelem || n > t->nelem - first ||
         (first + n) / blk > t->nbytes / (uint64_t)tt->bytes)
         return err_set(err, ERR_INPUT, "tensor '%s': elements [%llu, %llu + %llu) are not whole "
-                       "%s blocks of %llu inside its %llu elements", t->name,
+                       "%s blocks of %llu inside its %llu elements", nm,
                        (unsigned long long)first, (unsigned long long)first,
                        (unsigned long long)n, tt->name, (unsigned long long)blk,
                        (unsigned long long)t->nelem);

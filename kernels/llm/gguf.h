@@ -81,6 +81,11 @@ typedef struct gguf gguf_t;
  * result: gguf_close. */
 gguf_t *gguf_open(const char *path, err_t *err);
 void gguf_close(gguf_t *g);
+/* s[0..n) fit for a one-line message naming something read from a file:
+ * bytes outside printable ASCII and quotes become '?', a long name is cut
+ * with "..."; written to buf (bsz bytes, at least 72 for the whole cut),
+ * which it returns. */
+const char *gguf_shown(const unsigned char *s, size_t n, char *buf, size_t bsz);
 /* The path as given to gguf_open (for messages). */
 const char *gguf_path(const gguf_t *g);
 /* The file's GGUF version (2 or 3) and its alignment (general.alignment, or

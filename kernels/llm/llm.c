@@ -72,9 +72,10 @@ static int read_config(const gguf_t *g, llm_config_t *c, err_t *err)
     const char *arch;
     size_t alen;
     if (gguf_get_str(g, "general.architecture", &arch, &alen, err) != 0) return -1;
+    char b[80];
     if (alen != 5 || memcmp(arch, "llama", 5) != 0)
-        return err_set(err, ERR_INPUT, "%s: architecture '%.*s' is not supported (only llama)",
-                       gguf_path(g), (int)(alen > 64 ? 64 : alen), arch);
+        return err_set(err, ERR_INPUT, "%s: architecture '%s' is not supported (only llama)",
+                       gguf_path(g), gguf_shown((const unsigned char *)arch, alen, b, sizeof b));
     memset(c, 0, sizeof *c);
     if (cfg_u32(g, "llama.block_count", 1, &c->file_layers, err) ||
         cfg_u32(g, "llama.embedding_length", 1, &c->hidden, err) ||
@@ -407,13 +408,22 @@ int llm_opts_parse(const char *spec, llm_opts_t *o, err_t *err)
     if (colon) {
         char *end;
         errno = 0;
-        long L = strtol(colon + 1, &end, 10);
+        /* Plain digits only: strtol would take ":+1" and ": 1". */
+        long L = colon[1] >= '0' && colon[1] <= '9' ? strtol(colon + 1, &end, 10) : 0;
+        if (L == 0) end = (char *)colon;
         if (!colon[1] || *end || errno || L < 1 || L > 100000)
             return err_set(err, ERR_INPUT, "model '%s': ':LAYERS' must be a positive integer",
                            spec);
         o->layers = (int)L;
     }
     return 0;
+}
+
+int llm_check_vocab(const llm_model_t *m, const gguf_t *g, int tok_vocab, err_t *err)
+{
+    if (tok_vocab == m->c.vocab) return 0;
+    return err_set(err, ERR_INPUT, "%s: the tokenizer has %d tokens but the model's vocabulary "
+                   "(token_embd.weight) has %d", gguf_path(g), tok_vocab, m->c.vocab);
 }
 
 const llm_config_t *llm_config(const llm_model_t *m) { return &m->c; }

@@ -61,6 +61,9 @@ typedef struct llm_model llm_model_t;
  * llm_free. g may be closed afterwards. */
 llm_model_t *llm_load(const gguf_t *g, const llm_opts_t *o, err_t *err);
 void llm_free(llm_model_t *m);
+/* 0 when a tokenizer of tok_vocab tokens fits m (one embedding row per
+ * token), else -1 with err (ERR_INPUT naming g's file). */
+int llm_check_vocab(const llm_model_t *m, const gguf_t *g, int tok_vocab, err_t *err);
 const llm_config_t *llm_config(const llm_model_t *m);
 const llm_opts_t *llm_opts(const llm_model_t *m);
 /* Bytes of weights one forward pass reads (the layers run and the head;

@@ -5,6 +5,7 @@
  *   llm agree     --model GGUF ...   teacher-forced logits against llama.cpp's
  *   llm accept    --model GGUF ...   acceptance measured on a prompt set
  *   llm bench     --model GGUF ...   decode speed at M = 1 and batch 8
+ *   llm prompts   --model GGUF ...   a prompt file's prompts and their lengths
  *
  * Exit status: 0 ok, 1 a runtime failure or a failed check, 2 bad usage or
  * a bad input file (one line naming it).
@@ -26,6 +27,7 @@ static const struct {
     {"agree", cli_agree, "teacher-forced logits against a llama.cpp reference file"},
     {"accept", cli_accept, "measure acceptance on a prompt set and write traces"},
     {"bench", cli_bench, "decode speed of the target and the draft"},
+    {"prompts", cli_prompts, "each prompt's category and token count"},
 };
 
 static void usage(FILE *f)
@@ -38,8 +40,9 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
     gsl_set_error_handler_off();
+    /* Bad usage is one line, as every other error (the list is --help's). */
     if (argc < 2) {
-        usage(stderr);
+        fprintf(stderr, "llm: no command given (llm --help lists them)\n");
         return 2;
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
@@ -48,7 +51,6 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(argv[1], cmds[i].name)) return cmds[i].run(argc, argv);
-    fprintf(stderr, "llm: unknown command '%s'\n", argv[1]);
-    usage(stderr);
+    fprintf(stderr, "llm: unknown command '%s' (llm --help lists them)\n", argv[1]);
     return 2;
 }

@@ -6,7 +6,10 @@
  * line `### CATEGORY` (a word of letters, digits, '-' and '_') and runs to
  * the next `###` line or the end of the file; blank lines at its ends are
  * dropped, those inside kept. A prompt with no text, a `###` line without a
- * category, or text before the first `###` is an error at its FILE:LINE:COL.
+ * category, text before the first `###`, a NUL byte or a byte that is not
+ * UTF-8 (columns count bytes) is an error at its FILE:LINE:COL; a file
+ * without prompts, larger than 16 MiB or not a regular file is an error
+ * naming FILE. A leading byte order mark is skipped.
  */
 #ifndef SPECSIM_PROMPTS_H
 #define SPECSIM_PROMPTS_H

@@ -207,6 +207,28 @@ static int class_at(const unsigned char *s, size_t n, size_t *adv)
 
 /* ---- construction ----------------------------------------------------------- */
 
+/* Bytes of file text quoted in a message. */
+#define SHOWN_MAX 60
+
+/* s[0..n) fit for a one-line message: control bytes (a line break would
+ * split it) and quotes become '?'; past SHOWN_MAX bytes it is cut at a
+ * character boundary and "..." added. UTF-8 is kept. buf: SHOWN_MAX + 4. */
+static const char *shown(const char *s, size_t n, char *buf)
+{
+    size_t k = n;
+    if (k > SHOWN_MAX) {
+        k = SHOWN_MAX;
+        while (k > 0 && ((unsigned char)s[k] & 0xC0) == 0x80) k--;
+    }
+    for (size_t i = 0; i < k; i++) {
+        unsigned char c = (unsigned char)s[i];
+        buf[i] = c < 0x20 || c == 0x7F || c == '\'' ? '?' : (char)c;
+    }
+    memcpy(buf + k, k < n ? "..." : "", k < n ? 4 : 1);
+    return buf;
+}
+
+
 /* The pre-tokenizers implemented: tokenizer.ggml.pre names that llama.cpp
  * (src/llama-vocab.cpp) maps to the GPT-2 expression alone
  * (LLAMA_VOCAB_PRE_TYPE_GPT2, MPT, OLMO, JAIS, TRILLION, GRANITE_DOCLING) or
@@ -246,9 +268,10 @@ static int set_pre(tok_t *t, const char *pre, err_t *err)
             t->digits = PRE_NAMES[i].digits;
             return 0;
         }
+    char b[SHOWN_MAX + 4];
     return err_set(err, ERR_INPUT,
                    "tokenizer.ggml.pre '%s': pre-tokenizer not implemented (docs/llm.md, "
-                   "\"Tokenizer\", lists those that are)", pre);
+                   "\"Tokenizer\", lists those that are)", shown(pre, strlen(pre), b));
 }
 
 /* Copies the texts; an empty one is named "[EMPTY_i]" as llama.cpp names it. */
@@ -288,9 +311,10 @@ static int build_ids(tok_t *t, err_t *err)
         size_t len;
         const char *s = tok_text(t, i, &len);
         int dup = lookup(t, s, len);
+        char b[SHOWN_MAX + 4];
         if (dup >= 0)
-            return err_set(err, ERR_INPUT, "token %d '%.*s' is token %d again", i,
-                           (int)(len > 60 ? 60 : len), s, dup);
+            return err_set(err, ERR_INPUT, "token %d '%s' is token %d again", i,
+                           shown(s, len, b), dup);
         size_t h = hash_bytes(s, len) & t->id_mask;
         while (t->id_tab[h] >= 0) h = (h + 1) & t->id_mask;
         t->id_tab[h] = i;
@@ -319,9 +343,10 @@ static int parse_merge(const tok_t *t, int i, const char *m, size_t len, int32_t
                        err_t *err)
 {
     const char *sp = len > 1 ? memchr(m + 1, ' ', len - 1) : NULL;
-    int ml = (int)(len > 80 ? 80 : len);
+    char b[SHOWN_MAX + 4];
     if (!sp)
-        return err_set(err, ERR_INPUT, "tokenizer.ggml.merges[%d] '%.*s' is not 'A B'", i, ml, m);
+        return err_set(err, ERR_INPUT, "tokenizer.ggml.merges[%d] '%s' is not 'A B'", i,
+                       shown(m, len, b));
     size_t la = (size_t)(sp - m), lb = len - la - 1;
     char *ab = malloc(la + lb + 1);
     if (!ab) return err_set(err, ERR_RUNTIME, "tokenizer: out of memory");
@@ -332,8 +357,8 @@ static int parse_merge(const tok_t *t, int i, const char *m, size_t len, int32_t
     ids[2] = lookup(t, ab, la + lb);
     free(ab);
     if (ids[0] < 0 || ids[1] < 0 || ids[2] < 0)
-        return err_set(err, ERR_INPUT, "tokenizer.ggml.merges[%d] '%.*s': %s is not a token", i,
-                       ml, m, ids[0] < 0 ? "its left side" : ids[1] < 0 ? "its right side"
+        return err_set(err, ERR_INPUT, "tokenizer.ggml.merges[%d] '%s': %s is not a token", i,
+                       shown(m, len, b), ids[0] < 0 ? "its left side" : ids[1] < 0 ? "its right side"
                                                               : "the merged text");
     return 0;
 }
@@ -476,9 +501,10 @@ static int hexval(char c)
 static int decode_byte(buf_t *b, int id, const char *s, size_t len, err_t *err)
 {
     int hi = len == 6 ? hexval(s[3]) : -1, lo = len == 6 ? hexval(s[4]) : -1;
+    char sb[SHOWN_MAX + 4];
     if (hi < 0 || lo < 0 || memcmp(s, "<0x", 3) != 0 || s[5] != '>')
-        return err_set(err, ERR_INPUT, "byte token %d is '%.*s', not '<0xHH>'", id,
-                       (int)(len > 60 ? 60 : len), s);
+        return err_set(err, ERR_INPUT, "byte token %d is '%s', not '<0xHH>'", id,
+                       shown(s, len, sb));
     unsigned char c = (unsigned char)(hi * 16 + lo);
     if (buf_put(b, &c, 1) != 0) return err_set(err, ERR_RUNTIME, "tokenizer: out of memory");
     return 0;
@@ -633,7 +659,9 @@ static int get_id(const gguf_t *g, const char *key, int *id, err_t *err)
     *id = -1;
     if (!gguf_has(g, key)) return 0;
     if (gguf_get_u32(g, key, &v, err) != 0) return -1;
-    *id = v > 0x7FFFFFFF ? 0x7FFFFFFF : (int)v;   /* out of range either way */
+    if (v > 0x7FFFFFFF)   /* no vocabulary is that large */
+        return err_set(err, ERR_INPUT, "%s: %s %u is not a token id", gguf_path(g), key, v);
+    *id = (int)v;
     return 0;
 }
 
@@ -661,10 +689,11 @@ static int check_model(const gguf_t *g, err_t *err)
     static const char *const archs[] = {"nomic-bert-moe", "jina-bert-v3"};
     const char *s;
     size_t len;
+    char sb[SHOWN_MAX + 4];
     if (gguf_get_str(g, "tokenizer.ggml.model", &s, &len, err) != 0) return -1;
     if (len != 4 || memcmp(s, "gpt2", 4) != 0)
-        return err_set(err, ERR_INPUT, "%s: tokenizer.ggml.model '%.*s': only 'gpt2' (byte-level "
-                       "BPE) is implemented", gguf_path(g), (int)(len > 60 ? 60 : len), s);
+        return err_set(err, ERR_INPUT, "%s: tokenizer.ggml.model '%s': only 'gpt2' (byte-level "
+                       "BPE) is implemented", gguf_path(g), shown(s, len, sb));
     if (key_contains(g, "general.name", names, 3) ||
         key_contains(g, "general.architecture", archs, 2))
         return err_set(err, ERR_INPUT, "%s: a model whose special tokens llama.cpp strips of "
@@ -686,6 +715,10 @@ static int gather(const gguf_t *g, gathered_t *a, char **pre, int *bos, int *eos
         return -1;
     if (!gguf_has(g, "tokenizer.ggml.pre")) return 0;
     if (gguf_get_str(g, "tokenizer.ggml.pre", &s, &len, err) != 0) return -1;
+    /* The name is matched as a C string: a NUL would cut it to a name
+     * that may be known. */
+    if (memchr(s, '\0', len))
+        return err_set(err, ERR_INPUT, "%s: tokenizer.ggml.pre holds a NUL byte", gguf_path(g));
     *pre = malloc(len + 1);
     if (!*pre) return err_set(err, ERR_RUNTIME, "%s: out of memory", gguf_path(g));
     memcpy(*pre, s, len);

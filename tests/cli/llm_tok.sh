@@ -85,4 +85,7 @@ compare() {
 }
 
 compare text "$text"
+# The text of the llama.cpp agreement test (tests/cli/llm_agree.sh), whose
+# ids both sides must also share.
+compare agree tests/data/llm/agree.txt
 for seed in 1 2 3; do compare "random$seed" "$TMP/random$seed.txt"; done

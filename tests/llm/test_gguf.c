@@ -644,6 +644,22 @@ static void test_no_dequant(void)
     CHECK(t && t->nbytes == 210 && gguf_dequant(t, 0, 256, v, &err) == -1 &&
           strstr(err.msg, "tensor 't': cannot dequantise type Q6_K") && err.code == ERR_INPUT);
     gguf_close(g);
+    /* A name is file data: a line break in it once split the message. */
+    tw_t w;
+    tw_init(&w);
+    uint64_t ne[2] = {256, 1};
+    tw_tensor(&w, "line\nbreak", 2, ne, GGUF_T_Q6_K, b, sizeof b);
+    buf_t f;
+    tw_build(&w, &f);
+    char path[600];
+    g = open_bytes(&f, "nl.gguf", &err, path, sizeof path);
+    free(f.p);
+    t = g ? gguf_tensor(g, "line\nbreak") : NULL;
+    CHECK(t && gguf_dequant(t, 0, 256, v, &err) == -1 &&
+          strstr(err.msg, "tensor 'line?break': cannot dequantise") && !strchr(err.msg, '\n'));
+    CHECK(t && gguf_dequant(t, 1, 256, v, &err) == -1 && strstr(err.msg, "tensor 'line?break'") &&
+          !strchr(err.msg, '\n'));
+    gguf_close(g);
 }
 
 /* ---- bad files --------------------------------------------------------------- */
@@ -781,13 +797,13 @@ static void test_bad_metadata(void)
     put_u32(b, 1);
     tw_build(&w, &f);
     bad("arrcount.gguf", &f, "metadata key 0 ('arr'): an array of 4611686018427387904 u32 "
-        "needs more than the 13 bytes left at offset 51");
+        "values needs more than the 13 bytes left at offset 51");
     tw_init(&w);
     b = tw_key(&w, "arr", GGUF_V_ARR);
     put_u32(b, GGUF_V_STR);
     put_u64(b, 1ull << 62);
     tw_build(&w, &f);
-    bad("arrstr.gguf", &f, "an array of 4611686018427387904 string needs more");
+    bad("arrstr.gguf", &f, "an array of 4611686018427387904 string values needs more");
     /* Types. */
     one_kv(&f, "t", 13, v, 4);
     bad("vtype.gguf", &f, "metadata key 0 ('t'): unknown value type 13");

@@ -266,6 +266,73 @@ static void test_trace(void)
     accept_cfg_fini(&c);
 }
 
+/* trace per request: three segments (requests A, B, C) of a per-position
+ * file; request r of tenant t of 2 replays segment (t + 2r) mod 3 from its
+ * start, counted by hand:
+ *   A = 1 1 0 | B = 0 | C = 1 1 1 1 1 (then the stream wraps to A)
+ *   tenant 0: r 0 -> A: γ2 blocks 2 (11), 0 (0);  r 1 -> C: 2, 2, 1 + A's...
+ *   tenant 1: r 0 -> B: 0;  r 1 -> A (1 + 2·1 = 3 mod 3 = 0): 2.
+ * Without per_request the file is one stream: tenant 0 from A goes on
+ * into B after A. A file without `# request` lines, or per block, is
+ * refused with per_request. */
+static void test_trace_per_request(void)
+{
+    char path[32];
+    FILE *f = check_tmp_open(path, sizeof path, "w");
+    if (!f) return;
+    fputs("# format: positions\n# request: A\n110\n# request: B\n0\n# request: C\n11111\n", f);
+    CHECK(fclose(f) == 0);
+    char yaml[128];
+    snprintf(yaml, sizeof yaml, "{model: trace, file: %s, per_request: true}", path);
+    accept_cfg_t c;
+    accepttest_cfg(&c, yaml);
+    err_t e;
+    accept_t *a0 = accept_create(&c, 1, 0, 0, &e), *a1 = accept_create(&c, 1, 0, 1, &e);
+    CHECK(a0 && a1);
+    if (a0 && a1) {
+        accept_request(a0, 0, 2, 0);
+        CHECK(accept_draw(a0, 2) == 2);
+        CHECK(accept_draw(a0, 2) == 0);
+        accept_request(a0, 0, 2, 1);           /* segment C */
+        CHECK(accept_draw(a0, 2) == 2);
+        CHECK(accept_draw(a0, 2) == 2);
+        CHECK(accept_draw(a0, 2) == 2);        /* C's last 1, then A's first */
+        accept_request(a1, 1, 2, 0);           /* segment B */
+        CHECK(accept_draw(a1, 2) == 0);
+        accept_request(a1, 1, 2, 1);           /* segment A */
+        CHECK(accept_draw(a1, 2) == 2);
+    }
+    accept_free(a0);
+    accept_free(a1);
+    accept_cfg_fini(&c);
+    /* The same file as one stream: requests change nothing. */
+    snprintf(yaml, sizeof yaml, "{model: trace, file: %s}", path);
+    accepttest_cfg(&c, yaml);
+    a0 = accept_create(&c, 1, 0, 0, &e);
+    CHECK(a0 != NULL);
+    if (a0) {
+        CHECK(accept_draw(a0, 2) == 2);
+        accept_request(a0, 0, 2, 1);
+        CHECK(accept_draw(a0, 2) == 0);        /* A's 0, not C */
+        CHECK(accept_draw(a0, 2) == 0);        /* B */
+    }
+    accept_free(a0);
+    accept_cfg_fini(&c);
+    /* Refused: no `# request` line; a per-block file. */
+    f = fopen(path, "w");
+    if (!f) return;
+    fputs("# format: positions\n110\n", f);
+    CHECK(fclose(f) == 0);
+    snprintf(yaml, sizeof yaml, "{model: trace, file: %s, per_request: true}", path);
+    CHECK(accept_cfg_parse(&c, yaml, &e) != 0 && strstr(e.msg, "no '# request' line"));
+    f = fopen(path, "w");
+    if (!f) return;
+    fputs("# request\n2\n", f);
+    CHECK(fclose(f) == 0);
+    CHECK(accept_cfg_parse(&c, yaml, &e) != 0 && strstr(e.msg, "not per position"));
+    unlink(path);
+}
+
 /* Same keys -> same draws; a different tenant or replication -> different
  * draws; creating another tenant in between does not shift a stream. */
 static void test_streams(void)
@@ -377,6 +444,7 @@ int main(void)
     RUN(test_markov);
     RUN(test_markov_start);
     RUN(test_trace);
+    RUN(test_trace_per_request);
     RUN(test_streams);
     RUN(test_iid_draws_are_the_streams);
     RUN(test_bad_config);

@@ -331,7 +331,7 @@ static void test_model_path_datasheet(void)
     service_t *sv = service_create(&s.cloud.gpu, &s.cloud.target, PREC_FP16, NULL, 0, &e);
     CHECK(sv != NULL);
     if (sv) {
-        service_job_t v = {5, 100}, one = {1, 100};
+        service_job_t v = {5, 100, 0}, one = {1, 100, 0};
         CHECK_REL(a.verify_time_s, service_iter_time(sv, &v, 1), 1e-15);
         CHECK_REL(a.throughput_cloud_only_tok_s, 1 / service_iter_time(sv, &one, 1), 1e-15);
     }

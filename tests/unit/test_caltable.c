@@ -25,6 +25,7 @@ static void row_eq(const caltable_row_t *a, const caltable_row_t *b)
     CHECK(a->q == b->q && a->context == b->context);
     CHECK(a->heads == b->heads && a->kv_heads == b->kv_heads);
     CHECK(a->head_dim == b->head_dim && a->batch == b->batch);
+    CHECK(a->nohead == b->nohead);
     CHECK(a->time_s == b->time_s);
     CHECK(a->gbs == b->gbs && a->gflops == b->gflops);
     CHECK(a->ceiling_frac == b->ceiling_frac);
@@ -53,7 +54,7 @@ static void test_round_trip(void)
     t.fp16_tflops = 1.0 / 3.0;
     t.read_multi_gbs = 23.7;
     t.read_streams = 4;
-    caltable_row_t rows[5] = {
+    caltable_row_t rows[6] = {
         {.op = CAL_LINEAR, .name = "qkv", .quant = "w4a16", .kernel = "int8", .m = 1,
          .n = 12288, .k = 4096, .time_s = 1.23e-3, .gbs = 20.1, .gflops = 0.82,
          .ceiling_frac = 0.94},
@@ -67,9 +68,12 @@ static void test_round_trip(void)
         {.op = CAL_TOKEN, .m = 1, .q = 1, .batch = 1, .context = 0,
          .time_s = 0.0123456789012345678},
         {.op = CAL_TOKEN, .m = 20, .q = 5, .batch = 4, .context = 1024, .time_s = 0.25},
+        /* A prefill step: the head computed the last row only (logits: 1). */
+        {.op = CAL_TOKEN, .m = 56, .q = 56, .batch = 1, .context = 0, .nohead = 55,
+         .time_s = 0.33},
     };
     t.rows = rows;
-    t.nrows = 5;
+    t.nrows = 6;
     char path[64];
     FILE *f = check_tmp_open(path, sizeof path, "w");
     if (!f) return;
@@ -93,8 +97,8 @@ static void test_round_trip(void)
     CHECK_STR(r.quant, t.quant);
     CHECK(r.read_gbs == t.read_gbs && r.copy_gbs == 0 && r.fp16_tflops == t.fp16_tflops);
     CHECK(r.read_multi_gbs == t.read_multi_gbs && r.read_streams == t.read_streams);
-    CHECK(r.nrows == 5);
-    for (int i = 0; i < 5 && i < r.nrows; i++) {
+    CHECK(r.nrows == 6);
+    for (int i = 0; i < 6 && i < r.nrows; i++) {
         row_eq(&r.rows[i], &rows[i]);
         CHECK(r.rows[i].line > 0 && r.rows[i].column == 5);
         if (i) CHECK(r.rows[i].line == r.rows[i - 1].line + 1);
@@ -373,6 +377,9 @@ static void test_malformed_tables(void)
               "21", "ops.1.m", "must equal q x batch");
     check_bad(8, "  - {op: token, m: 7, context: 0, batch: 2, time_s: 2.0e-3}", 8, "7,",
               "ops.1.m", "must equal q x batch");
+    /* More logit rows than new tokens per job. */
+    check_bad(8, "  - {op: token, m: 10, context: 0, q: 5, batch: 2, logits: 6, time_s: 2.0e-3}",
+              8, "6,", "ops.1.logits", "must be at most q");
     /* A misspelt row key, with a suggestion. */
     check_bad(8, "  - {op: token, m: 1, contxt: 0, time_s: 2.0e-3}", 8, "contxt",
               "ops.1.contxt", "did you mean 'context'");

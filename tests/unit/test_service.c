@@ -71,7 +71,7 @@ static void test_roofline_decode_by_hand(void)
     service_t *sv = make(PREC_FP16, NULL, 1e-4);
     CHECK(sv != NULL);
     if (!sv) return;
-    service_job_t j = {1, 100};
+    service_job_t j = {1, 100, 0};
     CHECK_REL(service_iter_time(sv, &j, 1), 1.5981088e-4, 1e-12);
     CHECK_REL(service_draft_time(sv, 100), 1.5981088e-4, 1e-12);
     CHECK_REL(service_iter_time_datasheet(sv, &j, 1), 1.5981088e-4, 1e-12);
@@ -92,27 +92,41 @@ static void test_roofline_decode_by_hand(void)
     service_free(sv);
 }
 
-/* Prefill of 1000 tokens (context 0), no overhead. Every op is compute-bound
+/* 1000 tokens over context 0, no overhead. The layers are compute-bound
  * (qkv ridge at M ≈ 241, o ≈ 457, gate_up ≈ 195, down ≈ 241, lm_head ≈ 196):
  *   Σ_layers 2·M·N·K = 2·1000·(131072+65536+262144+131072)·2 = 2.359296e9
- *   lm_head 2·1000·256000 = 5.12e8 -> linear total 2.871296e9 FLOP / 5e12
- *     = 5.742592e-4 s
+ *     FLOP / 5e12 = 4.718592e-4 s
  *   attention: 4·1000·1000·256·2 = 2.048e9 FLOP -> 4.096e-4 s
  *     (KV 2·1000·2·64·2·2 = 1.024e6 B -> 2.048e-5 s, below)
- *   total = 9.838592e-4 s */
+ *   lm_head over all 1000 rows (a block whose every position is verified):
+ *     2·1000·256000 = 5.12e8 FLOP -> 1.024e-4 s; total 9.838592e-4 s
+ *   a prefill needs the last row's logits only: lm_head of one row,
+ *     memory-bound, 1000·256·2 + 2·1·(256+1000) = 514512 B / 50e9
+ *     = 1.029024e-5 s; total 8.917494e-4 s (the old model priced the head
+ *     for every prefill row, 9.838592e-4 s). */
 static void test_roofline_prefill_by_hand(void)
 {
     service_t *sv = make(PREC_FP16, "", 0);
     CHECK(sv != NULL);
     if (!sv) return;
-    CHECK_REL(service_prefill_time(sv, 1000), 9.838592e-4, 1e-12);
-    service_job_t j = {1000, 0};
+    CHECK_REL(service_prefill_time(sv, 1000), 4.718592e-4 + 4.096e-4 + 1.029024e-5, 1e-12);
+    service_job_t j = {1000, 0, 0}, p = {1000, 0, 999};
+    CHECK_REL(service_iter_time(sv, &j, 1), 9.838592e-4, 1e-12);
+    CHECK_REL(service_iter_time(sv, &p, 1), service_prefill_time(sv, 1000), 1e-15);
     service_terms_t t;
     service_terms(sv, &j, 1, &t);
     CHECK(t.linear_compute_s > t.linear_mem_s);
     CHECK(t.attn_compute_s > t.attn_mem_s);
     CHECK_REL(t.attn_compute_s, 4.096e-4, 1e-12);
     CHECK_REL(t.flops, 2.871296e9 + 2.048e9, 1e-12);
+    service_terms(sv, &p, 1, &t);
+    CHECK_REL(t.flops, 2.359296e9 + 2 * 256000.0 + 2.048e9, 1e-12);
+    CHECK_REL(t.lm_head_s, 1.029024e-5, 1e-12);
+    /* A chunk that is not the prompt's last computes no logits at all. */
+    service_job_t c = {1000, 0, 1000};
+    service_terms(sv, &c, 1, &t);
+    CHECK(t.lm_head_s == 0);
+    CHECK_REL(t.flops, 2.359296e9 + 2.048e9, 1e-12);
     service_free(sv);
 }
 
@@ -129,7 +143,7 @@ static void test_ridge_switch(void)
     CHECK(sv != NULL);
     if (!sv) return;
     service_job_t jobs[601];
-    for (int i = 0; i < 601; i++) jobs[i] = (service_job_t){1, 0};
+    for (int i = 0; i < 601; i++) jobs[i] = (service_job_t){1, 0, 0};
     CHECK_REL(service_iter_time(sv, jobs, 100), 8.907392e-5 + 100 * 2.048e-8, 1e-12);
     CHECK_REL(service_iter_time(sv, jobs, 500), 2.871296e-4 + 500 * 2.048e-8, 1e-12);
     service_terms_t lo, hi;
@@ -165,7 +179,7 @@ static void test_kv_bytes_gqa(void)
     CHECK(sv != NULL);
     if (sv) {
         CHECK_REL(service_kv_bytes_per_token(sv), 131072.0, 0);
-        service_job_t j = {5, 1019};
+        service_job_t j = {5, 1019, 0};
         service_terms_t t;
         service_terms(sv, &j, 1, &t);
         CHECK_REL(t.kv_bytes, 1024 * 131072.0, 1e-15);
@@ -212,7 +226,7 @@ static void test_rates_by_precision(void)
     hw_card_t h = device();
     h.mem_bw = 1e30;
     err_t e;
-    service_job_t j = {1, 0};
+    service_job_t j = {1, 0, 0};
     int precs[4] = {PREC_FP16, PREC_W4A16, PREC_W4A4, PREC_FP32};
     double rate[4] = {5e12, 5e12, 2e13, 5e11};
     for (int i = 0; i < 4; i++) {
@@ -359,7 +373,7 @@ static void test_table_interpolation(void)
     if (sv) {
         CHECK_STR(service_source(sv), "table");
         service_job_t jobs[64];
-        for (int i = 0; i < 64; i++) jobs[i] = (service_job_t){1, 256};
+        for (int i = 0; i < 64; i++) jobs[i] = (service_job_t){1, 256, 0};
         /* At a measured M (4 jobs of q = 1 at context 256, both measured). */
         double att1 = 2 * law_att(1, 256, 1e11);   /* both layers, per job */
         CHECK_REL(service_iter_time(sv, jobs, 4), 1e-4 + sum_lin(4, 1e11, 0, 0) + 4 * att1,
@@ -377,12 +391,12 @@ static void test_table_interpolation(void)
         CHECK(!service_in_table(sv, jobs, 64));
         /* Attention between q = 1 and 5 (q = 3) at a measured context:
          * linear in q between the two measured per-job times. */
-        service_job_t j3 = {3, 1024};
+        service_job_t j3 = {3, 1024, 0};
         double att3 = 2 * (law_att(1, 1024, 1e11) + law_att(5, 1024, 1e11)) / 2;
         CHECK_REL(service_iter_time(sv, &j3, 1), 1e-4 + sum_lin(3, 1e11, 2, 4) + att3, 1e-12);
         /* Beyond the largest context (2048 > 1024) at q = 1: the attention fit
          * recovers B0 and the law again. */
-        service_job_t jl = {1, 2048};
+        service_job_t jl = {1, 2048, 0};
         CHECK_REL(service_iter_time(sv, &jl, 1),
                   1e-4 + sum_lin(1, 1e11, 0, 0) + 2 * law_att(1, 2048, 1e11), 1e-12);
         CHECK(!service_in_table(sv, &jl, 1));
@@ -400,7 +414,7 @@ static void test_table_datasheet_side_by_side(void)
     service_t *sv = make(PREC_FP16, path, 1e-4);
     CHECK(sv != NULL);
     if (sv) {
-        service_job_t j = {1, 100};
+        service_job_t j = {1, 100, 0};
         CHECK_REL(service_iter_time_datasheet(sv, &j, 1), 1.5981088e-4, 1e-12);
         CHECK(fabs(service_iter_time(sv, &j, 1) - 1.5981088e-4) > 1e-6);
     }
@@ -420,7 +434,7 @@ static void test_table_fit_memory_bound_rows(void)
     CHECK(sv != NULL);
     if (sv) {
         CHECK_STR(service_source(sv), "fitted");   /* no attention rows */
-        service_job_t j = {2000, 0};
+        service_job_t j = {2000, 0, 0};
         double lin = 0;
         for (int op = 0; op < 5; op++) {
             double n = SH[op][0], k = SH[op][1];
@@ -446,7 +460,7 @@ static void test_table_fitted_attention(void)
     CHECK(sv != NULL);
     if (sv) {
         CHECK_STR(service_source(sv), "fitted");
-        service_job_t j[2] = {{1, 256}, {5, 1024}};
+        service_job_t j[2] = {{1, 256, 0}, {5, 1024, 0}};
         double lin = 0;
         for (int op = 0; op < 5; op++)
             lin += (op == 4 ? 1 : 2) *
@@ -529,11 +543,11 @@ static void test_step_factor(void)
         CHECK_REL(service_step_factor(sv, 10), f10, 1e-12);
         CHECK_REL(service_step_factor(sv, 5.5), (f1 + f10) / 2, 1e-12);
         CHECK_REL(service_step_factor(sv, 400), f10, 1e-12);
-        service_job_t two[2] = {{5, 256}, {5, 256}};
+        service_job_t two[2] = {{5, 256, 0}, {5, 256, 0}};
         CHECK_REL(service_iter_time(sv, two, 2), STEP_TIME + 2e-5, 1e-12);
         /* M = 2: linear rows exist; attention at q = 2 is interpolated in q
          * between the rows at q = 1 and 5 (context 256); f linear in M. */
-        service_job_t j2 = {2, 256};
+        service_job_t j2 = {2, 256, 0};
         double a1 = law_att(1, 256, 1e11), a5 = law_att(5, 256, 1e11);
         double ops2 = sum_lin(2, 1e11, 0, 0) + 2 * (a1 + (a5 - a1) / 4);
         double f2 = f1 + (f10 - f1) / 9;

@@ -198,10 +198,10 @@ static void test_service_model_path(void)
                                    0.0005, &err);
     CHECK(sv != NULL);
     if (!sv) { scen_del(s); return; }
-    service_job_t pj = {P, 0};
+    service_job_t pj = {P, 0, P - 1};   /* the prompt's last row's logits */
     double ttft = 0.040 + service_iter_time(sv, &pj, 1), e2e = ttft;
     for (int k = 1; k < n; k++) {
-        service_job_t j = {1, P + k - 1};
+        service_job_t j = {1, P + k - 1, 0};
         e2e += service_iter_time(sv, &j, 1);
     }
     service_free(sv);

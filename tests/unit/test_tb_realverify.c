@@ -191,7 +191,7 @@ static void check_card(const llm_card_t *c, int quant, int m, int jobs, int ctx)
     }
     /* The model runs in what was allocated: a full iteration. */
     service_job_t jobs_v[8];
-    for (int j = 0; j < jobs && j < 8; j++) jobs_v[j] = (service_job_t){m / jobs, ctx / 2};
+    for (int j = 0; j < jobs && j < 8; j++) jobs_v[j] = (service_job_t){m / jobs, ctx / 2, 0};
     if (v) CHECK(realverify_run(v, jobs_v, jobs < 8 ? jobs : 8, &err) >= 0);
     realverify_free(v);
 }

@@ -74,7 +74,7 @@ static void test_tp_70b_verify_by_hand(void)
             printf("  N=%d: %s\n", ns[i], e.msg);
             continue;
         }
-        service_job_t job = {5, 512};   /* one verify block, gamma 4 */
+        service_job_t job = {5, 512, 0};   /* one verify block, gamma 4 */
         double t = service_iter_time(sv, &job, 1);
         CHECK_REL(t, by_hand_70b(ns[i], 5, 512, 0.5e-3), 1e-12);
         CHECK(t < prev);   /* more GPUs, less time at this size */
@@ -99,7 +99,7 @@ static void test_tp_70b_verify_by_hand(void)
     service_t *b = service_create_tp(&h, &m, PREC_FP16, NULL, 0.5e-3, 1, &e);
     CHECK(a && b);
     if (a && b) {
-        service_job_t jobs[3] = {{5, 100}, {1, 3000}, {200, 0}};
+        service_job_t jobs[3] = {{5, 100, 0}, {1, 3000, 0}, {200, 0, 0}};
         CHECK(service_iter_time(a, jobs, 3) == service_iter_time(b, jobs, 3));
     }
     service_free(a);
