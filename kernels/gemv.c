@@ -224,7 +224,7 @@ static void portable_w4i8(const w4a16_packed_t *w, const int8_t *xq, const float
 
 const gemv_impl_t gemv_impl_scalar = {scalar_w4, scalar_f16, scalar_f32, scalar_h2f,
                                       scalar_dot_f16, scalar_axpy_f16, NULL, NULL, NULL, NULL, NULL,
-                                      scalar_f16_f32};
+                                      scalar_f16_f32, NULL};
 
 /* ---- ISA selection ---------------------------------------------------- */
 
@@ -679,6 +679,15 @@ int gemv_f32(gemv_ctx_t *c, const float *w, int n, int k, const float *x, int m,
 void gemv_h2f(const gemv_ctx_t *c, const uint16_t *h, float *f, size_t n)
 {
     c->impl->h2f(h, f, n);
+}
+
+void gemv_f2h(const gemv_ctx_t *c, const float *f, uint16_t *h, size_t n)
+{
+    if (c->impl->f2h) {
+        c->impl->f2h(f, h, n);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) h[i] = f32_to_fp16(f[i]);
 }
 
 float gemv_dot_f16(const gemv_ctx_t *c, const float *q, const uint16_t *h, int d)

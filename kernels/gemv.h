@@ -149,6 +149,10 @@ int gemv_f32(gemv_ctx_t *c, const float *w, int n, int k, const float *x, int m,
 
 /* fp16 → fp32 of n values with the context's SIMD path. */
 void gemv_h2f(const gemv_ctx_t *c, const uint16_t *h, float *f, size_t n);
+/* fp32 → fp16 of n values with the context's SIMD path (F16C on x86),
+ * rounded to nearest even: the bits of f32_to_fp16 (w4a16.h) for every
+ * value but NaN (a NaN stays a NaN; its payload may differ). */
+void gemv_f2h(const gemv_ctx_t *c, const float *f, uint16_t *h, size_t n);
 
 /* Runs fn(arg, i, nchunks) for every chunk i in 0..nchunks−1 (at most
  * 65535) on the context's threads, the caller included, each chunk exactly

@@ -860,6 +860,15 @@ static void h2f(const uint16_t *h, float *f, size_t n)
     for (; i < n; i++) f[i] = _cvtsh_ss(h[i]);
 }
 
+static void f2h(const float *f, uint16_t *h, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(h + i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(f + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    for (; i < n; i++) h[i] = (uint16_t)_cvtss_sh(f[i], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+
 static float dot_f16(const float *q, const uint16_t *h, int d)
 {
     __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
@@ -960,7 +969,7 @@ static void attn_head(const float *q, const uint16_t *k, const uint16_t *v, size
 }
 
 const gemv_impl_t gemv_impl_avx2 = {w4_rows, f16_rows, f32_rows, h2f, dot_f16, axpy_f16, attn_head, w4_xperm, NULL, w4i8_r16, w4i8_quant,
-                                    f16_rows_f32};
+                                    f16_rows_f32, f2h};
 
 #else
 typedef int gemv_avx2_empty_unit;

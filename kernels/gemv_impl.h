@@ -57,6 +57,9 @@ typedef struct gemv_impl {
      * order whatever m is, so tiles use a fixed accumulator count. */
     void (*f16_f32)(const uint16_t *w, int n, int k, const float *x, int m, int r0, int r1,
                     float *y);
+    /* fp32 → fp16, round to nearest even (gemv_f2h); NULL where not
+     * written: then gemv.c loops f32_to_fp16. */
+    void (*f2h)(const float *f, uint16_t *h, size_t n);
 } gemv_impl_t;
 
 extern const gemv_impl_t gemv_impl_scalar;

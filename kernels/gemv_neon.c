@@ -130,7 +130,7 @@ static void h2f(const uint16_t *h, float *f, size_t n)
 }
 
 const gemv_impl_t gemv_impl_neon = {w4_rows, f16_rows, f32_rows, h2f, dot_f16, axpy_f16, NULL, NULL, NULL, NULL, NULL,
-                                    f16_rows_f32};
+                                    f16_rows_f32, NULL};
 
 #else
 typedef int gemv_neon_empty_unit;

@@ -5,7 +5,7 @@
 # testbed. Times are shown in ms, utilisations in %.
 #   awk -F, -f scripts/accuracy-table.awk results/testbed/points.csv
 function cell(v, m) {
-    if (m ~ /_s$/) return sprintf("%.4g ms", 1e3 * v)
+    if (m ~ /_s$/ && m !~ /_per_s$|tok_s$/) return sprintf("%.4g ms", 1e3 * v)
     if (m == "gpu_util" || m == "edge_stall_frac") return sprintf("%.4g%%", 100 * v)
     return sprintf("%.4g", v)
 }

@@ -118,11 +118,13 @@ else
     echo "skipped: this specsim has no roofline subcommand" >&2
 fi
 # The real model's measured acceptance beside the fitted models
-# (scripts/llm/accept-measure.sh wrote the data).
+# (scripts/llm/accept-measure.sh wrote the data; --refit rewrites the fits).
+begin accept-real
 if [ -s scenarios/real/accept/w4a16-greedy.dat ] && [ -s scenarios/real/accept/w4a16-sampled.dat ]; then
     gnuplot -c scripts/llm/accept-figure.gp scenarios/real/accept "$out/accept-real"
+    end
 else
-    echo "skipped: accept-real (no scenarios/real/accept/w4a16-*.dat)" >&2
+    echo "skipped: no scenarios/real/accept/w4a16-*.dat" >&2
 fi
 # cairo stamps each PDF with the time it was drawn; a fixed stamp of the same
 # length (xref offsets stay valid) makes the same data give the same bytes, so

@@ -97,47 +97,66 @@ typedef struct hmm_acc {
 } hmm_acc_t;
 
 /* One stream's scaled forward pass (and, with acc, backward pass and
- * expected counts). fw, bw: 2n doubles, sc: n. Returns its log-likelihood. */
+ * expected counts). fw, bw: 2n doubles, sc: n (1 / each step's scale).
+ * Returns its log-likelihood. */
 static double hmm_stream(const hmm_t *h, const uint8_t *o, int n, double *fw, double *bw,
                          double *sc, hmm_acc_t *acc)
 {
     const double A[2][2] = {{1 - h->x, h->x}, {h->y, 1 - h->y}};
-    const double p0 = pi0_of(h->x, h->y), pi[2] = {p0, 1 - p0};
-    double ll = 0;
+    const double p0 = pi0_of(h->x, h->y);
+    const double em[2][2] = {{1 - h->e[0], 1 - h->e[1]}, {h->e[0], h->e[1]}};   /* [o][state] */
+    /* ln Π scale, the product kept in range and its log taken now and then
+     * (one log per outcome would be most of the cost). */
+    double ll = 0, prod = 1;
+    double f0 = p0, f1 = 1 - p0;
     for (int t = 0; t < n; t++) {
-        double s = 0;
-        for (int j = 0; j < 2; j++) {
-            double prior = t == 0 ? pi[j] : fw[2 * (t - 1)] * A[0][j] + fw[2 * (t - 1) + 1] * A[1][j];
-            fw[2 * t + j] = prior * (o[t] ? h->e[j] : 1 - h->e[j]);
-            s += fw[2 * t + j];
+        if (t > 0) {
+            double a = fw[2 * (t - 1)], b = fw[2 * (t - 1) + 1];
+            f0 = a * A[0][0] + b * A[1][0];
+            f1 = a * A[0][1] + b * A[1][1];
         }
-        sc[t] = s > 0 ? s : 1e-300;
-        fw[2 * t] /= sc[t];
-        fw[2 * t + 1] /= sc[t];
-        ll += log(sc[t]);
+        f0 *= em[o[t]][0];
+        f1 *= em[o[t]][1];
+        double s = f0 + f1;
+        if (!(s > 1e-300)) s = 1e-300;
+        double r = 1.0 / s;
+        fw[2 * t] = f0 * r;
+        fw[2 * t + 1] = f1 * r;
+        sc[t] = r;
+        prod *= s;
+        if (prod < 1e-200) {
+            ll += log(prod);
+            prod = 1;
+        }
     }
+    ll += log(prod);
     if (!acc) return ll;
     bw[2 * (n - 1)] = bw[2 * (n - 1) + 1] = 1.0;
-    for (int t = n - 2; t >= 0; t--)
-        for (int i = 0; i < 2; i++) {
-            double s = 0;
-            for (int j = 0; j < 2; j++)
-                s += A[i][j] * (o[t + 1] ? h->e[j] : 1 - h->e[j]) * bw[2 * (t + 1) + j];
-            bw[2 * t + i] = s / sc[t + 1];
+    double tr[2][2] = {{0, 0}, {0, 0}}, out[2][2] = {{0, 0}, {0, 0}};
+    for (int t = n - 1; t >= 0; t--) {
+        if (t < n - 1) {
+            /* β_t(i) = Σ_j A[i][j] e_j(o_{t+1}) β_{t+1}(j) / scale_{t+1}, and the
+             * expected transitions t → t + 1 on the way. */
+            const double *e1 = em[o[t + 1]];
+            double b0 = e1[0] * bw[2 * (t + 1)] * sc[t + 1], b1 = e1[1] * bw[2 * (t + 1) + 1] * sc[t + 1];
+            double a0 = fw[2 * t], a1 = fw[2 * t + 1];
+            tr[0][0] += a0 * A[0][0] * b0;
+            tr[0][1] += a0 * A[0][1] * b1;
+            tr[1][0] += a1 * A[1][0] * b0;
+            tr[1][1] += a1 * A[1][1] * b1;
+            bw[2 * t] = A[0][0] * b0 + A[0][1] * b1;
+            bw[2 * t + 1] = A[1][0] * b0 + A[1][1] * b1;
         }
-    for (int t = 0; t < n; t++) {
-        for (int j = 0; j < 2; j++) {
-            double g = fw[2 * t + j] * bw[2 * t + j];
-            acc->out[o[t] ? 1 : 0][j] += g;
-            if (t == 0) acc->first[j] += g;
-        }
-        if (t + 1 < n)
-            for (int i = 0; i < 2; i++)
-                for (int j = 0; j < 2; j++)
-                    acc->trans[i][j] += fw[2 * t + i] * A[i][j] *
-                                        (o[t + 1] ? h->e[j] : 1 - h->e[j]) *
-                                        bw[2 * (t + 1) + j] / sc[t + 1];
+        out[o[t]][0] += fw[2 * t] * bw[2 * t];
+        out[o[t]][1] += fw[2 * t + 1] * bw[2 * t + 1];
     }
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            acc->trans[i][j] += tr[i][j];
+            acc->out[i][j] += out[i][j];
+        }
+    acc->first[0] += fw[0] * bw[0];
+    acc->first[1] += fw[1] * bw[1];
     return ll;
 }
 
@@ -234,6 +253,19 @@ static double hmm_loglik(const hmm_t *h, const hmm_work_t *w)
     return ll;
 }
 
+#ifndef EM_SCREEN
+#define EM_SCREEN 30    /* iterations each start gets before the best go on */
+#endif
+#ifndef EM_KEEP
+#define EM_KEEP 3       /* starts run to convergence */
+#endif
+#ifndef EM_TOL
+#define EM_TOL 1e-9     /* relative rise of the log-likelihood that ends EM */
+#endif
+#ifndef EM_MAX
+#define EM_MAX 2000
+#endif
+
 /* Runs EM from h for at most its iterations or until the likelihood stops
  * rising; returns the final log-likelihood (of the h left). */
 static double em_run(hmm_t *h, const hmm_work_t *w, int max_it, int *its)
@@ -242,20 +274,13 @@ static double em_run(hmm_t *h, const hmm_work_t *w, int max_it, int *its)
     int it;
     for (it = 0; it < max_it; it++) {
         double ll = em_step(h, w);
-        if (ll - prev < 1e-10 * fabs(ll) + 1e-9) break;
+        if (ll - prev < EM_TOL * fabs(ll)) break;
         prev = ll;
     }
     *its = it + 1;
     return hmm_loglik(h, w);
 }
 
-#ifndef EM_SCREEN
-#define EM_SCREEN 30    /* iterations each start gets before the best go on */
-#endif
-#ifndef EM_KEEP
-#define EM_KEEP 3       /* starts run to convergence */
-#endif
-#define EM_MAX 5000
 
 int accfit_markov(const accstat_stream_t *st, int ns, accfit_t *f, err_t *err)
 {
@@ -282,6 +307,7 @@ int accfit_markov(const accstat_stream_t *st, int ns, accfit_t *f, err_t *err)
                              {fmin(0.99, al + 0.5 * (1 - al)), 0.5 * al},
                              {0.99, fmax(0.02, al - 0.4)}};
     const double sw[3][2] = {{0.02, 0.02}, {0.1, 0.1}, {0.005, 0.05}};
+    _Static_assert(ACCFIT_EM_STARTS == 4 * 3, "one start per emission pair and switch pair");
     hmm_t h[ACCFIT_EM_STARTS];
     double ll[ACCFIT_EM_STARTS];
     int its[ACCFIT_EM_STARTS], order[ACCFIT_EM_STARTS];
@@ -497,7 +523,14 @@ void accfit_gof(const accstat_t *s, const accfit_t *f, int model, int gamma, acc
     g->blocks = accstat_blocks(s, gamma);
     g->chi2 = accfit_chi2(s, gamma, g->law, accfit_params_at(model, gamma), &g->bins, &g->df,
                           &g->p, &g->tv);
-    g->exact = model == ACCFIT_POSITIONAL && gamma == ACCFIT_POS;
+    /* Positional is fitted to the blocks of 8; the blocks of a smaller γ
+     * are those very blocks when none of them accepted γ drafts or more
+     * (each then ends at its 0 within the first γ). */
+    if (model == ACCFIT_POSITIONAL && gamma <= ACCFIT_POS) {
+        long past = 0;
+        for (int a = gamma; a <= ACCFIT_POS; a++) past += s->counts[ACCFIT_POS][a];
+        g->exact = gamma == ACCFIT_POS || past == 0;
+    }
     if (g->df < 1 || g->exact || g->blocks == 0) g->chi2 = g->p = NAN;
 }
 

@@ -14,17 +14,20 @@
  *               texts (Nelder–Mead on log a, log b). The simulator draws
  *               one α per tenant, which then holds for all its requests.
  *   markov      a hidden good/bad state emitting accept with α_good or
- *               α_bad and switching after every evaluated draft, each
- *               stream starting in the chain's stationary law — the
- *               simulator's markov model (sim/accept_markov.c: a tenant's
- *               first state is drawn from the stationary law and the state
- *               carries over from block to block and request to request,
- *               so every request meets it in that law). Maximum likelihood
- *               by EM (Baum–Welch) whose M-step keeps the initial law tied
- *               to the stationary law of the transitions (the transition
- *               step maximised numerically), from ACCFIT_EM_STARTS starting
- *               points; the best likelihood is kept. The state called good
- *               is the one with the larger α.
+ *               α_bad and switching after every evaluated draft — the
+ *               simulator's markov model (sim/accept_markov.c), whose
+ *               tenant starts in the chain's stationary law and carries
+ *               its state from block to block and from request to request,
+ *               never reset. So the texts are read as one tenant's
+ *               requests one after another: one chain through all of them
+ *               (in the order given), started in the stationary law.
+ *               Maximum likelihood by EM (Baum–Welch) whose M-step keeps
+ *               the initial law tied to the stationary law of the
+ *               transitions (the transition step maximised numerically:
+ *               generalised EM, the likelihood never falls), from
+ *               ACCFIT_EM_STARTS starting points, the best few run to
+ *               convergence; the best likelihood is kept. The state called
+ *               good is the one with the larger α.
  * The block law of a model for γ is the distribution of a block's accepted
  * drafts a (0..γ). For markov it is the law at a block's start state in the
  * chain of block starts' stationary regime, which is what blocks read one
@@ -61,8 +64,10 @@ int accfit_params(int model);
  * 0, or -1 with err (no outcome). */
 int accfit_fit(const accstat_stream_t *st, int ns, const accstat_t *s, accfit_t *f, err_t *err);
 
-/* The markov fit alone (accfit_fit calls it): fills good, bad, p_gb,
- * p_bg, loglik_markov and em_iterations. 0, or -1 with err. */
+/* The markov fit alone: the streams as given, each a stretch of the chain
+ * started in its stationary law (accfit_fit passes the texts joined into
+ * one stream). Fills good, bad, p_gb, p_bg, loglik_markov and
+ * em_iterations. 0, or -1 with err. */
 int accfit_markov(const accstat_stream_t *st, int ns, accfit_t *f, err_t *err);
 /* The log-likelihood of the streams under the markov model of f, each
  * stream starting in the chain's stationary law (a frozen chain: 1/2
@@ -90,8 +95,10 @@ typedef struct accfit_gof {
     long blocks;
     double chi2, p, tv;   /* chi2 and p NAN when there is no test */
     int bins, df;
-    int exact;            /* positional at γ = ACCFIT_POS: fitted to these very
-                             block counts, equal by construction (not a test) */
+    int exact;            /* positional at γ = ACCFIT_POS, or at a smaller γ whose
+                             blocks are the blocks of ACCFIT_POS (no block of 8
+                             accepted γ or more): fitted to these very block
+                             counts, equal by construction, not a test */
 } accfit_gof_t;
 
 /* The parameters the law of the model at gamma depends on (positional:

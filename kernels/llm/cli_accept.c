@@ -232,18 +232,19 @@ static void print_p(FILE *f, const char *fmt, double v)
     else fprintf(f, fmt, v);
 }
 
-/* Runs of one kind: how many, their mean length, and their share by
- * length 1..8 and 9+, beside what an iid stream of the same α gives. */
-static void print_runs(const char *what, const long *run, double p_same)
+/* Runs of one kind (of `total` outcomes of that kind, each in one run):
+ * how many, their mean length, and their share by length 1..8 and 9+,
+ * beside what an iid stream of the same α gives (runs cut by a text's end
+ * counted as they are). */
+static void print_runs(const char *what, const long *run, long total, double p_same)
 {
-    long n = 0, sum = 0, tail = 0;
+    long n = 0, tail = 0;
     for (int l = 1; l <= ACCSTAT_RUNMAX; l++) {
         n += run[l];
-        sum += l * run[l];
         if (l > 8) tail += run[l];
     }
     printf("runs of %s: %ld, mean %.2f (iid %.2f); by length 1..8, 9+:", what, n,
-           n ? (double)sum / (double)n : 0.0, p_same < 1 ? 1.0 / (1.0 - p_same) : INFINITY);
+           n ? (double)total / (double)n : 0.0, p_same < 1 ? 1.0 / (1.0 - p_same) : INFINITY);
     for (int l = 1; l <= 8; l++) printf(" %.3f", n ? (double)run[l] / (double)n : 0.0);
     printf(" %.3f\n  iid:", n ? (double)tail / (double)n : 0.0);
     for (int l = 1; l <= 8; l++) printf(" %.3f", pow(p_same, l - 1) * (1 - p_same));
@@ -267,8 +268,8 @@ static void print_stats(const accstat_t *s, const char *name, int ns, const char
         for (int k = 0; k <= g; k++) printf(" %.3f", n ? (double)s->counts[g][k] / (double)n : 0.0);
         printf("\n");
     }
-    print_runs("accepts", s->run1, al);
-    print_runs("rejects", s->run0, 1 - al);
+    print_runs("accepts", s->run1, s->accepted, al);
+    print_runs("rejects", s->run0, s->outcomes - s->accepted, 1 - al);
 }
 
 /* The fit lines and the figure's data for one draft. */
@@ -337,13 +338,13 @@ static void print_fits(const accstat_t *s, const accfit_t *f)
             accfit_gof_t r;
             accfit_gof(s, f, m, g, &r);
             printf("%-11s %5d %7ld ", accfit_name(m), g, r.blocks);
-            if (r.exact) printf("%26s", "exact: fitted to these");
+            if (r.exact) printf("%26s", "exact: fitted to these");   /* accfit_gof_t.exact */
             else if (isnan(r.chi2)) printf("%10s %4s %10s", "-", "-", "-");
             else printf("%10.1f %4d %10.3g", r.chi2, r.df, r.p);
             printf(" %8.4f\n", r.tv);
             if (!r.exact && r.tv < best[g]) best[g] = r.tv, bm[g] = m;
         }
-    printf("best by TV (positional at gamma 8 left out: exact by construction):");
+    printf("best by TV (exact fits left out):");
     for (int g = 2; g <= 8; g *= 2)
         if (bm[g] >= 0) printf(" gamma %d %s %.4f%s", g, accfit_name(bm[g]), best[g], g < 8 ? ";" : "");
     printf("\n");

@@ -3,11 +3,11 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "attn.h"
 #include "gemv.h"
 #include "w4a16.h"
 
@@ -52,7 +52,9 @@ struct llm_run {
     float *h, *yf;        /* residual [rows][hidden]; a layer's fp32 output */
     uint16_t *xh, *xp, *yh, *ah, *qh;
     float *cs;            /* RoPE cos/sin per row: [rows][head_dim] */
+    float *rowf;          /* one fp32 row [wide]: a norm's output before fp16 */
     int *pos;             /* [rows] */
+    int *rspan;           /* [rows]: the span each row belongs to */
 };
 
 /* ---- loading ------------------------------------------------------------ */
@@ -192,24 +194,73 @@ static size_t lin_bytes(const lin_t *l)
     return (size_t)w4a16_bytes(l->n, l->kp, l->q.group);
 }
 
+/* One group of g weights quantised as w4a16_quantize_fp16 does
+ * (asymmetric: kernels/w4a16.c, quantize_group), the same operations in the
+ * same order, into q[0..g), *scale and *zero; only lrintf of w/s is done by
+ * adding and subtracting 1.5·2^23 (round to nearest even, as lrintf in the
+ * default rounding mode, for |w/s| < 2^22: always, for finite weights,
+ * since |w| ≤ 15·scale; anything else still goes to lrintf). */
+static void quant_group_asym(const float *w, int g, uint8_t *q, uint16_t *scale16,
+                             uint8_t *zero8)
+{
+    float lo = 0.0f, hi = 0.0f;
+    for (int i = 0; i < g; i++) {
+        lo = fminf(lo, w[i]);
+        hi = fmaxf(hi, w[i]);
+    }
+    float scale = (hi - lo) / 15.0f;
+    int zero = 0;
+    if (scale > 0.0f) {
+        float s16 = fp16_to_f32(f32_to_fp16(scale));
+        zero = (int)lrintf(-lo / s16);
+        zero = zero < 0 ? 0 : zero > 15 ? 15 : zero;
+    }
+    uint16_t s16 = f32_to_fp16(scale);
+    float s = fp16_to_f32(s16);
+    *scale16 = s16;
+    *zero8 = (uint8_t)zero;
+    for (int i = 0; i < g; i++) {
+        long v = zero;
+        if (s > 0.0f) {
+            float x = w[i] / s;
+            v = (fabsf(x) < 4194304.0f ? (long)((x + 12582912.0f) - 12582912.0f) : lrintf(x)) + zero;
+        }
+        q[i] = (uint8_t)(v < 0 ? 0 : v > 15 ? 15 : v);
+    }
+}
+
 /* fp16 [n][k] → W4A16 with K padded to kp (zero columns), the packed
- * layout (and the int8 kernel's interleaved copy). */
+ * layout (and the int8 kernel's interleaved copy): the bytes that
+ * w4a16_quantize_fp16 (asymmetric) then w4a16_repack give, made row by row
+ * without the reference format in between (the reference's per-nibble
+ * accessors and libm rounding made loading the W4A16 model 3 s of a
+ * `llm bench` run; now a few tenths). */
 static int lin_quantize(lin_t *l, const uint16_t *h, int int8)
 {
-    uint16_t *pad = calloc((size_t)l->n * (size_t)l->kp, sizeof *pad);
-    w4a16_t w;
-    int rc = -1;
-    if (!pad || w4a16_init(&w, l->n, l->kp, W4A16_GROUP_DEFAULT) != 0) {
-        free(pad);
+    int G = W4A16_GROUP_DEFAULT, groups = l->kp / G;
+    float *row = malloc((size_t)l->kp * sizeof *row);
+    uint8_t *qv = malloc((size_t)l->kp);
+    if (!row || !qv || w4a16_packed_init(&l->q, l->n, l->kp, G) != 0) {
+        free(row);
+        free(qv);
         return -1;
     }
-    for (int r = 0; r < l->n; r++)
-        memcpy(pad + (size_t)r * l->kp, h + (size_t)r * l->k, (size_t)l->k * sizeof *h);
-    if (w4a16_quantize_fp16(pad, 0, &w) == 0 && w4a16_repack(&w, &l->q) == 0)
-        rc = int8 && w4a16_packed_interleave(&l->q) != 0 ? -1 : 0;
-    w4a16_fini(&w);
-    free(pad);
-    return rc;
+    for (int r = 0; r < l->n; r++) {
+        const uint16_t *hr = h + (size_t)r * l->k;
+        for (int c = 0; c < l->k; c++) row[c] = fp16_to_f32(hr[c]);
+        for (int c = l->k; c < l->kp; c++) row[c] = 0.0f;
+        size_t gi = (size_t)r * (size_t)groups;
+        for (int g = 0; g < groups; g++)
+            quant_group_asym(row + (size_t)g * G, G, qv + (size_t)g * G, &l->q.scales[gi + g],
+                             &l->q.zeros[gi + g]);
+        uint8_t *out = l->q.q + (size_t)r * (size_t)l->kp / 2;
+        for (int b = 0; b < l->kp / 32; b++)
+            for (int j = 0; j < 16; j++)
+                out[16 * b + j] = (uint8_t)(qv[32 * b + j] | qv[32 * b + 16 + j] << 4);
+    }
+    free(row);
+    free(qv);
+    return int8 && w4a16_packed_interleave(&l->q) != 0 ? -1 : 0;
 }
 
 /* Stacks the tensors names[0..nt) (each {k, rows_i}) into one linear
@@ -500,10 +551,12 @@ static void run_buffers_free(llm_run_t *r)
     free(r->ah);
     free(r->qh);
     free(r->cs);
+    free(r->rowf);
     free(r->pos);
-    r->h = r->yf = r->cs = NULL;
+    free(r->rspan);
+    r->h = r->yf = r->cs = r->rowf = NULL;
     r->xh = r->xp = r->yh = r->ah = r->qh = NULL;
-    r->pos = NULL;
+    r->pos = r->rspan = NULL;
     r->rows = r->wide = 0;
 }
 
@@ -541,8 +594,11 @@ static int run_reserve(llm_run_t *r, const llm_model_t *m, size_t rows)
     r->ah = malloc(rows * d * sizeof *r->ah);
     r->qh = malloc(rows * d * sizeof *r->qh);
     r->cs = malloc(rows * (size_t)m->c.head_dim * sizeof *r->cs);
+    r->rowf = malloc(wide * sizeof *r->rowf);
     r->pos = malloc(rows * sizeof *r->pos);
-    if (!r->h || !r->yf || !r->xh || !r->xp || !r->yh || !r->ah || !r->qh || !r->cs || !r->pos) {
+    r->rspan = malloc(rows * sizeof *r->rspan);
+    if (!r->h || !r->yf || !r->xh || !r->xp || !r->yh || !r->ah || !r->qh || !r->cs ||
+        !r->rowf || !r->pos || !r->rspan) {
         run_buffers_free(r);
         return -1;
     }
@@ -571,15 +627,20 @@ static int lin_run(llm_run_t *r, const lin_t *l, const uint16_t *x, int m, float
 }
 
 /* xh[i] = fp16(RMSNorm(h[i]) · w) for rows [0, m): the sum of squares in
- * double, as llama.cpp's. */
-static void norm_rows(const float *h, const float *w, int d, float eps, int m, uint16_t *xh)
+ * double, as llama.cpp's. Each row in fp32 into r->rowf, then to fp16 with
+ * the kernels' SIMD conversion (gemv_f2h: the bits of f32_to_fp16, 10× the
+ * speed; the fp16 conversions of norms, SwiGLU and q/k/v were a sixth of
+ * an M = 8 step at 1 thread). */
+static void norm_rows(llm_run_t *r, const float *h, const float *w, int d, float eps, int m,
+                      uint16_t *xh)
 {
     for (int i = 0; i < m; i++) {
         const float *hi = h + (size_t)i * d;
         double ss = 0.0;
         for (int e = 0; e < d; e++) ss += (double)hi[e] * hi[e];
         float inv = (float)(1.0 / sqrt(ss / d + (double)eps));
-        for (int e = 0; e < d; e++) xh[(size_t)i * d + e] = f32_to_fp16(hi[e] * inv * w[e]);
+        for (int e = 0; e < d; e++) r->rowf[e] = hi[e] * inv * w[e];
+        gemv_f2h(r->ctx, r->rowf, xh + (size_t)i * d, (size_t)d);
     }
 }
 
@@ -611,13 +672,73 @@ static void rope_apply(float *x, int nh, int hd, const float *cs)
     }
 }
 
-static void to_f16(const float *f, size_t n, uint16_t *h)
+/* The attention of every row of the batch at layer L, all spans in one
+ * parallel call (one call per span, as attn_run is, handed work to the
+ * threads 240 times a step at M = 8 and a thread count of 2 spent more time
+ * handing off than attending): chunk ci of nch takes a contiguous run of the
+ * (row, query head) pairs. Each pair computes what attn_run (kernels/attn.c)
+ * computes for it, in the same operations: its query over positions
+ * 0 .. pos of its own sequence with the fused head kernel, or where the path
+ * has none the composition below (attn.c's, verbatim). */
+struct attn_job {
+    llm_run_t *r;
+    const llm_model_t *m;
+    const llm_span_t *sp;
+    int L, rows;
+    atomic_int failed;
+};
+
+static void attn_chunk(void *arg, int ci, int nch)
 {
-    for (size_t i = 0; i < n; i++) h[i] = f32_to_fp16(f[i]);
+    struct attn_job *j = arg;
+    llm_run_t *r = j->r;
+    const llm_config_t *c = &j->m->c;
+    int d = c->hidden, hd = c->head_dim, kvd = j->m->kvd, per_kv = c->heads / c->kv_heads;
+    int npairs = j->rows * c->heads;
+    int p0 = (int)((long long)npairs * ci / nch), p1 = (int)((long long)npairs * (ci + 1) / nch);
+    if (p0 >= p1) return;
+    int npos = 0;
+    for (int row = p0 / c->heads; row <= (p1 - 1) / c->heads; row++)
+        if (r->pos[row] + 1 > npos) npos = r->pos[row] + 1;
+    float *buf = malloc(((size_t)npos + 2 * (size_t)hd) * sizeof *buf);
+    if (!buf) {
+        atomic_store(&j->failed, 1);
+        return;
+    }
+    float *qf = buf, *acc = buf + hd, *sc = buf + 2 * hd;
+    float scale = 1.0f / sqrtf((float)hd);
+    size_t stride = (size_t)kvd;
+    for (int pair = p0; pair < p1; pair++) {
+        int row = pair / c->heads, h = pair % c->heads, last = r->pos[row];
+        const llm_kv_t *kv = j->sp[r->rspan[row]].kv;
+        size_t base = (size_t)j->L * kv->cap * kvd + (size_t)(h / per_kv) * hd;
+        const uint16_t *kc = kv->k + base, *vc = kv->v + base;
+        size_t off = (size_t)row * d + (size_t)h * hd;
+        gemv_h2f(r->ctx, r->qh + off, qf, (size_t)hd);
+        if (gemv_attn_head(r->ctx, qf, kc, vc, stride, last + 1, hd, scale, sc, acc) == 0) {
+            gemv_f2h(r->ctx, acc, r->ah + off, (size_t)hd);
+            continue;
+        }
+        float mx = -INFINITY;
+        for (int p = 0; p <= last; p++) {
+            sc[p] = gemv_dot_f16(r->ctx, qf, kc + (size_t)p * stride, hd) * scale;
+            mx = fmaxf(mx, sc[p]);
+        }
+        float sum = 0.0f;
+        for (int p = 0; p <= last; p++) {
+            sc[p] = expf(sc[p] - mx);
+            sum += sc[p];
+        }
+        for (int e = 0; e < hd; e++) acc[e] = 0.0f;
+        for (int p = 0; p <= last; p++)
+            gemv_axpy_f16(r->ctx, sc[p], vc + (size_t)p * stride, acc, hd);
+        for (int e = 0; e < hd; e++) r->ah[off + (size_t)e] = f32_to_fp16(acc[e] / sum);
+    }
+    free(buf);
 }
 
 /* RoPE on the qkv rows in yf, then each span's keys and values into its
- * cache at layer L and its queries' attention over its sequence into ah. */
+ * cache at layer L, then every query's attention over its sequence into ah. */
 static int attention(llm_run_t *r, const llm_model_t *m, int L, const llm_span_t *sp, int ns)
 {
     const llm_config_t *c = &m->c;
@@ -632,16 +753,16 @@ static int attention(llm_run_t *r, const llm_model_t *m, int L, const llm_span_t
             rope_apply(y, c->heads, hd, cs);
             rope_apply(y + d, c->kv_heads, hd, cs);
             size_t at = (size_t)(kv->len + i) * kvd;
-            to_f16(y, (size_t)d, r->qh + (size_t)row * d);
-            to_f16(y + d, (size_t)kvd, kc + at);
-            to_f16(y + d + kvd, (size_t)kvd, vc + at);
+            gemv_f2h(r->ctx, y, r->qh + (size_t)row * d, (size_t)d);
+            gemv_f2h(r->ctx, y + d, kc + at, (size_t)kvd);
+            gemv_f2h(r->ctx, y + d + kvd, vc + at, (size_t)kvd);
         }
-        int r0 = row - sp[s].n;
-        if (attn_run(r->ctx, r->qh + (size_t)r0 * d, kc, vc, sp[s].n, kv->len, c->heads,
-                     c->kv_heads, hd, r->ah + (size_t)r0 * d) != 0)
-            return -1;
     }
-    return 0;
+    struct attn_job j = {r, m, sp, L, row, 0};
+    int nch = 2 * gemv_ctx_threads(r->ctx);
+    if (nch > row * c->heads) nch = row * c->heads;
+    gemv_parallel(r->ctx, attn_chunk, &j, nch);
+    return atomic_load(&j.failed) ? -1 : 0;
 }
 
 static void residual(float *h, const float *y, size_t n)
@@ -649,13 +770,15 @@ static void residual(float *h, const float *y, size_t n)
     for (size_t i = 0; i < n; i++) h[i] += y[i];
 }
 
-/* SwiGLU: silu(gate)·up of the fused gate_up rows into fp16. */
-static void swiglu(const float *gu, int f, int m, uint16_t *out)
+/* SwiGLU: silu(gate)·up of the fused gate_up rows into fp16 (computed in
+ * place over the gate, then converted). */
+static void swiglu(const gemv_ctx_t *ctx, float *gu, int f, int m, uint16_t *out)
 {
     for (int i = 0; i < m; i++) {
-        const float *g = gu + (size_t)i * 2 * f, *u = g + f;
-        for (int e = 0; e < f; e++)
-            out[(size_t)i * f + e] = f32_to_fp16(g[e] / (1.0f + expf(-g[e])) * u[e]);
+        float *g = gu + (size_t)i * 2 * f;
+        const float *u = g + f;
+        for (int e = 0; e < f; e++) g[e] = g[e] / (1.0f + expf(-g[e])) * u[e];
+        gemv_f2h(ctx, g, out + (size_t)i * f, (size_t)f);
     }
 }
 
@@ -665,14 +788,14 @@ static int layer_run(llm_run_t *r, const llm_model_t *m, int L, const llm_span_t
     const llm_config_t *c = &m->c;
     const layer_t *ly = &m->layer[L];
     size_t hd = (size_t)rows * c->hidden;
-    norm_rows(r->h, ly->attn_norm, c->hidden, c->eps, rows, r->xh);
+    norm_rows(r, r->h, ly->attn_norm, c->hidden, c->eps, rows, r->xh);
     if (lin_run(r, &ly->qkv, r->xh, rows, r->yf) != 0 || attention(r, m, L, sp, ns) != 0 ||
         lin_run(r, &ly->o, r->ah, rows, r->yf) != 0)
         return -1;
     residual(r->h, r->yf, hd);
-    norm_rows(r->h, ly->ffn_norm, c->hidden, c->eps, rows, r->xh);
+    norm_rows(r, r->h, ly->ffn_norm, c->hidden, c->eps, rows, r->xh);
     if (lin_run(r, &ly->gu, r->xh, rows, r->yf) != 0) return -1;
-    swiglu(r->yf, c->ffn, rows, r->xh);
+    swiglu(r->ctx, r->yf, c->ffn, rows, r->xh);
     if (lin_run(r, &ly->down, r->xh, rows, r->yf) != 0) return -1;
     residual(r->h, r->yf, hd);
     return 0;
@@ -710,6 +833,7 @@ static int spans_begin(llm_run_t *r, const llm_model_t *m, const llm_span_t *sp,
                 return err_set(err, ERR_INPUT, "llm: token id %d is outside the vocabulary "
                                "(%d)", (int)tok, m->c.vocab);
             r->pos[row] = sp[s].kv->len + i;
+            r->rspan[row] = s;
             gemv_h2f(r->ctx, m->embd + (size_t)tok * d, r->h + (size_t)row * d, (size_t)d);
         }
     *rows = (int)total;
@@ -729,7 +853,7 @@ static int head_run(llm_run_t *r, const llm_model_t *m, const llm_span_t *sp, in
                 out++;
             }
     if (out == 0) return 0;
-    norm_rows(r->yf, m->out_norm, d, m->c.eps, out, r->xh);
+    norm_rows(r, r->yf, m->out_norm, d, m->c.eps, out, r->xh);
     /* Chunks of at most `rows` rows: yh (fp16 head output of W4A16) holds
      * rows × wide, and wide ≥ vocab. */
     return lin_run(r, &m->head, r->xh, out, logits);
