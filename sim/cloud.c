@@ -151,7 +151,9 @@ static double job_cost(const void *ctx, const cloud_job_t *j)
 {
     const cgroup_t *g = ctx;
     if (g->vt) return dist_mean(g->vt);
-    service_job_t one = {.tokens = j->tokens, .context = j->context};
+    /* A prefill computes its last row's logits only (sim/service.h). */
+    service_job_t one = {.tokens = j->tokens, .context = j->context,
+                         .nohead = j->kind == CLOUD_PREFILL ? j->tokens - 1 : 0};
     return service_iter_time(g->sv, &one, 1);
 }
 

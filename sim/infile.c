@@ -12,7 +12,7 @@
 
 #include "ynode.h"
 
-static const char *kind_name(mode_t m)
+const char *infile_kind_name(mode_t m)
 {
     if (S_ISDIR(m)) return "a directory";
     if (S_ISFIFO(m)) return "a FIFO";
@@ -89,7 +89,7 @@ int infile_read(const char *path, size_t cap, char **text, size_t *len,
         rc = err_set(err, ERR_INPUT, "%s: cannot stat: %s", path, strerror(errno));
     else if (!S_ISREG(st.st_mode))
         rc = err_set(err, ERR_INPUT, "%s: not a regular file (%s)", path,
-                     kind_name(st.st_mode));
+                     infile_kind_name(st.st_mode));
     else if ((unsigned long long)st.st_size > cap)
         rc = too_big(path, (unsigned long long)st.st_size, cap, err);
     else if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0)

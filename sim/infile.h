@@ -20,6 +20,7 @@
 #define SPECSIM_INFILE_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "err.h"
 
@@ -61,5 +62,9 @@ size_t infiles_count(infiles_t *fs);
 const char *infiles_path(infiles_t *fs, size_t i);
 /* Reads from disk so far (each file once, however often it was asked). */
 size_t infiles_disk_reads(infiles_t *fs);
+
+/* What a file of mode m is, for a message refusing it: "a directory", "a
+ * FIFO", ..., or "not a plain file". */
+const char *infile_kind_name(mode_t m);
 
 #endif

@@ -105,6 +105,7 @@ int roofline_curve(FILE *f, const scenario_t *s, int bmax, int context, int poin
     for (int j = 0; j < bmax; j++) {
         jobs[j].tokens = q;
         jobs[j].context = context;
+        jobs[j].nohead = 0;   /* a verify block: every row's logits */
     }
     fprintf(f, "batch,m,context,time_s,memory_s,compute_s,overhead_s,datasheet_s\n");
     int last = 0;

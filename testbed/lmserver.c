@@ -22,6 +22,7 @@
 #include "llm.h"
 #include "network.h"
 #include "proto.h"
+#include "server.h"
 #include "rt.h"
 #include "sim.h"
 #include "spec.h"
@@ -656,19 +657,6 @@ static int on_input(void *ctx, uint32_t tag, err_t *err)
 
 /* ---- set-up ------------------------------------------------------------------ */
 
-static int listen_any(lms_t *S, int ctl_fd, err_t *err)
-{
-    struct sockaddr_in a = {.sin_family = AF_INET,
-                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK), .sin_port = 0};
-    socklen_t len = sizeof a;
-    S->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (S->lfd < 0 || bind(S->lfd, (struct sockaddr *)&a, sizeof a) != 0 ||
-        listen(S->lfd, 1024) != 0 || getsockname(S->lfd, (struct sockaddr *)&a, &len) != 0)
-        return err_set(err, ERR_RUNTIME, "testbed: verifier: listen: %s", strerror(errno));
-    uint32_t port = ntohs(a.sin_port);
-    return xio_write(ctl_fd, &port, sizeof port, err);
-}
-
 static int accept_all(lms_t *S, int rep, err_t *err)
 {
     for (int k = 0; k < S->n; k++) {
@@ -869,7 +857,7 @@ int lmserver_run(const scenario_t *s, const repl_shared_t *sh, int rep,
     S.tl = sim_tally_create(s);
     int rc = S.tl ? 0 : err_set(err, ERR_RUNTIME, "testbed: verifier: out of memory");
     if (rc == 0) rc = build(&S, sh, rep, err);
-    if (rc == 0) rc = listen_any(&S, ctl_fd, err);
+    if (rc == 0) rc = server_listen(&S.lfd, ctl_fd, err);
     if (rc == 0) rc = accept_all(&S, rep, err);
     if (rc == 0) rc = rt_init(&S.rt, S.start, stop, err);
     for (int i = 0; rc == 0 && i < S.n; i++) rc = rt_watch(&S.rt, S.t[i].conn->fd, (uint32_t)i, err);

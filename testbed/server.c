@@ -262,14 +262,14 @@ static int on_input(void *ctx, uint32_t tag, err_t *err)
 
 /* ---- set-up ------------------------------------------------------------- */
 
-static int listen_any(server_t *sv, int ctl_fd, err_t *err)
+int server_listen(int *lfd, int ctl_fd, err_t *err)
 {
     struct sockaddr_in a = {.sin_family = AF_INET,
                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK), .sin_port = 0};
     socklen_t len = sizeof a;
-    sv->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (sv->lfd < 0 || bind(sv->lfd, (struct sockaddr *)&a, sizeof a) != 0 ||
-        listen(sv->lfd, 1024) != 0 || getsockname(sv->lfd, (struct sockaddr *)&a, &len) != 0)
+    *lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (*lfd < 0 || bind(*lfd, (struct sockaddr *)&a, sizeof a) != 0 ||
+        listen(*lfd, 1024) != 0 || getsockname(*lfd, (struct sockaddr *)&a, &len) != 0)
         return err_set(err, ERR_RUNTIME, "testbed: verifier: listen: %s", strerror(errno));
     uint32_t port = ntohs(a.sin_port);
     return xio_write(ctl_fd, &port, sizeof port, err);
@@ -381,7 +381,7 @@ int server_run(const scenario_t *s, const repl_shared_t *sh, int rep,
     tally_t *tl = sim_tally_create(s);
     int rc = tl ? 0 : err_set(err, ERR_RUNTIME, "testbed: verifier: out of memory");
     if (rc == 0) rc = build(&sv, s, sh, rep, opt, tl, err);
-    if (rc == 0) rc = listen_any(&sv, ctl_fd, err);
+    if (rc == 0) rc = server_listen(&sv.lfd, ctl_fd, err);
     if (rc == 0) rc = accept_all(&sv, rep, err);
     if (rc == 0) rc = rt_init(&sv.rt, sv.start, stop, err);
     for (int i = 0; rc == 0 && i < sv.r.n; i++)

@@ -50,4 +50,9 @@ const char *server_real_refusal(const scenario_t *s);
  * memory check before anything starts (testbed/realmem.h). */
 realverify_size_t server_real_bytes(const scenario_t *s, int *quant, int *jobs, int *context);
 
+/* Listens on an ephemeral port of 127.0.0.1 (*lfd, owned by the caller)
+ * and writes the port, a u32, to ctl_fd: a verifier's first word to the
+ * parent (server_run's and testbed/lmserver.c's). 0, or -1 with err. */
+int server_listen(int *lfd, int ctl_fd, err_t *err);
+
 #endif

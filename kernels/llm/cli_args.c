@@ -1,5 +1,6 @@
 /* cli_args — option parsing for build/llm (see cli_args.h). */
 #include "cli_args.h"
+#include "infile.h"
 
 #include <errno.h>
 #include <math.h>
@@ -133,22 +134,12 @@ int cli_args_spec_list(const char *cmd, const char *opt, const char *list, err_t
     return rc;
 }
 
-static const char *kind_name(mode_t m)
-{
-    if (S_ISDIR(m)) return "a directory";
-    if (S_ISFIFO(m)) return "a FIFO";
-    if (S_ISCHR(m)) return "a character device";
-    if (S_ISBLK(m)) return "a block device";
-    if (S_ISSOCK(m)) return "a socket";
-    return "not a plain file";
-}
-
 FILE *cli_args_fopen_in(const char *path, err_t *err)
 {
     struct stat st;
     /* stat first: opening a FIFO without a writer would block. */
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-        err_set(err, ERR_INPUT, "%s: not a regular file (%s)", path, kind_name(st.st_mode));
+        err_set(err, ERR_INPUT, "%s: not a regular file (%s)", path, infile_kind_name(st.st_mode));
         return NULL;
     }
     FILE *f = fopen(path, "rb");

@@ -12,6 +12,7 @@
  * image's alignment.
  */
 #include "gguf.h"
+#include "infile.h"
 
 #include <errno.h>
 #include <float.h>
@@ -264,21 +265,11 @@ static int rd_str(rd_t *r, const unsigned char **s, size_t *len)
 
 /* ---- reading the file --------------------------------------------------- */
 
-static const char *kind_name(mode_t m)
-{
-    if (S_ISDIR(m)) return "a directory";
-    if (S_ISFIFO(m)) return "a FIFO";
-    if (S_ISCHR(m)) return "a character device";
-    if (S_ISBLK(m)) return "a block device";
-    if (S_ISSOCK(m)) return "a socket";
-    return "not a plain file";
-}
-
 static int check_stat(const char *path, const struct stat *st, err_t *err)
 {
     if (!S_ISREG(st->st_mode))
         return err_set(err, ERR_INPUT, "%s: not a regular file (%s)", path,
-                       kind_name(st->st_mode));
+                       infile_kind_name(st->st_mode));
     if ((uint64_t)st->st_size > GGUF_MAX_FILE || (uint64_t)st->st_size > SIZE_MAX / 2)
         return err_set(err, ERR_INPUT, "%s: %llu bytes; GGUF files are capped at %llu GiB",
                        path, (unsigned long long)st->st_size,

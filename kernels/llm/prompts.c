@@ -1,5 +1,6 @@
 /* prompts — prompt files and the chat wrapper (see prompts.h). */
 #include "prompts.h"
+#include "infile.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -10,16 +11,6 @@
 
 /* Larger prompt files are refused: prompts, not data. */
 #define PROMPTS_MAX ((size_t)16 << 20)
-
-static const char *kind_name(mode_t m)
-{
-    if (S_ISDIR(m)) return "a directory";
-    if (S_ISFIFO(m)) return "a FIFO";
-    if (S_ISCHR(m)) return "a character device";
-    if (S_ISBLK(m)) return "a block device";
-    if (S_ISSOCK(m)) return "a socket";
-    return "not a plain file";
-}
 
 /* The whole of an open file, NUL-terminated, at most PROMPTS_MAX bytes: one
  * byte more is read to tell a file of exactly the cap from a larger one. */
@@ -58,7 +49,7 @@ static char *slurp(const char *path, size_t *len, err_t *err)
 {
     struct stat st;
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-        err_set(err, ERR_INPUT, "%s: not a regular file (%s)", path, kind_name(st.st_mode));
+        err_set(err, ERR_INPUT, "%s: not a regular file (%s)", path, infile_kind_name(st.st_mode));
         return NULL;
     }
     FILE *f = fopen(path, "rb");
@@ -70,7 +61,7 @@ static char *slurp(const char *path, size_t *len, err_t *err)
     if (fstat(fileno(f), &st) != 0)
         err_set(err, ERR_INPUT, "%s: cannot stat: %s", path, strerror(errno));
     else if (!S_ISREG(st.st_mode))
-        err_set(err, ERR_INPUT, "%s: not a regular file (%s)", path, kind_name(st.st_mode));
+        err_set(err, ERR_INPUT, "%s: not a regular file (%s)", path, infile_kind_name(st.st_mode));
     else if ((uint64_t)st.st_size > PROMPTS_MAX)   /* refused before any of it is read */
         err_set(err, ERR_INPUT, "%s: larger than 16 MiB (%zu bytes); prompt files are capped "
                 "there", path, PROMPTS_MAX);

@@ -19,8 +19,15 @@
 # interleaved (ours, llama.cpp F16, llama.cpp Q4_1; the next round in the
 # reverse order), each run STEPS (default 16) decode steps. A cell of the
 # table is the median over rounds of each run's median step, as tokens/s;
-# the ratio is ours / llama.cpp (> 1: ours faster). THREADS (default "1 2")
-# lists the thread counts. About 1.5 minutes on 2 cores.
+# the ratio is ours / llama.cpp (> 1: ours faster); "spread" is the
+# slowest round's time over the fastest's (1.00: steady). THREADS (default
+# "1 2") lists the thread counts. About 2 minutes on 2 quiet cores.
+#
+# Other processes on the CPUs distort the figures, llama.cpp's most: its
+# threads wait for each other at every operation, so one thread
+# descheduled stalls the step (at 2 threads on 2 busy cores its steps took
+# 100× longer). The load average before the run is printed, with a warning
+# when it is 0.5 or more, and the spread column shows the rounds' noise.
 #
 # Needs the model (fetched once; the network the first time) and the
 # Python environment with llama-cpp-python (scripts/llm-venv.sh, built
@@ -75,6 +82,7 @@ run() {
 }
 
 start=$(date +%s)
+load0=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null)
 : >"$tmp/rows"
 for t in $threads; do
     r=1
@@ -87,16 +95,20 @@ done
 
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)
 echo "SmolLM2-135M decode, context $context, $steps steps a run, median of $rounds interleaved rounds;"
-echo "${cpu:-this CPU}, $(getconf _NPROCESSORS_ONLN 2>/dev/null || echo '?') CPUs online, load $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
+echo "${cpu:-this CPU}, $(getconf _NPROCESSORS_ONLN 2>/dev/null || echo '?') CPUs online, load average ${load0:-?} before the run"
+if [ -n "${load0:-}" ] && awk -v l="$load0" 'BEGIN { exit !(l >= 0.5) }'; then
+    echo "warning: the CPUs were busy before the run (load ${load0}); the figures, those at 2 threads most, may not be the systems' own"
+fi
 awk '
     { k = $1 SUBSEP $2 SUBSEP $3 SUBSEP $4; v[k, ++n[k]] = $5
       if (!(k in seen)) { seen[k] = 1; key[++nk] = k } }
     function med(k,   i, j, a, m, t) {
         m = n[k]; for (i = 1; i <= m; i++) a[i] = v[k, i]
         for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+        sp[k] = a[1] > 0 ? a[m] / a[1] : 0
         return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2 }
     END {
-        printf "%-10s %-7s %7s %3s %10s   %s\n", "system", "weights", "threads", "M", "tok/s", "ours/llama.cpp"
+        printf "%-10s %-7s %7s %3s %10s %7s   %s\n", "system", "weights", "threads", "M", "tok/s", "spread", "ours/llama.cpp"
         for (i = 1; i <= nk; i++) x[key[i]] = med(key[i])
         # rows: per thread count and M, ours fp16, llama.cpp f16, ours w4a16, llama.cpp q4_1
         for (i = 1; i <= nk; i++) {
@@ -108,8 +120,8 @@ awk '
     function pair(ours, peer, t, m,   a, b) {
         a = "ours" SUBSEP ours SUBSEP t SUBSEP m; b = "llama.cpp" SUBSEP peer SUBSEP t SUBSEP m
         if (!(a in x) || !(b in x)) return
-        printf "%-10s %-7s %7d %3d %10.1f   %.2f (vs %s)\n", "ours", ours, t, m, x[a], x[a] / x[b], peer
-        printf "%-10s %-7s %7d %3d %10.1f\n", "llama.cpp", peer, t, m, x[b]
+        printf "%-10s %-7s %7d %3d %10.1f %7.2f   %.2f (vs %s)\n", "ours", ours, t, m, x[a], sp[a], x[a] / x[b], peer
+        printf "%-10s %-7s %7d %3d %10.1f %7.2f\n", "llama.cpp", peer, t, m, x[b], sp[b]
     }' "$tmp/rows"
 echo "q4_1 is llama.cpp's Q4_1 (groups of 32, fp16 scale and minimum: 5 bits a weight), not our W4A16"
 echo "(groups of 128: 4.125 bits a weight); that ratio compares two 4-bit kernels, not one format."
