@@ -6,6 +6,9 @@
 # predicted-vs-measured figure results/figures/testbed-validate.{pdf,png}.
 #   SIM_REPS=N   replications of the simulator's prediction (default 20:
 #                its own sampling noise then stays well under the testbed's)
+#   LM_REPS=N    testbed replications of a real-model scenario (default 3:
+#                one replication's queue delay and ITL p99 move by about
+#                10% from one run to the next on this project's VM)
 #   SCENARIOS="a.yaml b.yaml"  only these (default: scenarios/testbed/*.yaml)
 # Error = (simulator - testbed) / testbed. Data: results/testbed/ (ignored).
 #
@@ -18,10 +21,11 @@
 # (`build/testbed steps`), so that the table shows where the error comes from.
 # Scenarios named real-model-*.yaml run a real model end to end
 # (--real-model: SmolLM2-135M from scripts/fetch-model.sh, W4A16 drafts,
-# fp16 verification, acceptance from real tokens); just before, this script
-# measures the verifier's steps on this machine (build/calibrate operator
-# rows, then `build/testbed steps --real-model`) and the simulator predicts
-# from that table and the acceptance trace the scenario replays.
+# fp16 verification, acceptance from real tokens); this script measures the
+# target's operator rows on this machine once (build/calibrate), the
+# verifier's whole steps just before each such scenario (`build/testbed
+# steps --real-model`), and the simulator predicts from that table and the
+# acceptance trace the scenario replays.
 # Scenarios named real-draft*.yaml run the testbed with --real-draft (tenant
 # 0's drafts really computed on one CPU core at tenants.edge.quant); just
 # before, this script calibrates the draft model on this machine and both
@@ -31,13 +35,14 @@ set -eu
 cd "$(dirname "$0")/.."
 build=${1:-build}
 reps=${SIM_REPS:-20}
+lm_reps=${LM_REPS:-3}
 out=results/testbed
 fig=results/figures
 [ -x "$build/testbed" ] && [ -x "$build/specsim" ] ||
     { echo "testbed-validate: $build/testbed or $build/specsim not built (run make)" >&2; exit 1; }
 mkdir -p "$out" "$fig"
 : >"$out/points.csv"   # scenario,metric,testbed,simulator (no header)
-rm -f "$out/real-model.calibration.yaml"   # measured afresh by each run
+rm -f "$out/real-model.operators.yaml"   # measured afresh by each run
 
 # The metrics the targets name, then a few more for context.
 metrics="itl_mean_s itl_p99_s throughput_tok_s accepted_len_mean batch_mean queue_delay_mean_s ttft_mean_s edge_stall_frac gpu_util"
@@ -98,26 +103,32 @@ for f in ${SCENARIOS:-scenarios/testbed/*.yaml}; do
         # A real model end to end (docs/llm.md): the testbed's tenants draft
         # with the W4A16 copy of the GGUF's model and its verifier runs the
         # fp16 target (testbed/lmserver.h); the simulator takes the verify
-        # times from a table of the target measured here just before
-        # (operator rows, then the verifier's own whole steps) and replays
-        # the acceptance trace the scenario names. One table serves every
-        # real-model scenario of the run (all verify blocks of 5 tokens).
+        # times from a table of the target measured here: operator rows
+        # once per run, then the verifier's own whole steps just before
+        # each scenario (this VM's step times drift by several percent
+        # over minutes; all verify blocks are of 5 tokens) — and replays
+        # the acceptance trace the scenario names.
         model=$(scripts/fetch-model.sh) || exit 1
-        cal="$out/real-model.calibration.yaml"
-        if [ ! -s "$cal" ]; then
+        ops="$out/real-model.operators.yaml"
+        if [ ! -s "$ops" ]; then
             echo "$name: calibrating $model on this machine (about a minute)" >&2
             $fifo "$build/calibrate" --device cpu --quant fp16 --threads 1 --quick \
-                --model models/llm/smollm2-135m.yaml --out "$cal.tmp" 2>/dev/null
-            "$build/testbed" steps --real-model "$model" --gamma 4 --max-tokens 64 \
-                --context 80 --reps 5 --prefill 40,56,80,120 >>"$cal.tmp"
-            mv "$cal.tmp" "$cal"
+                --model models/llm/smollm2-135m.yaml --out "$ops.tmp" 2>/dev/null
+            mv "$ops.tmp" "$ops"
         fi
-        "$build/testbed" run "$f" --real-model "$model" --set cloud.calibration="$cal" \
-            --out "$out/$name.testbed.csv" >/dev/null 2>"$out/$name.testbed.log"
+        cal="$out/$name.calibration.yaml"
+        cp "$ops" "$cal.tmp"
+        "$build/testbed" steps --real-model "$model" --gamma 4 --max-tokens 64 \
+            --context 80 --reps 11 --prefill 40,56,80,120 >>"$cal.tmp"
+        mv "$cal.tmp" "$cal"
+        "$build/testbed" run "$f" --real-model "$model" --reps "$lm_reps" \
+            --set cloud.calibration="$cal" --out "$out/$name.testbed.csv" \
+            >/dev/null 2>"$out/$name.testbed.log"
         "$build/specsim" run "$f" --quiet --reps "$reps" --set cloud.calibration="$cal" \
             --out "$out/$name.sim.csv" >/dev/null
         printf '\n%s (%s), a real model end to end:\n' "$name" "$f"
-        grep -E 'real (drafting|verifier)' "$out/$name.testbed.log" | sed 's/^testbed: /  /'
+        grep -E 'real (drafting|verifier)|ended after' "$out/$name.testbed.log" |
+            sed 's/^testbed: /  /'
         compare "$name" "$out/$name.testbed.csv" "$out/$name.sim.csv"
         ;;
     real-*)

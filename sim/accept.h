@@ -93,6 +93,13 @@ typedef struct accept_model {
      * reaches the cloud; tenant of ntenants. NULL: requests change nothing
      * (a trace replayed per request starts the request's segment). */
     void (*request)(void *st, const void *par, int tenant, int ntenants, long req);
+    /* n positions of the text were committed without a draft judged at
+     * them: a sync verdict's bonus token after a block accepted whole, or
+     * the token a block of no drafts commits.
+     * NULL: nothing to do (a model of the judged drafts alone; a trace
+     * replayed per request follows the text position by position and
+     * steps over them). */
+    void (*skip)(void *st, const void *par, int n);
     /* The per-draft acceptance probability the model stands for, over the
      * tenant population, for blocks of gamma drafts (NAN: none). */
     double (*mean)(const void *par, int gamma);
@@ -214,6 +221,12 @@ static inline int accept_draw(accept_t *a, int gamma)
 static inline void accept_request(accept_t *a, int tenant, int ntenants, long req)
 {
     if (a->model->request) a->model->request(a->st, a->par, tenant, ntenants, req);
+}
+
+/* n text positions committed unjudged (see accept_model_t.skip). */
+static inline void accept_skip(accept_t *a, int n)
+{
+    if (a->model->skip && n > 0) a->model->skip(a->st, a->par, n);
 }
 
 /* The tenant's parameter stream (RNG_ACCEPT_PARAM), for a model's init; the

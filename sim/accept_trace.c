@@ -338,6 +338,17 @@ static void trace_request(void *st, const void *par, int tenant, int ntenants, l
     ((trace_state_t *)st)->pos = t->seg[k] % t->nbits;
 }
 
+/* A request's segment is its text, every position judged by teacher
+ * forcing (build/llm accept); a sync run never judges the position of a
+ * bonus token, so its replay steps over it (without this a block after a
+ * full one would read the bonus position as its first draft's outcome). */
+static void trace_skip(void *st, const void *par, int n)
+{
+    const trace_par_t *t = par;
+    trace_state_t *s = st;
+    if (t->per_request) s->pos = (int)(((long)s->pos + n) % t->nbits);
+}
+
 static int trace_draw(void *st, const void *par, gsl_rng *r, int gamma)
 {
     (void)r;
@@ -403,6 +414,7 @@ const accept_model_t accept_trace_model = {
     .init = trace_init,
     .draw = trace_draw,
     .request = trace_request,
+    .skip = trace_skip,
     .mean = trace_mean,
     .law = trace_law,
 };

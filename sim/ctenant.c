@@ -190,6 +190,10 @@ int ctenant_verdict(repl_t *r, const cloud_job_t *job, int a, int want,
     int left = C->output - C->committed;
     int n = want < left ? want : left;
     C->committed += n;
+    /* Positions committed past those the block judged (its accepted
+     * drafts and the rejected one): a sync verdict's bonus token, or the
+     * one token of a block of no drafts. */
+    accept_skip(&C->acc, n - (a < gamma ? a + 1 : gamma));
     tl->raw.verdicts++;
     tally_accepted(tl, i, now, a, gamma);
     int done = C->committed >= C->output;

@@ -282,6 +282,8 @@ static void teardown(fleet_t *f)
         f->st->lm_requests = ls.requests;
         f->st->lm_late = ls.late;
         f->st->lm_late_s = ls.late_s;
+        f->st->lm_late_measured = ls.late_measured;
+        f->st->lm_late_measured_s = ls.late_measured_s;
     }
     lmedge_free(f->lm);
 }

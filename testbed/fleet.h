@@ -36,7 +36,9 @@ typedef struct fleet_stats {
      * accepted ids were not the drafts (0 unless the sides disagree), the
      * requests started (testbed/lmedge.h). */
     double lm_drafts, lm_tokens, lm_real_s, lm_model_s, lm_mismatches, lm_requests;
-    double lm_late, lm_late_s;   /* drafts later than the scenario's time, and by how much */
+    /* drafts later than the scenario's time and by how much: all, and
+     * those after the warm-up */
+    double lm_late, lm_late_s, lm_late_measured, lm_late_measured_s;
 } fleet_stats_t;
 
 /* Why tenant cannot draft for real in s (a message for the user, exit 2),

@@ -15,7 +15,7 @@
 typedef struct slot {
     /* handed over, under the lock */
     int pending, n, k;
-    uint64_t gen;
+    uint64_t gen, seq;      /* seq: its place in the line for bulk reading */
     int32_t *text;
     /* running, the thread's */
     int running, rn, rk, made;
@@ -37,11 +37,12 @@ struct lmdraft {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int efd, started, quit, failed;
+    uint64_t seq;           /* jobs handed over to idle slots */
     err_t err;
     lmdraft_done_t *done;   /* ring of n entries (one job per tenant at most) */
     int dhead, dn;
     llm_span_t *sp;
-    int *who, *rows;
+    int *who, *rows, *order;
     float *logits;
 };
 
@@ -72,7 +73,13 @@ static int adopt(lmdraft_t *d)
 
 /* A text longer than this is read over several passes, so that one
  * tenant's prompt does not hold up the other tenants' decode steps that
- * share its passes (a pass costs about the same per token at any size). */
+ * share its passes (a pass costs about the same per token at any size).
+ * One such chunk goes into a pass, taken from the tenants in the order
+ * their jobs came: when many requests start together (closed loops
+ * without think time) every prompt read round-robin would end together,
+ * late for all, where a device of each tenant's own reads its prompt
+ * alone; in order, the first prompts are ready in about the time the
+ * verifier's prefills of the same prompts take, in the same order. */
 #define LMDRAFT_CHUNK 16
 
 /* Slot s's span for the next pass; 0 when it has nothing to read (a
@@ -103,15 +110,34 @@ static int span_of(slot_t *s, llm_span_t *sp, int *rows)
     return 1;
 }
 
-/* One forward pass over every running job. */
+/* The running slots in the order their jobs came (d->order; their count). */
+static int in_order(lmdraft_t *d)
+{
+    int n = 0;
+    for (int i = 0; i < d->n; i++) {
+        if (!d->s[i].running) continue;
+        int k = n++;
+        for (; k > 0 && d->s[d->order[k - 1]].seq > d->s[i].seq; k--)
+            d->order[k] = d->order[k - 1];
+        d->order[k] = i;
+    }
+    return n;
+}
+
+/* One forward pass over every running job: each one's decode step, and
+ * one chunk of a long text (the oldest job's that has one). */
 static int step(lmdraft_t *d)
 {
-    int ns = 0;
-    for (int i = 0; i < d->n; i++) {
+    int ns = 0, chunk = 0, nrun = in_order(d);
+    for (int o = 0; o < nrun; o++) {
+        int i = d->order[o];
         slot_t *s = &d->s[i];
-        if (!s->running) continue;
-        if (span_of(s, &d->sp[ns], &d->rows[ns])) d->who[ns++] = i;
-        else s->made = -1;   /* done: nothing to read */
+        if (!span_of(s, &d->sp[ns], &d->rows[ns])) {
+            s->made = -1;   /* done: nothing to read */
+            continue;
+        }
+        if (d->rows[ns] < 0 && chunk++) continue;   /* its chunk waits a pass */
+        d->who[ns++] = i;
     }
     if (ns > 0 && llm_forward(d->run, d->m, d->sp, ns, d->logits, &d->err) != 0) return -1;
     const float *lg = d->logits;
@@ -213,8 +239,9 @@ lmdraft_t *lmdraft_create(const llm_model_t *model, int ntenants, int capacity, 
     d->sp = calloc((size_t)ntenants, sizeof *d->sp);
     d->who = calloc((size_t)ntenants, sizeof *d->who);
     d->rows = calloc((size_t)ntenants, sizeof *d->rows);
+    d->order = calloc((size_t)ntenants, sizeof *d->order);
     d->logits = malloc((size_t)ntenants * d->vocab * sizeof *d->logits);
-    int rc = d->s && d->done && d->sp && d->who && d->rows && d->logits
+    int rc = d->s && d->done && d->sp && d->who && d->rows && d->order && d->logits
                  ? 0 : err_set(err, ERR_RUNTIME, "testbed: drafter: out of memory");
     if (rc == 0) rc = slots_init(d, err);
     if (rc == 0 && !(d->run = llm_run_create(threads, err))) rc = -1;
@@ -263,6 +290,7 @@ void lmdraft_free(lmdraft_t *d)
     free(d->sp);
     free(d->who);
     free(d->rows);
+    free(d->order);
     free(d->logits);
     free(d);
 }
@@ -275,6 +303,8 @@ int lmdraft_submit(lmdraft_t *d, int i, uint64_t gen, const int32_t *text, int n
                        "(room for %d)", n, k, d->cap);
     pthread_mutex_lock(&d->mu);
     slot_t *s = &d->s[i];
+    /* A job that replaces a running or waiting one keeps its place. */
+    if (!s->pending && !s->running) s->seq = d->seq++;
     memcpy(s->text, text, (size_t)n * sizeof *text);
     s->n = n;
     s->k = k;

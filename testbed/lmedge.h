@@ -39,6 +39,7 @@ typedef struct lmedge_opts {
     const char *draft;      /* draft spec (kernels/llm/cli_args.h): w4a16, ... */
     const char *prompts;    /* prompt file (kernels/llm/prompts.h) */
     int threads;            /* the draft model's kernel threads */
+    double warmup;          /* run time before which lateness is counted apart */
 } lmedge_opts_t;
 
 typedef struct lmedge lmedge_t;
@@ -80,10 +81,12 @@ int lmedge_down(lmedge_t *e, int i, err_t *err);
  * and the scenario's for them, verdicts whose accepted ids disagreed with
  * the drafts (0 unless the sides disagree), and the drafts that ended
  * after the scenario's draft time (the drafter fell behind) with their
- * summed lateness. */
+ * summed lateness: all of them, and those that ended after the warm-up
+ * (the measured part; requests starting together at time 0 make the
+ * drafter fall behind for a while, which the warm-up is there to hide). */
 typedef struct lmedge_stats {
     double drafts, tokens, real_s, model_s, mismatches, requests;
-    double late, late_s;
+    double late, late_s, late_measured, late_measured_s;
 } lmedge_stats_t;
 void lmedge_stats(const lmedge_t *e, lmedge_stats_t *st);
 /* A name for reports: "w4a16 draft of FILE". */

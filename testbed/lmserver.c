@@ -113,6 +113,10 @@ typedef struct lms {
     int busy, kick, demoted;
     double iter_start;
     double real_n, real_s;  /* iterations, their measured time */
+    /* the same by kind, so that the report can be held against the table
+     * of steps the simulator prices: verify-only iterations of one block,
+     * of several (with their blocks), and those with a prefill chunk */
+    double kind_n[3], kind_s[3], kind_jobs[3];
     long check_bad, check_n;
     int shown;
     int32_t *done;          /* --check: finished requests (finished()) */
@@ -598,6 +602,12 @@ static int on_done(void *ctx, const engine_event_t *ev)
     if (tl->nccfg > 0) tl->rbusy[0] += busy;
     S->real_n++;
     S->real_s += it->dt;
+    int kind = it->n == 1 ? 0 : 1;
+    for (int b = 0; b < it->n; b++)
+        if (S->jobs[it->job[b]].kind == JOB_PREFILL) kind = 2;
+    S->kind_n[kind]++;
+    S->kind_s[kind] += it->dt;
+    S->kind_jobs[kind] += it->n;
     int rc = 0;
     for (int b = 0; b < it->n && rc == 0; b++) {
         job_t *j = &S->jobs[it->job[b]];
@@ -833,6 +843,13 @@ static void report(const lms_t *S, int rep)
             "%.3f ms each on average; %ld requests finished\n", rep, llm_name(S->m),
             S->o->threads, S->o->threads == 1 ? "" : "s", S->real_n,
             S->real_n > 0 ? 1e3 * S->real_s / S->real_n : 0.0, done);
+    static const char *const kinds[3] = {"verify, one block", "verify, several blocks",
+                                         "with a prefill chunk"};
+    for (int k = 0; k < 3; k++)
+        if (S->kind_n[k] > 0)
+            fprintf(stderr, "testbed: replication %d, real verifier: %s: %.0f iterations of "
+                    "%.2f jobs, %.3f ms each on average\n", rep, kinds[k], S->kind_n[k],
+                    S->kind_jobs[k] / S->kind_n[k], 1e3 * S->kind_s[k] / S->kind_n[k]);
     /* With nothing finished there is nothing to call lossless. */
     if (S->o->check && S->check_n == 0)
         fprintf(stderr, "testbed: lossless: not checked (no request finished in the run)\n");

@@ -44,18 +44,46 @@ static double step(steps_t *S, int nspans, int verify, err_t *err)
     return wallclock_s() - t0;
 }
 
-/* The median of reps runs after a warm-up; each run starts from caches cut
- * back to `keep` positions. */
-static double timed(steps_t *S, int nspans, int verify, int keep, err_t *err)
+/* The rows: batches of 1, 2, ... blocks while they fit, then the
+ * prefills. */
+static int nbatch(const lmsteps_opts_t *o) { return o->max_tokens / (o->gamma + 1); }
+static int nrows(const lmsteps_opts_t *o) { return nbatch(o) + o->nprefill; }
+
+/* Runs row k once, from caches cut back to its context: seconds, or -1
+ * with err. */
+static double run_row(steps_t *S, int k, err_t *err)
 {
-    for (int r = -1; r < S->o->reps; r++) {
-        for (int j = 0; j < nspans; j++) llm_kv_truncate(S->kv[j], keep);
-        double dt = step(S, nspans, verify, err);
-        if (dt < 0) return -1;
-        if (r >= 0) S->t[r] = dt;
+    const lmsteps_opts_t *o = S->o;
+    int q = o->gamma + 1, nb = nbatch(o);
+    if (k < nb) {
+        for (int j = 0; j <= k; j++) {
+            llm_kv_truncate(S->kv[j], o->context);
+            S->sp[j] = (llm_span_t){S->kv[j], S->tok, q, 0};
+        }
+        return step(S, k + 1, 1, err);
     }
-    qsort(S->t, (size_t)S->o->reps, sizeof *S->t, cmp_dbl);
-    return S->t[S->o->reps / 2];
+    int P = o->prefill[k - nb];
+    llm_kv_truncate(S->kv[0], 0);
+    S->sp[0] = (llm_span_t){S->kv[0], S->tok, P, P - 1};
+    return step(S, 1, 0, err);
+}
+
+/* Every row once per round, a warm-up round and then reps: a spell of
+ * this machine running slow (a VM's neighbours) then touches every row
+ * alike and one round of each, which the medians leave out, instead of
+ * every run of one row. S->t[k * reps + r]: row k's time in round r. */
+static int time_rows(steps_t *S, err_t *err)
+{
+    int n = nrows(S->o), reps = S->o->reps;
+    for (int r = -1; r < reps; r++)
+        for (int k = 0; k < n; k++) {
+            double dt = run_row(S, k, err);
+            if (dt < 0) return -1;
+            if (r >= 0) S->t[(size_t)k * reps + r] = dt;
+        }
+    for (int k = 0; k < n; k++)
+        qsort(S->t + (size_t)k * reps, (size_t)reps, sizeof *S->t, cmp_dbl);
+    return 0;
 }
 
 static int setup(steps_t *S, err_t *err)
@@ -78,7 +106,7 @@ static int setup(steps_t *S, err_t *err)
     S->sp = calloc((size_t)S->nkv, sizeof *S->sp);
     S->tok = malloc((size_t)longest * sizeof *S->tok);
     S->logits = malloc((size_t)rows * (size_t)vocab * sizeof *S->logits);
-    S->t = malloc((size_t)o->reps * sizeof *S->t);
+    S->t = malloc((size_t)nrows(o) * (size_t)o->reps * sizeof *S->t);
     if (!S->kv || !S->sp || !S->tok || !S->logits || !S->t)
         return err_set(err, ERR_RUNTIME, "testbed steps: out of memory");
     for (int i = 0; i < longest; i++) S->tok[i] = (int32_t)((7919L * i + 13) % vocab);
@@ -107,29 +135,22 @@ static void teardown(steps_t *S)
 static int rows(steps_t *S, FILE *out, err_t *err)
 {
     const lmsteps_opts_t *o = S->o;
-    int q = o->gamma + 1, C = o->context;
-    if (fprintf(out, "  # testbed steps --real-model %s: %s steps of the real-model verifier "
-                "(testbed/lmsteps.c), %d thread%s, median of %d\n", o->model,
-                llm_name(S->m), o->threads, o->threads == 1 ? "" : "s", o->reps) < 0)
-        return err_set(err, ERR_RUNTIME, "testbed steps: cannot write the rows");
-    for (int b = 1; b * q <= o->max_tokens; b++) {
-        for (int j = 0; j < b; j++) S->sp[j] = (llm_span_t){S->kv[j], S->tok, q, 0};
-        double t = timed(S, b, 1, C, err);
-        if (t < 0) return -1;
-        if (fprintf(out, "  - {op: token, m: %d, context: %d, q: %d, batch: %d, time_s: %.9g}\n",
-                    b * q, C, q, b, t) < 0)
-            return err_set(err, ERR_RUNTIME, "testbed steps: cannot write the rows");
+    int q = o->gamma + 1, C = o->context, nb = nbatch(o);
+    if (time_rows(S, err)) return -1;
+    int bad = fprintf(out, "  # testbed steps --real-model %s: %s steps of the real-model "
+                      "verifier (testbed/lmsteps.c), %d thread%s, median of %d rounds\n",
+                      o->model, llm_name(S->m), o->threads, o->threads == 1 ? "" : "s",
+                      o->reps) < 0;
+    for (int k = 0; k < nrows(o) && !bad; k++) {
+        double t = S->t[(size_t)k * o->reps + o->reps / 2];
+        if (k < nb)
+            bad = fprintf(out, "  - {op: token, m: %d, context: %d, q: %d, batch: %d, "
+                          "time_s: %.9g}\n", (k + 1) * q, C, q, k + 1, t) < 0;
+        else
+            bad = fprintf(out, "  - {op: token, m: %d, context: 0, q: %d, batch: 1, logits: 1, "
+                          "time_s: %.9g}\n", o->prefill[k - nb], o->prefill[k - nb], t) < 0;
     }
-    for (int k = 0; k < o->nprefill; k++) {
-        int P = o->prefill[k];
-        S->sp[0] = (llm_span_t){S->kv[0], S->tok, P, P - 1};
-        double t = timed(S, 1, 0, 0, err);
-        if (t < 0) return -1;
-        if (fprintf(out, "  - {op: token, m: %d, context: 0, q: %d, batch: 1, logits: 1, time_s: %.9g}\n",
-                    P, P, t) < 0)
-            return err_set(err, ERR_RUNTIME, "testbed steps: cannot write the rows");
-    }
-    return 0;
+    return bad ? err_set(err, ERR_RUNTIME, "testbed steps: cannot write the rows") : 0;
 }
 
 int lmsteps_print(FILE *out, const lmsteps_opts_t *o, err_t *err)

@@ -10,7 +10,9 @@
  * q rows, then the greedy verdict of each block (kernels/llm/spec.h). A
  * prefill row is one span of P prompt tokens over an empty cache with the
  * logits of its last row and its argmax, as the server's last prefill
- * chunk. The time of a row is the median of reps runs after one warm-up,
+ * chunk. The time of a row is its median over reps rounds, each round
+ * running every row once (after a warm-up round), so that a slow spell of
+ * the machine falls on one round of every row rather than on one row;
  * measured on the calling thread at its own scheduling policy (the
  * server's forward passes run at SCHED_OTHER).
  */

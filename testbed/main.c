@@ -380,10 +380,13 @@ static void lm_report(const run_t *c, int rep, const fleet_stats_t *st)
             "%.0f tokens; per token %.3f ms computing (batched), %.3f ms by the scenario\n",
             rep, c->eopt.draft, st->lm_requests, st->lm_drafts, k,
             k > 0 ? 1e3 * st->lm_real_s / k : 0.0, k > 0 ? 1e3 * st->lm_model_s / k : 0.0);
+    double nl = st->lm_late_measured;
     fprintf(stderr, "testbed: replication %d: %.0f of %.0f drafts ended after the scenario's "
-            "draft time (%.3f ms late on average)%s\n", rep, st->lm_late, st->lm_drafts,
-            st->lm_late > 0 ? 1e3 * st->lm_late_s / st->lm_late : 0.0,
-            st->lm_late > 0.05 * st->lm_drafts ? ": the drafter fell behind, so the simulator's "
+            "draft time (%.3f ms late on average), %.0f of them after the warm-up "
+            "(%.3f ms)%s\n", rep, st->lm_late, st->lm_drafts,
+            st->lm_late > 0 ? 1e3 * st->lm_late_s / st->lm_late : 0.0, nl,
+            nl > 0 ? 1e3 * st->lm_late_measured_s / nl : 0.0,
+            nl > 0.05 * st->lm_drafts ? ": the drafter fell behind, so the simulator's "
             "draft times are short of these" : "");
     if (rep == 0)
         fprintf(stderr, "testbed: verdicts came from real tokens, not acceptance.model (%s), "
@@ -613,7 +616,7 @@ static int cmd_run(int argc, char **argv)
     run_t c = {.s = &s, .child = -1, .real_draft = o.real_draft, .quiet = o.quiet || o.json,
                .sopt = {.real_verify = o.real_verify, .quiet = o.quiet || o.json},
                .lopt = {o.model, 1, o.check, o.verbose, o.quiet || o.json},
-               .eopt = {o.model, o.draft, o.prompts, 1}};
+               .eopt = {o.model, o.draft, o.prompts, 1, s.warmup}};
     metrics_summary_t m, *groups = calloc((size_t)s.ngroups, sizeof *groups);
     output_sources_t src = {0};
     err_t err = {0, {0}};

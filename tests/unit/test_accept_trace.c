@@ -76,35 +76,68 @@ static void test_positions_replay(void)
     accept_cfg_fini(&c);
 }
 
-/* The simulator at gamma 8, one sync tenant: every cycle of three blocks
- * verifies 24 drafts and accepts 13; each verdict commits a + 1 tokens. */
-static void test_positions_run(void)
+/* One sync tenant replaying `trace` (per request or as a stream), each
+ * request output_tokens long, 200 s: its metrics in *m. 0, or -1 (the
+ * failure checked and printed). */
+static int run_sync(const char *trace, int gamma, int per_request, long output_tokens,
+                    metrics_summary_t *m)
 {
     char path[40], yaml[1024];
-    if (check_tmp_file(path, sizeof path, POSITIONS) != 0) {
+    if (check_tmp_file(path, sizeof path, trace) != 0) {
         CHECK(!"tmp");
-        return;
+        return -1;
     }
     snprintf(yaml, sizeof yaml,
              "seed: 5\nduration: 200s\nwarmup: 5s\n"
-             "protocol: {mode: sync, gamma: 8}\n"
-             "acceptance: {model: trace, file: %s}\n"
+             "protocol: {mode: sync, gamma: %d}\n"
+             "acceptance: {model: trace, file: %s, per_request: %s}\n"
              "tenants:\n  count: 1\n  edge: {draft_time: 10ms, prefill_time: 0s}\n"
              "  network: {rtt: 40ms}\n"
-             "  workload: {prompt_tokens: 1, output_tokens: 100000000}\n"
-             "cloud: {verify_time: 5ms}\n", path);
+             "  workload: {prompt_tokens: 1, output_tokens: %ld}\n"
+             "cloud: {verify_time: 5ms}\n", gamma, path, per_request ? "true" : "false",
+             output_tokens);
     scenario_t s;
     err_t err = {0};
     int rc = scenario_load_string("t.yaml", yaml, NULL, 0, &s, &err);
     unlink(path);
+    if (rc == 0) {
+        rc = sim_run(&s, NULL, m, &err);
+        scenario_fini(&s);
+    }
     if (rc) printf("  %s\n", err.msg);
     CHECK(rc == 0);
-    if (rc) return;
+    return rc ? -1 : 0;
+}
+
+/* The simulator at gamma 8, one sync tenant: every cycle of three blocks
+ * verifies 24 drafts and accepts 13; each verdict commits a + 1 tokens. */
+static void test_positions_run(void)
+{
     metrics_summary_t m;
-    CHECK(sim_run(&s, NULL, &m, &err) == 0);
+    if (run_sync(POSITIONS, 8, 0, 100000000, &m)) return;
     CHECK_REL(m.value[METRIC_ACCEPTANCE_RATE], 13.0 / 24, 2e-3);
     CHECK_REL(m.value[METRIC_ACCEPTED_LEN_MEAN], 16.0 / 3, 2e-3);
-    scenario_fini(&s);
+}
+
+/* Replayed per request, a segment is the request's text position by
+ * position (build/llm accept judges every one); a sync verdict's bonus
+ * token takes a position no draft is judged at. One tenant, gamma 4, every
+ * request the same 16 tokens: the prefill's, then text positions 1..15
+ * whose outcomes are 111111 0 1111 0 11 0. By hand:
+ *   block 1 judges 1-4 (1111): a = 4, commits 1-5 (5 the bonus);
+ *   block 2 judges 6-7 (10): a = 1, commits 6-7;
+ *   block 3 judges 8-11 (1111): a = 4, commits 8-12 (12 the bonus);
+ *   block 4 judges 13-15 (110): a = 2, commits 13-15; the request is done.
+ * Tokens per verdict 15 / 4, acceptance 11 / 16. (Reading a bonus position
+ * as the next block's first outcome would give 5, 3, 5, 1, 1: 15 / 5.) */
+static void test_per_request_sync_bonus(void)
+{
+    metrics_summary_t m;
+    if (run_sync("# format: positions\n# request: one\n1111110\n11110\n110\n", 4, 1, 16,
+                 &m))
+        return;
+    CHECK_REL(m.value[METRIC_ACCEPTED_LEN_MEAN], 15.0 / 4, 2e-3);
+    CHECK_REL(m.value[METRIC_ACCEPTANCE_RATE], 11.0 / 16, 2e-3);
 }
 
 /* Loads a scenario replaying `trace` at `gamma`; returns the loader's rc
@@ -167,6 +200,7 @@ int main(void)
 {
     RUN(test_positions_replay);
     RUN(test_positions_run);
+    RUN(test_per_request_sync_bonus);
     RUN(test_lengths_gamma);
     return check_done();
 }
