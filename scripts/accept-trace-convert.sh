@@ -19,25 +19,37 @@
 # log in that form comes back unchanged.
 #
 # Block lengths: the old per-block format (one accepted length per line),
-# recorded with blocks of N drafts: a length v < N becomes v 1s and the
-# rejecting 0, v = N becomes N 1s. A length above N is an error.
+# recorded with blocks of N drafts (1 to 1024, the simulator's largest
+# gamma): a length v < N becomes v 1s and the rejecting 0, v = N becomes N
+# 1s. A length above N is an error.
 #
 # Errors: "accept-trace-convert: IN:LINE: what" on standard error, exit 2.
 set -u
 mode=tokens
 gamma=0
+usage() {
+    echo "accept-trace-convert: $1 (usage: accept-trace-convert.sh [--to-tokens |" \
+        "--from-lengths N] [IN])" >&2
+    exit 2
+}
 case "${1:-}" in
 --to-tokens) mode=positions; shift ;;
 --from-lengths)
     mode=lengths
     gamma=${2:-}
-    case "$gamma" in '' | *[!0-9]* | 0)
-        echo "accept-trace-convert: --from-lengths needs the recorded gamma (an integer >= 1)" >&2
-        exit 2 ;;
-    esac
+    # Digits only, at most four of them, then 1..1024 as a number ("00" is
+    # 0; a huge N would make each block line N characters long).
+    case "$gamma" in '' | *[!0-9]* | ?????*) gamma=0 ;; esac
+    if [ "$gamma" -lt 1 ] || [ "$gamma" -gt 1024 ]; then
+        echo "accept-trace-convert: --from-lengths needs the recorded gamma (an integer" \
+            "from 1 to 1024), got '${2:-}'" >&2
+        exit 2
+    fi
     shift 2 ;;
--h | --help) sed -n '2,25p' "$0"; exit 0 ;;
+-h | --help) sed -n '2,26p' "$0"; exit 0 ;;
+-?*) usage "unknown option '$1'" ;;
 esac
+[ $# -le 1 ] || usage "one input file at most, got $#"
 in=${1:--}
 if [ "$in" != - ] && [ ! -r "$in" ]; then
     echo "accept-trace-convert: $in: cannot read" >&2
@@ -45,9 +57,15 @@ if [ "$in" != - ] && [ ! -r "$in" ]; then
 fi
 name=$in
 [ "$in" = - ] && name="<stdin>"
-exec awk -v mode="$mode" -v gamma="$gamma" -v name="$name" '
+# The input comes on standard input and its name through the environment:
+# awk would read a file operand with a '=' in its name as an assignment,
+# and -v would expand backslashes in the name.
+[ "$in" = - ] || exec <"$in"
+CONV_NAME=$name
+export CONV_NAME
+exec awk -v mode="$mode" -v gamma="$gamma" '
 function bad(what) {
-    printf "accept-trace-convert: %s:%d: %s\n", name, NR, what > "/dev/stderr"
+    printf "accept-trace-convert: %s:%d: %s\n", ENVIRON["CONV_NAME"], NR, what > "/dev/stderr"
     failed = 1
     exit 2
 }
@@ -84,4 +102,4 @@ mode == "lengths" {
     next
 }
 END { if (!failed && mode == "tokens") flush(); if (failed) exit 2 }
-' "$in"
+'

@@ -32,7 +32,9 @@ typedef struct temp_slot {
 
 static temp_slot_t temps[TEMP_SLOTS];
 static pthread_once_t handlers_once = PTHREAD_ONCE_INIT;
-static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP};
+/* SIGPIPE too: `specsim run --trace - --per-tenant F | head -1` ends the
+ * process at a write to the closed pipe. */
+static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
 enum { NSIG_CLEANUP = (int)(sizeof cleanup_signals / sizeof cleanup_signals[0]) };
 
 /* Removes every live temporary, then ends the process as the signal's

@@ -455,6 +455,12 @@ static int json_groups(FILE *f, const scenario_t *s, const metrics_summary_t *m)
 int output_json(FILE *f, const scenario_t *s, const output_sources_t *src,
                 const metrics_summary_t *m)
 {
+    return output_json_extra(f, s, src, m, NULL, 0);
+}
+
+int output_json_extra(FILE *f, const scenario_t *s, const output_sources_t *src,
+                      const metrics_summary_t *m, const output_extra_t *x, int nx)
+{
     char key[128];
     int rc = 0;
     rc |= fputs("{\n  \"scenario\": ", f) == EOF;
@@ -483,6 +489,10 @@ int output_json(FILE *f, const scenario_t *s, const output_sources_t *src,
             rc |= json_key(f, key) < 0;
             rc |= json_number(f, m->ci95[i]) < 0;
         }
+    }
+    for (int k = 0; k < nx && !rc; k++) {
+        rc |= json_key(f, x[k].key) < 0;
+        rc |= (x[k].text ? json_string(f, x[k].text) : json_number(f, x[k].value)) < 0;
     }
     if (!rc && m->groups && m->ngroups == s->ngroups) rc |= json_groups(f, s, m) < 0;
     rc |= fputs("\n}\n", f) == EOF;

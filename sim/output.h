@@ -48,6 +48,18 @@ int output_summary(FILE *f, const scenario_t *s, const output_sources_t *src,
 int output_json(FILE *f, const scenario_t *s, const output_sources_t *src,
                 const metrics_summary_t *m);
 
+/* A key a caller adds to the JSON object after the metrics (and before
+ * "groups"): a string when text is set, else the number. */
+typedef struct output_extra {
+    const char *key;
+    const char *text;
+    double value;
+} output_extra_t;
+
+/* output_json with the nx keys of x as well (the testbed's lateness). */
+int output_json_extra(FILE *f, const scenario_t *s, const output_sources_t *src,
+                      const metrics_summary_t *m, const output_extra_t *x, int nx);
+
 /* CSV: `keys` are leading columns (sweep axes, by dotted path); then every
  * metric and its _ci95 column. Header and row are separate so sweeps can
  * append rows. Fields containing , " or newline are quoted. */

@@ -28,6 +28,26 @@ expect_exit convert_bad_token 2 sh "$CONV" "$TMP/bad.txt"
 if grep -q "^accept-trace-convert: $TMP/bad.txt:2: " "$TMP/err"; then pass convert_bad_where; else
     fail convert_bad_where "$(cat "$TMP/err")"; fi
 
+# A file name with '=' is a file, not an awk assignment (issue 28: the
+# converter used to read standard input instead and print no block).
+printf '1\n0\n' >"$TMP/a=b.txt"
+printf '# format: positions\n10\n' >"$TMP/eq.want"
+# (named bare, as awk reads only a NAME=... operand as an assignment)
+conv_abs="$PWD/$CONV"
+if (cd "$TMP" && sh "$conv_abs" a=b.txt </dev/null >eq.txt) && cmp -s "$TMP/eq.txt" "$TMP/eq.want"; then
+    pass convert_name_with_equals; else fail convert_name_with_equals "$(cat "$TMP/eq.txt")"; fi
+# A second input file is refused, not ignored.
+expect_exit convert_two_inputs 2 sh "$CONV" "$TMP/tok.txt" "$TMP/tok.txt"
+# The recorded gamma: "00" is 0 (it used to pass, and a length 0 became an
+# empty block), above 1024 (the simulator's largest) is refused at once
+# instead of writing lines of N characters.
+expect_exit convert_gamma_00 2 sh "$CONV" --from-lengths 00 "$TMP/len.txt"
+if grep -q "from 1 to 1024), got '00'" "$TMP/err"; then pass convert_gamma_00_says; else
+    fail convert_gamma_00_says "$(cat "$TMP/err")"; fi
+printf '5\n' >"$TMP/len5.txt"
+expect_exit convert_gamma_huge 2 timeout 10 sh "$CONV" --from-lengths 99999999999 "$TMP/len5.txt"
+expect_exit convert_gamma_1025 2 sh "$CONV" --from-lengths 1025 "$TMP/len5.txt"
+
 # The per-block example at another gamma: refused at acceptance.file.
 expect_exit lengths_other_gamma 2 "$SPECSIM" run scenarios/examples/accept-trace.yaml \
     --set protocol.gamma=8

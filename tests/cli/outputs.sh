@@ -224,6 +224,14 @@ interrupt() {
 interrupt INT 130
 interrupt TERM 143
 interrupt HUP 129
+# A reader that stops early (`| head -1`) ends the run with SIGPIPE at its
+# next write to standard output; the per-tenant file's temporary goes too.
+scen 200s >"$TMP/pipe.yaml"
+env --default-signal=PIPE $SPECSIM run "$TMP/pipe.yaml" --trace - --per-tenant "$TMP/pp.csv" \
+    2>/dev/null | head -1 >/dev/null
+left=$(ls "$TMP" | grep '^pp\.csv' | tr '\n' ' ')
+if [ -z "$left" ]; then pass out_sigpipe_removes_temporaries; else
+    fail out_sigpipe_removes_temporaries "left: $left"; fi
 
 # --- 5. full disks, formats, late checks, standard output --------------------
 # RLIMIT_FSIZE (ulimit -f, with SIGXFSZ ignored) makes a write past the limit

@@ -70,6 +70,23 @@ if [ "$ok" = 1 ] && [ "$floor" = 1 ]; then pass testbed_closed_form_sync
 else fail testbed_closed_form_sync "$why"; fi
 
 # --- bad scenarios: specsim's message, exit 2 -----------------------------
+# --json carries the lateness report (issue 28: it was dropped): the
+# scheduling policy and the mean and largest lateness, mean <= largest.
+"$TESTBED" run "$TMP/cf.yaml" --set duration=1.5s --json >"$TMP/tb.json" 2>"$TMP/err"
+if awk -F': ' '/"testbed_late_mean_s"/ { m = $2 + 0; hm = 1 }
+               /"testbed_late_max_s"/ { x = $2 + 0; hx = 1 }
+               /"testbed_scheduling": "SCHED_/ { hs = 1 }
+               END { exit !(hm && hx && hs && m >= 0 && x >= m) }' "$TMP/tb.json"; then
+    pass testbed_json_lateness; else fail testbed_json_lateness "$(grep testbed_ "$TMP/tb.json")"; fi
+# Times of tens of microseconds: the events' lateness (at least the timer's
+# wake-up, 10-100 us) is a large part of the ITL, and the run says so even
+# with --json.
+sed 's/draft_time: 4ms, prefill_time: 10ms/draft_time: 20us, prefill_time: 0s/;
+     s/rtt: 20ms/rtt: 40us/; s/verify_time: 10ms/verify_time: 20us/' "$TMP/cf.yaml" >"$TMP/fast.yaml"
+"$TESTBED" run "$TMP/fast.yaml" --set duration=1s --json >/dev/null 2>"$TMP/err"
+if grep -q '^testbed: warning: events ran .* late on average, .* of the ITL measured' "$TMP/err"
+then pass testbed_warns_late; else fail testbed_warns_late "$(cat "$TMP/err")"; fi
+
 printf 'name: x\nprotocol: {mode: sync, gama: 4}\n' >"$TMP/bad.yaml"
 "$SPECSIM" run "$TMP/bad.yaml" >/dev/null 2>"$TMP/e1"
 "$TESTBED" run "$TMP/bad.yaml" >/dev/null 2>"$TMP/e2"
