@@ -669,32 +669,18 @@ static int on_input(void *ctx, uint32_t tag, err_t *err)
 
 static int accept_all(lms_t *S, int rep, err_t *err)
 {
-    for (int k = 0; k < S->n; k++) {
-        int fd = accept4(S->lfd, NULL, NULL, SOCK_CLOEXEC);
-        if (fd < 0)
-            return err_set(err, ERR_RUNTIME, "testbed: verifier: accept: %s", strerror(errno));
-        conn_t *c = malloc(sizeof *c);
-        if (!c) {
-            close(fd);
-            return err_set(err, ERR_RUNTIME, "testbed: verifier: out of memory");
-        }
-        wire_msg_t m = {0};
-        if (conn_init(c, fd, err) || conn_recv(c, &m, err)) {
-            conn_close(c);
-            free(c);
-            return -1;
-        }
-        if (m.kind != WIRE_HELLO || m.tenant >= (uint32_t)S->n || S->t[m.tenant].conn ||
-            m.rep != (uint32_t)rep) {
-            conn_close(c);
-            free(c);
-            return err_set(err, ERR_RUNTIME, "testbed: verifier: bad HELLO (kind %d, "
-                           "tenant %u, replication %u)", m.kind, m.tenant, m.rep);
-        }
-        S->t[m.tenant].conn = c;
-        S->start = 1e-9 * (double)m.start_ns;
+    unsigned char *expect = malloc((size_t)S->n);
+    conn_t **conn = calloc((size_t)S->n, sizeof *conn);
+    int rc = expect && conn ? 0 : err_set(err, ERR_RUNTIME, "testbed: verifier: out of memory");
+    if (rc == 0) {
+        memset(expect, 1, (size_t)S->n);
+        rc = server_accept(S->lfd, rep, S->n, expect, conn, &S->start, err);
     }
-    return 0;
+    /* The tenants own their connections from here (teardown closes them). */
+    for (int i = 0; conn && i < S->n; i++) S->t[i].conn = conn[i];
+    free(expect);
+    free(conn);
+    return rc;
 }
 
 static int model_init(lms_t *S, err_t *err)

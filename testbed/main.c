@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sched.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -615,6 +616,29 @@ static void warn_late(double late_mean, double itl_mean)
             100 * late_mean / itl_mean, 1e3 * itl_mean);
 }
 
+/* Descriptors a process needs beyond one per tenant: the listener, the
+ * pipes, the epoll set and timers, the model files, the standard ones. */
+#define TESTBED_FD_SPARE 64
+
+/* Each process holds one socket per tenant: raises the soft limit on open
+ * files as far as the hard one allows, and refuses a fleet that would not
+ * fit (exit 2) before anything starts, instead of a connection failing
+ * half-way with a message about a peer. 0, or 2 with the message printed. */
+static int fd_room(int ntenants)
+{
+    struct rlimit rl;
+    rlim_t need = (rlim_t)ntenants + TESTBED_FD_SPARE;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= need) return 0;
+    rlim_t want = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need ? need : rl.rlim_max;
+    struct rlimit up = {want, rl.rlim_max};
+    if (setrlimit(RLIMIT_NOFILE, &up) == 0 && want >= need) return 0;
+    fprintf(stderr, "testbed: %d tenants need about %llu open files in each process (one "
+            "socket per tenant), but the limit is %llu (hard %llu): raise it (ulimit -n) "
+            "or run fewer tenants\n", ntenants, (unsigned long long)need,
+            (unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_max);
+    return 2;
+}
+
 static int cmd_run(int argc, char **argv)
 {
     opts_t o;
@@ -623,6 +647,7 @@ static int cmd_run(int argc, char **argv)
     int rc = parse(&o, argc, argv);
     scenario_t s;
     if (rc == 0) rc = load(&o, &s);
+    if (rc == 0 && (rc = fd_room(s.ntenants)) != 0) scenario_fini(&s);
     if (rc != 0) {
         cli_opt_sets_fini(&o.sets);
         return rc < 0 ? 0 : rc;

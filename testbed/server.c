@@ -275,38 +275,60 @@ int server_listen(int *lfd, int ctl_fd, err_t *err)
     return xio_write(ctl_fd, &port, sizeof port, err);
 }
 
+/* Reads the HELLO on fd into conn[] (see server_accept); fd is owned by
+ * the connection made of it, or closed. */
+static int greet(int fd, int rep, int n, const unsigned char *expect, conn_t **conn,
+                 double *start, err_t *err)
+{
+    conn_t *c = malloc(sizeof *c);
+    if (!c) {
+        close(fd);
+        return err_set(err, ERR_RUNTIME, "testbed: verifier: out of memory");
+    }
+    wire_msg_t m = {0};
+    int rc = conn_init(c, fd, err) || conn_recv(c, &m, err) ? -1 : 0;
+    if (rc == 0 && (m.kind != WIRE_HELLO || m.tenant >= (uint32_t)n || !expect[m.tenant] ||
+                    conn[m.tenant] || m.rep != (uint32_t)rep))
+        rc = err_set(err, ERR_RUNTIME, "testbed: verifier: bad HELLO (kind %d, tenant %u, "
+                     "replication %u)", m.kind, m.tenant, m.rep);
+    if (rc) {
+        conn_close(c);
+        free(c);
+        return -1;
+    }
+    conn[m.tenant] = c;
+    *start = 1e-9 * (double)m.start_ns;
+    return 0;
+}
+
+int server_accept(int lfd, int rep, int n, const unsigned char *expect, conn_t **conn,
+                  double *start, err_t *err)
+{
+    int want = 0, got = 0, rc = 0;
+    for (int i = 0; i < n; i++) want += expect[i] != 0;
+    int *fd = malloc((size_t)(want > 0 ? want : 1) * sizeof *fd);
+    if (!fd) return err_set(err, ERR_RUNTIME, "testbed: verifier: out of memory");
+    for (; got < want && rc == 0; got++)
+        if ((fd[got] = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) < 0)
+            rc = err_set(err, ERR_RUNTIME, "testbed: verifier: accept: %s", strerror(errno));
+    if (rc) got--;   /* the failed slot holds no descriptor */
+    int k = 0;
+    for (; k < got && rc == 0; k++) rc = greet(fd[k], rep, n, expect, conn, start, err);
+    for (; k < got; k++) close(fd[k]);   /* not greeted after a failure */
+    free(fd);
+    return rc;
+}
+
 /* Accepts every cloud tenant's connection and reads its HELLO. */
 static int accept_all(server_t *sv, int rep, err_t *err)
 {
     repl_t *r = &sv->r;
-    int want = 0;
-    for (int i = 0; i < r->n; i++) want += r->ct[i].proto != NULL;
-    for (int k = 0; k < want; k++) {
-        int fd = accept4(sv->lfd, NULL, NULL, SOCK_CLOEXEC);
-        if (fd < 0) return err_set(err, ERR_RUNTIME, "testbed: verifier: accept: %s",
-                                   strerror(errno));
-        conn_t *c = malloc(sizeof *c);
-        if (!c) {
-            close(fd);
-            return err_set(err, ERR_RUNTIME, "testbed: verifier: out of memory");
-        }
-        wire_msg_t m = {0};
-        if (conn_init(c, fd, err) || conn_recv(c, &m, err)) {
-            conn_close(c);
-            free(c);
-            return -1;
-        }
-        if (m.kind != WIRE_HELLO || m.tenant >= (uint32_t)r->n || !r->ct[m.tenant].proto ||
-            sv->conn[m.tenant] || m.rep != (uint32_t)rep) {
-            conn_close(c);
-            free(c);
-            return err_set(err, ERR_RUNTIME, "testbed: verifier: bad HELLO (kind %d, "
-                           "tenant %u, replication %u)", m.kind, m.tenant, m.rep);
-        }
-        sv->conn[m.tenant] = c;
-        sv->start = 1e-9 * (double)m.start_ns;
-    }
-    return 0;
+    unsigned char *expect = malloc((size_t)r->n);
+    if (!expect) return err_set(err, ERR_RUNTIME, "testbed: verifier: out of memory");
+    for (int i = 0; i < r->n; i++) expect[i] = r->ct[i].proto != NULL;
+    int rc = server_accept(sv->lfd, rep, r->n, expect, sv->conn, &sv->start, err);
+    free(expect);
+    return rc;
 }
 
 static int build(server_t *sv, const scenario_t *s, const repl_shared_t *sh, int rep,

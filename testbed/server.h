@@ -55,4 +55,14 @@ realverify_size_t server_real_bytes(const scenario_t *s, int *quant, int *jobs, 
  * parent (server_run's and testbed/lmserver.c's). 0, or -1 with err. */
 int server_listen(int *lfd, int ctl_fd, err_t *err);
 
+struct conn;
+/* Accepts one connection per tenant i of n with expect[i] set, then reads
+ * each one's HELLO (of replication rep) into conn[tenant] (n slots, NULL
+ * on entry; the caller owns what it gets, also on failure) and *start from
+ * it. All are accepted before any HELLO is read: the edge connects every
+ * tenant before it greets, so past the listen backlog (1024) a verifier
+ * that waited for the first HELLO would wait forever. 0, or -1 with err. */
+int server_accept(int lfd, int rep, int n, const unsigned char *expect, struct conn **conn,
+                  double *start, err_t *err);
+
 #endif

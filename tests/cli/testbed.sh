@@ -87,6 +87,23 @@ sed 's/draft_time: 4ms, prefill_time: 10ms/draft_time: 20us, prefill_time: 0s/;
 if grep -q '^testbed: warning: events ran .* late on average, .* of the ITL measured' "$TMP/err"
 then pass testbed_warns_late; else fail testbed_warns_late "$(cat "$TMP/err")"; fi
 
+# More tenants than the verifier's listen backlog (1024): the fleet
+# connects them all before greeting, so the verifier accepts them all
+# before it reads a HELLO (issue 28: it waited on the first and the run
+# died after 5 s, "peer silent").
+sed 's/count: 1$/count: 1100/; s/think: 0s, prompt_tokens: 16, output_tokens: 100000/think: 0s, prompt_tokens: 16, output_tokens: 64/' \
+    "$TMP/cf.yaml" >"$TMP/many.yaml"
+expect_exit testbed_many_tenants 0 "$TESTBED" run "$TMP/many.yaml" --set duration=1s \
+    --set warmup=0.2s --quiet --out "$TMP/many.csv"
+# A file limit too low for one socket per tenant, which the soft limit
+# cannot be raised past: refused before anything starts, naming the limit.
+(ulimit -n 600; exec "$TESTBED" run "$TMP/many.yaml" --set duration=1s --quiet \
+    --out "$TMP/many-low.csv") >/dev/null 2>"$TMP/err"
+rc=$?
+if [ $rc -eq 2 ] && [ ! -e "$TMP/many-low.csv" ] &&
+   grep -q '^testbed: 1100 tenants need about 1164 open files .* the limit is 600' "$TMP/err"
+then pass testbed_fd_limit_refused; else fail testbed_fd_limit_refused "exit $rc: $(cat "$TMP/err")"; fi
+
 printf 'name: x\nprotocol: {mode: sync, gama: 4}\n' >"$TMP/bad.yaml"
 "$SPECSIM" run "$TMP/bad.yaml" >/dev/null 2>"$TMP/e1"
 "$TESTBED" run "$TMP/bad.yaml" >/dev/null 2>"$TMP/e2"
