@@ -11,7 +11,9 @@
  * one phase may overlap (blocks in flight in async mode), and trace viewers
  * draw only nested spans on one thread, so overlapping spans go to extra
  * lanes: "uplink", "uplink 2", ... (a span takes the first lane free at its
- * start).
+ * start; a phase has as many lanes as its spans ever overlap, as deep as
+ * the async window). Lane l of phase ph is thread 1 + ph + NPHASE·l, named
+ * and sorted (thread_sort_index) so that a phase's lanes sit together.
  */
 #include "trace.h"
 
@@ -26,7 +28,6 @@ static const char *const PHASE_NAME[NPHASE] = {
     "request", "drafting", "uplink", "queued", "verifying", "downlink",
     "rollback", "kv wait", "prefill", "stall"};
 
-#define NLANE 8    /* lanes per phase; more overlap shares the last-free */
 #define NSLOT0 16  /* first room for blocks in flight per tenant (doubles) */
 #define NDOWN0 16  /* first room for verdicts in flight per tenant (doubles) */
 
@@ -37,7 +38,8 @@ typedef struct block_slot {
 
 /* One tenant's open spans. */
 typedef struct tstate {
-    double lane_end[NPHASE][NLANE];   /* < 0: lane unused */
+    double *lane_end[NPHASE];   /* each lane's last span's end */
+    int nlane[NPHASE], lane_cap[NPHASE];
     double req, draft, kv, prefill, stall;  /* start times; < 0 = none */
     long draft_block;
     /* The blocks in flight, each at slot[block mod nslot] (nslot a power of
@@ -125,6 +127,7 @@ static void pf_fini(trace_t *tr)
     if (!p) return;
     for (int i = 0; i < p->ntenants; i++) {
         if (!p->ten[i]) continue;
+        for (int ph = 0; ph < NPHASE; ph++) free(p->ten[i]->lane_end[ph]);
         free(p->ten[i]->slot);
         free(p->ten[i]->down);
         free(p->ten[i]);
@@ -151,8 +154,10 @@ static tstate_t *tenant(trace_t *tr, int i)
     }
     s->nslot = NSLOT0;
     s->ndown = NDOWN0;
-    for (int ph = 0; ph < NPHASE; ph++)
-        for (int l = 0; l < NLANE; l++) s->lane_end[ph][l] = -1;
+    for (int ph = 0; ph < NPHASE; ph++) {
+        s->lane_end[ph] = NULL;
+        s->nlane[ph] = s->lane_cap[ph] = 0;
+    }
     s->req = s->draft = s->kv = s->prefill = s->stall = -1;
     s->draft_block = -1;
     for (int k = 0; k < NSLOT0; k++) s->slot[k].block = -1;
@@ -164,27 +169,36 @@ static tstate_t *tenant(trace_t *tr, int i)
     return s;
 }
 
-/* The lane a span [t0, t1] of phase ph goes to: the first free at t0 (spans
- * are written in end order, so a lane's last end is its latest), else the
- * one that frees first. */
+/* A new lane of phase ph for tenant i, named and placed after the
+ * phase's others; its index, or -1 when memory runs out. */
+static int lane_add(trace_t *tr, tstate_t *s, int i, int ph)
+{
+    if (s->nlane[ph] == s->lane_cap[ph]) {
+        int cap = s->lane_cap[ph] ? 2 * s->lane_cap[ph] : 2;
+        double *e = realloc(s->lane_end[ph], (size_t)cap * sizeof *e);
+        if (!e) return -1;
+        s->lane_end[ph] = e;
+        s->lane_cap[ph] = cap;
+    }
+    int l = s->nlane[ph]++, tid = 1 + ph + NPHASE * l;
+    meta(tr, 2 + i, tid, "thread_name", PHASE_NAME[ph], l + 1);
+    emit_open(tr);
+    trace_printf(tr, "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"ts\":0,\"pid\":%d,"
+                 "\"tid\":%d,\"args\":{\"sort_index\":%ld}}", 2 + i, tid,
+                 (long)ph * (1L << 24) + l);
+    return l;
+}
+
+/* The thread a span [t0, t1] of phase ph goes to: the first lane free at
+ * t0 (spans are written in end order, so a lane's last end is its latest),
+ * else a new one; -1 when memory runs out. */
 static int lane_for(trace_t *tr, tstate_t *s, int i, int ph, double t0, double t1)
 {
-    int best = 0;
-    for (int l = 0; l < NLANE; l++) {
-        double e = s->lane_end[ph][l];
-        if (e < 0) {
-            meta(tr, 2 + i, 1 + ph * NLANE + l, "thread_name", PHASE_NAME[ph], l + 1);
-            best = l;
-            break;
-        }
-        if (e <= t0) {
-            best = l;
-            break;
-        }
-        if (e < s->lane_end[ph][best]) best = l;
-    }
-    s->lane_end[ph][best] = t1;
-    return 1 + ph * NLANE + best;
+    int l = 0;
+    while (l < s->nlane[ph] && s->lane_end[ph][l] > t0) l++;
+    if (l == s->nlane[ph] && lane_add(tr, s, i, ph) < 0) return -1;
+    s->lane_end[ph][l] = t1;
+    return 1 + ph + NPHASE * l;
 }
 
 /* A span of tenant i's phase ph; args is a JSON object body or "". */
@@ -193,6 +207,10 @@ static void span(trace_t *tr, tstate_t *s, int i, int ph, double t0, double t1,
 {
     if (t0 < 0 || t1 < t0) return;
     int tid = lane_for(tr, s, i, ph, t0, t1);
+    if (tid < 0) {
+        tr->failed = 1;
+        return;
+    }
     emit_open(tr);
     trace_printf(tr, "{\"name\":\"%s\",\"ph\":\"X\"", PHASE_NAME[ph]);
     print_span(tr, t0, t1);

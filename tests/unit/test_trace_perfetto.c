@@ -193,18 +193,29 @@ static int cmp(const void *x, const void *y)
     return a->b > b->b ? -1 : a->b < b->b;
 }
 
-static void test_nesting(void)
+/* Spans of scenario yaml's trace that overlap partially on one thread;
+ * *nspans: how many spans it has, *lanes: whether a thread "uplink L"
+ * with L = want_lane was named. -1 when the scenario does not run. */
+static int partial_overlaps(const char *yaml, int want_lane, int *nspans, int *lanes)
 {
     scenario_t s;
     err_t err = {0};
-    CHECK(scenario_load_string("t", YAML, NULL, 0, &s, &err) == 0);
+    CHECK(scenario_load_string("t", yaml, NULL, 0, &s, &err) == 0);
     FILE *j = traced(&s, "x.json", 0, NULL);
-    if (!j) return;
+    scenario_fini(&s);
     sp_t *v = malloc(100000 * sizeof *v);
     CHECK(v != NULL);
-    char line[1024];
+    if (!j || !v) {
+        if (j) fclose(j);
+        free(v);
+        return -1;
+    }
+    char line[1024], lane[64];
+    snprintf(lane, sizeof lane, "\"args\":{\"name\":\"uplink %d\"}", want_lane);
     int n = 0;
-    while (v && n < 100000 && fgets(line, sizeof line, j)) {
+    *lanes = 0;
+    while (n < 100000 && fgets(line, sizeof line, j)) {
+        if (strstr(line, lane)) *lanes = 1;
         if (!strstr(line, "\"ph\":\"X\"")) continue;
         long long a = us_ns(line, "ts");
         v[n] = (sp_t){field(line, "pid"), field(line, "tid"), a, a + us_ns(line, "dur")};
@@ -220,11 +231,33 @@ static void test_nesting(void)
         if (top > 0 && v[i].b > stack[top - 1]) bad++;
         if (top < 64) stack[top++] = v[i].b;
     }
-    CHECK(n > 100);
-    CHECK(bad == 0);
+    *nspans = n;
     free(v);
     fclose(j);
-    scenario_fini(&s);
+    return bad;
+}
+
+static void test_nesting(void)
+{
+    int n, lanes;
+    CHECK(partial_overlaps(YAML, 2, &n, &lanes) == 0);
+    CHECK(n > 100);
+}
+
+/* A window of 32 blocks on a 200 ms link: about 32 blocks in flight on
+ * the uplink at once, each on a lane of its own (issue 28: the lanes
+ * stopped at 8 and the rest overlapped on the 8th). */
+static void test_deep_window(void)
+{
+    static const char Y[] =
+        "duration: 2s\nwarmup: 0s\nprotocol: {mode: async, gamma: 1, window: 32}\n"
+        "acceptance: {model: iid, alpha: 0.99}\n"
+        "tenants: {count: 1, edge: {draft_time: 1ms}, network: {rtt: 400ms},\n"
+        "  workload: {output_tokens: 100000}}\ncloud: {verify_time: 1ms}\n";
+    int n, lanes;
+    CHECK(partial_overlaps(Y, 20, &n, &lanes) == 0);
+    CHECK(n > 100);
+    CHECK(lanes);
 }
 
 /* --trace-rep: replication 1 has other acceptance draws, so another
@@ -263,6 +296,7 @@ int main(void)
 {
     RUN(test_fields_and_counts);
     RUN(test_nesting);
+    RUN(test_deep_window);
     RUN(test_many_in_flight);
     RUN(test_trace_rep);
     return check_done();
