@@ -1369,17 +1369,39 @@ static double mem_max_tokens(const dist_t *d)
     return m < 1 ? 1 : fmin(m, 1073741824.0);
 }
 
-/* Group g's longest prompt and output (-1 when unbounded or from a trace). */
-static void mem_group_max(const tenant_group_t *G, double *prompt, double *output)
+/* The prompt and output of the longest request (prompt + output) the
+ * request trace gives group g's tenants; -1 for both when it gives none. */
+static void mem_trace_max(const scenario_t *s, int g, double *prompt, double *output)
 {
-    int trace = G->workload.arrival == ARRIVAL_TRACE;
-    *prompt = trace ? -1 : mem_max_tokens(&G->workload.prompt_tokens);
-    *output = trace ? -1 : mem_max_tokens(&G->workload.output_tokens);
+    const workload_trace_t *tr = s->arrivals;
+    *prompt = *output = -1;
+    int first = 0;
+    for (int k = 0; k < g; k++) first += s->groups[k].count;
+    for (int i = first; tr && i < first + s->groups[g].count && i < tr->ntenants; i++)
+        for (long r = tr->first[i]; r < tr->first[i + 1]; r++)
+            if (tr->req[r].prompt + tr->req[r].output > *prompt + *output) {
+                *prompt = tr->req[r].prompt;
+                *output = tr->req[r].output;
+            }
 }
 
-/* The draft's weights and its KV for the longest context (the mean one when
- * lengths are unbounded) must fit in the edge device's memory, when the
- * draft's times come from the model. */
+/* Group g's longest prompt and output (-1 when unbounded); a trace's
+ * longest request. */
+static void mem_group_max(const scenario_t *s, int g, double *prompt, double *output)
+{
+    const tenant_group_t *G = &s->groups[g];
+    if (G->workload.arrival == ARRIVAL_TRACE) {
+        mem_trace_max(s, g, prompt, output);
+        return;
+    }
+    *prompt = mem_max_tokens(&G->workload.prompt_tokens);
+    *output = mem_max_tokens(&G->workload.output_tokens);
+}
+
+/* The draft's weights and its KV for the longest context (a request
+ * trace's longest request; the mean context when lengths are unbounded)
+ * must fit in the edge device's memory, when the draft's times come from
+ * the model. */
 static int check_edge_memory(sctx_t *x)
 {
     const scenario_t *s = x->s;
@@ -1392,12 +1414,12 @@ static int check_edge_memory(sctx_t *x)
             !(e->device.mem_bytes > 0))
             continue;
         double mp, mo;
-        mem_group_max(G, &mp, &mo);
+        mem_group_max(s, g, &mp, &mo);
         int bounded = mp > 0 && mo > 0;
         double ctx = bounded ? mp + mo
                              : dist_mean(&G->workload.prompt_tokens) +
                                    dist_mean(&G->workload.output_tokens);
-        if (G->workload.arrival == ARRIVAL_TRACE) ctx = 0;
+        if (!bounded && G->workload.arrival == ARRIVAL_TRACE) ctx = 0;   /* no request */
         ctx += p->proto->verifies ? p->gamma_policy->limit(p->gamma) : 1;
         double w = service_weight_bytes(e->service);
         double kv = service_kv_bytes_per_token(e->service) * ctx;
@@ -1433,7 +1455,7 @@ static int check_kv_room_of(sctx_t *x, const cloud_cfg_t *c, const struct servic
         const protocol_cfg_t *p = scenario_group_protocol(s, g);
         if (!p->proto->uses_cloud) continue;
         double mp, mo;
-        mem_group_max(&s->groups[g], &mp, &mo);
+        mem_group_max(s, g, &mp, &mo);
         if (!(mp > 0 && mo > 0)) continue;
         int extra = p->proto->verifies ? p->gamma_policy->limit(p->gamma) + 1 : 0;
         double need = (mp + mo + extra) * per;

@@ -249,6 +249,37 @@ static void test_unreadable_at_key(void)
     CHECK(strstr(err.msg, "tenants.workload.trace") == NULL);
 }
 
+/* The edge's memory holds the draft and the KV of the longest request a
+ * trace gives the group, as it must for lengths drawn from prompt_tokens
+ * (issue 28: a trace was never checked). LLaMA-2-7B's KV, 2 x 32 layers x
+ * 4096 x 2 bytes = 0.52 MB a token, for 100000 + 10 tokens and a block of
+ * 4 (100014 tokens) is 52 GB, more than the phone's 12 GB; 50 + 10 fit. */
+static void test_edge_memory(void)
+{
+    static const char Y[] =
+        "duration: 2s\nwarmup: 0s\nprotocol: {mode: sync, gamma: 4}\n"
+        "tenants:\n  count: 2\n"
+        "  edge: {device: models/hardware/snapdragon-8-gen-3.yaml,"
+        " draft: models/llm/llama-2-7b.yaml}\n"
+        "  workload: {arrival: trace, trace: '%s'}\n";
+    char yaml[1024];
+    scenario_t s;
+    err_t err = {0};
+    const char *p = write_file("long.csv", "time_s,prompt_tokens,output_tokens\n"
+                               "0,50,10\n0.5,100000,10\n");
+    snprintf(yaml, sizeof yaml, Y, p);
+    CHECK(scenario_load_string("test", yaml, NULL, 0, &s, &err) != 0);
+    CHECK(err.code == ERR_INPUT && strstr(err.msg, "test:6:") != NULL);
+    CHECK(strstr(err.msg, "tenants.edge.draft: llama-2-7b") != NULL);
+    CHECK(strstr(err.msg, "for 100014 tokens (the longest context)") != NULL);
+    p = write_file("short.csv", "time_s,prompt_tokens,output_tokens\n0,50,10\n0.5,60,10\n");
+    snprintf(yaml, sizeof yaml, Y, p);
+    int rc = scenario_load_string("test", yaml, NULL, 0, &s, &err);
+    if (rc) printf("  %s\n", err.msg);
+    CHECK(rc == 0);
+    if (rc == 0) scenario_fini(&s);
+}
+
 /* arrival: trace without a file is refused at the key. */
 static void test_trace_key_required(void)
 {
@@ -272,6 +303,7 @@ int main(void)
     RUN(test_duplicate_columns);
     RUN(test_unreadable_at_key);
     RUN(test_trace_key_required);
+    RUN(test_edge_memory);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) return 1;
