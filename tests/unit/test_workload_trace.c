@@ -280,6 +280,27 @@ static void test_edge_memory(void)
     if (rc == 0) scenario_fini(&s);
 }
 
+/* A replica's KV cache must hold a trace's longest request too, refused
+ * at load like a drawn length (it used to wait for the request). */
+static void test_kv_room(void)
+{
+    scenario_t s;
+    err_t err = {0};
+    const char *p = write_file("kv.csv", "time_s,prompt_tokens,output_tokens\n"
+                               "0,50,10\n0.5,100000,10\n");
+    CHECK(load(p, NULL, NULL, &s, &err) == 0);
+    if (err.code == 0) scenario_fini(&s);
+    char yaml[1024];
+    snprintf(yaml, sizeof yaml,
+             "protocol: {mode: sync, gamma: 4}\n"
+             "tenants: {count: 2, edge: {draft_time: 10ms},\n"
+             "  workload: {arrival: trace, trace: '%s'}}\n"
+             "cloud: {kv_capacity: 1GB}\n", p);
+    CHECK(scenario_load_string("test", yaml, NULL, 0, &s, &err) != 0);
+    CHECK(strstr(err.msg, "test:4:") && strstr(err.msg, "cloud.kv_capacity: a request of up "
+                                               "to 100000 prompt + 10 output tokens"));
+}
+
 /* arrival: trace without a file is refused at the key. */
 static void test_trace_key_required(void)
 {
@@ -304,6 +325,7 @@ int main(void)
     RUN(test_unreadable_at_key);
     RUN(test_trace_key_required);
     RUN(test_edge_memory);
+    RUN(test_kv_room);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) return 1;
