@@ -66,6 +66,12 @@ static size_t tab_names(const keytab_key_t *tab, const char **names, size_t max)
     return n;
 }
 
+void keytab_names(const keytab_key_t *tab, char *buf, size_t bufsz)
+{
+    const char *names[64];
+    suggest_join(buf, bufsz, names, tab_names(tab, names, 64));
+}
+
 int keytab_check_keys(keytab_ctx_t *c, const keytab_key_t *tab,
                       const ynode_t *map, const char *prefix)
 {

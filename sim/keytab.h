@@ -134,6 +134,9 @@ int keytab_err(keytab_ctx_t *c, const ynode_t *node, const char *key,
 /* Joins prefix and name with a dot into out (KEYTAB_KEY_MAX). */
 void keytab_join(char *out, const char *prefix, const char *name);
 
+/* tab's key names, "a, b, c", into buf (whole names only). */
+void keytab_names(const keytab_key_t *tab, char *buf, size_t bufsz);
+
 /* Parses a scalar value with unit and range of k (KT_NUM semantics). */
 int keytab_parse_number(keytab_ctx_t *c, const ynode_t *node, const char *key,
                         const keytab_key_t *k, double *out);

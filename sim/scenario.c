@@ -691,10 +691,12 @@ static int resolve_group(sctx_t *x, const ynode_t *T, const ynode_t *G, int i)
     if (G) {
         gi = G->items[i];
         snprintf(prefix, sizeof prefix, "tenants.groups.%d", i);
-        if (gi->kind != YNODE_MAP)
-            return keytab_err(&x->kc, gi, prefix, "expected a mapping {name, count, "
-                              "edge, network, workload, protocol, acceptance}, got %s",
+        if (gi->kind != YNODE_MAP) {
+            char keys[400];
+            keytab_names(GROUP_KEYS, keys, sizeof keys);
+            return keytab_err(&x->kc, gi, prefix, "expected a mapping {%s}, got %s", keys,
                               ynode_kind_name(gi));
+        }
         keytab_layer_t L = {gi, prefix};
         if (keytab_resolve(&x->kc, GROUP_KEYS, &L, 1, g) != 0 ||
             check_group_name(x, gi, prefix, g->name) != 0)

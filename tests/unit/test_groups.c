@@ -329,6 +329,11 @@ static void test_group_names(void)
                  "t:3:14: cloud.replica_groups.0.name:", "is a number");
     name_refused("cloud:\n  replica_groups:\n    - {name: h.200, count: 1}\n",
                  "t:3:14: cloud.replica_groups.0.name:", "contains '.'");
+    /* A group that is not a mapping: the message lists every key a group
+     * takes (docs/formats.md, tenants), slo and priority too (issue 28). */
+    name_refused("tenants:\n  groups:\n    - 5\n", "t:3:7: tenants.groups.0:",
+                 "{name, count, priority, slo, edge, network, workload, protocol, "
+                 "acceptance}, got a scalar");
     scenario_t s;
     err_t e = {0};
     int rc = scenario_load_string("t", "tenants:\n  groups:\n    - {name: 'a-1:b,c', count: 1}\n"
