@@ -284,6 +284,7 @@ static void teardown(fleet_t *f)
         f->st->lm_late_s = ls.late_s;
         f->st->lm_late_measured = ls.late_measured;
         f->st->lm_late_measured_s = ls.late_measured_s;
+        f->st->lm_drafts_measured = ls.drafts_measured;
     }
     lmedge_free(f->lm);
 }

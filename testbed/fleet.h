@@ -38,7 +38,7 @@ typedef struct fleet_stats {
     double lm_drafts, lm_tokens, lm_real_s, lm_model_s, lm_mismatches, lm_requests;
     /* drafts later than the scenario's time and by how much: all, and
      * those after the warm-up */
-    double lm_late, lm_late_s, lm_late_measured, lm_late_measured_s;
+    double lm_late, lm_late_s, lm_late_measured, lm_late_measured_s, lm_drafts_measured;
 } fleet_stats_t;
 
 /* Why tenant cannot draft for real in s (a message for the user, exit 2),

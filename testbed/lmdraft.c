@@ -162,7 +162,11 @@ static void harvest(lmdraft_t *d)
     int signal = 0;
     for (int i = 0; i < d->n; i++) {
         slot_t *s = &d->s[i];
-        if (!s->running || (s->made >= 0 && s->made < s->rk && !s->pending)) continue;
+        /* Running on while drafts or text are left: a prompt read ahead
+         * (k = 0) takes several passes when it is longer than a chunk, or
+         * waits for its turn. */
+        int left = s->made < s->rk || s->hlen < s->rn;
+        if (!s->running || (s->made >= 0 && left && !s->pending)) continue;
         s->running = 0;
         if (s->pending) continue;   /* replaced: its drafts are not wanted */
         lmdraft_done_t *o = &d->done[(d->dhead + d->dn++) % d->n];
@@ -316,6 +320,14 @@ int lmdraft_submit(lmdraft_t *d, int i, uint64_t gen, const int32_t *text, int n
 }
 
 int lmdraft_fd(const lmdraft_t *d) { return d->efd; }
+
+int lmdraft_held(lmdraft_t *d, int i)
+{
+    pthread_mutex_lock(&d->mu);
+    int n = d->s[i].hlen;
+    pthread_mutex_unlock(&d->mu);
+    return n;
+}
 
 int lmdraft_take(lmdraft_t *d, lmdraft_done_t *out, err_t *err)
 {

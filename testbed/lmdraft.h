@@ -50,4 +50,8 @@ typedef struct lmdraft_done {
  * the thread failed. */
 int lmdraft_take(lmdraft_t *d, lmdraft_done_t *out, err_t *err);
 
+/* The tokens tenant i's cache holds, read under the lock (a finished job's
+ * text is all in it; for tests and reports). */
+int lmdraft_held(lmdraft_t *d, int i);
+
 #endif

@@ -185,6 +185,7 @@ int lmedge_ready(lmedge_t *e, double now, int *tenant, uint64_t *gen, double *at
         memcpy(T->tok, d.tok, (size_t)d.k * sizeof *d.tok);
         T->ready = 1;
         e->st.drafts++;
+        e->st.drafts_measured += now >= e->warmup;
         e->st.tokens += d.k;
         e->st.real_s += d.secs;
         e->st.model_s += T->model_s;

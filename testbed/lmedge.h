@@ -83,10 +83,11 @@ int lmedge_down(lmedge_t *e, int i, err_t *err);
  * after the scenario's draft time (the drafter fell behind) with their
  * summed lateness: all of them, and those that ended after the warm-up
  * (the measured part; requests starting together at time 0 make the
- * drafter fall behind for a while, which the warm-up is there to hide). */
+ * drafter fall behind for a while, which the warm-up is there to hide),
+ * with the drafts made after the warm-up to hold them against. */
 typedef struct lmedge_stats {
     double drafts, tokens, real_s, model_s, mismatches, requests;
-    double late, late_s, late_measured, late_measured_s;
+    double late, late_s, late_measured, late_measured_s, drafts_measured;
 } lmedge_stats_t;
 void lmedge_stats(const lmedge_t *e, lmedge_stats_t *st);
 /* A name for reports: "w4a16 draft of FILE". */

@@ -387,7 +387,7 @@ static void lm_report(const run_t *c, int rep, const fleet_stats_t *st)
             "(%.3f ms)%s\n", rep, st->lm_late, st->lm_drafts,
             st->lm_late > 0 ? 1e3 * st->lm_late_s / st->lm_late : 0.0, nl,
             nl > 0 ? 1e3 * st->lm_late_measured_s / nl : 0.0,
-            nl > 0.05 * st->lm_drafts ? ": the drafter fell behind, so the simulator's "
+            nl > 0.05 * st->lm_drafts_measured ? ": the drafter fell behind, so the simulator's "
             "draft times are short of these" : "");
     if (rep == 0)
         fprintf(stderr, "testbed: verdicts came from real tokens, not acceptance.model (%s), "
