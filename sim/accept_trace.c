@@ -136,6 +136,14 @@ static int directive(reader_t *r, const char *p, int line, int col)
     if (d == 0 || d > TRACE_DIGITS || v[d + strspn(v + d, " \t\r")] || atoi(v) < 1)
         return rd_err(r, line, col, "'# gamma: %.40s': expected an integer >= 1 "
                       "(the gamma the trace was recorded at)", v);
+    /* A second statement would silently override the first: refuse it,
+     * naming both, as the file contradicts itself. */
+    if (r->t->gamma_line) {
+        char msg[120];
+        snprintf(msg, sizeof msg, "a second '# gamma:' line (the first is line %d): "
+                 "a trace is recorded at one gamma", r->t->gamma_line);
+        return rd_err(r, line, col, "%s", msg);
+    }
     r->t->gamma_recorded = atoi(v);
     r->t->gamma_line = line;
     return 0;
@@ -240,7 +248,11 @@ static int parse_file(keytab_ctx_t *c, const ynode_t *node, const char *key,
     trace_par_fini(t);
     t->n = t->nbits = t->positions = t->gamma_recorded = t->gamma_line = t->nseg = 0;
     reader_t r = {c, key, t->file, t, 0, 0, 0};
-    int rc = read_text(&r, text);
+    int nl, nc, rc;
+    if (infile_find_nul(text, len, &nl, &nc))
+        rc = rd_err(&r, nl, nc, "%s", INFILE_NUL_WHY);
+    else
+        rc = read_text(&r, text);
     free(text);
     if (rc == 0 && t->n == 0)
         rc = keytab_err(c, node, key, "trace file '%s' holds no %s", t->file,

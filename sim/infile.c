@@ -22,6 +22,21 @@ const char *infile_kind_name(mode_t m)
     return "not a plain file";
 }
 
+int infile_find_nul(const char *text, size_t len, int *line, int *col)
+{
+    const char *z = memchr(text, 0, len);
+    if (!z) return 0;
+    const char *bol = text;
+    *line = 1;
+    for (const char *p = text; p < z; p++)
+        if (*p == '\n') {
+            ++*line;
+            bol = p + 1;
+        }
+    *col = (int)(z - bol) + 1;
+    return 1;
+}
+
 static int too_big(const char *path, unsigned long long n, size_t cap, err_t *err)
 {
     return err_set(err, ERR_INPUT, "%s: %llu bytes or more; input files are "

@@ -63,6 +63,15 @@ const char *infiles_path(infiles_t *fs, size_t i);
 /* Reads from disk so far (each file once, however often it was asked). */
 size_t infiles_disk_reads(infiles_t *fs);
 
+/* Text readers split a file's bytes at '\n' and stop a line at its first
+ * NUL byte, so a NUL would silently drop the rest of its line and, with
+ * strchr-based splitting, the rest of the file. 1 when text[0..len) holds
+ * one, with the 1-based *line and *col (bytes) of the first; 0 when none.
+ * Each reader refuses such a file in its own words, with INFILE_NUL_WHY. */
+int infile_find_nul(const char *text, size_t len, int *line, int *col);
+#define INFILE_NUL_WHY "a NUL byte (binary data, or a damaged file): " \
+    "text would stop there and the rest of the file be dropped"
+
 /* What a file of mode m is, for a message refusing it: "a directory", "a
  * FIFO", ..., or "not a plain file". */
 const char *infile_kind_name(mode_t m);

@@ -291,6 +291,11 @@ static int read_values_file(keytab_ctx_t *c, const ynode_t *node,
     size_t cap = 0, n = 0;
     double *v = NULL;
     int rc = 0, line = 0, col = 0;
+    if (infile_find_nul(text, len, &line, &col)) {
+        ynode_t at = {.kind = YNODE_SCALAR, .src = path, .line = line, .col = col};
+        free(text);
+        return keytab_err(c, &at, key, "%s", INFILE_NUL_WHY);
+    }
     char *cursor = text, *p;
     while (rc == 0 && (p = ynode_next_data_line(&cursor, &line, &col))) {
         ynode_t fake = {.kind = YNODE_SCALAR, .src = path, .line = line,

@@ -21,8 +21,6 @@ static const char *const COL_NAMES[NCOLS][2] = {
     {"tenant", "tenant"},
 };
 
-#define MAX_FIELDS 64
-
 typedef struct reader {
     const char *shown;
     double scale;
@@ -35,6 +33,8 @@ typedef struct reader {
     int rr;                 /* next round-robin position among takers */
     int *takers;            /* fleet indices that replay, in order */
     int ntakers;
+    char **f;               /* the current line's fields (owned array) */
+    int fcap;
     err_t *err;
 } reader_t;
 
@@ -58,15 +58,24 @@ static char *trim(char *s)
     return s;
 }
 
-/* Splits line in place at commas; returns the number of fields. */
-static int split(char *line, char **f)
+/* Splits line in place at commas into r->f; returns the number of fields,
+ * or -1 (out of memory). The array grows with the line: a fixed one would
+ * lose the columns past its end, and a required column there would be
+ * reported missing. */
+static int split(reader_t *r, char *line)
 {
     int n = 0;
     for (char *p = line;; p++) {
         char *c = strchr(p, ',');
         if (c) *c = 0;
-        if (n < MAX_FIELDS) f[n] = trim(p);
-        n++;
+        if (n == r->fcap) {
+            int nc = r->fcap ? 2 * r->fcap : 16;
+            char **nf = realloc(r->f, (size_t)nc * sizeof *nf);
+            if (!nf) return err_set(r->err, ERR_RUNTIME, "%s: out of memory", r->shown);
+            r->f = nf;
+            r->fcap = nc;
+        }
+        r->f[n++] = trim(p);
         if (!c) break;
         p = c;
     }
@@ -75,9 +84,9 @@ static int split(char *line, char **f)
 
 static int header(reader_t *r, char *line)
 {
-    char *f[MAX_FIELDS];
-    int n = split(line, f);
-    if (n > MAX_FIELDS) n = MAX_FIELDS;
+    int n = split(r, line);
+    if (n < 0) return -1;
+    char **f = r->f;
     for (int c = 0; c < NCOLS; c++) r->col[c] = -1;
     for (int i = 0; i < n; i++)
         for (int c = 0; c < NCOLS; c++)
@@ -116,27 +125,70 @@ static long days_from_civil(long y, long m, long d)
     return era * 146097 + doe - 719468;
 }
 
+static int days_in_month(int y, int m)
+{
+    static const int days[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    return days[m - 1] + (m == 2 && leap);
+}
+
+#define DIGITS "0123456789"
+
+/* digits[.digits], then with exponent [eE][+-]digits: strtod alone would
+ * also take hex floats ("0x1p3"), "inf", "nan", and leading spaces, which
+ * no trace writes and which would read as some other number. A leading
+ * '-' is let through for the clearer "negative" message after it. */
+static int decimal(const char *s, int exponent)
+{
+    const char *p = s + (*s == '-');
+    size_t d = strspn(p, DIGITS);
+    p += d;
+    if (*p == '.') {
+        size_t f = strspn(p + 1, DIGITS);
+        d += f;
+        p += 1 + f;
+    }
+    if (d == 0) return 0;
+    if (exponent && (*p == 'e' || *p == 'E')) {
+        p += 1 + (p[1] == '+' || p[1] == '-');
+        size_t e = strspn(p, DIGITS);
+        if (e == 0) return 0;
+        p += e;
+    }
+    return *p == 0;
+}
+
 /* "YYYY-MM-DD hh:mm:ss[.frac]" (or a 'T' between) into a day and a second
  * of that day, kept apart so that differences keep sub-microsecond
- * precision. */
-static int parse_datetime(const char *s, long *day, double *sec)
+ * precision. NULL, or why s is refused. */
+static const char *parse_datetime(const char *s, long *day, double *sec)
 {
+    static const char *const shape = "not a date-time like 2023-11-16 18:15:46.6805900";
     int y, mo, d, h, mi, n = 0;
     char sep;
-    if (sscanf(s, "%4d-%2d-%2d%c%2d:%2d:%n", &y, &mo, &d, &sep, &h, &mi, &n) != 6 ||
+    if (strspn(s, DIGITS) != 4 ||
+        sscanf(s, "%4d-%2d-%2d%c%2d:%2d:%n", &y, &mo, &d, &sep, &h, &mi, &n) != 6 ||
         n == 0 || (sep != ' ' && sep != 'T'))
-        return -1;
-    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || h < 0 || mi < 0)
-        return -1;
+        return shape;
+    if (mo < 1 || mo > 12 || h > 23 || mi > 59 || h < 0 || mi < 0) return shape;
+    /* days_from_civil would carry 2023-02-31 into March without a word. */
+    if (d < 1 || d > days_in_month(y, mo)) return "no such day in that month";
     const char *p = s + n;
-    if (!isdigit((unsigned char)*p)) return -1;
-    char *end;
-    double ss = strtod(p, &end);
-    if (*end == 'Z') end++;
-    if (*end || !(ss >= 0 && ss < 61)) return -1;
+    size_t len = strlen(p);
+    if (len && p[len - 1] == 'Z') len--;
+    char buf[64];
+    if (len == 0 || len >= sizeof buf) return shape;
+    memcpy(buf, p, len);
+    buf[len] = 0;
+    if (*buf == '-' || !decimal(buf, 0)) return shape;
+    double ss = strtod(buf, NULL);
+    /* A leap second (:60) counted as an ordinary one would put it at the
+     * next minute's :00, the same time as the row after it, or later. */
+    if (!(ss < 60))
+        return "second 60 or more (a leap second?): seconds are 0 to 59.999...";
     *day = days_from_civil(y, mo, d);
     *sec = h * 3600.0 + mi * 60.0 + ss;
-    return 0;
+    return NULL;
 }
 
 static int parse_time(reader_t *r, const char *s, long line, double *t)
@@ -144,9 +196,8 @@ static int parse_time(reader_t *r, const char *s, long line, double *t)
     if (r->azure) {
         long day;
         double sec;
-        if (parse_datetime(s, &day, &sec) != 0)
-            return row_err(r, line, COL_TIME,
-                           "not a date-time like 2023-11-16 18:15:46.6805900", s);
+        const char *why = parse_datetime(s, &day, &sec);
+        if (why) return row_err(r, line, COL_TIME, why, s);
         if (!r->have0) {
             r->day0 = day;
             r->sec0 = sec;
@@ -154,11 +205,13 @@ static int parse_time(reader_t *r, const char *s, long line, double *t)
         }
         *t = (double)(day - r->day0) * 86400.0 + (sec - r->sec0);
     } else {
+        /* errno is not looked at: strtod sets ERANGE for a subnormal,
+         * which is a number all the same (1e-310 s); an overflow is
+         * caught by isfinite. */
         char *end;
-        errno = 0;
         *t = strtod(s, &end);
-        if (end == s || *end || errno || !isfinite(*t))
-            return row_err(r, line, COL_TIME, "not a number of seconds", s);
+        if (!decimal(s, 1) || end == s || *end || !isfinite(*t))
+            return row_err(r, line, COL_TIME, "not a decimal number of seconds", s);
     }
     if (!(*t >= 0))
         return row_err(r, line, COL_TIME, "before the first row (or negative)", s);
@@ -223,8 +276,9 @@ static int parse_tenant(reader_t *r, const char *s, long line, int *out)
 
 static int parse_row(reader_t *r, char *line, long lno, row_t *out, double prev)
 {
-    char *f[MAX_FIELDS];
-    int n = split(line, f);
+    int n = split(r, line);
+    if (n < 0) return -1;
+    char **f = r->f;
     for (int c = 0; c < NCOLS; c++)
         if (r->col[c] >= n)
             return err_set(r->err, ERR_INPUT, "%s:%ld: %s: missing (%d fields)",
@@ -328,6 +382,11 @@ static FILE *open_capped(struct infiles *files, const char *path, const char *sh
         else err_set(err, rerr.code, "%s: %s", shown, rerr.msg);
         return NULL;
     }
+    int line, col;
+    if (infile_find_nul(*text, len, &line, &col)) {
+        err_set(err, ERR_INPUT, "%s:%d:%d: %s", shown, line, col, INFILE_NUL_WHY);
+        return NULL;
+    }
     FILE *f = fmemopen(*text, len, "r");
     if (!f) err_set(err, ERR_RUNTIME, "%s: %s", shown, strerror(errno));
     return f;
@@ -377,6 +436,7 @@ workload_trace_t *workload_trace_create_in(struct infiles *files, const char *pa
     free(text);
     free(rows);
     free(r.takers);
+    free(r.f);
     return tr;
 }
 

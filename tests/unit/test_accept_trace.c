@@ -196,11 +196,23 @@ static void test_lengths_gamma(void)
                    ":2:1: acceptance.file: '1121' is not a string of 0s and 1s");
 }
 
+/* Issue 28, item 16: a second '# gamma:' line contradicts the first; old
+ * code let the last one win silently (this trace then loaded at gamma 8). */
+static void test_second_gamma(void)
+{
+    static const char two[] = "# gamma: 4\n# gamma: 8\n3\n";
+    err_t err = {0};
+    CHECK(load_at(two, 8, &err) != 0);
+    expect_refused(two, 4, "/tmp/specsim_test_",
+                   ":2:1: acceptance.file: a second '# gamma:' line (the first is line 1)");
+}
+
 int main(void)
 {
     RUN(test_positions_replay);
     RUN(test_positions_run);
     RUN(test_per_request_sync_bonus);
     RUN(test_lengths_gamma);
+    RUN(test_second_gamma);
     return check_done();
 }

@@ -225,6 +225,55 @@ static void test_axis_linear(void)
     CHECK(small > 0 && small == large);
 }
 
+/* ---- issue 28, item 7: a NUL byte in a text file ---------------------------- */
+
+/* Writes n bytes (string literals stop at a NUL, so fwrite) and returns
+ * "PATH:LINE:COL" of the first NUL in them, counted here from the bytes. */
+static const char *put_bytes(const char *name, const char *b, size_t n, char *at,
+                             size_t atsz)
+{
+    FILE *f = fopen(path(name), "wb");
+    CHECK(f && fwrite(b, 1, n, f) == n);
+    if (f) fclose(f);
+    int line = 1, col = 1;
+    for (size_t i = 0; i < n && b[i]; i++) {
+        col = b[i] == '\n' ? 1 : col + 1;
+        line += b[i] == '\n';
+    }
+    snprintf(at, atsz, "%s:%d:%d: ", path(name), line, col);
+    return path(name);
+}
+
+/* An acceptance trace, an empirical value file and a request trace with a
+ * NUL byte mid-line: each refused at the NUL's FILE:LINE:COL (old code read
+ * up to the NUL and dropped the rest, so the values changed silently). */
+static void test_nul_byte(void)
+{
+    char yaml[768], at[320];
+    static const char acc[] = "# gamma: 4\n3\n2\0 9\n1\n4\n";
+    const char *p = put_bytes("acc.txt", acc, sizeof acc - 1, at, sizeof at);
+    snprintf(yaml, sizeof yaml, TINY "protocol: {mode: sync, gamma: 4}\n"
+             "acceptance: {model: trace, file: %s}\n", p);
+    put("nul_acc.yaml", yaml);
+    load_fails(path("nul_acc.yaml"), NULL, 0,
+               (const char *[]){at, "acceptance.file", "NUL byte", NULL});
+
+    static const char emp[] = "1ms\n2ms\n\0003ms\n4ms\n";
+    p = put_bytes("emp.txt", emp, sizeof emp - 1, at, sizeof at);
+    snprintf(yaml, sizeof yaml, BASE "cloud: {verify_time: 5ms}\ntenants: {edge: "
+             "{draft_time: {dist: empirical, file: %s}}}\n", p);
+    put("nul_emp.yaml", yaml);
+    load_fails(path("nul_emp.yaml"), NULL, 0,
+               (const char *[]){at, "draft_time", "NUL byte", NULL});
+
+    static const char req[] = "time_s,prompt_tokens,output_tokens\n1,10,5\n2,1\0""1,5\n";
+    p = put_bytes("req.csv", req, sizeof req - 1, at, sizeof at);
+    snprintf(yaml, sizeof yaml, BASE "cloud: {verify_time: 5ms}\ntenants: {edge: "
+             "{draft_time: 10ms}, workload: {arrival: trace, trace: '%s'}}\n", p);
+    put("nul_req.yaml", yaml);
+    load_fails(path("nul_req.yaml"), NULL, 0, (const char *[]){at, "NUL byte", NULL});
+}
+
 int main(void)
 {
     if (tmpdir_make("test_inputs")) return 1;
@@ -234,6 +283,7 @@ int main(void)
     RUN(test_read_once);
     RUN(test_paths);
     RUN(test_axis_linear);
+    RUN(test_nul_byte);
     if (tmpdir_remove()) return 1;
     return check_done();
 }

@@ -205,6 +205,75 @@ static void test_bad_rows(void)
     expect_bad("b8.csv", H, "", "no requests");
 }
 
+/* Issue 28, item 16: an Azure date that does not exist (old code carried
+ * 2023-02-31 into March) and a leap second (old code took :60 as the next
+ * minute's :00, tying or passing the row after it) are refused; so are hex
+ * floats, which strtod reads but no trace writes (0x10 was 16 s). */
+static void test_bad_times(void)
+{
+    const char *A = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
+    char t[512];
+    snprintf(t, sizeof t, "%s2023-02-27 10:00:00,10,5\n2023-02-31 10:00:00,10,5\n", A);
+    expect_bad("t1.csv", t, "3: TIMESTAMP:", "no such day in that month");
+    snprintf(t, sizeof t, "%s2024-02-29 10:00:00,10,5\n2023-02-29 10:00:00,10,5\n", A);
+    expect_bad("t2.csv", t, "3: TIMESTAMP:", "no such day in that month");
+    snprintf(t, sizeof t, "%s2016-12-31 23:59:59.5,10,5\n2016-12-31 23:59:60.5,10,5\n", A);
+    expect_bad("t3.csv", t, "3: TIMESTAMP:", "leap second");
+    snprintf(t, sizeof t, "%s2016-12-31 23:59:0x1p3,10,5\n", A);
+    expect_bad("t4.csv", t, "2: TIMESTAMP:", "date-time");
+    const char *H = "time_s,prompt_tokens,output_tokens\n";
+    snprintf(t, sizeof t, "%s1,10,5\n0x10,10,5\n", H);
+    expect_bad("t5.csv", t, "3: time_s:", "not a decimal number");
+    snprintf(t, sizeof t, "%sinf,10,5\n", H);
+    expect_bad("t6.csv", t, "2: time_s:", "not a decimal number");
+}
+
+/* A subnormal time is a number: old code refused it (strtod's ERANGE).
+ * The request starts at that time, which is 0 to any tolerance. */
+static void test_subnormal_time(void)
+{
+    const char *p = write_file("sub.csv", "time_s,prompt_tokens,output_tokens\n"
+                                          "4.9e-324,10,5\n1e-310,11,5\n10,12,5\n");
+    scenario_t s;
+    err_t err = {0};
+    int rc = load(p, NULL, NULL, &s, &err);
+    CHECK(rc == 0);
+    if (rc != 0) {
+        printf("  %s\n", err.msg);
+        return;
+    }
+    start_t st[8];
+    CHECK(starts(&s, st, 8) == 3);
+    CHECK_ABS(st[2].t, 10, 1e-9);
+    scenario_fini(&s);
+}
+
+/* Required columns past the 64th field are found (old code kept 64 fields
+ * and reported them missing): 70 filler fields, then the three. */
+static void test_many_columns(void)
+{
+    char t[2048] = "", row[1024] = "";
+    for (int i = 0; i < 70; i++) {
+        snprintf(t + strlen(t), sizeof t - strlen(t), "x%d,", i);
+        snprintf(row + strlen(row), sizeof row - strlen(row), "%d,", i);
+    }
+    snprintf(t + strlen(t), sizeof t - strlen(t),
+             "time_s,prompt_tokens,output_tokens\n%s2.5,17,5\n", row);
+    scenario_t s;
+    err_t err = {0};
+    int rc = load(write_file("wide.csv", t), NULL, NULL, &s, &err);
+    CHECK(rc == 0);
+    if (rc != 0) {
+        printf("  %s\n", err.msg);
+        return;
+    }
+    start_t st[4];
+    CHECK(starts(&s, st, 4) == 1);
+    CHECK_ABS(st[0].t, 2.5, 1e-9);
+    CHECK(st[0].prompt == 17);
+    scenario_fini(&s);
+}
+
 /* One column named twice (the same name, or the Azure and the plain name
  * of one column) is refused: whichever field were taken, the other's values
  * would be dropped without a word. A second tenant name too; the tenant
@@ -321,6 +390,9 @@ int main(void)
     RUN(test_tenant_column);
     RUN(test_azure);
     RUN(test_bad_rows);
+    RUN(test_bad_times);
+    RUN(test_subnormal_time);
+    RUN(test_many_columns);
     RUN(test_duplicate_columns);
     RUN(test_unreadable_at_key);
     RUN(test_trace_key_required);
