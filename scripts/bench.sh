@@ -36,6 +36,18 @@ awk -v a="$r1" -v b="$r10k" -v c="$r4x" 'BEGIN {
     printf "peak memory per tenant: %.2f KiB ((RSS 10k - RSS 1) / 9999)\n", (b - a) / 9999
     printf "memory growth with 4x simulated time: %+.1f%% (RSS %d -> %d KiB)\n", 100 * (c - b) / b, b, c }'
 
+# Start-up with a whole fleet at one instant (closed loop, no think time,
+# 1 ms simulated): 4x the tenants should take about 4x the wall (issue 28:
+# quadratic once, 13x for 4x at 80k tenants).
+startup() {
+    "$sim" run scenarios/default.yaml --set tenants.count="$1" --set duration=1ms \
+        --set warmup=0s --set tenants.workload.think=0s --reps 1 --json --quiet >"$tmp/start.json"
+    field wall_s "$tmp/start.json"
+}
+s1=$(startup 80000); s4=$(startup 320000)
+awk -v a="$s1" -v b="$s4" 'BEGIN {
+    printf "fleet start-up: 80k tenants %.3f s, 320k %.3f s, ratio %.1f (linear: about 4)\n", a, b, b / a }'
+
 # The SimPy peer (tests/bench/simpy_peer.py): the same model, the same
 # simulated seconds, in SimPy 4 from a virtual environment under the build
 # folder (created, and SimPy installed from PyPI, when missing). specsim's

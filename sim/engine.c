@@ -418,6 +418,22 @@ int engine_schedule(engine_t *e, double t, uint32_t type, uint32_t a,
     return 0;
 }
 
+/* Bucket 0 is empty, events are in the buckets and the ring is not empty:
+ * whether the ring's head surely runs before every bucketed event, so that
+ * peek() need not refill. It does when the first non-empty bucket is one
+ * of time digits (its times all exceed `last`'s) and `last`'s time is not
+ * before the clock, which the ring's times never exceed. Refilling there
+ * made `last` the least bucketed event while the ring still ran, and each
+ * ring event that then scheduled before it went into bucket 0 by insertion
+ * (first_insert): with a whole fleet starting at one instant, half the
+ * fleet's first events, quadratic (issue 28). */
+static inline int ring_first(const engine_t *e)
+{
+    uint64_t now;
+    memcpy(&now, &e->clock.now, sizeof now);
+    return first_nonempty(e) > 16 * 16 && e->last_hi >= now;   /* 257..: time digits */
+}
+
 /* The next event, or NULL when none is pending; *fail set when the queue
  * could not be reordered. */
 static inline const engine_event_t *peek(engine_t *e, int *fail)
@@ -426,6 +442,8 @@ static inline const engine_event_t *peek(engine_t *e, int *fail)
     if (!e->radix) {
         if (e->hn) h = &e->heap[0];
     } else if (e->n) {
+        if (e->nfirst == 0 && e->rn && !e->broken && ring_first(e))
+            return &e->ring[e->rhead];
         if (e->nfirst == 0 && (e->broken || refill(e))) {
             *fail = 1;
             return NULL;

@@ -1,8 +1,10 @@
 /* Engine: ordering by time, insertion order on ties, a stress run against a
- * sorted reference, and no heap growth once the backlog has peaked. */
+ * sorted reference, no heap growth once the backlog has peaked, and a fleet
+ * starting at one instant in time linear in its size. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "check.h"
 #include "engine.h"
@@ -330,6 +332,108 @@ static void test_handler_failure_and_missing(void)
     engine_free(e);
 }
 
+/* A fleet starting at one instant (issue 28): n start events at time 0 run
+ * from the engine's FIFO, each scheduling its tenant's first event at a
+ * time on a coarse grid (ties among them), the first of them late. The
+ * radix heap refilled bucket 0 while the FIFO still ran, its least event
+ * becoming `last`, and every later start that scheduled before it went into
+ * bucket 0 by insertion: quadratic in n. The starts must run in scheduling
+ * order, then the first events by (time, scheduling order), and 4n tenants
+ * must take about 4 times as long as n, not 16: timed side by side, CPU
+ * time, the best of three each. */
+typedef struct fleet {
+    engine_t *e;
+    uint64_t lcg;
+    uint32_t n, starts, firsts;
+    uint32_t *slot;          /* tenant i's first event's grid slot */
+    uint32_t *order;         /* tenants in the order their first events ran */
+    int bad;
+} fleet_t;
+
+enum { FLEET_GRID = 64 };
+
+static int fleet_start(void *ctx, const engine_event_t *ev)
+{
+    fleet_t *f = ctx;
+    if (ev->time != 0 || ev->a != f->starts) f->bad++;   /* FIFO among ties */
+    f->starts++;
+    f->lcg = f->lcg * 6364136223846793005ULL + 1442695040888963407ULL;
+    /* Tenant 0 last on the grid, so that most others precede it. */
+    uint32_t s = ev->a == 0 ? FLEET_GRID : 1 + (uint32_t)(f->lcg >> 58);
+    f->slot[ev->a] = s;
+    return engine_schedule(f->e, s / (double)FLEET_GRID, 1, ev->a, 0);
+}
+
+static int fleet_first(void *ctx, const engine_event_t *ev)
+{
+    fleet_t *f = ctx;
+    if (ev->time != f->slot[ev->a] / (double)FLEET_GRID) f->bad++;
+    if (f->firsts < f->n) f->order[f->firsts] = ev->a;
+    f->firsts++;
+    return 0;
+}
+
+static void fleet_hint(void *ctx, const engine_event_t *next)
+{
+    (void)ctx;
+    (void)next;
+}
+
+/* Runs a fleet of n; returns its CPU seconds, checking the order. */
+static double fleet_run(uint32_t n, int hint)
+{
+    err_t err;
+    fleet_t f = {0};
+    f.n = n;
+    f.lcg = 2024 + n;
+    f.slot = calloc(n, sizeof *f.slot);
+    f.order = calloc(n, sizeof *f.order);
+    /* world.c's capacity, 4 per tenant + 64: the radix heap. */
+    f.e = engine_create((size_t)n * 4 + 64, &err);
+    CHECK(f.e && f.slot && f.order);
+    if (!f.e || !f.slot || !f.order) return 0;
+    engine_on(f.e, 0, fleet_start, &f);
+    engine_on(f.e, 1, fleet_first, &f);
+    if (hint) {
+        engine_on_hint(f.e, 0, fleet_hint);
+        engine_on_hint(f.e, 1, fleet_hint);
+    }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+    for (uint32_t i = 0; i < n; i++) CHECK(engine_schedule(f.e, 0, 0, i, 0) == 0);
+    CHECK(engine_run(f.e, INFINITY) == 0);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
+    CHECK(f.starts == n && f.firsts == n && f.bad == 0);
+    /* By (time, scheduling order): slots ascending, tenants ascending
+     * within a slot (tenant i's first event was scheduled i-th). */
+    int unordered = 0;
+    for (uint32_t k = 1; k < n; k++) {
+        uint32_t p = f.order[k - 1], q = f.order[k];
+        if (f.slot[p] > f.slot[q] || (f.slot[p] == f.slot[q] && p >= q)) unordered++;
+    }
+    CHECK(unordered == 0);
+    engine_free(f.e);
+    free(f.slot);
+    free(f.order);
+    return (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+}
+
+static void test_fleet_start_linear(void)
+{
+    enum { N = 10000 };
+    for (int hint = 0; hint < 2; hint++) {
+        double t1 = INFINITY, t4 = INFINITY;
+        for (int k = 0; k < 3; k++) {
+            t1 = fmin(t1, fleet_run(N, hint));
+            t4 = fmin(t4, fleet_run(4 * N, hint));
+        }
+        double ratio = t4 / fmax(t1, 1e-6);
+        printf("  fleet start (hint %d): %d tenants %.2f ms, %d: %.2f ms, ratio %.1f\n",
+               hint, N, 1e3 * t1, 4 * N, 1e3 * t4, ratio);
+        CHECK(ratio < 8);
+    }
+}
+
 int main(void)
 {
     RUN(test_order_and_ties);
@@ -340,5 +444,6 @@ int main(void)
     RUN(test_random_order_with_hint);
     RUN(test_now_events_keep_order);
     RUN(test_handler_failure_and_missing);
+    RUN(test_fleet_start_linear);
     return check_done();
 }
