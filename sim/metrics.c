@@ -47,6 +47,19 @@ int metric_find(const char *name)
     return -1;
 }
 
+int metric_is_duration(int id)
+{
+    switch (id) {
+    case METRIC_ITL_MEAN: case METRIC_ITL_P50: case METRIC_ITL_P95: case METRIC_ITL_P99:
+    case METRIC_COMMIT_GAP_P99: case METRIC_TTFT_MEAN: case METRIC_TTFT_P99:
+    case METRIC_E2E_MEAN: case METRIC_QUEUE_DELAY_MEAN: case METRIC_QUEUE_DELAY_P99:
+    case METRIC_ADMISSION_WAIT_MEAN: case METRIC_ADMISSION_WAIT_P99: case METRIC_WALL_S:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 int metric_is_timing(int id)
 {
     return id == METRIC_WALL_S || id == METRIC_EVENTS_PER_S;

@@ -68,6 +68,10 @@ const char *metric_name(int id);
 const char *metric_desc(int id);
 /* Index of a metric by name, or -1. */
 int metric_find(const char *name);
+/* 1 for the metrics that are durations in seconds (itl_*_s, wall_s, ...);
+ * 0 for the rest, rates per second (throughput_tok_s) included, whose
+ * names end in _s too. */
+int metric_is_duration(int id);
 /* 1 for wall_s and events_per_s: the only metrics that differ between two
  * runs of the same scenario and seed. */
 int metric_is_timing(int id);

@@ -94,8 +94,9 @@ static int parse_objective(ctx_t *c, const ynode_pair_t *p)
     return 0;
 }
 
-/* The bound's number in the metric's unit: a *_s metric takes any duration
- * (80ms), the others a plain number. */
+/* The bound's number in the metric's unit: a time metric takes any
+ * duration (80ms), the others a plain number. The name alone cannot say
+ * which: a rate per second (throughput_tok_s) ends in _s too. */
 static int parse_bound(ctx_t *c, const ynode_t *n, int metric, const char *text,
                        double *out)
 {
@@ -106,11 +107,13 @@ static int parse_bound(ctx_t *c, const ynode_t *n, int metric, const char *text,
                        "number", n->str);
     const char *name = metric_name(metric);
     size_t len = strlen(name);
-    int seconds = len > 2 && strcmp(name + len - 2, "_s") == 0;
+    int seconds = metric_is_duration(metric);
+    int rate = !seconds && len > 2 && strcmp(name + len - 2, "_s") == 0;
     if (!*unit) { *out = x; return 0; }
     if (seconds && units_convert(x, unit, "s", out) == 0) return 0;
     return fail_at(c, n->line, n->col, "constraints: '%s': %s takes %s", n->str, name,
                    seconds ? "a duration (80ms, 0.08s) or a number of seconds"
+                   : rate  ? "a plain number, not a duration (it is a rate per second)"
                            : "a plain number (no unit)");
 }
 
@@ -188,6 +191,14 @@ static int resolve_search(ctx_t *c, int line, int col, optimize_search_t s, int 
     if (s == OPTIMIZE_GRID && sp->knobs.npoints > OPTIMIZE_MAX_GRID)
         return fail_at(c, line, col, "search: grid of %llu points (at most %llu)",
                        (unsigned long long)sp->knobs.npoints,
+                       (unsigned long long)OPTIMIZE_MAX_GRID);
+    /* A round of coordinate search evaluates every value of every knob (and
+     * keeps each summary), so the grid's cap bounds their sum. */
+    uint64_t nvalues = 0;
+    for (int a = 0; a < sp->knobs.naxes; a++) nvalues += (uint64_t)sp->knobs.axes[a].nvalues;
+    if (s == OPTIMIZE_COORDINATE && nvalues > OPTIMIZE_MAX_GRID)
+        return fail_at(c, line, col, "search: coordinate over %llu knob values (at "
+                       "most %llu in all knobs)", (unsigned long long)nvalues,
                        (unsigned long long)OPTIMIZE_MAX_GRID);
     sp->search = s;
     return 0;

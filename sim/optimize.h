@@ -58,8 +58,9 @@
 #include "scenario.h"
 #include "sweepspec.h"
 
-/* More points than this in a grid search is a mistake (each point keeps
- * its summary in memory). */
+/* More points than this in a grid search, or knob values in all in a
+ * coordinate search, is a mistake (each point keeps its summary in
+ * memory). */
 #define OPTIMIZE_MAX_GRID 100000ULL
 
 typedef enum optimize_search {
@@ -74,7 +75,7 @@ typedef enum optimize_op { OPTIMIZE_LE = 0, OPTIMIZE_GE } optimize_op_t;
 typedef struct optimize_constraint {
     int metric;            /* metric id (metrics.h) */
     optimize_op_t op;
-    double bound;          /* in the metric's unit (seconds for *_s) */
+    double bound;          /* in the metric's unit (seconds for a duration) */
     char text[128];        /* as written, for messages and output */
 } optimize_constraint_t;
 

@@ -1273,6 +1273,29 @@ static int build_cloud_service(sctx_t *x)
     return 0;
 }
 
+/* A workload's time_scale as applied: 0 stands for the default, 1 (kept 0
+ * so that scenarios without a trace are written back without the key), so
+ * an explicit 1 is the default. */
+static double trace_scale(const workload_cfg_t *w)
+{
+    return w->time_scale > 0 ? w->time_scale : 1;
+}
+
+/* Refuses groups g and g0 whose `sub` (workload.trace or workload.time_scale)
+ * disagree, at g's key when g writes it, else at g0's (the one that departs
+ * from what g inherits). */
+static int trace_key_differs(sctx_t *x, int g, int g0, const char *sub)
+{
+    char key[KEYTAB_KEY_MAX];
+    ynode_t at;
+    group_key(x->root, g, sub, key);
+    if (!written(x->root, key)) group_key(x->root, g0, sub, key);
+    return keytab_err(&x->kc, written_at(x->root, key, &at), key,
+                      "every group with arrival: trace replays the same trace with "
+                      "the same time_scale (one trace feeds the fleet; its tenant "
+                      "column picks the tenant)");
+}
+
 /* One trace feeds every group with arrival: trace (its tenant column counts
  * over the whole fleet), so they must all name the same file and scale. */
 static int check_trace_keys(sctx_t *x, int *first)
@@ -1294,11 +1317,10 @@ static int check_trace_keys(sctx_t *x, int *first)
             continue;
         }
         const workload_cfg_t *w0 = &s->groups[*first].workload;
-        if (strcmp(w->trace, w0->trace) != 0 || w->time_scale != w0->time_scale)
-            return keytab_err(&x->kc, written_at(x->root, key, &at), key,
-                              "every group with arrival: trace replays the same "
-                              "trace with the same time_scale (one trace feeds "
-                              "the fleet; its tenant column picks the tenant)");
+        if (strcmp(w->trace, w0->trace) != 0)
+            return trace_key_differs(x, g, *first, "workload.trace");
+        if (trace_scale(w) != trace_scale(w0))
+            return trace_key_differs(x, g, *first, "workload.time_scale");
     }
     return 0;
 }
@@ -1328,7 +1350,7 @@ static int load_arrivals(sctx_t *x)
         const workload_cfg_t *w = &s->groups[g0].workload;
         workload_trace_fleet_t fl = {nt, takes, n, gname, gfirst, gcount};
         s->arrivals = workload_trace_create_in(x->kc.files, w->trace, w->trace,
-                                          w->time_scale > 0 ? w->time_scale : 1,
+                                          trace_scale(w),
                                           &fl, x->kc.err);
         if (!s->arrivals) rc = -1;
         /* A row's error names its line in the trace; one about the whole

@@ -320,3 +320,31 @@ if grep -q 'ot.yaml:1:17: output.trace: a sweep writes no trace' "$TMP/err" && [
 else
     fail sweep_output_trace_named "$(head -c 200 "$TMP/err")"
 fi
+
+# --- an axis over a group's time_scale ---------------------------------------
+# time_scale: 1 is the documented default, so a group swept to 1 agrees with
+# a group that inherits the default (it was refused at 1: the default was
+# held as 0, and the message named trace). Two requests, one per group.
+printf 'time_s,prompt_tokens,output_tokens\n1,8,4\n2,8,4\n' >"$TMP/ts.csv"
+cat >"$TMP/ts.yaml" <<EOF2
+name: ts
+duration: 3s
+warmup: 0s
+tenants:
+  edge: {draft_time: 10ms}
+  workload: {arrival: trace, trace: ts.csv}
+  groups:
+  - {name: a, count: 1}
+  - {name: b, count: 1}
+sweep:
+  tenants.groups.0.workload.time_scale: [1]
+EOF2
+expect_exit sweep_time_scale_default 0 $SPECSIM sweep "$TMP/ts.yaml" --quiet --out "$TMP/ts.out.csv"
+# A value other than 1 disagrees with b's default: refused, naming time_scale.
+sed 's/time_scale: \[1\]/time_scale: [1, 0.5]/' "$TMP/ts.yaml" >"$TMP/ts2.yaml"
+expect_exit sweep_time_scale_disagrees 2 $SPECSIM sweep "$TMP/ts2.yaml" --quiet --out "$TMP/ts2.out.csv"
+if grep -q "ts2.yaml:11:45: .*value '0.5': tenants.groups.0.workload.time_scale: every group" "$TMP/err"; then
+    pass sweep_time_scale_disagrees_named
+else
+    fail sweep_time_scale_disagrees_named "$(head -c 300 "$TMP/err")"
+fi

@@ -265,6 +265,73 @@ static void test_needs_replications(void)
     unlink(path);
 }
 
+/* A bound's unit follows the metric's: a time metric takes a duration
+ * (50ms is 0.05 s), a rate per second such as throughput_tok_s only a plain
+ * number; its "_s" suffix once let 5ms through as 0.005 tokens/s. */
+static void test_bound_units(void)
+{
+    static const struct { const char *cons; double want; } ok[] = {
+        {"itl_mean_s <= 50ms", 0.05},
+        {"ttft_p99_s <= 2", 2},
+        {"throughput_tok_s >= 5", 5},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+        char yaml[256];
+        snprintf(yaml, sizeof yaml, "optimize:\n  knobs: {protocol.gamma: [1]}\n"
+                 "  min: itl_mean_s\n  constraints: [%s]\n", ok[i].cons);
+        optimize_spec_t sp;
+        err_t err = {0};
+        CHECK(optimize_spec_load("f.yaml", yaml, &sp, &err) == 0);
+        if (err.code) printf("  %s\n", err.msg);
+        CHECK(sp.ncons == 1);
+        if (sp.ncons == 1) CHECK_ABS(sp.cons[0].bound, ok[i].want, 1e-15);
+        optimize_spec_fini(&sp);
+    }
+    static const char *rates[] = {"throughput_tok_s>=5ms", "goodput_req_s >= 1s",
+                                  "goodput_tok_s >= 5ms", "events_per_s >= 1ms"};
+    for (size_t i = 0; i < sizeof rates / sizeof *rates; i++) {
+        char yaml[256], want[128];
+        snprintf(yaml, sizeof yaml, "optimize:\n  knobs: {protocol.gamma: [1]}\n"
+                 "  min: itl_mean_s\n  constraints: [%s]\n", rates[i]);
+        snprintf(want, sizeof want, ":4:17: optimize.constraints: '%s': ", rates[i]);
+        optimize_spec_t sp;
+        err_t err = {0};
+        CHECK(optimize_spec_load("f.yaml", yaml, &sp, &err) != 0);
+        CHECK(err.code == ERR_INPUT);
+        CHECK(strstr(err.msg, want) != NULL && strstr(err.msg, "a rate per second"));
+        if (!strstr(err.msg, "a rate per second")) printf("  got '%s'\n", err.msg);
+        optimize_spec_fini(&sp);
+    }
+}
+
+/* Coordinate search evaluates every value of a knob at once, so it has the
+ * grid's cap (OPTIMIZE_MAX_GRID) on the values of its knobs in all: one
+ * over the cap is refused before anything runs, at the cap it loads. */
+static void test_coordinate_cap(void)
+{
+    static const struct { const char *knobs; int ok; } cases[] = {
+        {"{tenants.count: {from: 1, to: 100001, step: 1}}", 0},
+        {"{tenants.count: {from: 1, to: 99999, step: 1}, protocol.gamma: [1, 2]}", 0},
+        {"{tenants.count: {from: 1, to: 100000, step: 1}}", 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char yaml[512];
+        snprintf(yaml, sizeof yaml, "optimize:\n  knobs: %s\n  min: itl_mean_s\n"
+                 "  search: coordinate\n", cases[i].knobs);
+        optimize_spec_t sp;
+        err_t err = {0};
+        int rc = optimize_spec_load("f.yaml", yaml, &sp, &err);
+        CHECK((rc == 0) == cases[i].ok);
+        if (!cases[i].ok) {
+            CHECK(err.code == ERR_INPUT);
+            CHECK(strstr(err.msg, ":1:1: optimize.search: coordinate over 100001 knob "
+                          "values (at most 100000") != NULL);
+            if (rc == 0 || !strstr(err.msg, "at most 100000")) printf("  got '%s'\n", err.msg);
+        }
+        optimize_spec_fini(&sp);
+    }
+}
+
 int main(void)
 {
     RUN(test_bisect_matches_grid);
@@ -274,6 +341,8 @@ int main(void)
     RUN(test_constraint_ci);
     RUN(test_errors);
     RUN(test_needs_replications);
+    RUN(test_bound_units);
+    RUN(test_coordinate_cap);
     printf("%d passed, %d failed\n", check_n_pass, check_n_fail);
     return check_n_fail != 0;
 }

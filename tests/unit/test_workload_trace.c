@@ -370,6 +370,38 @@ static void test_kv_room(void)
                                                "to 100000 prompt + 10 output tokens"));
 }
 
+/* time_scale: 1 is the documented default, so a group that writes it agrees
+ * with one that inherits the default (it was refused: the default was held
+ * as 0); the times are the file's, unscaled. A real disagreement is refused
+ * at the time_scale that disagrees, not at trace. Line 7, column 48 is the
+ * value of time_scale in group a's line, counted by hand from load()'s text. */
+static void test_time_scale_explicit_default(void)
+{
+    const char *p = write_file("one.csv", "time_s,prompt_tokens,output_tokens\n"
+                                          "2,8,4\n12,9,4\n");
+    scenario_t s;
+    err_t err = {0};
+    const char *one = "  groups:\n"
+                      "  - {name: a, count: 1, workload: {time_scale: 1}}\n"
+                      "  - {name: b, count: 1}\n";
+    CHECK(load(p, NULL, one, &s, &err) == 0);
+    if (err.code) printf("  %s\n", err.msg);
+    if (err.code == 0) {
+        start_t st[4];
+        int n = starts(&s, st, 4);
+        CHECK(n == 2);
+        for (int k = 0; k < n && k < 2; k++) CHECK_ABS(st[k].t, 2 + 10 * k, 1e-9);
+        scenario_fini(&s);
+    }
+    const char *half = "  groups:\n"
+                       "  - {name: a, count: 1, workload: {time_scale: 0.5}}\n"
+                       "  - {name: b, count: 1}\n";
+    err = (err_t){0};
+    CHECK(load(p, NULL, half, &s, &err) != 0);
+    CHECK(strstr(err.msg, "test:7:48: tenants.groups.0.workload.time_scale: ") != NULL);
+    if (!strstr(err.msg, "test:7:48:")) printf("  %s\n", err.msg);
+}
+
 /* arrival: trace without a file is refused at the key. */
 static void test_trace_key_required(void)
 {
@@ -387,6 +419,7 @@ int main(void)
     if (!mkdtemp(dir)) return 1;
     RUN(test_plain_round_robin);
     RUN(test_time_scale);
+    RUN(test_time_scale_explicit_default);
     RUN(test_tenant_column);
     RUN(test_azure);
     RUN(test_bad_rows);
