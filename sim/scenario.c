@@ -1394,13 +1394,13 @@ static double mem_max_tokens(const dist_t *d)
 }
 
 /* The prompt and output of the longest request (prompt + output) the
- * request trace gives group g's tenants; -1 for both when it gives none. */
-static void mem_trace_max(const scenario_t *s, int g, double *prompt, double *output)
+ * request trace gives group g's tenants (fleet indices first, first + 1,
+ * ...); -1 for both when it gives none. */
+static void mem_trace_max(const scenario_t *s, int g, int first, double *prompt,
+                          double *output)
 {
     const workload_trace_t *tr = s->arrivals;
     *prompt = *output = -1;
-    int first = 0;
-    for (int k = 0; k < g; k++) first += s->groups[k].count;
     for (int i = first; tr && i < first + s->groups[g].count && i < tr->ntenants; i++)
         for (long r = tr->first[i]; r < tr->first[i + 1]; r++)
             if (tr->req[r].prompt + tr->req[r].output > *prompt + *output) {
@@ -1410,12 +1410,14 @@ static void mem_trace_max(const scenario_t *s, int g, double *prompt, double *ou
 }
 
 /* Group g's longest prompt and output (-1 when unbounded); a trace's
- * longest request. */
-static void mem_group_max(const scenario_t *s, int g, double *prompt, double *output)
+ * longest request. first: the fleet index of the group's first tenant
+ * (the callers walk the groups in order, so it costs nothing). */
+static void mem_group_max(const scenario_t *s, int g, int first, double *prompt,
+                          double *output)
 {
     const tenant_group_t *G = &s->groups[g];
     if (G->workload.arrival == ARRIVAL_TRACE) {
-        mem_trace_max(s, g, prompt, output);
+        mem_trace_max(s, g, first, prompt, output);
         return;
     }
     *prompt = mem_max_tokens(&G->workload.prompt_tokens);
@@ -1429,7 +1431,7 @@ static void mem_group_max(const scenario_t *s, int g, double *prompt, double *ou
 static int check_edge_memory(sctx_t *x)
 {
     const scenario_t *s = x->s;
-    for (int g = 0; g < s->ngroups; g++) {
+    for (int g = 0, first = 0; g < s->ngroups; first += s->groups[g++].count) {
         const tenant_group_t *G = &s->groups[g];
         const protocol_cfg_t *p = scenario_group_protocol(s, g);
         const edge_cfg_t *e = &G->edge;
@@ -1438,7 +1440,7 @@ static int check_edge_memory(sctx_t *x)
             !(e->device.mem_bytes > 0))
             continue;
         double mp, mo;
-        mem_group_max(s, g, &mp, &mo);
+        mem_group_max(s, g, first, &mp, &mo);
         int bounded = mp > 0 && mo > 0;
         double ctx = bounded ? mp + mo
                              : dist_mean(&G->workload.prompt_tokens) +
@@ -1475,11 +1477,11 @@ static int check_kv_room_of(sctx_t *x, const cloud_cfg_t *c, const struct servic
                  : (c->tensor_parallel > 1 ? c->tensor_parallel : 1) * c->gpu.mem_bytes -
                        service_weight_bytes(sv);
     double per = service_kv_bytes_per_token(sv);
-    for (int g = 0; g < s->ngroups && isfinite(cap); g++) {
+    for (int g = 0, first = 0; g < s->ngroups && isfinite(cap); first += s->groups[g++].count) {
         const protocol_cfg_t *p = scenario_group_protocol(s, g);
         if (!p->proto->uses_cloud) continue;
         double mp, mo;
-        mem_group_max(s, g, &mp, &mo);
+        mem_group_max(s, g, first, &mp, &mo);
         if (!(mp > 0 && mo > 0)) continue;
         int extra = p->proto->verifies ? p->gamma_policy->limit(p->gamma) + 1 : 0;
         double need = (mp + mo + extra) * per;
