@@ -3,9 +3,12 @@
 # build/asan with AddressSanitizer and UBSan.
 #
 # Layout rules, so modules can be added without touching this file:
-#   sim/*.c            -> libspecsim.a, except the command line: sim/main.c and
-#                         sim/cli_*.c go into build/specsim only (they print
-#                         and exit; library code never does)
+#   sim/LAYER/*.c      -> libspecsim.a, one folder per layer (docs/design.md,
+#                         "Layers"; tests/cli/layers.sh checks the direction),
+#                         except the command line: sim/cli/*.c go into
+#                         build/specsim only (they print and exit; library
+#                         code never does). Includes name the layer:
+#                         #include "model/accept.h" with -Isim.
 #   kernels/*.c        -> libkernels.a (kernels/calibrate_main.c is the CLI)
 #   kernels/*_avx2.c   compiled with -mavx2 -mfma -mf16c
 #   kernels/*_avx512.c compiled with -mavx512f -mavx512bw -mavx512vl -mfma -mf16c
@@ -55,9 +58,9 @@ NVFLAGS  := -O3 -std=c++17 -Ikernels -Isim --generate-code arch=compute_90,code=
             --generate-code arch=compute_80,code=sm_80 -Xcompiler -Wall,-Wextra,-Werror
 CUDA_LIBS := -L$(CUDA_HOME)/lib64 -lcublasLt -lcublas -lcudart
 
-CLI_SRC  := sim/main.c $(wildcard sim/cli_*.c)
+CLI_SRC  := $(wildcard sim/cli/*.c)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
-SIM_SRC  := $(filter-out $(CLI_SRC),$(wildcard sim/*.c))
+SIM_SRC  := $(filter-out $(CLI_SRC),$(wildcard sim/*/*.c))
 SIM_OBJ  := $(SIM_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/version.o
 KER_SRC  := $(filter-out kernels/calibrate_main.c,$(wildcard kernels/*.c))
 KER_OBJ  := $(KER_SRC:%.c=$(BUILD)/%.o)
@@ -149,16 +152,21 @@ fuzz-bins: $(FUZZERS)
 clean:
 	rm -rf build
 
+# Archives are rebuilt from scratch: `ar rcs` into an existing archive would
+# keep the members of sources since deleted or moved.
 $(BUILD)/libspecsim.a: $(SIM_OBJ)
 	@mkdir -p $(@D)
+	rm -f $@
 	$(AR) rcs $@ $^
 
 $(BUILD)/libkernels.a: $(KER_OBJ)
 	@mkdir -p $(@D)
+	rm -f $@
 	$(AR) rcs $@ $^
 
 $(BUILD)/libllm.a: $(LLM_OBJ)
 	@mkdir -p $(@D)
+	rm -f $@
 	$(AR) rcs $@ $^
 
 $(BUILD)/llm: $(LLM_CLI_OBJ) $(BUILD)/libllm.a $(BUILD)/libkernels.a $(BUILD)/libspecsim.a
@@ -170,6 +178,7 @@ $(BUILD)/tests/llm/%: tests/llm/%.c $(BUILD)/libllm.a $(BUILD)/libkernels.a $(BU
 
 $(BUILD)/libkernels_cuda.a: $(CU_OBJ)
 	@mkdir -p $(@D)
+	rm -f $@
 	$(AR) rcs $@ $^
 
 # scenarios/default.yaml becomes a C string so `specsim run` needs no file.
@@ -190,10 +199,11 @@ $(BUILD)/specsim: $(CLI_OBJ) $(BUILD)/gen/default_scenario.o $(BUILD)/libspecsim
 
 $(BUILD)/libtestbed.a: $(TB_OBJ)
 	@mkdir -p $(@D)
+	rm -f $@
 	$(AR) rcs $@ $^
 
 # cli_opt.o: the --set/--seed/--reps overrides are read as specsim reads them.
-$(BUILD)/testbed: $(BUILD)/tb/main.o $(BUILD)/sim/cli_opt.o $(BUILD)/libtestbed.a $(BUILD)/libllm.a $(BUILD)/libkernels.a $(BUILD)/libspecsim.a
+$(BUILD)/testbed: $(BUILD)/tb/main.o $(BUILD)/sim/cli/cli_opt.o $(BUILD)/libtestbed.a $(BUILD)/libllm.a $(BUILD)/libkernels.a $(BUILD)/libspecsim.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tb/%.o: testbed/%.c

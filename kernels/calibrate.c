@@ -20,14 +20,14 @@
 #include <string.h>
 
 #include "attn.h"
-#include "caltable.h"
+#include "model/caltable.h"
 #include "calprov.h"
-#include "cards.h"
+#include "model/cards.h"
 #include "cpuid.h"
 #include "gemv.h"
 #include "membw.h"
 #include "shapes.h"
-#include "wallclock.h"
+#include "base/wallclock.h"
 
 #define MAX_SAMPLES 201
 
@@ -40,7 +40,7 @@ void calibrate_usage(FILE *f)
           "                 [--kernel exact|int8]\n"
           "       calibrate --bench [--threads N] [--isa ...] [--quick]\n"
           "Measures this machine's kernels for the LLM card CARD and writes a calibration\n"
-          "table (results/calibration/, format in sim/caltable.h) to FILE or stdout.\n"
+          "table (results/calibration/, format in sim/model/caltable.h) to FILE or stdout.\n"
           "--kernel: the W4A16 kernel measured: exact (fp16 activations, the default) or\n"
           "int8 (activations quantised to int8 per group on the fly); the table records it.\n"
           "--bench prints W4A16 (both kernels, M = 1 and 8) vs fp16 vs fp32 GEMV rates and\n"

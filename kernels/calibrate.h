@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "err.h"
+#include "base/err.h"
 
 typedef struct calibrate_args {
     char device[16];      /* cpu (default) | cuda */
@@ -58,7 +58,7 @@ typedef struct calibrate_shape {
 #define CALIBRATE_BENCH_NSHAPES 5
 extern const calibrate_shape_t calibrate_bench_shapes[CALIBRATE_BENCH_NSHAPES];
 
-/* How calibrate times a kernel (on wallclock_s, sim/wallclock.h), shared
+/* How calibrate times a kernel (on wallclock_s, sim/base/wallclock.h), shared
  * with scripts/ggml-anchor.c so that ggml's kernels are measured alike. */
 /* qsort comparator for ascending doubles (medians of samples). */
 int calibrate_cmp_double(const void *a, const void *b);

@@ -7,7 +7,7 @@
  * -DSPECSIM_HAVE_CUDA); only the call is guarded by SPECSIM_HAVE_CUDA.
  * Shared with the CPU driver, from C or C++: the linear shapes (shapes.h),
  * the provenance strings (calprov.h) and the one table writer
- * (caltable_save, sim/caltable.h).
+ * (caltable_save, sim/model/caltable.h).
  */
 #ifndef SPECSIM_CALIBRATE_CUDA_H
 #define SPECSIM_CALIBRATE_CUDA_H

@@ -11,10 +11,10 @@
 
 #include "calibrate.h"
 #include "calibrate_cuda.h"
-#include "outfile.h"
-#include "version.h"
+#include "io/outfile.h"
+#include "base/version.h"
 
-/* The table is written by caltable_save (sim/outfile.h's rules): a path it
+/* The table is written by caltable_save (sim/io/outfile.h's rules): a path it
  * would refuse, a directory where its temporary cannot be created, or the
  * card itself fails now, before a measurement of minutes, not after it. 0,
  * or -1 with err. */

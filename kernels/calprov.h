@@ -1,4 +1,4 @@
-/* calprov — provenance strings of a calibration table (sim/caltable.h):
+/* calprov — provenance strings of a calibration table (sim/model/caltable.h):
  * the command line, the UTC date, the host name. Shared by the CPU driver
  * (calibrate.c) and the CUDA one (cuda/calibrate_cuda.cu), which fill a
  * caltable_t with them and write it with caltable_save. Plain C, usable from

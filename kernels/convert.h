@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "err.h"
+#include "base/err.h"
 #include "w4a16.h"
 
 /* GPTQ (AutoGPTQ / GPTQ-for-LLaMa packing, "v1" zeros):

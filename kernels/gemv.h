@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "base/err.h"
 #include "w4a16.h"
 
 typedef struct w4a16_packed {

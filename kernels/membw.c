@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wallclock.h"
+#include "base/wallclock.h"
 
 /* Slices claimed dynamically by all threads; 1 MiB or more each. */
 #define MEMBW_CHUNKS 64

@@ -13,7 +13,7 @@
 
 #include <stddef.h>
 
-#include "err.h"
+#include "base/err.h"
 #include "gemv.h"
 
 /* Streams per thread of the multi-stream ceiling (calibration tables record

@@ -1,12 +1,12 @@
 /* shapes — the per-layer linear shapes of an LLM card, named and ordered as
- * in the calibration format (sim/caltable.h). The CPU driver (calibrate.c)
+ * in the calibration format (sim/model/caltable.h). The CPU driver (calibrate.c)
  * and the CUDA one (cuda/calibrate_cuda.cu) both measure exactly these, so
  * they come from one place; plain C, usable from nvcc code.
  */
 #ifndef SPECSIM_SHAPES_H
 #define SPECSIM_SHAPES_H
 
-#include "cards.h"
+#include "model/cards.h"
 
 #ifdef __cplusplus
 extern "C" {

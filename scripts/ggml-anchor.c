@@ -33,7 +33,7 @@
 #include "gemv.h"
 #include "membw.h"
 #include "w4a16.h"
-#include "wallclock.h"
+#include "base/wallclock.h"
 
 #define MAXV 16
 #define MAXS 201

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "base/err.h"
 #include "wire.h"
 
 #define CONN_BUF (4 * WIRE_FRAME_MAX)

@@ -10,15 +10,15 @@
 #include <unistd.h>
 
 #include "conn.h"
-#include "edge.h"
+#include "entity/edge.h"
 #include "lmedge.h"
-#include "msg.h"
-#include "proto.h"
+#include "entity/msg.h"
+#include "entity/proto.h"
 #include "realdraft.h"
-#include "route.h"
+#include "entity/route.h"
 #include "rt.h"
 #include "w4a16.h"
-#include "wallclock.h"
+#include "base/wallclock.h"
 
 /* Time between the last HELLO and the run's start: the verifier must have
  * read every HELLO by then (it needs a few microseconds per tenant). */
@@ -106,10 +106,10 @@ static int on_draft_done(fleet_t *f, err_t *err)
     return 0;
 }
 
-/* ---- events: as sim/world.c routes them (sim/repl.h), at wall-clock
+/* ---- events: as sim/run/world.c routes them (sim/entity/repl.h), at wall-clock
  * times, but for EV_UP, which goes over the wire ---------------------------- */
 
-/* A message up leaves when the uplink delivers it (sim/edge.c scheduled
+/* A message up leaves when the uplink delivers it (sim/entity/edge.c scheduled
  * this event at that time). */
 static int on_up(void *ctx, const engine_event_t *ev)
 {

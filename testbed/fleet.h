@@ -1,12 +1,12 @@
 /* fleet — the testbed's edge fleet: one process, one event loop, one TCP
  * connection per tenant that uses the cloud (docs/testbed.md).
  *
- * It runs the simulator's edge side unchanged — sim/edge.c and the
+ * It runs the simulator's edge side unchanged — sim/entity/edge.c and the
  * protocols' edge operations (sync, async with its window, epochs and
  * rollback, cloud-only, edge-only), the workload, the speculation-length
  * policies — on an engine paced by the wall clock (testbed/rt.h): a draft
  * step lasts the service model's draft time because its end is a timer at
- * that time. A message up leaves when the uplink model (sim/network.c)
+ * that time. A message up leaves when the uplink model (sim/model/network.c)
  * delivers it, so the uplink's WAN delay is injected here; frames from the
  * verifier enter the engine at the instant they are read. With real
  * drafting for one tenant (testbed/realdraft.h) that tenant's draft ends
@@ -17,12 +17,12 @@
 
 #include <signal.h>
 
-#include "err.h"
+#include "base/err.h"
 #include "lmedge.h"
 #include "realverify.h"
-#include "repl.h"
-#include "scenario.h"
-#include "tally.h"
+#include "entity/repl.h"
+#include "config/scenario.h"
+#include "stat/tally.h"
 
 /* What a replication of the fleet measured besides its tally. */
 typedef struct fleet_stats {

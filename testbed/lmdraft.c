@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "spec.h"
-#include "wallclock.h"
+#include "base/wallclock.h"
 
 typedef struct slot {
     /* handed over, under the lock */

@@ -17,7 +17,7 @@
 
 #include <stdint.h>
 
-#include "err.h"
+#include "base/err.h"
 #include "llm.h"
 
 #define LMDRAFT_K_MAX 64

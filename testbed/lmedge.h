@@ -31,7 +31,7 @@
 
 #include <stdint.h>
 
-#include "err.h"
+#include "base/err.h"
 #include "wire.h"
 
 typedef struct lmedge_opts {

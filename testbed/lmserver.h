@@ -4,7 +4,7 @@
  * forward passes (kernels/llm/llm.h), verdicts decided by comparing tokens.
  *
  * It is a second implementation of the cloud, written for this server and
- * not by running sim/cloud.c or sim/ctenant.c, so that comparing the
+ * not by running sim/entity/cloud.c or sim/entity/ctenant.c, so that comparing the
  * testbed with the simulator checks the simulator's cloud model instead of
  * re-running it:
  *   - a FIFO queue of jobs (a request's prefill, each block's
@@ -28,8 +28,8 @@
  *     position), its drafts and the bonus under sync.
  * The forward pass runs on a worker thread so that the event loop keeps
  * reading blocks and sending verdicts, each at the time the downlink model
- * (sim/network.h) delivers it. The metrics go to the tally that
- * sim/cloud.c would fill (batch sizes, queue delays, busy time, KV use,
+ * (sim/model/network.h) delivers it. The metrics go to the tally that
+ * sim/entity/cloud.c would fill (batch sizes, queue delays, busy time, KV use,
  * acceptance, downlink bytes) and are shipped like server.c's.
  */
 #ifndef TESTBED_LMSERVER_H
@@ -37,9 +37,9 @@
 
 #include <signal.h>
 
-#include "err.h"
-#include "repl.h"
-#include "scenario.h"
+#include "base/err.h"
+#include "entity/repl.h"
+#include "config/scenario.h"
 
 typedef struct lmserver_opts {
     const char *model;      /* the GGUF file */

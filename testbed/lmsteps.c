@@ -7,7 +7,7 @@
 
 #include "llm.h"
 #include "spec.h"
-#include "wallclock.h"
+#include "base/wallclock.h"
 
 typedef struct steps {
     const lmsteps_opts_t *o;

@@ -1,6 +1,6 @@
 /* lmsteps — whole forward steps of the real-model verifier
  * (testbed/lmserver.h) timed as calibration-table rows (`op: token`,
- * sim/caltable.h), so that the simulator that predicts a --real-model run
+ * sim/model/caltable.h), so that the simulator that predicts a --real-model run
  * prices its iterations from the steps that server really takes
  * (build/testbed steps --real-model; docs/testbed.md).
  *
@@ -21,7 +21,7 @@
 
 #include <stdio.h>
 
-#include "err.h"
+#include "base/err.h"
 
 typedef struct lmsteps_opts {
     const char *model;   /* the GGUF file (its fp16 target is timed) */

@@ -34,27 +34,27 @@
 
 #include <gsl/gsl_errno.h>
 
-#include "cli_opt.h"
+#include "cli/cli_opt.h"
 #include "fleet.h"
 #include "lmserver.h"
 #include "lmsteps.h"
 #include "llm.h"
 #include "prompts.h"
-#include "infile.h"
-#include "outfile.h"
-#include "output.h"
+#include "io/infile.h"
+#include "io/outfile.h"
+#include "run/output.h"
 #include "realmem.h"
 #include "realverify.h"
-#include "repl.h"
+#include "entity/repl.h"
 #include "rt.h"
-#include "scenario.h"
+#include "config/scenario.h"
 #include "server.h"
-#include "sim.h"
-#include "sweepfile.h"
+#include "run/sim.h"
+#include "run/sweepfile.h"
 #include "tallyio.h"
-#include "wallclock.h"
+#include "base/wallclock.h"
 #include "xio.h"
-#include "cards.h"
+#include "model/cards.h"
 
 static const char usage[] =
     "usage: testbed steps CARD [...]   (calibration rows: testbed steps --help)\n"
@@ -188,7 +188,7 @@ static int parse_lm_opt(opts_t *o, int argc, char **argv, int *k)
 
 static int parse(opts_t *o, int argc, char **argv)
 {
-    /* As specsim's parser (sim/cli_opt.c): an option with a value may be
+    /* As specsim's parser (sim/cli/cli_opt.c): an option with a value may be
      * given once (only --set accumulates); flags may repeat. */
     int seen[3] = {0, 0, 0};   /* --seed, --reps, --out */
     for (int k = 1; k < argc; k++) {
@@ -702,7 +702,7 @@ static const char usage_steps[] =
     "Runs the verify step --real-verify runs (testbed/realverify.h) on one core\n"
     "for batches of 1, 2, ... blocks of G + 1 tokens (up to N tokens) over C\n"
     "cached tokens each, and prints one calibration-table row per batch size\n"
-    "(`op: token` with q and batch, sim/caltable.h; the median of R runs) to\n"
+    "(`op: token` with q and batch, sim/model/caltable.h; the median of R runs) to\n"
     "append to the ops: of a table build/calibrate wrote for CARD, so that the\n"
     "service model's step factor covers batched steps (docs/testbed.md).\n"
     "With --real-model, the steps of the real-model verifier instead\n"

@@ -14,8 +14,8 @@
 
 #include <stdint.h>
 
-#include "cards.h"
-#include "err.h"
+#include "model/cards.h"
+#include "base/err.h"
 #include "realverify.h"
 
 typedef struct realdraft realdraft_t;

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cards.h"
+#include "model/cards.h"
 
 #define GIB 1073741824.0
 

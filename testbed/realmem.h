@@ -34,7 +34,7 @@ typedef struct realmem_part {
     const char *key;        /* the scenario key naming the card, or NULL */
     const char *name;       /* the card's name */
     const char *ref;        /* the card as written: a file, "inline", ... */
-    int quant;              /* PREC_FP16 or PREC_W4A16 (sim/cards.h) */
+    int quant;              /* PREC_FP16 or PREC_W4A16 (sim/model/cards.h) */
     int jobs, context;      /* the KV caches: jobs × context tokens */
     realverify_size_t size;
     const char *advice;     /* what the user can do instead */

@@ -8,7 +8,7 @@
 #include "attn.h"
 #include "gemv.h"
 #include "w4a16.h"
-#include "wallclock.h"
+#include "base/wallclock.h"
 
 /* One linear layer's weights: fp16 rows, or W4A16 in the kernels' packed
  * layout (kernels/gemv.h). */

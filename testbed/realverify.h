@@ -20,14 +20,14 @@
 #ifndef TESTBED_REALVERIFY_H
 #define TESTBED_REALVERIFY_H
 
-#include "cards.h"
-#include "err.h"
-#include "service.h"
+#include "model/cards.h"
+#include "base/err.h"
+#include "model/service.h"
 
 typedef struct realverify realverify_t;
 
 /* Builds the model: weights of card at quant (PREC_FP16 or PREC_W4A16 of
- * sim/cards.h; anything else is an ERR_INPUT error), random, room for iterations of
+ * sim/model/cards.h; anything else is an ERR_INPUT error), random, room for iterations of
  * up to max_tokens tokens and max_jobs jobs, contexts up to max_context
  * (longer ones are clamped: the cache's contents are random anyway),
  * threads kernel threads (1: one core). NULL with err on failure; free

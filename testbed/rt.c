@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "wallclock.h"
+#include "base/wallclock.h"
 
 /* The timer's tag in the epoll set; fds use their own tags below it. */
 #define RT_TIMER_TAG UINT32_MAX

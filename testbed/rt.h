@@ -1,8 +1,8 @@
 /* rt — the simulator's event engine driven by the wall clock
  * (docs/testbed.md, "How it runs").
  *
- * Each testbed process runs the simulator's own entities (sim/edge.c and
- * the protocols on the edge side; sim/ctenant.c and sim/cloud.c on the
+ * Each testbed process runs the simulator's own entities (sim/entity/edge.c and
+ * the protocols on the edge side; sim/entity/ctenant.c and sim/entity/cloud.c on the
  * verifier's) on an engine_t, but lets CLOCK_MONOTONIC decide when an event
  * runs: the loop sleeps in epoll until the earliest event is due (a
  * timerfd armed at its absolute time) or a socket has data, and runs due
@@ -16,8 +16,8 @@
 #include <signal.h>
 #include <stdint.h>
 
-#include "engine.h"
-#include "err.h"
+#include "engine/engine.h"
+#include "base/err.h"
 
 typedef struct rt {
     int ep, tfd;            /* epoll set, its timerfd */
@@ -29,7 +29,7 @@ typedef struct rt {
 } rt_t;
 
 /* Sets up the epoll set and timer for a run that starts at `start`
- * (wallclock_s seconds, sim/wallclock.h). stop may be NULL. 0, or -1 with err. Release with
+ * (wallclock_s seconds, sim/base/wallclock.h). stop may be NULL. 0, or -1 with err. Release with
  * rt_fini. Also asks the kernel for 1 us timer slack: the default 50 us
  * would blur millisecond service times. */
 int rt_init(rt_t *rt, double start, const volatile sig_atomic_t *stop, err_t *err);

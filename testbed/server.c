@@ -13,14 +13,14 @@
 #include <unistd.h>
 
 #include "conn.h"
-#include "ctenant.h"
-#include "edge.h"
-#include "msg.h"
-#include "proto.h"
+#include "entity/ctenant.h"
+#include "entity/edge.h"
+#include "entity/msg.h"
+#include "entity/proto.h"
 #include "realverify.h"
-#include "route.h"
+#include "entity/route.h"
 #include "rt.h"
-#include "sim.h"
+#include "run/sim.h"
 #include "tallyio.h"
 #include "worker.h"
 #include "xio.h"
@@ -216,7 +216,7 @@ static void real_report(const server_t *sv, int rep)
 
 /* ---- events ------------------------------------------------------------ */
 
-/* A verdict or token leaves when the downlink delivers it (sim/ctenant.c
+/* A verdict or token leaves when the downlink delivers it (sim/entity/ctenant.c
  * scheduled this event at that time). */
 static int on_down(void *ctx, const engine_event_t *ev)
 {

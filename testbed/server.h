@@ -1,14 +1,14 @@
 /* server — the testbed's verifier: its own process, one TCP listener on
  * 127.0.0.1, one connection per tenant (docs/testbed.md).
  *
- * It runs the simulator's cloud side unchanged — sim/ctenant.c (KV
+ * It runs the simulator's cloud side unchanged — sim/entity/ctenant.c (KV
  * admission, verify jobs, acceptance draws, epochs and purges, verdicts)
- * and sim/cloud.c (replicas, batching policy and limits, ordering,
+ * and sim/entity/cloud.c (replicas, batching policy and limits, ordering,
  * iteration times) — on an engine paced by the wall clock (testbed/rt.h):
  * an iteration lasts its verify time (fixed, a distribution or the service
  * model's for its M tokens) because its end is a timer at that time.
  * Blocks and prompts enter when their frames arrive; verdicts and tokens
- * leave when the downlink model (sim/network.c) says they are delivered:
+ * leave when the downlink model (sim/model/network.c) says they are delivered:
  * the WAN delay of the downlink is injected here, the uplink's by the edge.
  */
 #ifndef TESTBED_SERVER_H
@@ -16,10 +16,10 @@
 
 #include <signal.h>
 
-#include "err.h"
+#include "base/err.h"
 #include "realverify.h"
-#include "repl.h"
-#include "scenario.h"
+#include "entity/repl.h"
+#include "config/scenario.h"
 
 /* How the verifier verifies. */
 typedef struct server_opts {

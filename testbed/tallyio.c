@@ -98,7 +98,7 @@ int tallyio_add(tally_t *t, const double *in, size_t n, err_t *err)
     t->busy += in[0];
     t->kv_area += in[1];
     t->roof_s += in[2];
-    /* Set by the cloud (sim/cloud.c) on its side only. */
+    /* Set by the cloud (sim/entity/cloud.c) on its side only. */
     t->roof_known |= in[3] != 0;
     t->kv_known |= in[4] != 0;
     in += CLOUD_SUMS;

@@ -13,8 +13,8 @@
 
 #include <stddef.h>
 
-#include "err.h"
-#include "tally.h"
+#include "base/err.h"
+#include "stat/tally.h"
 
 /* The packed length of t (doubles). */
 size_t tallyio_len(const tally_t *t);

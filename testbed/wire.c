@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-#include "msg.h"
+#include "entity/msg.h"
 
 /* ---- little-endian fields ---------------------------------------------- */
 

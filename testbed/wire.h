@@ -14,7 +14,7 @@
  *   TOKEN    u32 epoch, u32 token id
  *   BYE      (nothing)
  *
- * A frame maps one to one onto the simulator's message (sim/msg.h): the
+ * A frame maps one to one onto the simulator's message (sim/entity/msg.h): the
  * testbed hands the decoded fields to the simulator's own protocol code.
  * Token ids ride along so that a frame is as long as a real one; the
  * emulated devices have no vocabulary and send 0, a real model
@@ -31,7 +31,7 @@ enum wire_kind {
     WIRE_TOKEN, WIRE_BYE
 };
 
-/* The largest frame: a verdict or block of 2047 tokens (sim/msg.h's field). */
+/* The largest frame: a verdict or block of 2047 tokens (sim/entity/msg.h's field). */
 #define WIRE_FRAME_MAX (4 + 1 + 10 + 4 * 2048)
 /* Ids a frame may carry. */
 #define WIRE_IDS_MAX 2047
@@ -63,7 +63,7 @@ size_t wire_encode(const wire_msg_t *m, uint8_t *buf, size_t cap);
  * with the length). */
 int wire_decode(const uint8_t *buf, size_t len, wire_msg_t *m, size_t *used);
 
-/* The simulator's message (sim/msg.h) a frame stands for, and back.
+/* The simulator's message (sim/entity/msg.h) a frame stands for, and back.
  * wire_from_msg fills kind and the fields the message holds. */
 uint64_t wire_to_msg(const wire_msg_t *m);
 void wire_from_msg(uint64_t msg, wire_msg_t *m);

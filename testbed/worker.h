@@ -19,7 +19,7 @@
 
 #include <pthread.h>
 
-#include "err.h"
+#include "base/err.h"
 
 /* Runs posted work; called on the worker's thread with its lock held and
  * must return with it held, releasing it (worker_unlock / worker_lock)

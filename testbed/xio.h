@@ -6,7 +6,7 @@
 #include <signal.h>
 #include <stddef.h>
 
-#include "err.h"
+#include "base/err.h"
 
 /* Writes / reads exactly n bytes, retrying after signals (a read stops
  * when *stop is set; stop may be NULL). 0, or -1 with err (a read that

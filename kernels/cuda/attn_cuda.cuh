@@ -22,7 +22,7 @@
 #include <cuda_runtime.h>
 
 extern "C" {
-#include "err.h"
+#include "base/err.h"
 }
 
 #define ATTN_CUDA_MAX_SPLITS 64

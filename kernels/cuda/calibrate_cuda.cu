@@ -2,7 +2,7 @@
  * [--out FILE] [--log FILE.csv] [--reps N] [--warmup N] [--max-context N]
  * [--quick] [--no-token]`.
  *
- * Writes the calibration table of sim/caltable.h (docs/formats.md) for the GPU it
+ * Writes the calibration table of sim/model/caltable.h (docs/formats.md) for the GPU it
  * runs on (device_kind: cuda), every number measured here:
  *   ceilings   device-to-device copy GB/s (read + write), streaming read
  *              GB/s, large FP16 GEMM TFLOP/s (cuBLAS, fp32 accumulation)
@@ -40,8 +40,8 @@
 extern "C" {
 #include "calibrate_cuda.h"
 #include "calprov.h"
-#include "caltable.h"
-#include "cards.h"
+#include "model/caltable.h"
+#include "model/cards.h"
 #include "shapes.h"
 }
 

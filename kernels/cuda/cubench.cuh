@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 extern "C" {
-#include "err.h"
+#include "base/err.h"
 }
 
 #define CUBENCH_FLUSH_BYTES ((size_t)256 << 20)

@@ -15,7 +15,7 @@
 #include <cuda_runtime.h>
 
 extern "C" {
-#include "err.h"
+#include "base/err.h"
 }
 
 #define CU_TRY(call)                                                          \

@@ -19,7 +19,7 @@
 #include <cuda_fp16.h>
 
 extern "C" {
-#include "err.h"
+#include "base/err.h"
 }
 
 #define CUGEMM_MAX_ALGOS 8

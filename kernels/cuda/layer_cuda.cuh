@@ -26,7 +26,7 @@
 #include "w4a16_cuda.cuh"
 
 extern "C" {
-#include "err.h"
+#include "base/err.h"
 }
 
 typedef struct layer_cuda_dims {

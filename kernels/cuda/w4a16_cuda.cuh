@@ -30,7 +30,7 @@
 #include <stdint.h>
 
 extern "C" {
-#include "err.h"
+#include "base/err.h"
 #include "w4a16.h"
 }
 

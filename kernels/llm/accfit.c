@@ -78,7 +78,7 @@ static int fit_beta(const accstat_stream_t *st, int ns, accfit_t *f, err_t *err)
 
 /* States 0 and 1; x = P(0 → 1), y = P(1 → 0) after each outcome; every
  * stream starts in the stationary law π_0 = y / (x + y) (1/2 for a frozen
- * chain, as sim/accept_markov.c). */
+ * chain, as sim/model/accept_markov.c). */
 typedef struct hmm {
     double e[2];   /* P(accept | state) */
     double x, y;

@@ -15,7 +15,7 @@
  *               one α per tenant, which then holds for all its requests.
  *   markov      a hidden good/bad state emitting accept with α_good or
  *               α_bad and switching after every evaluated draft — the
- *               simulator's markov model (sim/accept_markov.c), whose
+ *               simulator's markov model (sim/model/accept_markov.c), whose
  *               tenant starts in the chain's stationary law and carries
  *               its state from block to block and from request to request,
  *               never reset. So the texts are read as one tenant's
@@ -39,7 +39,7 @@
 #include <stddef.h>
 
 #include "accstat.h"
-#include "err.h"
+#include "base/err.h"
 
 #define ACCFIT_POS 8
 #define ACCFIT_EM_STARTS 12

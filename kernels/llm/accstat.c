@@ -51,7 +51,7 @@ int accstat_write_trace(FILE *f, const char *const *header, int nh, const accsta
     for (int i = 0; i < nh; i++) fprintf(f, "# %s\n", header[i]);
     for (int k = 0; k < ns; k++) {
         /* Marks where the stream (one prompt's text) starts, for a replay
-         * per request (sim/accept_trace.c, per_request). */
+         * per request (sim/model/accept_trace.c, per_request). */
         fprintf(f, "# request%s%s\n", st[k].label ? ": " : "", st[k].label ? st[k].label : "");
         int open = 0;
         for (int i = 0; i < st[k].n; i++) {

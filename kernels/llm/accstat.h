@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "err.h"
+#include "base/err.h"
 
 typedef struct accstat_stream {
     const uint8_t *o;

@@ -27,7 +27,7 @@
 #include "cli_cmds.h"
 #include "prompts.h"
 #include "tforce.h"
-#include "wallclock.h"
+#include "base/wallclock.h"
 
 #define CMD "llm accept"
 /* Bytes of --drafts, its NUL included. */

@@ -1,6 +1,6 @@
 /* cli_args — option parsing for build/llm (see cli_args.h). */
 #include "cli_args.h"
-#include "infile.h"
+#include "io/infile.h"
 
 #include <errno.h>
 #include <math.h>

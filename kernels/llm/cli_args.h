@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "err.h"
+#include "base/err.h"
 #include "gguf.h"
 #include "llm.h"
 #include "tok.h"

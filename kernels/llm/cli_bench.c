@@ -9,7 +9,7 @@
 
 #include "cli_args.h"
 #include "cli_cmds.h"
-#include "wallclock.h"
+#include "base/wallclock.h"
 
 #define CMD "llm bench"
 

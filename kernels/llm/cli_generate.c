@@ -6,9 +6,9 @@
 
 #include "cli_args.h"
 #include "cli_cmds.h"
-#include "rng.h"
+#include "engine/rng.h"
 #include "specloop.h"
-#include "wallclock.h"
+#include "base/wallclock.h"
 
 #define CMD "llm generate"
 

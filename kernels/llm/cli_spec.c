@@ -9,7 +9,7 @@
 #include "cli_cmds.h"
 #include "prompts.h"
 #include "specloop.h"
-#include "wallclock.h"
+#include "base/wallclock.h"
 
 #define CMD "llm spec"
 

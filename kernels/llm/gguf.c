@@ -12,7 +12,7 @@
  * image's alignment.
  */
 #include "gguf.h"
-#include "infile.h"
+#include "io/infile.h"
 
 #include <errno.h>
 #include <float.h>

@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "base/err.h"
 
 /* Tensor types (the ggml_type numbers the file stores). */
 enum gguf_ttype {

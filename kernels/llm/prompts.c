@@ -1,6 +1,6 @@
 /* prompts — prompt files and the chat wrapper (see prompts.h). */
 #include "prompts.h"
-#include "infile.h"
+#include "io/infile.h"
 
 #include <errno.h>
 #include <stdint.h>

@@ -14,7 +14,7 @@
 #ifndef SPECSIM_PROMPTS_H
 #define SPECSIM_PROMPTS_H
 
-#include "err.h"
+#include "base/err.h"
 #include "gguf.h"
 
 typedef struct prompt {

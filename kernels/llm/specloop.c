@@ -6,7 +6,7 @@
 
 #include <gsl/gsl_randist.h>
 
-#include "rng.h"
+#include "engine/rng.h"
 #include "spec.h"
 
 /* Keys of this module's random streams (rng_stream's purpose argument;

@@ -27,7 +27,7 @@
 #include <gsl/gsl_rng.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "base/err.h"
 #include "llm.h"
 
 enum specloop_mode { SPECLOOP_SYNC = 0, SPECLOOP_ASYNC = 1 };

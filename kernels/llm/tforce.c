@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rng.h"
+#include "engine/rng.h"
 #include "spec.h"
 
 /* rng_stream purposes of this module (apart from the simulator's). */

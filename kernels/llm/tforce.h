@@ -29,7 +29,7 @@
 
 #include <stdint.h>
 
-#include "err.h"
+#include "base/err.h"
 #include "llm.h"
 
 /* One prompt's text as the target wrote it. */

@@ -18,7 +18,7 @@ expect_exit calibrate_out_is_dir 2 timeout 60 "$CAL" --device cpu --model "$card
 [ -z "$(ls -A "$TMP/d")" ] && pass calibrate_out_nothing_left ||
     fail calibrate_out_nothing_left "$(ls -A "$TMP/d")"
 # A socket (or a block device, a link to nothing) is no place for a table
-# (sim/outfile.h): refused before measuring, left as it was. The old check
+# (sim/io/outfile.h): refused before measuring, left as it was. The old check
 # tried only OUT.tmp and found out after the measurement.
 if python3 -c "import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])" \
         "$TMP/sock" 2>/dev/null; then

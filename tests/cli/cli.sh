@@ -3,8 +3,8 @@
 . tests/cli/lib.sh
 
 # Metric names straight from the contract's X-macro, independent of the binary.
-names=$(sed -n 's/^ *X([A-Z0-9_]*, "\([a-z0-9_]*\)".*/\1/p' sim/metrics.h)
-[ -n "$names" ] || { fail metric_names_parsed "no names parsed from sim/metrics.h"; }
+names=$(sed -n 's/^ *X([A-Z0-9_]*, "\([a-z0-9_]*\)".*/\1/p' sim/stat/metrics.h)
+[ -n "$names" ] || { fail metric_names_parsed "no names parsed from sim/stat/metrics.h"; }
 
 expect_exit help_main 0 "$SPECSIM" --help
 for c in run check analytic sweep merge roofline; do

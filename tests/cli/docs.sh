@@ -121,7 +121,7 @@ for doc in $DOCS; do
             esac
         fi
     done
-    # Inline code that is a repository path: `sim/caltable.h`, `models/llm/`.
+    # Inline code that is a repository path: `sim/model/caltable.h`, `models/llm/`.
     prose "$doc" | grep -o '`[^` ]*/[^` ]*`' | tr -d '`' | sort -u |
     while read -r ref; do
         is_path "$ref" || continue

@@ -30,7 +30,7 @@ flags="$flags -Isim -Ikernels -Itests"
 # use.
 srcs="kernels/attn.c kernels/convert.c kernels/cpuid.c kernels/gemv.c kernels/gemv_avx2.c
       kernels/gemv_avx512.c kernels/gemv_neon.c kernels/membw.c kernels/ref.c
-      kernels/w4a16.c sim/err.c sim/wallclock.c"
+      kernels/w4a16.c sim/base/err.c sim/base/wallclock.c"
 mkdir -p "$TMP/obj"
 for s in $srcs; do
     # shellcheck disable=SC2086  # flags is a word list

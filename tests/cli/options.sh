@@ -1,4 +1,4 @@
-# The one option parser (sim/cli_opt.c) as every subcommand sees it: the
+# The one option parser (sim/cli/cli_opt.c) as every subcommand sees it: the
 # --opt=value spelling, repeated options, options of another subcommand,
 # positional arguments (any number for merge), empty values, and the usage
 # errors of roofline and merge; `run

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Output files (docs/formats.md, "Output files"; sim/outfile.h): a device or
+# Output files (docs/formats.md, "Output files"; sim/io/outfile.h): a device or
 # FIFO is written through and never replaced, a directory or socket is
 # refused before anything runs, an output may be neither an input nor another
 # output, --resume leaves a file that is no sweep's alone, an interrupt

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The model's own sanity checks (sim/guard.h and the loader's): a run that
+# The model's own sanity checks (sim/run/guard.h and the loader's): a run that
 # could never end stops with exit status 2 and a message that names the
 # keys responsible, within a bounded number of events (`timeout` turns a
 # hang into exit 124, a failure here, not a stuck test suite).

@@ -12,7 +12,7 @@
 #include "check.h"
 
 extern "C" {
-#include "err.h"
+#include "base/err.h"
 #include "w4a16.h"
 }
 

@@ -10,7 +10,7 @@
 
 extern "C" {
 #include "calibrate_cuda.h"
-#include "caltable.h"
+#include "model/caltable.h"
 }
 
 static const char kCard[] =

@@ -1,4 +1,4 @@
-/* fuzz_caltable — the calibration-table reader (sim/caltable.h).
+/* fuzz_caltable — the calibration-table reader (sim/model/caltable.h).
  *
  * The input is a table file. A table that loads must come back unchanged
  * through caltable_write (the header's promise:
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "caltable.h"
+#include "model/caltable.h"
 #include "fuzz.h"
 
 static int same_num(double a, double b)

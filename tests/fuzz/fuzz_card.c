@@ -1,4 +1,4 @@
-/* fuzz_card — the hardware and model card reader (sim/cards.h).
+/* fuzz_card — the hardware and model card reader (sim/model/cards.h).
  *
  * The input is a card file; it is read as an LLM card and as a hardware
  * card. A card that loads must come back unchanged through cards_write_*
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cards.h"
+#include "model/cards.h"
 #include "fuzz.h"
 
 /* Writes the card with `write` into a file beside the input; the path goes

@@ -1,5 +1,5 @@
 /* fuzz_scenario — the scenario loader with `--set` overrides
- * (sim/scenario.h).
+ * (sim/config/scenario.h).
  *
  * The input is a scenario file, optionally followed by a line `#--set` and
  * then one `--set` argument per line (PATH=VALUE; a line without '=' after a
@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "scenario.h"
+#include "config/scenario.h"
 
 enum { MAX_SETS = 64 };
 

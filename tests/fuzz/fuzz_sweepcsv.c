@@ -1,5 +1,5 @@
 /* fuzz_sweepcsv — the sweep-CSV reader of resume and merge
- * (sim/sweepfile.h).
+ * (sim/run/sweepfile.h).
  *
  * The input is a sidecar text, then up to three CSV parts, each after a line
  * `#--part`. Every part gets that sidecar beside it and the parts are merged
@@ -18,8 +18,8 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "sweepfile.h"
-#include "sweepspec.h"
+#include "run/sweepfile.h"
+#include "config/sweepspec.h"
 
 enum { MAX_PARTS = 3, MAX_POINTS = 1 << 20 };
 

@@ -1,5 +1,5 @@
 /* fuzz_sweepspec — the sweep: section reader of `specsim sweep` and
- * `specsim check` (sim/sweepspec.h).
+ * `specsim check` (sim/config/sweepspec.h).
  *
  * The input is a scenario file. Its sweep: section is read as `specsim
  * sweep` reads it (sweepspec_load of the file). A spec that loads must:
@@ -32,11 +32,11 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "infile.h"
-#include "scenario.h"
-#include "sweepspec.h"
-#include "units.h"
-#include "ynode.h"
+#include "io/infile.h"
+#include "config/scenario.h"
+#include "config/sweepspec.h"
+#include "base/units.h"
+#include "io/ynode.h"
 
 enum {
     MAX_POINT_CHECKS = 4096,

@@ -1,6 +1,6 @@
 /* calibrate: linear shapes from a card (by hand), command-line quoting, the
  * driver's table (provenance from calprov, written by caltable_save) read
- * back by the simulator's reader (sim/caltable.c), and a
+ * back by the simulator's reader (sim/model/caltable.c), and a
  * quick in-process calibration of a tiny model whose table must load and be
  * self-consistent (every rate recomputed from its own row), and the
  * out-of-memory message of a model too large to allocate. */
@@ -9,7 +9,7 @@
 
 #include "calibrate.h"
 #include "calprov.h"
-#include "caltable.h"
+#include "model/caltable.h"
 #include "check.h"
 #include "gemv.h"
 #include "membw.h"

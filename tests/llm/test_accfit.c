@@ -11,7 +11,7 @@
  *     precision, against iid; markov against its special cases (equal
  *     emissions: iid; a frozen chain: half good, half bad, as the
  *     simulator) and against a Monte Carlo run of the chain through blocks
- *     drawn as sim/accept_markov.c draws them;
+ *     drawn as sim/model/accept_markov.c draws them;
  *   - Pearson's χ² and its p by hand (p from the closed form of the χ²
  *     tail for 3 degrees of freedom), the pooling of sparse bins, df < 1
  *     giving no test, positional at γ = 8 (and at a γ whose blocks are
@@ -181,7 +181,7 @@ static void test_laws_closed_forms(void)
     f.p_bg = 0.05;
     accfit_law(&f, ACCFIT_MARKOV, 4, law);
     for (int k = 0; k < 4; k++) CHECK_ABS(law[k], pow(0.7, k) * 0.3, 1e-14);
-    /* A frozen chain: half the tenants good, half bad (sim/accept_markov.c). */
+    /* A frozen chain: half the tenants good, half bad (sim/model/accept_markov.c). */
     f.good = 0.9;
     f.bad = 0.2;
     f.p_gb = f.p_bg = 0;
@@ -191,7 +191,7 @@ static void test_laws_closed_forms(void)
     CHECK_ABS(law[4], 0.5 * pow(0.9, 4) + 0.5 * pow(0.2, 4), 1e-14);
 }
 
-/* sim/accept_markov.c's draw: one uniform per evaluated draft, u < p
+/* sim/model/accept_markov.c's draw: one uniform per evaluated draft, u < p
  * accepts, and the residual decides the switch. */
 static int markov_block(int *good, const accfit_t *f, gsl_rng *r, int gamma)
 {

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "accept.h"
+#include "model/accept.h"
 #include "check.h"
 
 /* *c from text such as "{model: iid, alpha: 0.7}"; a text the loader

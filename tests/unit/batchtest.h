@@ -1,10 +1,10 @@
 /* Hand-built cloud queues for the batching and ordering tests: jobs in
- * arrival order, linked as sim/cloud.c links them (next for the queue, tnext
+ * arrival order, linked as sim/entity/cloud.c links them (next for the queue, tnext
  * from a tenant's job to its next). Header-only. */
 #ifndef TEST_BATCHTEST_H
 #define TEST_BATCHTEST_H
 
-#include "batch.h"
+#include "model/batch.h"
 
 #define MAXJ 16
 #define NTEN 8

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "scenario.h"
+#include "config/scenario.h"
 
 /* s written as YAML into a new string (caller frees), or NULL with the
  * current test failed when it cannot be written: a partial text would only

@@ -10,10 +10,10 @@
 #include <math.h>
 #include <string.h>
 
-#include "accept.h"
+#include "model/accept.h"
 #include "accepttest.h"
 #include "check.h"
-#include "rng.h"
+#include "engine/rng.h"
 #include "simtest.h"
 
 /* Checks that an observed frequency k/n is within 4 sigma of p. */
@@ -364,11 +364,11 @@ static void test_streams(void)
     accept_cfg_fini(&c);
 }
 
-/* The iid draw, taken one uniform ahead (sim/accept.c), is still the
+/* The iid draw, taken one uniform ahead (sim/model/accept.c), is still the
  * inverse CDF of the stream's uniforms in order: draw k is
  * min(gamma, floor(log U_k / log alpha)) for the k-th uniform of the
  * tenant's RNG_ACCEPT stream, whatever gamma each call asks for; a call
- * for gamma 0 draws nothing (sim/accept.h). */
+ * for gamma 0 draws nothing (sim/model/accept.h). */
 static void test_iid_draws_are_the_streams(void)
 {
     accept_cfg_t c;

@@ -8,9 +8,9 @@
 #include <float.h>
 #include <string.h>
 
-#include "accept.h"
+#include "model/accept.h"
 #include "check.h"
-#include "scenario.h"
+#include "config/scenario.h"
 
 /* msg starts with prefix; says what it got otherwise. */
 static int starts(const char *msg, const char *prefix)

@@ -31,12 +31,12 @@
 
 #include <gsl/gsl_cdf.h>
 
-#include "accept.h"
+#include "model/accept.h"
 #include "accepttest.h"
 #include "check.h"
-#include "metrics.h"
-#include "scenario.h"
-#include "sim.h"
+#include "stat/metrics.h"
+#include "config/scenario.h"
+#include "run/sim.h"
 #include "simtest.h"
 
 #define DRAFT 0.001    /* s per drafted token */

@@ -1,4 +1,4 @@
-/* Acceptance traces across gamma (sim/accept_trace.c): the per-position
+/* Acceptance traces across gamma (sim/model/accept_trace.c): the per-position
  * format replayed at another gamma against a hand count, its block law, and
  * the per-block format refused at a gamma other than its recorded one. */
 #include <stdio.h>
@@ -6,11 +6,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "accept.h"
+#include "model/accept.h"
 #include "accepttest.h"
 #include "check.h"
-#include "scenario.h"
-#include "sim.h"
+#include "config/scenario.h"
+#include "run/sim.h"
 
 /* Recorded at gamma 4. The evaluated outcomes (each line up to its first
  * 0; line 2's last 1 came after a rejection and is ignored):

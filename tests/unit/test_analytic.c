@@ -14,11 +14,11 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "analytic.h"
-#include "proto.h"
-#include "caltable.h"
+#include "run/analytic.h"
+#include "entity/proto.h"
+#include "model/caltable.h"
 #include "check.h"
-#include "service.h"
+#include "model/service.h"
 
 #include "accepttest.h"
 
@@ -232,7 +232,7 @@ static void test_beta(void)
     CHECK_REL(a.throughput_async_tok_s, ref, 1e-8);
 }
 
-/* markov, as sim/accept_markov.c draws it (state switches after every evaluated
+/* markov, as sim/model/accept_markov.c draws it (state switches after every evaluated
  * draft). (1) α_good = α_bad: iid. (2) γ = 1: one evaluated draft per block,
  * so blocks see the per-draft stationary law π_good = 0.3/(0.1+0.3) = 0.75:
  * E = 1 + 0.75·0.9 + 0.25·0.3 = 1.75. (3) γ = 4, α_good = 1, α_bad = 0,

@@ -3,10 +3,10 @@
  * chunking, one job per tenant, a waiting job holding its tenant's later
  * ones, multi_block within an epoch, an order other than FCFS, and the
  * scratch marks wrapping. Expected batches are worked out in the comments. */
-#include "batch.h"
+#include "model/batch.h"
 #include "batchtest.h"
 #include "check.h"
-#include "scenario.h"
+#include "config/scenario.h"
 #include "scentext.h"
 
 #include <limits.h>

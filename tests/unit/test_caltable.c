@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "caltable.h"
+#include "model/caltable.h"
 #include "check.h"
 
 static void row_eq(const caltable_row_t *a, const caltable_row_t *b)
@@ -160,7 +160,7 @@ static void test_save(void)
     e.code = 0;
     CHECK(caltable_save(&t, "/nonexistent-dir/t.yaml", stdout, &e) == -1 && e.code == ERR_RUNTIME);
     CHECK(strncmp(e.msg, "/nonexistent-dir/t.yaml:", 24) == 0);
-    /* A directory is refused as a target (sim/outfile.h), nothing created. */
+    /* A directory is refused as a target (sim/io/outfile.h), nothing created. */
     CHECK(caltable_save(&t, "/tmp", stdout, &e) == -1 && e.code == ERR_INPUT);
     CHECK(strstr(e.msg, "is a directory") != NULL);
     /* A device is written through, not replaced. */

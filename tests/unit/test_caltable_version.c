@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "caltable.h"
+#include "model/caltable.h"
 #include "check.h"
-#include "version.h"
+#include "base/version.h"
 
 static void test_written_and_read_back(void)
 {

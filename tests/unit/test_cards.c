@@ -1,12 +1,12 @@
-/* Cards (sim/cards.c): every shipped card loads; LLM cards reproduce the
+/* Cards (sim/model/cards.c): every shipped card loads; LLM cards reproduce the
  * published parameter counts; precision byte counts; inline cards, bases,
  * defaults; errors in card files name the card file's line:column. */
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cards.h"
+#include "model/cards.h"
 #include "check.h"
-#include "ynode.h"
+#include "io/ynode.h"
 
 #define ROOT SPECSIM_ROOT "/"
 

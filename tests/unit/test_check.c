@@ -15,10 +15,10 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "scenario.h"
+#include "config/scenario.h"
 #include "scentext.h"
-#include "sim.h"
-#include "sweepspec.h"
+#include "run/sim.h"
+#include "config/sweepspec.h"
 
 #define ROOT SPECSIM_ROOT "/"
 #define SET(p, v) {.path = (p), .value = (v)}

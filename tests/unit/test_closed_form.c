@@ -21,11 +21,11 @@
 
 #include <gsl/gsl_cdf.h>
 
-#include "analytic.h"
+#include "run/analytic.h"
 #include "check.h"
-#include "metrics.h"
-#include "scenario.h"
-#include "sim.h"
+#include "stat/metrics.h"
+#include "config/scenario.h"
+#include "run/sim.h"
 #include "simtest.h"
 
 #define YAML_MAX 4096
@@ -171,7 +171,7 @@ static double async_rate(double alpha, int gamma, double d, double T, int W)
 }
 
 /* The MVA of the closed networks in section d is analytic_mva
- * (sim/analytic.c; test_analytic checks it against small networks solved by
+ * (sim/run/analytic.c; test_analytic checks it against small networks solved by
  * hand). It is exact there: product form, since an infinite-server station
  * is insensitive to its time distribution, so the deterministic delay Z is
  * fine beside the FCFS exponential verify. */
@@ -866,7 +866,7 @@ static void test_conservation(void)
 
 /* ---- the analytic module against these derivations ------------------------ */
 
-/* sim/analytic.c was derived separately; its single-tenant predictions must
+/* sim/run/analytic.c was derived separately; its single-tenant predictions must
  * match the formulas above for the hook's settings (sync and async, window 4:
  * T = 45 ms <= 3·γd, no stall) and for a binding window (γ = 2, W = 2). */
 /* Loads yaml_pipeline's scenario and computes its analytic predictions. */

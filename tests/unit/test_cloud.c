@@ -3,7 +3,7 @@
  * pinning. Every iteration takes a fixed 1 s so the schedule can be worked
  * out by hand (comments give it). */
 #include "check.h"
-#include "cloud.h"
+#include "entity/cloud.h"
 
 typedef struct done_rec {
     int tenant, kind, tokens_done, remaining;

@@ -1,9 +1,9 @@
-/* Tests of data-file lookup (sim/datapath.c): the scenario's directory first,
+/* Tests of data-file lookup (sim/base/datapath.c): the scenario's directory first,
  * then the working directory and the source root; absolute paths as given. */
 #include <unistd.h>
 
 #include "check.h"
-#include "datapath.h"
+#include "base/datapath.h"
 
 static void test_lookup_order(void)
 {

@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "check.h"
-#include "engine.h"
+#include "engine/engine.h"
 
 typedef struct rec {
     double t[4096];
@@ -143,7 +143,7 @@ static void test_stress_vs_sorted(void)
 }
 
 /* Memory follows the backlog, not the run's length nor how the pending
- * times spread over the radix heap's buckets (sim/engine.c): a steady
+ * times spread over the radix heap's buckets (sim/engine/engine.c): a steady
  * backlog of 1000 events over 2000 simulated seconds (times crossing
  * eleven powers of two, each reshuffling the buckets) stays within twice
  * the backlog. Per-bucket arrays, each keeping its own peak, reached 55

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "engine.h"
+#include "engine/engine.h"
 
 typedef struct st {
     engine_t *e;

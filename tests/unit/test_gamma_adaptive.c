@@ -1,7 +1,7 @@
 /* The adaptive speculation-length policies `rtt` and `goodput`
- * (sim/gamma_rtt.c, sim/gamma_goodput.c).
+ * (sim/model/gamma_rtt.c, sim/model/gamma_goodput.c).
  * 1. Their choice on hand cases: constant observations fed through the
- *    hook (sim/gamma.h), the argmax of the protocol's closed form worked
+ *    hook (sim/model/gamma.h), the argmax of the protocol's closed form worked
  *    out by hand below.
  * 2. The acceptance check: on scenarios/examples/gamma-adaptive.yaml (far:
  *    alpha 0.9, 150 ms, async window 2; near: alpha 0.5, 20 ms, sync; fixed
@@ -17,9 +17,9 @@
 #include <stdio.h>
 
 #include "check.h"
-#include "gamma.h"
-#include "scenario.h"
-#include "sim.h"
+#include "model/gamma.h"
+#include "config/scenario.h"
+#include "run/sim.h"
 
 #define ROOT SPECSIM_ROOT "/"
 

@@ -4,14 +4,14 @@
  * consumer must follow each block's own gamma: the hand counts below hold
  * only if drafting, verification cost, verdicts and discards all do. Also
  * the loader's side: protocol.gamma_policy and protocol.mode names come from
- * their registries, and the one gamma limit is PROTO_GAMMA_MAX. */
+ * their registries, and the one gamma limit is GAMMA_MAX. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "check.h"
-#include "sim.h"
+#include "run/sim.h"
 #include "test_sim_scen.h"
 
 static int cycle_limit(int gamma) { return gamma; }
@@ -162,7 +162,7 @@ static void test_loader(void)
     CHECK(s.protocol.gamma_policy == gamma_find("fixed"));   /* the default */
     scenario_fini(&s);
     char big[16];
-    snprintf(big, sizeof big, "%d", PROTO_GAMMA_MAX + 1);
+    snprintf(big, sizeof big, "%d", GAMMA_MAX + 1);
     scenario_override_t g = {.path = "protocol.gamma", .value = big};
     CHECK(scenario_load(path, &g, 1, &s, &err) == -1);
     CHECK(strstr(err.msg, "protocol.gamma") != NULL);

@@ -11,13 +11,13 @@
 #include <string.h>
 
 #include "check.h"
-#include "metrics.h"
-#include "output.h"
-#include "scenario.h"
+#include "stat/metrics.h"
+#include "run/output.h"
+#include "config/scenario.h"
 #include "scentext.h"
-#include "sim.h"
+#include "run/sim.h"
 #include "simtest.h"
-#include "tally.h"
+#include "stat/tally.h"
 
 /* Two groups: a (d = 10 ms, rtt = 40 ms) and b (d = 20 ms, rtt = 100 ms);
  * v = 5 ms, gamma = 4, edge prefill 1 ms. %s: acceptance, then extra

@@ -7,10 +7,10 @@
 #include <string.h>
 
 #include "check.h"
-#include "proto.h"
-#include "scenario.h"
+#include "entity/proto.h"
+#include "config/scenario.h"
 #include "scentext.h"
-#include "sim.h"
+#include "run/sim.h"
 
 /* d = 10 ms drafts, rtt = 40 ms, v = 5 ms; one tenant per group, one
  * replica each, so no group ever waits for another's iteration. */

@@ -1,5 +1,5 @@
 /* Inputs (issue 14, items 6-10): every file a command reads is read once
- * (sim/infile.h, scenario_src in sim/scenario.h), bounded and only when it is
+ * (sim/io/infile.h, scenario_src in sim/config/scenario.h), bounded and only when it is
  * a regular file; relative paths resolve next to the scenario, then in the
  * specsim root, never the working directory; nothing a user writes is
  * silently dropped (tags, empty or null values, overrides of the sweep:
@@ -14,10 +14,10 @@
 
 #include "check.h"
 #include "tmpdir.h"
-#include "datapath.h"
-#include "infile.h"
-#include "scenario.h"
-#include "sweepspec.h"
+#include "base/datapath.h"
+#include "io/infile.h"
+#include "config/scenario.h"
+#include "config/sweepspec.h"
 
 /* Loads a scenario file expecting an input error whose text holds every
  * one of want[] (NULL-terminated). */

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "metrics.h"
-#include "tally.h"
+#include "stat/metrics.h"
+#include "stat/tally.h"
 
 /* ---- names ---- */
 
@@ -381,7 +381,7 @@ static void test_hist_merge(void)
     gsl_rng_free(r);
 }
 
-/* Recurring values (the cells hist_add remembers by value, sim/metrics.c):
+/* Recurring values (the cells hist_add remembers by value, sim/stat/metrics.c):
  * 64 distinct values, many sharing a memo slot, each added 1..7 times in a
  * scrambled order, must fill exactly the cells that each value alone fills
  * in a fresh histogram (whose memo is empty), counted by hand. */

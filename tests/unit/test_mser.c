@@ -1,12 +1,12 @@
-/* MSER-5 (sim/mser.h) on constructed series whose answer follows from the
+/* MSER-5 (sim/stat/mser.h) on constructed series whose answer follows from the
  * definition, and warmup: auto / the warm-up diagnostic of a run. */
 #include <math.h>
 #include <string.h>
 
 #include "../check.h"
-#include "mser.h"
-#include "scenario.h"
-#include "sim.h"
+#include "stat/mser.h"
+#include "config/scenario.h"
+#include "run/sim.h"
 
 #define N 1000
 

@@ -3,7 +3,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "check.h"
-#include "network.h"
+#include "model/network.h"
 
 /* 8 Mbps = 1 byte per µs; rtt 20 ms -> 10 ms one way. */
 static void test_serialization_closed_form(void)

@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "optimize.h"
-#include "sim.h"
+#include "run/optimize.h"
+#include "run/sim.h"
 
 /* One cloud replica verifying one block at a time (5 ms), sync γ from the
  * knobs; more tenants queue at the replica once N·5 ms exceeds a cycle. */

@@ -2,11 +2,11 @@
  * (the picked batch equals an order worked out by hand in the comments),
  * the tenant-order rule under a ranking, fair's counters (service and VTC's
  * lift) and the loader's keys (cloud.batching.order, a group's priority). */
-#include "batch.h"
+#include "model/batch.h"
 #include "batchtest.h"
 #include "check.h"
-#include "order.h"
-#include "scenario.h"
+#include "model/order.h"
+#include "config/scenario.h"
 #include "scentext.h"
 
 #include <limits.h>

@@ -7,9 +7,9 @@
  * higher decode rate where fcfs gives both groups the same one
  * (order-priority.yaml). */
 #include "check.h"
-#include "metrics.h"
-#include "scenario.h"
-#include "sim.h"
+#include "stat/metrics.h"
+#include "config/scenario.h"
+#include "run/sim.h"
 
 #define ROOT SPECSIM_ROOT "/"
 

@@ -1,4 +1,4 @@
-/* test_outfile — sim/outfile.h: what each kind of target gets, which paths
+/* test_outfile — sim/io/outfile.h: what each kind of target gets, which paths
  * are one file, and the temporaries an interrupt removes (in a child
  * process, which the signal really ends). */
 #include <dirent.h>
@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "infile.h"
-#include "outfile.h"
+#include "io/infile.h"
+#include "io/outfile.h"
 
 static char dir[64];
 

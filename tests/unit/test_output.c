@@ -10,11 +10,11 @@
 
 #include "accepttest.h"
 #include "check.h"
-#include "gamma.h"
-#include "outfile.h"
-#include "output.h"
-#include "proto.h"
-#include "version.h"
+#include "model/gamma.h"
+#include "io/outfile.h"
+#include "run/output.h"
+#include "entity/proto.h"
+#include "base/version.h"
 
 /* ---- a strict JSON parser (RFC 8259 subset: no arrays, true or false are
  * needed, but accepted) that records the top-level keys and their values ---- */
@@ -830,7 +830,7 @@ static void test_write_failures(void)
     CHECK(dir_count(tmpdir) == 1);
 
     /* 4. the target is a directory: refused before anything is written
-     *    (sim/outfile.h), the directory as it was */
+     *    (sim/io/outfile.h), the directory as it was */
     snprintf(path, sizeof path, "%s/d.json", tmpdir);
     CHECK(mkdir(path, 0755) == 0);
     snprintf(sub, sizeof sub, "%s/d.json/keep", tmpdir);

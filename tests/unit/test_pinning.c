@@ -7,7 +7,7 @@
  * lower; the stream is its own (the draws repeat for a seed and differ for
  * another). */
 #include "check.h"
-#include "cloud.h"
+#include "entity/cloud.h"
 
 typedef struct rig {
     engine_t *eng;

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "sim.h"
+#include "run/sim.h"
 #include "test_sim_scen.h"
 
 #define MAXOBS 4096

@@ -8,12 +8,12 @@
 #include <string.h>
 
 #include "check.h"
-#include "cloud.h"
-#include "order.h"
-#include "output.h"
-#include "scenario.h"
+#include "entity/cloud.h"
+#include "model/order.h"
+#include "run/output.h"
+#include "config/scenario.h"
 #include "scentext.h"
-#include "sim.h"
+#include "run/sim.h"
 
 static int load(const char *yaml, const scenario_override_t *ov, int nov, scenario_t *s,
                 err_t *err)

@@ -3,7 +3,7 @@
  * Times are powers of two so every sum is exact in binary and coincident
  * events really coincide. */
 #include "check.h"
-#include "sim.h"
+#include "run/sim.h"
 #include "test_sim_scen.h"
 
 #define H (1.0 / 256)   /* one-way delay: rtt = 2H */

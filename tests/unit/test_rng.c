@@ -9,7 +9,7 @@
 #include <gsl/gsl_randist.h>
 
 #include "check.h"
-#include "rng.h"
+#include "engine/rng.h"
 
 #define N 200000
 

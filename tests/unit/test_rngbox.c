@@ -7,11 +7,11 @@
 
 #include <gsl/gsl_randist.h>
 
-#include "accept.h"
+#include "model/accept.h"
 #include "accepttest.h"
 #include "check.h"
-#include "rng.h"
-#include "rngbox.h"
+#include "engine/rng.h"
+#include "engine/rngbox.h"
 
 static void test_same_draws(void)
 {

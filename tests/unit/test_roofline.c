@@ -3,11 +3,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "caltable.h"
-#include "cards.h"
+#include "model/caltable.h"
+#include "model/cards.h"
 #include "check.h"
-#include "roofline.h"
-#include "scenario.h"
+#include "run/roofline.h"
+#include "config/scenario.h"
 
 /* The CSV a roofline function writes, NUL-terminated in a malloc'ed
  * buffer the caller frees; *rc gets the function's return value. */

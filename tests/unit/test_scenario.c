@@ -1,4 +1,4 @@
-/* Scenario loading (sim/scenario.c, keytab.c, ynode.c): every default, the
+/* Scenario loading (sim/config/scenario.c, keytab.c, ynode.c): every default, the
  * closed-form hook, overrides, groups, acceptance models, data files, the
  * write/load round trip on every shipped scenario, and the bad-input files
  * under tests/data/scenarios/bad/ (each names its expected LINE:COLUMN and
@@ -9,8 +9,8 @@
 
 #include "check.h"
 #include "simtest.h"
-#include "proto.h"
-#include "scenario.h"
+#include "entity/proto.h"
+#include "config/scenario.h"
 #include "scentext.h"
 
 #define ROOT SPECSIM_ROOT "/"

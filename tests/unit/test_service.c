@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "caltable.h"
-#include "cards.h"
+#include "model/caltable.h"
+#include "model/cards.h"
 #include "check.h"
-#include "service.h"
+#include "model/service.h"
 
 #define B_DS 50e9
 #define R_DS 5e12

@@ -7,7 +7,7 @@
 #include <pthread.h>
 
 #include "check.h"
-#include "sim.h"
+#include "run/sim.h"
 #include "test_sim_scen.h"
 
 static scenario_t *random_scenario(const proto_ops_t *mode)

@@ -6,8 +6,8 @@
 #include <stdio.h>
 
 #include "check.h"
-#include "scenario.h"
-#include "sim.h"
+#include "config/scenario.h"
+#include "run/sim.h"
 
 typedef struct calls {
     int n;             /* callbacks so far */

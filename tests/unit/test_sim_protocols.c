@@ -1,10 +1,10 @@
 /* End-to-end protocol checks on hand-built scenarios with fixed times,
  * against closed forms derived in the comments. (H's test_closed_form.c is
  * the independent validation; these guard the simulator's own logic.) */
-#include "cards.h"
+#include "model/cards.h"
 #include "check.h"
-#include "service.h"
-#include "sim.h"
+#include "model/service.h"
+#include "run/sim.h"
 #include "test_sim_scen.h"
 
 static int run(const scenario_t *s, metrics_summary_t *m, tally_totals_t *tot)

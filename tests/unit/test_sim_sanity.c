@@ -3,7 +3,7 @@
  *
  * A policy's limit sizes the draft buffer, the KV reserved per tenant and
  * the largest verify job, and a block's gamma + 1 travels in an 11-bit
- * message field: so a limit outside [1, PROTO_GAMMA_MAX] is refused when
+ * message field: so a limit outside [1, GAMMA_MAX] is refused when
  * the policy starts, a policy returning a gamma beyond its own limit fails
  * the run (instead of being clamped), and an iteration token limit below
  * limit + 1 is refused before the run (it would idle forever). A NULL
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "sim.h"
+#include "run/sim.h"
 #include "test_sim_scen.h"
 
 /* limit = 2 gamma; next returns the limit, so every block is that large. */
@@ -71,12 +71,12 @@ static void test_limit_range_at_init(void)
 {
     gamma_state_t st;
     CHECK(gamma_state_init(&st, &doubling, 4, 0) == 0 && st.limit == 8);
-    CHECK(gamma_state_init(&st, &doubling, PROTO_GAMMA_MAX / 2, 0) == 0);
-    /* 2 * 513 = 1026 > PROTO_GAMMA_MAX: would not fit a message field. */
-    CHECK(gamma_state_init(&st, &doubling, PROTO_GAMMA_MAX / 2 + 1, 0) == -1);
+    CHECK(gamma_state_init(&st, &doubling, GAMMA_MAX / 2, 0) == 0);
+    /* 2 * 513 = 1026 > GAMMA_MAX: would not fit a message field. */
+    CHECK(gamma_state_init(&st, &doubling, GAMMA_MAX / 2 + 1, 0) == -1);
     CHECK(gamma_state_init(&st, &no_room, 4, 0) == -1);
     /* ... and a run with such a policy fails instead of wrapping gamma. */
-    scenario_t *s = small(&doubling, PROTO_GAMMA_MAX / 2 + 1);
+    scenario_t *s = small(&doubling, GAMMA_MAX / 2 + 1);
     err_t err;
     CHECK(run(s, &err) == -1 && err.code == ERR_INPUT);
     CHECK(strstr(err.msg, "protocol.gamma_policy") != NULL);
@@ -112,7 +112,7 @@ static void test_token_limit_against_policy_limit(void)
 
 static void test_gamma_range(void)
 {
-    scenario_t *s = small(gamma_find("fixed"), PROTO_GAMMA_MAX * 2);
+    scenario_t *s = small(gamma_find("fixed"), GAMMA_MAX * 2);
     err_t err;
     CHECK(run(s, &err) == -1 && err.code == ERR_INPUT);
     CHECK(strstr(err.msg, "protocol.gamma") != NULL);

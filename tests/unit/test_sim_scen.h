@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gamma.h"
-#include "proto.h"
+#include "model/gamma.h"
+#include "entity/proto.h"
 #include "accepttest.h"
-#include "scenario.h"
+#include "config/scenario.h"
 
 /* Replaces s's acceptance by the one yaml gives. */
 static inline void scen_accept(scenario_t *s, const char *yaml)

@@ -1,7 +1,7 @@
-/* Tests of the one "did you mean" (sim/suggest.c), every expectation an edit
+/* Tests of the one "did you mean" (sim/base/suggest.c), every expectation an edit
  * count made by hand. */
 #include "check.h"
-#include "suggest.h"
+#include "base/suggest.h"
 
 static const char *const KEYS[] = {"format", "provenance", "model", "quant", "ops",
                                    "context", "gamma", "window"};

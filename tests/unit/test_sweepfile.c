@@ -6,7 +6,7 @@
 
 #include "check.h"
 #include "tmpdir.h"
-#include "sweepfile.h"
+#include "run/sweepfile.h"
 
 static char *get(const char *name)
 {

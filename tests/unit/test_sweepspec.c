@@ -6,8 +6,8 @@
 #endif
 
 #include "check.h"
-#include "sweepspec.h"
-#include "units.h"
+#include "config/sweepspec.h"
+#include "base/units.h"
 
 static int load(const char *yaml, sweepspec_t *sp, err_t *err)
 {

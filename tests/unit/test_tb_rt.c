@@ -1,6 +1,6 @@
 /* The testbed's wall-clock event loop (testbed/rt.h): engine_step's
  * contract, and delay injection on a real socket — messages sent through
- * the simulator's link model (sim/network.c) leave when it delivers them,
+ * the simulator's link model (sim/model/network.c) leave when it delivers them,
  * arrive in send order, never early, and late only by the loop's wake-up
  * latency. */
 #include <math.h>
@@ -11,9 +11,9 @@
 
 #include "check.h"
 #include "conn.h"
-#include "network.h"
+#include "model/network.h"
 #include "rt.h"
-#include "wallclock.h"
+#include "base/wallclock.h"
 
 /* ---- engine_step ------------------------------------------------------- */
 
@@ -75,7 +75,7 @@ typedef struct delay {
 } delay_t;
 
 /* type 0: tenant-side send of message b now; the link says when it is
- * delivered, and type 1 fires then (as sim/edge.c's EV_UP). */
+ * delivered, and type 1 fires then (as sim/entity/edge.c's EV_UP). */
 static int on_send(void *ctx, const engine_event_t *ev)
 {
     delay_t *d = ctx;

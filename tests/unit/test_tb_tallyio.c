@@ -5,8 +5,8 @@
 #include <math.h>
 
 #include "check.h"
-#include "scenario.h"
-#include "sim.h"
+#include "config/scenario.h"
+#include "run/sim.h"
 #include "tallyio.h"
 
 static const char yaml[] =

@@ -1,12 +1,12 @@
 /* The testbed's wire format (testbed/wire.h): one frame's bytes written
  * out by hand from the documented layout, round trips of every kind,
  * frames split at every byte, malformed frames refused, and the mapping
- * onto the simulator's messages (sim/msg.h). */
+ * onto the simulator's messages (sim/entity/msg.h). */
 #include <stdint.h>
 #include <string.h>
 
 #include "check.h"
-#include "msg.h"
+#include "entity/msg.h"
 #include "wire.h"
 
 /* VERDICT, epoch 0x01020304, gamma 4, accepted 2, 3 tokens: by hand from

@@ -1,7 +1,7 @@
 /* test_tp — tensor-parallel replicas and the energy and cost metrics.
  *
  * The 70B verify time at N = 1, 2, 4, 8 GPUs is recomputed here from the
- * roofline written out operator by operator (sim/service.c states the model;
+ * roofline written out operator by operator (sim/model/service.c states the model;
  * the sums below do not call it): LLaMA-2-70B (80 layers, hidden 8192,
  * 64 heads, 8 kv_heads, head_dim 128, ffn 28672 gated, vocab 32000) on the
  * H200 card (4.8 TB/s x 0.8, 989.5 TFLOP/s x 0.6, NVLink 450 GB/s one way,
@@ -9,13 +9,13 @@
  * with `analytic`, and a deterministic run's energy and cost match a hand
  * count.
  */
-#include "analytic.h"
-#include "cards.h"
+#include "run/analytic.h"
+#include "model/cards.h"
 #include "check.h"
-#include "roofline.h"
-#include "scenario.h"
-#include "service.h"
-#include "sim.h"
+#include "run/roofline.h"
+#include "config/scenario.h"
+#include "model/service.h"
+#include "run/sim.h"
 
 #define B_H200 (4.8e12 * 0.8)
 #define R_H200 (989.5e12 * 0.6)

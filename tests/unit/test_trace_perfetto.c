@@ -1,4 +1,4 @@
-/* The Perfetto timeline (sim/trace_perfetto.c): every event carries the
+/* The Perfetto timeline (sim/io/trace_perfetto.c): every event carries the
  * fields the trace-event format requires (name, ph, ts, pid, tid); the
  * batch spans are the run's iterations; each tenant's verifying spans are
  * its verify_end events in the CSV trace of the same run; spans on one
@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "../check.h"
-#include "scenario.h"
-#include "sim.h"
-#include "trace.h"
+#include "config/scenario.h"
+#include "run/sim.h"
+#include "io/trace.h"
 
 #define NT 3
 

@@ -1,10 +1,10 @@
-/* Unit parsing and exact formatting (sim/units.c). Expected values are the
+/* Unit parsing and exact formatting (sim/base/units.c). Expected values are the
  * definitions of the units (1 ms = 1/1000 s, 1 Mbps = 1e6 bit/s, 1 GiB =
  * 2^30 B, 1 GB/s = 8e9 bit/s when used as a network rate). */
 #include "check.h"
 #include <stdint.h>
 
-#include "units.h"
+#include "base/units.h"
 
 static double parse_ok(const char *s, enum unit_kind k, int inf)
 {

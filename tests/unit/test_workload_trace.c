@@ -1,4 +1,4 @@
-/* Trace-driven arrivals (sim/workload_trace.h): a trace of N requests gives
+/* Trace-driven arrivals (sim/model/workload_trace.h): a trace of N requests gives
  * N requests in file order at the trace's times with its lengths, read back
  * from the CSV event trace's request_start rows; round-robin and tenant
  * column assignment; time_scale; the Azure header and its date-times; bad
@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "../check.h"
-#include "scenario.h"
-#include "sim.h"
+#include "config/scenario.h"
+#include "run/sim.h"
 
 static char dir[64];
 

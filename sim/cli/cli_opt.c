@@ -1,0 +1,254 @@
+/* cli_opt — the option table and its parser (see cli_opt.h). */
+#include "cli/cli_opt.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/version.h"
+
+typedef struct cli_opt_spec {
+    const char *name;      /* "--set" */
+    char alias;            /* 'o' for -o, or 0 */
+    int takes_value;
+    int repeatable;
+    unsigned cmds;         /* cli_cmd_t bits */
+} cli_opt_spec_t;
+
+#define ALL (CLI_RUN | CLI_CHECK | CLI_ANALYTIC | CLI_SWEEP | CLI_MERGE | CLI_ROOFLINE | \
+             CLI_OPTIMIZE)
+#define SCENARIO_CMDS (CLI_RUN | CLI_CHECK | CLI_ANALYTIC | CLI_SWEEP | CLI_ROOFLINE | \
+                       CLI_OPTIMIZE)
+
+/* Indexed by cli_opt_id_t. Flags may be repeated (saying it twice means
+ * the same); an option with a value may not, unless it accumulates
+ * (--set): `--out a --out b` is a mistake, not a choice. */
+static const cli_opt_spec_t specs[OPT_COUNT] = {
+    [OPT_HELP] = {"--help", 'h', 0, 1, ALL},
+    [OPT_VERSION] = {"--version", 0, 0, 1, ALL},
+    [OPT_SET] = {"--set", 0, 1, 1, SCENARIO_CMDS},
+    [OPT_SEED] = {"--seed", 0, 1, 0, CLI_RUN | CLI_SWEEP | CLI_OPTIMIZE},
+    [OPT_REPS] = {"--reps", 0, 1, 0, CLI_RUN | CLI_SWEEP | CLI_OPTIMIZE},
+    [OPT_OUT] = {"--out", 'o', 1, 0, CLI_RUN | CLI_SWEEP | CLI_OPTIMIZE},
+    [OPT_JSON] = {"--json", 0, 0, 1, CLI_RUN | CLI_ANALYTIC | CLI_OPTIMIZE},
+    [OPT_TRACE] = {"--trace", 0, 1, 0, CLI_RUN},
+    [OPT_TRACE_REP] = {"--trace-rep", 0, 1, 0, CLI_RUN},
+    [OPT_QUIET] = {"--quiet", 'q', 0, 1, CLI_RUN | CLI_SWEEP},
+    [OPT_PER_TENANT] = {"--per-tenant", 0, 1, 0, CLI_RUN},
+    [OPT_PER_GROUP] = {"--per-group", 0, 0, 1, CLI_SWEEP},
+    [OPT_JOBS] = {"--jobs", 'j', 1, 0, CLI_SWEEP | CLI_OPTIMIZE},
+    [OPT_SHARD] = {"--shard", 0, 1, 0, CLI_SWEEP},
+    [OPT_RESUME] = {"--resume", 0, 0, 1, CLI_SWEEP},
+    [OPT_FORCE] = {"--force", 0, 0, 1, CLI_RUN | CLI_SWEEP | CLI_OPTIMIZE},
+    [OPT_INDEPENDENT_SEEDS] = {"--independent-seeds", 0, 0, 1, CLI_SWEEP},
+    [OPT_EXPLAIN] = {"--explain", 0, 1, 0, CLI_SWEEP},
+    [OPT_B_MAX] = {"--b-max", 0, 1, 0, CLI_ROOFLINE},
+    [OPT_CONTEXT] = {"--context", 0, 1, 0, CLI_ROOFLINE},
+    [OPT_POINTS] = {"--points", 0, 1, 0, CLI_ROOFLINE},
+    [OPT_MEASURED] = {"--measured", 0, 1, 0, CLI_ROOFLINE},
+    [OPT_MODEL] = {"--model", 0, 1, 0, CLI_ROOFLINE},
+    [OPT_KNOB] = {"--knob", 0, 1, 1, CLI_OPTIMIZE},
+    [OPT_MAX] = {"--max", 0, 1, 0, CLI_OPTIMIZE},
+    [OPT_MIN] = {"--min", 0, 1, 0, CLI_OPTIMIZE},
+    [OPT_CONSTRAINT] = {"--constraint", 0, 1, 1, CLI_OPTIMIZE},
+    [OPT_SEARCH] = {"--search", 0, 1, 0, CLI_OPTIMIZE},
+};
+
+const char *cli_opt_name(cli_opt_id_t id)
+{
+    return (unsigned)id < OPT_COUNT ? specs[id].name : "?";
+}
+
+/* The option `a` names, or -1. *inline_val gets the value written in the
+ * same argument ("--out=x", "-j4"), or NULL; *len the name's length. */
+static int lookup(const char *a, const char **inline_val, size_t *len)
+{
+    *inline_val = NULL;
+    if (a[0] == '-' && a[1] != '-') {
+        for (int i = 0; i < OPT_COUNT; i++) {
+            if (!specs[i].alias || a[1] != specs[i].alias) continue;
+            if (a[2] && !specs[i].takes_value) return -1;
+            if (a[2]) *inline_val = a + 2;
+            *len = 2;
+            return i;
+        }
+        return -1;
+    }
+    const char *eq = strchr(a, '=');
+    size_t n = eq ? (size_t)(eq - a) : strlen(a);
+    for (int i = 0; i < OPT_COUNT; i++) {
+        if (strlen(specs[i].name) != n || strncmp(a, specs[i].name, n) != 0) continue;
+        if (eq) *inline_val = eq + 1;
+        *len = n;
+        return i;
+    }
+    return -1;
+}
+
+static int fail(char *msg, size_t msgsz, const char *fmt, const char *arg)
+{
+    snprintf(msg, msgsz, fmt, arg);
+    return -1;
+}
+
+/* Takes the option at argv[*i] (and its value); 0 or -1 with msg. */
+static int take_option(cli_cmd_t cmd, int argc, char **argv, int *i,
+                       cli_opt_args_t *out, unsigned *seen, char *msg, size_t msgsz)
+{
+    const char *a = argv[*i], *val;
+    size_t len;
+    int id = lookup(a, &val, &len);
+    if (id < 0 || !(specs[id].cmds & (unsigned)cmd))
+        return fail(msg, msgsz, "unknown option '%s'", a);
+    char spelled[64];
+    snprintf(spelled, sizeof spelled, "%.*s", (int)len, a);
+    if (!specs[id].takes_value && val)
+        return fail(msg, msgsz, "option '%s' takes no value", spelled);
+    if (specs[id].takes_value && !val) {
+        if (*i + 1 >= argc) return fail(msg, msgsz, "option '%s' needs a value", spelled);
+        val = argv[++*i];
+    }
+    /* No option means "nothing" by an empty value: `--trace=` would run the
+     * whole simulation and then fail to open "". */
+    if (specs[id].takes_value && !*val)
+        return fail(msg, msgsz, "option '%s' needs a non-empty value", spelled);
+    if (!specs[id].repeatable && (*seen & (1u << id)))
+        return fail(msg, msgsz, "option '%s' given more than once", specs[id].name);
+    *seen |= 1u << id;
+    if (id == OPT_HELP) out->help = 1;
+    if (id == OPT_VERSION) out->version = 1;
+    if (out->nopt >= CLI_OPT_MAX_ARGS) return fail(msg, msgsz, "%s", "too many options");
+    out->opt[out->nopt++] = (cli_opt_arg_t){.id = (cli_opt_id_t)id, .value = val};
+    return 0;
+}
+
+int cli_opt_parse(cli_cmd_t cmd, int max_pos, int argc, char **argv,
+                  cli_opt_args_t *out, char *msg, size_t msgsz)
+{
+    memset(out, 0, sizeof *out);
+    out->pos = (const char *const *)(argv + 1);
+    unsigned seen = 0;
+    for (int i = 1; i < argc; i++) {
+        char *a = argv[i];
+        if (a[0] != '-' || strcmp(a, "-") == 0) {
+            if (out->npos >= max_pos)
+                return fail(msg, msgsz, max_pos == 1 ? "more than one scenario given ('%s')"
+                                                     : "too many arguments ('%s')", a);
+            /* Every slot before i past the positionals held an option,
+             * already taken: swap, so argv stays a permutation. */
+            argv[i] = argv[1 + out->npos];
+            argv[1 + out->npos++] = a;
+            continue;
+        }
+        if (take_option(cmd, argc, argv, &i, out, &seen, msg, msgsz) != 0) return -1;
+        if (out->help || out->version) return 0;
+    }
+    return 0;
+}
+
+int cli_opt_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "specsim %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n(see `specsim %s --help`)\n", cmd);
+    va_end(ap);
+    return 2;
+}
+
+int cli_opt_print_version(void)
+{
+    return printf("%s\n", version_string()) < 0 || fflush(stdout) != 0 ? 1 : 0;
+}
+
+/* ---- what every subcommand reads the same way --------------------------- */
+
+int cli_opt_u64(const char *s, uint64_t *out)
+{
+    char *end;
+    if (!s || *s < '0' || *s > '9') return -1;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end || errno) return -1;
+    *out = v;
+    return 0;
+}
+
+static int out_of_memory(void)
+{
+    fprintf(stderr, "specsim: out of memory\n");
+    return 1;
+}
+
+/* Appends one override; own (a malloc'ed "PATH\0VALUE" or NULL) becomes
+ * s's. 0, or -1 (own freed) when memory runs out. */
+static int sets_push(cli_opt_sets_t *s, scenario_override_t ov, char *own)
+{
+    scenario_override_t *o = realloc(s->ov, (size_t)(s->n + 1) * sizeof *o);
+    if (!o) { free(own); return -1; }
+    s->ov = o;
+    if (own) {
+        char **w = realloc(s->owned, (size_t)(s->nowned + 1) * sizeof *w);
+        if (!w) { free(own); return -1; }
+        s->owned = w;
+        s->owned[s->nowned++] = own;
+    }
+    s->ov[s->n++] = ov;
+    return 0;
+}
+
+int cli_opt_sets_add(cli_opt_sets_t *s, const char *cmd, const cli_opt_arg_t *a)
+{
+    const char *v = a->value;
+    uint64_t x;
+    if (a->id == OPT_SEED || a->id == OPT_REPS) {
+        const char *name = cli_opt_name(a->id);
+        if (cli_opt_u64(v, &x))
+            return cli_opt_usage_error(cmd, "%s needs a non-negative integer, got '%.100s'",
+                                       name, v);
+        scenario_override_t ov = {.path = a->id == OPT_SEED ? "seed" : "replications",
+                                  .value = v, .src = name};
+        return sets_push(s, ov, NULL) ? out_of_memory() : 0;
+    }
+    if (a->id != OPT_SET) return 0;
+    const char *eq = strchr(v, '=');
+    if (!eq || eq == v)
+        return cli_opt_usage_error(cmd, "--set needs PATH=VALUE, got '%s'", v);
+    /* Split on a private copy: argv strings are not ours to edit. */
+    char *own = strdup(v);
+    if (!own) return out_of_memory();
+    own[eq - v] = '\0';
+    scenario_override_t ov = {.path = own, .value = own + (eq - v) + 1};
+    return sets_push(s, ov, own) ? out_of_memory() : 0;
+}
+
+void cli_opt_sets_fini(cli_opt_sets_t *s)
+{
+    for (int i = 0; i < s->nowned; i++) free(s->owned[i]);
+    free(s->owned);
+    free(s->ov);
+    memset(s, 0, sizeof *s);
+}
+
+int cli_opt_read(cli_cmd_t cmd, const char *name, int argc, char **argv,
+                 cli_opt_take_fn take, void *ctx, cli_opt_common_t *common)
+{
+    memset(common, 0, sizeof *common);
+    cli_opt_args_t *a = malloc(sizeof *a);
+    if (!a) return out_of_memory();
+    char msg[256];
+    int rc = 0;
+    if (cli_opt_parse(cmd, 1, argc, argv, a, msg, sizeof msg) != 0)
+        rc = cli_opt_usage_error(name, "%s", msg);
+    for (int i = 0; rc == 0 && i < a->nopt; i++) rc = take(ctx, &a->opt[i]);
+    if (rc == 0) {
+        common->help = a->help;
+        common->version = a->version;
+        common->scenario = a->npos ? a->pos[0] : NULL;
+    }
+    free(a);
+    return rc;
+}

@@ -1,0 +1,246 @@
+#include "entity/ctenant.h"
+
+#include "entity/edge.h"
+#include "entity/msg.h"
+
+static const repl_group_t *grp(const repl_t *r, const ctenant_t *C)
+{
+    return &r->sh->groups[C->group];
+}
+
+int ctenant_init(repl_t *r, int i, err_t *err)
+{
+    ctenant_t *C = &r->ct[i];
+    const scenario_t *s = r->s;
+    C->group = repl_group_of(r, i);
+    const repl_group_t *g = grp(r, C);
+    const protocol_cfg_t *p = g->protocol;
+    const network_cfg_t *net = &g->cfg->network;
+    C->proto = p->proto;
+    C->replica = -1;
+    C->kv_extra = p->proto->verifies ? p->gamma_policy->limit(p->gamma) + 1 : 0;
+    if (network_link_init(&C->down, net->rtt, net->downlink_bps, &net->jitter,
+                          s->seed, r->rep, (uint64_t)i, RNG_DOWNLINK, err))
+        return -1;
+    if (p->proto->verifies &&
+        accept_init(&C->acc, g->acceptance, s->seed,
+                    r->rep, i, err))
+        return -1;
+    return 0;
+}
+
+void ctenant_fini(ctenant_t *C)
+{
+    network_link_fini(&C->down);
+    accept_fini(&C->acc);
+}
+
+static int send_down(repl_t *r, ctenant_t *C, int i, uint64_t m, double bytes)
+{
+    double now = engine_now(r->eng);
+    double at = network_send(&C->down, now, bytes);
+    tally_down_bytes(r->tally, i, now, bytes);
+    if (engine_schedule(r->eng, at, EV_DOWN, (uint32_t)i, m))
+        return repl_fail(r, REPL_SCHED_FAIL);
+    return 0;
+}
+
+/* The SLO deadline of a job of C's request (cloud_job_t.deadline, 0 =
+ * none), read by the deadline orderings (sim/model/order.h). A prefill is due
+ * when the TTFT bound ends: the request's start (the edge's timestamp, sent
+ * with the prompt) + ttft. A verify or decode job is due when the TPOT SLO's
+ * schedule wants the next token: the n-th token after the first by
+ * t_first + n * tpot, t_first being when the cloud produced the first one,
+ * so the next is due at t_first + committed * tpot. This is the bound the
+ * SLO states on average ((e2e - TTFT) / (tokens - 1) <= tpot): a request
+ * that fell behind becomes urgent, one ahead can wait. */
+static double deadline(const repl_t *r, const ctenant_t *C, int i, int kind)
+{
+    const slo_cfg_t *slo = &grp(r, C)->cfg->slo;
+    if (kind == CLOUD_PREFILL)
+        return slo->ttft > 0 ? r->et[i].t0 + slo->ttft : 0;
+    return slo->tpot > 0 ? C->t_first + C->committed * slo->tpot : 0;
+}
+
+static int submit(repl_t *r, ctenant_t *C, cloud_job_t *j, double now)
+{
+    j->deadline = deadline(r, C, j->tenant, j->kind);
+    j->priority = grp(r, C)->cfg->priority;
+    if (cloud_submit(r->cloud, C->replica, j, now)) return repl_fail(r, "out of memory");
+    return 0;
+}
+
+static int submit_prefill(repl_t *r, int i, double now)
+{
+    ctenant_t *C = &r->ct[i];
+    cloud_job_t j = {0};
+    j.tenant = i;
+    j.kind = CLOUD_PREFILL;
+    j.tokens = C->prompt;
+    j.context = 0;
+    return submit(r, C, &j, now);
+}
+
+int ctenant_admitted(void *ctx, int tenant, int replica, double now)
+{
+    repl_t *r = ctx;
+    (void)replica;
+    repl_trace(r, tenant, "kv_admit", -1, 0);
+    tally_admitted(r->tally, tenant, now, now - r->ct[tenant].t_prompt);
+    return submit_prefill(r, tenant, now);
+}
+
+int ctenant_prompt(repl_t *r, int i, int prompt, int output, double now)
+{
+    ctenant_t *C = &r->ct[i];
+    if (C->proto->verifies) accept_request(&C->acc, i, r->s->ntenants, C->requests);
+    C->requests++;
+    C->prompt = prompt;
+    C->output = output;
+    C->committed = 0;
+    C->pending_drafts = 0;
+    C->replica = cloud_pin(r->cloud);
+    C->kv_bytes = ((double)C->prompt + C->output + C->kv_extra) *
+                  cloud_kv_bytes_per_token(r->cloud, C->replica);
+    C->t_prompt = now;
+    /* A request the whole cache cannot hold would over-commit it (see
+     * sim/entity/cloud.h); lengths the loader could bound were checked there. */
+    double cap = cloud_kv_capacity(r->cloud, C->replica);
+    if (C->kv_bytes > cap)
+        return err_set(r->err, ERR_INPUT,
+                       "cloud.kv_capacity: a request of %d prompt + %d output tokens "
+                       "(+ %d for a block) needs %.6g bytes of KV (%.6g per token), more "
+                       "than replica %d's whole KV cache of %.6g bytes (at t=%g s)",
+                       C->prompt, C->output, C->kv_extra, C->kv_bytes,
+                       cloud_kv_bytes_per_token(r->cloud, C->replica), C->replica,
+                       cap, now);
+    if (cloud_reserve(r->cloud, C->replica, i, C->kv_bytes)) {
+        tally_admitted(r->tally, i, now, 0);
+        return submit_prefill(r, i, now);
+    }
+    repl_trace(r, i, "kv_wait", -1, 0);
+    return 0;
+}
+
+static int complete(repl_t *r, ctenant_t *C, double now)
+{
+    int rep = C->replica;
+    C->replica = -1;
+    cloud_unpin(r->cloud, rep);
+    return cloud_release(r->cloud, rep, C->kv_bytes, now) ? -1 : 0;
+}
+
+int ctenant_block(repl_t *r, int i, uint64_t m, double now)
+{
+    ctenant_t *C = &r->ct[i];
+    int gamma = msg_gamma(m);
+    long block = (long)C->blocks_in++;
+    if (msg_epoch(m) != msg_epoch_of(C->epoch)) {
+        r->tally->raw.blocks_dropped++;
+        repl_trace(r, i, "block_drop", block, gamma);
+        return 0;
+    }
+    repl_trace(r, i, "block_arrive", block, gamma);
+    cloud_job_t j = {0};
+    j.tenant = i;
+    j.kind = CLOUD_VERIFY;
+    j.tokens = gamma + 1;
+    /* The last committed token plus the gamma drafts, over what is cached:
+     * the prompt, the committed tokens but the last, and the drafts of
+     * earlier blocks still undecided (they are cached if accepted, and if
+     * not this block is stale anyway). */
+    j.context = C->prompt + C->committed - 1 + C->pending_drafts;
+    j.epoch = C->epoch;
+    j.block = (uint32_t)block;
+    C->pending_drafts += gamma;
+    return submit(r, C, &j, now);
+}
+
+int ctenant_verify_begin(repl_t *r, const cloud_job_t *job, double now, int *a)
+{
+    tally_t *tl = r->tally;
+    ctenant_t *C = &r->ct[job->tenant];
+    int tokens = job->tokens, gamma = tokens - 1;
+    /* An earlier block of this tenant in the same iteration (multi_block)
+     * was rejected, or finished the request, after this one had started:
+     * its compute is spent, its verdict meaningless. */
+    int stale = job->epoch != C->epoch;
+    tally_verified(tl, job->tenant, now, tokens, stale);
+    if (stale) return 0;
+    C->pending_drafts -= gamma;
+    /* A block of no drafts has nothing to judge (and draws nothing, so the
+     * acceptance stream of the other blocks is as without it). */
+    int d = gamma > 0 ? accept_draw(&C->acc, gamma) : 0;
+    *a = d < 0 ? 0 : d > gamma ? gamma : d;
+    return 1;
+}
+
+int ctenant_job_begin(repl_t *r, const cloud_job_t *job, double now, int *a)
+{
+    if (job->kind != CLOUD_VERIFY) return ctenant_stream_done(r, job, now) < 0 ? -1 : 0;
+    return ctenant_verify_begin(r, job, now, a);
+}
+
+int ctenant_verdict(repl_t *r, const cloud_job_t *job, int a, int want,
+                    int reject, double now)
+{
+    tally_t *tl = r->tally;
+    int i = job->tenant, gamma = job->tokens - 1;
+    ctenant_t *C = &r->ct[i];
+    int left = C->output - C->committed;
+    int n = want < left ? want : left;
+    C->committed += n;
+    /* Positions committed past those the block judged (its accepted
+     * drafts and the rejected one): a sync verdict's bonus token, or the
+     * one token of a block of no drafts. */
+    accept_skip(&C->acc, n - (a < gamma ? a + 1 : gamma));
+    tl->raw.verdicts++;
+    tally_accepted(tl, i, now, a, gamma);
+    int done = C->committed >= C->output;
+    repl_trace(r, i, "verify_end", (long)job->block, a);
+    if (reject || done) {
+        C->epoch++;
+        cloud_purge(r->cloud, C->replica, i, now);
+        C->pending_drafts = 0;
+    }
+    const repl_group_t *g = grp(r, C);
+    if (send_down(r, C, i, msg_pack(MSG_VERDICT, (uint32_t)a, (uint32_t)n,
+                                    (uint32_t)gamma, job->epoch),
+                  g->overhead_bytes + (a + 1) * g->bytes_per_token))
+        return -1;
+    return done ? complete(r, C, now) : 0;
+}
+
+int ctenant_stream_done(repl_t *r, const cloud_job_t *job, double now)
+{
+    int i = job->tenant;
+    ctenant_t *C = &r->ct[i];
+    const repl_group_t *g = grp(r, C);
+    double bytes = g->overhead_bytes + g->bytes_per_token;
+    if (job->kind == CLOUD_PREFILL) {
+        if (job->tokens > 0) return 0;   /* more chunks to come */
+        C->committed = 1;
+        C->t_first = now;
+        repl_trace(r, i, "prefill_done", -1, C->prompt);
+        if (send_down(r, C, i, msg_pack(MSG_FIRST, 0, 0, 0, C->epoch), bytes)) return -1;
+    } else {
+        C->committed++;
+        if (send_down(r, C, i, msg_pack(MSG_TOKEN, 1, 1, 0, C->epoch), bytes)) return -1;
+    }
+    if (C->committed >= C->output) {
+        C->epoch++;
+        return complete(r, C, now);
+    }
+    return 1;
+}
+
+int ctenant_decode(repl_t *r, int i, double now)
+{
+    ctenant_t *C = &r->ct[i];
+    cloud_job_t j = {0};
+    j.tenant = i;
+    j.kind = CLOUD_DECODE;
+    j.tokens = 1;
+    j.context = C->prompt + C->committed - 1;
+    return submit(r, C, &j, now);
+}

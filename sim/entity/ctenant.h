@@ -1,0 +1,80 @@
+/* ctenant — the cloud's view of a tenant: its request as the cloud knows
+ * it (lengths, tokens committed, drafts of blocks queued, epoch), its KV
+ * reservation and replica, its downlink and its acceptance state, and the
+ * mechanics every protocol uses on that side: admission and prefill, verify
+ * jobs for arriving blocks, verdicts and streamed tokens sent down, and the
+ * request's completion. The tenant's protocol (sim/entity/proto.h) decides what a
+ * finished job means.
+ */
+#ifndef SPECSIM_CTENANT_H
+#define SPECSIM_CTENANT_H
+
+#include <stdint.h>
+
+#include "model/accept.h"
+#include "entity/cloud.h"
+#include "base/err.h"
+#include "model/gamma.h"
+#include "model/network.h"
+#include "entity/proto.h"
+#include "entity/repl.h"
+
+typedef struct ctenant {
+    const proto_ops_t *proto;   /* this tenant's protocol */
+    int group;
+    int kv_extra;       /* tokens reserved beyond prompt + output: room for
+                           one block and its bonus token when verifying */
+    network_link_t down;
+    accept_t acc;       /* in place: one draw per verdict */
+    int replica;        /* -1 while no request holds one */
+    int prompt, output, committed;
+    int pending_drafts; /* drafts of this epoch's blocks queued or running */
+    uint32_t epoch;
+    uint32_t blocks_in; /* blocks received: the next one's id */
+    long requests;      /* requests whose prompt reached the cloud */
+    double kv_bytes;
+    double t_prompt;      /* when the prompt reached the cloud (admission wait) */
+    double t_first;       /* when the cloud produced its first token (the
+                             TPOT deadlines count from it) */
+} ctenant_t;
+
+/* Initialises r->ct[i] (downlink, acceptance state). Returns 0, or -1 with
+ * err. Undo with ctenant_fini(). */
+int ctenant_init(repl_t *r, int i, err_t *err);
+void ctenant_fini(ctenant_t *C);
+
+/* The prompt of tenant i's request (prompt and output tokens, what the
+ * message stands for) reaches the cloud at now: pin a replica, reserve KV,
+ * and prefill once admitted. Returns 0 or -1 (r->err). */
+int ctenant_prompt(repl_t *r, int i, int prompt, int output, double now);
+/* cloud_cb_t.admitted; ctx is the repl_t. */
+int ctenant_admitted(void *ctx, int tenant, int replica, double now);
+
+/* A block message reaches the cloud: queues its verify job (gamma + 1
+ * tokens), or drops it when its epoch is over. Returns 0 or -1. */
+int ctenant_block(repl_t *r, int i, uint64_t msg, double now);
+/* A verify job finished: counts its tokens; returns 1 with *a drafts
+ * accepted (drawn from the acceptance model), or 0 when the job was stale
+ * (its epoch ended while it ran). */
+int ctenant_verify_begin(repl_t *r, const cloud_job_t *job, double now, int *a);
+/* The start of every verifying protocol's job_done: a prefill or decode job
+ * is finished (ctenant_stream_done), a verify job counted and drawn
+ * (ctenant_verify_begin). Returns 1 with *a when a verdict is due (the
+ * protocol decides what it commits), 0 when nothing is left to do, -1 on
+ * failure. */
+int ctenant_job_begin(repl_t *r, const cloud_job_t *job, double now, int *a);
+/* Sends the verdict for job: a drafts accepted, `want` tokens to commit
+ * (fewer if the request ends first). Ends the epoch, purging the tenant's
+ * queued blocks, when `reject` or when the request is complete; then
+ * completes it. Returns 0 or -1. */
+int ctenant_verdict(repl_t *r, const cloud_job_t *job, int a, int want,
+                    int reject, double now);
+/* A prefill or decode job finished: sends the first token or the decoded
+ * one down, completing the request after its last token. Returns 1 when the
+ * request goes on, 0 when it does not (or the prefill has chunks left),
+ * -1 on failure. */
+int ctenant_stream_done(repl_t *r, const cloud_job_t *job, double now);
+/* Queues the next decode step of tenant i's request. Returns 0 or -1. */
+int ctenant_decode(repl_t *r, int i, double now);
+
+#endif

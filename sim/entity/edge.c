@@ -1,0 +1,514 @@
+#include "entity/edge.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "entity/msg.h"
+#include "stat/mser.h"
+
+static const repl_group_t *grp(const repl_t *r, const edge_tenant_t *T)
+{
+    return &r->sh->groups[T->group];
+}
+
+static const tenant_group_t *cfg(const repl_t *r, const edge_tenant_t *T)
+{
+    return grp(r, T)->cfg;
+}
+
+/* ---- set-up ----------------------------------------------------------- */
+
+int edge_cum_size(const repl_t *r, int i)
+{
+    const protocol_cfg_t *p = repl_protocol(r, i);
+    if (!p->proto->drafts) return 0;
+    return p->proto->verifies ? p->gamma_policy->limit(p->gamma) : 1;
+}
+
+int edge_tenant_init(repl_t *r, int i, double *cum, err_t *err)
+{
+    edge_tenant_t *T = &r->et[i];
+    const scenario_t *s = r->s;
+    T->group = repl_group_of(r, i);
+    const tenant_group_t *G = cfg(r, T);
+    const protocol_cfg_t *pc = grp(r, T)->protocol;
+    const proto_ops_t *p = pc->proto;
+    uint64_t seed = s->seed;
+    T->proto = p;
+    T->gpol = pc->gamma_policy;
+    T->window = pc->window;
+    T->stall_since = -1;
+    T->cum = cum;
+    if (workload_init(&T->wl, &G->workload, seed, r->rep, i, err)) return -1;
+    if (p->uses_cloud) {
+        const network_cfg_t *net = &G->network;
+        if (network_link_init(&T->up, net->rtt, net->uplink_bps, &net->jitter, seed,
+                              r->rep, (uint64_t)i, RNG_UPLINK, err))
+            return -1;
+    }
+    gamma_env_t genv = {
+        .alpha_prior = accept_cfg_mean(grp(r, T)->acceptance, pc->gamma),
+        .async = p->uses_window,
+        .window = pc->window > 0 ? pc->window : 1,
+    };
+    if (p->verifies && gamma_state_init_env(&T->gst, T->gpol, pc->gamma, i, &genv))
+        return err_set(err, ERR_RUNTIME,
+                       "edge: gamma policy '%s' failed to start for gamma %d "
+                       "(its limit %d must be in [1, %d])",
+                       T->gpol->name, pc->gamma, T->gpol->limit(pc->gamma),
+                       GAMMA_MAX);
+    if (p->drafts) {
+        if (G->edge.has_draft_time && G->edge.draft_time.kind != DIST_CONST) {
+            T->draft_rng = rng_stream(seed, (uint64_t)r->rep, (uint64_t)i, RNG_DRAFT_TIME);
+            if (!T->draft_rng) return err_set(err, ERR_RUNTIME, "edge: out of memory");
+        }
+        if (G->edge.has_prefill_time && G->edge.prefill_time.kind != DIST_CONST) {
+            T->prefill_rng = rng_stream(seed, (uint64_t)r->rep, (uint64_t)i,
+                                        RNG_PREFILL_TIME);
+            if (!T->prefill_rng) return err_set(err, ERR_RUNTIME, "edge: out of memory");
+        }
+    }
+    return 0;
+}
+
+void edge_tenant_fini(edge_tenant_t *T)
+{
+    workload_fini(&T->wl);
+    network_link_fini(&T->up);
+    if (T->proto && T->proto->verifies) gamma_state_fini(&T->gst, T->gpol);
+    if (T->draft_rng) gsl_rng_free(T->draft_rng);
+    if (T->prefill_rng) gsl_rng_free(T->prefill_rng);
+    T->draft_rng = T->prefill_rng = NULL;
+    free(T->sent);
+    T->sent = NULL;
+    T->sent_cap = T->sent_head = 0;
+}
+
+/* ---- small helpers ------------------------------------------------------ */
+
+/* Makes group gi's draft-time memo cover contexts [0, last]. Returns 0, or
+ * -1 when it cannot (beyond REPL_MEMO_MAX, or out of memory: the caller
+ * then asks the model). */
+static int memo_cover(repl_t *r, int gi, int last)
+{
+    if (last < r->draft_memo_n[gi]) return 0;
+    if (last >= REPL_MEMO_MAX) return -1;
+    int n = r->draft_memo_n[gi] ? r->draft_memo_n[gi] : 1024;
+    while (n <= last) n *= 2;
+    if (n > REPL_MEMO_MAX) n = REPL_MEMO_MAX;
+    double *m = realloc(r->draft_memo[gi], (size_t)n * sizeof *m);
+    if (!m) return -1;
+    for (int k = r->draft_memo_n[gi]; k < n; k++) m[k] = -1;
+    r->draft_memo[gi] = m;
+    r->draft_memo_n[gi] = n;
+    return 0;
+}
+
+/* Fills T->cum with the cumulative draft times of n tokens from context
+ * ctx and returns the total. The service model's answers never change, so
+ * they are kept per context: a block reads gamma of them from one span. */
+static double draft_times(repl_t *r, edge_tenant_t *T, int ctx, int n)
+{
+    const repl_group_t *g = grp(r, T);
+    double s = 0, *cum = T->cum;
+    if (g->draft_kind == 0) {
+        for (int k = 0; k < n; k++) cum[k] = s += g->draft_const;
+    } else if (g->draft_kind == 1) {
+        const dist_t *d = &cfg(r, T)->edge.draft_time;
+        for (int k = 0; k < n; k++) cum[k] = s += dist_sample(d, T->draft_rng);
+    } else if (ctx >= 0 && memo_cover(r, T->group, ctx + n - 1) == 0) {
+        double *m = r->draft_memo[T->group] + ctx;
+        for (int k = 0; k < n; k++) {
+            if (m[k] < 0) m[k] = service_draft_time(g->edge_sv, ctx + k);
+            cum[k] = s += m[k];
+        }
+    } else {
+        for (int k = 0; k < n; k++)
+            cum[k] = s += service_draft_time(g->edge_sv, ctx + k);
+    }
+    return s;
+}
+
+static int send_up(repl_t *r, edge_tenant_t *T, uint64_t m, double bytes)
+{
+    double now = engine_now(r->eng);
+    double at = network_send(&T->up, now, bytes);
+    tally_up_bytes(r->tally, edge_index(r, T), now, bytes);
+    if (engine_schedule(r->eng, at, EV_UP, (uint32_t)edge_index(r, T), m))
+        return repl_fail(r, REPL_SCHED_FAIL);
+    return 0;
+}
+
+void edge_stall_begin(repl_t *r, edge_tenant_t *T)
+{
+    if (T->stall_since >= 0) return;
+    T->stall_since = engine_now(r->eng);
+    repl_trace(r, edge_index(r, T), "stall_start", -1, 0);
+}
+
+static void stall_close(repl_t *r, edge_tenant_t *T)
+{
+    tally_stall(r->tally, edge_index(r, T), T->stall_since, engine_now(r->eng));
+    T->stall_since = -1;
+    repl_trace(r, edge_index(r, T), "stall_end", -1, 0);
+}
+
+/* Inline test, out-of-line close: every draft and verdict asks, few stall. */
+static inline void stall_end(repl_t *r, edge_tenant_t *T)
+{
+    if (T->stall_since >= 0) stall_close(r, T);
+}
+
+/* Tokens of the draft in progress finished by now (its partial draft). */
+static int drafted_so_far(const edge_tenant_t *T, double now)
+{
+    if (!T->drafting) return 0;
+    int n = 0;
+    double el = now - T->draft_start;
+    while (n < T->draft_n && T->cum[n] <= el) n++;
+    return n;
+}
+
+/* The draft in progress stops now (done or abandoned): the device was busy
+ * from its start (edge_j_per_tok). */
+static void draft_busy_end(repl_t *r, edge_tenant_t *T, double now)
+{
+    if (T->drafting) tally_edge_busy(r->tally, edge_index(r, T), T->draft_start, now);
+}
+
+/* Throws away the drafts in flight and in progress (rollback, request end). */
+static void discard_pending(repl_t *r, edge_tenant_t *T)
+{
+    tally_t *tl = r->tally;
+    double now = engine_now(r->eng);
+    draft_busy_end(r, T, now);
+    int partial = drafted_so_far(T, now);
+    double gone = (double)T->inflight + partial;
+    tl->raw.drafted += partial;
+    tl->raw.discarded += gone;
+    tally_drafted(tl, edge_index(r, T), now, partial);
+    tally_discarded(tl, edge_index(r, T), now, gone);
+    T->unverified = 0;
+    T->sent_head = 0;
+    T->inflight = 0;
+    T->zeros = 0;
+    T->drafting = 0;
+    T->draft_gen++;   /* the pending draft event is now moot */
+}
+
+/* ---- request life cycle ------------------------------------------------- */
+
+static int start_request(repl_t *r, edge_tenant_t *T, double t0)
+{
+    double now = engine_now(r->eng);
+    int i = edge_index(r, T);
+    const tenant_group_t *G = cfg(r, T);
+    const repl_group_t *g = grp(r, T);
+    workload_lengths(&T->wl, &T->prompt, &T->output);
+    T->busy = 1;
+    T->t0 = t0;
+    T->committed = 0;
+    T->unverified = 0;
+    T->sent_head = 0;
+    T->inflight = 0;
+    T->zeros = 0;
+    T->drafting = 0;
+    T->pending = 0;
+    repl_trace(r, i, "request_start", -1, T->prompt);
+    if (T->proto->drafts) {
+        double p = G->edge.has_prefill_time
+                       ? dist_sample(&G->edge.prefill_time, T->prefill_rng)
+                       : service_prefill_time(g->edge_sv, T->prompt);
+        /* A prefill is never abandoned: its whole time is busy time. */
+        tally_edge_busy(r->tally, i, now, now + p);
+        T->pending |= 1;
+        if (engine_schedule(r->eng, now + p, EV_EDGE_PREFILL, (uint32_t)i, 0))
+            return repl_fail(r, REPL_SCHED_FAIL);
+    }
+    if (T->proto->uses_cloud) {
+        T->pending |= 2;
+        /* The prompt message stands for the prompt and the request's output
+         * length: the cloud reads them from the tenant when it arrives. */
+        if (send_up(r, T, msg_pack(MSG_PROMPT, 0, 0, 0, T->epoch),
+                    T->prompt * g->bytes_per_token + g->overhead_bytes))
+            return -1;
+    }
+    return 0;
+}
+
+/* Commits n tokens at the edge: ITL (g/n for each token) and gaps. */
+static void commit(repl_t *r, edge_tenant_t *T, int n)
+{
+    tally_t *tl = r->tally;
+    double now = engine_now(r->eng);
+    double gap = now - T->t_last;
+    T->committed += n;
+    tl->raw.committed += n;
+    if (tl->series) mser_series_add(tl->series, now, n);
+    tally_commit(tl, edge_index(r, T), now, gap, n);
+    T->t_last = now;
+    repl_trace(r, edge_index(r, T), "commit", -1, n);
+}
+
+static int end_request(repl_t *r, edge_tenant_t *T)
+{
+    tally_t *tl = r->tally;
+    double now = engine_now(r->eng);
+    int i = edge_index(r, T);
+    tally_request_end(tl, i, now, T->t0, T->t_first, T->output);
+    tl->raw.requests_done++;
+    tally_decode_time(tl, i, T->t_first, now);
+    stall_end(r, T);
+    discard_pending(r, T);
+    T->epoch++;   /* the cloud bumped its epoch on the last verdict */
+    T->busy = 0;
+    repl_trace(r, i, "request_end", -1, T->committed);
+    if (T->wl.cfg->arrival == ARRIVAL_CLOSED) {
+        double next = workload_next(&T->wl, now);
+        if (isfinite(next) &&
+            engine_schedule(r->eng, next, EV_ARRIVE, (uint32_t)i, 0))
+            return repl_fail(r, REPL_SCHED_FAIL);
+        return 0;
+    }
+    double t0;
+    if (workload_pop(&T->wl, &t0)) {
+        r->waiting--;
+        return start_request(r, T, t0);
+    }
+    return 0;
+}
+
+int edge_maybe_end(repl_t *r, edge_tenant_t *T)
+{
+    return T->committed >= T->output ? end_request(r, T) : 1;
+}
+
+static int first_token(repl_t *r, edge_tenant_t *T)
+{
+    tally_t *tl = r->tally;
+    double now = engine_now(r->eng);
+    T->committed = 1;
+    T->t_first = T->t_last = now;
+    tl->raw.committed++;
+    tl->raw.first_tokens++;
+    if (tl->series) mser_series_add(tl->series, now, 1);
+    int i = edge_index(r, T);
+    tally_first_token(tl, i, now, now - T->t0);
+    repl_trace(r, i, "first_token", -1, 1);
+    int rc = edge_maybe_end(r, T);
+    return rc <= 0 ? rc : T->proto->first_token(r, i);
+}
+
+int edge_arrive(repl_t *r, int i, double now)
+{
+    edge_tenant_t *T = &r->et[i];
+    if (T->wl.cfg->arrival != ARRIVAL_CLOSED) {
+        double next = workload_next(&T->wl, now);
+        if (isfinite(next) &&
+            engine_schedule(r->eng, next, EV_ARRIVE, (uint32_t)i, 0))
+            return repl_fail(r, REPL_SCHED_FAIL);
+        if (T->busy) {
+            if (workload_push(&T->wl, now)) return repl_fail(r, "out of memory");
+            r->waiting++;
+            return 0;
+        }
+    }
+    return start_request(r, T, now);
+}
+
+int edge_prefill_done(repl_t *r, int i)
+{
+    edge_tenant_t *T = &r->et[i];
+    T->pending &= ~1;
+    repl_trace(r, i, "edge_prefill_done", -1, T->prompt);
+    return T->pending ? 0 : first_token(r, T);
+}
+
+int edge_first_msg(repl_t *r, int i)
+{
+    edge_tenant_t *T = &r->et[i];
+    T->pending &= ~2;
+    return T->pending ? 0 : first_token(r, T);
+}
+
+int edge_token_msg(repl_t *r, int i)
+{
+    edge_tenant_t *T = &r->et[i];
+    r->tally->raw.extra_committed++;
+    commit(r, T, 1);
+    int rc = edge_maybe_end(r, T);
+    return rc < 0 ? rc : 0;
+}
+
+/* ---- drafting ----------------------------------------------------------- */
+
+/* Drafts n tokens (n <= the tenant's draft buffer) after what is committed
+ * and in flight; traced as a block when `block`. */
+static int draft_begin(repl_t *r, edge_tenant_t *T, int n, int block)
+{
+    double now = engine_now(r->eng);
+    int ctx = T->prompt + T->committed + T->inflight;
+    stall_end(r, T);
+    draft_busy_end(r, T, now);
+    double s = draft_times(r, T, ctx, n);
+    T->drafting = 1;
+    T->draft_n = n;
+    T->draft_start = now;
+    T->draft_gen++;
+    if (block) repl_trace(r, edge_index(r, T), "draft_start", (long)T->next_block, n);
+    if (r->draft_time) {
+        s = r->draft_time(r->draft_ctx, edge_index(r, T), ctx, n, s);
+        if (isinf(s)) return 0;   /* its runner ends it */
+    }
+    if (engine_schedule(r->eng, now + s, EV_DRAFT, (uint32_t)edge_index(r, T),
+                        T->draft_gen))
+        return repl_fail(r, REPL_SCHED_FAIL);
+    return 0;
+}
+
+int edge_block_start(repl_t *r, edge_tenant_t *T)
+{
+    int g = gamma_next(T->gpol, &T->gst, edge_index(r, T), engine_now(r->eng));
+    /* Beyond its limit a block would overrun the draft buffer and the KV
+     * reserved for it; clamping would hide the policy's bug. gamma 0 is a
+     * block of no drafts: the cloud decodes one token for it. */
+    if (g < 0 || g > T->gst.limit)
+        return err_set(r->err, ERR_RUNTIME,
+                       "simulation: gamma policy '%s' returned gamma %d outside "
+                       "[0, %d]", T->gpol->name, g, T->gst.limit);
+    return draft_begin(r, T, g, 1);
+}
+
+int edge_token_start(repl_t *r, edge_tenant_t *T)
+{
+    return draft_begin(r, T, 1, 0);
+}
+
+/* Appends now to the ring of send times, growing it (in order) when full.
+ * Verdicts come back in send order (links deliver in order, the cloud
+ * verifies a tenant's blocks in order, and a rollback or a request's end
+ * drops every unverified block), so the oldest entry is the next verdict's. */
+static int note_sent(repl_t *r, edge_tenant_t *T, double now)
+{
+    if (T->unverified == T->sent_cap) {
+        int cap = T->sent_cap ? 2 * T->sent_cap : 8;
+        double *v = malloc((size_t)cap * sizeof *v);
+        if (!v) return repl_fail(r, "out of memory");
+        for (int k = 0; k < T->unverified; k++)
+            v[k] = T->sent[(T->sent_head + k) % T->sent_cap];
+        free(T->sent);
+        T->sent = v;
+        T->sent_cap = cap;
+        T->sent_head = 0;
+    }
+    T->sent[(T->sent_head + T->unverified) % T->sent_cap] = now;
+    return 0;
+}
+
+/* The oldest unverified block's send time (NAN when none is recorded). */
+static double take_sent(edge_tenant_t *T)
+{
+    if (T->unverified < 1 || T->sent_cap == 0) return NAN;
+    double t = T->sent[T->sent_head];
+    T->sent_head = (T->sent_head + 1) % T->sent_cap;
+    return t;
+}
+
+int edge_draft_ended(repl_t *r, int i, uint64_t gen)
+{
+    edge_tenant_t *T = &r->et[i];
+    if (!T->drafting || gen != T->draft_gen) return 0;   /* abandoned */
+    draft_busy_end(r, T, engine_now(r->eng));
+    T->drafting = 0;
+    return 1;
+}
+
+int edge_block_send(repl_t *r, edge_tenant_t *T)
+{
+    tally_t *tl = r->tally;
+    const repl_group_t *g = grp(r, T);
+    int n = T->draft_n;
+    if (T->gpol->on_verdict && note_sent(r, T, engine_now(r->eng))) return -1;
+    if (T->gpol->on_sent)
+        T->gpol->on_sent(&T->gst, edge_index(r, T), n, T->draft_start, engine_now(r->eng));
+    tl->raw.drafted += n;
+    tally_drafted(tl, edge_index(r, T), engine_now(r->eng), n);
+    uint32_t b = T->next_block++;
+    T->unverified++;
+    T->inflight += n;
+    T->zeros += n == 0;
+    repl_trace(r, edge_index(r, T), "block_sent", (long)b, n);
+    return send_up(r, T, msg_pack(MSG_BLOCK, 0, 0, (uint32_t)n, T->epoch),
+                   n * g->bytes_per_token + g->overhead_bytes);
+}
+
+void edge_commit_own(repl_t *r, edge_tenant_t *T)
+{
+    tally_t *tl = r->tally;
+    tl->raw.drafted++;
+    tl->raw.draft_committed++;
+    tally_drafted(tl, edge_index(r, T), engine_now(r->eng), 1);
+    commit(r, T, 1);
+}
+
+/* ---- verdicts ----------------------------------------------------------- */
+
+int edge_verdict(repl_t *r, edge_tenant_t *T, uint64_t m, int *a, int *gamma)
+{
+    tally_t *tl = r->tally;
+    double now = engine_now(r->eng);
+    int i = edge_index(r, T);
+    /* The cloud sends verdicts of its current epoch only and bumps it with
+     * the verdict that makes the edge roll back; links deliver in send
+     * order (sim/model/network.h). A stale verdict is therefore a bug: fail
+     * rather than drop it silently. */
+    if (msg_epoch(m) != msg_epoch_of(T->epoch))
+        return repl_fail(r, "verdict of an earlier epoch reached the edge");
+    int g = msg_gamma(m), acc = msg_x(m), n = msg_y(m);
+    int dc = acc < n ? acc : n;   /* drafts among the committed tokens */
+    if (T->gpol->on_verdict) T->gpol->on_verdict(&T->gst, i, g, acc, take_sent(T), now);
+    T->unverified--;
+    T->inflight -= g;
+    T->zeros -= g == 0;
+    tl->raw.draft_committed += dc;
+    tl->raw.extra_committed += n - dc;
+    tl->raw.discarded += g - dc;
+    tally_verdict(tl, i, now, n, g - dc);
+    repl_trace(r, i, "verdict_arrive", -1, acc);
+    stall_end(r, T);
+    commit(r, T, n);
+    *a = acc;
+    *gamma = g;
+    return edge_maybe_end(r, T);
+}
+
+void edge_rollback(repl_t *r, edge_tenant_t *T)
+{
+    repl_trace(r, edge_index(r, T), "rollback", (long)T->next_block, T->inflight);
+    discard_pending(r, T);
+    T->epoch++;
+}
+
+/* ---- start and finish --------------------------------------------------- */
+
+int edge_start(repl_t *r)
+{
+    for (int i = 0; i < r->n; i++) {
+        double t = workload_next(&r->et[i].wl, 0.0);
+        if (isfinite(t) && engine_schedule(r->eng, t, EV_ARRIVE, (uint32_t)i, 0))
+            return repl_fail(r, REPL_SCHED_FAIL);
+    }
+    return 0;
+}
+
+void edge_finish(repl_t *r, double end)
+{
+    tally_t *tl = r->tally;
+    for (int i = 0; i < r->n; i++) {
+        edge_tenant_t *T = &r->et[i];
+        if (!T->busy) continue;
+        if (T->pending == 0) tally_decode_time(tl, i, T->t_first, end);
+        if (T->stall_since >= 0) tally_stall(tl, i, T->stall_since, end);
+        tl->raw.pending_drafts += T->inflight;
+    }
+}

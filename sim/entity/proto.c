@@ -1,0 +1,30 @@
+#include "entity/proto.h"
+
+#include <string.h>
+
+/* The registry: one X(NAME) per protocol, NAME being the suffix of its file
+ * sim/proto_NAME.c and of its table proto_NAME. Order = order of names in
+ * messages. */
+#define PROTO_REGISTRY(X) X(sync) X(async) X(cloud_only) X(edge_only)
+
+#define PROTO_DECLARE(n) extern const proto_ops_t proto_##n;
+PROTO_REGISTRY(PROTO_DECLARE)
+#define PROTO_ENTRY(n) &proto_##n,
+static const proto_ops_t *const REGISTRY[] = {PROTO_REGISTRY(PROTO_ENTRY)};
+
+#define NREG (sizeof REGISTRY / sizeof *REGISTRY)
+
+const proto_ops_t *proto_find(const char *name)
+{
+    for (size_t i = 0; i < NREG; i++)
+        if (strcmp(REGISTRY[i]->name, name) == 0) return REGISTRY[i];
+    return NULL;
+}
+
+const proto_ops_t *proto_default(void) { return &proto_async; }
+
+size_t proto_names(const char **out, size_t max)
+{
+    for (size_t i = 0; i < NREG && i < max; i++) out[i] = REGISTRY[i]->name;
+    return NREG;
+}

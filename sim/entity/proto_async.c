@@ -1,0 +1,79 @@
+/* proto_async — pipelined speculation: the edge keeps drafting while up to
+ * protocol.window blocks await their verdicts, assuming each will be
+ * accepted whole. A block accepted whole commits its gamma drafts (its
+ * bonus logit checks the next block's first draft instead of adding a
+ * token). A rejection commits the accepted drafts plus the correction, ends
+ * the epoch at the cloud (queued blocks purged, later arrivals dropped) and,
+ * when its verdict arrives, at the edge (drafts in flight and in progress
+ * discarded, drafting restarts after the correction). A block of gamma 0
+ * (a policy's choice, sim/model/gamma.h) is plain remote decoding: its verdict
+ * commits the one token the cloud decoded, and the edge drafts nothing
+ * after it until that verdict is back. */
+#include "entity/ctenant.h"
+#include "entity/edge.h"
+#include "entity/proto.h"
+
+/* Drafting may go on while the window has room and the request could still
+ * need more tokens than the blocks in flight would give if all were
+ * accepted (drafting past that can only be thrown away), and no block of
+ * gamma 0 is in flight: its token, decoded by the cloud, is not known to
+ * the edge, so nothing after it can be drafted until its verdict. */
+static int may_draft_more(const edge_tenant_t *T)
+{
+    return T->unverified < T->window && T->committed + T->inflight < T->output &&
+           T->zeros == 0;
+}
+
+static int async_first_token(repl_t *r, int i)
+{
+    return edge_block_start(r, &r->et[i]);
+}
+
+static int async_draft_done(repl_t *r, int i)
+{
+    edge_tenant_t *T = &r->et[i];
+    if (edge_block_send(r, T)) return -1;
+    if (may_draft_more(T)) return edge_block_start(r, T);
+    edge_stall_begin(r, T);
+    return 0;
+}
+
+static int async_verdict_at_edge(repl_t *r, int i, uint64_t msg)
+{
+    edge_tenant_t *T = &r->et[i];
+    int a, gamma;
+    int rc = edge_verdict(r, T, msg, &a, &gamma);
+    if (rc <= 0) return rc;
+    if (a < gamma) {
+        edge_rollback(r, T);
+        return edge_block_start(r, T);
+    }
+    if (T->drafting) return 0;
+    if (may_draft_more(T)) return edge_block_start(r, T);
+    edge_stall_begin(r, T);
+    return 0;
+}
+
+static int async_job_done(repl_t *r, const cloud_job_t *job, double now)
+{
+    int a, gamma = job->tokens - 1;
+    int rc = ctenant_job_begin(r, job, now, &a);
+    if (rc <= 0) return rc;
+    /* A block of no drafts is plain remote decoding: the cloud's token
+     * commits (nothing was drafted after it, see may_draft_more). */
+    if (gamma == 0) return ctenant_verdict(r, job, 0, 1, 0, now);
+    return ctenant_verdict(r, job, a, a == gamma ? gamma : a + 1, a < gamma, now);
+}
+
+const proto_ops_t proto_async = {
+    .name = "async",
+    .drafts = 1,
+    .verifies = 1,
+    .uses_cloud = 1,
+    .uses_window = 1,
+    .first_token = async_first_token,
+    .draft_done = async_draft_done,
+    .block_at_cloud = ctenant_block,
+    .verdict_at_edge = async_verdict_at_edge,
+    .job_done = async_job_done,
+};

@@ -1,0 +1,51 @@
+/* proto_sync — synchronous speculation: the edge drafts a block of gamma
+ * tokens, sends it, and waits for its verdict; the verdict commits the
+ * accepted drafts plus one target token (the correction, or the bonus when
+ * all were accepted); then the next block starts. A block of gamma 0 (a
+ * policy's choice, sim/model/gamma.h) is plain remote decoding: its verdict
+ * commits the one token the cloud decoded. */
+#include "entity/ctenant.h"
+#include "entity/edge.h"
+#include "entity/proto.h"
+
+static int sync_first_token(repl_t *r, int i)
+{
+    return edge_block_start(r, &r->et[i]);
+}
+
+static int sync_draft_done(repl_t *r, int i)
+{
+    edge_tenant_t *T = &r->et[i];
+    if (edge_block_send(r, T)) return -1;
+    edge_stall_begin(r, T);
+    return 0;
+}
+
+static int sync_verdict_at_edge(repl_t *r, int i, uint64_t msg)
+{
+    edge_tenant_t *T = &r->et[i];
+    int a, gamma;
+    int rc = edge_verdict(r, T, msg, &a, &gamma);
+    return rc <= 0 ? rc : edge_block_start(r, T);
+}
+
+static int sync_job_done(repl_t *r, const cloud_job_t *job, double now)
+{
+    int a;
+    int rc = ctenant_job_begin(r, job, now, &a);
+    if (rc <= 0) return rc;
+    return ctenant_verdict(r, job, a, a + 1, 0, now);
+}
+
+const proto_ops_t proto_sync = {
+    .name = "sync",
+    .drafts = 1,
+    .verifies = 1,
+    .uses_cloud = 1,
+    .uses_window = 0,
+    .first_token = sync_first_token,
+    .draft_done = sync_draft_done,
+    .block_at_cloud = ctenant_block,
+    .verdict_at_edge = sync_verdict_at_edge,
+    .job_done = sync_job_done,
+};

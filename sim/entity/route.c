@@ -1,0 +1,108 @@
+#include "entity/route.h"
+
+#include <stdlib.h>
+
+#include "entity/ctenant.h"
+#include "entity/edge.h"
+#include "entity/msg.h"
+#include "entity/proto.h"
+
+int route_setup(repl_t *r, const repl_shared_t *sh, int rep, tally_t *tally,
+                trace_t *trace, err_t *err)
+{
+    const scenario_t *s = sh->s;
+    r->s = s;
+    r->sh = sh;
+    r->rep = rep;
+    r->n = s->ntenants;
+    r->tally = tally;
+    r->trace = trace;
+    r->err = err;
+    /* A few pending events per tenant at most: sized so the heap rarely
+     * grows even once. */
+    r->eng = engine_create((size_t)r->n * 4 + 64, err);
+    r->et = calloc((size_t)r->n, sizeof *r->et);
+    r->ct = calloc((size_t)r->n, sizeof *r->ct);
+    r->draft_memo = calloc((size_t)s->ngroups, sizeof *r->draft_memo);
+    r->draft_memo_n = calloc((size_t)s->ngroups, sizeof *r->draft_memo_n);
+    return r->eng && r->et && r->ct && r->draft_memo && r->draft_memo_n ? 0 : -1;
+}
+
+int route_alloc_cum(repl_t *r, size_t **off)
+{
+    size_t total = 0;
+    *off = malloc(((size_t)r->n + 1) * sizeof **off);
+    if (!*off) return -1;
+    for (int i = 0; i < r->n; i++) {
+        (*off)[i] = total;
+        total += (size_t)edge_cum_size(r, i);
+    }
+    r->cum = calloc(total ? total : 1, sizeof *r->cum);
+    return r->cum ? 0 : -1;
+}
+
+void route_teardown(repl_t *r)
+{
+    /* Both finis accept a zeroed tenant: a set-up that failed part way, or
+     * a runner that leaves one side unused. */
+    for (int i = 0; r->et && i < r->n; i++) edge_tenant_fini(&r->et[i]);
+    for (int i = 0; r->ct && i < r->n; i++) ctenant_fini(&r->ct[i]);
+    cloud_free(r->cloud);
+    engine_free(r->eng);
+    free(r->et);
+    free(r->ct);
+    free(r->cum);
+    if (r->draft_memo)
+        for (int g = 0; g < r->s->ngroups; g++) free(r->draft_memo[g]);
+    free(r->draft_memo);
+    free(r->draft_memo_n);
+}
+
+/* ---- event routing ------------------------------------------------------ */
+
+int route_arrive(void *ctx, const engine_event_t *ev)
+{
+    /* ev->time is the instant it ran (engine_step), not its due time. */
+    return edge_arrive(ctx, (int)ev->a, ev->time);
+}
+
+int route_edge_prefill(void *ctx, const engine_event_t *ev)
+{
+    return edge_prefill_done(ctx, (int)ev->a);
+}
+
+int route_draft(void *ctx, const engine_event_t *ev)
+{
+    repl_t *r = ctx;
+    int i = (int)ev->a;
+    return edge_draft_ended(r, i, ev->b) ? r->et[i].proto->draft_done(r, i) : 0;
+}
+
+int route_up(void *ctx, const engine_event_t *ev)
+{
+    repl_t *r = ctx;
+    int i = (int)ev->a;
+    if (msg_kind(ev->b) == MSG_PROMPT)
+        return ctenant_prompt(r, i, r->et[i].prompt, r->et[i].output, ev->time);
+    return r->ct[i].proto->block_at_cloud(r, i, ev->b, ev->time);
+}
+
+int route_down(void *ctx, const engine_event_t *ev)
+{
+    repl_t *r = ctx;
+    int i = (int)ev->a;
+    switch (msg_kind(ev->b)) {
+    case MSG_FIRST:
+        return edge_first_msg(r, i);
+    case MSG_TOKEN:
+        return edge_token_msg(r, i);
+    default:
+        return r->et[i].proto->verdict_at_edge(r, i, ev->b);
+    }
+}
+
+int route_job_done(void *ctx, const cloud_job_t *job, double now)
+{
+    repl_t *r = ctx;
+    return r->ct[job->tenant].proto->job_done(r, job, now);
+}

@@ -1,0 +1,168 @@
+/* keytab — resolution of YAML mappings into C structs through key tables.
+ *
+ * A key table is a static array of keytab_key_t (ended by a {NULL} entry)
+ * describing each key of a section: name, type, unit, range, default (as
+ * YAML text, parsed by the same code as user input, so defaults and input
+ * can never disagree), and where the value goes (a byte offset into the
+ * struct being filled). Resolution checks every key the user wrote (unknown
+ * key -> error with a "did you mean"), parses and range-checks every value,
+ * fills the defaults, and recurses into sub-sections.
+ *
+ * Layers: a section may be given by several mappings, later ones overriding
+ * earlier ones key by key (tenant groups over the tenants-level settings, an
+ * inline card over its `base:` file). A value is taken whole from the last
+ * layer that gives it; only KT_SECTION keys merge deeper.
+ *
+ * Errors are ERR_INPUT "SRC:LINE:COL: dotted.key: problem", the location
+ * being the offending key or value as written.
+ */
+#ifndef SPECSIM_KEYTAB_H
+#define SPECSIM_KEYTAB_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "base/err.h"
+#include "base/units.h"
+#include "io/ynode.h"
+
+#define KEYTAB_KEY_MAX 256   /* longest dotted key in messages */
+#define KEYTAB_PATH_MAX 512  /* resolved data-file paths */
+
+enum keytab_type {
+    KT_END = 0,
+    KT_SECTION,  /* sub-mapping: sub = const keytab_key_t *, off = struct */
+    KT_SKIP,     /* accepted and ignored here (handled by the caller) */
+    KT_STRING,   /* char[size] */
+    KT_PATH,     /* char[size]: a data file, resolved (see keytab_find_file)
+                    and stored as the path to open */
+    KT_INT,      /* int, integral number */
+    KT_U64,      /* uint64_t, decimal digits */
+    KT_NUM,      /* double with `unit` (UNIT_NUMBER: plain) */
+    KT_BOOL,     /* int 0/1: true | false */
+    KT_ENUM,     /* int index into names (sub = const char *const[], NULL-
+                    terminated); KF_ENUMSTR stores the name in char[size] */
+    KT_DIST,     /* dist_t; unit UNIT_DURATION (time) or UNIT_NUMBER (tokens) */
+    KT_LIST,     /* double *, count in the int at aux (owned, malloc) */
+    KT_CUSTOM    /* parse/write callbacks */
+};
+
+enum {
+    KF_MIN_OPEN = 1u << 0, /* value > min (else >= min) */
+    KF_MAX_OPEN = 1u << 1, /* value < max (else <= max) */
+    KF_INF = 1u << 2,      /* `inf` accepted */
+    KF_REQUIRED = 1u << 3, /* missing -> error (no default) */
+    KF_HAS = 1u << 4,      /* int at aux set to 1 when the user gave it */
+    KF_NONE = 1u << 5,     /* KT_DIST: `none` = constant 0 */
+    KF_ENUMSTR = 1u << 6,  /* KT_ENUM stores the name, not the index */
+    KF_NOWRITE = 1u << 7,  /* keytab_write skips it (the caller writes it) */
+    KF_SKIPEMPTY = 1u << 8,/* keytab_write skips it when empty / zero */
+    KF_BARE = 1u << 9      /* KT_NUM with a unit: a bare number is accepted
+                              too, in the unit's base (bytes, per second) */
+};
+
+typedef struct keytab_ctx keytab_ctx_t;
+typedef struct keytab_key keytab_key_t;
+
+/* Custom parser: node is the value (or a default scalar), key the dotted
+ * key, base the struct being filled. Returns 0 or -1 with c->err set. */
+typedef int (*keytab_parse_fn)(keytab_ctx_t *c, const ynode_t *node,
+                               const char *key, const keytab_key_t *k,
+                               void *base);
+/* Custom writer: called after "name:" is printed (no space); prints the
+ * rest, ending with a newline (a block value: newline, then lines indented
+ * by indent + 2). */
+typedef int (*keytab_write_fn)(FILE *f, const keytab_key_t *k,
+                               const void *base, int indent);
+
+struct keytab_key {
+    const char *name;
+    enum keytab_type type;
+    size_t off;            /* offset of the field in the struct */
+    size_t aux;            /* offset of a second field (KF_HAS, KT_LIST) */
+    enum unit_kind unit;
+    double min, max;       /* range (both inclusive unless KF_*_OPEN) */
+    unsigned flags;
+    const char *def;       /* default as YAML scalar text; NULL = none */
+    const void *sub;       /* section table / enum names */
+    size_t size;           /* KT_STRING, KT_PATH, KF_ENUMSTR: buffer size */
+    keytab_parse_fn parse; /* KT_CUSTOM */
+    keytab_write_fn write; /* KT_CUSTOM */
+    const char *zero_means; /* NULL, or what a 0 value stands for: written as
+                               a comment after it ("max_tokens: 0  # no
+                               limit") so resolved output is not misread */
+};
+
+struct keytab_ctx {
+    err_t *err;
+    const char *dir;       /* directory of the scenario file ("" = none):
+                              relative data files are looked up there first */
+    const ynode_t *where;  /* mark used when no layer gives one */
+    void *user;            /* for custom parsers */
+    struct infiles *files; /* the command's files read so far (sim/io/infile.h):
+                              data files are read through it; NULL = read
+                              each from disk */
+};
+
+typedef struct keytab_layer {
+    const ynode_t *map;    /* NULL or null scalar = absent */
+    const char *prefix;    /* dotted key of this mapping ("" = top level) */
+} keytab_layer_t;
+
+/* Resolves the section given by layers[0..nl) into base. */
+int keytab_resolve(keytab_ctx_t *c, const keytab_key_t *tab,
+                   const keytab_layer_t *layers, int nl, void *base);
+
+/* Checks that every key written in map (a mapping, or absent) is in tab; the
+ * error names prefix.key and suggests the nearest known key. */
+int keytab_check_keys(keytab_ctx_t *c, const keytab_key_t *tab,
+                      const ynode_t *map, const char *prefix);
+
+/* Writes the section's keys as block YAML at the given indent. 0 or -1. */
+int keytab_write(FILE *f, const keytab_key_t *tab, const void *base,
+                 int indent);
+
+/* Writes one key ("name: value" or "name:" + block), honouring KF_HAS and
+ * KF_SKIPEMPTY but not KF_NOWRITE. 0 or -1. */
+int keytab_write_key(FILE *f, const keytab_key_t *k, const void *base,
+                     int indent);
+
+/* Error at node (or c->where when NULL): "SRC:LINE:COL: key: <fmt>". */
+int keytab_err(keytab_ctx_t *c, const ynode_t *node, const char *key,
+               const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Joins prefix and name with a dot into out (KEYTAB_KEY_MAX). */
+void keytab_join(char *out, const char *prefix, const char *name);
+
+/* tab's key names, "a, b, c", into buf (whole names only). */
+void keytab_names(const keytab_key_t *tab, char *buf, size_t bufsz);
+
+/* Parses a scalar value with unit and range of k (KT_NUM semantics). */
+int keytab_parse_number(keytab_ctx_t *c, const ynode_t *node, const char *key,
+                        const keytab_key_t *k, double *out);
+
+/* Finds node's value among the n names and sets *at to its index: 0, or -1
+ * with the messages of a KT_ENUM key (the allowed names, and the nearest
+ * one when the value looks like a misspelling). For keys whose names are
+ * not a fixed list, such as the registries' (sim/config/scenario.c). */
+int keytab_parse_choice(keytab_ctx_t *c, const ynode_t *node, const char *key,
+                        const char *const *names, size_t n, size_t *at);
+
+/* Finds a data file: datapath_resolve from c->dir (next to the scenario,
+ * then the specsim root). Returns 0 with the path to open in out, or -1 (no
+ * err set). */
+int keytab_find_file(const keytab_ctx_t *c, const char *ref, char *out,
+                     size_t outsz);
+
+/* YAML text for a string: plain when safe, else double-quoted. */
+int keytab_write_string(FILE *f, const char *s);
+/* s double-quoted, escaped so that a YAML reader gives s back: quotes,
+ * backslashes, C0 and C1 control characters, U+FFFE and U+FFFF (which a
+ * reader refuses raw) and the Unicode line breaks NEL, LS and PS (which it
+ * would fold into a space). 0 or -1. */
+int keytab_write_quoted(FILE *f, const char *s);
+/* A dist_t as YAML flow text (constant: the value with unit). */
+int keytab_write_dist(FILE *f, const void *dist, enum unit_kind unit,
+                      int none_ok);
+
+#endif

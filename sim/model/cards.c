@@ -1,0 +1,377 @@
+/* cards — LLM and hardware cards (see cards.h). */
+#include "model/cards.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/datapath.h"
+#include "io/infile.h"
+#include "io/keytab.h"
+#include "io/ynode.h"
+
+static const char *const PREC_NAMES[] = {"fp32", "fp16", "w8a16", "w4a16",
+                                         "w4a4", NULL};
+
+int precision_parse(const char *s)
+{
+    for (int i = 0; i < PREC_COUNT; i++)
+        if (strcmp(s, PREC_NAMES[i]) == 0) return i;
+    return -1;
+}
+
+const char *precision_name(int p)
+{
+    return (unsigned)p < PREC_COUNT ? PREC_NAMES[p] : "?";
+}
+
+/* Group size 128 along K. w8a16: int8 weight + one fp16 scale per group.
+ * w4a16/w4a4: 4-bit weight + fp16 scale (2 B) + 4-bit zero (0.5 B) per
+ * group — the reference format of docs/design.md. */
+double precision_weight_bytes(int p)
+{
+    switch (p) {
+    case PREC_FP32: return 4.0;
+    case PREC_FP16: return 2.0;
+    case PREC_W8A16: return 1.0 + 2.0 / 128.0;
+    case PREC_W4A16:
+    case PREC_W4A4: return 0.5 + (2.0 + 0.5) / 128.0;
+    default: return 0.0;
+    }
+}
+
+int cards_resolve_path(const char *ref, char *out, size_t outsz)
+{
+    return datapath_resolve(".", ref, out, outsz);
+}
+
+/* --- key tables ---------------------------------------------------------- */
+
+#define LLM_INT(n, f, req)                                                         \
+    {.name = n, .type = KT_INT, .off = offsetof(llm_card_t, f), .min = 1, .max = 1e7, \
+     .flags = req}
+
+static const keytab_key_t LLM_KEYS[] = {
+    {.name = "name", .type = KT_STRING, .off = offsetof(llm_card_t, name),
+     .flags = KF_SKIPEMPTY, .size = CARD_NAME_MAX},
+    LLM_INT("layers", layers, KF_REQUIRED),
+    LLM_INT("hidden", hidden, KF_REQUIRED),
+    LLM_INT("heads", heads, KF_REQUIRED),
+    LLM_INT("kv_heads", kv_heads, 0),
+    LLM_INT("ffn", ffn, KF_REQUIRED),
+    LLM_INT("vocab", vocab, KF_REQUIRED),
+    {.name = "gated_mlp", .type = KT_BOOL, .off = offsetof(llm_card_t, gated_mlp),
+     .def = "true"},
+    {.name = "source", .type = KT_STRING, .off = offsetof(llm_card_t, source),
+     .size = CARD_TEXT_MAX},
+    {.name = "base", .type = KT_SKIP},
+    {.name = NULL, .type = KT_END}};
+
+#define FLOPS_KEY(n, p, req, dflt)                                                  \
+    {.name = n, .type = KT_NUM, .off = (p) * sizeof(double), .unit = UNIT_FLOPS,   \
+     .max = 1e21, .flags = req, .def = dflt}
+
+/* w8a16 and w4a16 have no default here: they default to the fp16 rate
+ * (hw_post), since both compute in fp16 after dequantising. */
+static const keytab_key_t FLOPS_KEYS[] = {
+    FLOPS_KEY("fp32", PREC_FP32, KF_REQUIRED | KF_MIN_OPEN, NULL),
+    FLOPS_KEY("fp16", PREC_FP16, KF_REQUIRED | KF_MIN_OPEN, NULL),
+    FLOPS_KEY("w8a16", PREC_W8A16, 0, NULL),
+    FLOPS_KEY("w4a16", PREC_W4A16, 0, NULL),
+    FLOPS_KEY("w4a4", PREC_W4A4, 0, "0"),
+    {.name = NULL, .type = KT_END}};
+
+static const char *const HW_KINDS[] = {"gpu", "cpu", NULL};
+
+static const keytab_key_t HW_KEYS[] = {
+    {.name = "name", .type = KT_STRING, .off = offsetof(hw_card_t, name),
+     .flags = KF_SKIPEMPTY, .size = CARD_NAME_MAX},
+    {.name = "kind", .type = KT_ENUM, .off = offsetof(hw_card_t, kind),
+     .flags = KF_REQUIRED | KF_ENUMSTR, .sub = HW_KINDS,
+     .size = sizeof(((hw_card_t *)0)->kind)},
+    {.name = "mem_bw", .type = KT_NUM, .off = offsetof(hw_card_t, mem_bw),
+     .unit = UNIT_BANDWIDTH, .max = 1e18, .flags = KF_REQUIRED | KF_MIN_OPEN},
+    {.name = "mem", .type = KT_NUM, .off = offsetof(hw_card_t, mem_bytes),
+     .unit = UNIT_SIZE, .max = 1e18, .flags = KF_REQUIRED | KF_MIN_OPEN},
+    {.name = "flops", .type = KT_SECTION, .off = offsetof(hw_card_t, flops),
+     .sub = FLOPS_KEYS},
+    {.name = "bw_eff", .type = KT_NUM, .off = offsetof(hw_card_t, bw_eff), .max = 1,
+     .flags = KF_MIN_OPEN, .def = "0.8"},
+    {.name = "flops_eff", .type = KT_NUM, .off = offsetof(hw_card_t, flops_eff), .max = 1,
+     .flags = KF_MIN_OPEN, .def = "0.6"},
+    /* Optional; 0 = not given (no tensor parallelism, no energy figure). */
+    {.name = "interconnect_bw", .type = KT_NUM, .off = offsetof(hw_card_t, interconnect_bw),
+     .unit = UNIT_BANDWIDTH, .max = 1e18, .flags = KF_SKIPEMPTY, .def = "0",
+     .zero_means = "0: none (tensor_parallel must be 1)"},
+    {.name = "interconnect_latency", .type = KT_NUM,
+     .off = offsetof(hw_card_t, interconnect_latency), .unit = UNIT_DURATION, .max = 1,
+     .flags = KF_SKIPEMPTY, .def = "0"},
+    {.name = "power_w", .type = KT_NUM, .off = offsetof(hw_card_t, power_w), .max = 1e6,
+     .flags = KF_SKIPEMPTY, .def = "0", .zero_means = "0: unknown (energy metrics NaN)"},
+    {.name = "idle_power_w", .type = KT_NUM, .off = offsetof(hw_card_t, idle_power_w),
+     .max = 1e6, .flags = KF_SKIPEMPTY, .def = "0", .zero_means = "0: not counted"},
+    {.name = "source", .type = KT_STRING, .off = offsetof(hw_card_t, source),
+     .size = CARD_TEXT_MAX},
+    {.name = "base", .type = KT_SKIP},
+    {.name = NULL, .type = KT_END}};
+
+/* --- loading ------------------------------------------------------------- */
+
+enum card_kind { CARD_LLM, CARD_HW };
+
+typedef struct card_load {
+    keytab_ctx_t c;
+    keytab_layer_t layers[2];
+    int nl;
+    ynode_t *file_root;       /* owned when owns_root, else the set's */
+    int owns_root, read_failed;
+    char path[KEYTAB_PATH_MAX];/* resolved card file: node src, keep alive */
+} card_load_t;
+
+/* The node giving `name` in the last layer that has it (for messages). */
+static const ynode_t *layer_node(const card_load_t *L, const char *name)
+{
+    for (int l = L->nl - 1; l >= 0; l--) {
+        const ynode_t *v = ynode_get(L->layers[l].map, name);
+        if (v) return v;
+    }
+    return L->layers[L->nl - 1].map;
+}
+
+static const char *layer_prefix(const card_load_t *L, const char *name)
+{
+    for (int l = L->nl - 1; l >= 0; l--)
+        if (ynode_get(L->layers[l].map, name)) return L->layers[l].prefix;
+    return L->layers[L->nl - 1].prefix;
+}
+
+static int layer_err(card_load_t *L, const char *name, const char *msg)
+{
+    char key[KEYTAB_KEY_MAX];
+    keytab_join(key, layer_prefix(L, name), name);
+    return keytab_err(&L->c, layer_node(L, name), key, "%s", msg);
+}
+
+/* Reads and parses L->path: through the command's set of files when there
+ * is one (each card parsed once per command, the tree shared), else from
+ * disk. 0, or -1 with L->c.err set and L->read_failed telling a read error
+ * from a syntax error. */
+static int read_card(card_load_t *L)
+{
+    if (L->c.files) {
+        const ynode_t *tree;
+        int rc = infiles_yaml(L->c.files, L->path, INFILE_YAML_MAX, &tree, L->c.err);
+        L->read_failed = rc == -1;
+        L->file_root = (ynode_t *)(uintptr_t)tree;
+        L->owns_root = 0;
+        return rc ? -1 : 0;
+    }
+    char *text;
+    size_t len;
+    if (infile_read(L->path, INFILE_YAML_MAX, &text, &len, L->c.err) != 0) {
+        L->read_failed = 1;
+        return -1;
+    }
+    int rc = ynode_parse(L->path, NULL, text, len, 1, 0, &L->file_root, L->c.err);
+    L->owns_root = 1;
+    free(text);
+    return rc;
+}
+
+/* Opens the card file `ref` (node gives the mark and key for messages). */
+static int open_card(card_load_t *L, const ynode_t *node, const char *key)
+{
+    if (node->kind != YNODE_SCALAR)
+        return keytab_err(&L->c, node, key, "expected a card file path, got %s",
+                          ynode_kind_name(node));
+    if (datapath_resolve(L->c.dir, node->str, L->path, sizeof L->path) != 0)
+        return keytab_err(&L->c, node, key, "card file '%s' not found (%s: %s)",
+                          node->str, datapath_where(L->c.dir), SPECSIM_ROOT);
+    if (read_card(L) != 0) {
+        if (L->c.err->code != ERR_INPUT || L->c.err->msg[0] == 0) return -1;
+        if (!L->read_failed) return -1;
+        char msg[ERR_MSG_MAX];
+        snprintf(msg, sizeof msg, "%s", L->c.err->msg);
+        return keytab_err(&L->c, node, key, "cannot read card file: %s", msg);
+    }
+    if (!L->file_root)
+        return err_set(L->c.err, ERR_INPUT, "%s:1:1: (top level): the card file is empty",
+                       L->path);
+    L->c.where = L->file_root;
+    const ynode_pair_t *b = ynode_find(L->file_root, "base");
+    if (b)
+        return err_set(L->c.err, ERR_INPUT, "%s:%d:%d: base: only an inline card may "
+                       "name a base file", b->ksrc, b->kline, b->kcol);
+    L->layers[L->nl++] = (keytab_layer_t){L->file_root, ""};
+    return 0;
+}
+
+static void file_stem(const char *path, char *out, size_t outsz)
+{
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    size_t n = strcspn(b, ".");
+    if (n >= outsz) n = outsz - 1;
+    memcpy(out, b, n);
+    out[n] = 0;
+}
+
+/* Sets up the layers for a card value: path, or inline mapping [+ base]. */
+static int card_layers(card_load_t *L, const keytab_ctx_t *c,
+                       const ynode_t *node, const char *key, char *ref,
+                       size_t refsz)
+{
+    memset(L, 0, sizeof *L);
+    L->c.err = c->err;
+    L->c.dir = c->dir;
+    L->c.files = c->files;
+    L->c.where = node;
+    if (node->kind == YNODE_SCALAR) {
+        if (open_card(L, node, key) != 0) return -1;
+        snprintf(ref, refsz, "%s", node->str);
+        return 0;
+    }
+    if (node->kind != YNODE_MAP)
+        return keytab_err(&L->c, node, key,
+                          "expected a card file path or a mapping, got %s",
+                          ynode_kind_name(node));
+    const ynode_t *base = ynode_get(node, "base");
+    snprintf(ref, refsz, "inline");
+    if (base && !ynode_is_null(base)) {
+        char bkey[KEYTAB_KEY_MAX];
+        keytab_join(bkey, key, "base");
+        if (open_card(L, base, bkey) != 0) return -1;
+        snprintf(ref, refsz, "inline (base %s)", base->str);
+    }
+    L->layers[L->nl++] = (keytab_layer_t){node, key};
+    return 0;
+}
+
+static void default_text(card_load_t *L, char *field, size_t size,
+                         const char *def)
+{
+    if (*field) return;
+    if (L->file_root) file_stem(L->path, field, size);
+    else snprintf(field, size, "%s", def);
+}
+
+/* A card file must say where its numbers come from. Checked after the keys
+ * are parsed, so that a misspelt key is reported first (it is the likelier
+ * mistake, and may be the misspelt `source` itself). */
+static int require_source(const card_load_t *L)
+{
+    if (!L->file_root || L->file_root->kind != YNODE_MAP ||
+        ynode_get(L->file_root, "source"))
+        return 0;
+    return err_set(L->c.err, ERR_INPUT,
+                   "%s:%d:%d: source: required in a card file (say where "
+                   "the numbers come from)",
+                   L->path, L->file_root->line, L->file_root->col);
+}
+
+static int llm_post(card_load_t *L, llm_card_t *m)
+{
+    if (require_source(L) != 0) return -1;
+    default_text(L, m->name, sizeof m->name, "inline");
+    default_text(L, m->source, sizeof m->source, "inline");
+    if (m->kv_heads == 0) m->kv_heads = m->heads;
+    if (m->hidden % m->heads != 0)
+        return layer_err(L, "heads", "hidden must be a multiple of heads");
+    if (m->heads % m->kv_heads != 0 || m->kv_heads > m->heads)
+        return layer_err(L, "kv_heads", "heads must be a multiple of kv_heads");
+    return 0;
+}
+
+static int hw_post(card_load_t *L, hw_card_t *h)
+{
+    if (require_source(L) != 0) return -1;
+    default_text(L, h->name, sizeof h->name, "inline");
+    default_text(L, h->source, sizeof h->source, "inline");
+    if (h->flops[PREC_W8A16] < 0) h->flops[PREC_W8A16] = h->flops[PREC_FP16];
+    if (h->flops[PREC_W4A16] < 0) h->flops[PREC_W4A16] = h->flops[PREC_FP16];
+    return 0;
+}
+
+static int card_from_node(enum card_kind kind, const keytab_ctx_t *c,
+                          const ynode_t *node, const char *key, void *out,
+                          char *ref, size_t refsz)
+{
+    card_load_t L;
+    int rc = card_layers(&L, c, node, key, ref, refsz);
+    if (rc == 0 && kind == CARD_LLM) {
+        llm_card_t *m = out;
+        memset(m, 0, sizeof *m);
+        rc = keytab_resolve(&L.c, LLM_KEYS, L.layers, L.nl, m);
+        if (rc == 0) rc = llm_post(&L, m);
+    } else if (rc == 0) {
+        hw_card_t *h = out;
+        memset(h, 0, sizeof *h);
+        h->flops[PREC_W8A16] = h->flops[PREC_W4A16] = -1;
+        rc = keytab_resolve(&L.c, HW_KEYS, L.layers, L.nl, h);
+        if (rc == 0) rc = hw_post(&L, h);
+    }
+    if (L.owns_root) ynode_free(L.file_root);
+    return rc;
+}
+
+/* The command line's context: paths as given, from the working directory. */
+static keytab_ctx_t cli_ctx(err_t *err)
+{
+    return (keytab_ctx_t){.err = err, .dir = "."};
+}
+
+int cards_llm_from_node(const struct ynode *node, const char *key,
+                        llm_card_t *out, char *ref, size_t refsz, err_t *err)
+{
+    keytab_ctx_t c = cli_ctx(err);
+    return card_from_node(CARD_LLM, &c, node, key, out, ref, refsz);
+}
+
+int cards_hw_from_node(const struct ynode *node, const char *key,
+                       hw_card_t *out, char *ref, size_t refsz, err_t *err)
+{
+    keytab_ctx_t c = cli_ctx(err);
+    return card_from_node(CARD_HW, &c, node, key, out, ref, refsz);
+}
+
+int cards_llm_from_ctx(const struct keytab_ctx *c, const struct ynode *node,
+                       const char *key, llm_card_t *out, char *ref, size_t refsz)
+{
+    return card_from_node(CARD_LLM, c, node, key, out, ref, refsz);
+}
+
+int cards_hw_from_ctx(const struct keytab_ctx *c, const struct ynode *node,
+                      const char *key, hw_card_t *out, char *ref, size_t refsz)
+{
+    return card_from_node(CARD_HW, c, node, key, out, ref, refsz);
+}
+
+static int load_file(enum card_kind kind, const char *path, void *out,
+                     err_t *err)
+{
+    ynode_t n = {.kind = YNODE_SCALAR, .src = path, .line = 1, .col = 1,
+                 .str = (char *)(uintptr_t)path, .plain = 1};
+    char ref[KEYTAB_PATH_MAX];
+    keytab_ctx_t c = cli_ctx(err);
+    return card_from_node(kind, &c, &n, "card", out, ref, sizeof ref);
+}
+
+int cards_load_llm_file(const char *path, llm_card_t *out, err_t *err)
+{
+    return load_file(CARD_LLM, path, out, err);
+}
+
+int cards_load_hw_file(const char *path, hw_card_t *out, err_t *err)
+{
+    return load_file(CARD_HW, path, out, err);
+}
+
+int cards_write_llm(FILE *f, const llm_card_t *c, int indent)
+{
+    return keytab_write(f, LLM_KEYS, c, indent);
+}
+
+int cards_write_hw(FILE *f, const hw_card_t *c, int indent)
+{
+    return keytab_write(f, HW_KEYS, c, indent);
+}

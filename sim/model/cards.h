@@ -1,0 +1,108 @@
+/* cards — LLM architecture cards and hardware cards (models/llm, models/hardware).
+ *
+ * A card is YAML; a scenario names one by path (next to the scenario, else
+ * relative to the repository root: sim/base/datapath.h) or inlines its keys. Values are datasheet
+ * values; every card file carries a `source:` naming where they come from.
+ */
+#ifndef SPECSIM_CARDS_H
+#define SPECSIM_CARDS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "base/err.h"
+
+struct ynode;
+
+#define CARD_NAME_MAX 64
+#define CARD_TEXT_MAX 640
+
+typedef struct llm_card {
+    char name[CARD_NAME_MAX];
+    int layers;
+    int hidden;     /* model width d */
+    int heads;      /* attention (query) heads */
+    int kv_heads;   /* KV heads (GQA when < heads) */
+    int ffn;        /* MLP inner width */
+    int vocab;
+    int gated_mlp;  /* 1: SwiGLU (gate, up, down); 0: (up, down) */
+    char source[CARD_TEXT_MAX];
+} llm_card_t;
+
+/* Precisions a hardware card gives peak rates for. */
+enum precision {
+    PREC_FP32 = 0,
+    PREC_FP16,
+    PREC_W8A16,
+    PREC_W4A16,
+    PREC_W4A4,
+    PREC_COUNT
+};
+
+typedef struct hw_card {
+    char name[CARD_NAME_MAX];
+    char kind[16];              /* "gpu" or "cpu" (SoC) */
+    double mem_bw;              /* bytes/s, datasheet peak */
+    double mem_bytes;           /* device memory in bytes */
+    double flops[PREC_COUNT];   /* peak FLOP/s (dense) by compute precision:
+                                   W8A16 and W4A16 compute in fp16; W4A4 in int4
+                                   (0 where the device has no such path) */
+    double bw_eff;              /* default achieved fraction of mem_bw */
+    double flops_eff;           /* default achieved fraction of peak */
+    /* Optional, 0 = not given. interconnect_*: one GPU's link to its
+     * tensor-parallel peers (bytes/s per direction, per-call latency in s);
+     * power_w: board power under load (GPU TDP, SoC sustained); idle_power_w:
+     * power while idle. */
+    double interconnect_bw, interconnect_latency;
+    double power_w, idle_power_w;
+    char source[CARD_TEXT_MAX];
+} hw_card_t;
+
+/* Parses "fp16", "w8a16", "w4a16", "w4a4", "fp32"; -1 when unknown. */
+int precision_parse(const char *s);
+const char *precision_name(int prec);
+/* Bytes per weight including quantisation metadata (g128 fp16 scale + 4-bit
+ * zero per group for the w4 formats; fp16 scale per row-group for w8). */
+double precision_weight_bytes(int prec);
+
+/* Writes into out (size outsz) the path to open for a card reference
+ * given on the command line: datapath_resolve from the working directory
+ * (as given if absolute or if it exists relative to the working directory,
+ * else relative to $SPECSIM_ROOT, else relative to the build-time source
+ * root). Returns 0, or
+ * -1 when no candidate exists (out then holds the name). */
+int cards_resolve_path(const char *ref, char *out, size_t outsz);
+
+/* Loads a card file into *out (zeroed first). Errors are ERR_INPUT
+ * "CARDFILE:LINE:COL: key: problem" (a file must carry `source:`). */
+int cards_load_llm_file(const char *path, llm_card_t *out, err_t *err);
+int cards_load_hw_file(const char *path, hw_card_t *out, err_t *err);
+
+/* A card from a scenario value: a path scalar (see cards_resolve_path) or an
+ * inline mapping of the card's keys, optionally with `base: PATH`, a card
+ * file whose keys the mapping then overrides. `key` is the dotted key used in
+ * messages about the reference and the inline keys (errors inside a card
+ * file name that file and the card key). `ref` (size refsz) receives the path
+ * as written, or "inline" / "inline (base PATH)". Defaults: kv_heads = heads,
+ * gated_mlp true; w8a16 and w4a16 rates = the fp16 rate, w4a4 0, bw_eff 0.8,
+ * flops_eff 0.6; name = file stem (or "inline"). */
+int cards_llm_from_node(const struct ynode *node, const char *key,
+                        llm_card_t *out, char *ref, size_t refsz, err_t *err);
+int cards_hw_from_node(const struct ynode *node, const char *key,
+                       hw_card_t *out, char *ref, size_t refsz, err_t *err);
+
+/* The same with a scenario's context (sim/io/keytab.h): a relative path is
+ * looked up from c->dir (sim/base/datapath.h) and read through c->files; errors
+ * go to c->err. */
+struct keytab_ctx;
+int cards_llm_from_ctx(const struct keytab_ctx *c, const struct ynode *node,
+                       const char *key, llm_card_t *out, char *ref, size_t refsz);
+int cards_hw_from_ctx(const struct keytab_ctx *c, const struct ynode *node,
+                      const char *key, hw_card_t *out, char *ref, size_t refsz);
+
+/* Write every key of a card as a block mapping at `indent`, in a form
+ * cards_*_from_node reads back to the same card. 0 or -1 on write error. */
+int cards_write_llm(FILE *f, const llm_card_t *c, int indent);
+int cards_write_hw(FILE *f, const hw_card_t *c, int indent);
+
+#endif

@@ -1,0 +1,177 @@
+/* service — one roofline service model for edge drafting and cloud
+ * verification (docs/design.md, "The service model").
+ *
+ * An iteration processing jobs (each q new tokens over a KV context of c
+ * tokens) costs a fixed overhead plus, per operator, max(flops / rate,
+ * bytes / bandwidth): the linear layers as an M×K·K×N product with
+ * M = Σq (weights read once per iteration), attention of each job over its
+ * own context, and lm_head. Rates come, in order, from a calibration table
+ * (interpolated in M and context), a roofline fitted to the table outside its
+ * range, or the hardware card's datasheet peak times default efficiencies.
+ * With a table that also has whole-step rows, the composed operators are
+ * scaled by a step factor measured from those rows (service_step_factor).
+ * A replica may be tp GPUs in tensor parallelism (service_create_tp): one
+ * GPU's share of every operator plus two ring all-reduces per layer.
+ */
+#ifndef SPECSIM_SERVICE_H
+#define SPECSIM_SERVICE_H
+
+#include "model/cards.h"
+#include "model/caltable.h"
+#include "base/err.h"
+
+typedef struct service service_t;
+
+typedef struct service_job {
+    int tokens;    /* new tokens processed for this job (q) */
+    int context;   /* KV tokens already cached for this job */
+    int nohead;    /* of them, those whose logits are not computed (they skip
+                      the lm_head): a prefill chunk's all but the prompt's
+                      last token; 0 for verify blocks and decode steps, which
+                      need every position's */
+} service_job_t;
+
+/* The roofline decomposition of one iteration (seconds). The memory and
+ * compute parts use the rates in use: datasheet rates, or with a table the
+ * rates fitted to it (so with a table total_s, the interpolated time, need not
+ * equal the sum of the parts' maxima). lm_head_s is lm_head's actual time.
+ * weight_bytes: weights read (linear + lm_head); kv_bytes: K,V read by all
+ * jobs, all layers; flops: linear + lm_head + attention; step_factor: the
+ * factor total_s applies to the composed operators (1 without whole-step
+ * rows, see service_step_factor). With tensor parallelism every term is one
+ * GPU's share (weights, KV and FLOPs / tp) and allreduce_s is added. */
+typedef struct service_terms {
+    double linear_mem_s, linear_compute_s;   /* all layers' linear ops */
+    double attn_mem_s, attn_compute_s;
+    double lm_head_s;
+    double overhead_s;
+    double allreduce_s;   /* tensor parallelism's all-reduces (0 at tp = 1) */
+    double total_s;
+    double weight_bytes, kv_bytes, flops;
+    double step_factor;
+} service_terms_t;
+
+/* Creates the model. calibration: path of a table or NULL/"" for datasheet
+ * only; a table for another model or quantisation is an ERR_INPUT error.
+ * Checks the cards first (service_check_model, service_check_hardware), so
+ * a caller that wants to say which input is at fault calls those itself
+ * first: an ERR_INPUT error left to service_create is then about the table.
+ * Returns NULL with err filled on failure; the caller frees with
+ * service_free(). */
+service_t *service_create(const hw_card_t *hw, const llm_card_t *model,
+                          int precision, const char *calibration,
+                          double overhead_s, err_t *err);
+/* The same on a replica of tp GPUs in tensor parallelism (service.c): every
+ * time is one GPU's share plus two ring all-reduces per layer over the
+ * card's interconnect; tp = 1 is service_create. Checks
+ * service_check_parallel first. Caller frees with service_free(). */
+service_t *service_create_tp(const hw_card_t *hw, const llm_card_t *model,
+                             int precision, const char *calibration,
+                             double overhead_s, int tp, err_t *err);
+/* The same, the calibration table read through the command's set of files
+ * (sim/io/infile.h; NULL: from disk). */
+struct infiles;
+service_t *service_create_in(const hw_card_t *hw, const llm_card_t *model,
+                             int precision, const char *calibration,
+                             double overhead_s, int tp, struct infiles *files,
+                             err_t *err);
+/* tp >= 1; for tp > 1: tp divides heads and kv_heads, the card has an
+ * interconnect_bw, and no calibration table is given. 0, or -1 with err
+ * (ERR_INPUT, the message names the card at fault). */
+int service_check_parallel(const hw_card_t *hw, const llm_card_t *model, int tp,
+                           const char *calibration, err_t *err);
+/* GPUs per replica the model was created for. */
+int service_tensor_parallel(const service_t *sv);
+/* The LLM card's shape: every size >= 1, heads dividing hidden, kv_heads
+ * dividing heads. 0, or -1 with err (ERR_INPUT "model card 'NAME': ..."). */
+int service_check_model(const llm_card_t *model, err_t *err);
+/* The hardware card for a precision: memory bandwidth > 0, efficiencies in
+ * (0, 1], a peak FLOP/s for the precision's compute type. 0, or -1 with err
+ * (ERR_INPUT "hardware card 'NAME': ..."). */
+int service_check_hardware(const hw_card_t *hw, int precision, err_t *err);
+void service_free(service_t *sv);
+
+/* Where iteration times come from, decided at create:
+ *   "datasheet"  no table: card peak × default efficiencies;
+ *   "table"      a table with rows for every operator (qkv, o, gate_up, down,
+ *                lm_head and attention): times interpolated from it;
+ *   "fitted"     a table that lacks some operator: that operator's time comes
+ *                from the roofline fitted to the table's rows.
+ * Lookups outside the measured M / context range are extrapolated with the
+ * fitted roofline even when the source is "table"; service_in_table() tells
+ * whether particular lookups stayed inside the measured range. */
+const char *service_source(const service_t *sv);
+/* The step factor f(M) applied to table-based iterations of M tokens:
+ * measured whole steps / the same steps composed from the table's operator
+ * rows (see service.c), 1 when the table has no whole-step rows or there is
+ * no table. service_step_rows: how many whole-step rows it came from. */
+double service_step_factor(const service_t *sv, double m);
+/* The iteration a whole-step table row (op: token) measured, as jobs:
+ * `batch` jobs of q new tokens over its context. Returns how many were
+ * written (0: not a token row, or more than cap jobs; rows of more than
+ * SERVICE_ROW_JOBS_MAX are not used for the step factor). */
+#define SERVICE_ROW_JOBS_MAX 256
+int service_row_jobs(const caltable_row_t *r, service_job_t *jobs, int cap);
+int service_step_rows(const service_t *sv);
+/* Same for service_draft_time: "table" when the table has whole-token rows
+ * (op: token, m: 1), else service_source(). */
+const char *service_draft_source(const service_t *sv);
+/* 1 when a table is used and every lookup of this iteration (each linear op
+ * at M = Σq, attention of each job) lies inside the measured range; else 0. */
+int service_in_table(const service_t *sv, const service_job_t *jobs, int njobs);
+/* Same for service_draft_time(sv, context). */
+int service_draft_in_table(const service_t *sv, int context);
+
+/* Time of one iteration (seconds), overhead included; 0 when the jobs hold
+ * no tokens. O(njobs), no allocation, safe to call from several threads. */
+double service_iter_time(const service_t *sv, const service_job_t *jobs,
+                         int njobs);
+/* The iteration time of the reference batch that routing across replica
+ * groups of different speeds weighs replicas by (sim/entity/cloud.h, cloud_pin):
+ * SERVICE_REF_JOBS verify blocks of SERVICE_REF_TOKENS tokens (gamma 4),
+ * each over SERVICE_REF_CONTEXT tokens of context — a mid-size
+ * decode batch, where iteration time is mostly reading the weights, so the
+ * ratio of two cards' times is close to their memory bandwidths'. */
+#define SERVICE_REF_JOBS 8
+#define SERVICE_REF_TOKENS 5
+#define SERVICE_REF_CONTEXT 1024
+double service_ref_time(const service_t *sv);
+/* The operators of that iteration alone, as the table (or without one the
+ * datasheet) gives them: no overhead, no step factor. What whole-step
+ * measurements are compared against (`specsim roofline --measured`). */
+double service_composed_time(const service_t *sv, const service_job_t *jobs, int njobs);
+/* One drafted token (M = 1) over `context` cached tokens. With whole-token
+ * table rows this is the measured token time interpolated in context (the
+ * attention model adds the difference outside the measured contexts), plus
+ * the overhead; else service_iter_time of one 1-token job. */
+double service_draft_time(const service_t *sv, int context);
+/* Prefill of a prompt of n tokens (one job, context 0). */
+double service_prefill_time(const service_t *sv, int n);
+void service_terms(const service_t *sv, const service_job_t *jobs, int njobs,
+                   service_terms_t *out);
+/* Pure datasheet roofline, ignoring any table (for `analytic`'s side-by-side
+ * view). */
+double service_iter_time_datasheet(const service_t *sv,
+                                   const service_job_t *jobs, int njobs);
+
+/* The iteration's pure roofline time: per operator max(flops / peak FLOP/s,
+ * bytes / peak bandwidth) at the card's datasheet peaks (no efficiencies,
+ * no table, no step factor, no overhead) — the least time any
+ * implementation could take; what gpu_roofline_util compares busy time
+ * with (docs/metrics.md). 0 when the jobs hold no tokens. */
+double service_roofline_time(const service_t *sv, const service_job_t *jobs, int njobs);
+/* Its two terms: the linear layers at m tokens (a function of m alone, so a
+ * caller may keep it per m: the cloud does, as every iteration asks) and
+ * attention over the jobs. service_roofline_time = linear(M) + attention. */
+double service_roofline_linear(const service_t *sv, double m);
+double service_roofline_attention(const service_t *sv, const service_job_t *jobs,
+                                  int njobs);
+
+/* Weight footprint in bytes, of all tp GPUs together: every layer's linear weights and lm_head at the
+ * model's precision (scales and zeros included) plus the token embedding
+ * table, stored fp16 (vocab × hidden × 2). Norm weights are ignored. */
+double service_weight_bytes(const service_t *sv);
+/* K and V bytes per cached token (fp16, all layers, all tp GPUs). */
+double service_kv_bytes_per_token(const service_t *sv);
+
+#endif

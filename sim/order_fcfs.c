@@ -1,5 +1,0 @@
-/* order_fcfs — first come, first served: arrival order, the linked-list
- * walk of sim/batch.c (no key, no sorting). */
-#include "order.h"
-
-const order_ops_t order_fcfs = {.name = "fcfs"};

@@ -1,0 +1,97 @@
+/* guard — bounds on a run that could never end (see guard.h). */
+#include "run/guard.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "entity/proto.h"
+#include "engine/rng.h"
+
+void guard_init(guard_t *g, const scenario_t *s)
+{
+    memset(g, 0, sizeof *g);
+    g->s = s;
+    uint64_t per = (uint64_t)(s->ntenants > 0 ? s->ntenants : 1) * GUARD_STALL_PER_TENANT;
+    g->stall_limit = per > GUARD_STALL_EVENTS ? per : GUARD_STALL_EVENTS;
+}
+
+/* Appends ", KEY (what)" to buf. */
+static void add(char *buf, size_t n, const char *pre, const char *key, const char *what)
+{
+    size_t len = strlen(buf);
+    if (len + 1 < n)
+        snprintf(buf + len, n - len, "%s%s%s (%s)", len ? ", " : "", pre, key, what);
+}
+
+static int zero(const dist_t *d) { return dist_mean(d) == 0; }
+
+/* The durations the scenario makes zero: every step a zero-time cycle can
+ * be made of. */
+static void zero_keys(const scenario_t *s, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    for (int k = 0; k < s->ngroups; k++) {
+        const tenant_group_t *G = &s->groups[k];
+        char pre[96] = "tenants.";
+        if (s->ngroups > 1) snprintf(pre, sizeof pre, "tenants.groups.%s.", G->name);
+        const protocol_cfg_t *p = scenario_group_protocol(s, k);
+        if (p->proto->uses_cloud && G->network.rtt == 0 && zero(&G->network.jitter))
+            add(buf, n, pre, "network.rtt", "0 s, no jitter");
+        if (p->proto->drafts && G->edge.has_draft_time && zero(&G->edge.draft_time))
+            add(buf, n, pre, "edge.draft_time", "0 s");
+        if (p->proto->drafts && G->edge.has_prefill_time && zero(&G->edge.prefill_time))
+            add(buf, n, pre, "edge.prefill_time", "0 s");
+        if (G->workload.arrival == ARRIVAL_CLOSED && zero(&G->workload.think))
+            add(buf, n, pre, "workload.think", "0 s");
+    }
+    if (s->cloud.has_verify_time && zero(&s->cloud.verify_time))
+        add(buf, n, "", "cloud.verify_time", "0 s");
+}
+
+static int stalled(const guard_t *g, double now, uint64_t events, err_t *err)
+{
+    char keys[1024];
+    zero_keys(g->s, keys, sizeof keys);
+    return err_set(err, ERR_INPUT,
+                   "simulation: simulated time stopped at t=%g s: %llu events without "
+                   "it advancing, a cycle of zero-duration steps (at most %llu events "
+                   "may share one instant). Zero durations in the scenario: %s; give "
+                   "one of them a positive value", now,
+                   (unsigned long long)(events - g->mark_ev),
+                   (unsigned long long)g->stall_limit,
+                   keys[0] ? keys : "none found among the times the scenario gives");
+}
+
+int guard_check(guard_t *g, double now, uint64_t events, uint64_t waiting, double end,
+                err_t *err)
+{
+    if (now > g->mark_t) {
+        g->mark_t = now;
+        g->mark_ev = events;
+    } else if (events - g->mark_ev >= g->stall_limit) {
+        return stalled(g, now, events, err);
+    }
+    int first = g->checks++ == 0;
+    double dt = now - g->last_t, dev = (double)(events - g->last_ev);
+    g->last_t = now;
+    g->last_ev = events;
+    /* The first window holds the start-up burst: no projection from it. */
+    if (first || !(dt > 0) || !(now > 0)) return 0;
+    double total = (double)events + dev / dt * (end - now);
+    if (total > GUARD_MAX_EVENTS)
+        return err_set(err, ERR_INPUT,
+                       "duration: %g s would take about %.3g events (%llu in the first "
+                       "%g simulated s, %.3g per simulated second lately); a run is "
+                       "bounded at %.0e events (docs/formats.md, \"Run budget\"): shorten "
+                       "duration", end, total, (unsigned long long)events, now, dev / dt,
+                       GUARD_MAX_EVENTS);
+    double ahead = (double)waiting * (end / now);
+    if (ahead > GUARD_MAX_WAITING)
+        return err_set(err, ERR_INPUT,
+                       "tenants.workload.rate: requests arrive faster than the tenants "
+                       "serve them: %llu waiting at t=%g s, about %.3g by the end of "
+                       "duration %g s; at most %.0e may wait (docs/formats.md, \"Run "
+                       "budget\"): lower the rate or shorten duration",
+                       (unsigned long long)waiting, now, ahead, end, GUARD_MAX_WAITING);
+    return 0;
+}

@@ -1,0 +1,100 @@
+/* output — results as a readable summary, one JSON object, or CSV rows.
+ *
+ * Numbers are printed with "%.10g" so that the same run gives byte-identical
+ * files; NaN is written as `null` in JSON and as an empty field in CSV. A
+ * metric's 95% half-width is the column/key `<name>_ci95`.
+ */
+#ifndef SPECSIM_OUTPUT_H
+#define SPECSIM_OUTPUT_H
+
+#include <stdio.h>
+
+#include "base/err.h"
+#include "stat/metrics.h"
+#include "config/scenario.h"
+#include "stat/tally.h"
+
+/* Where the service times came from, for the run report:
+ * "fixed", "distribution", "table", "fitted" or "datasheet". `edge` is the
+ * source every tenant group shares, or "mixed" when they differ;
+ * edge_group[g] is group g's own. sim_service_sources (sim.h) fills it all
+ * (release with output_sources_fini); a record filled by hand may leave
+ * ngroups 0. */
+typedef struct output_sources {
+    char edge[32];
+    char cloud[32];
+    int ngroups;              /* entries of edge_group; 0 = not known */
+    const char **edge_group;  /* owned array of static strings, in the
+                                 scenario's group order */
+} output_sources_t;
+void output_sources_fini(output_sources_t *src);
+
+/* The human summary `specsim run` prints: scenario line, service-time
+ * sources (tenant groups with different edge sources listed as "table
+ * (laptops), datasheet (phones, jetsons)"), then metrics grouped (latency,
+ * throughput, speculation, cloud, network, cost, bookkeeping) with ± CI
+ * where replications > 1. */
+int output_summary(FILE *f, const scenario_t *s, const output_sources_t *src,
+                   const metrics_summary_t *m);
+
+/* Exactly one JSON object (with "groups": {NAME: {every metric}} at the
+ * end when m->groups is set): "scenario", "version" (version_string(),
+ * version.h: the build that wrote it), "mode", "seed", "replications",
+ * "tenants", "edge_service_source" (common to every tenant group, or
+ * "mixed"), "edge_service_sources" ({group name: source}, null when src
+ * does not list them), "cloud_service_source", then every
+ * metric of METRICS_LIST in order, each followed by "<name>_ci95" when
+ * replications > 1. Ends with a newline. */
+int output_json(FILE *f, const scenario_t *s, const output_sources_t *src,
+                const metrics_summary_t *m);
+
+/* A key a caller adds to the JSON object after the metrics (and before
+ * "groups"): a string when text is set, else the number. */
+typedef struct output_extra {
+    const char *key;
+    const char *text;
+    double value;
+} output_extra_t;
+
+/* output_json with the nx keys of x as well (the testbed's lateness). */
+int output_json_extra(FILE *f, const scenario_t *s, const output_sources_t *src,
+                      const metrics_summary_t *m, const output_extra_t *x, int nx);
+
+/* CSV: `keys` are leading columns (sweep axes, by dotted path); then every
+ * metric and its _ci95 column. Header and row are separate so sweeps can
+ * append rows. Fields containing , " or newline are quoted. */
+int output_csv_header(FILE *f, const char *const *keys, int nkeys);
+int output_csv_row(FILE *f, const char *const *values, int nkeys,
+                   const metrics_summary_t *m);
+/* The header with, after the fleet's, every metric and its _ci95 of each
+ * group, as "GROUP.metric" (`sweep --per-group`); output_csv_row writes
+ * those columns from m->groups when m has them. */
+int output_csv_header_groups(FILE *f, const char *const *keys, int nkeys,
+                             const char *const *groups, int ngroups);
+
+/* `run --per-tenant`: the header "rep,tenant,group,tokens,tokens_per_s,
+ * itl_mean_s,itl_p99_s,ttft_mean_s,requests,slo_met_frac" and one row per
+ * tenant per replication (docs/formats.md). */
+int output_tenant_header(FILE *f);
+int output_tenant_row(FILE *f, int rep, int tenant, const char *group,
+                      const tally_tenant_row_t *r);
+
+/* Writes the results to `path` atomically (temporary file in the same
+ * directory, fsync, rename; a device or FIFO is written through and gets no
+ * sidecar: sim/io/outfile.h), choosing the format by extension (.csv or
+ * .json; anything else is an ERR_INPUT error). Either also gets the
+ * resolved scenario as the sidecar PATH-without-extension + ".scenario.yaml",
+ * so a result can always be reproduced; its first line is the comment
+ * "# written by " + version_string(). Nothing is left behind on failure. */
+int output_write_file(const char *path, const scenario_t *s,
+                      const output_sources_t *src, const metrics_summary_t *m,
+                      err_t *err);
+/* 0 when output_write_file would accept path's name (.csv or .json), else
+ * -1 with ERR_INPUT: lets a command refuse a bad --out before running. */
+int output_check_path(const char *path, err_t *err);
+
+/* The sidecar of a results file: PATH without its .csv or .json, plus
+ * ".scenario.yaml". -1 when it does not fit in n bytes. */
+int output_sidecar_path(const char *path, char *out, size_t n);
+
+#endif

@@ -1,0 +1,49 @@
+# The direction of sim/'s layers, on linked symbols (scripts/layers.sh):
+#   layers_hold        the build's objects use nothing from a higher layer
+#                      and no two modules depend on each other (registries
+#                      and their plugins aside);
+#   planted_upward     an object in base/ calling sim_run (run/) is found,
+#                      and the message names the symbol;
+#   planted_cycle      two model/ objects calling each other are found;
+#   unknown_folder     an object folder that is not a layer is refused.
+# The plants are compiled objects added to a copy of the build's, so the
+# check is tried on the same kind of input it judges.
+. tests/cli/lib.sh
+
+# It reads objects that do not depend on the sanitizer: once per suite run.
+case "$BUILD" in
+*asan*) echo "skip layers: checked with the optimised build"; exit 0 ;;
+esac
+
+if scripts/layers.sh "$BUILD/sim" >"$TMP/out" 2>&1; then pass layers_hold
+else fail layers_hold "$(cat "$TMP/out")"; fi
+
+plant() { # plant NAME FOLDER SOURCE: a copy of the objects plus one more
+    rm -rf "$TMP/sim" && cp -r "$BUILD/sim" "$TMP/sim" &&
+        mkdir -p "$TMP/sim/$2" && printf '%s\n' "$3" >"$TMP/$1.c" &&
+        ${CC:-cc} -c -o "$TMP/sim/$2/$1.o" "$TMP/$1.c"
+}
+
+plant planted base 'int sim_run(void); int planted_up(void) { return sim_run(); }'
+scripts/layers.sh "$TMP/sim" >"$TMP/out" 2>&1
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q 'base/planted -> run/sim: sim_run' "$TMP/out"; then
+    pass planted_upward
+else fail planted_upward "exit $rc: $(cat "$TMP/out")"; fi
+
+plant planta model 'int plantb_f(void); int planta_f(void) { return plantb_f(); }'
+printf 'int planta_f(void); int plantb_f(void) { return planta_f() + 1; }\n' >"$TMP/b.c"
+${CC:-cc} -c -o "$TMP/sim/model/plantb.o" "$TMP/b.c"
+scripts/layers.sh "$TMP/sim" >"$TMP/out" 2>&1
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q 'cycle among: .*model/planta' "$TMP/out" &&
+   grep -q 'model/plantb' "$TMP/out"; then
+    pass planted_cycle
+else fail planted_cycle "exit $rc: $(cat "$TMP/out")"; fi
+
+plant stray misc 'int stray_f(void) { return 1; }'
+scripts/layers.sh "$TMP/sim" >"$TMP/out" 2>&1
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q 'misc/: folder is not a layer' "$TMP/out"; then
+    pass unknown_folder
+else fail unknown_folder "exit $rc: $(cat "$TMP/out")"; fi
