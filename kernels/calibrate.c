@@ -37,8 +37,8 @@ void calibrate_usage(FILE *f)
 {
     fputs("usage: calibrate --device cpu|cuda --model CARD [--quant w4a16|fp16] [--out FILE]\n"
           "                 [--quick] [--threads N] [--isa auto|scalar|avx2|avx512|neon]\n"
-          "                 [--kernel exact|int8]\n"
-          "       calibrate --bench [--threads N] [--isa ...] [--quick]\n"
+          "                 [--kernel exact|int8] [--quiet]\n"
+          "       calibrate --bench [--threads N] [--isa ...] [--quick] [--quiet]\n"
           "Measures this machine's kernels for the LLM card CARD and writes a calibration\n"
           "table (results/calibration/, format in sim/model/caltable.h) to FILE or stdout.\n"
           "--kernel: the W4A16 kernel measured: exact (fp16 activations, the default) or\n"
@@ -50,6 +50,8 @@ void calibrate_usage(FILE *f)
           "FILE.csv beside --out), [--reps N] (timed repetitions, default 15),\n"
           "[--warmup N] (default 3), [--max-context N] (attention, default 32768),\n"
           "[--no-token] (skip whole-step rows).\n"
+          "--quiet: no progress line on stderr (--bench shows none, so there it has\n"
+          "nothing to silence).\n"
           "calibrate --version prints the version and git commit.\n",
           f);
 }
@@ -134,6 +136,7 @@ int calibrate_parse_args(int argc, char **argv, calibrate_args_t *a, err_t *err)
         } else {
             if (!strcmp(o, "--quick")) a->quick = 1;
             else if (!strcmp(o, "--bench")) a->bench = 1;
+            else if (!strcmp(o, "--quiet")) a->quiet = 1;
             else if (!strcmp(o, "--no-token")) { if (!a->cuda_opt) a->cuda_opt = o; }
             else if (!strcmp(o, "--help") || !strcmp(o, "-h")) a->help = 1;
             else return err_set(err, ERR_INPUT, "calibrate: unknown option '%s' (see --help)", o);

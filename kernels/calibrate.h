@@ -2,7 +2,8 @@
  * parsing, the calibration run (read ceiling, every linear shape at M = 1..16,
  * attention, whole draft-model tokens) and the --bench comparison of W4A16
  * against fp16 / fp32 GEMV. Library code: fills an err_t, never exits;
- * progress goes to the FILE it is given (stderr from the CLI).
+ * progress goes to the FILE it is given (stderr from the CLI, NULL with
+ * --quiet: none).
  */
 #ifndef SPECSIM_CALIBRATE_H
 #define SPECSIM_CALIBRATE_H
@@ -22,6 +23,7 @@ typedef struct calibrate_args {
     int threads;          /* 0 = one per online CPU */
     int quick;            /* fewer repetitions and contexts (tests, smoke runs) */
     int bench;            /* --bench: W4A16 vs fp16 vs fp32 GEMV side by side */
+    int quiet;            /* --quiet: no progress line on stderr */
     int help;
     int version;          /* --version: print it and do nothing else */
     size_t llc_bytes;     /* 0: detect; tests set a small value so the

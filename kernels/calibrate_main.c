@@ -54,7 +54,8 @@ int main(int argc, char **argv)
         return 2;
 #endif
     }
-    int rc = a.bench ? calibrate_bench(&a, stdout, &err) : calibrate_cpu(&a, stderr, &err);
+    int rc = a.bench ? calibrate_bench(&a, stdout, &err)
+                     : calibrate_cpu(&a, a.quiet ? NULL : stderr, &err);
     if (rc != 0) {
         fprintf(stderr, "%s\n", err.msg);
         return err.code ? err.code : 1;

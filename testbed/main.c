@@ -696,8 +696,9 @@ static int cmd_run(int argc, char **argv)
 
 static const char usage_steps[] =
     "usage: testbed steps CARD [--gamma G] [--max-tokens N] [--context C] [--reps R]\n"
+    "                     [--quiet]\n"
     "       testbed steps --real-model GGUF [--gamma G] [--max-tokens N] [--context C]\n"
-    "                     [--reps R] [--prefill P,P,...]\n"
+    "                     [--reps R] [--prefill P,P,...] [--quiet]\n"
     "\n"
     "Runs the verify step --real-verify runs (testbed/realverify.h) on one core\n"
     "for batches of 1, 2, ... blocks of G + 1 tokens (up to N tokens) over C\n"
@@ -708,7 +709,9 @@ static const char usage_steps[] =
     "With --real-model, the steps of the real-model verifier instead\n"
     "(testbed/lmsteps.h: the GGUF's fp16 target on one thread), and with\n"
     "--prefill one row more per prompt length P (one prefill of P tokens).\n"
-    "Defaults: G 4, N 16, C 64, R 7.\n";
+    "Defaults: G 4, N 16, C 64, R 7.\n"
+    "--quiet: the model's memory is not reported on stderr (with --real-model\n"
+    "none is reported, so there it has nothing to silence).\n";
 
 static int cmp_dbl(const void *a, const void *b)
 {
@@ -765,7 +768,7 @@ static int steps_real(const lmsteps_opts_t *o)
 static int cmd_steps(int argc, char **argv)
 {
     const char *card_path = NULL, *gguf = NULL;
-    int gamma = 4, maxm = 16, context = 64, reps = 7, rc = 0;
+    int gamma = 4, maxm = 16, context = 64, reps = 7, rc = 0, quiet = 0;
     int prefill[STEPS_PREFILL_MAX], nprefill = 0;
     static const char *const once[] = {"--gamma", "--max-tokens", "--context", "--reps",
                                        "--real-model", "--prefill"};
@@ -784,6 +787,7 @@ static int cmd_steps(int argc, char **argv)
         else if (!strcmp(a, "--reps")) { rc = int_opt(a, v, 1, 1000, &reps); k++; }
         else if (!strcmp(a, "--prefill")) { rc = prefill_opt(v, prefill, &nprefill); k++; }
         else if (!strcmp(a, "--real-model") && v) { gguf = v; k++; }
+        else if (!strcmp(a, "--quiet")) quiet = 1;
         else if (a[0] == '-' || card_path) {
             fprintf(stderr, "testbed steps: unexpected '%s'\n%s", a, usage_steps);
             return 2;
@@ -824,7 +828,7 @@ static int cmd_steps(int argc, char **argv)
                            context + q + 1,
                            realverify_bytes(&card, PREC_FP16, nb * q, nb, context + q + 1),
                            "a card with fewer layers, or a smaller --max-tokens or --context"};
-    if (realmem_check(card_path, &part, 1, 0) != 0) return 2;
+    if (realmem_check(card_path, &part, 1, quiet) != 0) return 2;
     const char *sched = realtime();
     realverify_t *v = realverify_create(&card, part.quant, nb * q, nb, part.context, 1, &err);
     double *t = malloc((size_t)reps * sizeof *t);

@@ -48,6 +48,7 @@ extern "C" {
 typedef struct cal_opts {
     const char *model, *out, *log;
     int quant_w4, reps, warmup, max_context, quick, no_token;
+    int quiet;          /* --quiet: no progress line */
     char log_buf[1024];
 } cal_opts_t;
 
@@ -72,7 +73,7 @@ static int usage(err_t *err, const char *what)
     return err_set(err, ERR_INPUT,
                    "calibrate --device cuda: %s\nusage: calibrate --device cuda --model CARD "
                    "[--quant fp16|w4a16] [--out FILE] [--log FILE.csv] [--reps N] "
-                   "[--warmup N] [--max-context N] [--quick] [--no-token]", what);
+                   "[--warmup N] [--max-context N] [--quick] [--no-token] [--quiet]", what);
 }
 
 static int parse_int(const char *s, int lo, int hi, int *out)
@@ -92,6 +93,7 @@ static int parse_opts(int argc, char **argv, cal_opts_t *o, err_t *err)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--quick")) { o->quick = 1; continue; }
         if (!strcmp(a, "--no-token")) { o->no_token = 1; continue; }
+        if (!strcmp(a, "--quiet")) { o->quiet = 1; continue; }
         if (!v) return usage(err, "option without value");
         i++;
         if (!strcmp(a, "--device")) {
@@ -163,11 +165,12 @@ static double roof_frac(const cal_t *c, double bytes, double flops, double t)
     return (tb > tf ? tb : tf) / t;
 }
 
-/* A progress line, redrawn in place; only on a terminal, so logs stay clean. */
+/* A progress line, redrawn in place; only on a terminal, so logs stay clean,
+ * and not with --quiet. */
 static void progress(const cal_t *c, const char *fmt, ...)
 {
     va_list ap;
-    if (!isatty(fileno(stderr))) return;
+    if (c->o.quiet || !isatty(fileno(stderr))) return;
     va_start(ap, fmt);
     fprintf(stderr, "\rcalibrate[%s %s] ", c->card.name, c->o.quant_w4 ? "w4a16" : "fp16");
     vfprintf(stderr, fmt, ap);

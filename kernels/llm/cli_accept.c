@@ -41,6 +41,7 @@ typedef struct acc_args {
     double temp, seed;
     int no_eos;   /* generate past the end-of-sequence token, as the testbed does */
     int refit;    /* --refit: fit the traces given, measure nothing */
+    int quiet;    /* --quiet: no timing lines on stderr */
     const char *traces[ACC_TRACES_MAX];
     int ntraces;
 } acc_args_t;
@@ -49,14 +50,15 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: " CMD " --model GGUF --prompts FILE --out DIR [--drafts SPEC,...]\n"
                "       [--target fp16] [--tokens N] [--temp T] [--seed S] [--batch B]\n"
-               "       [--limit N] [--threads N] [--label TEXT] [--no-eos]\n"
+               "       [--limit N] [--threads N] [--label TEXT] [--no-eos] [--quiet]\n"
                "       " CMD " --refit [--out DIR] TRACE.txt...\n"
                "  --no-eos  each text runs to --tokens past the end-of-sequence token (as\n"
                "            build/testbed run --real-model decodes); else it ends there\n"
                "  --refit   measure nothing: read traces this command wrote (per-position\n"
                "            format, '# request' lines between texts), print the same report\n"
                "            and write NAME.fit and NAME.dat (NAME: the file name without\n"
-               "            .txt) beside each trace, or into --out\n");
+               "            .txt) beside each trace, or into --out\n"
+               "  --quiet   no timing lines (target and drafts) on stderr\n");
 }
 
 static int parse(int argc, char **argv, void *args, err_t *err)
@@ -73,7 +75,7 @@ static int parse(int argc, char **argv, void *args, err_t *err)
         {"threads", CLI_INT, &a->threads, 0, 1024, 0},
         {"temp", CLI_NUM, &a->temp, 0, 100, 0},     {"seed", CLI_WHOLE, &a->seed, 0, 1e15, 0},
         {"help", CLI_FLAG, &a->help, 0, 0, 0},      {"no-eos", CLI_FLAG, &a->no_eos, 0, 0, 0},
-        {"refit", CLI_FLAG, &a->refit, 0, 0, 0},
+        {"refit", CLI_FLAG, &a->refit, 0, 0, 0},    {"quiet", CLI_FLAG, &a->quiet, 0, 0, 0},
     };
     const int no = (int)(sizeof o / sizeof o[0]);
     /* Trace files only with --refit: without it an argument that is not an
@@ -176,7 +178,7 @@ static int meas_texts(meas_t *m, err_t *err)
                              err);
     long n = 0;
     for (int i = 0; rc == 0 && i < m->np; i++) n += m->tx[i].n;
-    if (rc == 0)
+    if (rc == 0 && !a->quiet)
         fprintf(stderr, CMD ": target %s wrote %ld tokens for %d prompts in %.1f s\n",
                 llm_name(t), n, m->np, wallclock_s() - t0);
     llm_free(t);
@@ -395,7 +397,7 @@ static int one_draft(meas_t *m, const char *spec, err_t *err)
         n += st[i].n;
         for (int j = 0; j < st[i].n; j++) acc += st[i].o[j];
     }
-    if (rc == 0)
+    if (rc == 0 && !a->quiet)
         fprintf(stderr, CMD ": draft %s read %d texts in %.1f s\n", llm_name(d), m->np,
                 wallclock_s() - t0);
     char name[128], hdr[4][512];

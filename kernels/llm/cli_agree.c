@@ -30,23 +30,27 @@ typedef struct agree_args {
     const char *model, *ids, *ref, *f16;
     double min_top1;
     int threads, help;
+    int quiet;   /* --quiet: accepted; agree has no progress to silence */
 } agree_args_t;
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: " CMD " --model GGUF --ids IDSFILE --ref REFFILE [--f16 F16GGUF]\n"
-               "       [--min-top1 0.995] [--threads N]\n");
+               "       [--min-top1 0.995] [--threads N] [--quiet]\n"
+               "  --quiet: accepted as by every command; agree shows no progress, so it\n"
+               "           has nothing to silence\n");
 }
 
 static int parse(int argc, char **argv, void *args, err_t *err)
 {
     agree_args_t *a = args;
-    *a = (agree_args_t){NULL, NULL, NULL, NULL, 0.995, 0, 0};
+    *a = (agree_args_t){NULL, NULL, NULL, NULL, 0.995, 0, 0, 0};
     cli_opt_t o[] = {
         {"model", CLI_STR, &a->model, 0, 0, 0}, {"ids", CLI_STR, &a->ids, 0, 0, 0},
         {"ref", CLI_STR, &a->ref, 0, 0, 0},     {"f16", CLI_STR, &a->f16, 0, 0, 0},
         {"min-top1", CLI_NUM, &a->min_top1, 0, 1, 0},
         {"threads", CLI_INT, &a->threads, 0, 1024, 0}, {"help", CLI_FLAG, &a->help, 0, 0, 0},
+        {"quiet", CLI_FLAG, &a->quiet, 0, 0, 0},
     };
     int np;
     if (cli_args_parse(CMD, argc, argv, 2, o, (int)(sizeof o / sizeof o[0]), NULL, 0, &np, err))

@@ -16,25 +16,28 @@
 typedef struct bench_args {
     const char *model, *specs;
     int threads, context, steps, batch, help;
+    int quiet;   /* --quiet: accepted; bench has no progress to silence */
 } bench_args_t;
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: " CMD " --model GGUF [--weights SPEC,SPEC,...] [--threads N]\n"
-               "       [--context C] [--steps S] [--batch B]\n"
-               "  prints: spec, M, tokens/s, ms per step (median of S steps)\n");
+               "       [--context C] [--steps S] [--batch B] [--quiet]\n"
+               "  prints: spec, M, tokens/s, ms per step (median of S steps)\n"
+               "  --quiet: accepted as by every command; bench shows no progress, so it\n"
+               "           has nothing to silence\n");
 }
 
 static int parse(int argc, char **argv, void *args, err_t *err)
 {
     bench_args_t *a = args;
-    *a = (bench_args_t){NULL, "fp16,w4a16", 0, 128, 32, 8, 0};
+    *a = (bench_args_t){NULL, "fp16,w4a16", 0, 128, 32, 8, 0, 0};
     cli_opt_t o[] = {
         {"model", CLI_STR, &a->model, 0, 0, 0},     {"weights", CLI_STR, &a->specs, 0, 0, 0},
         {"threads", CLI_INT, &a->threads, 0, 1024, 0},
         {"context", CLI_INT, &a->context, 1, 8192, 0},
         {"steps", CLI_INT, &a->steps, 3, 100000, 0}, {"batch", CLI_INT, &a->batch, 2, 512, 0},
-        {"help", CLI_FLAG, &a->help, 0, 0, 0},
+        {"help", CLI_FLAG, &a->help, 0, 0, 0},      {"quiet", CLI_FLAG, &a->quiet, 0, 0, 0},
     };
     int np;
     if (cli_args_parse(CMD, argc, argv, 2, o, (int)(sizeof o / sizeof o[0]), NULL, 0, &np, err))

@@ -16,19 +16,21 @@ typedef struct gen_args {
     const char *model, *weights, *prompt, *chat;
     int tokens, threads, ids, help;
     double temp, seed;
+    int quiet;   /* --quiet: no timing line on stderr */
 } gen_args_t;
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: " CMD " --model GGUF (--prompt TEXT | --chat TEXT) [--weights SPEC]\n"
-               "       [--tokens N] [--temp T] [--seed S] [--threads N] [--ids]\n"
-               "  SPEC: fp16 (default), w4a16, w4a16-int8, each optionally :LAYERS\n");
+               "       [--tokens N] [--temp T] [--seed S] [--threads N] [--ids] [--quiet]\n"
+               "  SPEC: fp16 (default), w4a16, w4a16-int8, each optionally :LAYERS\n"
+               "  --quiet: no timing line on stderr\n");
 }
 
 static int parse(int argc, char **argv, void *args, err_t *err)
 {
     gen_args_t *a = args;
-    *a = (gen_args_t){NULL, "fp16", NULL, NULL, 32, 0, 0, 0, 0.0, 1.0};
+    *a = (gen_args_t){NULL, "fp16", NULL, NULL, 32, 0, 0, 0, 0.0, 1.0, 0};
     cli_opt_t o[] = {
         {"model", CLI_STR, &a->model, 0, 0, 0},     {"weights", CLI_STR, &a->weights, 0, 0, 0},
         {"prompt", CLI_STR, &a->prompt, 0, 0, 0},   {"chat", CLI_STR, &a->chat, 0, 0, 0},
@@ -36,6 +38,7 @@ static int parse(int argc, char **argv, void *args, err_t *err)
         {"temp", CLI_NUM, &a->temp, 0, 100, 0},     {"seed", CLI_WHOLE, &a->seed, 0, 1e15, 0},
         {"threads", CLI_INT, &a->threads, 0, 1024, 0},
         {"ids", CLI_FLAG, &a->ids, 0, 0, 0},        {"help", CLI_FLAG, &a->help, 0, 0, 0},
+        {"quiet", CLI_FLAG, &a->quiet, 0, 0, 0},
     };
     int np;
     if (cli_args_parse(CMD, argc, argv, 2, o, (int)(sizeof o / sizeof o[0]), NULL, 0, &np, err))
@@ -76,8 +79,9 @@ static int run(const void *args, err_t *err)
             rc = a->ids ? print_ids(out, a->tokens) : cli_args_print_text(&cm, out, a->tokens, stdout);
             if (!a->ids && rc == 0) rc = putchar('\n') == EOF ? -1 : 0;
             if (rc != 0) err_set(err, ERR_RUNTIME, CMD ": cannot write the output");
-            fprintf(stderr, CMD ": %s, %d prompt tokens, %d generated in %.3f s\n", llm_name(m),
-                    n, a->tokens, dt);
+            if (!a->quiet)
+                fprintf(stderr, CMD ": %s, %d prompt tokens, %d generated in %.3f s\n",
+                        llm_name(m), n, a->tokens, dt);
         }
     } else if (!out || !g) {
         err_set(err, ERR_RUNTIME, CMD ": out of memory");

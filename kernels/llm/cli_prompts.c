@@ -15,22 +15,26 @@
 typedef struct pr_args {
     const char *model, *prompts;
     int raw, help;
+    int quiet;   /* --quiet: accepted; prompts has no progress to silence */
 } pr_args_t;
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: " CMD " --model GGUF --prompts FILE [--raw]\n"
+    fprintf(f, "usage: " CMD " --model GGUF --prompts FILE [--raw] [--quiet]\n"
                "  prints one line per prompt: its number, category and tokens, wrapped\n"
-               "  in the model's chat template (--raw: the text alone)\n");
+               "  in the model's chat template (--raw: the text alone)\n"
+               "  --quiet: accepted as by every command; prompts shows no progress, so it\n"
+               "           has nothing to silence\n");
 }
 
 static int parse(int argc, char **argv, void *args, err_t *err)
 {
     pr_args_t *a = args;
-    *a = (pr_args_t){NULL, NULL, 0, 0};
+    *a = (pr_args_t){NULL, NULL, 0, 0, 0};
     cli_opt_t o[] = {
         {"model", CLI_STR, &a->model, 0, 0, 0}, {"prompts", CLI_STR, &a->prompts, 0, 0, 0},
         {"raw", CLI_FLAG, &a->raw, 0, 0, 0},    {"help", CLI_FLAG, &a->help, 0, 0, 0},
+        {"quiet", CLI_FLAG, &a->quiet, 0, 0, 0},
     };
     int np;
     if (cli_args_parse(CMD, argc, argv, 2, o, (int)(sizeof o / sizeof o[0]), NULL, 0, &np, err))

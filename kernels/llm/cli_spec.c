@@ -17,6 +17,7 @@ typedef struct spec_args {
     const char *model, *target, *draft, *mode, *prompts, *prompt, *chat, *batch;
     int gamma, window, tenants, tokens, threads, check, verbose, help;
     double temp, seed;
+    int quiet;   /* --quiet: accepted; spec has no progress to silence */
 } spec_args_t;
 
 static void usage(FILE *f)
@@ -24,7 +25,9 @@ static void usage(FILE *f)
     fprintf(f, "usage: " CMD " --model GGUF (--prompts FILE | --chat TEXT | --prompt TEXT)\n"
                "       [--target fp16] [--draft w4a16] [--mode sync|async] [--gamma G]\n"
                "       [--window W (async)] [--tenants N] [--tokens N] [--batch all|random|N]\n"
-               "       [--temp T] [--seed S] [--threads N] [--check] [--verbose]\n");
+               "       [--temp T] [--seed S] [--threads N] [--check] [--verbose] [--quiet]\n"
+               "  --quiet: accepted as by every command; spec shows no progress, so it\n"
+               "           has nothing to silence\n");
 }
 
 static int batch_cfg(const char *b, specloop_cfg_t *c, err_t *err)
@@ -49,7 +52,7 @@ static int parse(int argc, char **argv, void *args, err_t *err)
     spec_args_t *a = args;
     /* window 0: not given (3 in async mode) */
     *a = (spec_args_t){NULL, "fp16", "w4a16", "sync", NULL, NULL, NULL, "all",
-                       4, 0, 2, 64, 0, 0, 0, 0, 0.0, 1.0};
+                       4, 0, 2, 64, 0, 0, 0, 0, 0.0, 1.0, 0};
     cli_opt_t o[] = {
         {"model", CLI_STR, &a->model, 0, 0, 0},     {"target", CLI_STR, &a->target, 0, 0, 0},
         {"draft", CLI_STR, &a->draft, 0, 0, 0},     {"mode", CLI_STR, &a->mode, 0, 0, 0},
@@ -61,7 +64,7 @@ static int parse(int argc, char **argv, void *args, err_t *err)
         {"threads", CLI_INT, &a->threads, 0, 1024, 0},
         {"temp", CLI_NUM, &a->temp, 0, 100, 0},     {"seed", CLI_WHOLE, &a->seed, 0, 1e15, 0},
         {"check", CLI_FLAG, &a->check, 0, 0, 0},    {"verbose", CLI_FLAG, &a->verbose, 0, 0, 0},
-        {"help", CLI_FLAG, &a->help, 0, 0, 0},
+        {"help", CLI_FLAG, &a->help, 0, 0, 0},      {"quiet", CLI_FLAG, &a->quiet, 0, 0, 0},
     };
     int np;
     if (cli_args_parse(CMD, argc, argv, 2, o, (int)(sizeof o / sizeof o[0]), NULL, 0, &np, err))

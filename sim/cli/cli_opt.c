@@ -35,7 +35,9 @@ static const cli_opt_spec_t specs[OPT_COUNT] = {
     [OPT_JSON] = {"--json", 0, 0, 1, CLI_RUN | CLI_ANALYTIC | CLI_OPTIMIZE},
     [OPT_TRACE] = {"--trace", 0, 1, 0, CLI_RUN},
     [OPT_TRACE_REP] = {"--trace-rep", 0, 1, 0, CLI_RUN},
-    [OPT_QUIET] = {"--quiet", 'q', 0, 1, CLI_RUN | CLI_SWEEP},
+    /* Every command takes --quiet, so that a script can pass it to any of
+     * them; run and sweep have a progress line to silence, the others none. */
+    [OPT_QUIET] = {"--quiet", 'q', 0, 1, ALL},
     [OPT_PER_TENANT] = {"--per-tenant", 0, 1, 0, CLI_RUN},
     [OPT_PER_GROUP] = {"--per-group", 0, 0, 1, CLI_SWEEP},
     [OPT_JOBS] = {"--jobs", 'j', 1, 0, CLI_SWEEP | CLI_OPTIMIZE},

@@ -10,7 +10,8 @@
  * is the subcommand's to check. A value follows its option as the next
  * argument or after '=' (`--out r.csv`, `--out=r.csv`); a one-letter alias
  * may carry it attached (`-j4`). "-" alone is a positional argument
- * (standard input). --help / -h and --version are accepted everywhere.
+ * (standard input). --help / -h, --version and --quiet / -q are accepted
+ * everywhere.
  */
 #ifndef SPECSIM_CLI_OPT_H
 #define SPECSIM_CLI_OPT_H

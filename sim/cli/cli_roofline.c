@@ -15,8 +15,8 @@
 
 static const char usage[] =
     "usage: specsim roofline SCENARIO [--set PATH=VALUE]... [--b-max N]\n"
-    "                        [--context C] [--points K]\n"
-    "       specsim roofline --measured TABLE.yaml [--model CARD]\n"
+    "                        [--context C] [--points K] [--quiet]\n"
+    "       specsim roofline --measured TABLE.yaml [--model CARD] [--quiet]\n"
     "\n"
     "Prints CSV on stdout. With a scenario: for K batch sizes B from 1 to N\n"
     "(log-spaced, default 1..512, 40 points), one cloud verify iteration of B\n"
@@ -39,7 +39,9 @@ static const char usage[] =
     "roofline extrapolated). The model card is models/llm/<table model>.yaml\n"
     "unless --model names one; the rates outside the table come from the\n"
     "table's own measured ceilings (or, where it records none, its rows'\n"
-    "fits alone), not a datasheet.\n";
+    "fits alone), not a datasheet.\n"
+    "--quiet is accepted as by every command; roofline shows no progress, so it\n"
+    "has nothing to silence.\n";
 
 typedef struct roofline_cmd {
     cli_opt_sets_t sets;     /* --set */

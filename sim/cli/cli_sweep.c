@@ -54,12 +54,14 @@ static const char usage_sweep[] =
     "Exit status: 0 ok, 1 runtime failure, 2 bad usage or bad scenario.\n";
 
 static const char usage_merge[] =
-    "usage: specsim merge OUT.csv PART.csv...\n"
+    "usage: specsim merge OUT.csv PART.csv... [--quiet]\n"
     "\n"
     "Merges the CSVs of a sharded sweep (specsim sweep --shard I/N) into the\n"
     "file an unsharded run writes. The parts must come from one sweep (equal\n"
     "sidecars) and together hold every point. OUT may not be one of the parts\n"
     "(nor their sidecars), nor another sweep's CSV or sidecar.\n"
+    "--quiet is accepted as by every command; merge shows no progress, so it\n"
+    "has nothing to silence.\n"
     "Exit status: 0 ok, 1 points missing or I/O failure, 2 bad usage or parts\n"
     "of different sweeps.\n";
 

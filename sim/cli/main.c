@@ -66,6 +66,8 @@ static const char usage_main[] =
     "`specsim COMMAND --help` describes each command; `specsim --version`\n"
     "prints the version and git commit. SCENARIO may be omitted\n"
     "(run, check, analytic): the built-in scenarios/default.yaml is used.\n"
+    "Every command accepts --quiet: run and sweep then show no progress line;\n"
+    "the others show none anyway, so for them it has nothing to silence.\n"
     "Exit status: 0 ok, 1 runtime failure, 2 bad usage or bad scenario.\n";
 
 static const char usage_run[] =
@@ -106,7 +108,7 @@ static const char usage_run[] =
     "and --json adds \"groups\": {NAME: {every metric}}.\n";
 
 static const char usage_check[] =
-    "usage: specsim check [SCENARIO] [--set PATH=VALUE]...\n"
+    "usage: specsim check [SCENARIO] [--set PATH=VALUE]... [--quiet]\n"
     "\n"
     "Validates SCENARIO as `specsim run` does before it simulates (cards,\n"
     "calibration tables, model limits) and prints it fully resolved (every\n"
@@ -117,15 +119,22 @@ static const char usage_check[] =
     "lists, bounds in the metric's unit, the search it runs). Comment lines\n"
     "at the top name every file read (cards, tables, traces: found next to\n"
     "the scenario, else in the specsim root). Errors name FILE:LINE:COLUMN and the dotted\n"
-    "key, and exit with status 2.\n";
+    "key, and exit with status 2.\n"
+    "\n"
+    "  --quiet  accepted as by every command; check shows no progress, so it\n"
+    "           has nothing to silence\n";
 
 static const char usage_analytic[] =
-    "usage: specsim analytic [SCENARIO] [--set PATH=VALUE]... [--json]\n"
+    "usage: specsim analytic [SCENARIO] [--set PATH=VALUE]... [--json] [--quiet]\n"
     "\n"
     "Closed-form predictions for SCENARIO's first tenant group: expected\n"
     "accepted length, draft and verify times (calibration table and datasheet\n"
     "side by side), sync block time, single-tenant token rates of the sync,\n"
-    "async, cloud-only and edge-only modes, and the roofline terms.\n";
+    "async, cloud-only and edge-only modes, and the roofline terms.\n"
+    "\n"
+    "  --json   print one JSON object instead of the text\n"
+    "  --quiet  accepted as by every command; analytic shows no progress, so it\n"
+    "           has nothing to silence\n";
 
 static void cli_fini(cli_t *c)
 {
