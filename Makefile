@@ -1,6 +1,7 @@
 # specsim — one entry point. `make` builds build/specsim and build/calibrate
 # (CUDA parts only when nvcc is found); `make SAN=1` builds the same tree under
-# build/asan with AddressSanitizer and UBSan.
+# build/asan with AddressSanitizer and UBSan; `make run` builds build/specsim
+# alone and runs the default scenario.
 #
 # Layout rules, so modules can be added without touching this file:
 #   sim/LAYER/*.c      -> libspecsim.a, one folder per layer (docs/design.md,
@@ -104,8 +105,15 @@ all: $(BINS) $(UNIT_BIN) $(LLMT_BIN) $(FUZZ_REPLAY)
 deps:
 	@./scripts/install-deps.sh
 
-run: deps
-	@$(MAKE) --no-print-directory all
+# A newcomer's first command: it installs and builds only what running the
+# default scenario needs (build/specsim and the libraries it links), not
+# the test programs, calibrate, testbed, llm, CUDA code or the optional
+# packages of the tests, so that it takes seconds, not minutes. `make test`
+# installs and builds the rest. A sub-make, as for test: pkg-config is only
+# asked for the flags once the packages are there.
+run:
+	@./scripts/install-deps.sh run
+	@$(MAKE) --no-print-directory $(BUILD)/specsim
 	$(BUILD)/specsim run scenarios/default.yaml
 
 # The whole suite twice: optimised, then under ASan+UBSan. tests/run.sh prints

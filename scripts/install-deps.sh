@@ -1,22 +1,39 @@
 #!/bin/sh
 # Installs the Debian packages specsim builds against. Idempotent: when every
 # package is already present it does nothing (no apt-get update, no network).
-# `install-deps.sh fuzz` (run by `make fuzz`) adds clang and its libFuzzer and
-# sanitizer runtimes; `make test` replays the fuzz corpora with gcc alone.
+#   install-deps.sh       everything `make test`, `make bench` and
+#                         `make figures` use, and the optional packages below
+#   install-deps.sh run   only what building and running build/specsim needs
+#                         (`make run`): a newcomer's first command should not
+#                         wait for gnuplot, Slurm, QEMU or a cross compiler
+#   install-deps.sh fuzz  the default set plus clang and its libFuzzer and
+#                         sanitizer runtimes (`make fuzz`); `make test`
+#                         replays the fuzz corpora with gcc alone
 set -eu
-pkgs="libgsl-dev libyaml-dev gnuplot-nox pkg-config make gcc time binutils"
-[ "${1:-}" = fuzz ] && pkgs="$pkgs clang libclang-rt-dev"
-# Optional: on x86-64, the AArch64 cross compiler and user-mode QEMU let
-# `make test` run the NEON kernels (Apple M-series, Raspberry Pi 5 edges)
-# against the scalar references (tests/cli/neon-qemu.sh, skipped without
-# them); an AArch64 host runs them natively. Failing to install these only
-# warns.
+mode=${1:-}
+case "$mode" in
+"" | run | fuzz) ;;
+*) echo "usage: install-deps.sh [run|fuzz]" >&2; exit 2 ;;
+esac
+# build/specsim: gcc, make and ar (binutils), GSL and libyaml found through
+# pkg-config. Nothing else is compiled or run by `make run`.
+pkgs="libgsl-dev libyaml-dev pkg-config make gcc binutils"
+# The rest of the tree and its tests: gnuplot for the figures (and the
+# figure-script tests), GNU time for the bench's memory figures.
+[ "$mode" = run ] || pkgs="$pkgs gnuplot-nox time"
+[ "$mode" = fuzz ] && pkgs="$pkgs clang libclang-rt-dev"
+# Optional, not for `make run`: on x86-64, the AArch64 cross compiler and
+# user-mode QEMU let `make test` run the NEON kernels (Apple M-series,
+# Raspberry Pi 5 edges) against the scalar references
+# (tests/cli/neon-qemu.sh, skipped without them); an AArch64 host runs them
+# natively. Failing to install these only warns.
 # Also optional: Slurm and munge, for the real single-node Slurm test
 # (tests/slurm/run.sh, which installs them itself when they are missing).
 optional="slurm-wlm munge"
 case "$(uname -m)" in
 x86_64 | amd64) optional="$optional gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static" ;;
 esac
+[ "$mode" = run ] && optional=""
 
 missing_of() {
     for p in "$@"; do
