@@ -1,6 +1,7 @@
 #!/bin/sh
 # scripts/figures.sh [BUILD] — runs the paper sweeps of scenarios/paper/ and
-# renders every figure into results/figures/ as PDF (papers) and PNG (README).
+# renders every figure into results/figures/ as PDF (papers) and PNG
+# (README.md and docs/guide.md).
 # Called by `make figures` (BUILD = the build directory, default build).
 # Sweep data and their sidecars go to results/sweeps/paper/ (git-ignored).
 #   JOBS=N            threads per sweep (default: number of cores)

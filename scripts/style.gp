@@ -1,6 +1,7 @@
 # style.gp — shared look of the paper figures; loaded by every figure script.
 # Each script renders twice: OUT.pdf (pdfcairo, single-column paper size) and
-# OUT.png (pngcairo, for the README). Call `eval TERM_PDF` / `eval TERM_PNG`.
+# OUT.png (pngcairo, for README.md and docs/guide.md). Call `eval TERM_PDF` /
+# `eval TERM_PNG`.
 TERM_PDF = "set terminal pdfcairo enhanced color size 5in,3.3in font 'Sans,10' linewidth 1.5"
 TERM_PNG = "set terminal pngcairo enhanced color size 1000,660 font 'Sans,14' linewidth 2"
 set datafile separator comma

@@ -162,8 +162,8 @@ if head -1 "$TMP/tr.out" | grep -q '^time,tenant,event,block,tokens' && [ ! -e "
     pass trace_to_stdout
 else fail trace_to_stdout "$(head -c 300 "$TMP/err")"; fi
 
-# The scenario the README teaches with is valid (docs cannot drift silently).
-awk '/A minimal one:/ {f=1; next} f && /^```yaml/ {g=1; next} g && /^```/ {exit} g' README.md >"$TMP/readme.yaml"
+# The scenario the user guide teaches with is valid (docs cannot drift silently).
+awk '/A minimal one:/ {f=1; next} f && /^```yaml/ {g=1; next} g && /^```/ {exit} g' docs/guide.md >"$TMP/readme.yaml"
 if [ -s "$TMP/readme.yaml" ] && "$SPECSIM" check "$TMP/readme.yaml" >/dev/null 2>"$TMP/err"; then
     pass readme_scenario_valid
 else fail readme_scenario_valid "$(head -c 300 "$TMP/err")"; fi

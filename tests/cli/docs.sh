@@ -16,7 +16,8 @@
 # Each check lists every offender, not only the first.
 . tests/cli/lib.sh
 
-DOCS="README.md docs/design.md docs/metrics.md docs/formats.md docs/testbed.md docs/llm.md"
+DOCS="README.md docs/guide.md docs/design.md docs/metrics.md docs/formats.md docs/testbed.md
+      docs/llm.md"
 
 # --- metrics_documented ---------------------------------------------------
 # Top-level keys are the lines indented by two spaces (output_json writes

@@ -140,7 +140,7 @@ if [ $rc -eq 2 ] && cmp -s "$TMP/A.scenario.yaml" "$TMP/A.orig" && [ ! -e "$TMP/
    grep -q "sidecar" "$TMP/err"; then
     pass out_sweep_sidecar_is_scenario; else
     fail out_sweep_sidecar_is_scenario "exit $rc; $(head -c 300 "$TMP/err")"; fi
-# ... but resuming with the sidecar standing in for the scenario (README)
+# ... but resuming with the sidecar standing in for the scenario (docs/guide.md, Sweeps)
 # writes no sidecar, so it is no collision.
 $SPECSIM sweep "$TMP/sw.yaml" --out "$TMP/C.csv" --quiet 2>/dev/null
 sed '$d' "$TMP/C.csv" >"$TMP/C.part" && mv "$TMP/C.part" "$TMP/C.csv"
