@@ -12,7 +12,9 @@
 #                        absolute path of some machine;
 #   readme_example_output  the output the README's worked example shows is
 #                        what `specsim run scenarios/default.yaml` prints,
-#                        wall_s and events_per_s aside (they vary by run).
+#                        wall_s and events_per_s aside (they vary by run);
+#   readme_short         README.md is at most 250 lines: a newcomer's first
+#                        page (issue 27); the rest belongs in docs/guide.md.
 # Each check lists every offender, not only the first.
 . tests/cli/lib.sh
 
@@ -173,3 +175,8 @@ $(head -n 20 "$TMP/diff")"
 else
     fail readme_example_output "specsim run failed: $(head -c 300 "$TMP/err")"
 fi
+
+# --- readme_short -----------------------------------------------------------
+n=$(wc -l <README.md)
+if [ "$n" -le 250 ]; then pass readme_short
+else fail readme_short "README.md has $n lines (at most 250: move sections to docs/guide.md)"; fi
