@@ -1,5 +1,5 @@
 /* calibrate_cuda — the CUDA half of build/calibrate, implemented under
- * kernels/cuda/ (helper F) and linked only when nvcc exists.
+ * kernels/cuda/ and linked only when nvcc exists.
  *
  * calibrate_main.c parses nothing for CUDA: on `--device cuda` it hands the
  * whole command line over, so the CUDA side owns its options, its progress

@@ -246,10 +246,12 @@ static const keytab_key_t WORKLOAD_KEYS[] = {
      .unit = UNIT_FREQUENCY, .min = 0, .max = BIG,
      .flags = KF_MIN_OPEN | KF_SKIPEMPTY | KF_BARE},
     {.name = "prompt_tokens", .type = KT_DIST,
-     .off = offsetof(workload_cfg_t, prompt_tokens), .min = 1, .max = 1e12,
+     .off = offsetof(workload_cfg_t, prompt_tokens), .min = 1,
+     .max = WORKLOAD_TRACE_TOKENS_MAX,
      .def = "128"},
     {.name = "output_tokens", .type = KT_DIST,
-     .off = offsetof(workload_cfg_t, output_tokens), .min = 1, .max = 1e12,
+     .off = offsetof(workload_cfg_t, output_tokens), .min = 1,
+     .max = WORKLOAD_TRACE_TOKENS_MAX,
      .def = "256"},
     {.name = "trace", .type = KT_PATH, .off = offsetof(workload_cfg_t, trace),
      .size = SCEN_PATH_MAX, .flags = KF_SKIPEMPTY},
@@ -1194,10 +1196,10 @@ static int build_edge_services(sctx_t *x)
 
 /* The dotted keys a cloud (or replica group k, k >= 0) is built from, each
  * the key that set it: the group's own when it gives it, else the cloud's. */
-typedef struct cloud_keys {
+typedef struct keys_of_cloud {
     char gpu[KEYTAB_KEY_MAX], tp[KEYTAB_KEY_MAX];
     svc_keys_t svc;
-} cloud_keys_t;
+} rgroup_keys_t;
 
 static void rgroup_key(const ynode_t *root, int k, const char *sub, char *key)
 {
@@ -1207,7 +1209,7 @@ static void rgroup_key(const ynode_t *root, int k, const char *sub, char *key)
         snprintf(key, KEYTAB_KEY_MAX, "%s", own);
 }
 
-static void cloud_keys(const ynode_t *root, int k, cloud_keys_t *o)
+static void keys_of_cloud(const ynode_t *root, int k, rgroup_keys_t *o)
 {
     snprintf(o->gpu, sizeof o->gpu, "cloud.gpu");
     snprintf(o->tp, sizeof o->tp, "cloud.tensor_parallel");
@@ -1224,7 +1226,7 @@ static void cloud_keys(const ynode_t *root, int k, cloud_keys_t *o)
  * edge-only mode). Without a capacity the target's weights must leave room
  * for KV in the GPU's memory. c: the cloud, or a replica group's view of it
  * (keys say which keys set it); *out gets the service. */
-static int build_cloud_service_of(sctx_t *x, const cloud_cfg_t *c, const cloud_keys_t *k,
+static int build_cloud_service_of(sctx_t *x, const cloud_cfg_t *c, const rgroup_keys_t *k,
                                   struct service **out)
 {
     int uses_cloud = scenario_uses_cloud(x->s);
@@ -1259,15 +1261,15 @@ static int build_cloud_service_of(sctx_t *x, const cloud_cfg_t *c, const cloud_k
 static int build_cloud_service(sctx_t *x)
 {
     cloud_cfg_t *c = &x->s->cloud;
-    cloud_keys_t k;
+    rgroup_keys_t k;
     if (!c->rgroups) {
-        cloud_keys(x->root, -1, &k);
+        keys_of_cloud(x->root, -1, &k);
         return build_cloud_service_of(x, c, &k, &c->service);
     }
     for (int i = 0; i < c->nrgroups; i++) {
         cloud_cfg_t v;
         scenario_replica_group_view(x->s, i, &v);
-        cloud_keys(x->root, i, &k);
+        keys_of_cloud(x->root, i, &k);
         if (build_cloud_service_of(x, &v, &k, &c->rgroups[i].service) != 0) return -1;
     }
     return 0;
@@ -1276,7 +1278,7 @@ static int build_cloud_service(sctx_t *x)
 /* A workload's time_scale as applied: 0 stands for the default, 1 (kept 0
  * so that scenarios without a trace are written back without the key), so
  * an explicit 1 is the default. */
-static double trace_scale(const workload_cfg_t *w)
+static double time_scale_of(const workload_cfg_t *w)
 {
     return w->time_scale > 0 ? w->time_scale : 1;
 }
@@ -1284,7 +1286,7 @@ static double trace_scale(const workload_cfg_t *w)
 /* Refuses groups g and g0 whose `sub` (workload.trace or workload.time_scale)
  * disagree, at g's key when g writes it, else at g0's (the one that departs
  * from what g inherits). */
-static int trace_key_differs(sctx_t *x, int g, int g0, const char *sub)
+static int refuse_trace_differs(sctx_t *x, int g, int g0, const char *sub)
 {
     char key[KEYTAB_KEY_MAX];
     ynode_t at;
@@ -1318,9 +1320,9 @@ static int check_trace_keys(sctx_t *x, int *first)
         }
         const workload_cfg_t *w0 = &s->groups[*first].workload;
         if (strcmp(w->trace, w0->trace) != 0)
-            return trace_key_differs(x, g, *first, "workload.trace");
-        if (trace_scale(w) != trace_scale(w0))
-            return trace_key_differs(x, g, *first, "workload.time_scale");
+            return refuse_trace_differs(x, g, *first, "workload.trace");
+        if (time_scale_of(w) != time_scale_of(w0))
+            return refuse_trace_differs(x, g, *first, "workload.time_scale");
     }
     return 0;
 }
@@ -1350,7 +1352,7 @@ static int load_arrivals(sctx_t *x)
         const workload_cfg_t *w = &s->groups[g0].workload;
         workload_trace_fleet_t fl = {nt, takes, n, gname, gfirst, gcount};
         s->arrivals = workload_trace_create_in(x->kc.files, w->trace, w->trace,
-                                          trace_scale(w),
+                                          time_scale_of(w),
                                           &fl, x->kc.err);
         if (!s->arrivals) rc = -1;
         /* A row's error names its line in the trace; one about the whole
@@ -1779,7 +1781,7 @@ int scenario_load_string(const char *name, const char *yaml,
     return rc;
 }
 
-static void edge_cfg_fini(edge_cfg_t *e)
+static void free_edge_cfg(edge_cfg_t *e)
 {
     dist_fini(&e->draft_time);
     dist_fini(&e->prefill_time);
@@ -1791,7 +1793,7 @@ void scenario_fini(scenario_t *s)
     if (!s) return;
     for (int i = 0; s->groups && i < s->ngroups; i++) {
         tenant_group_t *g = &s->groups[i];
-        edge_cfg_fini(&g->edge);
+        free_edge_cfg(&g->edge);
         dist_fini(&g->network.jitter);
         dist_fini(&g->workload.think);
         dist_fini(&g->workload.prompt_tokens);

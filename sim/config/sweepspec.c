@@ -663,19 +663,6 @@ static int try_values(const sweepspec_t *sp, const scenario_src_t *src,
                    ax->values[idx[b]], inner);
 }
 
-int sweepspec_validate(const sweepspec_t *sp, const char *scenario,
-                       const char *text, const scenario_override_t *base,
-                       int nbase, err_t *err)
-{
-    scenario_src_t *src;
-    int rc = text ? scenario_src_text(scenario, text, strlen(text), &src, err)
-                  : scenario_src_open(scenario, &src, err);
-    if (rc != 0) return -1;
-    rc = sweepspec_validate_src(sp, src, base, nbase, err);
-    scenario_src_free(src);
-    return rc;
-}
-
 int sweepspec_validate_src(const sweepspec_t *sp, const scenario_src_t *src,
                            const scenario_override_t *base, int nbase, err_t *err)
 {

@@ -95,20 +95,15 @@ void sweepspec_point_index(const sweepspec_t *sp, uint64_t point, int *idx);
 scenario_override_t sweepspec_override(const sweepspec_t *sp, int a, int i);
 
 /* Checks every axis value as `specsim run` would before simulating (the
- * loader makes every check): loads `scenario` — from `text` when not NULL,
- * else from the file — with the overrides `base` followed by each axis set
- * to each of its values (the other axes at their first value; with zip,
- * the values that go together). An unknown path or a bad value is an
- * ERR_INPUT error at the axis key's or the value's FILE:LINE:COLUMN naming
- * sweep.PATH. Returns the number of scenario loads done (>= 1) or -1. */
-int sweepspec_validate(const sweepspec_t *sp, const char *scenario,
-                       const char *text, const scenario_override_t *base,
-                       int nbase, err_t *err);
-
-/* The same on a scenario parsed once (sim/config/scenario.h): each load copies
- * its tree without the sweep: section, so checking an axis of N values
- * costs N loads of the scenario, not N parses of a text that holds the N
- * values. */
+ * loader makes every check), on a scenario parsed once
+ * (sim/config/scenario.h): loads it with the overrides `base` followed by
+ * each axis set to each of its values (the other axes at their first
+ * value; with zip, the values that go together). Each load copies the
+ * tree without the sweep: section, so checking an axis of N values costs
+ * N loads of the scenario, not N parses of a text that holds the N values.
+ * An unknown path or a bad value is an ERR_INPUT error at the axis key's
+ * or the value's FILE:LINE:COLUMN naming sweep.PATH. Returns the number of
+ * scenario loads done (>= 1) or -1. */
 int sweepspec_validate_src(const sweepspec_t *sp, const scenario_src_t *src,
                            const scenario_override_t *base, int nbase, err_t *err);
 

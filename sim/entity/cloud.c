@@ -319,7 +319,8 @@ static double roof_linear(cgroup_t *c, int m)
     return c->roof_lin[m];
 }
 
-/* service_roofline_time of the batch, with the linear term from the memo. */
+/* The batch's pure roofline time (sim/model/service.h): the linear term
+ * from the memo plus attention. */
 static double roof_time(cgroup_t *g, const service_job_t *jobs, int n)
 {
     int m = 0;

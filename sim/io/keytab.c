@@ -641,8 +641,9 @@ static int write_quantity(FILE *f, double v, enum unit_kind unit)
     return fputs(buf, f) < 0 ? -1 : 0;
 }
 
-int keytab_write_dist(FILE *f, const void *dist, enum unit_kind unit,
-                      int none_ok)
+/* A dist_t as YAML flow text (constant: the value with unit). */
+static int keytab_write_dist(FILE *f, const void *dist, enum unit_kind unit,
+                             int none_ok)
 {
     const dist_t *d = dist;
     if (d->kind == DIST_CONST) {

@@ -161,8 +161,5 @@ int keytab_write_string(FILE *f, const char *s);
  * reader refuses raw) and the Unicode line breaks NEL, LS and PS (which it
  * would fold into a space). 0 or -1. */
 int keytab_write_quoted(FILE *f, const char *s);
-/* A dist_t as YAML flow text (constant: the value with unit). */
-int keytab_write_dist(FILE *f, const void *dist, enum unit_kind unit,
-                      int none_ok);
 
 #endif

@@ -255,7 +255,8 @@ int accept_cfg_write(FILE *f, const accept_cfg_t *c, int indent)
     return keytab_write(f, c->model->keys, c->par, indent);
 }
 
-int accept_cfg_check(const accept_cfg_t *c, err_t *err)
+/* The model's check. 0, or -1 with err (ERR_INPUT). */
+static int accept_cfg_check(const accept_cfg_t *c, err_t *err)
 {
     if (!c || !c->model || !c->par)
         return err_set(err, ERR_RUNTIME, "accept: no acceptance configuration");

@@ -139,8 +139,6 @@ int accept_cfg_parse(accept_cfg_t *out, const char *yaml, err_t *err);
 void accept_cfg_fini(accept_cfg_t *c);
 /* Writes "model: NAME" and the model's parameters at indent. 0 or -1. */
 int accept_cfg_write(FILE *f, const accept_cfg_t *c, int indent);
-/* The model's check. 0, or -1 with err (ERR_INPUT). */
-int accept_cfg_check(const accept_cfg_t *c, err_t *err);
 /* The model's check_gamma (0 when it has none). The loader runs it for
  * every verifying group's gamma. */
 int accept_cfg_check_gamma(const accept_cfg_t *c, int gamma, err_t *err);

@@ -217,7 +217,7 @@ static int read_text(reader_t *r, char *text)
     return 0;
 }
 
-static void trace_par_fini(void *par)
+static void replay_par_fini(void *par)
 {
     trace_par_t *t = par;
     free(t->v);
@@ -245,7 +245,7 @@ static int parse_file(keytab_ctx_t *c, const ynode_t *node, const char *key,
     err_t rerr;
     if (infiles_read(c->files, t->file, INFILE_DATA_MAX, &text, &len, &rerr) != 0)
         return keytab_err(c, node, key, "cannot read: %s", rerr.msg);
-    trace_par_fini(t);
+    replay_par_fini(t);
     t->n = t->nbits = t->positions = t->gamma_recorded = t->gamma_line = t->nseg = 0;
     reader_t r = {c, key, t->file, t, 0, 0, 0};
     int nl, nc, rc;
@@ -259,7 +259,7 @@ static int parse_file(keytab_ctx_t *c, const ynode_t *node, const char *key,
                         t->positions ? "draft outcomes" : "accepted lengths");
     for (int i = 0; rc == 0 && !t->positions && !t->gamma_line && i < t->n; i++)
         if (t->v[i] > t->gamma_recorded) t->gamma_recorded = t->v[i];
-    if (rc != 0) trace_par_fini(t);
+    if (rc != 0) replay_par_fini(t);
     return rc;
 }
 
@@ -280,7 +280,7 @@ static const keytab_key_t TRACE_KEYS[] = {
 
 /* --- the model ----------------------------------------------------------- */
 
-static int trace_check(const void *par, err_t *err)
+static int replay_check(const void *par, err_t *err)
 {
     const trace_par_t *t = par;
     if (t->n < 1 || !t->v || (t->positions && (t->nbits < 1 || !t->bits)))
@@ -299,7 +299,7 @@ static int trace_check(const void *par, err_t *err)
     return 0;
 }
 
-static int trace_check_gamma(const void *par, int gamma, err_t *err)
+static int replay_check_gamma(const void *par, int gamma, err_t *err)
 {
     const trace_par_t *t = par;
     if (t->positions || gamma == t->gamma_recorded) return 0;
@@ -318,7 +318,7 @@ static int trace_check_gamma(const void *par, int gamma, err_t *err)
                    t->file, t->gamma_recorded, how, gamma);
 }
 
-static int trace_init(void *st, const void *par, const accept_seat_t *seat, err_t *err)
+static int replay_init(void *st, const void *par, const accept_seat_t *seat, err_t *err)
 {
     (void)err;
     const trace_par_t *t = par;
@@ -342,7 +342,7 @@ static int positions_block(const trace_par_t *t, int *pos, int gamma, int *read)
     return a;
 }
 
-static void trace_request(void *st, const void *par, int tenant, int ntenants, long req)
+static void replay_request(void *st, const void *par, int tenant, int ntenants, long req)
 {
     const trace_par_t *t = par;
     if (!t->per_request) return;
@@ -354,14 +354,14 @@ static void trace_request(void *st, const void *par, int tenant, int ntenants, l
  * forcing (build/llm accept); a sync run never judges the position of a
  * bonus token, so its replay steps over it (without this a block after a
  * full one would read the bonus position as its first draft's outcome). */
-static void trace_skip(void *st, const void *par, int n)
+static void replay_skip(void *st, const void *par, int n)
 {
     const trace_par_t *t = par;
     trace_state_t *s = st;
     if (t->per_request) s->pos = (int)(((long)s->pos + n) % t->nbits);
 }
 
-static int trace_draw(void *st, const void *par, gsl_rng *r, int gamma)
+static int replay_draw(void *st, const void *par, gsl_rng *r, int gamma)
 {
     (void)r;
     const trace_par_t *t = par;
@@ -372,7 +372,7 @@ static int trace_draw(void *st, const void *par, gsl_rng *r, int gamma)
     return v < gamma ? v : gamma;
 }
 
-static double trace_mean(const void *par, int gamma)
+static double replay_mean(const void *par, int gamma)
 {
     (void)gamma;
     const trace_par_t *t = par;
@@ -403,7 +403,7 @@ static int positions_law(const trace_par_t *t, int gamma, accept_law_t *L)
     return blocks;
 }
 
-static int trace_law(const void *par, int gamma, accept_law_t *L, err_t *err)
+static int replay_law(const void *par, int gamma, accept_law_t *L, err_t *err)
 {
     const trace_par_t *t = par;
     if (accept_law_init(L, 1, 1, gamma, err) != 0) return -1;
@@ -420,13 +420,13 @@ const accept_model_t accept_trace_model = {
     .name = "trace",
     .keys = TRACE_KEYS,
     .par_size = sizeof(trace_par_t),
-    .par_fini = trace_par_fini,
-    .check = trace_check,
-    .check_gamma = trace_check_gamma,
-    .init = trace_init,
-    .draw = trace_draw,
-    .request = trace_request,
-    .skip = trace_skip,
-    .mean = trace_mean,
-    .law = trace_law,
+    .par_fini = replay_par_fini,
+    .check = replay_check,
+    .check_gamma = replay_check_gamma,
+    .init = replay_init,
+    .draw = replay_draw,
+    .request = replay_request,
+    .skip = replay_skip,
+    .mean = replay_mean,
+    .law = replay_law,
 };

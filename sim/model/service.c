@@ -405,13 +405,6 @@ double service_roofline_attention(const service_t *sv, const service_job_t *jobs
                              sv->attn_bytes_coef * s.ctx / sv->peak_bw);
 }
 
-double service_roofline_time(const service_t *sv, const service_job_t *jobs, int njobs)
-{
-    sums_t s = job_sums(jobs, njobs);
-    if (s.m <= 0) return 0;
-    return service_roofline_linear(sv, s.m) + service_roofline_attention(sv, jobs, njobs);
-}
-
 int service_in_table(const service_t *sv, const service_job_t *jobs, int njobs)
 {
     sums_t s = job_sums(jobs, njobs);

@@ -154,15 +154,14 @@ void service_terms(const service_t *sv, const service_job_t *jobs, int njobs,
 double service_iter_time_datasheet(const service_t *sv,
                                    const service_job_t *jobs, int njobs);
 
-/* The iteration's pure roofline time: per operator max(flops / peak FLOP/s,
- * bytes / peak bandwidth) at the card's datasheet peaks (no efficiencies,
- * no table, no step factor, no overhead) — the least time any
- * implementation could take; what gpu_roofline_util compares busy time
- * with (docs/metrics.md). 0 when the jobs hold no tokens. */
-double service_roofline_time(const service_t *sv, const service_job_t *jobs, int njobs);
-/* Its two terms: the linear layers at m tokens (a function of m alone, so a
- * caller may keep it per m: the cloud does, as every iteration asks) and
- * attention over the jobs. service_roofline_time = linear(M) + attention. */
+/* The iteration's pure roofline time is the sum of these two terms: per
+ * operator max(flops / peak FLOP/s, bytes / peak bandwidth) at the card's
+ * datasheet peaks (no efficiencies, no table, no step factor, no overhead),
+ * the least time any implementation could take; what gpu_roofline_util
+ * compares busy time with (docs/metrics.md); 0 when the jobs hold no
+ * tokens. The linear layers at m tokens are a function of m alone, so a
+ * caller may keep them per m (the cloud does, as every iteration asks);
+ * attention is over the jobs. */
 double service_roofline_linear(const service_t *sv, double m);
 double service_roofline_attention(const service_t *sv, const service_job_t *jobs,
                                   int njobs);

@@ -62,7 +62,8 @@ void workload_fini(workload_t *w)
     w->fifo = NULL;
 }
 
-double workload_gap(workload_t *w)
+/* Time from now until the next request arrives (workload_next). */
+static double workload_gap(workload_t *w)
 {
     if (w->cfg->arrival == ARRIVAL_POISSON) {
         if (!(w->cfg->rate > 0)) return INFINITY;
@@ -80,9 +81,11 @@ double workload_next(workload_t *w, double now)
 static int tokens(const dist_t *d, gsl_rng *r)
 {
     double x = nearbyint(dist_sample(d, r));
-    /* Lengths beyond 2^30 tokens cannot be meant; the cap keeps int math safe. */
+    /* A draw beyond the cap (a long-tailed distribution's tail; constants
+     * and parameters beyond it are refused by the loader) is clamped to it,
+     * so that sums of lengths stay within an int. */
     if (!(x >= 1)) return 1;
-    if (x > 1073741824.0) return 1073741824;
+    if (x > WORKLOAD_TRACE_TOKENS_MAX) return WORKLOAD_TRACE_TOKENS_MAX;
     return (int)x;
 }
 

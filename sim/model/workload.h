@@ -35,13 +35,10 @@ int workload_init(workload_t *w, const workload_cfg_t *cfg, uint64_t seed,
                   int rep, int tenant, err_t *err);
 void workload_fini(workload_t *w);
 
-/* Time from now until the next request arrives (closed: think time after the
- * previous request; poisson: an exponential inter-arrival gap). INFINITY
- * for a poisson rate of 0. */
-double workload_gap(workload_t *w);
-/* When the next request arrives, for a tenant at time now: now +
- * workload_gap() for closed and poisson; the next trace row's time for a
- * trace (INFINITY after the last). */
+/* When the next request arrives, for a tenant at time now: now + the gap
+ * (closed: think time after the previous request; poisson: an exponential
+ * inter-arrival gap, INFINITY for a rate of 0); the next trace row's time
+ * for a trace (INFINITY after the last). */
 double workload_next(workload_t *w, double now);
 /* Prompt and output lengths of the next request served. */
 void workload_lengths(workload_t *w, int *prompt, int *output);

@@ -225,8 +225,8 @@ static int parse_tokens(const reader_t *r, const char *s, long line, int col,
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (end == s || *end || errno || v < 0 || v > 1073741824L)
-        return row_err(r, line, col, "not a token count in [0, 2^30]", s);
+    if (end == s || *end || errno || v < 0 || v > WORKLOAD_TRACE_TOKENS_MAX)
+        return row_err(r, line, col, "not a token count in [0, 2^29]", s);
     /* A drawn length is at least 1 too: a request always yields a token. */
     *out = v < 1 ? 1 : (int)v;
     return 0;
@@ -400,14 +400,6 @@ static int *takers_of(const workload_trace_fleet_t *fl, int *n)
     for (int i = 0; i < fl->ntenants; i++)
         if (fl->takes[i]) t[(*n)++] = i;
     return t;
-}
-
-workload_trace_t *workload_trace_create(const char *path, const char *shown,
-                                      double scale,
-                                      const workload_trace_fleet_t *fleet,
-                                      err_t *err)
-{
-    return workload_trace_create_in(NULL, path, shown, scale, fleet, err);
 }
 
 workload_trace_t *workload_trace_create_in(struct infiles *files, const char *path,

@@ -22,6 +22,11 @@
 #include "base/err.h"
 
 #define WORKLOAD_TRACE_MAX_BYTES (256L * 1024 * 1024)
+/* The longest prompt, and the longest output, of one request in tokens,
+ * drawn (workload.c) or in a trace: 2^29, so that a prompt, its output and
+ * a block of drafts (at most GAMMA_MAX + 1 more) sum within an int, which
+ * is how contexts and KV sizes are added up. */
+#define WORKLOAD_TRACE_TOKENS_MAX 536870912
 
 /* One request of the trace. */
 typedef struct workload_req {
@@ -49,15 +54,11 @@ typedef struct workload_trace_fleet {
     const int *group_count;
 } workload_trace_fleet_t;
 
-/* Reads path (shown as `shown` in messages) with times multiplied by
- * scale. Returns a trace the caller frees with workload_trace_free, or
- * NULL with err filled: ERR_INPUT "FILE:LINE: column: what" for a bad row,
+/* Reads path (shown as `shown` in messages) through the command's set of
+ * files (sim/io/infile.h; NULL: directly) with times multiplied by scale.
+ * Returns a trace the caller frees with workload_trace_free, or NULL with
+ * err filled: ERR_INPUT "FILE:LINE: column: what" for a bad row,
  * ERR_RUNTIME when memory runs out. */
-workload_trace_t *workload_trace_create(const char *path, const char *shown,
-                                      double scale,
-                                      const workload_trace_fleet_t *fleet,
-                                      err_t *err);
-/* The same, read through the command's set of files (sim/io/infile.h). */
 struct infiles;
 workload_trace_t *workload_trace_create_in(struct infiles *files, const char *path,
                                          const char *shown, double scale,

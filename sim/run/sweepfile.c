@@ -158,11 +158,6 @@ static uint64_t fnv1a(const char *s)
     return h;
 }
 
-char *sweepfile_sidecar(const scenario_t *base, const sweepspec_t *sp, err_t *err)
-{
-    return sweepfile_sidecar_inputs(base, sp, NULL, err);
-}
-
 /* "# read FILE" for each file the sweep's loads read, so the sidecar says
  * which card (of those next to the scenario or in the specsim root) was
  * used. Comment lines: shards run where the root lies elsewhere still
@@ -343,7 +338,9 @@ int sweepfile_create(const char *csv, const char *sidecar, const char *header,
     return write_with_sidecar(csv, body_text, header, sidecar, err);
 }
 
-int sweepfile_is_sidecar(const char *path)
+/* 1 when the file at path begins as a sweep's sidecar does (its CSV is
+ * then a sweep's): what `run` will not overwrite without --force. */
+static int sweepfile_is_sidecar(const char *path)
 {
     char line[64] = "";
     FILE *f = fopen(path, "rb");

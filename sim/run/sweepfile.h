@@ -39,13 +39,10 @@ int sweepfile_sidecar_path(const char *csv, char *out, size_t n);
 char *sweepfile_header(const sweepspec_t *sp, const scenario_t *groups, err_t *err);
 
 /* The sidecar text for base + sp, after the comment lines "# specsim sweep:
- * points N, id H" and "# written by " + version_string() (version.h).
- * malloc'ed (caller frees), NULL on error. */
-char *sweepfile_sidecar(const scenario_t *base, const sweepspec_t *sp,
-                        err_t *err);
-
-/* The same with a line "# read PATH" for each file in `files` (the inputs
- * the sweep's loads read: sim/io/infile.h), before the scenario. */
+ * points N, id H", "# written by " + version_string() (version.h) and
+ * "# read PATH" for each file in `files` (the inputs the sweep's loads
+ * read: sim/io/infile.h; NULL: none), before the scenario. malloc'ed
+ * (caller frees), NULL on error. */
 struct infiles;
 char *sweepfile_sidecar_inputs(const scenario_t *base, const sweepspec_t *sp,
                                struct infiles *files, err_t *err);
@@ -63,9 +60,6 @@ int sweepfile_row(FILE *f, const sweepspec_t *sp, uint64_t point,
 int sweepfile_create(const char *csv, const char *sidecar, const char *header,
                      err_t *err);
 
-/* 1 when the file at path begins as a sweep's sidecar does (its CSV is
- * then a sweep's): what `run` will not overwrite without --force. */
-int sweepfile_is_sidecar(const char *path);
 
 /* An output `what` (the option, for the message) at path that would replace
  * a sweep's CSV (its sidecar beside it says so) or a sweep's sidecar:

@@ -31,7 +31,7 @@ void mser_series_add(mser_series_t *s, double t, double v)
     if (k < s->n) s->x[(int)k] += v;
 }
 
-static double batch_mean(const double *x, int j, int batch)
+static double mean_of_batch(const double *x, int j, int batch)
 {
     double sum = 0;
     for (int i = 0; i < batch; i++) sum += x[j * batch + i];
@@ -48,10 +48,10 @@ int mser_pick(const double *x, int n, int batch)
     int pick = 0;
     for (int d = 0; d <= k / 2; d++) {
         double m = k - d, mean = 0, ss = 0;
-        for (int j = d; j < k; j++) mean += batch_mean(x, j, batch);
+        for (int j = d; j < k; j++) mean += mean_of_batch(x, j, batch);
         mean /= m;
         for (int j = d; j < k; j++) {
-            double e = batch_mean(x, j, batch) - mean;
+            double e = mean_of_batch(x, j, batch) - mean;
             ss += e * e;
         }
         double v = ss / (m * m);

@@ -353,7 +353,7 @@ static void tenant_rates(tally_t *t, int g, double *jain, double *p5)
 /* Energy per committed token of the part's edge devices: NaN when some
  * drafting group's device has no power figure (edge_known = 0); a part
  * that never drafts computes nothing at the edge (0 J). */
-static double edge_j_per_tok(const tally_part_t *p, int has_drafts, int edge_known)
+static double j_per_tok_edge(const tally_part_t *p, int has_drafts, int edge_known)
 {
     if (!has_drafts) return p->committed > 0 ? 0 : NAN;
     return edge_known ? ratio(p->edge_j, p->committed) : NAN;
@@ -390,7 +390,7 @@ static void part_finish(const tally_t *t, const tally_part_t *p, int has_drafts,
     v[METRIC_GOODPUT_TOK_S] = has_slo ? ratio(p->slo_ok_tokens, span) : NAN;
     v[METRIC_ADMISSION_WAIT_MEAN] = mean(p->admit);
     v[METRIC_ADMISSION_WAIT_P99] = quant(p->admit, 0.99);
-    v[METRIC_EDGE_J_PER_TOK] = edge_j_per_tok(p, has_drafts, edge_known);
+    v[METRIC_EDGE_J_PER_TOK] = j_per_tok_edge(p, has_drafts, edge_known);
 }
 
 /* Replica group k's replicas: with one group, all of the run's. */
@@ -433,7 +433,7 @@ static double usd_per_mtok(const tally_t *t, int replicas, double span)
 }
 
 /* The shared cloud's metrics and the run's: the fleet's, in every part. */
-static void cloud_finish(const tally_t *t, int replicas, double events, double wall,
+static void finish_cloud(const tally_t *t, int replicas, double events, double wall,
                          double *v)
 {
     double span = t->end - t->warmup;
@@ -475,7 +475,7 @@ void tally_finish(tally_t *t, int replicas, double events, double wall,
         fk &= k;
     }
     part_finish(t, &t->all, fd, fv, fs, fk, out->v);
-    cloud_finish(t, replicas, events, wall, out->v);
+    finish_cloud(t, replicas, events, wall, out->v);
     tenant_rates(t, -1, &out->v[METRIC_FAIRNESS_JAIN],
                  &out->v[METRIC_TOKENS_PER_S_TENANT_P5]);
     for (int g = 0; groups && g < t->ngroups; g++) {
@@ -483,7 +483,7 @@ void tally_finish(tally_t *t, int replicas, double events, double wall,
         group_flags(t, g, &d, &v, &s, &k);
         double *gv = groups[g].v;
         part_finish(t, group_part(t, g), d, v, s, k, gv);
-        cloud_finish(t, replicas, events, wall, gv);
+        finish_cloud(t, replicas, events, wall, gv);
         tenant_rates(t, g, &gv[METRIC_FAIRNESS_JAIN], &gv[METRIC_TOKENS_PER_S_TENANT_P5]);
     }
 }

@@ -203,6 +203,12 @@ static void test_bad_rows(void)
     expect_bad("b7.csv", "time_s,prompt_tokens,output_tokens\n1,10,-5\n",
                "2: output_tokens:", "token count");
     expect_bad("b8.csv", H, "", "no requests");
+    /* 2^30 + 2^30 overflowed the int sum of the longest request's prompt
+     * and output (old cap 2^30 each): each length is now at most 2^29. */
+    expect_bad("b9.csv", "time_s,prompt_tokens,output_tokens\n1,1073741824,1073741824\n",
+               "2: prompt_tokens:", "not a token count in [0, 2^29]");
+    expect_bad("b10.csv", "time_s,prompt_tokens,output_tokens\n1,5,536870913\n",
+               "2: output_tokens:", "not a token count in [0, 2^29]");
 }
 
 /* Issue 28, item 16: an Azure date that does not exist (old code carried

@@ -1,5 +1,5 @@
-/* Review checks (helper V): hand-worked scenarios at the edges of the
- * protocol and metrics definitions (docs/design.md "Protocols", docs/metrics.md).
+/* Hand-worked scenarios at the edges of the protocol and metrics
+ * definitions (docs/design.md "Protocols", docs/metrics.md).
  * Times are powers of two so every sum is exact in binary and coincident
  * events really coincide. */
 #include "check.h"
