@@ -131,7 +131,7 @@ test-gpu: all
 # runs it too, through tests/cli/slurm_real.sh.
 test-slurm: deps
 	@$(MAKE) --no-print-directory all
-	@sh tests/slurm/run.sh $(BUILD)
+	@SLURM_REQUIRED=1 sh tests/slurm/run.sh $(BUILD)
 
 bench: deps
 	@$(MAKE) --no-print-directory all

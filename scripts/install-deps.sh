@@ -35,6 +35,25 @@ x86_64 | amd64) optional="$optional gcc-aarch64-linux-gnu libc6-dev-arm64-cross 
 esac
 [ "$mode" = run ] && optional=""
 
+# Not Debian (no dpkg-query, no apt-get): nothing can be installed here, so
+# check what the build itself needs (a compiler, make, GSL and libyaml
+# through pkg-config) and say what is missing; the optional tools only
+# decide which tests skip, and those tests say so themselves.
+if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
+    miss=""
+    for c in "${CC:-cc}" make pkg-config ar; do
+        command -v "$c" >/dev/null 2>&1 || miss="$miss $c"
+    done
+    command -v pkg-config >/dev/null 2>&1 && ! pkg-config --exists gsl yaml-0.1 &&
+        miss="$miss gsl-and-libyaml-development-files"
+    [ "$mode" = run ] || command -v gnuplot >/dev/null 2>&1 || miss="$miss gnuplot"
+    if [ -n "$miss" ]; then
+        echo "install-deps: not a Debian system, so nothing is installed; missing:$miss" >&2
+        exit 1
+    fi
+    exit 0
+fi
+
 missing_of() {
     for p in "$@"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
@@ -48,7 +67,20 @@ opt=$(missing_of $optional)
 [ -z "$need$opt" ] && exit 0
 
 SUDO=""
-[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+if [ "$(id -u)" -ne 0 ]; then
+    # Without root, only a sudo that needs no password can install; a
+    # required package then stops here with what to install, an optional
+    # one only means its tests skip.
+    if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then SUDO="sudo -n"
+    else
+        if [ -n "$need" ]; then
+            echo "install-deps: not root and no password-less sudo; install:$need" >&2
+            exit 1
+        fi
+        echo "install-deps: not root, so not installing (optional)$opt; the tests that need them skip" >&2
+        exit 0
+    fi
+fi
 export DEBIAN_FRONTEND=noninteractive
 updated=0
 if [ -n "$need" ]; then
