@@ -91,9 +91,6 @@ static int write_llm(FILE *f, const keytab_key_t *k, const void *base, int inden
 
 /* --- protocol, speculation-length and batching policies: names from their registries */
 
-/* Registries hold a handful of entries; more than this is a mistake. */
-#define REG_MAX 64
-
 /* A registry as the loader sees it (sim/entity/proto.c, sim/model/gamma.c, sim/model/batch.c):
  * its names and its lookup. Every entry's table starts with its name
  * (`const char *name`), so one parser and one writer serve them all: the
@@ -125,12 +122,19 @@ static int parse_registered_key(keytab_ctx_t *c, const ynode_t *node, const char
                                 const keytab_key_t *k, void *base)
 {
     const scen_registry_t *reg = k->sub;
-    const char *names[REG_MAX];
-    size_t n = reg->names(names, REG_MAX), at = 0;
-    if (keytab_parse_choice(c, node, key, names, n < REG_MAX ? n : REG_MAX, &at)) return -1;
-    const void *entry = reg->find(names[at]);
-    memcpy((char *)base + k->off, &entry, sizeof entry);
-    return 0;
+    /* As many names as the registry holds, however many that is: a fixed
+     * buffer would make the entries past it unreachable without a word. */
+    size_t n = reg->names(NULL, 0), at = 0;
+    const char **names = malloc((n ? n : 1) * sizeof *names);
+    if (!names) return err_set(c->err, ERR_RUNTIME, "out of memory");
+    reg->names(names, n);
+    int rc = keytab_parse_choice(c, node, key, names, n, &at);
+    if (rc == 0) {
+        const void *entry = reg->find(names[at]);
+        memcpy((char *)base + k->off, &entry, sizeof entry);
+    }
+    free(names);
+    return rc ? -1 : 0;
 }
 
 /* A hand-built (zeroed) config holds no entry: it stands for the key's
@@ -185,167 +189,166 @@ static const char *const PIN_NAMES[] = {"round-robin", "least-loaded",
 #define END {.name = NULL}
 
 static const keytab_key_t PROTOCOL_KEYS[] = {
-    {.name = "mode", .type = KT_CUSTOM, .off = offsetof(protocol_cfg_t, proto),
+    {.name = "mode", KEYTAB_CUSTOM(protocol_cfg_t, proto, const struct proto_ops *),
      .sub = &REG_PROTO, .parse = parse_registered_key, .write = write_registered_key,
      .def = "async"},
-    {.name = "gamma", .type = KT_INT, .off = offsetof(protocol_cfg_t, gamma),
-     .min = 1, .max = GAMMA_MAX, .def = "4"},
-    {.name = "window", .type = KT_INT, .off = offsetof(protocol_cfg_t, window),
-     .min = 1, .max = 1e6, .def = "4"},
-    {.name = "gamma_policy", .type = KT_CUSTOM, .off = offsetof(protocol_cfg_t, gamma_policy),
+    {.name = "gamma", KEYTAB_INT(protocol_cfg_t, gamma), .min = 1, .max = GAMMA_MAX,
+     .def = "4"},
+    {.name = "window", KEYTAB_INT(protocol_cfg_t, window), .min = 1, .max = 1e6,
+     .def = "4"},
+    {.name = "gamma_policy",
+     KEYTAB_CUSTOM(protocol_cfg_t, gamma_policy, const struct gamma_ops *),
      .sub = &REG_GAMMA, .parse = parse_registered_key, .write = write_registered_key,
      .def = "fixed"},
     END};
 
 static const keytab_key_t EDGE_KEYS[] = {
-    {.name = "device", .type = KT_CUSTOM, .off = offsetof(edge_cfg_t, device),
-     .aux = offsetof(edge_cfg_t, device_ref), .parse = parse_hw, .write = write_hw,
+    {.name = "device", KEYTAB_CUSTOM(edge_cfg_t, device, hw_card_t),
+     .aux = KEYTAB_OFF(edge_cfg_t, device_ref, char *), .parse = parse_hw,
+     .write = write_hw,
      .def = "models/hardware/snapdragon-8-gen-3.yaml"},
-    {.name = "draft", .type = KT_CUSTOM, .off = offsetof(edge_cfg_t, draft),
-     .aux = offsetof(edge_cfg_t, draft_ref), .parse = parse_llm, .write = write_llm,
+    {.name = "draft", KEYTAB_CUSTOM(edge_cfg_t, draft, llm_card_t),
+     .aux = KEYTAB_OFF(edge_cfg_t, draft_ref, char *), .parse = parse_llm,
+     .write = write_llm,
      .def = "models/llm/llama-2-7b.yaml"},
-    {.name = "quant", .type = KT_ENUM, .off = offsetof(edge_cfg_t, quant),
-     .sub = PREC_NAMES, .def = "w4a16"},
-    {.name = "calibration", .type = KT_PATH, .off = offsetof(edge_cfg_t, calibration),
-     .size = SCEN_PATH_MAX, .flags = KF_SKIPEMPTY},
-    {.name = "draft_time", .type = KT_DIST, .off = offsetof(edge_cfg_t, draft_time),
-     .aux = offsetof(edge_cfg_t, has_draft_time), .unit = UNIT_DURATION,
+    {.name = "quant", KEYTAB_ENUM(edge_cfg_t, quant, int), .sub = PREC_NAMES,
+     .def = "w4a16"},
+    {.name = "calibration", KEYTAB_PATH(edge_cfg_t, calibration),
+     .flags = KF_SKIPEMPTY},
+    {.name = "draft_time", KEYTAB_DIST(edge_cfg_t, draft_time),
+     .aux = KEYTAB_OFF(edge_cfg_t, has_draft_time, int), .unit = UNIT_DURATION,
      .max = BIG, .flags = KF_HAS},
-    {.name = "prefill_time", .type = KT_DIST,
-     .off = offsetof(edge_cfg_t, prefill_time),
-     .aux = offsetof(edge_cfg_t, has_prefill_time), .unit = UNIT_DURATION,
+    {.name = "prefill_time", KEYTAB_DIST(edge_cfg_t, prefill_time),
+     .aux = KEYTAB_OFF(edge_cfg_t, has_prefill_time, int), .unit = UNIT_DURATION,
      .max = BIG, .flags = KF_HAS},
-    {.name = "overhead", .type = KT_NUM, .off = offsetof(edge_cfg_t, overhead),
-     .unit = UNIT_DURATION, .max = BIG, .def = "0s"},
+    {.name = "overhead", KEYTAB_NUM(edge_cfg_t, overhead), .unit = UNIT_DURATION,
+     .max = BIG, .def = "0s"},
     END};
 
 static const keytab_key_t NETWORK_KEYS[] = {
-    {.name = "rtt", .type = KT_NUM, .off = offsetof(network_cfg_t, rtt),
-     .unit = UNIT_DURATION, .max = BIG, .def = "40ms"},
-    {.name = "jitter", .type = KT_DIST, .off = offsetof(network_cfg_t, jitter),
-     .unit = UNIT_DURATION, .max = BIG, .flags = KF_NONE, .def = "none"},
-    {.name = "uplink", .type = KT_NUM, .off = offsetof(network_cfg_t, uplink_bps),
-     .unit = UNIT_RATE, .max = BIG, .flags = KF_MIN_OPEN | KF_INF, .def = "inf"},
-    {.name = "downlink", .type = KT_NUM,
-     .off = offsetof(network_cfg_t, downlink_bps), .unit = UNIT_RATE, .max = BIG,
+    {.name = "rtt", KEYTAB_NUM(network_cfg_t, rtt), .unit = UNIT_DURATION, .max = BIG,
+     .def = "40ms"},
+    {.name = "jitter", KEYTAB_DIST(network_cfg_t, jitter), .unit = UNIT_DURATION,
+     .max = BIG, .flags = KF_NONE, .def = "none"},
+    {.name = "uplink", KEYTAB_NUM(network_cfg_t, uplink_bps), .unit = UNIT_RATE,
+     .max = BIG, .flags = KF_MIN_OPEN | KF_INF, .def = "inf"},
+    {.name = "downlink", KEYTAB_NUM(network_cfg_t, downlink_bps),
+     .unit = UNIT_RATE, .max = BIG,
      .flags = KF_MIN_OPEN | KF_INF, .def = "inf"},
-    {.name = "overhead_bytes", .type = KT_NUM,
-     .off = offsetof(network_cfg_t, overhead_bytes), .unit = UNIT_SIZE, .max = 1e12,
+    {.name = "overhead_bytes", KEYTAB_NUM(network_cfg_t, overhead_bytes),
+     .unit = UNIT_SIZE, .max = 1e12,
      .flags = KF_BARE, .def = "64B"},
-    {.name = "bytes_per_token", .type = KT_NUM,
-     .off = offsetof(network_cfg_t, bytes_per_token), .unit = UNIT_SIZE, .max = 1e12,
+    {.name = "bytes_per_token", KEYTAB_NUM(network_cfg_t, bytes_per_token),
+     .unit = UNIT_SIZE, .max = 1e12,
      .flags = KF_BARE, .def = "4B"},
     END};
 
 static const keytab_key_t WORKLOAD_KEYS[] = {
-    {.name = "arrival", .type = KT_ENUM, .off = offsetof(workload_cfg_t, arrival),
+    {.name = "arrival", KEYTAB_ENUM(workload_cfg_t, arrival, enum arrival_kind),
      .sub = ARRIVAL_NAMES, .def = "closed"},
-    {.name = "think", .type = KT_DIST, .off = offsetof(workload_cfg_t, think),
-     .unit = UNIT_DURATION, .max = BIG, .def = "0s"},
-    {.name = "rate", .type = KT_NUM, .off = offsetof(workload_cfg_t, rate),
-     .unit = UNIT_FREQUENCY, .min = 0, .max = BIG,
+    {.name = "think", KEYTAB_DIST(workload_cfg_t, think), .unit = UNIT_DURATION,
+     .max = BIG, .def = "0s"},
+    {.name = "rate", KEYTAB_NUM(workload_cfg_t, rate), .unit = UNIT_FREQUENCY, .min = 0,
+     .max = BIG,
      .flags = KF_MIN_OPEN | KF_SKIPEMPTY | KF_BARE},
-    {.name = "prompt_tokens", .type = KT_DIST,
-     .off = offsetof(workload_cfg_t, prompt_tokens), .min = 1,
+    {.name = "prompt_tokens", KEYTAB_DIST(workload_cfg_t, prompt_tokens),
+     .min = 1,
      .max = WORKLOAD_TRACE_TOKENS_MAX,
      .def = "128"},
-    {.name = "output_tokens", .type = KT_DIST,
-     .off = offsetof(workload_cfg_t, output_tokens), .min = 1,
+    {.name = "output_tokens", KEYTAB_DIST(workload_cfg_t, output_tokens),
+     .min = 1,
      .max = WORKLOAD_TRACE_TOKENS_MAX,
      .def = "256"},
-    {.name = "trace", .type = KT_PATH, .off = offsetof(workload_cfg_t, trace),
-     .size = SCEN_PATH_MAX, .flags = KF_SKIPEMPTY},
+    {.name = "trace", KEYTAB_PATH(workload_cfg_t, trace), .flags = KF_SKIPEMPTY},
     /* No default: 0 stands for 1, so that scenarios without a trace are
      * written back without the key. */
-    {.name = "time_scale", .type = KT_NUM, .off = offsetof(workload_cfg_t, time_scale),
-     .min = 0, .max = 1e12, .flags = KF_MIN_OPEN | KF_SKIPEMPTY},
+    {.name = "time_scale", KEYTAB_NUM(workload_cfg_t, time_scale), .min = 0,
+     .max = 1e12, .flags = KF_MIN_OPEN | KF_SKIPEMPTY},
     END};
 
 static const keytab_key_t BATCH_KEYS[] = {
-    {.name = "policy", .type = KT_CUSTOM, .off = offsetof(batching_cfg_t, policy),
+    {.name = "policy", KEYTAB_CUSTOM(batching_cfg_t, policy, const batch_policy_t *),
      .sub = &REG_BATCH, .parse = parse_registered_key, .write = write_registered_key,
      .def = "continuous"},
-    {.name = "max_batch", .type = KT_INT, .off = offsetof(batching_cfg_t, max_batch),
-     .min = 1, .max = 1e6, .def = "32"},
-    {.name = "max_wait", .type = KT_NUM, .off = offsetof(batching_cfg_t, max_wait),
-     .unit = UNIT_DURATION, .max = BIG, .def = "5ms"},
-    {.name = "max_tokens", .type = KT_INT,
-     .off = offsetof(batching_cfg_t, max_tokens), .min = 0, .max = 1e9, .def = "0",
+    {.name = "max_batch", KEYTAB_INT(batching_cfg_t, max_batch), .min = 1, .max = 1e6,
+     .def = "32"},
+    {.name = "max_wait", KEYTAB_NUM(batching_cfg_t, max_wait), .unit = UNIT_DURATION,
+     .max = BIG, .def = "5ms"},
+    {.name = "max_tokens", KEYTAB_INT(batching_cfg_t, max_tokens),
+     .min = 0, .max = 1e9, .def = "0",
      .zero_means = "0: no limit"},
-    {.name = "multi_block", .type = KT_BOOL,
-     .off = offsetof(batching_cfg_t, multi_block), .def = "true"},
-    {.name = "order", .type = KT_CUSTOM, .off = offsetof(batching_cfg_t, order),
+    {.name = "multi_block", KEYTAB_BOOL(batching_cfg_t, multi_block),
+     .def = "true"},
+    {.name = "order", KEYTAB_CUSTOM(batching_cfg_t, order, const struct order_ops *),
      .sub = &REG_ORDER, .parse = parse_registered_key, .write = write_registered_key,
      .def = "fcfs"},
     END};
 
 static const keytab_key_t CLOUD_KEYS[] = {
-    {.name = "replicas", .type = KT_INT, .off = offsetof(cloud_cfg_t, replicas),
-     .min = 1, .max = 1e5, .def = "1"},
-    {.name = "gpu", .type = KT_CUSTOM, .off = offsetof(cloud_cfg_t, gpu),
-     .aux = offsetof(cloud_cfg_t, gpu_ref), .parse = parse_hw, .write = write_hw,
+    {.name = "replicas", KEYTAB_INT(cloud_cfg_t, replicas), .min = 1, .max = 1e5,
+     .def = "1"},
+    {.name = "gpu", KEYTAB_CUSTOM(cloud_cfg_t, gpu, hw_card_t),
+     .aux = KEYTAB_OFF(cloud_cfg_t, gpu_ref, char *), .parse = parse_hw,
+     .write = write_hw,
      .def = "models/hardware/h200.yaml"},
-    {.name = "target", .type = KT_CUSTOM, .off = offsetof(cloud_cfg_t, target),
-     .aux = offsetof(cloud_cfg_t, target_ref), .parse = parse_llm,
+    {.name = "target", KEYTAB_CUSTOM(cloud_cfg_t, target, llm_card_t),
+     .aux = KEYTAB_OFF(cloud_cfg_t, target_ref, char *), .parse = parse_llm,
      .write = write_llm, .def = "models/llm/llama-2-7b.yaml"},
-    {.name = "precision", .type = KT_ENUM, .off = offsetof(cloud_cfg_t, precision),
-     .sub = PREC_NAMES, .def = "fp16"},
-    {.name = "calibration", .type = KT_PATH, .off = offsetof(cloud_cfg_t, calibration),
-     .size = SCEN_PATH_MAX, .flags = KF_SKIPEMPTY},
-    {.name = "pinning", .type = KT_ENUM, .off = offsetof(cloud_cfg_t, pinning),
+    {.name = "precision", KEYTAB_ENUM(cloud_cfg_t, precision, int), .sub = PREC_NAMES,
+     .def = "fp16"},
+    {.name = "calibration", KEYTAB_PATH(cloud_cfg_t, calibration),
+     .flags = KF_SKIPEMPTY},
+    {.name = "pinning", KEYTAB_ENUM(cloud_cfg_t, pinning, enum pin_policy),
      .sub = PIN_NAMES, .def = "least-loaded"},
-    {.name = "overhead", .type = KT_NUM, .off = offsetof(cloud_cfg_t, overhead),
-     .unit = UNIT_DURATION, .max = BIG, .def = "0.5ms"},
-    {.name = "kv_capacity", .type = KT_NUM,
-     .off = offsetof(cloud_cfg_t, kv_capacity_bytes), .unit = UNIT_SIZE,
+    {.name = "overhead", KEYTAB_NUM(cloud_cfg_t, overhead), .unit = UNIT_DURATION,
+     .max = BIG, .def = "0.5ms"},
+    {.name = "kv_capacity", KEYTAB_NUM(cloud_cfg_t, kv_capacity_bytes),
+     .unit = UNIT_SIZE,
      .max = BIG, .def = "0",
      .zero_means = "0: GPU memory - target weights (unlimited with verify_time)"},
-    {.name = "verify_time", .type = KT_DIST, .off = offsetof(cloud_cfg_t, verify_time),
-     .aux = offsetof(cloud_cfg_t, has_verify_time), .unit = UNIT_DURATION,
+    {.name = "verify_time", KEYTAB_DIST(cloud_cfg_t, verify_time),
+     .aux = KEYTAB_OFF(cloud_cfg_t, has_verify_time, int), .unit = UNIT_DURATION,
      .max = BIG, .flags = KF_HAS},
-    {.name = "batching", .type = KT_SECTION, .off = offsetof(cloud_cfg_t, batching),
+    {.name = "batching", KEYTAB_SECTION(cloud_cfg_t, batching, batching_cfg_t),
      .sub = BATCH_KEYS},
-    {.name = "tensor_parallel", .type = KT_INT,
-     .off = offsetof(cloud_cfg_t, tensor_parallel), .min = 1, .max = 1024, .def = "1"},
-    {.name = "gpu_hour_usd", .type = KT_NUM, .off = offsetof(cloud_cfg_t, gpu_hour_usd),
-     .max = 1e9, .flags = KF_SKIPEMPTY, .def = "0",
+    {.name = "tensor_parallel", KEYTAB_INT(cloud_cfg_t, tensor_parallel),
+     .min = 1, .max = 1024, .def = "1"},
+    {.name = "gpu_hour_usd", KEYTAB_NUM(cloud_cfg_t, gpu_hour_usd), .max = 1e9,
+     .flags = KF_SKIPEMPTY, .def = "0",
      .zero_means = "0: no price (usd_per_mtok is NaN)"},
     {.name = "replica_groups", .type = KT_SKIP},   /* resolve_replica_groups */
     END};
 
 static const keytab_key_t OUTPUT_KEYS[] = {
-    {.name = "file", .type = KT_STRING, .off = offsetof(output_cfg_t, file),
-     .size = SCEN_PATH_MAX, .flags = KF_SKIPEMPTY},
-    {.name = "trace", .type = KT_STRING, .off = offsetof(output_cfg_t, trace),
-     .size = SCEN_PATH_MAX, .flags = KF_SKIPEMPTY},
+    {.name = "file", KEYTAB_STRING(output_cfg_t, file), .flags = KF_SKIPEMPTY},
+    {.name = "trace", KEYTAB_STRING(output_cfg_t, trace), .flags = KF_SKIPEMPTY},
     END};
 
 /* Both optional; 0 (not given) = no bound. Written only when given. */
 static const keytab_key_t SLO_KEYS[] = {
-    {.name = "ttft", .type = KT_NUM, .off = offsetof(slo_cfg_t, ttft),
-     .unit = UNIT_DURATION, .max = BIG, .flags = KF_MIN_OPEN | KF_SKIPEMPTY},
-    {.name = "tpot", .type = KT_NUM, .off = offsetof(slo_cfg_t, tpot),
-     .unit = UNIT_DURATION, .max = BIG, .flags = KF_MIN_OPEN | KF_SKIPEMPTY},
+    {.name = "ttft", KEYTAB_NUM(slo_cfg_t, ttft), .unit = UNIT_DURATION, .max = BIG,
+     .flags = KF_MIN_OPEN | KF_SKIPEMPTY},
+    {.name = "tpot", KEYTAB_NUM(slo_cfg_t, tpot), .unit = UNIT_DURATION, .max = BIG,
+     .flags = KF_MIN_OPEN | KF_SKIPEMPTY},
     END};
 
 static const keytab_key_t TOP_KEYS[] = {
-    {.name = "name", .type = KT_STRING, .off = offsetof(scenario_t, name),
-     .size = sizeof(((scenario_t *)0)->name)},
-    {.name = "seed", .type = KT_U64, .off = offsetof(scenario_t, seed), .def = "1"},
-    {.name = "duration", .type = KT_NUM, .off = offsetof(scenario_t, duration),
-     .unit = UNIT_DURATION, .max = BIG, .flags = KF_MIN_OPEN, .def = "60s"},
-    {.name = "warmup", .type = KT_CUSTOM, .off = offsetof(scenario_t, warmup),
-     .unit = UNIT_DURATION, .max = BIG, .parse = parse_warmup,
+    {.name = "name", KEYTAB_STRING(scenario_t, name)},
+    {.name = "seed", KEYTAB_U64(scenario_t, seed), .def = "1"},
+    {.name = "duration", KEYTAB_NUM(scenario_t, duration), .unit = UNIT_DURATION,
+     .max = BIG, .flags = KF_MIN_OPEN, .def = "60s"},
+    {.name = "warmup", KEYTAB_CUSTOM(scenario_t, warmup, double), .unit = UNIT_DURATION,
+     .max = BIG, .parse = parse_warmup,
      .write = write_warmup, .def = "5s"},
-    {.name = "replications", .type = KT_INT, .off = offsetof(scenario_t, replications),
-     .min = 1, .max = 1e6, .def = "1"},
-    {.name = "protocol", .type = KT_SECTION, .off = offsetof(scenario_t, protocol),
+    {.name = "replications", KEYTAB_INT(scenario_t, replications), .min = 1, .max = 1e6,
+     .def = "1"},
+    {.name = "protocol", KEYTAB_SECTION(scenario_t, protocol, protocol_cfg_t),
      .sub = PROTOCOL_KEYS},
     {.name = "acceptance", .type = KT_SKIP},  /* the model's keys: resolve_acceptance */
     {.name = "tenants", .type = KT_SKIP},
-    {.name = "cloud", .type = KT_SECTION, .off = offsetof(scenario_t, cloud),
+    {.name = "cloud", KEYTAB_SECTION(scenario_t, cloud, cloud_cfg_t),
      .sub = CLOUD_KEYS},
-    {.name = "output", .type = KT_SECTION, .off = offsetof(scenario_t, output),
+    {.name = "output", KEYTAB_SECTION(scenario_t, output, output_cfg_t),
      .sub = OUTPUT_KEYS},
     {.name = "sweep", .type = KT_SKIP},
     {.name = "optimize", .type = KT_SKIP},   /* sim/run/optimize.c reads it */
@@ -354,8 +357,8 @@ static const keytab_key_t TOP_KEYS[] = {
     END};
 
 static const keytab_key_t TENANTS_KEYS[] = {
-    {.name = "count", .type = KT_INT, .off = offsetof(tenant_group_t, count),
-     .min = 1, .max = MAX_TENANTS, .def = "1"},
+    {.name = "count", KEYTAB_INT(tenant_group_t, count), .min = 1, .max = MAX_TENANTS,
+     .def = "1"},
     {.name = "edge", .type = KT_SKIP},
     {.name = "network", .type = KT_SKIP},
     {.name = "workload", .type = KT_SKIP},
@@ -363,12 +366,11 @@ static const keytab_key_t TENANTS_KEYS[] = {
     END};
 
 static const keytab_key_t GROUP_KEYS[] = {
-    {.name = "name", .type = KT_STRING, .off = offsetof(tenant_group_t, name),
-     .size = sizeof(((tenant_group_t *)0)->name)},
-    {.name = "count", .type = KT_INT, .off = offsetof(tenant_group_t, count),
-     .min = 1, .max = MAX_TENANTS, .flags = KF_REQUIRED},
-    {.name = "priority", .type = KT_INT, .off = offsetof(tenant_group_t, priority),
-     .min = -1e6, .max = 1e6, .def = "0"},
+    {.name = "name", KEYTAB_STRING(tenant_group_t, name)},
+    {.name = "count", KEYTAB_INT(tenant_group_t, count), .min = 1, .max = MAX_TENANTS,
+     .flags = KF_REQUIRED},
+    {.name = "priority", KEYTAB_INT(tenant_group_t, priority), .min = -1e6, .max = 1e6,
+     .def = "0"},
     {.name = "slo", .type = KT_SKIP},   /* resolve_slo */
     {.name = "edge", .type = KT_SKIP},
     {.name = "network", .type = KT_SKIP},
@@ -383,9 +385,9 @@ static const struct {
     const keytab_key_t *keys;
     size_t off;
 } TENANT_SECTIONS[] = {
-    {"edge", EDGE_KEYS, offsetof(tenant_group_t, edge)},
-    {"network", NETWORK_KEYS, offsetof(tenant_group_t, network)},
-    {"workload", WORKLOAD_KEYS, offsetof(tenant_group_t, workload)},
+    {"edge", EDGE_KEYS, KEYTAB_OFF(tenant_group_t, edge, edge_cfg_t)},
+    {"network", NETWORK_KEYS, KEYTAB_OFF(tenant_group_t, network, network_cfg_t)},
+    {"workload", WORKLOAD_KEYS, KEYTAB_OFF(tenant_group_t, workload, workload_cfg_t)},
 };
 
 /* Dotted-path segments that name a card: a `--set` that descends into a
@@ -801,8 +803,7 @@ static int resolve_acceptance(sctx_t *x)
  * other keys are listed as skipped so that the `cloud:` layer passes the
  * key check (rgroup_cloud_wide refuses them inside a group). */
 static const keytab_key_t RGROUP_BATCH_KEYS[] = {
-    {.name = "order", .type = KT_CUSTOM,
-     .off = offsetof(replica_group_t, batching.order) - offsetof(replica_group_t, batching),
+    {.name = "order", KEYTAB_CUSTOM(rgroup_batching_t, order, const struct order_ops *),
      .sub = &REG_ORDER, .parse = parse_registered_key, .write = write_registered_key,
      .def = "fcfs"},
     {.name = "policy", .type = KT_SKIP},
@@ -814,31 +815,29 @@ static const keytab_key_t RGROUP_BATCH_KEYS[] = {
 
 /* A replica group's own keys (written back per group; the table a group
  * is checked against). */
-#define RGROUP_OWN_KEYS \
-    {.name = "name", .type = KT_STRING, .off = offsetof(replica_group_t, name),       \
-     .size = sizeof(((replica_group_t *)0)->name)},                                   \
-    {.name = "count", .type = KT_INT, .off = offsetof(replica_group_t, count),        \
-     .min = 1, .max = 1e5, .flags = KF_REQUIRED},                                     \
-    {.name = "gpu", .type = KT_CUSTOM, .off = offsetof(replica_group_t, gpu),         \
-     .aux = offsetof(replica_group_t, gpu_ref), .parse = parse_hw, .write = write_hw, \
-     .def = "models/hardware/h200.yaml"},                                             \
-    {.name = "calibration", .type = KT_PATH, .off = offsetof(replica_group_t, calibration),\
-     .size = SCEN_PATH_MAX, .flags = KF_SKIPEMPTY},                                   \
-    {.name = "tensor_parallel", .type = KT_INT,                                       \
-     .off = offsetof(replica_group_t, tensor_parallel), .min = 1, .max = 1024, .def = "1"},\
-    {.name = "kv_capacity", .type = KT_NUM,                                           \
-     .off = offsetof(replica_group_t, kv_capacity_bytes), .unit = UNIT_SIZE,          \
-     .max = BIG, .def = "0",                                                          \
-     .zero_means = "0: GPU memory - target weights (unlimited with verify_time)"},    \
-    {.name = "gpu_hour_usd", .type = KT_NUM, .off = offsetof(replica_group_t, gpu_hour_usd),\
-     .max = 1e9, .flags = KF_SKIPEMPTY, .def = "0",                                   \
-     .zero_means = "0: no price (usd_per_mtok is NaN)"},                              \
-    {.name = "overhead", .type = KT_NUM, .off = offsetof(replica_group_t, overhead),  \
-     .unit = UNIT_DURATION, .max = BIG, .def = "0.5ms"},                              \
-    {.name = "verify_time", .type = KT_DIST, .off = offsetof(replica_group_t, verify_time),\
-     .aux = offsetof(replica_group_t, has_verify_time), .unit = UNIT_DURATION,        \
-     .max = BIG, .flags = KF_HAS},                                                    \
-    {.name = "batching", .type = KT_SECTION, .off = offsetof(replica_group_t, batching),\
+#define RGROUP_OWN_KEYS                                                                  \
+    {.name = "name", KEYTAB_STRING(replica_group_t, name)},                              \
+    {.name = "count", KEYTAB_INT(replica_group_t, count), .min = 1, .max = 1e5,          \
+     .flags = KF_REQUIRED},                                                              \
+    {.name = "gpu", KEYTAB_CUSTOM(replica_group_t, gpu, hw_card_t),                      \
+     .aux = KEYTAB_OFF(replica_group_t, gpu_ref, char *), .parse = parse_hw,             \
+     .write = write_hw, .def = "models/hardware/h200.yaml"},                             \
+    {.name = "calibration", KEYTAB_PATH(replica_group_t, calibration),                   \
+     .flags = KF_SKIPEMPTY},                                                             \
+    {.name = "tensor_parallel", KEYTAB_INT(replica_group_t, tensor_parallel),            \
+     .min = 1, .max = 1024, .def = "1"},                                                 \
+    {.name = "kv_capacity", KEYTAB_NUM(replica_group_t, kv_capacity_bytes),              \
+     .unit = UNIT_SIZE, .max = BIG, .def = "0",                                          \
+     .zero_means = "0: GPU memory - target weights (unlimited with verify_time)"},       \
+    {.name = "gpu_hour_usd", KEYTAB_NUM(replica_group_t, gpu_hour_usd), .max = 1e9,      \
+     .flags = KF_SKIPEMPTY, .def = "0",                                                  \
+     .zero_means = "0: no price (usd_per_mtok is NaN)"},                                 \
+    {.name = "overhead", KEYTAB_NUM(replica_group_t, overhead), .unit = UNIT_DURATION,   \
+     .max = BIG, .def = "0.5ms"},                                                        \
+    {.name = "verify_time", KEYTAB_DIST(replica_group_t, verify_time),                   \
+     .aux = KEYTAB_OFF(replica_group_t, has_verify_time, int), .unit = UNIT_DURATION,    \
+     .max = BIG, .flags = KF_HAS},                                                       \
+    {.name = "batching", KEYTAB_SECTION(replica_group_t, batching, rgroup_batching_t),   \
      .sub = RGROUP_BATCH_KEYS}
 
 static const keytab_key_t RGROUP_KEYS[] = {RGROUP_OWN_KEYS, END};

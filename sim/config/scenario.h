@@ -153,6 +153,12 @@ typedef struct tenant_group {
  * `cloud:` section when the group does not give it (as tenant groups
  * inherit `tenants:`). Read a group's settings as a whole cloud through
  * scenario_replica_group_view. */
+/* A replica group's own batching keys: only the ordering (a group's
+ * replicas share the scenario's batching policy). */
+typedef struct rgroup_batching {
+    const struct order_ops *order;
+} rgroup_batching_t;
+
 typedef struct replica_group {
     char name[64];
     int count;               /* replicas in the group, >= 1 */
@@ -165,7 +171,7 @@ typedef struct replica_group {
     double overhead;
     int has_verify_time;
     dist_t verify_time;      /* owned */
-    struct { const struct order_ops *order; } batching; /* batching.order */
+    rgroup_batching_t batching; /* batching.order */
     unsigned given;          /* bit k: the group wrote key k itself */
     struct service *service; /* owned, built by the loader as cloud.service */
 } replica_group_t;

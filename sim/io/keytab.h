@@ -20,6 +20,7 @@
 #define SPECSIM_KEYTAB_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "base/err.h"
@@ -60,6 +61,45 @@ enum {
     KF_BARE = 1u << 9      /* KT_NUM with a unit: a bare number is accepted
                               too, in the unit's base (bytes, per second) */
 };
+
+/* Typed fields. A key table entry names its field with one of these
+ * instead of `.type = KT_..., .off = offsetof(T, f)`: each sets .type and
+ * .off (strings and paths also .size) and fails to compile, with "negative
+ * width in bit-field 'field_type_differs_from_key_kind'", when field f of
+ * struct T does not have the C type that the key kind reads and writes
+ * through .off (keytab.c). tests/cli/layers.sh checks that no table in sim/
+ * uses a bare offsetof. */
+#define KEYTAB_OFF(T, f, ctype)                                               \
+    (offsetof(T, f) + 0 * sizeof(struct {                                     \
+         int field_type_differs_from_key_kind                                 \
+             : _Generic(((T *)0)->f, ctype: 1, default: -1);                  \
+     }))
+#define KEYTAB_INT(T, f)  .type = KT_INT, .off = KEYTAB_OFF(T, f, int)
+#define KEYTAB_U64(T, f)  .type = KT_U64, .off = KEYTAB_OFF(T, f, uint64_t)
+#define KEYTAB_BOOL(T, f) .type = KT_BOOL, .off = KEYTAB_OFF(T, f, int)
+#define KEYTAB_NUM(T, f)  .type = KT_NUM, .off = KEYTAB_OFF(T, f, double)
+#define KEYTAB_DIST(T, f) .type = KT_DIST, .off = KEYTAB_OFF(T, f, dist_t)
+/* An enum stored as an int: ctype is int or the field's enum type, which
+ * must have an int's size (keytab.c writes an int). */
+#define KEYTAB_ENUM(T, f, ctype)                                              \
+    .type = KT_ENUM,                                                          \
+    .off = KEYTAB_OFF(T, f, ctype) +                                          \
+           0 * sizeof(struct { int enum_is_not_int_sized : sizeof(ctype) == sizeof(int) ? 1 : -1; })
+/* KF_ENUMSTR: the name in a char array. */
+#define KEYTAB_ENUMSTR(T, f)                                                  \
+    .type = KT_ENUM, .off = KEYTAB_OFF(T, f, char *), .size = sizeof(((T *)0)->f)
+#define KEYTAB_STRING(T, f)                                                   \
+    .type = KT_STRING, .off = KEYTAB_OFF(T, f, char *), .size = sizeof(((T *)0)->f)
+#define KEYTAB_PATH(T, f)                                                     \
+    .type = KT_PATH, .off = KEYTAB_OFF(T, f, char *), .size = sizeof(((T *)0)->f)
+/* A list of doubles and its count. */
+#define KEYTAB_LIST(T, f, n)                                                  \
+    .type = KT_LIST, .off = KEYTAB_OFF(T, f, double *), .aux = KEYTAB_OFF(T, n, int)
+/* A sub-table over the field's struct (an array field: its element
+ * pointer type). */
+#define KEYTAB_SECTION(T, f, ctype) .type = KT_SECTION, .off = KEYTAB_OFF(T, f, ctype)
+/* A custom parser's field, of the type its parse and write callbacks use. */
+#define KEYTAB_CUSTOM(T, f, ctype) .type = KT_CUSTOM, .off = KEYTAB_OFF(T, f, ctype)
 
 typedef struct keytab_ctx keytab_ctx_t;
 typedef struct keytab_key keytab_key_t;

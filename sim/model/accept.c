@@ -21,7 +21,9 @@ ACCEPT_MODELS(ACCEPT_DECLARE)
 static const accept_model_t *const MODELS[] = {ACCEPT_MODELS(ACCEPT_ENTRY) NULL};
 
 #define NMODELS ((int)(sizeof MODELS / sizeof *MODELS) - 1)
-/* Keys in one resolution table: model + every model's keys. */
+/* Keys in one resolution table: model + every model's keys. A registry
+ * that declares more is refused at the first resolution (keys_fit), so no
+ * table below is ever cut short. */
 #define TAB_MAX 64
 
 const accept_model_t *accept_model_find(const char *name)
@@ -198,10 +200,24 @@ static int check_required(keytab_ctx_t *c, const accept_model_t *m,
     return 0;
 }
 
+/* 0 when `model` and every model's keys fit in one table of TAB_MAX;
+ * otherwise an error that says which constant to raise. */
+static int keys_fit(err_t *err)
+{
+    int n = 1;
+    for (int i = 0; i < NMODELS; i++)
+        for (const keytab_key_t *k = MODELS[i]->keys; k->name; k++) n++;
+    if (n <= TAB_MAX) return 0;
+    return err_set(err, ERR_RUNTIME,
+                   "acceptance models: %d keys in all (model + every model's), "
+                   "more than TAB_MAX %d in sim/model/accept.c: raise it", n, TAB_MAX);
+}
+
 int accept_cfg_resolve(keytab_ctx_t *c, const keytab_layer_t *layers, int nl,
                        accept_cfg_t *out)
 {
     memset(out, 0, sizeof *out);
+    if (keys_fit(c->err) != 0) return -1;
     if (check_shape(c, layers, nl) != 0) return -1;
     const ynode_t *mv = layer_value(layers, nl, "model", NULL);
     const accept_model_t *guess =

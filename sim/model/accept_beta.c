@@ -31,9 +31,9 @@ _Static_assert(sizeof(accept_geo_t) <= ACCEPT_STATE_BYTES, "beta state too large
 #define BETA_MIN 0x1p-53
 
 static const keytab_key_t BETA_KEYS[] = {
-    {.name = "a", .type = KT_NUM, .off = offsetof(beta_par_t, a), .min = BETA_MIN,
+    {.name = "a", KEYTAB_NUM(beta_par_t, a), .min = BETA_MIN,
      .max = 1e300, .flags = KF_REQUIRED},
-    {.name = "b", .type = KT_NUM, .off = offsetof(beta_par_t, b), .min = BETA_MIN,
+    {.name = "b", KEYTAB_NUM(beta_par_t, b), .min = BETA_MIN,
      .max = 1e300, .flags = KF_REQUIRED},
     {.name = NULL}};
 

@@ -15,7 +15,7 @@ typedef struct iid_par {
 _Static_assert(sizeof(accept_geo_t) <= ACCEPT_STATE_BYTES, "iid state too large");
 
 static const keytab_key_t IID_KEYS[] = {
-    {.name = "alpha", .type = KT_NUM, .off = offsetof(iid_par_t, alpha), .min = 0,
+    {.name = "alpha", KEYTAB_NUM(iid_par_t, alpha), .min = 0,
      .max = 1, .def = "0.8"},
     {.name = NULL}};
 

@@ -30,8 +30,8 @@ typedef struct markov_state {
 
 _Static_assert(sizeof(markov_state_t) <= ACCEPT_STATE_BYTES, "markov state too large");
 
-#define PROB(n, f) {.name = n, .type = KT_NUM, .off = offsetof(markov_par_t, f), \
-                    .min = 0, .max = 1, .flags = KF_REQUIRED}
+#define PROB(n, f)                                                            \
+    {.name = n, KEYTAB_NUM(markov_par_t, f), .min = 0, .max = 1, .flags = KF_REQUIRED}
 static const keytab_key_t MARKOV_KEYS[] = {
     PROB("alpha_good", alpha_good),
     PROB("alpha_bad", alpha_bad),

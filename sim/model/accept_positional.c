@@ -19,8 +19,7 @@ typedef struct positional_par {
 } positional_par_t;
 
 static const keytab_key_t POSITIONAL_KEYS[] = {
-    {.name = "alphas", .type = KT_LIST, .off = offsetof(positional_par_t, alphas),
-     .aux = offsetof(positional_par_t, n), .min = 0, .max = 1,
+    {.name = "alphas", KEYTAB_LIST(positional_par_t, alphas, n), .min = 0, .max = 1,
      .flags = KF_REQUIRED | KF_SKIPEMPTY},
     {.name = NULL}};
 

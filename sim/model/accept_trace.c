@@ -275,7 +275,7 @@ static int write_file(FILE *f, const keytab_key_t *k, const void *base, int inde
 static const keytab_key_t TRACE_KEYS[] = {
     {.name = "file", .type = KT_CUSTOM, .parse = parse_file, .write = write_file,
      .flags = KF_REQUIRED},
-    {.name = "per_request", .type = KT_BOOL, .off = offsetof(trace_par_t, per_request)},
+    {.name = "per_request", KEYTAB_BOOL(trace_par_t, per_request), },
     {.name = NULL}};
 
 /* --- the model ----------------------------------------------------------- */

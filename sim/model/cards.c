@@ -47,23 +47,19 @@ int cards_resolve_path(const char *ref, char *out, size_t outsz)
 
 /* --- key tables ---------------------------------------------------------- */
 
-#define LLM_INT(n, f, req)                                                         \
-    {.name = n, .type = KT_INT, .off = offsetof(llm_card_t, f), .min = 1, .max = 1e7, \
-     .flags = req}
+#define LLM_INT(n, f, req)                                                    \
+    {.name = n, KEYTAB_INT(llm_card_t, f), .min = 1, .max = 1e7, .flags = req}
 
 static const keytab_key_t LLM_KEYS[] = {
-    {.name = "name", .type = KT_STRING, .off = offsetof(llm_card_t, name),
-     .flags = KF_SKIPEMPTY, .size = CARD_NAME_MAX},
+    {.name = "name", KEYTAB_STRING(llm_card_t, name), .flags = KF_SKIPEMPTY},
     LLM_INT("layers", layers, KF_REQUIRED),
     LLM_INT("hidden", hidden, KF_REQUIRED),
     LLM_INT("heads", heads, KF_REQUIRED),
     LLM_INT("kv_heads", kv_heads, 0),
     LLM_INT("ffn", ffn, KF_REQUIRED),
     LLM_INT("vocab", vocab, KF_REQUIRED),
-    {.name = "gated_mlp", .type = KT_BOOL, .off = offsetof(llm_card_t, gated_mlp),
-     .def = "true"},
-    {.name = "source", .type = KT_STRING, .off = offsetof(llm_card_t, source),
-     .size = CARD_TEXT_MAX},
+    {.name = "gated_mlp", KEYTAB_BOOL(llm_card_t, gated_mlp), .def = "true"},
+    {.name = "source", KEYTAB_STRING(llm_card_t, source)},
     {.name = "base", .type = KT_SKIP},
     {.name = NULL, .type = KT_END}};
 
@@ -84,34 +80,30 @@ static const keytab_key_t FLOPS_KEYS[] = {
 static const char *const HW_KINDS[] = {"gpu", "cpu", NULL};
 
 static const keytab_key_t HW_KEYS[] = {
-    {.name = "name", .type = KT_STRING, .off = offsetof(hw_card_t, name),
-     .flags = KF_SKIPEMPTY, .size = CARD_NAME_MAX},
-    {.name = "kind", .type = KT_ENUM, .off = offsetof(hw_card_t, kind),
-     .flags = KF_REQUIRED | KF_ENUMSTR, .sub = HW_KINDS,
-     .size = sizeof(((hw_card_t *)0)->kind)},
-    {.name = "mem_bw", .type = KT_NUM, .off = offsetof(hw_card_t, mem_bw),
-     .unit = UNIT_BANDWIDTH, .max = 1e18, .flags = KF_REQUIRED | KF_MIN_OPEN},
-    {.name = "mem", .type = KT_NUM, .off = offsetof(hw_card_t, mem_bytes),
-     .unit = UNIT_SIZE, .max = 1e18, .flags = KF_REQUIRED | KF_MIN_OPEN},
-    {.name = "flops", .type = KT_SECTION, .off = offsetof(hw_card_t, flops),
-     .sub = FLOPS_KEYS},
-    {.name = "bw_eff", .type = KT_NUM, .off = offsetof(hw_card_t, bw_eff), .max = 1,
+    {.name = "name", KEYTAB_STRING(hw_card_t, name), .flags = KF_SKIPEMPTY},
+    {.name = "kind", KEYTAB_ENUMSTR(hw_card_t, kind), .flags = KF_REQUIRED | KF_ENUMSTR,
+     .sub = HW_KINDS},
+    {.name = "mem_bw", KEYTAB_NUM(hw_card_t, mem_bw), .unit = UNIT_BANDWIDTH,
+     .max = 1e18, .flags = KF_REQUIRED | KF_MIN_OPEN},
+    {.name = "mem", KEYTAB_NUM(hw_card_t, mem_bytes), .unit = UNIT_SIZE, .max = 1e18,
+     .flags = KF_REQUIRED | KF_MIN_OPEN},
+    {.name = "flops", KEYTAB_SECTION(hw_card_t, flops, double *), .sub = FLOPS_KEYS},
+    {.name = "bw_eff", KEYTAB_NUM(hw_card_t, bw_eff), .max = 1,
      .flags = KF_MIN_OPEN, .def = "0.8"},
-    {.name = "flops_eff", .type = KT_NUM, .off = offsetof(hw_card_t, flops_eff), .max = 1,
+    {.name = "flops_eff", KEYTAB_NUM(hw_card_t, flops_eff), .max = 1,
      .flags = KF_MIN_OPEN, .def = "0.6"},
     /* Optional; 0 = not given (no tensor parallelism, no energy figure). */
-    {.name = "interconnect_bw", .type = KT_NUM, .off = offsetof(hw_card_t, interconnect_bw),
+    {.name = "interconnect_bw", KEYTAB_NUM(hw_card_t, interconnect_bw),
      .unit = UNIT_BANDWIDTH, .max = 1e18, .flags = KF_SKIPEMPTY, .def = "0",
      .zero_means = "0: none (tensor_parallel must be 1)"},
-    {.name = "interconnect_latency", .type = KT_NUM,
-     .off = offsetof(hw_card_t, interconnect_latency), .unit = UNIT_DURATION, .max = 1,
+    {.name = "interconnect_latency", KEYTAB_NUM(hw_card_t, interconnect_latency),
+     .unit = UNIT_DURATION, .max = 1,
      .flags = KF_SKIPEMPTY, .def = "0"},
-    {.name = "power_w", .type = KT_NUM, .off = offsetof(hw_card_t, power_w), .max = 1e6,
+    {.name = "power_w", KEYTAB_NUM(hw_card_t, power_w), .max = 1e6,
      .flags = KF_SKIPEMPTY, .def = "0", .zero_means = "0: unknown (energy metrics NaN)"},
-    {.name = "idle_power_w", .type = KT_NUM, .off = offsetof(hw_card_t, idle_power_w),
-     .max = 1e6, .flags = KF_SKIPEMPTY, .def = "0", .zero_means = "0: not counted"},
-    {.name = "source", .type = KT_STRING, .off = offsetof(hw_card_t, source),
-     .size = CARD_TEXT_MAX},
+    {.name = "idle_power_w", KEYTAB_NUM(hw_card_t, idle_power_w), .max = 1e6,
+     .flags = KF_SKIPEMPTY, .def = "0", .zero_means = "0: not counted"},
+    {.name = "source", KEYTAB_STRING(hw_card_t, source)},
     {.name = "base", .type = KT_SKIP},
     {.name = NULL, .type = KT_END}};
 

@@ -5,7 +5,12 @@
 #   planted_upward     an object in base/ calling sim_run (run/) is found,
 #                      and the message names the symbol;
 #   planted_cycle      two model/ objects calling each other are found;
-#   unknown_folder     an object folder that is not a layer is refused.
+#   unknown_folder     an object folder that is not a layer is refused;
+#   key_tables_typed   no key table in sim/ names its field with a bare
+#                      offsetof (sim/io/keytab.h's typed macros check the
+#                      field's C type against the key kind);
+#   wrong_type_refused a key table entry declaring an int key over a double
+#                      field does not compile, and the error names why.
 # The plants are compiled objects added to a copy of the build's, so the
 # check is tried on the same kind of input it judges.
 . tests/cli/lib.sh
@@ -47,3 +52,18 @@ rc=$?
 if [ "$rc" -eq 1 ] && grep -q 'misc/: folder is not a layer' "$TMP/out"; then
     pass unknown_folder
 else fail unknown_folder "exit $rc: $(cat "$TMP/out")"; fi
+
+if grep -rnE '\.(off|aux) = offsetof' sim --include='*.c' >"$TMP/bare"; then
+    fail key_tables_typed "bare offsetof in a key table: $(cat "$TMP/bare")"
+else pass key_tables_typed; fi
+
+cat >"$TMP/wrong.c" <<'EOC'
+#include "io/keytab.h"
+typedef struct { double x; } wrong_t;
+const keytab_key_t WRONG[] = {{.name = "x", KEYTAB_INT(wrong_t, x)}, {.name = NULL}};
+EOC
+if ${CC:-cc} -std=c11 -Isim -c -o "$TMP/wrong.o" "$TMP/wrong.c" 2>"$TMP/err"; then
+    fail wrong_type_refused "an int key over a double field compiled"
+elif grep -q 'field_type_differs_from_key_kind' "$TMP/err"; then
+    pass wrong_type_refused
+else fail wrong_type_refused "$(head -c 400 "$TMP/err")"; fi
