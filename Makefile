@@ -210,8 +210,9 @@ $(BUILD)/libtestbed.a: $(TB_OBJ)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-# cli_opt.o: the --set/--seed/--reps overrides are read as specsim reads them.
-$(BUILD)/testbed: $(BUILD)/tb/main.o $(BUILD)/sim/cli/cli_opt.o $(BUILD)/libtestbed.a $(BUILD)/libllm.a $(BUILD)/libkernels.a $(BUILD)/libspecsim.a
+# The testbed links no command-line object of specsim: --set/--seed/--reps
+# are read by the library (sim/config/overrides.c), as specsim reads them.
+$(BUILD)/testbed: $(BUILD)/tb/main.o $(BUILD)/libtestbed.a $(BUILD)/libllm.a $(BUILD)/libkernels.a $(BUILD)/libspecsim.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tb/%.o: testbed/%.c

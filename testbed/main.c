@@ -34,7 +34,7 @@
 
 #include <gsl/gsl_errno.h>
 
-#include "cli/cli_opt.h"
+#include "config/overrides.h"
 #include "fleet.h"
 #include "lmserver.h"
 #include "lmsteps.h"
@@ -107,7 +107,7 @@ static void on_signal(int sig)
 
 typedef struct opts {
     const char *scenario, *out;
-    cli_opt_sets_t sets;
+    overrides_t sets;       /* --set, --seed, --reps */
     int json, quiet, real_verify;
     int force;              /* --force: --out may replace a sweep's CSV */
     int real_draft;         /* the tenant drafting for real, or -1 */
@@ -219,25 +219,28 @@ static int parse(opts_t *o, int argc, char **argv)
         }
         const char *eq = strchr(a, '=');
         size_t len = eq ? (size_t)(eq - a) : strlen(a);
-        cli_opt_id_t id;
-        if (len == 5 && strncmp(a, "--set", 5) == 0) id = OPT_SET;
-        else if (len == 6 && strncmp(a, "--seed", 6) == 0) id = OPT_SEED;
-        else if (len == 6 && strncmp(a, "--reps", 6) == 0) id = OPT_REPS;
-        else if (len == 5 && strncmp(a, "--out", 5) == 0) id = OPT_OUT;
-        else return usage_error("unknown option '%s'", a);
+        /* The options with a value; -1 for --out, which is not an override. */
+        static const struct { const char *name; int kind; } VALUED[] = {
+            {"--set", OVERRIDES_SET}, {"--seed", OVERRIDES_SEED},
+            {"--reps", OVERRIDES_REPS}, {"--out", -1}};
+        int id = -1;
+        for (int j = 0; j < 4 && id < 0; j++)
+            if (len == strlen(VALUED[j].name) && strncmp(a, VALUED[j].name, len) == 0) id = j;
+        if (id < 0) return usage_error("unknown option '%s'", a);
         const char *v = value_of(argc, argv, &k, eq);
         if (!v) return usage_error("%s needs a value", a);
-        int *once = id == OPT_SEED ? &seen[0] : id == OPT_REPS ? &seen[1]
-                  : id == OPT_OUT ? &seen[2] : NULL;
-        if (once && (*once)++)
-            return usage_error("option '%s' given more than once", cli_opt_name(id));
-        if (id == OPT_OUT) {
+        if (id > 0 && seen[id - 1]++)
+            return usage_error("option '%s' given more than once", VALUED[id].name);
+        if (VALUED[id].kind < 0) {
             o->out = v;
             continue;
         }
-        cli_opt_arg_t arg = {id, v};
-        int rc = cli_opt_sets_add(&o->sets, "testbed run", &arg);
-        if (rc) return rc;
+        err_t err = {0};
+        if (overrides_add(&o->sets, (overrides_kind_t)VALUED[id].kind, v, &err) != 0) {
+            if (err.code == ERR_INPUT) return usage_error("%s", err.msg);
+            fprintf(stderr, "testbed: %s\n", err.msg);
+            return 1;
+        }
     }
     if (!o->scenario) return usage_error("%s", "needs a SCENARIO file");
     if (!o->model && (o->draft || o->prompts || o->check || o->verbose))
@@ -649,7 +652,7 @@ static int cmd_run(int argc, char **argv)
     if (rc == 0) rc = load(&o, &s);
     if (rc == 0 && (rc = fd_room(s.ntenants)) != 0) scenario_fini(&s);
     if (rc != 0) {
-        cli_opt_sets_fini(&o.sets);
+        overrides_fini(&o.sets);
         return rc < 0 ? 0 : rc;
     }
     run_t c = {.s = &s, .child = -1, .real_draft = o.real_draft, .quiet = o.quiet || o.json,
@@ -688,7 +691,7 @@ static int cmd_run(int argc, char **argv)
     output_sources_fini(&src);
     free(groups);
     scenario_fini(&s);
-    cli_opt_sets_fini(&o.sets);
+    overrides_fini(&o.sets);
     return rc;
 }
 

@@ -1,7 +1,6 @@
 /* cli_opt — the option table and its parser (see cli_opt.h). */
 #include "cli/cli_opt.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,13 +169,7 @@ int cli_opt_print_version(void)
 
 int cli_opt_u64(const char *s, uint64_t *out)
 {
-    char *end;
-    if (!s || *s < '0' || *s > '9') return -1;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (*end || errno) return -1;
-    *out = v;
-    return 0;
+    return overrides_u64(s, out);
 }
 
 static int out_of_memory(void)
@@ -185,54 +178,20 @@ static int out_of_memory(void)
     return 1;
 }
 
-/* Appends one override; own (a malloc'ed "PATH\0VALUE" or NULL) becomes
- * s's. 0, or -1 (own freed) when memory runs out. */
-static int sets_push(cli_opt_sets_t *s, scenario_override_t ov, char *own)
-{
-    scenario_override_t *o = realloc(s->ov, (size_t)(s->n + 1) * sizeof *o);
-    if (!o) { free(own); return -1; }
-    s->ov = o;
-    if (own) {
-        char **w = realloc(s->owned, (size_t)(s->nowned + 1) * sizeof *w);
-        if (!w) { free(own); return -1; }
-        s->owned = w;
-        s->owned[s->nowned++] = own;
-    }
-    s->ov[s->n++] = ov;
-    return 0;
-}
-
 int cli_opt_sets_add(cli_opt_sets_t *s, const char *cmd, const cli_opt_arg_t *a)
 {
-    const char *v = a->value;
-    uint64_t x;
-    if (a->id == OPT_SEED || a->id == OPT_REPS) {
-        const char *name = cli_opt_name(a->id);
-        if (cli_opt_u64(v, &x))
-            return cli_opt_usage_error(cmd, "%s needs a non-negative integer, got '%.100s'",
-                                       name, v);
-        scenario_override_t ov = {.path = a->id == OPT_SEED ? "seed" : "replications",
-                                  .value = v, .src = name};
-        return sets_push(s, ov, NULL) ? out_of_memory() : 0;
-    }
-    if (a->id != OPT_SET) return 0;
-    const char *eq = strchr(v, '=');
-    if (!eq || eq == v)
-        return cli_opt_usage_error(cmd, "--set needs PATH=VALUE, got '%s'", v);
-    /* Split on a private copy: argv strings are not ours to edit. */
-    char *own = strdup(v);
-    if (!own) return out_of_memory();
-    own[eq - v] = '\0';
-    scenario_override_t ov = {.path = own, .value = own + (eq - v) + 1};
-    return sets_push(s, ov, own) ? out_of_memory() : 0;
+    overrides_kind_t kind = a->id == OPT_SEED ? OVERRIDES_SEED
+                          : a->id == OPT_REPS ? OVERRIDES_REPS : OVERRIDES_SET;
+    if (a->id != OPT_SET && a->id != OPT_SEED && a->id != OPT_REPS) return 0;
+    err_t err = {0};
+    if (overrides_add(s, kind, a->value, &err) == 0) return 0;
+    return err.code == ERR_INPUT ? cli_opt_usage_error(cmd, "%s", err.msg)
+                                 : out_of_memory();
 }
 
 void cli_opt_sets_fini(cli_opt_sets_t *s)
 {
-    for (int i = 0; i < s->nowned; i++) free(s->owned[i]);
-    free(s->owned);
-    free(s->ov);
-    memset(s, 0, sizeof *s);
+    overrides_fini(s);
 }
 
 int cli_opt_read(cli_cmd_t cmd, const char *name, int argc, char **argv,

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config/overrides.h"
 #include "config/scenario.h"
 
 /* The subcommands, as bits of cli_opt_spec_t.cmds. */
@@ -89,13 +90,9 @@ int cli_opt_print_version(void);
  * overflow. 0, or -1. */
 int cli_opt_u64(const char *s, uint64_t *out);
 
-/* The scenario overrides of a command line, in command-line order. */
-typedef struct cli_opt_sets {
-    scenario_override_t *ov;   /* owned, [n] */
-    int n;
-    char **owned;              /* owned "PATH\0VALUE" copies ov points into */
-    int nowned;
-} cli_opt_sets_t;
+/* The scenario overrides of a command line, in command-line order
+ * (sim/config/overrides.h). */
+typedef overrides_t cli_opt_sets_t;
 
 /* Adds option a to *s when it is --set PATH=VALUE, --seed N or --reps R
  * (the override seed=N / replications=R, marked with the option typed so

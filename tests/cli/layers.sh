@@ -10,7 +10,10 @@
 #                      offsetof (sim/io/keytab.h's typed macros check the
 #                      field's C type against the key kind);
 #   wrong_type_refused a key table entry declaring an int key over a double
-#                      field does not compile, and the error names why.
+#                      field does not compile, and the error names why;
+#   testbed_no_cli     build/testbed holds no code of specsim's command line
+#                      (sim/cli/): it reads --set/--seed/--reps through the
+#                      library (sim/config/overrides.c).
 # The plants are compiled objects added to a copy of the build's, so the
 # check is tried on the same kind of input it judges.
 . tests/cli/lib.sh
@@ -67,3 +70,12 @@ if ${CC:-cc} -std=c11 -Isim -c -o "$TMP/wrong.o" "$TMP/wrong.c" 2>"$TMP/err"; th
 elif grep -q 'field_type_differs_from_key_kind' "$TMP/err"; then
     pass wrong_type_refused
 else fail wrong_type_refused "$(head -c 400 "$TMP/err")"; fi
+
+if [ -x "$BUILD/testbed" ]; then
+    nm "$BUILD/sim/cli/"*.o | awk '$2 == "T" { print $3 }' | sort -u >"$TMP/clisyms"
+    nm "$BUILD/testbed" | awk '$2 == "T" { print $3 }' | sort -u >"$TMP/tbsyms"
+    comm -12 "$TMP/clisyms" "$TMP/tbsyms" | grep -vx main >"$TMP/both" || true
+    if [ -s "$TMP/both" ]; then
+        fail testbed_no_cli "build/testbed links sim/cli/ code: $(tr '\n' ' ' <"$TMP/both")"
+    else pass testbed_no_cli; fi
+else fail testbed_no_cli "no $BUILD/testbed"; fi

@@ -1,0 +1,41 @@
+/* overrides — the scenario overrides of a command line, in the order given:
+ * --set PATH=VALUE, --seed N (seed=N) and --reps R (replications=R), for
+ * every program that takes them (build/specsim's commands through
+ * sim/cli/cli_opt.c, build/testbed). No limit on their number. */
+#ifndef SPECSIM_OVERRIDES_H
+#define SPECSIM_OVERRIDES_H
+
+#include <stdint.h>
+
+#include "base/err.h"
+#include "config/scenario.h"
+
+typedef enum overrides_kind {
+    OVERRIDES_SET,    /* --set PATH=VALUE */
+    OVERRIDES_SEED,   /* --seed N */
+    OVERRIDES_REPS    /* --reps R */
+} overrides_kind_t;
+
+typedef struct overrides {
+    scenario_override_t *ov;   /* owned, [n]: for scenario_load */
+    int n;
+    char **owned;              /* owned "PATH\0VALUE" copies ov points into */
+    int nowned;
+} overrides_t;
+
+/* Appends the override that option `kind` with `value` stands for (seed and
+ * replications are marked with the option typed, so that messages name it
+ * and --set:N counts only the --set options). `value` must outlive *s
+ * unless it is a --set, which is copied. Returns 0; -1 with err ERR_INPUT
+ * "--set needs PATH=VALUE, got 'V'" or "--seed needs a non-negative
+ * integer, got 'V'", or ERR_RUNTIME when memory runs out. Free with
+ * overrides_fini (a zeroed overrides_t is empty). */
+int overrides_add(overrides_t *s, overrides_kind_t kind, const char *value,
+                  err_t *err);
+void overrides_fini(overrides_t *s);
+
+/* A non-negative decimal integer: digits only (no sign, no spaces), no
+ * overflow. 0, or -1. */
+int overrides_u64(const char *s, uint64_t *out);
+
+#endif
