@@ -162,7 +162,22 @@ clean:
 
 # Archives are rebuilt from scratch: `ar rcs` into an existing archive would
 # keep the members of sources since deleted or moved.
+# libspecsim.a is the library as a program outside the tree sees it: its
+# objects linked into one with every hidden symbol made local, so that only
+# the SPECSIM_API functions of sim/specsim.h link (sim/base/api.h).
+# build/specsim links it; the in-tree tools that are part of the simulator
+# (testbed, calibrate, llm, tests) link libspecsim_all.a, every symbol kept.
+LD      ?= ld
+OBJCOPY ?= objcopy
 $(BUILD)/libspecsim.a: $(SIM_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@ $(BUILD)/libspecsim.o
+	$(LD) -r -o $(BUILD)/libspecsim.o $^
+	$(OBJCOPY) --localize-hidden $(BUILD)/libspecsim.o
+	$(AR) rcs $@ $(BUILD)/libspecsim.o
+	rm -f $(BUILD)/libspecsim.o
+
+$(BUILD)/libspecsim_all.a: $(SIM_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@
 	$(AR) rcs $@ $^
@@ -177,12 +192,12 @@ $(BUILD)/libllm.a: $(LLM_OBJ)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(BUILD)/llm: $(LLM_CLI_OBJ) $(BUILD)/libllm.a $(BUILD)/libkernels.a $(BUILD)/libspecsim.a
+$(BUILD)/llm: $(LLM_CLI_OBJ) $(BUILD)/libllm.a $(BUILD)/libkernels.a $(BUILD)/libspecsim_all.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tests/llm/%: tests/llm/%.c $(BUILD)/libllm.a $(BUILD)/libkernels.a $(BUILD)/libspecsim.a tests/check.h
+$(BUILD)/tests/llm/%: tests/llm/%.c $(BUILD)/libllm.a $(BUILD)/libkernels.a $(BUILD)/libspecsim_all.a tests/check.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Itests -Ikernels/llm $(LDFLAGS) -o $@ $< $(BUILD)/libllm.a $(BUILD)/libkernels.a $(BUILD)/libspecsim.a $(LDLIBS)
+	$(CC) $(CFLAGS) -Itests -Ikernels/llm $(LDFLAGS) -o $@ $< $(BUILD)/libllm.a $(BUILD)/libkernels.a $(BUILD)/libspecsim_all.a $(LDLIBS)
 
 $(BUILD)/libkernels_cuda.a: $(CU_OBJ)
 	@mkdir -p $(@D)
@@ -200,7 +215,7 @@ $(BUILD)/gen/version.c: FORCE
 	@./scripts/version.sh $(CURDIR) $@
 
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) -fvisibility=hidden -c -o $@ $<
 
 $(BUILD)/specsim: $(CLI_OBJ) $(BUILD)/gen/default_scenario.o $(BUILD)/libspecsim.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -212,7 +227,7 @@ $(BUILD)/libtestbed.a: $(TB_OBJ)
 
 # The testbed links no command-line object of specsim: --set/--seed/--reps
 # are read by the library (sim/config/overrides.c), as specsim reads them.
-$(BUILD)/testbed: $(BUILD)/tb/main.o $(BUILD)/libtestbed.a $(BUILD)/libllm.a $(BUILD)/libkernels.a $(BUILD)/libspecsim.a
+$(BUILD)/testbed: $(BUILD)/tb/main.o $(BUILD)/libtestbed.a $(BUILD)/libllm.a $(BUILD)/libkernels.a $(BUILD)/libspecsim_all.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tb/%.o: testbed/%.c
@@ -222,23 +237,22 @@ $(BUILD)/tb/%.o: testbed/%.c
 # test_tb_realverify records every allocation the real forward pass makes.
 $(BUILD)/tests/unit/test_tb_realverify: LDFLAGS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=posix_memalign,--wrap=aligned_alloc
 
-$(BUILD)/tests/unit/test_tb_%: tests/unit/test_tb_%.c $(BUILD)/libtestbed.a $(BUILD)/libllm.a $(BUILD)/libkernels.a $(BUILD)/libspecsim.a tests/check.h
+$(BUILD)/tests/unit/test_tb_%: tests/unit/test_tb_%.c $(BUILD)/libtestbed.a $(BUILD)/libllm.a $(BUILD)/libkernels.a $(BUILD)/libspecsim_all.a tests/check.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Itests -Itestbed -Ikernels/llm $(LDFLAGS) -o $@ $< $(BUILD)/libtestbed.a $(BUILD)/libllm.a $(BUILD)/libkernels.a $(BUILD)/libspecsim.a $(LDLIBS)
+	$(CC) $(CFLAGS) -Itests -Itestbed -Ikernels/llm $(LDFLAGS) -o $@ $< $(BUILD)/libtestbed.a $(BUILD)/libllm.a $(BUILD)/libkernels.a $(BUILD)/libspecsim_all.a $(LDLIBS)
 
 # libkernels_cuda.a first: it calls into the C libraries after it.
-$(BUILD)/calibrate: $(BUILD)/kernels/calibrate_main.o $(if $(CAL_CUDA_OBJ),$(BUILD)/libkernels_cuda.a) $(BUILD)/libkernels.a $(BUILD)/libspecsim.a
+$(BUILD)/calibrate: $(BUILD)/kernels/calibrate_main.o $(if $(CAL_CUDA_OBJ),$(BUILD)/libkernels_cuda.a) $(BUILD)/libkernels.a $(BUILD)/libspecsim_all.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(CAL_CUDA_LIBS) $(LDLIBS)
 
-# libkernels.a before libspecsim.a: the kernels use its error and card code.
-$(BUILD)/tests/%: tests/%.c $(BUILD)/libspecsim.a $(BUILD)/libkernels.a tests/check.h
+# libkernels.a before libspecsim_all.a: the kernels use its error and card code.
+$(BUILD)/tests/%: tests/%.c $(BUILD)/libspecsim_all.a $(BUILD)/libkernels.a tests/check.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(BUILD)/libkernels.a $(BUILD)/libspecsim.a $(LDLIBS)
+	$(CC) $(CFLAGS) -Itests $(LDFLAGS) -o $@ $< $(BUILD)/libkernels.a $(BUILD)/libspecsim_all.a $(LDLIBS)
 
 # Fuzz targets read files only through tests/fuzz/sandbox.c: their copy of
 # the library has its fopen and open calls renamed to the sandbox's.
-OBJCOPY ?= objcopy
-$(BUILD)/tests/fuzz/libspecsim-sandbox.a: $(BUILD)/libspecsim.a
+$(BUILD)/tests/fuzz/libspecsim-sandbox.a: $(BUILD)/libspecsim_all.a
 	@mkdir -p $(@D)
 	$(OBJCOPY) --redefine-sym fopen=fuzz_sandbox_fopen \
 	    --redefine-sym open=fuzz_sandbox_open $< $@
@@ -265,13 +279,14 @@ $(FUZZERS): $(BUILD)/fuzzers/%: $(BUILD)/tests/fuzz/%.o $(FUZZ_COMMON)
 
 CU_HDR := $(wildcard kernels/cuda/*.cuh) $(wildcard tests/cuda/*.h)
 
-$(BUILD)/tests/cuda/%: tests/cuda/%.cu $(CU_HDR) $(BUILD)/libkernels_cuda.a $(BUILD)/libkernels.a $(BUILD)/libspecsim.a
+$(BUILD)/tests/cuda/%: tests/cuda/%.cu $(CU_HDR) $(BUILD)/libkernels_cuda.a $(BUILD)/libkernels.a $(BUILD)/libspecsim_all.a
 	@mkdir -p $(@D)
-	$(NVCC) $(NVFLAGS) -Itests -o $@ $< $(BUILD)/libkernels_cuda.a $(BUILD)/libkernels.a $(BUILD)/libspecsim.a $(CUDA_LIBS) $(PKG_LIBS)
+	$(NVCC) $(NVFLAGS) -Itests -o $@ $< $(BUILD)/libkernels_cuda.a $(BUILD)/libkernels.a $(BUILD)/libspecsim_all.a $(CUDA_LIBS) $(PKG_LIBS)
 
+# Hidden by default: only SPECSIM_API functions are the library's interface.
 $(BUILD)/sim/%.o: sim/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) -fvisibility=hidden -c -o $@ $<
 
 # ISA flags only where the compiler targets x86-64; elsewhere these files
 # compile to nothing (they test the ISA macros) and the dispatcher skips them.

@@ -7,6 +7,8 @@
 #ifndef SPECSIM_ERR_H
 #define SPECSIM_ERR_H
 
+#include "base/api.h"
+
 #define ERR_MSG_MAX 1024
 
 enum { ERR_RUNTIME = 1, ERR_INPUT = 2 };
@@ -18,7 +20,7 @@ typedef struct err {
 
 /* Sets code and a printf-formatted message; a NULL err is allowed (ignored).
  * Always returns -1 so callers can `return err_set(...)`. */
-int err_set(err_t *err, int code, const char *fmt, ...)
+SPECSIM_API int err_set(err_t *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 #endif

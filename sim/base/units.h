@@ -19,6 +19,8 @@
 #ifndef SPECSIM_UNITS_H
 #define SPECSIM_UNITS_H
 
+#include "base/api.h"
+
 #include <stddef.h>
 
 enum unit_kind {
@@ -47,7 +49,7 @@ int units_format(double v, enum unit_kind kind, char *buf, size_t n);
  * text after it, spaces skipped: *unit points into s ("" when none). The
  * unit is not checked here. 0, or -1 when s does not start with a number or
  * the number is not finite. */
-int units_split(const char *s, double *x, const char **unit);
+SPECSIM_API int units_split(const char *s, double *x, const char **unit);
 
 /* Converts x from unit `from` to unit `to` ("" = no unit), so that a range
  * written in one unit can be stepped in another of the same quantity: 0.1s

@@ -9,10 +9,12 @@
 #ifndef SPECSIM_VERSION_H
 #define SPECSIM_VERSION_H
 
+#include "base/api.h"
+
 /* "VERSION (commit HASH)": a static string; each program prefixes its own
  * name (calibrate). */
 const char *version_build(void);
 /* "specsim VERSION (commit HASH)": a static string. */
-const char *version_string(void);
+SPECSIM_API const char *version_string(void);
 
 #endif

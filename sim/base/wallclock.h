@@ -18,7 +18,9 @@
 #ifndef SPECSIM_WALLCLOCK_H
 #define SPECSIM_WALLCLOCK_H
 
+#include "base/api.h"
+
 /* Seconds on CLOCK_MONOTONIC since an arbitrary origin. */
-double wallclock_s(void);
+SPECSIM_API double wallclock_s(void);
 
 #endif

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/version.h"
+#include "specsim.h"
 
 typedef struct cli_opt_spec {
     const char *name;      /* "--set" */

@@ -19,8 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config/overrides.h"
-#include "config/scenario.h"
+#include "specsim.h"
 
 /* The subcommands, as bits of cli_opt_spec_t.cmds. */
 typedef enum cli_cmd {

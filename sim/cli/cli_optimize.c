@@ -9,13 +9,7 @@
 #include <string.h>
 
 #include "cli/cli_opt.h"
-#include "base/err.h"
-#include "stat/metrics.h"
-#include "run/optimize.h"
-#include "io/outfile.h"
-#include "config/scenario.h"
-#include "run/sweepfile.h"
-#include "base/units.h"
+#include "specsim.h"
 
 static const char usage[] =
     "usage: specsim optimize SCENARIO [--json] [-j N] [--out FILE.csv] [--force]\n"

@@ -8,9 +8,7 @@
 #include <string.h>
 
 #include "cli/cli_opt.h"
-#include "base/err.h"
-#include "run/roofline.h"
-#include "config/scenario.h"
+#include "specsim.h"
 
 
 static const char usage[] =

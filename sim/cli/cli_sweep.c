@@ -15,10 +15,7 @@
 #include <unistd.h>
 
 #include "cli/cli_opt.h"
-#include "base/err.h"
-#include "run/sweep.h"
-#include "run/sweepfile.h"
-#include "base/wallclock.h"
+#include "specsim.h"
 
 static const char usage_sweep[] =
     "usage: specsim sweep SCENARIO [-j N] [--shard I/N] [--resume] [--force]\n"

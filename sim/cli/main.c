@@ -16,21 +16,11 @@
 
 #include <gsl/gsl_errno.h>
 
-#include "run/analytic.h"
+#include "specsim.h"
 #include "cli/cli_opt.h"
 #include "cli/cli_optimize.h"
 #include "cli/cli_roofline.h"
 #include "cli/cli_sweep.h"
-#include "run/optimize.h"
-#include "base/err.h"
-#include "io/infile.h"
-#include "io/outfile.h"
-#include "run/output.h"
-#include "config/scenario.h"
-#include "run/sim.h"
-#include "run/sweepfile.h"
-#include "config/sweepspec.h"
-#include "io/trace.h"
 
 /* scenarios/default.yaml, embedded by the Makefile (build/gen/default_scenario.c)
  * so `specsim run` works from any directory. */

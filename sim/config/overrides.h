@@ -5,6 +5,8 @@
 #ifndef SPECSIM_OVERRIDES_H
 #define SPECSIM_OVERRIDES_H
 
+#include "base/api.h"
+
 #include <stdint.h>
 
 #include "base/err.h"
@@ -30,12 +32,12 @@ typedef struct overrides {
  * "--set needs PATH=VALUE, got 'V'" or "--seed needs a non-negative
  * integer, got 'V'", or ERR_RUNTIME when memory runs out. Free with
  * overrides_fini (a zeroed overrides_t is empty). */
-int overrides_add(overrides_t *s, overrides_kind_t kind, const char *value,
+SPECSIM_API int overrides_add(overrides_t *s, overrides_kind_t kind, const char *value,
                   err_t *err);
-void overrides_fini(overrides_t *s);
+SPECSIM_API void overrides_fini(overrides_t *s);
 
 /* A non-negative decimal integer: digits only (no sign, no spaces), no
  * overflow. 0, or -1. */
-int overrides_u64(const char *s, uint64_t *out);
+SPECSIM_API int overrides_u64(const char *s, uint64_t *out);
 
 #endif

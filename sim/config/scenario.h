@@ -49,6 +49,8 @@
 #ifndef SPECSIM_SCENARIO_H
 #define SPECSIM_SCENARIO_H
 
+#include "base/api.h"
+
 #include <stdint.h>
 #include <stdio.h>
 
@@ -255,7 +257,7 @@ typedef struct scenario_override {
  * returns -1 with err filled (code ERR_INPUT, message FILE:LINE:COL: key: ...)
  * and *out left empty. The caller owns *out and frees it with
  * scenario_fini(). */
-int scenario_load(const char *path, const scenario_override_t *ov, int nov,
+SPECSIM_API int scenario_load(const char *path, const scenario_override_t *ov, int nov,
                   scenario_t *out, err_t *err);
 /* scenario_read: the whole file (path "-": standard input) as a
  * NUL-terminated buffer the caller frees. scenario_load_text: scenario_load
@@ -270,7 +272,7 @@ int scenario_load_text(const char *path, const char *text, size_t len,
 int scenario_load_string(const char *name, const char *yaml,
                          const scenario_override_t *ov, int nov,
                          scenario_t *out, err_t *err);
-void scenario_fini(scenario_t *s);
+SPECSIM_API void scenario_fini(scenario_t *s);
 
 /* A scenario parsed once (see the top of this file). scenario_src_open reads
  * the file (path "-": standard input) once; scenario_src_text takes text
@@ -279,16 +281,16 @@ void scenario_fini(scenario_t *s);
  * root). 0, or -1 with err (*out NULL). The caller frees *out with
  * scenario_src_free. */
 typedef struct scenario_src scenario_src_t;
-int scenario_src_open(const char *path, scenario_src_t **out, err_t *err);
+SPECSIM_API int scenario_src_open(const char *path, scenario_src_t **out, err_t *err);
 int scenario_src_text(const char *path, const char *text, size_t len,
                       scenario_src_t **out, err_t *err);
-int scenario_src_string(const char *name, const char *yaml,
+SPECSIM_API int scenario_src_string(const char *name, const char *yaml,
                         scenario_src_t **out, err_t *err);
-void scenario_src_free(scenario_src_t *sc);
+SPECSIM_API void scenario_src_free(scenario_src_t *sc);
 /* scenario_load of the source: its tree copied, the overrides applied,
  * resolved; the files it names are read through the source's set. Safe to
  * call from several threads on one source. */
-int scenario_src_load(const scenario_src_t *sc, const scenario_override_t *ov,
+SPECSIM_API int scenario_src_load(const scenario_src_t *sc, const scenario_override_t *ov,
                       int nov, scenario_t *out, err_t *err);
 /* The whole text as read (NUL-terminated; *len its length when len is not
  * NULL), for the readers of the sweep: and optimize: sections. */
@@ -296,7 +298,7 @@ const char *scenario_src_body(const scenario_src_t *sc, size_t *len);
 /* The name messages give it: the path, "<stdin>", or the string's name. */
 const char *scenario_src_name(const scenario_src_t *sc);
 /* The set of files the loads read (sim/io/infile.h): what was used. */
-struct infiles *scenario_src_files(const scenario_src_t *sc);
+SPECSIM_API struct infiles *scenario_src_files(const scenario_src_t *sc);
 /* Tree nodes copied by all loads so far: each load copies the scenario
  * without its sweep: section, so the count per load does not grow with the
  * number of axis values (what makes validating a long axis linear). */
@@ -306,13 +308,13 @@ size_t scenario_src_cloned(const scenario_src_t *sc);
  * the scenario gives no output.trace, else -1 with ERR_INPUT "WHERE:
  * output.trace: WHAT writes no trace (HINT)" at the key as given, so that it
  * is refused rather than ignored. */
-int scenario_refuse_trace(const scenario_t *s, const char *what, const char *hint,
+SPECSIM_API int scenario_refuse_trace(const scenario_t *s, const char *what, const char *hint,
                           err_t *err);
 
 /* Prints the fully resolved scenario as YAML that scenario_load accepts and
  * that resolves to the same scenario (round trip). Returns 0 or -1 on a
  * write error. */
-int scenario_write_yaml(const scenario_t *s, FILE *f);
+SPECSIM_API int scenario_write_yaml(const scenario_t *s, FILE *f);
 
 /* The group a tenant index (0..ntenants-1) belongs to. */
 const tenant_group_t *scenario_tenant_group(const scenario_t *s, int tenant);

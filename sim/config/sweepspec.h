@@ -28,6 +28,8 @@
 #ifndef SPECSIM_SWEEPSPEC_H
 #define SPECSIM_SWEEPSPEC_H
 
+#include "base/api.h"
+
 #include <stdint.h>
 #include <stdio.h>
 
@@ -73,7 +75,7 @@ int sweepspec_load(const char *path, sweepspec_t *out, err_t *err);
 /* Same from a YAML string; `name` stands for the file in messages. */
 int sweepspec_load_string(const char *name, const char *yaml, sweepspec_t *out,
                           err_t *err);
-void sweepspec_fini(sweepspec_t *sp);
+SPECSIM_API void sweepspec_fini(sweepspec_t *sp);
 /* Reads axes written as a sweep: section's from the value of `key` (a pair
  * of a ynode tree, sim/io/ynode.h) of file `name`: how other sections (the
  * optimize: knobs, sim/run/optimize.h) reuse the axis syntax. Messages name the
@@ -84,7 +86,7 @@ int sweepspec_from_node(const char *name, const struct ynode_pair *key,
 
 /* The value of every axis at `point` (< npoints): values[a] points into sp;
  * or its index into each axis's values. */
-void sweepspec_point(const sweepspec_t *sp, uint64_t point,
+SPECSIM_API void sweepspec_point(const sweepspec_t *sp, uint64_t point,
                      const char **values);
 void sweepspec_point_index(const sweepspec_t *sp, uint64_t point, int *idx);
 
@@ -117,12 +119,12 @@ int sweepspec_check(const char *scenario, const char *text,
                     err_t *err);
 
 /* sweepspec_check of a scenario parsed once. */
-int sweepspec_check_src(const scenario_src_t *src, const scenario_override_t *base,
+SPECSIM_API int sweepspec_check_src(const scenario_src_t *src, const scenario_override_t *base,
                         int nbase, sweepspec_t *out, err_t *err);
 
 /* Writes the section back as YAML (`sweep:` with every axis as an explicit
  * list), so a sidecar is itself a runnable sweep. 0 or -1 on write error. */
-int sweepspec_write_yaml(const sweepspec_t *sp, FILE *f);
+SPECSIM_API int sweepspec_write_yaml(const sweepspec_t *sp, FILE *f);
 /* Only the axes, as there, every line started with `indent` (how the
  * optimize: section's knobs are printed, sim/run/optimize.h). 0 or -1. */
 int sweepspec_write_axes(const sweepspec_t *sp, const char *indent, FILE *f);

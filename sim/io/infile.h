@@ -19,6 +19,8 @@
 #ifndef SPECSIM_INFILE_H
 #define SPECSIM_INFILE_H
 
+#include "base/api.h"
+
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -58,8 +60,8 @@ int infiles_yaml(infiles_t *fs, const char *path, size_t cap,
 
 /* How many distinct files the set holds, and the i-th path in the order
  * they were first read (valid while fs lives). */
-size_t infiles_count(infiles_t *fs);
-const char *infiles_path(infiles_t *fs, size_t i);
+SPECSIM_API size_t infiles_count(infiles_t *fs);
+SPECSIM_API const char *infiles_path(infiles_t *fs, size_t i);
 /* Reads from disk so far (each file once, however often it was asked). */
 size_t infiles_disk_reads(infiles_t *fs);
 

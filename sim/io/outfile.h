@@ -28,6 +28,8 @@
 #ifndef SPECSIM_OUTFILE_H
 #define SPECSIM_OUTFILE_H
 
+#include "base/api.h"
+
 #include <stdio.h>
 
 #include "base/err.h"
@@ -43,7 +45,7 @@ typedef enum outfile_kind {
 
 /* What writing to path would do. 0, or -1 with ERR_INPUT ("PATH: is a
  * directory: ...") for a target that is refused. */
-int outfile_kind(const char *path, outfile_kind_t *kind, err_t *err);
+SPECSIM_API int outfile_kind(const char *path, outfile_kind_t *kind, err_t *err);
 
 /* One output being written. Fill it with outfile_open; it owns its FILE
  * and its temporary until outfile_commit or outfile_abort. */
@@ -59,28 +61,28 @@ typedef struct outfile {
 /* Opens path for writing by the rules above. 0, or -1 with err (ERR_INPUT
  * for a refused target, ERR_RUNTIME when it cannot be created) and nothing
  * left behind. */
-int outfile_open(outfile_t *o, const char *path, err_t *err);
+SPECSIM_API int outfile_open(outfile_t *o, const char *path, err_t *err);
 
 /* Flushes, fsyncs (files only) and closes o->f, then renames the temporary
  * onto its destination. -1 with err naming o->name on failure; the
  * temporary is removed either way. */
-int outfile_commit(outfile_t *o, err_t *err);
+SPECSIM_API int outfile_commit(outfile_t *o, err_t *err);
 
 /* Two halves of outfile_commit, for outputs that must appear together
  * (results and their sidecar): outfile_close makes the bytes durable (on
  * failure the temporary is removed), outfile_publish renames. After a
  * successful close, outfile_abort still removes the temporary. */
-int outfile_close(outfile_t *o, err_t *err);
-int outfile_publish(outfile_t *o, err_t *err);
+SPECSIM_API int outfile_close(outfile_t *o, err_t *err);
+SPECSIM_API int outfile_publish(outfile_t *o, err_t *err);
 
 /* Closes o->f if open and removes the temporary if any; safe to call twice
  * and on a zeroed outfile_t. */
-void outfile_abort(outfile_t *o);
+SPECSIM_API void outfile_abort(outfile_t *o);
 
 /* For a command that can fail late (calibrate measures for minutes): 0 when
  * path is a target outfile_open would accept and, for a file, its temporary
  * can be created (it is removed again). -1 with err otherwise. */
-int outfile_probe(const char *path, err_t *err);
+SPECSIM_API int outfile_probe(const char *path, err_t *err);
 
 /* One path a command reads or writes, for outfile_distinct. */
 typedef struct outfile_role {
@@ -95,7 +97,7 @@ int outfile_same(const char *a, const char *b);
 /* Refuses (ERR_INPUT, naming both paths) any output that is the same file
  * as another role, input or output. Character devices are exempt: writing
  * /dev/null twice clobbers nothing. 0 or -1. */
-int outfile_distinct(const outfile_role_t *r, int n, err_t *err);
+SPECSIM_API int outfile_distinct(const outfile_role_t *r, int n, err_t *err);
 
 /* Refuses (ERR_INPUT, naming both) any output of r that is one of the files
  * in fs, the set a command's scenario loads read (cards, calibration tables,
@@ -103,6 +105,6 @@ int outfile_distinct(const outfile_role_t *r, int n, err_t *err);
  * outfile_same. Call it after every load the command checks before it runs
  * (a sweep's axes may name more files). 0 or -1. */
 struct infiles;
-int outfile_not_read(const outfile_role_t *r, int n, struct infiles *fs, err_t *err);
+SPECSIM_API int outfile_not_read(const outfile_role_t *r, int n, struct infiles *fs, err_t *err);
 
 #endif

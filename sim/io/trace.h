@@ -25,6 +25,8 @@
 #ifndef SPECSIM_TRACE_H
 #define SPECSIM_TRACE_H
 
+#include "base/api.h"
+
 #include <stdio.h>
 
 #include "base/err.h"
@@ -58,7 +60,7 @@ struct trace {
 };
 
 /* The sink for a file name: the one whose suffix ends it, else CSV. */
-const trace_ops_t *trace_format_for(const char *path);
+SPECSIM_API const trace_ops_t *trace_format_for(const char *path);
 
 /* Starts a trace in the given format on f (writes its head). Returns 0, or
  * -1 with err (allocation); release with trace_fini. */

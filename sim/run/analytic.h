@@ -6,6 +6,8 @@
 #ifndef SPECSIM_ANALYTIC_H
 #define SPECSIM_ANALYTIC_H
 
+#include "base/api.h"
+
 #include <stdio.h>
 
 #include "base/err.h"
@@ -61,7 +63,7 @@ typedef struct analytic {
  * included), which reduces to γd/q + rtt + v when nothing stalls (see
  * analytic.c). With random draft/verify times or jitter the means are used:
  * exact for sync, an approximation for async. */
-int analytic_compute(const scenario_t *s, analytic_t *out, err_t *err);
+SPECSIM_API int analytic_compute(const scenario_t *s, analytic_t *out, err_t *err);
 /* Exact mean value analysis of the closed network of n customers that
  * alternate a delay station (infinite servers, mean z: any distribution) and
  * one FCFS server with exponential service of mean s. Arrival theorem:
@@ -71,6 +73,6 @@ int analytic_compute(const scenario_t *s, analytic_t *out, err_t *err);
 void analytic_mva(int n, double z, double s, double *x, double *r);
 
 /* Prints name: value lines (json = 0) or one JSON object (json = 1). */
-int analytic_print(FILE *f, const analytic_t *a, int json);
+SPECSIM_API int analytic_print(FILE *f, const analytic_t *a, int json);
 
 #endif

@@ -49,6 +49,8 @@
 #ifndef SPECSIM_OPTIMIZE_H
 #define SPECSIM_OPTIMIZE_H
 
+#include "base/api.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -123,7 +125,7 @@ typedef struct optimize_flags {
 } optimize_flags_t;
 
 /* optimize_spec_load with the parts fl gives (fl may be NULL). */
-int optimize_spec_load_flags(const char *path, const char *text,
+SPECSIM_API int optimize_spec_load_flags(const char *path, const char *text,
                              const optimize_flags_t *fl, optimize_spec_t *out,
                              err_t *err);
 
@@ -133,17 +135,17 @@ int optimize_spec_load_flags(const char *path, const char *text,
  * value loads with the base overrides sets, constraints have replications);
  * without one, *out is left empty (knobs.naxes 0). 0, or -1 with err. The
  * caller frees *out with optimize_spec_fini. */
-int optimize_check(const scenario_src_t *src, const scenario_override_t *sets, int nsets,
+SPECSIM_API int optimize_check(const scenario_src_t *src, const scenario_override_t *sets, int nsets,
                    optimize_spec_t *out, err_t *err);
 
 /* Writes the section back as YAML, resolved: knobs as explicit lists,
  * constraints with their bounds in the metric's unit (seconds), the search
  * actually run. Nothing when sp has no knobs. 0, or -1 on a write error. */
-int optimize_write_yaml(const optimize_spec_t *sp, FILE *f);
-void optimize_spec_fini(optimize_spec_t *sp);
+SPECSIM_API int optimize_write_yaml(const optimize_spec_t *sp, FILE *f);
+SPECSIM_API void optimize_spec_fini(optimize_spec_t *sp);
 
 /* "grid", "bisect", "coordinate". */
-const char *optimize_search_name(optimize_search_t s);
+SPECSIM_API const char *optimize_search_name(optimize_search_t s);
 
 typedef struct optimize_eval {
     uint64_t point;        /* the point number of the knobs' grid */
@@ -176,13 +178,13 @@ typedef struct optimize_opts {
  * caller frees it with optimize_result_fini, also after a failure). 0, or
  * -1 with err (ERR_INPUT for the section or the scenario, ERR_RUNTIME for a
  * failed point). */
-int optimize_run(const optimize_opts_t *o, const optimize_spec_t *sp,
+SPECSIM_API int optimize_run(const optimize_opts_t *o, const optimize_spec_t *sp,
                  optimize_result_t *res, err_t *err);
-void optimize_result_fini(optimize_result_t *res);
+SPECSIM_API void optimize_result_fini(optimize_result_t *res);
 
 /* The objective's value at an evaluated point (the knob's number or the
  * metric's mean); NAN when it has none. */
-double optimize_objective(const optimize_spec_t *sp, const optimize_eval_t *e);
+SPECSIM_API double optimize_objective(const optimize_spec_t *sp, const optimize_eval_t *e);
 
 /* Whether constraint c holds at summary m (CI-aware, see above). */
 int optimize_constraint_met(const optimize_constraint_t *c, const metrics_summary_t *m);

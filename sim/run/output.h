@@ -7,6 +7,8 @@
 #ifndef SPECSIM_OUTPUT_H
 #define SPECSIM_OUTPUT_H
 
+#include "base/api.h"
+
 #include <stdio.h>
 
 #include "base/err.h"
@@ -27,14 +29,14 @@ typedef struct output_sources {
     const char **edge_group;  /* owned array of static strings, in the
                                  scenario's group order */
 } output_sources_t;
-void output_sources_fini(output_sources_t *src);
+SPECSIM_API void output_sources_fini(output_sources_t *src);
 
 /* The human summary `specsim run` prints: scenario line, service-time
  * sources (tenant groups with different edge sources listed as "table
  * (laptops), datasheet (phones, jetsons)"), then metrics grouped (latency,
  * throughput, speculation, cloud, network, cost, bookkeeping) with ± CI
  * where replications > 1. */
-int output_summary(FILE *f, const scenario_t *s, const output_sources_t *src,
+SPECSIM_API int output_summary(FILE *f, const scenario_t *s, const output_sources_t *src,
                    const metrics_summary_t *m);
 
 /* Exactly one JSON object (with "groups": {NAME: {every metric}} at the
@@ -45,7 +47,7 @@ int output_summary(FILE *f, const scenario_t *s, const output_sources_t *src,
  * does not list them), "cloud_service_source", then every
  * metric of METRICS_LIST in order, each followed by "<name>_ci95" when
  * replications > 1. Ends with a newline. */
-int output_json(FILE *f, const scenario_t *s, const output_sources_t *src,
+SPECSIM_API int output_json(FILE *f, const scenario_t *s, const output_sources_t *src,
                 const metrics_summary_t *m);
 
 /* A key a caller adds to the JSON object after the metrics (and before
@@ -86,15 +88,15 @@ int output_tenant_row(FILE *f, int rep, int tenant, const char *group,
  * resolved scenario as the sidecar PATH-without-extension + ".scenario.yaml",
  * so a result can always be reproduced; its first line is the comment
  * "# written by " + version_string(). Nothing is left behind on failure. */
-int output_write_file(const char *path, const scenario_t *s,
+SPECSIM_API int output_write_file(const char *path, const scenario_t *s,
                       const output_sources_t *src, const metrics_summary_t *m,
                       err_t *err);
 /* 0 when output_write_file would accept path's name (.csv or .json), else
  * -1 with ERR_INPUT: lets a command refuse a bad --out before running. */
-int output_check_path(const char *path, err_t *err);
+SPECSIM_API int output_check_path(const char *path, err_t *err);
 
 /* The sidecar of a results file: PATH without its .csv or .json, plus
  * ".scenario.yaml". -1 when it does not fit in n bytes. */
-int output_sidecar_path(const char *path, char *out, size_t n);
+SPECSIM_API int output_sidecar_path(const char *path, char *out, size_t n);
 
 #endif

@@ -9,6 +9,8 @@
 #ifndef SPECSIM_ROOFLINE_H
 #define SPECSIM_ROOFLINE_H
 
+#include "base/api.h"
+
 #include <stdio.h>
 
 #include "base/err.h"
@@ -20,7 +22,7 @@
  * card when it has cloud.replica_groups; several groups are refused):
  *   batch,m,context,time_s,memory_s,compute_s,overhead_s,datasheet_s
  * 0, or -1 with err filled. */
-int roofline_curve(FILE *f, const scenario_t *s, int bmax, int context, int points,
+SPECSIM_API int roofline_curve(FILE *f, const scenario_t *s, int bmax, int context, int points,
                    err_t *err);
 
 /* The whole-step rows (op: token) of the calibration table at `table`
@@ -29,6 +31,6 @@ int roofline_curve(FILE *f, const scenario_t *s, int bmax, int context, int poin
  *   m,context,time_s,composed_s,composed_ratio,step_factor,in_table
  * model_ref: the model card (NULL: models/llm/<table model>.yaml). 0, or -1
  * with err filled. */
-int roofline_measured(FILE *f, const char *table, const char *model_ref, err_t *err);
+SPECSIM_API int roofline_measured(FILE *f, const char *table, const char *model_ref, err_t *err);
 
 #endif

@@ -7,6 +7,8 @@
 #ifndef SPECSIM_SIM_H
 #define SPECSIM_SIM_H
 
+#include "base/api.h"
+
 #include <stdio.h>
 
 #include "base/err.h"
@@ -56,7 +58,7 @@ typedef struct sim_options {
  * made, or when it holds what the loader refuses and the run could not
  * survive: gamma or the policy's limit outside [1, GAMMA_MAX], a
  * token limit below it + 1, no KV room, no tenants, ...). */
-int sim_run(const scenario_t *s, const sim_options_t *opt,
+SPECSIM_API int sim_run(const scenario_t *s, const sim_options_t *opt,
             metrics_summary_t *out, err_t *err);
 
 /* sim_run plus the raw totals of replication 0 in *tot (may be NULL). */
@@ -65,7 +67,7 @@ int sim_run_detailed(const scenario_t *s, const sim_options_t *opt,
 
 /* Where the service times came from, for the run report (output_sources_t:
  * output.h); release with output_sources_fini. */
-int sim_service_sources(const scenario_t *s, output_sources_t *out, err_t *err);
+SPECSIM_API int sim_service_sources(const scenario_t *s, output_sources_t *out, err_t *err);
 
 /* Tenant group g's edge (draft) source, one of the names above (a static
  * string), or NULL with err filled when its service cannot be built. */

@@ -9,6 +9,8 @@
 #ifndef SPECSIM_SWEEP_H
 #define SPECSIM_SWEEP_H
 
+#include "base/api.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -47,7 +49,7 @@ typedef struct sweep_opts {
 /* Runs (or resumes) the sweep. 0, or -1 with err filled (ERR_INPUT for a
  * bad sweep spec or option combination, ERR_RUNTIME for a failed point or
  * I/O; rows written before a failure are kept). */
-int sweep_run(const sweep_opts_t *o, err_t *err);
+SPECSIM_API int sweep_run(const sweep_opts_t *o, err_t *err);
 
 /* Runs the points points[0..n) of sp — each the scenario file `scenario`
  * with the overrides sets[0..nsets) then sp's axes at that point, common
@@ -69,6 +71,6 @@ int sweep_eval_src(const scenario_src_t *src, const sweepspec_t *sp,
 
 /* Writes to f the `specsim run` command line that reproduces point `row`
  * (its --set options). 0, or -1 with err filled. */
-int sweep_explain(FILE *f, const sweep_opts_t *o, uint64_t row, err_t *err);
+SPECSIM_API int sweep_explain(FILE *f, const sweep_opts_t *o, uint64_t row, err_t *err);
 
 #endif

@@ -19,6 +19,8 @@
 #ifndef SPECSIM_SWEEPFILE_H
 #define SPECSIM_SWEEPFILE_H
 
+#include "base/api.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -36,7 +38,7 @@ int sweepfile_sidecar_path(const char *csv, char *out, size_t n);
  * whose tenant groups get GROUP.metric columns (`sweep --per-group`; rows
  * then come from summaries that carry those groups). Returns a malloc'ed
  * string the caller frees, or NULL with err filled. */
-char *sweepfile_header(const sweepspec_t *sp, const scenario_t *groups, err_t *err);
+SPECSIM_API char *sweepfile_header(const sweepspec_t *sp, const scenario_t *groups, err_t *err);
 
 /* The sidecar text for base + sp, after the comment lines "# specsim sweep:
  * points N, id H", "# written by " + version_string() (version.h) and
@@ -51,7 +53,7 @@ char *sweepfile_sidecar_inputs(const scenario_t *base, const sweepspec_t *sp,
 int sweepfile_sidecar_points(const char *text, uint64_t *npoints);
 
 /* Appends the row of `point` (axis values from sp, metrics m) to f. 0/-1. */
-int sweepfile_row(FILE *f, const sweepspec_t *sp, uint64_t point,
+SPECSIM_API int sweepfile_row(FILE *f, const sweepspec_t *sp, uint64_t point,
                   const metrics_summary_t *m);
 
 /* Starts a new output: the CSV holding only the header, and its sidecar,
@@ -64,11 +66,11 @@ int sweepfile_create(const char *csv, const char *sidecar, const char *header,
 /* An output `what` (the option, for the message) at path that would replace
  * a sweep's CSV (its sidecar beside it says so) or a sweep's sidecar:
  * ERR_INPUT, naming --force. 0 when path is none (or not a regular file). */
-int sweepfile_check_replace(const char *path, const char *what, err_t *err);
+SPECSIM_API int sweepfile_check_replace(const char *path, const char *what, err_t *err);
 
 /* Sweep files are CSV: a name ending in .json is refused (ERR_INPUT), any
  * other is taken as it is. 0 or -1. */
-int sweepfile_check_out(const char *csv, err_t *err);
+SPECSIM_API int sweepfile_check_out(const char *csv, err_t *err);
 
 /* Prepares `csv` for resuming the sweep described by sidecar/header: the
  * existing sidecar must equal `sidecar` and the CSV's header `header`
@@ -98,7 +100,7 @@ int sweepfile_append(int fd, const char *name, const char *buf, size_t n, int sy
  * writes `out` (+ its sidecar) exactly as an unsharded run would have.
  * Returns 0 or -1: ERR_INPUT for parts of different sweeps or conflicting
  * rows, ERR_RUNTIME for missing points or I/O failures. */
-int sweepfile_merge(const char *out, const char *const *parts, int nparts,
+SPECSIM_API int sweepfile_merge(const char *out, const char *const *parts, int nparts,
                     err_t *err);
 
 #endif

@@ -9,6 +9,8 @@
 #ifndef SPECSIM_METRICS_H
 #define SPECSIM_METRICS_H
 
+#include "base/api.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -64,7 +66,7 @@ enum metric_id {
     METRIC_COUNT
 };
 
-const char *metric_name(int id);
+SPECSIM_API const char *metric_name(int id);
 const char *metric_desc(int id);
 /* Index of a metric by name, or -1. */
 int metric_find(const char *name);
@@ -74,7 +76,7 @@ int metric_find(const char *name);
 int metric_is_duration(int id);
 /* 1 for wall_s and events_per_s: the only metrics that differ between two
  * runs of the same scenario and seed. */
-int metric_is_timing(int id);
+SPECSIM_API int metric_is_timing(int id);
 /* 1 for the metrics of the shared cloud (GPU, batches, KV) and of the run
  * (events, wall clock): every tenant group reports the fleet's value. */
 int metrics_is_shared(int id);

@@ -13,7 +13,12 @@
 #                      field does not compile, and the error names why;
 #   testbed_no_cli     build/testbed holds no code of specsim's command line
 #                      (sim/cli/): it reads --set/--seed/--reps through the
-#                      library (sim/config/overrides.c).
+#                      library (sim/config/overrides.c);
+#   public_exports     build/libspecsim.a defines exactly the functions
+#                      declared SPECSIM_API in sim/ (sim/specsim.h), each once;
+#   public_links       a program calling version_string links against it;
+#   private_unlinkable one calling engine_create (private) does not;
+#   cli_public_only    sim/cli/ includes no library header but specsim.h.
 # The plants are compiled objects added to a copy of the build's, so the
 # check is tried on the same kind of input it judges.
 . tests/cli/lib.sh
@@ -79,3 +84,25 @@ if [ -x "$BUILD/testbed" ]; then
         fail testbed_no_cli "build/testbed links sim/cli/ code: $(tr '\n' ' ' <"$TMP/both")"
     else pass testbed_no_cli; fi
 else fail testbed_no_cli "no $BUILD/testbed"; fi
+
+lib="$BUILD/libspecsim.a"
+sed -n 's/^SPECSIM_API [^(]*[ *]\([a-z_0-9]*\)(.*/\1/p' sim/*/*.h | sort >"$TMP/api"
+nm "$lib" | awk '$2 ~ /^[TDRBVWG]$/ { print $3 }' | sort >"$TMP/exported"
+if [ ! -s "$TMP/api" ]; then fail public_exports "no SPECSIM_API declarations found"
+elif cmp -s "$TMP/api" "$TMP/exported"; then pass public_exports
+else fail public_exports "declared vs exported: $(diff "$TMP/api" "$TMP/exported" | grep '^[<>]' | tr '\n' ' ')"; fi
+
+printf '#include "specsim.h"\nint main(void) { return version_string()[0] == 0; }\n' >"$TMP/pub.c"
+if ${CC:-cc} -std=c11 -Isim -o "$TMP/pub" "$TMP/pub.c" "$lib" -lgsl -lgslcblas -lyaml -lm \
+       -lpthread 2>"$TMP/err" && "$TMP/pub"; then pass public_links
+else fail public_links "$(head -c 400 "$TMP/err")"; fi
+
+printf 'void *engine_create(void);\nint main(void) { return engine_create() != 0; }\n' >"$TMP/priv.c"
+if ${CC:-cc} -std=c11 -o "$TMP/priv" "$TMP/priv.c" "$lib" -lgsl -lgslcblas -lyaml -lm -lpthread 2>"$TMP/err"; then
+    fail private_unlinkable "a call to engine_create linked against $lib"
+elif grep -q 'undefined reference to .engine_create' "$TMP/err"; then pass private_unlinkable
+else fail private_unlinkable "$(head -c 400 "$TMP/err")"; fi
+
+if grep -n '#include "' sim/cli/*.c sim/cli/*.h | grep -v '"cli/\|"specsim.h"' >"$TMP/inc"; then
+    fail cli_public_only "$(cat "$TMP/inc")"
+else pass cli_public_only; fi
