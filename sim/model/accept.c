@@ -295,6 +295,9 @@ int accept_cfg_law(const accept_cfg_t *c, int gamma, accept_law_t *L, err_t *err
     memset(L, 0, sizeof *L);
     if (gamma < 1) return err_set(err, ERR_INPUT, "protocol.gamma: must be >= 1");
     if (accept_cfg_check(c, err) != 0) return -1;
+    if (!c->model->law)
+        return err_set(err, ERR_INPUT, "acceptance.model: '%s' has no block law, so "
+                       "there is no closed form for it", c->model->name);
     if (c->model->law(c->par, gamma, L, err) == 0) return 0;
     accept_law_fini(L);
     return -1;

@@ -103,7 +103,9 @@ typedef struct accept_model {
     /* The per-draft acceptance probability the model stands for, over the
      * tenant population, for blocks of gamma drafts (NAN: none). */
     double (*mean)(const void *par, int gamma);
-    /* Fills *L (allocated with accept_law_init) for blocks of gamma. */
+    /* Fills *L (allocated with accept_law_init) for blocks of gamma. NULL:
+     * the model has no block law, so `specsim analytic` has no closed form
+     * for it and says so (accept_cfg_law). */
     int (*law)(const void *par, int gamma, accept_law_t *L, err_t *err);
 } accept_model_t;
 

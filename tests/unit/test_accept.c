@@ -435,6 +435,23 @@ static void test_bad_config(void)
     accept_free(NULL);
 }
 
+/* A model without a block law (the descriptor allows it): accept_cfg_law
+ * says so instead of calling through NULL, which crashed `specsim
+ * analytic` when a model was added without one. */
+static void test_model_without_law(void)
+{
+    accept_cfg_t c;
+    err_t e = {0, ""};
+    CHECK(accept_cfg_parse(&c, "{model: iid, alpha: 0.5}", &e) == 0);
+    accept_model_t nolaw = *c.model;
+    nolaw.law = NULL;
+    accept_cfg_t d = {&nolaw, c.par};
+    accept_law_t L;
+    CHECK(accept_cfg_law(&d, 4, &L, &e) == -1);
+    CHECK(e.code == ERR_INPUT && strstr(e.msg, "has no block law") != NULL);
+    accept_cfg_fini(&c);
+}
+
 int main(void)
 {
     RUN(test_iid_law);
@@ -448,5 +465,6 @@ int main(void)
     RUN(test_streams);
     RUN(test_iid_draws_are_the_streams);
     RUN(test_bad_config);
+    RUN(test_model_without_law);
     return check_done();
 }
