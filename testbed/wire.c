@@ -96,7 +96,9 @@ size_t wire_encode(const wire_msg_t *m, uint8_t *buf, size_t cap)
         if (m->ids) put_tokens(&w, m->ids, m->nids);
         break;
     case WIRE_BLOCK:
-        if (m->gamma < 1 || m->gamma > TOKENS_MAX) return 0;
+        /* gamma 0 is a block of no drafts, plain remote decoding, which an
+         * adaptive policy may pick (sim/model/gamma.h). */
+        if (m->gamma < 0 || m->gamma > TOKENS_MAX) return 0;
         put_u(&w, m->epoch, 4);
         put_u(&w, (uint64_t)m->gamma, 2);
         put_tokens(&w, m->ids, m->gamma);
@@ -107,7 +109,7 @@ size_t wire_encode(const wire_msg_t *m, uint8_t *buf, size_t cap)
         put_u(&w, m->ids ? m->ids[0] : 0, 4);
         break;
     case WIRE_VERDICT:
-        if (m->gamma < 1 || m->gamma > TOKENS_MAX || m->accepted < 0 ||
+        if (m->gamma < 0 || m->gamma > TOKENS_MAX || m->accepted < 0 ||
             m->accepted > m->gamma || m->n < 0 || m->n > TOKENS_MAX)
             return 0;
         put_u(&w, m->epoch, 4);
@@ -147,7 +149,7 @@ static void decode_body(get_t *r, wire_msg_t *m)
     case WIRE_BLOCK:
         m->epoch = (uint32_t)get_u(r, 4);
         m->gamma = (int)get_u(r, 2);
-        if (m->gamma < 1 || m->gamma > TOKENS_MAX) r->bad = 1;
+        if (m->gamma > TOKENS_MAX) r->bad = 1;
         else get_tokens(r, m, m->gamma);
         break;
     case WIRE_FIRST:
@@ -160,8 +162,7 @@ static void decode_body(get_t *r, wire_msg_t *m)
         m->gamma = (int)get_u(r, 2);
         m->accepted = (int)get_u(r, 2);
         m->n = (int)get_u(r, 2);
-        if (m->gamma < 1 || m->gamma > TOKENS_MAX || m->accepted > m->gamma ||
-            m->n > TOKENS_MAX)
+        if (m->gamma > TOKENS_MAX || m->accepted > m->gamma || m->n > TOKENS_MAX)
             r->bad = 1;
         else get_tokens(r, m, m->n);
         break;

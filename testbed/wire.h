@@ -8,7 +8,8 @@
  *   PROMPT   u32 epoch, u32 prompt tokens, u32 output tokens, f64 request
  *            start (s since the run start), then the prompt's ids when a
  *            real model runs (any number up to 2047 u32; none otherwise)
- *   BLOCK    u32 epoch, u16 gamma, gamma × u32 draft token ids
+ *   BLOCK    u32 epoch, u16 gamma, gamma × u32 draft token ids (gamma 0:
+ *            a block of no drafts, sim/model/gamma.h)
  *   FIRST    u32 epoch, u32 token id
  *   VERDICT  u32 epoch, u16 gamma, u16 accepted, u16 n, n × u32 token ids
  *   TOKEN    u32 epoch, u32 token id

@@ -69,6 +69,42 @@ done
 if [ "$ok" = 1 ] && [ "$floor" = 1 ]; then pass testbed_closed_form_sync
 else fail testbed_closed_form_sync "$why"; fi
 
+# --- gamma 0: blocks of no drafts ---------------------------------------------
+# The goodput policy picks gamma 0 (plain remote decoding) when drafting
+# cannot pay: acceptance 0.05 and a draft of 20 ms against a round trip of
+# 25 ms (rtt + verify). Such blocks and their verdicts cross the wire (it
+# refused gamma 0: the run stopped, exit 1, "message kind 3 cannot be
+# encoded"). With gamma 0 a token takes one round trip, 25 ms, plus a probe
+# of one draft every 16th block (45 ms): an ITL near 26 ms in the simulator
+# and the testbed alike, where any block of gamma >= 1 takes 45 ms or more
+# for about 1.05 tokens, so an ITL under 35 ms says gamma 0 was chosen.
+cat >"$TMP/g0.yaml" <<'EOF2'
+name: tb-goodput-gamma0
+seed: 3
+duration: 1.2s
+warmup: 0.3s
+protocol: {mode: sync, gamma: 4, gamma_policy: goodput}
+acceptance: {model: iid, alpha: 0.05}
+tenants:
+  count: 2
+  edge: {draft_time: 20ms, prefill_time: 5ms}
+  network: {rtt: 20ms}
+  workload: {arrival: closed, think: 0s, prompt_tokens: 16, output_tokens: 100000}
+cloud:
+  verify_time: 5ms
+EOF2
+for mode in sync async; do
+    "$SPECSIM" run "$TMP/g0.yaml" --set protocol.mode=$mode --quiet --out "$TMP/g0s.csv" \
+        >/dev/null 2>"$TMP/err"
+    sim_itl=$(col "$TMP/g0s.csv" itl_mean_s)
+    if "$TESTBED" run "$TMP/g0.yaml" --set protocol.mode=$mode --quiet --out "$TMP/g0t.csv" \
+           >/dev/null 2>"$TMP/err" &&
+       awk -v s="$sim_itl" -v t="$(col "$TMP/g0t.csv" itl_mean_s)" \
+           'BEGIN { exit !(s > 0 && s < 0.035 && t > 0 && t < 0.035) }'
+    then pass testbed_gamma_zero_$mode
+    else fail testbed_gamma_zero_$mode "sim ITL $sim_itl: $(head -c 300 "$TMP/err")"; fi
+done
+
 # --- bad scenarios: specsim's message, exit 2 -----------------------------
 # --json carries the lateness report (issue 28: it was dropped): the
 # scheduling policy and the mean and largest lateness, mean <= largest.
