@@ -1075,6 +1075,25 @@ static int check_output_file(sctx_t *x)
     return blame_key(x, "output.file");
 }
 
+/* A policy that maximises the protocol's closed-form rate cannot serve a
+ * protocol that gives none (proto_ops_t.block_rate). */
+static int check_gamma_rate(sctx_t *x)
+{
+    const scenario_t *s = x->s;
+    ynode_t at;
+    for (int gi = 0; gi < s->ngroups; gi++) {
+        const protocol_cfg_t *p = scenario_group_protocol(s, gi);
+        if (!p->proto->verifies || !p->gamma_policy->uses_rate || p->proto->block_rate)
+            continue;
+        const char *key = "protocol.gamma_policy";
+        return keytab_err(&x->kc, written_at(x->root, key, &at), key,
+                          "'%s' maximises the closed-form rate of the protocol, which "
+                          "protocol.mode '%s' does not give", p->gamma_policy->name,
+                          p->proto->name);
+    }
+    return 0;
+}
+
 /* A block of gamma drafts is verified as gamma + 1 tokens in one iteration:
  * a smaller iteration limit could never verify one. */
 static int check_token_limit(sctx_t *x)
@@ -1540,8 +1559,8 @@ int scenario_refuse_trace(const scenario_t *s, const char *what, const char *hin
 static int check_whole(sctx_t *x)
 {
     note_trace_at(x);
-    if (check_output_file(x) != 0 || check_token_limit(x) != 0 ||
-        check_accept_gamma(x) != 0)
+    if (check_output_file(x) != 0 || check_gamma_rate(x) != 0 ||
+        check_token_limit(x) != 0 || check_accept_gamma(x) != 0)
         return -1;
     if (load_arrivals(x) != 0) return -1;
     if (build_edge_services(x) != 0) return -1;

@@ -48,15 +48,17 @@ int edge_tenant_init(repl_t *r, int i, double *cum, err_t *err)
     }
     gamma_env_t genv = {
         .alpha_prior = accept_cfg_mean(grp(r, T)->acceptance, pc->gamma),
-        .async = p->uses_window,
+        .rate = p->block_rate,
         .window = pc->window > 0 ? pc->window : 1,
     };
     if (p->verifies && gamma_state_init_env(&T->gst, T->gpol, pc->gamma, i, &genv))
         return err_set(err, ERR_RUNTIME,
                        "edge: gamma policy '%s' failed to start for gamma %d "
-                       "(its limit %d must be in [1, %d])",
+                       "(its limit %d must be in [1, %d]%s)",
                        T->gpol->name, pc->gamma, T->gpol->limit(pc->gamma),
-                       GAMMA_MAX);
+                       GAMMA_MAX, T->gpol->uses_rate && !p->block_rate
+                           ? "; it needs the protocol's block_rate, which "
+                             "this protocol does not give" : "");
     if (p->drafts) {
         if (G->edge.has_draft_time && G->edge.draft_time.kind != DIST_CONST) {
             T->draft_rng = rng_stream(seed, (uint64_t)r->rep, (uint64_t)i, RNG_DRAFT_TIME);

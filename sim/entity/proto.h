@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model/gamma.h"   /* GAMMA_MAX */
+#include "model/gamma.h"   /* GAMMA_MAX, gamma_rate_fn */
 
 struct repl;
 struct cloud_job;
@@ -33,6 +33,12 @@ typedef struct proto_ops {
                                   uses gamma, gamma_policy and acceptance */
     int uses_cloud;            /* requests visit the cloud at all */
     int uses_window;           /* several blocks may be in flight */
+    /* What an adaptive speculation-length policy maximises: one tenant's
+     * closed-form tokens per second for blocks of gamma >= 1 (see
+     * gamma_rate_fn), built on sim/model/specrate.h; the edge hands it to
+     * the tenant's policy (gamma_env_t.rate). NULL when the protocol has
+     * none: a policy that uses_rate is then refused with it. */
+    gamma_rate_fn *block_rate;
     /* Operations on tenant i; each returns 0, or -1 with r->err filled.
      * An operation a protocol can never receive is NULL. */
     /* The request's first token is committed and more are wanted. */

@@ -12,6 +12,7 @@
 #include "entity/ctenant.h"
 #include "entity/edge.h"
 #include "entity/proto.h"
+#include "model/specrate.h"
 
 /* Drafting may go on while the window has room and the request could still
  * need more tokens than the blocks in flight would give if all were
@@ -71,6 +72,7 @@ const proto_ops_t proto_async = {
     .verifies = 1,
     .uses_cloud = 1,
     .uses_window = 1,
+    .block_rate = specrate_async,   /* the renewal formula with the window */
     .first_token = async_first_token,
     .draft_done = async_draft_done,
     .block_at_cloud = ctenant_block,

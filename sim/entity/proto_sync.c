@@ -7,6 +7,7 @@
 #include "entity/ctenant.h"
 #include "entity/edge.h"
 #include "entity/proto.h"
+#include "model/specrate.h"
 
 static int sync_first_token(repl_t *r, int i)
 {
@@ -37,12 +38,20 @@ static int sync_job_done(repl_t *r, const cloud_job_t *job, double now)
     return ctenant_verdict(r, job, a, a + 1, 0, now);
 }
 
+/* A block takes γd + rtt and commits E[a+1]; no window. */
+static double sync_block_rate(double alpha, int gamma, double d, double rtt, int window)
+{
+    (void)window;
+    return specrate_sync(alpha, gamma, d, rtt);
+}
+
 const proto_ops_t proto_sync = {
     .name = "sync",
     .drafts = 1,
     .verifies = 1,
     .uses_cloud = 1,
     .uses_window = 0,
+    .block_rate = sync_block_rate,
     .first_token = sync_first_token,
     .draft_done = sync_draft_done,
     .block_at_cloud = ctenant_block,

@@ -3,8 +3,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "entity/proto.h"
-
 /* The registry: one X(NAME) per policy (file sim/gamma_NAME.c, table
  * gamma_NAME). */
 #define GAMMA_REGISTRY(X) X(fixed) X(rtt) X(goodput)
@@ -47,6 +45,9 @@ int gamma_state_init_env(gamma_state_t *st, const gamma_ops_t *pol, int gamma,
     /* The limit sizes the draft buffer and KV reservation, and a block's
      * gamma + 1 must fit a message field (sim/entity/msg.h). */
     if (st->limit < 1 || st->limit > GAMMA_MAX) return -1;
+    /* Refused here too, for a scenario built in code, which the loader's
+     * check does not see: the policy would call through NULL. */
+    if (pol->uses_rate && !st->env.rate) return -1;
     return pol->init ? pol->init(st, tenant) : 0;
 }
 

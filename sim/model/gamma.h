@@ -22,13 +22,24 @@
  * block's gamma (sim/entity/msg.h) all follow it. */
 #define GAMMA_MAX 1024
 
+/* One tenant's closed-form tokens per second under its protocol, for iid
+ * acceptance alpha per draft, blocks of gamma >= 1 drafts of d seconds
+ * each, a round trip of rtt seconds from a block's send to its verdict
+ * (links, queueing and verification together) and at most window blocks
+ * in flight. The protocol supplies it (sim/entity/proto.h,
+ * proto_ops_t.block_rate) when the tenant is set up, so that a policy
+ * maximises the rate of whatever protocol it serves without knowing
+ * protocols. */
+typedef double gamma_rate_fn(double alpha, int gamma, double d, double rtt, int window);
+
 /* What the scenario tells a tenant's policy before it starts (what a
  * deployment would configure on the device). */
 typedef struct gamma_env {
     double alpha_prior;  /* the group's mean acceptance per draft from the
                           * scenario; NAN when unknown */
-    int async;           /* the protocol keeps several blocks in flight */
-    int window;          /* async: the most blocks in flight (>= 1) */
+    gamma_rate_fn *rate; /* the tenant's protocol's rate; NULL when it has
+                          * none (a policy that uses_rate then refuses) */
+    int window;          /* the most blocks in flight (>= 1), passed to rate */
 } gamma_env_t;
 
 /* One tenant's policy state, in place. */
@@ -42,6 +53,8 @@ typedef struct gamma_state {
 
 typedef struct gamma_ops {
     const char *name;  /* the protocol.gamma_policy value */
+    int uses_rate;     /* evaluates gamma_env_t.rate: a protocol without
+                        * one cannot run the policy (the loader refuses) */
     /* The largest gamma the policy returns for protocol.gamma = gamma; it
      * sizes what must hold any block (KV reservation, draft buffer). Must
      * be within [1, GAMMA_MAX] for gamma within that range. */
@@ -85,12 +98,13 @@ size_t gamma_names(const char **out, size_t max);
 const gamma_ops_t *gamma_default(void);
 
 /* Fills st for a tenant with protocol.gamma = gamma and runs pol->init.
- * Returns 0, or -1 when pol->limit(gamma) is outside [1, GAMMA_MAX]
- * or init fails. Undo with gamma_state_fini(). */
+ * Returns 0, or -1 when pol->limit(gamma) is outside [1, GAMMA_MAX], the
+ * policy uses_rate and the env gives none, or init fails. Undo with
+ * gamma_state_fini(). */
 int gamma_state_init(gamma_state_t *st, const gamma_ops_t *pol, int gamma,
                      int tenant);
 /* The same with what the scenario tells the policy (env NULL: nothing:
- * prior NAN, sync, window 1). */
+ * prior NAN, no rate, window 1). */
 int gamma_state_init_env(gamma_state_t *st, const gamma_ops_t *pol, int gamma,
                          int tenant, const gamma_env_t *env);
 void gamma_state_fini(gamma_state_t *st, const gamma_ops_t *pol);

@@ -9,8 +9,8 @@
  * makes the round trip shorter). Acceptance alpha and draft time per token
  * are the estimates of sim/model/gamma_obs.h (EWMA, prior from the scenario's
  * acceptance for the tenant's group); the rate is the tenant's protocol's
- * closed form (sim/run/analytic.h). It observes nothing else; until the first
- * verdict it drafts protocol.gamma.
+ * closed form (gamma_env_t.rate, which the protocol supplies). It observes
+ * nothing else; until the first verdict it drafts protocol.gamma.
  * gamma = 0 is plain remote decoding for the block (one token a round trip
  * R(0), sim/model/gamma_obs.h): chosen when acceptance is too low for drafting to
  * pay for its own time. Such blocks teach it nothing about acceptance (a
@@ -143,6 +143,7 @@ static void goodput_verdict(gamma_state_t *st, int tenant, int gamma, int accept
 
 const gamma_ops_t gamma_goodput = {
     .name = "goodput",
+    .uses_rate = 1,
     .limit = goodput_limit,
     .init = goodput_init,
     .fini = goodput_fini,

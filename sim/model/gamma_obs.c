@@ -2,8 +2,6 @@
 
 #include <math.h>
 
-#include "model/specrate.h"
-
 static double ewma(double old, double x)
 {
     return isnan(old) ? x : (1 - GAMMA_OBS_EWMA) * old + GAMMA_OBS_EWMA * x;
@@ -47,11 +45,10 @@ double gamma_obs_alpha(const gamma_obs_t *o)
 double gamma_obs_rate(const gamma_env_t *env, double alpha, int gamma, double d,
                       double rtt)
 {
-    /* No drafts: one token a round trip, sync or async (nothing is drafted
-     * past such a block). */
+    /* No drafts: one token a round trip in any protocol (nothing is
+     * drafted past such a block, sim/model/gamma.h). */
     if (gamma == 0) return 1 / rtt;
-    return env->async ? specrate_async(alpha, gamma, d, rtt, env->window)
-                      : specrate_sync(alpha, gamma, d, rtt);
+    return env->rate(alpha, gamma, d, rtt, env->window);
 }
 
 int gamma_obs_best(const gamma_env_t *env, int lo, int limit, double alpha, double d,

@@ -39,10 +39,10 @@ void gamma_obs_verdict(gamma_obs_t *o, int gamma, int accepted, double sent,
 /* The estimated acceptance per draft, in [0, GAMMA_OBS_ALPHA_CAP]. */
 double gamma_obs_alpha(const gamma_obs_t *o);
 
-/* The closed-form tokens per second of the tenant's protocol (env: sync or
- * async with its window) for acceptance alpha, blocks of gamma, draft time
- * d and round trip rtt (sim/model/specrate.h); for gamma 0, plain remote
- * decoding, 1 / rtt in either protocol. */
+/* The closed-form tokens per second of the tenant's protocol (env->rate
+ * with env->window; must not be NULL) for acceptance alpha, blocks of
+ * gamma, draft time d and round trip rtt; for gamma 0, plain remote
+ * decoding, 1 / rtt in any protocol (sim/model/gamma.h). */
 double gamma_obs_rate(const gamma_env_t *env, double alpha, int gamma, double d,
                       double rtt);
 /* The gamma in [lo, limit] with the highest gamma_obs_rate, the smallest on

@@ -1,6 +1,7 @@
 /* gamma_rtt — per tenant, the gamma in [1, protocol.gamma] that maximises
- * the closed-form rate of the tenant's protocol (sim/run/analytic.h: sync
- * E[a+1]/(γd + R), async the renewal formula with the tenant's window) at
+ * the closed-form rate of the tenant's protocol (gamma_env_t.rate, which
+ * the protocol supplies: sync E[a+1]/(γd + R), async the renewal formula
+ * with the tenant's window, sim/model/specrate.h) at
  * the tenant's current estimates (sim/model/gamma_obs.h): acceptance alpha (EWMA
  * of accepted / evaluated drafts per verdict, prior the scenario's mean
  * acceptance for the tenant's group, else GAMMA_OBS_ALPHA_PRIOR), draft time
@@ -89,6 +90,7 @@ static void rtt_verdict(gamma_state_t *st, int tenant, int gamma, int accepted,
 
 const gamma_ops_t gamma_rtt = {
     .name = "rtt",
+    .uses_rate = 1,
     .limit = rtt_limit,
     .init = rtt_init,
     .fini = rtt_fini,

@@ -15,15 +15,25 @@
  *    then takes exactly one round trip plus one verification. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "check.h"
 #include "model/gamma.h"
 #include "config/scenario.h"
+#include "entity/proto.h"
 #include "run/sim.h"
 
 #define ROOT SPECSIM_ROOT "/"
 
 /* ---- hand cases ---------------------------------------------------------- */
+
+/* The rate a tenant of protocol `mode` hands its policy (edge_tenant_init). */
+static gamma_rate_fn *rate_of(const char *mode)
+{
+    const proto_ops_t *p = proto_find(mode);
+    CHECK(p != NULL && p->block_rate != NULL);
+    return p ? p->block_rate : NULL;
+}
 
 /* Feeds n blocks of gamma g[k % ng] drafted in g·d seconds, each with
  * `accepted` drafts and a round trip rtt(g) = r0 + c·(g + 1). */
@@ -61,7 +71,7 @@ static void test_rtt_hand(void)
      * E[a+1] = (1 - 0.8^(g+1))/0.2 over 0.01g + 0.05:
      * g = 3: 2.952/0.08 = 36.90, g = 4: 3.3616/0.09 = 37.35,
      * g = 5: 3.6893/0.10 = 36.89 -> 4. */
-    gamma_env_t sync = {.alpha_prior = 0.8, .async = 0, .window = 1};
+    gamma_env_t sync = {.alpha_prior = 0.8, .rate = rate_of("sync"), .window = 1};
     int five[] = {5};
     CHECK(choose("rtt", &sync, 10, five, 1, 4, 0.010, 0.050, 0) == 4);
     /* gamma_max below the argmax: the best within [1, 3] is 3. */
@@ -74,14 +84,14 @@ static void test_rtt_hand(void)
     /* Async with one block in flight: each block takes gd + R and commits
      * g if all accepted, else a + 1: (g·0.8^g + sum_{i<g} (i+1)·0.8^i·0.2)
      * / (0.01g + 0.05): g = 4: 32.80, g = 5: 33.62, g = 6: 33.54 -> 5. */
-    gamma_env_t async1 = {.alpha_prior = 0.8, .async = 1, .window = 1};
+    gamma_env_t async1 = {.alpha_prior = 0.8, .rate = rate_of("async"), .window = 1};
     CHECK(choose("rtt", &async1, 10, five, 1, 4, 0.010, 0.050, 0) == 5);
     /* Async with a window that never stalls: rate = (1/(1-a)) /
      * (g·d/(1 - a^g) + R), and g/(1 - a^g) grows with g -> 1. */
-    gamma_env_t async64 = {.alpha_prior = 0.8, .async = 1, .window = 64};
+    gamma_env_t async64 = {.alpha_prior = 0.8, .rate = rate_of("async"), .window = 64};
     CHECK(choose("rtt", &async64, 10, five, 1, 4, 0.010, 0.050, 0) == 1);
     /* No prior from the scenario: 0.8, so the first case again. */
-    gamma_env_t none = {.alpha_prior = NAN, .async = 0, .window = 1};
+    gamma_env_t none = {.alpha_prior = NAN, .rate = rate_of("sync"), .window = 1};
     CHECK(choose("rtt", &none, 10, five, 1, 4, 0.010, 0.050, 0) == 4);
 }
 
@@ -92,7 +102,7 @@ static void test_goodput_hand(void)
      * d = 2 ms. E[a+1] = 2 - 0.5^g over 0.002g + 0.1 + 0.005(g + 1):
      * g = 2: 1.75/0.119 = 14.71, g = 3: 1.875/0.126 = 14.88,
      * g = 4: 1.9375/0.133 = 14.57 -> 3. */
-    gamma_env_t sync = {.alpha_prior = 0.5, .async = 0, .window = 1};
+    gamma_env_t sync = {.alpha_prior = 0.5, .rate = rate_of("sync"), .window = 1};
     int mix[] = {2, 3, 4, 5, 6};
     CHECK(choose("goodput", &sync, 10, mix, 5, 1, 0.002, 0.100, 0.005) == 3);
     /* One gamma only: the slope is unknown (0), R = 100 + 5·5 = 125 ms
@@ -107,8 +117,8 @@ static void test_goodput_zero(void)
     /* Blocks of 4 with nothing accepted (alpha from the prior 0.1 to ~0),
      * d = 50 ms, R = 20 ms flat: no drafts give 1/0.02 = 50 tok/s, gamma 1
      * at most (1 + 0.1)/(0.05 + 0.02) = 15.7 -> 0, sync or async. */
-    gamma_env_t sync = {.alpha_prior = 0.1, .async = 0, .window = 1};
-    gamma_env_t async2 = {.alpha_prior = 0.1, .async = 1, .window = 2};
+    gamma_env_t sync = {.alpha_prior = 0.1, .rate = rate_of("sync"), .window = 1};
+    gamma_env_t async2 = {.alpha_prior = 0.1, .rate = rate_of("async"), .window = 2};
     int four[] = {4};
     CHECK(choose("goodput", &sync, 10, four, 1, 0, 0.050, 0.020, 0) == 0);
     CHECK(choose("goodput", &async2, 10, four, 1, 0, 0.050, 0.020, 0) == 0);
@@ -137,7 +147,7 @@ static void test_goodput_zero(void)
     }
     /* Alpha 0.9 (4 of 4 accepted) and d = 5 ms: gamma 1 gives 1.9/0.025 =
      * 76 tok/s > 50: drafting pays -> >= 1. */
-    gamma_env_t hi = {.alpha_prior = 0.9, .async = 0, .window = 1};
+    gamma_env_t hi = {.alpha_prior = 0.9, .rate = rate_of("sync"), .window = 1};
     CHECK(choose("goodput", &hi, 10, four, 1, 4, 0.005, 0.020, 0) >= 1);
 }
 
@@ -180,6 +190,61 @@ static void test_goodput_zero_run(void)
         CHECK(fabs(p99 - 0.025) < 0.025 * 0.01);
         scenario_fini(&s);
     }
+}
+
+/* ---- what the protocol supplies ------------------------------------------ */
+
+/* The policies learn the protocol's rate from the tenant's set-up, never by
+ * name. Walked over both registries: a policy that uses_rate refuses to
+ * start without one (it would call through NULL) and starts with the rate
+ * of every protocol that gives one, which is a positive rate; a policy
+ * that does not use it starts either way. A protocol that gives none, run
+ * with `rtt` from a scenario built in code (the loader refuses it at
+ * protocol.gamma_policy, which a scenario built in code skips), is an error
+ * that names it, not a crash. */
+static void test_rate_from_protocol(void)
+{
+    const char *pol[64], *pro[64];
+    size_t npol = gamma_names(pol, 64), npro = proto_names(pro, 64);
+    CHECK(npol >= 1 && npol <= 64 && npro >= 1 && npro <= 64);
+    int adaptive = 0, rates = 0;
+    for (size_t i = 0; i < npol && i < 64; i++) {
+        const gamma_ops_t *g = gamma_find(pol[i]);
+        CHECK(g != NULL);
+        if (!g) continue;
+        adaptive += g->uses_rate;
+        gamma_state_t st;
+        gamma_env_t none = {.alpha_prior = 0.8, .window = 1};
+        int rc = gamma_state_init_env(&st, g, 4, 0, &none);
+        CHECK(rc == (g->uses_rate ? -1 : 0));
+        if (rc == 0) gamma_state_fini(&st, g);
+        for (size_t j = 0; j < npro && j < 64; j++) {
+            const proto_ops_t *p = proto_find(pro[j]);
+            CHECK(p != NULL);
+            if (!p || !p->block_rate) continue;
+            rates += i == 0;
+            double x = p->block_rate(0.8, 4, 0.010, 0.050, 2);
+            CHECK(isfinite(x) && x > 0);
+            gamma_env_t env = {.alpha_prior = 0.8, .rate = p->block_rate, .window = 2};
+            CHECK(gamma_state_init_env(&st, g, 4, 0, &env) == 0);
+            gamma_state_fini(&st, g);
+        }
+    }
+    CHECK(adaptive >= 1 && rates >= 1);
+    scenario_t s;
+    err_t err = {0};
+    CHECK(scenario_load_string("norate", "protocol: {mode: sync, gamma_policy: rtt}\n"
+                               "duration: 1s\nwarmup: 0s\nreplications: 1\n",
+                               NULL, 0, &s, &err) == 0);
+    proto_ops_t norate = *proto_find("sync");
+    norate.block_rate = NULL;
+    s.protocol.proto = &norate;
+    s.groups[0].protocol.proto = NULL;   /* the scenario's */
+    metrics_summary_t m;
+    sim_options_t opt = {0};
+    CHECK(sim_run(&s, &opt, &m, &err) == -1);
+    CHECK(strstr(err.msg, "needs the protocol's block_rate") != NULL);
+    scenario_fini(&s);
 }
 
 /* ---- the mixed fleet ----------------------------------------------------- */
@@ -282,6 +347,7 @@ int main(void)
     RUN(test_goodput_hand);
     RUN(test_goodput_zero);
     RUN(test_goodput_zero_run);
+    RUN(test_rate_from_protocol);
     RUN(test_mixed_fleet);
     return check_done();
 }
