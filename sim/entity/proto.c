@@ -3,8 +3,9 @@
 #include <string.h>
 
 /* The registry: one X(NAME) per protocol, NAME being the suffix of its file
- * sim/proto_NAME.c and of its table proto_NAME. Order = order of names in
- * messages. */
+ * sim/entity/proto_NAME.c and of its table proto_NAME. Order = order of names in
+ * messages and of the closed forms in specsim analytic's output, which
+ * users' scripts read: a new protocol goes last. */
 #define PROTO_REGISTRY(X) X(sync) X(async) X(cloud_only) X(edge_only)
 
 #define PROTO_DECLARE(n) extern const proto_ops_t proto_##n;
@@ -20,6 +21,8 @@ const proto_ops_t *proto_find(const char *name)
         if (strcmp(REGISTRY[i]->name, name) == 0) return REGISTRY[i];
     return NULL;
 }
+
+const proto_ops_t *proto_at(size_t i) { return i < NREG ? REGISTRY[i] : NULL; }
 
 const proto_ops_t *proto_default(void) { return &proto_async; }
 

@@ -9,9 +9,11 @@
  * one run may follow different protocols. docs/design.md states each
  * protocol's semantics.
  *
- * Adding a protocol: one file sim/proto_NAME.c that defines
- * `const proto_ops_t proto_NAME`, and one X(NAME) entry in PROTO_REGISTRY
- * (sim/entity/proto.c). Nothing else names protocols.
+ * Adding a protocol: one file sim/entity/proto_NAME.c that defines
+ * `const proto_ops_t proto_NAME` (its operations, and what others ask of
+ * it: its closed form for specsim analytic and its rate for the adaptive
+ * speculation-length policies, or NULL for none), and one X(NAME) entry in
+ * PROTO_REGISTRY (sim/entity/proto.c). Nothing else names protocols.
  */
 #ifndef SPECSIM_PROTO_H
 #define SPECSIM_PROTO_H
@@ -19,10 +21,45 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model/accept.h"  /* accept_law_t */
 #include "model/gamma.h"   /* GAMMA_MAX, gamma_rate_fn */
 
 struct repl;
 struct cloud_job;
+
+/* What a protocol's closed form is computed from: one tenant alone (no
+ * queueing behind others) at mean times; sim/run/analytic.c fills it from
+ * the scenario. A message of k tokens takes overhead_bytes + k ·
+ * bytes_per_token to serialise at its link's rate (specrate_link_s). */
+typedef struct proto_form_in {
+    const accept_law_t *law;   /* a block's accepted drafts for gamma
+                                  (accept_cfg_law) */
+    int gamma, window;         /* window >= 1 */
+    double draft_s;            /* one drafted token */
+    double verify_s;           /* one verify of gamma + 1 tokens, batch of 1 */
+    double decode_s;           /* one cloud decode iteration of one token */
+    double up_prop_s, down_prop_s;  /* propagation: half the rtt plus the
+                                       mean jitter of that direction */
+    double up_bps, down_bps;   /* link rates (inf: no serialisation) */
+    double bytes_per_token, overhead_bytes;
+} proto_form_in_t;
+
+/* The most figures a closed form lists besides its throughput. */
+#define PROTO_FIGS_MAX 4
+
+/* A protocol's closed form. specsim analytic prints figs in order, then
+ * tok_s as throughput_NAME_tok_s (NAME with '-' as '_'); users' scripts
+ * read those keys, so they never change. */
+typedef struct proto_form {
+    double tok_s;              /* one tenant's tokens per second */
+    /* > 0 when a tenant alternates a delay of cycle_s − verify_s away from
+     * the cloud with one verify of verify_s, committing cycle_tokens on
+     * average: the closed network analytic_mva solves for several tenants
+     * on one server. 0 otherwise. */
+    double cycle_s, cycle_tokens;
+    int nfigs;
+    struct { const char *key; double v; } figs[PROTO_FIGS_MAX];
+} proto_form_t;
 
 typedef struct proto_ops {
     const char *name;          /* the protocol.mode value */
@@ -39,6 +76,10 @@ typedef struct proto_ops {
      * the tenant's policy (gamma_env_t.rate). NULL when the protocol has
      * none: a policy that uses_rate is then refused with it. */
     gamma_rate_fn *block_rate;
+    /* Fills *out from *in (out zeroed by the caller); 0, or -1 when out of
+     * memory. NULL when the protocol has no closed form: specsim analytic
+     * then prints nothing for it. */
+    int (*closed_form)(const proto_form_in_t *in, proto_form_t *out);
     /* Operations on tenant i; each returns 0, or -1 with r->err filled.
      * An operation a protocol can never receive is NULL. */
     /* The request's first token is committed and more are wanted. */
@@ -55,6 +96,9 @@ typedef struct proto_ops {
 
 /* The protocol registered under name, or NULL. */
 const proto_ops_t *proto_find(const char *name);
+/* The i-th registered protocol in registry order, NULL from the count on:
+ * for walking the registry. */
+const proto_ops_t *proto_at(size_t i);
 /* Writes up to max registered names, in registry order, into out; returns
  * how many there are (for the loader's list and its "did you mean"). */
 size_t proto_names(const char **out, size_t max);

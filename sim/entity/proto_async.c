@@ -9,6 +9,8 @@
  * (a policy's choice, sim/model/gamma.h) is plain remote decoding: its verdict
  * commits the one token the cloud decoded, and the edge drafts nothing
  * after it until that verdict is back. */
+#include <math.h>
+
 #include "entity/ctenant.h"
 #include "entity/edge.h"
 #include "entity/proto.h"
@@ -66,6 +68,24 @@ static int async_job_done(repl_t *r, const cloud_job_t *job, double now)
     return ctenant_verdict(r, job, a, a == gamma ? gamma : a + 1, a < gamma, now);
 }
 
+/* Renewal-reward over rollback cycles through the pipeline of drafting,
+ * both links and the cloud with the window (sim/model/specrate.c derives
+ * it): a block's upload carries its γ drafts, a verdict γ + 1 tokens at
+ * most. Several blocks in flight: no single-server cycle for the MVA. */
+static int async_closed_form(const proto_form_in_t *in, proto_form_t *out)
+{
+    double bpt = in->bytes_per_token, ovh = in->overhead_bytes;
+    specrate_pipe_t pp = {
+        .gamma = in->gamma, .window = in->window, .d = in->draft_s, .v = in->verify_s,
+        .up_ser = specrate_link_s(in->gamma * bpt + ovh, in->up_bps),
+        .up_prop = in->up_prop_s,
+        .down_ser = specrate_link_s(ovh + (in->gamma + 1) * bpt, in->down_bps),
+        .down_prop = in->down_prop_s,
+    };
+    out->tok_s = specrate_law_async(&pp, in->law);
+    return isnan(out->tok_s) ? -1 : 0;
+}
+
 const proto_ops_t proto_async = {
     .name = "async",
     .drafts = 1,
@@ -73,6 +93,7 @@ const proto_ops_t proto_async = {
     .uses_cloud = 1,
     .uses_window = 1,
     .block_rate = specrate_async,   /* the renewal formula with the window */
+    .closed_form = async_closed_form,
     .first_token = async_first_token,
     .draft_done = async_draft_done,
     .block_at_cloud = ctenant_block,

@@ -16,12 +16,20 @@ static int edge_only_draft_done(repl_t *r, int i)
     return rc <= 0 ? rc : edge_token_start(r, T);
 }
 
+/* One draft step per token, nothing sent. */
+static int edge_only_closed_form(const proto_form_in_t *in, proto_form_t *out)
+{
+    out->tok_s = 1 / in->draft_s;
+    return 0;
+}
+
 const proto_ops_t proto_edge_only = {
     .name = "edge-only",
     .drafts = 1,
     .verifies = 0,
     .uses_cloud = 0,
     .uses_window = 0,
+    .closed_form = edge_only_closed_form,
     .first_token = edge_only_first_token,
     .draft_done = edge_only_draft_done,
 };

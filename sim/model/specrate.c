@@ -246,6 +246,11 @@ static double pipe_async_rate(const specrate_pipe_t *pp, const blaw_t *L)
     return K / T;
 }
 
+double specrate_link_s(double bytes, double bps)
+{
+    return isinf(bps) || !(bps > 0) ? 0 : 8 * bytes / bps;
+}
+
 double specrate_sync(double alpha, int gamma, double d, double rtt)
 {
     double len = alpha < 1 ? (1 - pow(alpha, gamma + 1)) / (1 - alpha) : gamma + 1;

@@ -24,6 +24,10 @@ typedef struct specrate_pipe {
 double specrate_sync(double alpha, int gamma, double d, double rtt);
 double specrate_async(double alpha, int gamma, double d, double rtt, int window);
 
+/* Seconds to serialise bytes at bps bits per second; 0 for an unlimited
+ * (infinite) or unset (<= 0) rate. */
+double specrate_link_s(double bytes, double bps);
+
 /* For a block law L (accept_cfg_law; a mixture averages its parts with
  * their weights): the expected tokens a sync block commits, E[a+1], and the
  * async rate over the pipeline pp (NAN when out of memory). */

@@ -1,6 +1,8 @@
-/* analytic — closed-form predictions for a whole scenario: one tenant's
- * rates (sim/model/specrate.c derives them), service times and, for several
- * sync tenants on one server, mean-value analysis. */
+/* analytic — closed-form predictions for a whole scenario: service times,
+ * each registered protocol's closed form for one tenant (its own file
+ * computes it, on sim/model/specrate.h) and, where a protocol's tenant
+ * alternates a delay and one verify, the mean-value analysis of several
+ * tenants on one server. */
 #include "run/analytic.h"
 
 #include <math.h>
@@ -65,11 +67,6 @@ static const char *dist_source(const dist_t *d)
     return d->kind == DIST_CONST ? "fixed" : "distribution";
 }
 
-static double link_ser(double bytes, double bps)
-{
-    return isinf(bps) || !(bps > 0) ? 0 : 8 * bytes / bps;
-}
-
 /* ---- several sync tenants on one server ---------------------------------- */
 
 void analytic_mva(int n, double z, double s, double *x, double *r)
@@ -84,17 +81,18 @@ void analytic_mva(int n, double z, double s, double *x, double *r)
 }
 
 /* Why the MVA would not be exact for s, or NULL when it is. "" when it
- * does not apply at all (not sync, or one tenant: the single-tenant forms
- * above are the answer). The network it solves: N identical tenants, each
- * decoding without end, alternate a delay (drafting, links; independent
- * of the cloud) and one verify at a single FCFS server whose service time
- * is exponential and independent of the batch. */
-static const char *mva_refusal(const scenario_t *s)
+ * does not apply at all (the scenario's protocol, own, gives no cycle of a
+ * delay and one verify, or one tenant: the single-tenant forms above are
+ * the answer). The network it solves: N identical tenants, each decoding
+ * without end, alternate a delay (drafting, links; independent of the
+ * cloud) and one verify at a single FCFS server whose service time is
+ * exponential and independent of the batch. */
+static const char *mva_refusal(const scenario_t *s, const proto_form_t *own)
 {
     const cloud_cfg_t *c = &s->cloud;
     const batch_policy_t *bp = c->batching.policy ? c->batching.policy
                                                   : batch_policy_default();
-    if (s->protocol.proto != proto_find("sync") || s->ntenants < 2) return "";
+    if (!(own->cycle_s > 0) || s->ntenants < 2) return "";
     if (s->ngroups != 1)
         return "the tenants come in groups (the MVA here has one class)";
     if (c->replicas != 1) return "more than one replica";
@@ -111,28 +109,78 @@ static const char *mva_refusal(const scenario_t *s)
     return NULL;
 }
 
-/* The MVA figures from the single-tenant ones: a block is a delay
- * Z = block_time_sync − v away from the server and one verify of mean v;
- * it commits E tokens whatever the timing. */
-static void mva_fill(const scenario_t *s, analytic_t *a)
+/* The MVA figures from the single-tenant ones: a cycle is a delay
+ * Z = cycle − v away from the server and one verify of mean v; it commits
+ * its tokens whatever the timing. */
+static void mva_fill(const scenario_t *s, const proto_form_t *own, analytic_t *a)
 {
-    const char *why = mva_refusal(s);
+    const char *why = mva_refusal(s, own);
     if (why) {
         snprintf(a->mva_why, sizeof a->mva_why, "%s", why);
         return;
     }
     int n = s->ntenants;
-    double v = a->verify_time_s, z = a->block_time_sync_s - v, x, r;
+    double v = a->verify_time_s, z = own->cycle_s - v, x, r;
     analytic_mva(n, z, v, &x, &r);
     a->mva_tenants = n;
     a->mva_delay_s = z;
-    a->mva_throughput_tok_s = x * a->accepted_len_expected;
+    a->mva_throughput_tok_s = x * own->cycle_tokens;
     a->mva_itl_s = n / a->mva_throughput_tok_s;
     a->mva_queue_delay_s = r - v;
     a->mva_gpu_util = x * v;
 }
 
 static int compute(const scenario_t *s, analytic_t *out, err_t *err);
+
+/* Appends v under key, refusing what would not fit or would repeat a key
+ * (a copied protocol that kept its original's figure names). */
+static int add_fig(analytic_t *a, const char *proto, const char *key, double v,
+                   err_t *err)
+{
+    if (a->nfigs == ANALYTIC_FIGS_MAX)
+        return err_set(err, ERR_RUNTIME, "analytic: the protocols' closed forms give "
+                       "more than %d figures (ANALYTIC_FIGS_MAX)", ANALYTIC_FIGS_MAX);
+    analytic_fig_t *f = &a->figs[a->nfigs];
+    if (strlen(key) >= sizeof f->key)
+        return err_set(err, ERR_RUNTIME, "analytic: protocol '%s': figure name '%s' "
+                       "is longer than %zu characters", proto, key, sizeof f->key - 1);
+    for (int i = 0; i < a->nfigs; i++)
+        if (strcmp(a->figs[i].key, key) == 0)
+            return err_set(err, ERR_RUNTIME, "analytic: protocol '%s' gives figure '%s' "
+                           "that another protocol gives too", proto, key);
+    snprintf(f->key, sizeof f->key, "%s", key);
+    f->v = v;
+    a->nfigs++;
+    return 0;
+}
+
+/* Every registered protocol's closed form, in registry order (which users'
+ * scripts rely on), and the scenario's protocol's in *own (zero when it
+ * has none). */
+static int proto_forms(const scenario_t *s, const proto_form_in_t *in, analytic_t *out,
+                       proto_form_t *own, err_t *err)
+{
+    memset(own, 0, sizeof *own);
+    const proto_ops_t *p;
+    for (size_t i = 0; (p = proto_at(i)) != NULL; i++) {
+        if (!p->closed_form) continue;
+        proto_form_t f = {0};
+        if (p->closed_form(in, &f) != 0)
+            return err_set(err, ERR_RUNTIME, "analytic: out of memory");
+        if (f.nfigs < 0 || f.nfigs > PROTO_FIGS_MAX)
+            return err_set(err, ERR_RUNTIME, "analytic: protocol '%s' gives %d figures "
+                           "(PROTO_FIGS_MAX is %d)", p->name, f.nfigs, PROTO_FIGS_MAX);
+        for (int k = 0; k < f.nfigs; k++)
+            if (add_fig(out, p->name, f.figs[k].key, f.figs[k].v, err) != 0) return -1;
+        char key[64];
+        snprintf(key, sizeof key, "throughput_%s_tok_s", p->name);
+        for (char *c = key; *c; c++)
+            if (*c == '-') *c = '_';
+        if (add_fig(out, p->name, key, f.tok_s, err) != 0) return -1;
+        if (p == s->protocol.proto) *own = f;
+    }
+    return 0;
+}
 
 /* A cloud of replica groups is solved exactly only when it is one group:
  * that group's settings are then the cloud's. Groups of different cards
@@ -195,8 +243,9 @@ static int compute(const scenario_t *s, analytic_t *out, err_t *err)
 
     /* Verify time of one block of γ+1 tokens, and a cloud-only decode step. */
     service_job_t vjob = {gamma + 1, (int)ctx, 0};
+    double cloud_iter = 0;
     if (cl->has_verify_time) {
-        out->verify_time_s = out->cloud_iter_time_s = dist_mean(&cl->verify_time);
+        out->verify_time_s = cloud_iter = dist_mean(&cl->verify_time);
         snprintf(out->cloud_source, sizeof out->cloud_source, "%s",
                  dist_source(&cl->verify_time));
     }
@@ -204,7 +253,7 @@ static int compute(const scenario_t *s, analytic_t *out, err_t *err)
     if (side_times(&cl->gpu, &cl->target, cl->precision, cl->calibration, cl->overhead,
                    out->tensor_parallel, !cl->has_verify_time, 0, vjob, &out->verify_time_s,
                    &out->verify_time_datasheet_s, &out->verify_terms, out->cloud_source,
-                   sizeof out->cloud_source, &out->cloud_iter_time_s, err) != 0)
+                   sizeof out->cloud_source, &cloud_iter, err) != 0)
         return -1;
 
     /* Acceptance: the model's law of a per block, and E[a+1]. */
@@ -213,36 +262,34 @@ static int compute(const scenario_t *s, analytic_t *out, err_t *err)
     out->alpha_mean = accept_cfg_mean(&s->acceptance, gamma);
     out->accepted_len_expected = specrate_law_sync_len(&L);
 
-    /* Network, with mean jitter and serialisation at the link rates. */
+    /* Network: propagation with the mean jitter; the protocols serialise
+     * their own messages at the link rates. */
     const network_cfg_t *nw = &g->network;
     double jit = dist_mean(&nw->jitter);
-    double bpt = nw->bytes_per_token, ovh = nw->overhead_bytes;
-    specrate_pipe_t pp = {
-        .gamma = gamma, .window = s->protocol.window > 0 ? s->protocol.window : 1,
-        .d = out->draft_time_s, .v = out->verify_time_s,
-        .up_ser = link_ser(gamma * bpt + ovh, nw->uplink_bps),
-        .up_prop = nw->rtt / 2 + jit,
-        .down_ser = link_ser(ovh + (gamma + 1) * bpt, nw->downlink_bps),
-        .down_prop = nw->rtt / 2 + jit,
+    proto_form_in_t in = {
+        .law = &L, .gamma = gamma,
+        .window = s->protocol.window > 0 ? s->protocol.window : 1,
+        .draft_s = out->draft_time_s, .verify_s = out->verify_time_s,
+        .decode_s = cloud_iter,
+        .up_prop_s = nw->rtt / 2 + jit, .down_prop_s = nw->rtt / 2 + jit,
+        .up_bps = nw->uplink_bps, .down_bps = nw->downlink_bps,
+        .bytes_per_token = nw->bytes_per_token, .overhead_bytes = nw->overhead_bytes,
     };
-    double E = out->accepted_len_expected;
-    out->block_time_sync_s = gamma * pp.d + pp.up_ser + pp.up_prop + pp.v +
-                             link_ser(ovh + E * bpt, nw->downlink_bps) + pp.down_prop;
-    out->throughput_sync_tok_s = E / out->block_time_sync_s;
-    out->itl_sync_s = out->block_time_sync_s / E;
-    out->throughput_async_tok_s = specrate_law_async(&pp, &L);
+    proto_form_t own;
+    int rc = proto_forms(s, &in, out, &own, err);
     accept_law_fini(&L);
-    if (isnan(out->throughput_async_tok_s))
-        return err_set(err, ERR_RUNTIME, "analytic: out of memory");
-    out->throughput_cloud_only_tok_s = 1 / out->cloud_iter_time_s;
-    out->throughput_edge_only_tok_s = 1 / out->draft_time_s;
-    mva_fill(s, out);
+    if (rc != 0) return -1;
+    mva_fill(s, &own, out);
     return 0;
 }
 
 /* ---- printing ------------------------------------------------------------ */
 
 typedef struct named { const char *name; double v; } named_t;
+
+/* What collect lists at most: the 7 figures before the protocols', theirs,
+ * the MVA's 6, the 22 roofline terms and the 2 of tensor parallelism. */
+#define NAMED_MAX (7 + ANALYTIC_FIGS_MAX + 6 + 22 + 2)
 
 static int collect(const analytic_t *a, named_t *o)
 {
@@ -255,13 +302,7 @@ static int collect(const analytic_t *a, named_t *o)
     ADD("draft_time_datasheet_s", a->draft_time_datasheet_s);
     ADD("verify_time_s", a->verify_time_s);
     ADD("verify_time_datasheet_s", a->verify_time_datasheet_s);
-    ADD("block_time_sync_s", a->block_time_sync_s);
-    ADD("itl_sync_s", a->itl_sync_s);
-    ADD("throughput_sync_tok_s", a->throughput_sync_tok_s);
-    ADD("throughput_async_tok_s", a->throughput_async_tok_s);
-    ADD("cloud_iter_time_s", a->cloud_iter_time_s);
-    ADD("throughput_cloud_only_tok_s", a->throughput_cloud_only_tok_s);
-    ADD("throughput_edge_only_tok_s", a->throughput_edge_only_tok_s);
+    for (int i = 0; i < a->nfigs; i++) ADD(a->figs[i].key, a->figs[i].v);
     if (a->mva_tenants > 0) {
         ADD("mva_tenants", a->mva_tenants);
         ADD("mva_delay_s", a->mva_delay_s);
@@ -303,7 +344,7 @@ static int collect(const analytic_t *a, named_t *o)
 
 int analytic_print(FILE *f, const analytic_t *a, int json)
 {
-    named_t v[56];
+    named_t v[NAMED_MAX];
     int n = collect(a, v);
     if (json) {
         fprintf(f, "{\"edge_source\": \"%s\", \"cloud_source\": \"%s\"", a->edge_source,
@@ -325,4 +366,13 @@ int analytic_print(FILE *f, const analytic_t *a, int json)
         if (a->mva_why[0]) fprintf(f, "%-28s not exact: %s\n", "mva:", a->mva_why);
     }
     return ferror(f) ? -1 : 0;
+}
+
+double analytic_value(const analytic_t *a, const char *key)
+{
+    named_t v[NAMED_MAX];
+    int n = collect(a, v);
+    for (int i = 0; i < n; i++)
+        if (strcmp(v[i].name, key) == 0) return v[i].v;
+    return NAN;
 }

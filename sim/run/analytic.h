@@ -14,19 +14,26 @@
 #include "config/scenario.h"
 #include "model/service.h"
 
+/* The most figures the protocols' closed forms give together (each its
+ * own figures and its throughput); more is refused, never cut. */
+#define ANALYTIC_FIGS_MAX 32
+
+typedef struct analytic_fig {
+    char key[48];
+    double v;
+} analytic_fig_t;
+
 typedef struct analytic {
     double alpha_mean;               /* mean acceptance probability of a draft */
     double accepted_len_expected;    /* E = (1 − α^(γ+1))/(1 − α) (sync) */
     double context_tokens;           /* context of the model-path times (mean prompt) */
     double draft_time_s;             /* per token (mean) */
     double verify_time_s;            /* one block of γ+1 tokens, batch of 1 */
-    double block_time_sync_s;        /* γ·draft + rtt + verify */
-    double itl_sync_s;               /* block_time_sync / E */
-    double throughput_sync_tok_s;    /* E / block_time_sync */
-    double throughput_async_tok_s;   /* renewal-reward, large window */
-    double cloud_iter_time_s;        /* one cloud-only decode iteration (1 token) */
-    double throughput_cloud_only_tok_s;
-    double throughput_edge_only_tok_s;
+    /* Every registered protocol's closed form (proto_ops_t.closed_form),
+     * in registry order: its figures, then throughput_NAME_tok_s. Read one
+     * with analytic_value. */
+    int nfigs;
+    analytic_fig_t figs[ANALYTIC_FIGS_MAX];
     /* Where the times came from and, when a table is used, the datasheet
      * value beside it. */
     char edge_source[32], cloud_source[32];
@@ -58,11 +65,12 @@ typedef struct analytic {
  * rollback-cycle (async) start states. A trace's law is its empirical law,
  * so for async its blocks count as independent draws (the cyclic replay
  * gives the same rate when the pipeline never stalls).
- * Async: renewal-reward over rollback cycles; the cycle time comes from the
- * deterministic pipeline at the mean times (window, cloud and link queueing
- * included), which reduces to γd/q + rtt + v when nothing stalls (see
- * analytic.c). With random draft/verify times or jitter the means are used:
- * exact for sync, an approximation for async. */
+ * Each protocol's figures come from its own closed form (sim/entity/proto_*.c):
+ * async, for one, is renewal-reward over rollback cycles; the cycle time comes
+ * from the deterministic pipeline at the mean times (window, cloud and link
+ * queueing included), which reduces to γd/q + rtt + v when nothing stalls
+ * (see sim/model/specrate.c). With random draft/verify times or jitter the
+ * means are used: exact for sync, an approximation for async. */
 SPECSIM_API int analytic_compute(const scenario_t *s, analytic_t *out, err_t *err);
 /* Exact mean value analysis of the closed network of n customers that
  * alternate a delay station (infinite servers, mean z: any distribution) and
@@ -74,5 +82,8 @@ void analytic_mva(int n, double z, double s, double *x, double *r);
 
 /* Prints name: value lines (json = 0) or one JSON object (json = 1). */
 SPECSIM_API int analytic_print(FILE *f, const analytic_t *a, int json);
+/* The number analytic_print prints under key (e.g. "throughput_sync_tok_s"),
+ * or NAN when it prints none. */
+SPECSIM_API double analytic_value(const analytic_t *a, const char *key);
 
 #endif

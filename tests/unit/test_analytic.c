@@ -22,6 +22,10 @@
 
 #include "accepttest.h"
 
+/* A figure `specsim analytic` prints, by its key: the protocols' closed
+ * forms give theirs (sim/entity/proto.h), so analytic_t has no field each. */
+#define FIG(a, key) analytic_value(&(a), key)
+
 static tenant_group_t group;
 /* The acceptance of the scenario under test (one at a time; freed by the
  * next set_acc and at exit). */
@@ -89,14 +93,14 @@ static void test_sync_closed_form(void)
     analytic_t a;
     CHECK(compute(&s, &a) == 0);
     CHECK_REL(a.accepted_len_expected, 2.7731, 1e-12);
-    CHECK_REL(a.block_time_sync_s, 0.085, 1e-12);
-    CHECK_REL(a.itl_sync_s, 0.085 / 2.7731, 1e-12);
-    CHECK_REL(a.itl_sync_s, 0.03065, 1e-3);   /* the 30.65 ms */
-    CHECK_REL(a.throughput_sync_tok_s, 2.7731 / 0.085, 1e-12);
+    CHECK_REL(FIG(a, "block_time_sync_s"), 0.085, 1e-12);
+    CHECK_REL(FIG(a, "itl_sync_s"), 0.085 / 2.7731, 1e-12);
+    CHECK_REL(FIG(a, "itl_sync_s"), 0.03065, 1e-3);   /* the 30.65 ms */
+    CHECK_REL(FIG(a, "throughput_sync_tok_s"), 2.7731 / 0.085, 1e-12);
     CHECK_REL(a.draft_time_s, 0.010, 0);
     CHECK_REL(a.verify_time_s, 0.005, 0);
-    CHECK_REL(a.throughput_edge_only_tok_s, 100, 1e-12);
-    CHECK_REL(a.throughput_cloud_only_tok_s, 200, 1e-12);
+    CHECK_REL(FIG(a, "throughput_edge_only_tok_s"), 100, 1e-12);
+    CHECK_REL(FIG(a, "throughput_cloud_only_tok_s"), 200, 1e-12);
     CHECK_STR(a.edge_source, "fixed");
     CHECK_STR(a.cloud_source, "fixed");
     CHECK(isnan(a.verify_time_datasheet_s));   /* no cards in this scenario */
@@ -113,14 +117,16 @@ static void test_async_closed_form(void)
     scenario_t s = base(0.7);
     analytic_t a;
     CHECK(compute(&s, &a) == 0);
-    CHECK_REL(a.throughput_async_tok_s, async_ref(0.7, 4, 0.01, 0.04, 0.005), 1e-12);
-    CHECK_REL(a.throughput_async_tok_s, 34.14, 1e-3);
+    CHECK_REL(FIG(a, "throughput_async_tok_s"),
+              async_ref(0.7, 4, 0.01, 0.04, 0.005), 1e-12);
+    CHECK_REL(FIG(a, "throughput_async_tok_s"), 34.14, 1e-3);
     /* The async rate is not the sync formula. */
-    CHECK(fabs(a.throughput_async_tok_s - a.throughput_sync_tok_s) > 1);
+    CHECK(fabs(FIG(a, "throughput_async_tok_s") - FIG(a, "throughput_sync_tok_s")) > 1);
     for (int i = 1; i <= 9; i++) {
         s = base(i / 10.0);
         CHECK(compute(&s, &a) == 0);
-        CHECK_REL(a.throughput_async_tok_s, async_ref(i / 10.0, 4, 0.01, 0.04, 0.005), 1e-12);
+        CHECK_REL(FIG(a, "throughput_async_tok_s"),
+                  async_ref(i / 10.0, 4, 0.01, 0.04, 0.005), 1e-12);
     }
 }
 
@@ -131,18 +137,18 @@ static void test_async_limits(void)
     analytic_t a;
     scenario_t s = base(0);
     CHECK(compute(&s, &a) == 0);
-    CHECK_REL(a.throughput_async_tok_s, 1 / 0.085, 1e-12);
-    CHECK_REL(a.throughput_sync_tok_s, 1 / 0.085, 1e-12);
+    CHECK_REL(FIG(a, "throughput_async_tok_s"), 1 / 0.085, 1e-12);
+    CHECK_REL(FIG(a, "throughput_sync_tok_s"), 1 / 0.085, 1e-12);
     s = base(1e-9);
     CHECK(compute(&s, &a) == 0);
-    CHECK_REL(a.throughput_async_tok_s, 1 / 0.085, 1e-6);
+    CHECK_REL(FIG(a, "throughput_async_tok_s"), 1 / 0.085, 1e-6);
     s = base(1);
     CHECK(compute(&s, &a) == 0);
-    CHECK_REL(a.throughput_async_tok_s, 100, 1e-12);
-    CHECK_REL(a.throughput_sync_tok_s, 5 / 0.085, 1e-12);
+    CHECK_REL(FIG(a, "throughput_async_tok_s"), 100, 1e-12);
+    CHECK_REL(FIG(a, "throughput_sync_tok_s"), 5 / 0.085, 1e-12);
     s = base(1 - 1e-9);
     CHECK(compute(&s, &a) == 0);
-    CHECK_REL(a.throughput_async_tok_s, 100, 1e-6);
+    CHECK_REL(FIG(a, "throughput_async_tok_s"), 100, 1e-6);
 }
 
 /* Window 1: the edge waits for each verdict; a cycle of J blocks takes
@@ -155,15 +161,15 @@ static void test_async_window_stall(void)
     scenario_t s = base(0.7);
     s.protocol.window = 1;
     CHECK(compute(&s, &a) == 0);
-    CHECK_REL(a.throughput_async_tok_s, (1 - pow(0.7, 4)) / 0.3 / 0.085, 1e-12);
+    CHECK_REL(FIG(a, "throughput_async_tok_s"), (1 - pow(0.7, 4)) / 0.3 / 0.085, 1e-12);
     s = base(1);
     s.protocol.window = 1;
     CHECK(compute(&s, &a) == 0);
-    CHECK_REL(a.throughput_async_tok_s, 4 / 0.085, 1e-12);
+    CHECK_REL(FIG(a, "throughput_async_tok_s"), 4 / 0.085, 1e-12);
     /* Window 2 at α = 1: 2 blocks per loop of 85 ms (85/2 > γd = 40 ms). */
     s.protocol.window = 2;
     CHECK(compute(&s, &a) == 0);
-    CHECK_REL(a.throughput_async_tok_s, 4 / 0.0425, 1e-12);
+    CHECK_REL(FIG(a, "throughput_async_tok_s"), 4 / 0.0425, 1e-12);
 }
 
 /* Cloud slower than the edge (v = 50 ms > γd = 40 ms), large window: block j
@@ -176,7 +182,8 @@ static void test_async_cloud_bound(void)
     s.protocol.window = 100;
     s.cloud.verify_time = dist_const(0.050);
     CHECK(compute(&s, &a) == 0);
-    CHECK_REL(a.throughput_async_tok_s, (1 / 0.3) / (0.08 + 0.05 / (1 - pow(0.7, 4))), 1e-9);
+    CHECK_REL(FIG(a, "throughput_async_tok_s"),
+              (1 / 0.3) / (0.08 + 0.05 / (1 - pow(0.7, 4))), 1e-9);
 }
 
 /* Links: uplink 64 kbit/s serialises a block of 4·4 + 64 = 80 B in 10 ms;
@@ -191,7 +198,8 @@ static void test_sync_links_and_jitter(void)
     s.groups[0].network.jitter = dist_const(0.002);
     CHECK(compute(&s, &a) == 0);
     double E = 2.7731;
-    CHECK_REL(a.block_time_sync_s, 0.085 + 0.010 + (64 + 4 * E) * 8 / 128000 + 0.004, 1e-12);
+    CHECK_REL(FIG(a, "block_time_sync_s"),
+              0.085 + 0.010 + (64 + 4 * E) * 8 / 128000 + 0.004, 1e-12);
 }
 
 /* Positional α = [0.9, 0.8, 0.5] (last repeats), γ = 4:
@@ -207,7 +215,7 @@ static void test_positional(void)
     CHECK(compute(&s, &a) == 0);
     CHECK_REL(a.accepted_len_expected, 3.16, 1e-12);
     CHECK_REL(a.alpha_mean, (0.9 + 0.8 + 0.5 + 0.5) / 4, 1e-12);
-    CHECK_REL(a.throughput_async_tok_s,
+    CHECK_REL(FIG(a, "throughput_async_tok_s"),
               ((1 / 0.82 - 1) * 4 + 2.26 / 0.82) / (0.04 / 0.82 + 0.045), 1e-12);
 }
 
@@ -222,14 +230,14 @@ static void test_beta(void)
     CHECK(compute(&s, &a) == 0);
     CHECK_REL(a.accepted_len_expected, 2.9, 1e-12);
     CHECK_REL(a.alpha_mean, 2.0 / 3, 1e-12);
-    CHECK_REL(a.throughput_sync_tok_s, 2.9 / 0.085, 1e-12);
+    CHECK_REL(FIG(a, "throughput_sync_tok_s"), 2.9 / 0.085, 1e-12);
     double ref = 0;
     int n = 200000;
     for (int i = 0; i < n; i++) {
         double x = (i + 0.5) / n;
         ref += async_ref(x, 4, 0.01, 0.04, 0.005) * 2 * x / n;
     }
-    CHECK_REL(a.throughput_async_tok_s, ref, 1e-8);
+    CHECK_REL(FIG(a, "throughput_async_tok_s"), ref, 1e-8);
 }
 
 /* markov, as sim/model/accept_markov.c draws it (state switches after every evaluated
@@ -251,7 +259,7 @@ static void test_markov(void)
                 "p_bad_good: 0.1}");
     CHECK(compute(&s, &a) == 0);
     CHECK_REL(a.accepted_len_expected, b.accepted_len_expected, 1e-12);
-    CHECK_REL(a.throughput_async_tok_s, b.throughput_async_tok_s, 1e-9);
+    CHECK_REL(FIG(a, "throughput_async_tok_s"), FIG(b, "throughput_async_tok_s"), 1e-9);
 
     s.protocol.gamma = 1;
     set_acc(&s, "{model: markov, alpha_good: 0.9, alpha_bad: 0.3, p_good_bad: 0.1, "
@@ -282,7 +290,7 @@ static void test_trace(void)
     s.acceptance = acc;
     CHECK(compute(&s, &a) == 0);
     CHECK_REL(a.accepted_len_expected, 3.6, 1e-12);
-    CHECK_REL(a.throughput_async_tok_s, 15 / 0.29, 1e-12);
+    CHECK_REL(FIG(a, "throughput_async_tok_s"), 15 / 0.29, 1e-12);
     CHECK(isnan(a.alpha_mean));   /* a trace states no per-draft alpha */
     /* An empty trace is refused where it is configured. */
     accept_cfg_t empty;
@@ -320,7 +328,7 @@ static void test_model_path_datasheet(void)
     CHECK_REL(a.draft_time_s, 1.5981088e-4, 1e-12);
     CHECK_REL(a.draft_time_datasheet_s, 1.5981088e-4, 1e-12);
     CHECK_REL(a.draft_terms.total_s, 1.5981088e-4, 1e-12);
-    CHECK_REL(a.throughput_edge_only_tok_s, 1 / 1.5981088e-4, 1e-12);
+    CHECK_REL(FIG(a, "throughput_edge_only_tok_s"), 1 / 1.5981088e-4, 1e-12);
     CHECK_REL(a.context_tokens, 100, 0);
     /* Cloud on the model path too: verify = one job of γ+1 = 5 tokens. */
     tiny_cards(&s.cloud.target, &s.cloud.gpu);
@@ -333,7 +341,8 @@ static void test_model_path_datasheet(void)
     if (sv) {
         service_job_t v = {5, 100, 0}, one = {1, 100, 0};
         CHECK_REL(a.verify_time_s, service_iter_time(sv, &v, 1), 1e-15);
-        CHECK_REL(a.throughput_cloud_only_tok_s, 1 / service_iter_time(sv, &one, 1), 1e-15);
+        CHECK_REL(FIG(a, "throughput_cloud_only_tok_s"),
+                  1 / service_iter_time(sv, &one, 1), 1e-15);
     }
     service_free(sv);
     /* Broken cards on a path that needs them: an error. */
@@ -475,6 +484,83 @@ static void test_print(void)
     CHECK(strstr(buf, "edge_source:") != NULL);
 }
 
+/* The keys users' scripts read come in the order they always came: the
+ * protocols' figures in registry order, sync's, async's, cloud-only's,
+ * edge-only's, right after verify_time_datasheet_s (a new protocol's come
+ * after these, so they keep their places). */
+static void test_key_order(void)
+{
+    static const char *const keys[] = {
+        "verify_time_datasheet_s:", "block_time_sync_s:", "itl_sync_s:",
+        "throughput_sync_tok_s:", "throughput_async_tok_s:", "cloud_iter_time_s:",
+        "throughput_cloud_only_tok_s:", "throughput_edge_only_tok_s:"};
+    analytic_t a;
+    scenario_t s = base(0.7);
+    CHECK(compute(&s, &a) == 0);
+    char buf[8192];
+    FILE *f = fmemopen(buf, sizeof buf, "w");
+    CHECK(f != NULL);
+    if (!f) return;
+    CHECK(analytic_print(f, &a, 0) == 0);
+    fclose(f);
+    const char *at = buf;
+    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
+        const char *x = strstr(at, keys[k]);
+        CHECK(x != NULL && x[-1] == '\n');
+        if (!x) return;
+        /* Adjacent: the next line is the next key. */
+        if (k > 0) CHECK(x == strchr(at, '\n') + 1);
+        at = x;
+    }
+}
+
+/* Every registered protocol that gives a closed form: from one plain input
+ * it gives a positive finite rate and at most PROTO_FIGS_MAX figures, and
+ * analytic prints throughput_NAME_tok_s and each of its figures, every key
+ * once. Walked, not counted: a new protocol is checked the same way, and
+ * the walk fails when no protocol gives one. */
+static void test_every_protocol(void)
+{
+    analytic_t a;
+    scenario_t s = base(0.7);
+    CHECK(compute(&s, &a) == 0);
+    accept_law_t L;
+    err_t e = {0, ""};
+    CHECK(accept_cfg_law(&s.acceptance, 4, &L, &e) == 0);
+    proto_form_in_t in = {
+        .law = &L, .gamma = 4, .window = 2, .draft_s = 0.010, .verify_s = 0.005,
+        .decode_s = 0.004, .up_prop_s = 0.020, .down_prop_s = 0.020, .up_bps = 1e6,
+        .down_bps = INFINITY, .bytes_per_token = 4, .overhead_bytes = 64};
+    int forms = 0, figs = 0;
+    const proto_ops_t *p;
+    for (size_t i = 0; (p = proto_at(i)) != NULL; i++) {
+        CHECK(proto_find(p->name) == p);   /* reachable by its name */
+        if (!p->closed_form) continue;
+        forms++;
+        proto_form_t f = {0};
+        CHECK(p->closed_form(&in, &f) == 0);
+        CHECK(isfinite(f.tok_s) && f.tok_s > 0);
+        CHECK(f.nfigs >= 0 && f.nfigs <= PROTO_FIGS_MAX);
+        CHECK(f.cycle_s == 0 || (f.cycle_s >= in.verify_s && f.cycle_tokens > 0));
+        char key[64];
+        snprintf(key, sizeof key, "throughput_%s_tok_s", p->name);
+        for (char *c = key; *c; c++)
+            if (*c == '-') *c = '_';
+        CHECK(isfinite(FIG(a, key)) && FIG(a, key) > 0);
+        for (int k = 0; k < f.nfigs && k < PROTO_FIGS_MAX; k++) {
+            CHECK(f.figs[k].key != NULL);
+            if (f.figs[k].key) CHECK(!isnan(FIG(a, f.figs[k].key)));
+        }
+        figs += f.nfigs + 1;
+    }
+    accept_law_fini(&L);
+    CHECK(forms >= 1 && a.nfigs == figs);
+    for (int i = 0; i < a.nfigs; i++)
+        for (int j = 0; j < i; j++) CHECK(strcmp(a.figs[i].key, a.figs[j].key) != 0);
+    CHECK(isnan(FIG(a, "no_such_key")));
+    CHECK(FIG(a, "draft_time_s") == a.draft_time_s);
+}
+
 int main(void)
 {
     RUN(test_sync_closed_form);
@@ -492,6 +578,8 @@ int main(void)
     RUN(test_mva_hand);
     RUN(test_mva_scenario);
     RUN(test_print);
+    RUN(test_key_order);
+    RUN(test_every_protocol);
     accept_cfg_fini(&acc);
     return check_done();
 }
