@@ -12,6 +12,7 @@
 
 #include "check.h"
 #include "run/sim.h"
+#include "scentext.h"
 #include "test_sim_scen.h"
 
 static int cycle_limit(int gamma) { return gamma; }
@@ -141,6 +142,28 @@ static void test_async_conservation(void)
 }
 
 /* Loader: the policy key, its default, and registry-backed names. */
+/* A scenario setting key to name loads, holds that entry, and writes the
+ * name back (scentext_yaml) as it was given. */
+static int loads_back(const char *key, const char *name)
+{
+    scenario_override_t o = {.path = key, .value = name};
+    scenario_t s;
+    err_t err = {0};
+    if (scenario_load_string("r.yaml", "", &o, 1, &s, &err) != 0) {
+        printf("  %s=%s: %s\n", key, name, err.msg);
+        return 0;
+    }
+    char *buf = scentext_yaml(&s);
+    const char *leaf = strrchr(key, '.') + 1;
+    char line[96];
+    snprintf(line, sizeof line, "\n  %s: %s\n", leaf, name);
+    int ok = buf && strstr(buf, line) != NULL;
+    if (!ok) printf("  %s=%s: not written back as '%s'\n", key, name, line + 1);
+    free(buf);
+    scenario_fini(&s);
+    return ok;
+}
+
 static void test_loader(void)
 {
     char path[64];
@@ -167,15 +190,31 @@ static void test_loader(void)
     CHECK(scenario_load(path, &g, 1, &s, &err) == -1);
     CHECK(strstr(err.msg, "protocol.gamma") != NULL);
     unlink(path);
-    /* Registry lists. */
-    const char *names[8];
-    CHECK(proto_names(names, 8) == 4);
-    CHECK_STR(names[0], "sync");
-    CHECK_STR(names[3], "edge-only");
-    CHECK(gamma_names(names, 8) == 3);
-    CHECK_STR(names[0], "fixed");
-    CHECK_STR(names[1], "rtt");
-    CHECK_STR(names[2], "goodput");
+    /* Registry lists, walked rather than counted, so that a new protocol
+     * or policy does not break this test: each registry has names, reports
+     * its count even when cut short, and every name is reachable by
+     * proto_find / gamma_find and by the loader, which writes it back. */
+    const char *names[64], *one[1];
+    size_t np = proto_names(names, 64);
+    CHECK(np >= 1 && np <= 64 && proto_names(one, 1) == np);
+    for (size_t i = 0; i < np && i < 64; i++) {
+        const proto_ops_t *p = proto_find(names[i]);
+        CHECK(p != NULL && p == proto_at(i));
+        CHECK(loads_back("protocol.mode", names[i]));
+    }
+    CHECK(proto_at(np) == NULL);
+    size_t ng = gamma_names(names, 64);
+    CHECK(ng >= 1 && ng <= 64 && gamma_names(one, 1) == ng);
+    for (size_t i = 0; i < ng && i < 64; i++) {
+        CHECK(gamma_find(names[i]) != NULL);
+        CHECK(loads_back("protocol.gamma_policy", names[i]));
+    }
+    /* The ones that ship, and the defaults, are among them. */
+    static const char *const protos[] = {"sync", "async", "cloud-only", "edge-only"};
+    static const char *const pols[] = {"fixed", "rtt", "goodput"};
+    for (size_t k = 0; k < 4; k++) CHECK(proto_find(protos[k]) != NULL);
+    for (size_t k = 0; k < 3; k++) CHECK(gamma_find(pols[k]) != NULL);
+    CHECK(proto_default() == proto_find("async") && gamma_default() == gamma_find("fixed"));
     CHECK(proto_find("nope") == NULL && gamma_find("nope") == NULL);
 }
 
