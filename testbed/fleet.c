@@ -205,7 +205,9 @@ static int build(fleet_t *f, const scenario_t *s, const repl_shared_t *sh, int r
     repl_t *r = &f->r;
     size_t *off = NULL;
     f->conn = calloc((size_t)s->ntenants, sizeof *f->conn);
-    if (route_setup(r, sh, rep, tl, NULL, err) || !f->conn || route_alloc_cum(r, &off)) {
+    /* The edge side only: the verifier runs the cloud's. */
+    if (route_setup(r, sh, rep, ROUTE_EDGE, tl, NULL, err) || !f->conn ||
+        route_alloc_cum(r, &off)) {
         free(off);
         return err_set(err, ERR_RUNTIME, "testbed: edge: out of memory");
     }

@@ -337,7 +337,9 @@ static int build(server_t *sv, const scenario_t *s, const repl_shared_t *sh, int
     repl_t *r = &sv->r;
     sv->conn = calloc((size_t)s->ntenants, sizeof *sv->conn);
     sv->bye = calloc((size_t)s->ntenants, 1);
-    if (route_setup(r, sh, rep, tl, NULL, err) || !sv->conn || !sv->bye)
+    /* Both sides for now: on_input fills in the edge tenant that the
+     * cloud side reads a prompt's lengths from. */
+    if (route_setup(r, sh, rep, ROUTE_BOTH, tl, NULL, err) || !sv->conn || !sv->bye)
         return err_set(err, ERR_RUNTIME, "testbed: verifier: out of memory");
     for (int i = 0; i < r->n; i++)
         if (repl_protocol(r, i)->proto->uses_cloud && ctenant_init(r, i, err)) return -1;

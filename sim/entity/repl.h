@@ -65,8 +65,8 @@ typedef struct repl {
     cloud_t *cloud;            /* NULL when no tenant uses the cloud */
     tally_t *tally;            /* borrowed */
     trace_t *trace;            /* borrowed; NULL = no trace */
-    struct edge_tenant *et;    /* [n], sim/entity/edge.h */
-    struct ctenant *ct;        /* [n], sim/entity/ctenant.h */
+    struct edge_tenant *et;    /* [n], sim/entity/edge.h; edge side only */
+    struct ctenant *ct;        /* [n], sim/entity/ctenant.h; cloud side only */
     double *cum;               /* every tenant's draft-time buffer */
     /* Per group: draft time by context, filled on first use (the service
      * model is pure, so its answers can be kept; contexts beyond

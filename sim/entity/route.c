@@ -7,7 +7,7 @@
 #include "entity/msg.h"
 #include "entity/proto.h"
 
-int route_setup(repl_t *r, const repl_shared_t *sh, int rep, tally_t *tally,
+int route_setup(repl_t *r, const repl_shared_t *sh, int rep, int sides, tally_t *tally,
                 trace_t *trace, err_t *err)
 {
     const scenario_t *s = sh->s;
@@ -21,11 +21,18 @@ int route_setup(repl_t *r, const repl_shared_t *sh, int rep, tally_t *tally,
     /* A few pending events per tenant at most: sized so the heap rarely
      * grows even once. */
     r->eng = engine_create((size_t)r->n * 4 + 64, err);
-    r->et = calloc((size_t)r->n, sizeof *r->et);
-    r->ct = calloc((size_t)r->n, sizeof *r->ct);
-    r->draft_memo = calloc((size_t)s->ngroups, sizeof *r->draft_memo);
-    r->draft_memo_n = calloc((size_t)s->ngroups, sizeof *r->draft_memo_n);
-    return r->eng && r->et && r->ct && r->draft_memo && r->draft_memo_n ? 0 : -1;
+    if (!r->eng) return -1;
+    if (sides & ROUTE_EDGE) {
+        r->et = calloc((size_t)r->n, sizeof *r->et);
+        r->draft_memo = calloc((size_t)s->ngroups, sizeof *r->draft_memo);
+        r->draft_memo_n = calloc((size_t)s->ngroups, sizeof *r->draft_memo_n);
+        if (!r->et || !r->draft_memo || !r->draft_memo_n) return -1;
+    }
+    if (sides & ROUTE_CLOUD) {
+        r->ct = calloc((size_t)r->n, sizeof *r->ct);
+        if (!r->ct) return -1;
+    }
+    return 0;
 }
 
 int route_alloc_cum(repl_t *r, size_t **off)

@@ -99,7 +99,7 @@ world_t *world_create(const repl_shared_t *sh, int rep, tally_t *tally,
         return NULL;
     }
     repl_t *r = &w->r;
-    if (route_setup(r, sh, rep, tally, trace, err)) {
+    if (route_setup(r, sh, rep, ROUTE_BOTH, tally, trace, err)) {
         world_free(w);
         err_set(err, ERR_RUNTIME, "simulation: out of memory");
         return NULL;
