@@ -118,10 +118,14 @@ static int on_up(void *ctx, const engine_event_t *ev)
     wire_msg_t m = {0};
     wire_from_msg(ev->b, &m);
     if (m.kind == WIRE_PROMPT) {
-        const edge_tenant_t *T = &f->r.et[i];
-        m.prompt = (uint32_t)T->prompt;
-        m.output = (uint32_t)T->output;
-        m.t0 = T->t0;
+        /* The frame carries the message's body, taken from the slot the
+         * edge filled (sim/entity/msg.h); the verifier posts it again. */
+        msg_prompt_t body;
+        if (msg_prompt_take(&f->r.prompt_box[i], &body))
+            return err_set(f->r.err, ERR_RUNTIME, "testbed: edge: a prompt without its body");
+        m.prompt = (uint32_t)body.prompt;
+        m.output = (uint32_t)body.output;
+        m.t0 = body.t0;
         if (f->lm && lmedge_prompt(f->lm, i, &m, f->r.err)) return -1;
     } else if (m.kind == WIRE_BLOCK && f->lm && lmedge_block(f->lm, i, &m, f->r.err)) {
         return -1;

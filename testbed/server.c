@@ -4,6 +4,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -14,7 +15,6 @@
 
 #include "conn.h"
 #include "entity/ctenant.h"
-#include "entity/edge.h"
 #include "entity/msg.h"
 #include "entity/proto.h"
 #include "realverify.h"
@@ -243,10 +243,16 @@ static int on_input(void *ctx, uint32_t tag, err_t *err)
             break;
         }
         if (m.kind == WIRE_PROMPT) {
-            edge_tenant_t *T = &r->et[tag];
-            T->prompt = (int)m.prompt;
-            T->output = (int)m.output;
-            T->t0 = m.t0;
+            /* The frame's lengths and start are the message's body: they
+             * wait in the tenant's prompt slot until EV_UP delivers the
+             * message to the cloud side (sim/entity/msg.h). */
+            if (m.prompt > INT_MAX || m.output > INT_MAX)
+                return err_set(err, ERR_RUNTIME, "testbed: verifier: tenant %u sent a "
+                               "prompt of %u + %u tokens (more than an int holds)",
+                               tag, m.prompt, m.output);
+            if (msg_prompt_post(&r->prompt_box[tag], (int)m.prompt, (int)m.output, m.t0))
+                return err_set(err, ERR_RUNTIME, "testbed: verifier: tenant %u sent a "
+                               "prompt while its last one was still on its way", tag);
         } else if (m.kind != WIRE_BLOCK) {
             return err_set(err, ERR_RUNTIME, "testbed: verifier: unexpected frame "
                            "kind %d from tenant %u", m.kind, tag);
@@ -337,9 +343,8 @@ static int build(server_t *sv, const scenario_t *s, const repl_shared_t *sh, int
     repl_t *r = &sv->r;
     sv->conn = calloc((size_t)s->ntenants, sizeof *sv->conn);
     sv->bye = calloc((size_t)s->ntenants, 1);
-    /* Both sides for now: on_input fills in the edge tenant that the
-     * cloud side reads a prompt's lengths from. */
-    if (route_setup(r, sh, rep, ROUTE_BOTH, tl, NULL, err) || !sv->conn || !sv->bye)
+    /* The cloud side only: a prompt's lengths come in its frame. */
+    if (route_setup(r, sh, rep, ROUTE_CLOUD, tl, NULL, err) || !sv->conn || !sv->bye)
         return err_set(err, ERR_RUNTIME, "testbed: verifier: out of memory");
     for (int i = 0; i < r->n; i++)
         if (repl_protocol(r, i)->proto->uses_cloud && ctenant_init(r, i, err)) return -1;

@@ -1,6 +1,5 @@
 #include "entity/ctenant.h"
 
-#include "entity/edge.h"
 #include "entity/msg.h"
 
 static const repl_group_t *grp(const repl_t *r, const ctenant_t *C)
@@ -48,23 +47,23 @@ static int send_down(repl_t *r, ctenant_t *C, int i, uint64_t m, double bytes)
 /* The SLO deadline of a job of C's request (cloud_job_t.deadline, 0 =
  * none), read by the deadline orderings (sim/model/order.h). A prefill is due
  * when the TTFT bound ends: the request's start (the edge's timestamp, sent
- * with the prompt) + ttft. A verify or decode job is due when the TPOT SLO's
+ * with the prompt, C->t0) + ttft. A verify or decode job is due when the TPOT SLO's
  * schedule wants the next token: the n-th token after the first by
  * t_first + n * tpot, t_first being when the cloud produced the first one,
  * so the next is due at t_first + committed * tpot. This is the bound the
  * SLO states on average ((e2e - TTFT) / (tokens - 1) <= tpot): a request
  * that fell behind becomes urgent, one ahead can wait. */
-static double deadline(const repl_t *r, const ctenant_t *C, int i, int kind)
+static double deadline(const repl_t *r, const ctenant_t *C, int kind)
 {
     const slo_cfg_t *slo = &grp(r, C)->cfg->slo;
     if (kind == CLOUD_PREFILL)
-        return slo->ttft > 0 ? r->et[i].t0 + slo->ttft : 0;
+        return slo->ttft > 0 ? C->t0 + slo->ttft : 0;
     return slo->tpot > 0 ? C->t_first + C->committed * slo->tpot : 0;
 }
 
 static int submit(repl_t *r, ctenant_t *C, cloud_job_t *j, double now)
 {
-    j->deadline = deadline(r, C, j->tenant, j->kind);
+    j->deadline = deadline(r, C, j->kind);
     j->priority = grp(r, C)->cfg->priority;
     if (cloud_submit(r->cloud, C->replica, j, now)) return repl_fail(r, "out of memory");
     return 0;
@@ -90,13 +89,17 @@ int ctenant_admitted(void *ctx, int tenant, int replica, double now)
     return submit_prefill(r, tenant, now);
 }
 
-int ctenant_prompt(repl_t *r, int i, int prompt, int output, double now)
+int ctenant_prompt(repl_t *r, int i, double now)
 {
     ctenant_t *C = &r->ct[i];
+    msg_prompt_t body;
+    if (msg_prompt_take(&r->prompt_box[i], &body))
+        return repl_fail(r, "a prompt message reached the cloud without its body");
     if (C->proto->verifies) accept_request(&C->acc, i, r->s->ntenants, C->requests);
     C->requests++;
-    C->prompt = prompt;
-    C->output = output;
+    C->prompt = body.prompt;
+    C->output = body.output;
+    C->t0 = body.t0;
     C->committed = 0;
     C->pending_drafts = 0;
     C->replica = cloud_pin(r->cloud);

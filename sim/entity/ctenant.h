@@ -1,5 +1,6 @@
 /* ctenant — the cloud's view of a tenant: its request as the cloud knows
- * it (lengths, tokens committed, drafts of blocks queued, epoch), its KV
+ * it (lengths and start, copied from the prompt message; tokens committed,
+ * drafts of blocks queued, epoch), its KV
  * reservation and replica, its downlink and its acceptance state, and the
  * mechanics every protocol uses on that side: admission and prefill, verify
  * jobs for arriving blocks, verdicts and streamed tokens sent down, and the
@@ -27,12 +28,14 @@ typedef struct ctenant {
     network_link_t down;
     accept_t acc;       /* in place: one draw per verdict */
     int replica;        /* -1 while no request holds one */
-    int prompt, output, committed;
+    int prompt, output, committed;   /* prompt, output: the prompt's */
     int pending_drafts; /* drafts of this epoch's blocks queued or running */
     uint32_t epoch;
     uint32_t blocks_in; /* blocks received: the next one's id */
     long requests;      /* requests whose prompt reached the cloud */
     double kv_bytes;
+    double t0;            /* the request's start, as the prompt said (the
+                             TTFT deadline counts from it) */
     double t_prompt;      /* when the prompt reached the cloud (admission wait) */
     double t_first;       /* when the cloud produced its first token (the
                              TPOT deadlines count from it) */
@@ -43,10 +46,11 @@ typedef struct ctenant {
 int ctenant_init(repl_t *r, int i, err_t *err);
 void ctenant_fini(ctenant_t *C);
 
-/* The prompt of tenant i's request (prompt and output tokens, what the
- * message stands for) reaches the cloud at now: pin a replica, reserve KV,
- * and prefill once admitted. Returns 0 or -1 (r->err). */
-int ctenant_prompt(repl_t *r, int i, int prompt, int output, double now);
+/* The prompt message of tenant i's request reaches the cloud at now: its
+ * body (lengths and start, r->prompt_box[i], sim/entity/msg.h) is copied
+ * into the tenant; then pin a replica, reserve KV, and prefill once
+ * admitted. Returns 0 or -1 (r->err). */
+int ctenant_prompt(repl_t *r, int i, double now);
 /* cloud_cb_t.admitted; ctx is the repl_t. */
 int ctenant_admitted(void *ctx, int tenant, int replica, double now);
 

@@ -229,8 +229,12 @@ static int start_request(repl_t *r, edge_tenant_t *T, double t0)
     }
     if (T->proto->uses_cloud) {
         T->pending |= 2;
-        /* The prompt message stands for the prompt and the request's output
-         * length: the cloud reads them from the tenant when it arrives. */
+        /* The prompt's lengths and the request's start do not fit the
+         * payload: they travel in the tenant's prompt slot, which the cloud
+         * empties when the message arrives (sim/entity/msg.h). */
+        if (msg_prompt_post(&r->prompt_box[i], T->prompt, T->output, T->t0))
+            return repl_fail(r, "a prompt was sent while the previous one was "
+                             "on the uplink");
         if (send_up(r, T, msg_pack(MSG_PROMPT, 0, 0, 0, T->epoch),
                     T->prompt * g->bytes_per_token + g->overhead_bytes))
             return -1;

@@ -9,6 +9,22 @@
  * another epoch after 2^28 epoch changes in its flight time. Blocks carry no
  * id: the cloud numbers them in arrival order, which is send order (links
  * deliver in order and never lose a message).
+ *
+ * A prompt carries more than 64 bits: its prompt and output lengths (any
+ * int) and the request's start t0 (a double, from which the cloud counts
+ * the TTFT deadline). Its payload holds only the kind and the epoch; the
+ * rest, its body (msg_prompt_t), waits in the tenant's prompt slot
+ * (repl_t.prompt_box[i]): the sender writes it when it sends the message
+ * (msg_prompt_post) and the receiver copies it into its own state when the
+ * message is delivered (msg_prompt_take), so neither side reads the other's
+ * tenant. One slot per tenant is enough because a tenant has at most one
+ * prompt on its uplink: it serves one request at a time, and a request
+ * cannot end (and the next prompt be sent) before the cloud answered its
+ * prompt. The slot says whether it is in use, so a protocol that broke
+ * that rule would fail loudly rather than overwrite a prompt in flight (it
+ * would need a queue of bodies per tenant instead). The payload stays one
+ * word and the engine event small: a slot costs no allocation per message,
+ * and a prompt is one message per request among many blocks.
  */
 #ifndef SPECSIM_MSG_H
 #define SPECSIM_MSG_H
@@ -40,5 +56,33 @@ static inline int msg_gamma(uint64_t m) { return (int)((m >> 25) & MSG_FIELD_MAS
 static inline uint32_t msg_epoch(uint64_t m) { return (uint32_t)(m >> 36); }
 /* An epoch as a message carries it. */
 static inline uint32_t msg_epoch_of(uint32_t epoch) { return epoch & MSG_EPOCH_MASK; }
+
+/* The body of a prompt message: what the cloud learns of a request. */
+typedef struct msg_prompt {
+    int prompt, output;   /* tokens */
+    double t0;            /* the request's start (s), its TTFT's origin */
+    int full;             /* the slot holds a body not yet delivered */
+} msg_prompt_t;
+
+/* The sender fills slot with a prompt's body as it sends the message.
+ * 0, or -1 when the slot still holds an undelivered prompt (a bug: see
+ * above). */
+static inline int msg_prompt_post(msg_prompt_t *slot, int prompt, int output, double t0)
+{
+    if (slot->full) return -1;
+    *slot = (msg_prompt_t){.prompt = prompt, .output = output, .t0 = t0, .full = 1};
+    return 0;
+}
+
+/* The receiver copies the body out of slot at delivery and frees the slot.
+ * 0, or -1 when no prompt was posted (a bug). */
+static inline int msg_prompt_take(msg_prompt_t *slot, msg_prompt_t *body)
+{
+    if (!slot->full) return -1;
+    *body = *slot;
+    body->full = 0;
+    slot->full = 0;
+    return 0;
+}
 
 #endif

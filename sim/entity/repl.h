@@ -6,6 +6,13 @@
  * with the route_* handlers (sim/entity/route.h); the modules above only
  * read it and change their own tenants' state. No globals: several
  * replications may run on different threads at once.
+ *
+ * The two sides share no tenant state: the edge side (edge.c, the
+ * protocols' edge operations) uses et and never ct, the cloud side
+ * (ctenant.c, cloud.c, the protocols' cloud operations) ct and never et.
+ * What one tells the other travels in messages (sim/entity/msg.h), a
+ * prompt's body through prompt_box. A runner of one side allocates only
+ * that side's table (route_setup): the other is NULL.
  */
 #ifndef SPECSIM_REPL_H
 #define SPECSIM_REPL_H
@@ -67,10 +74,13 @@ typedef struct repl {
     trace_t *trace;            /* borrowed; NULL = no trace */
     struct edge_tenant *et;    /* [n], sim/entity/edge.h; edge side only */
     struct ctenant *ct;        /* [n], sim/entity/ctenant.h; cloud side only */
-    double *cum;               /* every tenant's draft-time buffer */
-    /* Per group: draft time by context, filled on first use (the service
-     * model is pure, so its answers can be kept; contexts beyond
-     * REPL_MEMO_MAX are computed each time to bound memory). */
+    /* [n]: the body of the prompt on tenant i's uplink, written by its
+     * sender, copied out by its receiver (sim/entity/msg.h). */
+    struct msg_prompt *prompt_box;
+    double *cum;               /* every tenant's draft-time buffer (edge) */
+    /* Edge side, per group: draft time by context, filled on first use
+     * (the service model is pure, so its answers can be kept; contexts
+     * beyond REPL_MEMO_MAX are computed each time to bound memory). */
     double **draft_memo;
     int *draft_memo_n;
     err_t *err;                /* where handlers report failures */

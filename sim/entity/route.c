@@ -21,7 +21,8 @@ int route_setup(repl_t *r, const repl_shared_t *sh, int rep, int sides, tally_t 
     /* A few pending events per tenant at most: sized so the heap rarely
      * grows even once. */
     r->eng = engine_create((size_t)r->n * 4 + 64, err);
-    if (!r->eng) return -1;
+    r->prompt_box = calloc((size_t)r->n, sizeof *r->prompt_box);
+    if (!r->eng || !r->prompt_box) return -1;
     if (sides & ROUTE_EDGE) {
         r->et = calloc((size_t)r->n, sizeof *r->et);
         r->draft_memo = calloc((size_t)s->ngroups, sizeof *r->draft_memo);
@@ -58,6 +59,7 @@ void route_teardown(repl_t *r)
     engine_free(r->eng);
     free(r->et);
     free(r->ct);
+    free(r->prompt_box);
     free(r->cum);
     if (r->draft_memo)
         for (int g = 0; g < r->s->ngroups; g++) free(r->draft_memo[g]);
@@ -89,8 +91,7 @@ int route_up(void *ctx, const engine_event_t *ev)
 {
     repl_t *r = ctx;
     int i = (int)ev->a;
-    if (msg_kind(ev->b) == MSG_PROMPT)
-        return ctenant_prompt(r, i, r->et[i].prompt, r->et[i].output, ev->time);
+    if (msg_kind(ev->b) == MSG_PROMPT) return ctenant_prompt(r, i, ev->time);
     return r->ct[i].proto->block_at_cloud(r, i, ev->b, ev->time);
 }
 

@@ -19,12 +19,12 @@
 enum route_side { ROUTE_EDGE = 1, ROUTE_CLOUD = 2, ROUTE_BOTH = 3 };
 
 /* Fills r's fields (sh, tally, trace and err borrowed) and allocates its
- * engine and, for the sides asked (enum route_side), their state, zeroed
- * for the runner to initialise: the edge side's tenants (r->et) and draft
- * memos, the cloud side's tenants (r->ct). A side not asked for stays
- * NULL, so that nothing on the other side can lean on it. 0, or -1 when
- * out of memory (the runner reports it); either way route_teardown frees
- * what was made. */
+ * engine, the tenants' prompt slots and, for the sides asked (enum
+ * route_side), their state, zeroed for the runner to initialise: the edge
+ * side's tenants (r->et) and draft memos, the cloud side's tenants (r->ct).
+ * A side not asked for stays NULL, so that nothing on the other side can
+ * lean on it. 0, or -1 when out of memory (the runner reports it); either
+ * way route_teardown frees what was made. */
 int route_setup(repl_t *r, const repl_shared_t *sh, int rep, int sides, tally_t *tally,
                 trace_t *trace, err_t *err);
 /* Allocates r->cum, every tenant's draft buffer, and *off[n + 1] (the

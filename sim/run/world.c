@@ -5,6 +5,7 @@
 
 #include "entity/ctenant.h"
 #include "entity/edge.h"
+#include "entity/msg.h"
 #include "run/guard.h"
 #include "entity/route.h"
 #include "entity/proto.h"
@@ -36,12 +37,13 @@ static void hint_edge(void *ctx, const engine_event_t *next)
 }
 
 /* A message up reaches the cloud's view of the tenant (and, for a prompt,
- * reads the edge's). */
+ * reads its body from the tenant's prompt slot). */
 static void hint_up(void *ctx, const engine_event_t *next)
 {
     const repl_t *r = ctx;
     prefetch((const char *)&r->ct[next->a], sizeof(ctenant_t));
-    prefetch((const char *)&r->et[next->a], sizeof(edge_tenant_t));
+    if (msg_kind(next->b) == MSG_PROMPT)
+        prefetch((const char *)&r->prompt_box[next->a], sizeof(msg_prompt_t));
 }
 
 static int route_events(repl_t *r)
