@@ -80,7 +80,7 @@ struct cloud {
 /* Kick payloads: 0 = start if idle; else (gen << 1) | 1 = the policy's timer. */
 #define KICK 0u
 
-static void trace_queue_len(const cloud_t *c, int ri, double now)
+static void record_queue_len(const cloud_t *c, int ri, double now)
 {
     if (c->trace) trace_queue(c->trace, now, ri, c->rep[ri].nqueue);
 }
@@ -488,7 +488,7 @@ static int start_iteration(cloud_t *c, int ri, double now)
         long m = 0;
         for (int b = 0; b < nb; b++) m += r->sjob[b].tokens;
         trace_batch(c->trace, now, ri, dt, nb, m);
-        trace_queue_len(c, ri, now);
+        record_queue_len(c, ri, now);
     }
     r->busy = 1;
     r->nbatch = nb;
@@ -552,7 +552,7 @@ int cloud_submit(cloud_t *c, int ri, const cloud_job_t *spec, double now)
     c->nwaiting++;
     c->tally->raw.queue_arrivals++;
     order_job_in(&r->g->ord, t);
-    trace_queue_len(c, ri, now);
+    record_queue_len(c, ri, now);
     if (r->busy) return 0;
     /* Through the zero-delay kick for both policies: the kick decides (start,
      * or arm the window timer) once every same-instant arrival is queued. */
@@ -586,7 +586,7 @@ int cloud_purge(cloud_t *c, int ri, int tenant, double now)
     }
     c->thead[tenant] = keep_head;
     c->ttail[tenant] = keep_tail;
-    if (n) trace_queue_len(c, ri, now);
+    if (n) record_queue_len(c, ri, now);
     return n;
 }
 
@@ -626,7 +626,7 @@ static int on_iter_end(void *ctx, const engine_event_t *ev)
     }
     r->busy = 0;
     r->nbatch = 0;
-    trace_queue_len(c, ri, now);
+    record_queue_len(c, ri, now);
     /* Deferred like any other start, so that jobs reaching the cloud at
      * this same instant (events already queued for now) join the batch. */
     return r->nqueue ? schedule_kick(c, ri, now) : 0;

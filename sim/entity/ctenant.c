@@ -159,7 +159,10 @@ int ctenant_block(repl_t *r, int i, uint64_t m, double now)
     return submit(r, C, &j, now);
 }
 
-int ctenant_verify_begin(repl_t *r, const cloud_job_t *job, double now, int *a)
+/* A verify job finished: counts its tokens; returns 1 with *a drafts
+ * accepted (drawn from the acceptance model), or 0 when the job was stale
+ * (its epoch ended while it ran). */
+static int verify_begin(repl_t *r, const cloud_job_t *job, double now, int *a)
 {
     tally_t *tl = r->tally;
     ctenant_t *C = &r->ct[job->tenant];
@@ -181,7 +184,7 @@ int ctenant_verify_begin(repl_t *r, const cloud_job_t *job, double now, int *a)
 int ctenant_job_begin(repl_t *r, const cloud_job_t *job, double now, int *a)
 {
     if (job->kind != CLOUD_VERIFY) return ctenant_stream_done(r, job, now) < 0 ? -1 : 0;
-    return ctenant_verify_begin(r, job, now, a);
+    return verify_begin(r, job, now, a);
 }
 
 int ctenant_verdict(repl_t *r, const cloud_job_t *job, int a, int want,

@@ -57,13 +57,10 @@ int ctenant_admitted(void *ctx, int tenant, int replica, double now);
 /* A block message reaches the cloud: queues its verify job (gamma + 1
  * tokens), or drops it when its epoch is over. Returns 0 or -1. */
 int ctenant_block(repl_t *r, int i, uint64_t msg, double now);
-/* A verify job finished: counts its tokens; returns 1 with *a drafts
- * accepted (drawn from the acceptance model), or 0 when the job was stale
- * (its epoch ended while it ran). */
-int ctenant_verify_begin(repl_t *r, const cloud_job_t *job, double now, int *a);
 /* The start of every verifying protocol's job_done: a prefill or decode job
- * is finished (ctenant_stream_done), a verify job counted and drawn
- * (ctenant_verify_begin). Returns 1 with *a when a verdict is due (the
+ * is finished (ctenant_stream_done), a verify job counted and its accepted
+ * drafts drawn from the acceptance model (0 when the job was stale: its
+ * epoch ended while it ran). Returns 1 with *a when a verdict is due (the
  * protocol decides what it commits), 0 when nothing is left to do, -1 on
  * failure. */
 int ctenant_job_begin(repl_t *r, const cloud_job_t *job, double now, int *a);

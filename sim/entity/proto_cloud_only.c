@@ -4,14 +4,14 @@
 #include "entity/ctenant.h"
 #include "entity/proto.h"
 
-static int cloud_first_token(repl_t *r, int i)
+static int cloudonly_first_token(repl_t *r, int i)
 {
     (void)r;
     (void)i;
     return 0;   /* the cloud streams the rest */
 }
 
-static int cloud_job_done(repl_t *r, const cloud_job_t *job, double now)
+static int cloudonly_job_done(repl_t *r, const cloud_job_t *job, double now)
 {
     int rc = ctenant_stream_done(r, job, now);
     return rc <= 0 ? rc : ctenant_decode(r, job->tenant, now);
@@ -19,7 +19,7 @@ static int cloud_job_done(repl_t *r, const cloud_job_t *job, double now)
 
 /* Tokens stream down as the cloud decodes them: one decode iteration
  * each (the link's delay shifts them all alike). */
-static int cloud_closed_form(const proto_form_in_t *in, proto_form_t *out)
+static int cloudonly_closed_form(const proto_form_in_t *in, proto_form_t *out)
 {
     out->tok_s = 1 / in->decode_s;
     out->nfigs = 1;
@@ -34,7 +34,7 @@ const proto_ops_t proto_cloud_only = {
     .verifies = 0,
     .uses_cloud = 1,
     .uses_window = 0,
-    .closed_form = cloud_closed_form,
-    .first_token = cloud_first_token,
-    .job_done = cloud_job_done,
+    .closed_form = cloudonly_closed_form,
+    .first_token = cloudonly_first_token,
+    .job_done = cloudonly_job_done,
 };

@@ -3,12 +3,12 @@
 #include "entity/edge.h"
 #include "entity/proto.h"
 
-static int edge_only_first_token(repl_t *r, int i)
+static int edgeonly_first_token(repl_t *r, int i)
 {
     return edge_token_start(r, &r->et[i]);
 }
 
-static int edge_only_draft_done(repl_t *r, int i)
+static int edgeonly_draft_done(repl_t *r, int i)
 {
     edge_tenant_t *T = &r->et[i];
     edge_commit_own(r, T);
@@ -17,7 +17,7 @@ static int edge_only_draft_done(repl_t *r, int i)
 }
 
 /* One draft step per token, nothing sent. */
-static int edge_only_closed_form(const proto_form_in_t *in, proto_form_t *out)
+static int edgeonly_closed_form(const proto_form_in_t *in, proto_form_t *out)
 {
     out->tok_s = 1 / in->draft_s;
     return 0;
@@ -29,7 +29,7 @@ const proto_ops_t proto_edge_only = {
     .verifies = 0,
     .uses_cloud = 0,
     .uses_window = 0,
-    .closed_form = edge_only_closed_form,
-    .first_token = edge_only_first_token,
-    .draft_done = edge_only_draft_done,
+    .closed_form = edgeonly_closed_form,
+    .first_token = edgeonly_first_token,
+    .draft_done = edgeonly_draft_done,
 };

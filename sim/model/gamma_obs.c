@@ -42,8 +42,9 @@ double gamma_obs_alpha(const gamma_obs_t *o)
     return fmin(fmax(a, 0), GAMMA_OBS_ALPHA_CAP);
 }
 
-double gamma_obs_rate(const gamma_env_t *env, double alpha, int gamma, double d,
-                      double rtt)
+/* One gamma's rate, as gamma_obs_best compares them (gamma_obs.h). */
+static double obs_rate(const gamma_env_t *env, double alpha, int gamma, double d,
+                       double rtt)
 {
     /* No drafts: one token a round trip in any protocol (nothing is
      * drafted past such a block, sim/model/gamma.h). */
@@ -57,7 +58,7 @@ int gamma_obs_best(const gamma_env_t *env, int lo, int limit, double alpha, doub
     int best = lo;
     double top = -1;
     for (int g = lo; g <= limit; g++) {
-        double x = gamma_obs_rate(env, alpha, g, d, rtt_of(ctx, g));
+        double x = obs_rate(env, alpha, g, d, rtt_of(ctx, g));
         /* A relative margin keeps rounding from picking a longer block that
          * is no faster. */
         if (x > top * (1 + 1e-12)) {

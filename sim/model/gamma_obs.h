@@ -39,13 +39,10 @@ void gamma_obs_verdict(gamma_obs_t *o, int gamma, int accepted, double sent,
 /* The estimated acceptance per draft, in [0, GAMMA_OBS_ALPHA_CAP]. */
 double gamma_obs_alpha(const gamma_obs_t *o);
 
-/* The closed-form tokens per second of the tenant's protocol (env->rate
- * with env->window; must not be NULL) for acceptance alpha, blocks of
- * gamma, draft time d and round trip rtt; for gamma 0, plain remote
- * decoding, 1 / rtt in any protocol (sim/model/gamma.h). */
-double gamma_obs_rate(const gamma_env_t *env, double alpha, int gamma, double d,
-                      double rtt);
-/* The gamma in [lo, limit] with the highest gamma_obs_rate, the smallest on
+/* The gamma in [lo, limit] with the highest closed-form tokens per second
+ * of the tenant's protocol (env->rate with env->window; must not be NULL)
+ * for acceptance alpha, draft time d and round trip rtt_of(g) (for gamma
+ * 0, plain remote decoding, 1 / rtt in any protocol), the smallest on
  * a tie; rtt_of(g) gives the round trip for blocks of g (ctx: its state). */
 int gamma_obs_best(const gamma_env_t *env, int lo, int limit, double alpha, double d,
                    double (*rtt_of)(const void *ctx, int g), const void *ctx);

@@ -46,7 +46,7 @@ static void hint_up(void *ctx, const engine_event_t *next)
         prefetch((const char *)&r->prompt_box[next->a], sizeof(msg_prompt_t));
 }
 
-static int route_events(repl_t *r)
+static int handle_events(repl_t *r)
 {
     engine_t *e = r->eng;
     if (engine_on(e, EV_ARRIVE, route_arrive, r) ||
@@ -128,7 +128,7 @@ int world_run(world_t *w)
     repl_t *r = &w->r;
     double end = r->s->duration;
     r->err->msg[0] = '\0';
-    if (route_events(r) || edge_start(r)) return -1;
+    if (handle_events(r) || edge_start(r)) return -1;
     guard_t g;
     guard_init(&g, r->s);
     int rc;
