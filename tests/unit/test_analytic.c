@@ -459,27 +459,28 @@ static void test_mva_scenario(void)
     CHECK(compute(&s, &a) == 0 && a.mva_tenants == 0 && !a.mva_why[0]);
 }
 
+/* What analytic_print writes for a, into buf (NUL-terminated). 0, or -1. */
+static int print_to(char *buf, size_t n, const analytic_t *a, int json)
+{
+    FILE *f = fmemopen(buf, n, "w");
+    if (!f) return -1;
+    int rc = analytic_print(f, a, json);
+    return fclose(f) != 0 || rc != 0 ? -1 : 0;
+}
+
 static void test_print(void)
 {
     analytic_t a;
     scenario_t s = base(0.7);
     CHECK(compute(&s, &a) == 0);
     char buf[8192];
-    FILE *f = fmemopen(buf, sizeof buf, "w");
-    CHECK(f != NULL);
-    if (!f) return;
-    CHECK(analytic_print(f, &a, 1) == 0);
-    fclose(f);
+    CHECK(print_to(buf, sizeof buf, &a, 1) == 0);
     CHECK(buf[0] == '{' && strchr(buf, '\n') == strrchr(buf, '\n'));
     CHECK(strstr(buf, "\"accepted_len_expected\": 2.7731") != NULL);
     CHECK(strstr(buf, "\"verify_time_datasheet_s\": null") != NULL);
     CHECK(strstr(buf, "\"throughput_async_tok_s\": ") != NULL);
     CHECK(strstr(buf, "nan") == NULL);
-    f = fmemopen(buf, sizeof buf, "w");
-    CHECK(f != NULL);
-    if (!f) return;
-    CHECK(analytic_print(f, &a, 0) == 0);
-    fclose(f);
+    CHECK(print_to(buf, sizeof buf, &a, 0) == 0);
     CHECK(strstr(buf, "block_time_sync_s:") != NULL);
     CHECK(strstr(buf, "edge_source:") != NULL);
 }
@@ -498,11 +499,7 @@ static void test_key_order(void)
     scenario_t s = base(0.7);
     CHECK(compute(&s, &a) == 0);
     char buf[8192];
-    FILE *f = fmemopen(buf, sizeof buf, "w");
-    CHECK(f != NULL);
-    if (!f) return;
-    CHECK(analytic_print(f, &a, 0) == 0);
-    fclose(f);
+    CHECK(print_to(buf, sizeof buf, &a, 0) == 0);
     const char *at = buf;
     for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
         const char *x = strstr(at, keys[k]);
