@@ -19,7 +19,7 @@
 . tests/cli/lib.sh
 
 DOCS="README.md docs/guide.md docs/design.md docs/metrics.md docs/formats.md docs/testbed.md
-      docs/llm.md"
+      docs/llm.md docs/validation.md"
 
 # --- metrics_documented ---------------------------------------------------
 # Top-level keys are the lines indented by two spaces (output_json writes
