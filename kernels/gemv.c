@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/thread.h"
 #include "cpuid.h"
 #include "gemv_impl.h"
 
@@ -381,7 +382,9 @@ gemv_ctx_t *gemv_ctx_create(int threads, int isa, err_t *err)
         return NULL;
     }
     for (int t = 1; t < c->nth; t++) {
-        if (pthread_create(&c->th[t], NULL, worker_main, c) != 0) {
+        /* With the termination signals blocked (base/thread.h): calibrate
+         * writes its table through outfile while the pool lives. */
+        if (thread_create(&c->th[t], worker_main, c) != 0) {
             err_set(err, ERR_RUNTIME, "pthread_create failed (thread %d of %d)", t, c->nth);
             gemv_ctx_free(c);
             return NULL;

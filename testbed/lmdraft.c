@@ -9,6 +9,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "base/thread.h"
 #include "spec.h"
 #include "base/wallclock.h"
 
@@ -254,7 +255,9 @@ lmdraft_t *lmdraft_create(const llm_model_t *model, int ntenants, int capacity, 
     if (rc == 0) {
         pthread_mutex_init(&d->mu, NULL);
         pthread_cond_init(&d->cv, NULL);
-        if (pthread_create(&d->th, NULL, thread_main, d) != 0) {
+        /* With the termination signals blocked (base/thread.h): they are
+         * the event loop's thread's to take. */
+        if (thread_create(&d->th, thread_main, d) != 0) {
             pthread_mutex_destroy(&d->mu);
             pthread_cond_destroy(&d->cv);
             rc = err_set(err, ERR_RUNTIME, "testbed: drafter: cannot start its thread");

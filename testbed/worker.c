@@ -7,6 +7,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "base/thread.h"
+
 static void *worker_main(void *arg)
 {
     worker_t *w = arg;
@@ -44,7 +46,9 @@ int worker_start(worker_t *w, worker_fn fn, void *ctx, const char *who, err_t *e
         close(w->efd);
         return err_set(err, ERR_RUNTIME, "testbed: %s: thread set-up failed", who);
     }
-    if (pthread_create(&w->th, NULL, worker_main, w)) {
+    /* thread_create: SIGINT and SIGTERM must reach the event loop's thread
+     * (base/thread.h), whose blocking calls they interrupt. */
+    if (thread_create(&w->th, worker_main, w)) {
         pthread_cond_destroy(&w->cv);
         pthread_mutex_destroy(&w->mu);
         close(w->efd);

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/thread.h"
 #include "io/infile.h"
 
 /* ---- the registry of temporaries ----------------------------------------- */
@@ -32,10 +33,9 @@ typedef struct temp_slot {
 
 static temp_slot_t temps[TEMP_SLOTS];
 static pthread_once_t handlers_once = PTHREAD_ONCE_INIT;
-/* SIGPIPE too: `specsim run --trace - --per-tenant F | head -1` ends the
- * process at a write to the closed pipe. */
-static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
-enum { NSIG_CLEANUP = (int)(sizeof cleanup_signals / sizeof cleanup_signals[0]) };
+/* The signals caught are thread.h's (SIGINT, SIGTERM, SIGHUP, SIGPIPE):
+ * every thread the code creates blocks them (thread_create), so they reach
+ * a thread that blocks them only around the steps below. */
 
 /* Removes every live temporary, then ends the process as the signal's
  * default action would: the signal is blocked while this runs, so the
@@ -62,12 +62,12 @@ static void install_handlers(void)
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    for (int i = 0; i < NSIG_CLEANUP; i++) sigaddset(&sa.sa_mask, cleanup_signals[i]);
-    for (int i = 0; i < NSIG_CLEANUP; i++) {
+    for (int i = 0; i < THREAD_NSIGNALS; i++) sigaddset(&sa.sa_mask, thread_signals[i]);
+    for (int i = 0; i < THREAD_NSIGNALS; i++) {
         struct sigaction old;
-        if (sigaction(cleanup_signals[i], NULL, &old) != 0) continue;
+        if (sigaction(thread_signals[i], NULL, &old) != 0) continue;
         if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) continue;
-        sigaction(cleanup_signals[i], &sa, NULL);
+        sigaction(thread_signals[i], &sa, NULL);
     }
 }
 
@@ -77,7 +77,7 @@ static void block_signals(sigset_t *old)
 {
     sigset_t set;
     sigemptyset(&set);
-    for (int i = 0; i < NSIG_CLEANUP; i++) sigaddset(&set, cleanup_signals[i]);
+    for (int i = 0; i < THREAD_NSIGNALS; i++) sigaddset(&set, thread_signals[i]);
     pthread_sigmask(SIG_BLOCK, &set, old);
 }
 

@@ -18,7 +18,9 @@
  * Temporaries are listed in a process-wide registry while they exist; on
  * SIGINT, SIGTERM or SIGHUP the handler installed with the first one
  * removes them and then ends the process as the signal would have (a signal
- * the process ignores, as under nohup, stays ignored).
+ * the process ignores, as under nohup, stays ignored). The signals are
+ * base/thread.h's, which every thread the code creates blocks, so that they
+ * reach the thread that calls outfile.
  *
  * outfile_distinct refuses outputs that are one of the command's inputs or
  * each other, compared by device and inode when both exist, else by their

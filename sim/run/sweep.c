@@ -30,6 +30,7 @@
 #include "run/sim.h"
 #include "run/sweepfile.h"
 #include "config/sweepspec.h"
+#include "base/thread.h"
 #include "base/wallclock.h"
 
 /* Points a worker may run ahead of the writer, per thread: bounds memory
@@ -343,8 +344,10 @@ static int run_pool(pool_t *p, long jobs, int fd, progress_t *pr, err_t *err)
     pthread_cond_init(&p->cv, NULL);
     long started = 0;
     int rc = 0;
+    /* thread_create: with outfile's signals blocked, so that they reach
+     * this thread, which writes the file (base/thread.h). */
     for (; started < jobs; started++) {
-        int e = pthread_create(&th[started], NULL, worker, p);
+        int e = thread_create(&th[started], worker, p);
         if (e) {
             rc = err_set(err, ERR_RUNTIME, "pthread_create: %s", strerror(e));
             break;
@@ -430,7 +433,7 @@ int sweep_eval_src(const scenario_src_t *src, const sweepspec_t *sp,
     long started = 0;
     int rc = 0;
     for (; started < jobs; started++) {
-        int e = pthread_create(&th[started], NULL, eval_worker, &q);
+        int e = thread_create(&th[started], eval_worker, &q);
         if (e) {
             rc = err_set(err, ERR_RUNTIME, "pthread_create: %s", strerror(e));
             break;

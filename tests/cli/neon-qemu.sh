@@ -26,11 +26,11 @@ fi
 flags="-std=c11 -O2 -static -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE"
 flags="$flags -Isim -Ikernels -Itests"
 # The kernels without the calibration driver (it needs GSL and libyaml,
-# which have no AArch64 build here), plus the error and clock modules they
-# use.
+# which have no AArch64 build here), plus the error, clock and thread
+# modules they use.
 srcs="kernels/attn.c kernels/convert.c kernels/cpuid.c kernels/gemv.c kernels/gemv_avx2.c
       kernels/gemv_avx512.c kernels/gemv_neon.c kernels/membw.c kernels/ref.c
-      kernels/w4a16.c sim/base/err.c sim/base/wallclock.c"
+      kernels/w4a16.c sim/base/err.c sim/base/thread.c sim/base/wallclock.c"
 mkdir -p "$TMP/obj"
 for s in $srcs; do
     # shellcheck disable=SC2086  # flags is a word list
