@@ -1,6 +1,7 @@
 #include "run/sim.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +10,7 @@
 #include "entity/proto.h"
 #include "stat/tally.h"
 #include "io/trace.h"
+#include "base/thread.h"
 #include "base/wallclock.h"
 #include "run/world.h"
 
@@ -178,17 +180,6 @@ static tally_t *tally_for(const scenario_t *s, int tenant_hists)
     return tl;
 }
 
-/* Replication r's rows of the per-tenant CSV. */
-static int tenant_rows(const scenario_t *s, const tally_t *tl, int r, FILE *f)
-{
-    for (int i = 0; i < s->ntenants; i++) {
-        tally_tenant_row_t row;
-        tally_tenant_row(tl, i, &row);
-        if (output_tenant_row(f, r, i, s->groups[row.group].name, &row) != 0) return -1;
-    }
-    return 0;
-}
-
 /* The run's totals (events, wall clock) are the fleet's in every group. */
 static void summarize_groups(const scenario_t *s, const metrics_rep_t *greps, int R,
                              const metrics_summary_t *fleet, metrics_summary_t *groups)
@@ -203,48 +194,109 @@ static void summarize_groups(const scenario_t *s, const metrics_rep_t *greps, in
     }
 }
 
-/* What one replication needs besides the shared state. */
-typedef struct rep_ctx {
-    const scenario_t *s;
-    const sim_options_t *opt;
-    repl_shared_t *sh;
+/* ---- replications ---------------------------------------------------------
+ *
+ * Replication r draws only from its own streams (seed, r), so it gives the
+ * same values on any thread and in any order. With opt->jobs > 1 the
+ * replications run on that many threads (at most R): each thread has its own
+ * tally and warm-up series and takes the next replication not yet taken;
+ * the calling thread waits for them in replication order and does, in that
+ * order, what the sequential loop does after each one: it writes the
+ * per-tenant rows and reports progress. The summary folds the per-
+ * replication values in replication order after the last one, so the
+ * floating-point sums, and so the bytes of every output, are those of one
+ * thread. */
+
+/* What one thread needs besides the shared state to run a replication. */
+typedef struct rep_worker {
     tally_t *tl;
     mser_series_t series;
-    int nrep;
-    FILE *per_tenant;          /* NULL = not asked */
+} rep_worker_t;
+
+/* What replication r leaves for the summary and the calling thread. */
+typedef struct rep_result {
+    double events, wall;  /* engine events; wall-clock seconds of its run */
+    double pick, used;    /* MSER-5's pick and the warm-up deleted (s) */
+    char *rows;           /* its per-tenant rows, waiting for their turn */
+    size_t nrows;
+    int done, rc;         /* done: guarded by run_ctx_t.mu */
+} rep_result_t;
+
+/* A run's replications: their inputs, their results and, with threads,
+ * the queue they are taken from. */
+typedef struct run_ctx {
+    const scenario_t *s;
+    const sim_options_t *opt;
+    const repl_shared_t *sh;
+    int nrep;                  /* cloud replicas, for the metrics */
+    int R;
+    int tenant_hists;          /* per-tenant rows asked for */
+    metrics_rep_t *reps;       /* [R] */
     metrics_rep_t *greps;      /* [R][ngroups], NULL = not asked */
-    double events, wall;
-} rep_ctx_t;
+    rep_result_t *res;         /* [R] */
+    tally_totals_t *tot;       /* replication 0's raw totals, or NULL */
+
+    /* With threads; all guarded by mu. Locking, waiting and broadcasting
+     * on an initialised default mutex and condition fail only for misuse
+     * (POSIX), so those calls are not checked; their set-up is. */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int next_claim;            /* the next replication to take */
+    int next_write;            /* the first one the calling thread has not
+                                  taken in yet */
+    int window;                /* a thread takes r only below next_write +
+                                  window: bounds the rows held */
+    int stop;                  /* a replication failed, or the caller quits */
+    int failed;                /* the first replication that failed (R: none) */
+    err_t err;                 /* its error */
+} run_ctx_t;
+
+static int worker_init(const run_ctx_t *c, rep_worker_t *w, err_t *err)
+{
+    memset(w, 0, sizeof *w);
+    if (!(w->tl = tally_for(c->s, c->tenant_hists)))
+        return err_set(err, ERR_RUNTIME, "simulation: out of memory");
+    if (mser_series_init(&w->series, MSER_BINS, c->s->duration, err) != 0) return -1;
+    w->tl->series = &w->series;
+    return 0;
+}
+
+static void worker_fini(rep_worker_t *w)
+{
+    mser_series_fini(&w->series);
+    tally_free(w->tl);
+    memset(w, 0, sizeof *w);
+}
 
 /* Runs replication r with the given warm-up into *out; traced when trace. */
-static int run_one(rep_ctx_t *c, int r, double warmup, int trace,
+static int run_one(const run_ctx_t *c, rep_worker_t *w, int r, double warmup, int trace,
                    metrics_rep_t *out, err_t *err)
 {
     const scenario_t *s = c->s;
     trace_t tr, *trp = NULL;
     if (trace) {
-        int nrep = c->nrep;
-        if (trace_init(&tr, c->opt->trace, c->opt->trace_format, s->ntenants, nrep, err))
+        if (trace_init(&tr, c->opt->trace, c->opt->trace_format, s->ntenants, c->nrep, err))
             return -1;
         trp = &tr;
     }
-    tally_reset(c->tl);
-    c->tl->warmup = warmup;
-    mser_series_reset(&c->series);
+    tally_reset(w->tl);
+    w->tl->warmup = warmup;
+    mser_series_reset(&w->series);
     double t0 = wallclock_s();
-    world_t *w = world_create(c->sh, r, c->tl, trp, err);
+    world_t *wd = world_create(c->sh, r, w->tl, trp, err);
     int rc = 0;
-    if (!w || world_run(w)) {
-        world_free(w);
+    if (!wd || world_run(wd)) {
+        world_free(wd);
         if (trp) trace_fini(trp);
         return -1;
     }
-    double ev = (double)world_events(w);
-    world_free(w);
+    double ev = (double)world_events(wd);
+    world_free(wd);
     double dt = wallclock_s() - t0;
-    c->events += ev;
-    c->wall += dt;
-    tally_finish(c->tl, c->nrep, ev, dt, out,
+    /* Both runs of `warmup: auto` count, as the engine ran both. */
+    c->res[r].events += ev;
+    c->res[r].wall += dt;
+    tally_finish(w->tl, c->nrep, ev, dt, out,
                  c->greps ? &c->greps[(size_t)r * s->ngroups] : NULL);
     if (trp) {
         trace_finish(trp, s->duration);
@@ -255,9 +307,9 @@ static int run_one(rep_ctx_t *c, int r, double warmup, int trace,
 }
 
 /* MSER-5's pick on the replication just run, in seconds. */
-static double mser_seconds(const rep_ctx_t *c)
+static double mser_seconds(const rep_worker_t *w)
 {
-    return mser_pick(c->series.x, c->series.n, MSER_BATCH) * c->series.bin_s;
+    return mser_pick(w->series.x, w->series.n, MSER_BATCH) * w->series.bin_s;
 }
 
 static void diag_add(sim_warmup_diag_t *d, int r, double pick, double used, int R)
@@ -270,25 +322,206 @@ static void diag_add(sim_warmup_diag_t *d, int r, double pick, double used, int 
     d->used_s += used / R;
 }
 
+/* Replication r's rows of the per-tenant CSV. */
+static int tenant_rows(const scenario_t *s, const tally_t *tl, int r, FILE *f)
+{
+    for (int i = 0; i < s->ntenants; i++) {
+        tally_tenant_row_t row;
+        tally_tenant_row(tl, i, &row);
+        if (output_tenant_row(f, r, i, s->groups[row.group].name, &row) != 0) return -1;
+    }
+    return 0;
+}
+
 /* Replication r, with `warmup: auto` run twice: once to find MSER-5's pick
  * (the tallies are online, so the warm-up must be known before the run),
- * then again — the same draws, so the same trajectory — deleting it. */
-static int run_rep(rep_ctx_t *c, int r, metrics_rep_t *out, sim_warmup_diag_t *d,
-                   err_t *err)
+ * then again — the same draws, so the same trajectory — deleting it. Its
+ * per-tenant rows go to rows (when asked for). */
+static int run_rep(const run_ctx_t *c, rep_worker_t *w, int r, FILE *rows, err_t *err)
 {
     const scenario_t *s = c->s;
+    metrics_rep_t *out = &c->reps[r];
     int trace = c->opt && c->opt->trace && r == c->opt->trace_rep;
     double used = s->warmup;
-    if (run_one(c, r, used, trace && !s->warmup_auto, out, err)) return -1;
-    double pick = mser_seconds(c);
+    if (run_one(c, w, r, used, trace && !s->warmup_auto, out, err)) return -1;
+    double pick = mser_seconds(w);
     if (s->warmup_auto) {
         used = pick;
-        if (run_one(c, r, used, trace, out, err)) return -1;
+        if (run_one(c, w, r, used, trace, out, err)) return -1;
     }
-    diag_add(d, r, pick, used, s->replications);
-    if (c->per_tenant && tenant_rows(s, c->tl, r, c->per_tenant) != 0)
+    c->res[r].pick = pick;
+    c->res[r].used = used;
+    if (r == 0 && c->tot) *c->tot = w->tl->raw;
+    if (rows && tenant_rows(s, w->tl, r, rows) != 0)
         return err_set(err, ERR_RUNTIME, "per-tenant file: write error");
     return 0;
+}
+
+/* Every replication in the calling thread, in order. */
+static int reps_in_order(run_ctx_t *c, err_t *err)
+{
+    rep_worker_t w;
+    int rc = worker_init(c, &w, err);
+    FILE *pt = c->opt ? c->opt->per_tenant : NULL;
+    for (int r = 0; r < c->R && rc == 0; r++) {
+        rc = run_rep(c, &w, r, pt, err);
+        if (rc == 0 && c->opt && c->opt->progress)
+            c->opt->progress(c->opt->progress_ctx, r + 1, c->R);
+    }
+    worker_fini(&w);
+    return rc;
+}
+
+/* Replication r on a worker thread: its per-tenant rows are kept in memory
+ * (res[r].rows) until the calling thread writes them in their turn. */
+static int rep_threaded(run_ctx_t *c, rep_worker_t *w, int r, err_t *err)
+{
+    rep_result_t *res = &c->res[r];
+    FILE *rows = NULL;
+    if (c->tenant_hists && !(rows = open_memstream(&res->rows, &res->nrows)))
+        return err_set(err, ERR_RUNTIME, "simulation: out of memory");
+    int rc = run_rep(c, w, r, rows, err);
+    if (rows && fclose(rows) != 0 && rc == 0)
+        rc = err_set(err, ERR_RUNTIME, "simulation: out of memory");
+    return rc;
+}
+
+static void *rep_thread(void *arg)
+{
+    run_ctx_t *c = arg;
+    err_t err = {0, {0}};
+    rep_worker_t w;
+    int rc = worker_init(c, &w, &err);
+    if (rc != 0) {
+        /* No tally or series (out of memory): this thread runs nothing,
+         * and the run stops. Its message stands unless a replication
+         * fails (the calling thread reports that one when it comes to it). */
+        pthread_mutex_lock(&c->mu);
+        if (c->failed == c->R) c->err = err;
+        c->stop = 1;
+        pthread_cond_broadcast(&c->cv);
+        pthread_mutex_unlock(&c->mu);
+        worker_fini(&w);
+        return NULL;
+    }
+    for (;;) {
+        int r = -1;
+        pthread_mutex_lock(&c->mu);
+        while (!c->stop && c->next_claim < c->R && c->next_claim >= c->next_write + c->window)
+            pthread_cond_wait(&c->cv, &c->mu);
+        if (!c->stop && c->next_claim < c->R) r = c->next_claim++;
+        pthread_mutex_unlock(&c->mu);
+        if (r < 0) break;
+        /* res[r] and reps[r] are this thread's alone until done is set: the
+         * calling thread reads them only after. */
+        rc = rep_threaded(c, &w, r, &err);
+        pthread_mutex_lock(&c->mu);
+        c->res[r].done = 1;
+        c->res[r].rc = rc;
+        /* The first failure in replication order is the one reported, as
+         * the sequential loop would: any replication before r was taken
+         * before it and runs to its end. */
+        if (rc != 0 && r < c->failed) {
+            c->failed = r;
+            c->err = err;
+        }
+        if (rc != 0) c->stop = 1;
+        pthread_cond_broadcast(&c->cv);
+        pthread_mutex_unlock(&c->mu);
+        if (rc != 0) break;
+    }
+    worker_fini(&w);
+    return NULL;
+}
+
+/* The calling thread's part: takes the replications in order as they end,
+ * writes their rows and reports progress. 0, or -1 with err. */
+static int take_in_order(run_ctx_t *c, err_t *err)
+{
+    FILE *pt = c->opt ? c->opt->per_tenant : NULL;
+    for (int r = 0; r < c->R; r++) {
+        pthread_mutex_lock(&c->mu);
+        /* A replication taken always ends; one not taken once the run
+         * stops never starts. */
+        while (!c->res[r].done && !(c->stop && r >= c->next_claim))
+            pthread_cond_wait(&c->cv, &c->mu);
+        if (!c->res[r].done || c->res[r].rc != 0) {
+            /* r failed: every one before it succeeded, so it is the first
+             * to fail, and c->err is its error. Or r was never taken: the
+             * run stopped for a thread that could not set up, whose error
+             * c->err holds (any failed replication is before r). */
+            *err = c->err;
+            pthread_mutex_unlock(&c->mu);
+            return -1;
+        }
+        pthread_mutex_unlock(&c->mu);
+        rep_result_t *res = &c->res[r];
+        int wrc = 0;
+        if (pt && res->nrows && fwrite(res->rows, 1, res->nrows, pt) != res->nrows)
+            wrc = err_set(err, ERR_RUNTIME, "per-tenant file: write error");
+        free(res->rows);
+        res->rows = NULL;
+        if (wrc) return -1;
+        if (c->opt && c->opt->progress) c->opt->progress(c->opt->progress_ctx, r + 1, c->R);
+        pthread_mutex_lock(&c->mu);
+        c->next_write = r + 1;
+        pthread_cond_broadcast(&c->cv);
+        pthread_mutex_unlock(&c->mu);
+    }
+    return 0;
+}
+
+/* The replications on jobs threads (2 <= jobs <= R). *wall gets the
+ * elapsed time from the first start to the last end: they overlap. */
+static int reps_threaded(run_ctx_t *c, int jobs, double *wall, err_t *err)
+{
+    pthread_t *th = calloc((size_t)jobs, sizeof *th);
+    if (!th) return err_set(err, ERR_RUNTIME, "simulation: out of memory");
+    int e = pthread_mutex_init(&c->mu, NULL);
+    if (e) {
+        free(th);
+        return err_set(err, ERR_RUNTIME, "simulation: pthread_mutex_init: %s", strerror(e));
+    }
+    if ((e = pthread_cond_init(&c->cv, NULL)) != 0) {
+        pthread_mutex_destroy(&c->mu);
+        free(th);
+        return err_set(err, ERR_RUNTIME, "simulation: pthread_cond_init: %s", strerror(e));
+    }
+    /* Each thread may run ahead of the one the calling thread waits for by
+     * two replications: enough to keep busy when one is slow, few enough
+     * that the per-tenant rows held stay a handful of replications'. */
+    c->window = 2 * jobs;
+    c->failed = c->R;
+    double t0 = wallclock_s();
+    int started = 0, rc = 0;
+    /* thread_create: with outfile's signals blocked, so that they reach
+     * the thread that commits the outputs (base/thread.h). */
+    for (; started < jobs; started++) {
+        if ((e = thread_create(&th[started], rep_thread, c)) != 0) {
+            rc = err_set(err, ERR_RUNTIME, "simulation: pthread_create: %s", strerror(e));
+            break;
+        }
+    }
+    /* With no thread started nothing would ever be done. */
+    if (rc == 0) rc = take_in_order(c, err);
+    pthread_mutex_lock(&c->mu);
+    c->stop = 1;
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    for (int t = 0; t < started; t++) {
+        e = pthread_join(th[t], NULL);
+        if (e && rc == 0) rc = err_set(err, ERR_RUNTIME, "simulation: pthread_join: %s",
+                                       strerror(e));
+    }
+    *wall = wallclock_s() - t0;
+    for (int r = 0; r < c->R; r++) {
+        free(c->res[r].rows);
+        c->res[r].rows = NULL;
+    }
+    pthread_cond_destroy(&c->cv);
+    pthread_mutex_destroy(&c->mu);
+    free(th);
+    return rc;
 }
 
 static int run_reps(const scenario_t *s, const sim_options_t *opt,
@@ -305,38 +538,42 @@ static int run_reps(const scenario_t *s, const sim_options_t *opt,
     }
     FILE *pt = opt ? opt->per_tenant : NULL;
     metrics_summary_t *groups = opt ? opt->groups : NULL;
-    rep_ctx_t c = {.s = s, .opt = opt, .sh = &sh, .per_tenant = pt,
-                   .nrep = scenario_uses_cloud(s) ? s->cloud.replicas : 0};
-    sim_warmup_diag_t diag;
-    memset(&diag, 0, sizeof diag);
-    metrics_rep_t *reps = calloc((size_t)R, sizeof *reps);
+    run_ctx_t c = {.s = s, .opt = opt, .sh = &sh, .R = R, .tenant_hists = pt != NULL,
+                   .tot = tot, .nrep = scenario_uses_cloud(s) ? s->cloud.replicas : 0};
+    c.reps = calloc((size_t)R, sizeof *c.reps);
+    c.res = calloc((size_t)R, sizeof *c.res);
     if (groups) c.greps = calloc((size_t)R * s->ngroups, sizeof *c.greps);
-    c.tl = tally_for(s, pt != NULL);
-    if (!reps || !c.tl || (groups && !c.greps))
+    if (!c.reps || !c.res || (groups && !c.greps))
         rc = err_set(err, ERR_RUNTIME, "simulation: out of memory");
     if (rc == 0 && pt && output_tenant_header(pt) != 0)
         rc = err_set(err, ERR_RUNTIME, "per-tenant file: write error");
-    if (rc == 0) rc = mser_series_init(&c.series, MSER_BINS, s->duration, err);
-    if (rc == 0) c.tl->series = &c.series;
-    for (int r = 0; r < R && rc == 0; r++) {
-        rc = run_rep(&c, r, &reps[r], &diag, err);
-        if (rc == 0 && r == 0 && tot) *tot = c.tl->raw;
-        if (rc == 0 && opt && opt->progress) opt->progress(opt->progress_ctx, r + 1, R);
-    }
+    int jobs = opt && opt->jobs > 1 ? (opt->jobs < R ? opt->jobs : R) : 1;
+    double wall = 0;
+    if (rc == 0) rc = jobs > 1 ? reps_threaded(&c, jobs, &wall, err) : reps_in_order(&c, err);
     if (rc == 0) {
-        metrics_summarize(reps, R, out);
-        out->value[METRIC_EVENTS] = c.events;
-        out->value[METRIC_WALL_S] = c.wall;
-        out->value[METRIC_EVENTS_PER_S] = c.wall > 0 ? c.events / c.wall : NAN;
+        sim_warmup_diag_t diag;
+        memset(&diag, 0, sizeof diag);
+        double events = 0, wall_sum = 0;
+        for (int r = 0; r < R; r++) {
+            events += c.res[r].events;
+            wall_sum += c.res[r].wall;
+            diag_add(&diag, r, c.res[r].pick, c.res[r].used, R);
+        }
+        /* One thread: the replications' own times, as before threads.
+         * Several: they overlap, and the elapsed time is the run's. */
+        if (jobs == 1) wall = wall_sum;
+        metrics_summarize(c.reps, R, out);
+        out->value[METRIC_EVENTS] = events;
+        out->value[METRIC_WALL_S] = wall;
+        out->value[METRIC_EVENTS_PER_S] = wall > 0 ? events / wall : NAN;
         out->ci95[METRIC_EVENTS] = out->ci95[METRIC_WALL_S] = 0;
         out->ci95[METRIC_EVENTS_PER_S] = 0;
-        diag.bin_s = c.series.bin_s;
+        diag.bin_s = s->duration / MSER_BINS;   /* mser_series_init's bins */
         if (opt && opt->warmup) *opt->warmup = diag;
         if (groups) summarize_groups(s, c.greps, R, out, groups);
     }
-    mser_series_fini(&c.series);
-    tally_free(c.tl);
-    free(reps);
+    free(c.reps);
+    free(c.res);
     free(c.greps);
     shared_fini(&sh);
     return rc;

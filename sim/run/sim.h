@@ -2,7 +2,8 @@
  * every replication and summarises the metrics.
  *
  * Re-entrant: no state outside the arguments, so sweeps run several sim_run
- * calls on different threads at once.
+ * calls on different threads at once, and one sim_run may run its
+ * replications on threads of its own (sim_options_t.jobs).
  */
 #ifndef SPECSIM_SIM_H
 #define SPECSIM_SIM_H
@@ -45,6 +46,14 @@ typedef struct sim_options {
     /* `run --per-tenant`: CSV of one row per tenant per replication
      * (output_tenant_header / output_tenant_row, output.h), or NULL. */
     FILE *per_tenant;
+    /* Threads for the replications (at most replications of them are
+     * started); 0 or 1: all in the calling thread. The results are the same
+     * for any value (sim.c: replications are summarised, their rows
+     * written and progress reported in replication order); only wall_s
+     * and events_per_s differ. The progress callback is called from the
+     * calling thread; the trace is written by the thread that runs its
+     * replication. */
+    int jobs;
 } sim_options_t;
 
 /* Runs s->replications replications of s->duration simulated seconds each and
