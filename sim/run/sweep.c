@@ -27,6 +27,7 @@
 #include "io/outfile.h"
 #include "engine/rng.h"
 #include "config/scenario.h"
+#include "run/pool.h"
 #include "run/sim.h"
 #include "run/sweepfile.h"
 #include "config/sweepspec.h"
@@ -60,6 +61,8 @@ typedef struct pool {
 
     const uint64_t *todo;     /* points to run, ascending */
     size_t ntodo;
+    long jobs;                /* the thread budget (pool.h): points and their
+                                 replications together */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     size_t next_claim;        /* index into todo */
@@ -115,8 +118,9 @@ static void drop_timing(metrics_summary_t *m)
     m->value[METRIC_EVENTS_PER_S] = m->ci95[METRIC_EVENTS_PER_S] = NAN;
 }
 
+/* Runs one point, its replications on `jobs` threads (pool_share). */
 static int run_point(const pool_t *p, uint64_t point, metrics_summary_t *m,
-                     metrics_summary_t *groups, err_t *err)
+                     metrics_summary_t *groups, long jobs, err_t *err)
 {
     int cap = p->nsets + p->sp->naxes + 1;
     scenario_override_t *ov = malloc((size_t)cap * sizeof *ov);
@@ -130,7 +134,8 @@ static int run_point(const pool_t *p, uint64_t point, metrics_summary_t *m,
     int nov = point_overrides(p, point, ov, idx, seedbuf);
     scenario_t s;
     if (scenario_src_load(p->src, ov, nov, &s, err) != 0) goto out;
-    sim_options_t opt = {.trace = NULL, .progress = NULL, .groups = groups};
+    sim_options_t opt = {.trace = NULL, .progress = NULL, .groups = groups,
+                         .jobs = (int)jobs};
     memset(m, 0, sizeof *m);
     rc = groups ? same_groups(p, &s, point, err) : 0;
     if (rc == 0) rc = sim_run(&s, &opt, m, err);
@@ -166,7 +171,8 @@ static void *worker(void *arg)
         slot_t *s = &p->ring[k % p->window];
         s->err.code = 0;
         s->err.msg[0] = '\0';
-        s->rc = run_point(p, p->todo[k], &s->m, s->g, &s->err);
+        s->rc = run_point(p, p->todo[k], &s->m, s->g, pool_share(p->jobs, p->ntodo, k),
+                          &s->err);
         pthread_mutex_lock(&p->mu);
         s->done = 1;
         pthread_cond_broadcast(&p->cv);
@@ -329,9 +335,13 @@ static int ring_alloc(pool_t *p)
     return 0;
 }
 
+/* The points on a budget of `jobs` threads (pool.h): min(jobs, points)
+ * point threads, and the rest of the budget to the points' replications
+ * when there are fewer points than threads. */
 static int run_pool(pool_t *p, long jobs, int fd, progress_t *pr, err_t *err)
 {
     if (p->ntodo == 0) return 0;
+    p->jobs = jobs;
     if ((size_t)jobs > p->ntodo) jobs = (long)p->ntodo;
     p->window = (size_t)jobs * RING_PER_THREAD;
     pthread_t *th = calloc((size_t)jobs, sizeof *th);
@@ -340,14 +350,19 @@ static int run_pool(pool_t *p, long jobs, int fd, progress_t *pr, err_t *err)
         free(th);
         return err_set(err, ERR_RUNTIME, "out of memory");
     }
-    pthread_mutex_init(&p->mu, NULL);
-    pthread_cond_init(&p->cv, NULL);
+    int e = pthread_mutex_init(&p->mu, NULL);
+    if (e == 0 && (e = pthread_cond_init(&p->cv, NULL)) != 0) pthread_mutex_destroy(&p->mu);
+    if (e) {
+        ring_free(p);
+        free(th);
+        return err_set(err, ERR_RUNTIME, "pthread set-up: %s", strerror(e));
+    }
     long started = 0;
     int rc = 0;
     /* thread_create: with outfile's signals blocked, so that they reach
      * this thread, which writes the file (base/thread.h). */
     for (; started < jobs; started++) {
-        int e = thread_create(&th[started], worker, p);
+        e = thread_create(&th[started], worker, p);
         if (e) {
             rc = err_set(err, ERR_RUNTIME, "pthread_create: %s", strerror(e));
             break;
@@ -374,6 +389,7 @@ typedef struct evalq {
     const pool_t *p;
     const uint64_t *points;
     size_t n;
+    long jobs;                /* the thread budget (pool.h) */
     metrics_summary_t *out;
     pthread_mutex_t mu;
     size_t next;
@@ -390,7 +406,9 @@ static void *eval_worker(void *arg)
         pthread_mutex_unlock(&q->mu);
         if (k == q->n) return NULL;
         err_t e = {0, {0}};
-        if (run_point(q->p, q->points[k], &q->out[k], NULL, &e) == 0) continue;
+        if (run_point(q->p, q->points[k], &q->out[k], NULL, pool_share(q->jobs, q->n, k),
+                      &e) == 0)
+            continue;
         pthread_mutex_lock(&q->mu);
         if (k < q->failed) {
             char label[256];
@@ -421,19 +439,22 @@ int sweep_eval_src(const scenario_src_t *src, const sweepspec_t *sp,
 {
     if (n == 0) return 0;
     pool_t p = {.src = src, .sp = sp, .sets = sets, .nsets = nsets};
-    evalq_t q = {.p = &p, .points = points, .n = n, .out = out, .failed = n};
-    if (jobs <= 0) {
-        long nc = sysconf(_SC_NPROCESSORS_ONLN);
-        jobs = nc > 0 ? nc : 1;
-    }
+    /* The budget as run_pool shares it: the points first, the rest to
+     * their replications (pool.h). */
+    jobs = pool_jobs(jobs);
+    evalq_t q = {.p = &p, .points = points, .n = n, .jobs = jobs, .out = out, .failed = n};
     if ((size_t)jobs > n) jobs = (long)n;
     pthread_t *th = calloc((size_t)jobs, sizeof *th);
     if (!th) return err_set(err, ERR_RUNTIME, "out of memory");
-    pthread_mutex_init(&q.mu, NULL);
+    int e = pthread_mutex_init(&q.mu, NULL);
+    if (e) {
+        free(th);
+        return err_set(err, ERR_RUNTIME, "pthread set-up: %s", strerror(e));
+    }
     long started = 0;
     int rc = 0;
     for (; started < jobs; started++) {
-        int e = thread_create(&th[started], eval_worker, &q);
+        e = thread_create(&th[started], eval_worker, &q);
         if (e) {
             rc = err_set(err, ERR_RUNTIME, "pthread_create: %s", strerror(e));
             break;
@@ -657,11 +678,7 @@ int sweep_run(const sweep_opts_t *o, err_t *err)
         if (!done[q]) todo[ntodo++] = q;
     p.todo = todo;
     p.ntodo = ntodo;
-    long jobs = o->jobs;
-    if (jobs <= 0) {
-        long nc = sysconf(_SC_NPROCESSORS_ONLN);
-        jobs = nc > 0 ? nc : 1;
-    }
+    long jobs = pool_jobs(o->jobs);
     progress_t pr = {.fn = o->progress, .ctx = o->progress_ctx,
                      .p = {.total = in_shard, .done_at_start = ndone, .done = ndone}};
     rc = run_pool(&p, jobs, fd, &pr, err);

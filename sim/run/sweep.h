@@ -32,7 +32,10 @@ typedef struct sweep_opts {
     const char *scenario;              /* the sweep scenario file */
     const char *out;                   /* NULL: the sweep's output.file, else
                                           "-" (standard output) */
-    long jobs;                         /* threads; <= 0: number of cores */
+    long jobs;                         /* the thread budget, shared by the
+                                          points and their replications
+                                          (sim/run/pool.h); <= 0: number of
+                                          cores */
     uint64_t shard_i, shard_n;         /* points i, i+n, ...; n >= 1 */
     int resume, force, independent_seeds;
     int per_group;                     /* GROUP.metric columns (--per-group):
@@ -53,7 +56,8 @@ SPECSIM_API int sweep_run(const sweep_opts_t *o, err_t *err);
 
 /* Runs the points points[0..n) of sp — each the scenario file `scenario`
  * with the overrides sets[0..nsets) then sp's axes at that point, common
- * random numbers — on `jobs` threads (<= 0: number of cores) and stores the
+ * random numbers — on a budget of `jobs` threads shared as sweep_run shares
+ * it (sim/run/pool.h; <= 0: number of cores) and stores the
  * summary of points[k] in out[k] (caller-owned, n entries; wall-clock
  * metrics left NAN as in sweep files). For searches that pick the next
  * points from the last ones (sim/run/optimize.h). 0, or -1 with err: the first
