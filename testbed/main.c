@@ -69,7 +69,9 @@ static const char usage[] =
     "acceptance code, with emulated draft and verify times and the WAN delay\n"
     "injected on both directions; prints the same metrics as `specsim run`,\n"
     "measured with CLOCK_MONOTONIC. duration and warmup are wall-clock\n"
-    "seconds; replications run back to back (docs/testbed.md).\n"
+    "seconds; replications run back to back (docs/testbed.md), never side by\n"
+    "side as specsim run -j runs them: they would compete for the cores and\n"
+    "stretch each other's timings, so there is no -j.\n"
     "\n"
     "  --force        let --out replace a sweep's CSV or sidecar (refused\n"
     "                 without it, as by specsim run)\n"
@@ -212,6 +214,14 @@ static int parse(opts_t *o, int argc, char **argv)
             if (parse_tenant(a, &o->real_draft)) return 2;
             continue;
         }
+        /* specsim run's -j has no place here: the replications measure
+         * real time, and run side by side they would compete for the cores
+         * and stretch each other's timings. */
+        if (strncmp(a, "-j", 2) == 0 || strncmp(a, "--jobs", 6) == 0)
+            return usage_error("%s: the testbed takes no -j: its replications run one "
+                               "after another in real time, since side by side they "
+                               "would compete for the cores and stretch each other's "
+                               "timings", a);
         if (a[0] != '-' || strcmp(a, "-") == 0) {
             if (o->scenario) return usage_error("more than one scenario ('%s')", a);
             o->scenario = a;

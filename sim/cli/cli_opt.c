@@ -39,7 +39,7 @@ static const cli_opt_spec_t specs[OPT_COUNT] = {
     [OPT_QUIET] = {"--quiet", 'q', 0, 1, ALL},
     [OPT_PER_TENANT] = {"--per-tenant", 0, 1, 0, CLI_RUN},
     [OPT_PER_GROUP] = {"--per-group", 0, 0, 1, CLI_SWEEP},
-    [OPT_JOBS] = {"--jobs", 'j', 1, 0, CLI_SWEEP | CLI_OPTIMIZE},
+    [OPT_JOBS] = {"--jobs", 'j', 1, 0, CLI_RUN | CLI_SWEEP | CLI_OPTIMIZE},
     [OPT_SHARD] = {"--shard", 0, 1, 0, CLI_SWEEP},
     [OPT_RESUME] = {"--resume", 0, 0, 1, CLI_SWEEP},
     [OPT_FORCE] = {"--force", 0, 0, 1, CLI_RUN | CLI_SWEEP | CLI_OPTIMIZE},
@@ -170,6 +170,16 @@ int cli_opt_print_version(void)
 int cli_opt_u64(const char *s, uint64_t *out)
 {
     return overrides_u64(s, out);
+}
+
+int cli_opt_jobs(const char *cmd, const char *value, long *jobs)
+{
+    uint64_t x;
+    if (cli_opt_u64(value, &x) || x < 1 || x > POOL_JOBS_MAX)
+        return cli_opt_usage_error(cmd, "-j needs a thread count from 1 to %d, got '%s'",
+                                   POOL_JOBS_MAX, value);
+    *jobs = (long)x;
+    return 0;
 }
 
 static int out_of_memory(void)

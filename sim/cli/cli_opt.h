@@ -89,6 +89,12 @@ int cli_opt_print_version(void);
  * overflow. 0, or -1. */
 int cli_opt_u64(const char *s, uint64_t *out);
 
+/* The value of -j / --jobs: a thread count from 1 to POOL_JOBS_MAX
+ * (sim/run/pool.h) into *jobs. 0, or the exit status of bad usage with
+ * "specsim CMD: -j needs a thread count ..." printed. One reader, so that
+ * run, sweep and optimize accept and refuse the same values. */
+int cli_opt_jobs(const char *cmd, const char *value, long *jobs);
+
 /* The scenario overrides of a command line, in command-line order
  * (sim/config/overrides.h). */
 typedef overrides_t cli_opt_sets_t;

@@ -119,12 +119,7 @@ static int take(cmd_t *c, const cli_opt_arg_t *a)
     switch (a->id) {
     case OPT_JSON: c->json = 1; return 0;
     case OPT_FORCE: c->force = 1; return 0;
-    case OPT_JOBS:
-        if (parse_count(a->value, 1, 4096, &x))
-            return cli_opt_usage_error("optimize", "-j needs a thread count from 1 to "
-                                       "4096, got '%s'", a->value);
-        c->o.jobs = x;
-        return 0;
+    case OPT_JOBS: return cli_opt_jobs("optimize", a->value, &c->o.jobs);
     case OPT_OUT:
         if (!*a->value || strcmp(a->value, "-") == 0)
             return cli_opt_usage_error("optimize", "--out needs a file name");

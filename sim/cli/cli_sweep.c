@@ -97,7 +97,6 @@ static int take(void *ctx, const cli_opt_arg_t *a)
 {
     sweep_cmd_t *c = ctx;
     const char *v = a->value;
-    uint64_t x;
     if (!c->run_opt && (a->id == OPT_RESUME || a->id == OPT_FORCE || a->id == OPT_JOBS ||
                         a->id == OPT_SHARD || a->id == OPT_OUT || a->id == OPT_PER_GROUP))
         c->run_opt = cli_opt_name(a->id);
@@ -107,12 +106,7 @@ static int take(void *ctx, const cli_opt_arg_t *a)
     case OPT_QUIET: c->quiet = 1; return 0;
     case OPT_INDEPENDENT_SEEDS: c->o.independent_seeds = 1; return 0;
     case OPT_PER_GROUP: c->o.per_group = 1; return 0;
-    case OPT_JOBS:
-        if (cli_opt_u64(v, &x) || x < 1 || x > 4096)
-            return cli_opt_usage_error("sweep", "-j needs a thread count from 1 to 4096, "
-                                       "got '%s'", v);
-        c->o.jobs = (long)x;
-        return 0;
+    case OPT_JOBS: return cli_opt_jobs("sweep", v, &c->o.jobs);
     case OPT_SHARD: return parse_shard(v, &c->o);
     case OPT_OUT:
         if (!*v) return cli_opt_usage_error("sweep", "--out needs a file name");

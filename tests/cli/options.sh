@@ -24,8 +24,8 @@ grep -q "option '--seed' given more than once" "$TMP/err" && pass repeated_named
 # shellcheck disable=SC2086
 expect_exit repeated_flag 0 "$SPECSIM" run scenarios/default.yaml $short --quiet --quiet \
     --set seed=3
-expect_exit other_commands_option 2 "$SPECSIM" run scenarios/default.yaml --jobs 2
-grep -q "unknown option '--jobs'" "$TMP/err" && pass other_commands_option_named ||
+expect_exit other_commands_option 2 "$SPECSIM" run scenarios/default.yaml --shard 0/2
+grep -q "unknown option '--shard'" "$TMP/err" && pass other_commands_option_named ||
     fail other_commands_option_named "$(cat "$TMP/err")"
 expect_exit flag_with_value 2 "$SPECSIM" run scenarios/default.yaml --json=yes
 expect_exit value_missing 2 "$SPECSIM" check scenarios/default.yaml --set
