@@ -12,10 +12,11 @@ trap 'rm -rf "$tmp"' EXIT
 # the fleet's (every tenant group repeats the keys further down).
 field() { sed -n -E "s/^ *\"$1\": *([^,}]*),?$/\\1/p" "$2" | head -n 1; }
 
-# run_bench LABEL SCENARIO [--set ...]: events/s and peak RSS of one run.
+# run_bench LABEL SCENARIO [--set ...]: events/s and peak RSS of one run,
+# on one thread (-j 1: with more, events_per_s is the rate of all of them).
 run_bench() {
     label=$1; shift
-    /usr/bin/time -f '%M' -o "$tmp/rss" "$sim" run "$@" --json --quiet >"$tmp/out.json"
+    /usr/bin/time -f '%M' -o "$tmp/rss" "$sim" run "$@" -j 1 --json --quiet >"$tmp/out.json"
     ev=$(field events "$tmp/out.json")
     wall=$(field wall_s "$tmp/out.json")
     eps=$(field events_per_s "$tmp/out.json")
@@ -41,12 +42,43 @@ awk -v a="$r1" -v b="$r10k" -v c="$r4x" 'BEGIN {
 # quadratic once, 13x for 4x at 80k tenants).
 startup() {
     "$sim" run scenarios/default.yaml --set tenants.count="$1" --set duration=1ms \
-        --set warmup=0s --set tenants.workload.think=0s --reps 1 --json --quiet >"$tmp/start.json"
+        --set warmup=0s --set tenants.workload.think=0s --reps 1 -j 1 --json --quiet \
+        >"$tmp/start.json"
     field wall_s "$tmp/start.json"
 }
 s1=$(startup 80000); s4=$(startup 320000)
 awk -v a="$s1" -v b="$s4" 'BEGIN {
     printf "fleet start-up: 80k tenants %.3f s, 320k %.3f s, ratio %.1f (linear: about 4)\n", a, b, b / a }'
+
+# Replications on threads (issue 27): the default scenario, 8 replications
+# of 6000 simulated seconds, with -j 1 and with -j 2, alternated three times;
+# the median elapsed time of each (the process's, set-up included) and their
+# ratio (2 at best on two idle cores). Both must print the same results,
+# wall_s and events_per_s aside.
+echo
+echo "== run -j 1 against -j 2 (8 replications)"
+jrun() { # jrun J: elapsed seconds of one run, its JSON in $tmp/jJ.json
+    t0=$(date +%s.%N)
+    "$sim" run scenarios/default.yaml --set duration=6000s --reps 8 -j "$1" --json --quiet \
+        >"$tmp/j$1.json"
+    t1=$(date +%s.%N)
+    echo "$t0 $t1" | awk '{ printf "%.3f\n", $2 - $1 }'
+}
+: >"$tmp/wall.1"; : >"$tmp/wall.2"
+for k in 1 2 3; do jrun 1 >>"$tmp/wall.1"; jrun 2 >>"$tmp/wall.2"; done
+for j in 1 2; do
+    sed -E '/"(wall_s|events_per_s)"/d' "$tmp/j$j.json" >"$tmp/j$j.s"
+done
+if ! cmp -s "$tmp/j1.s" "$tmp/j2.s"; then
+    echo "bench: run -j 1 and -j 2 printed different results" >&2
+    exit 1
+fi
+w1=$(sort -g "$tmp/wall.1" | sed -n 2p); w2=$(sort -g "$tmp/wall.2" | sed -n 2p)
+awk -v a="$w1" -v b="$w2" -v all1="$(tr '\n' ' ' <"$tmp/wall.1")" \
+    -v all2="$(tr '\n' ' ' <"$tmp/wall.2")" 'BEGIN {
+    printf "-j 1: %.3f s  -j 2: %.3f s  speed-up %.2fx (median of 3; -j 1: %s; -j 2: %s)\n",
+           a, b, a / b, all1, all2
+    print "results identical (wall_s, events_per_s aside)" }'
 
 # The SimPy peer (tests/bench/simpy_peer.py): the same model, the same
 # simulated seconds, in SimPy 4 from a virtual environment under the build
