@@ -34,6 +34,7 @@
 #include "run/analytic.h"
 #include "run/optimize.h"
 #include "run/output.h"
+#include "run/pool.h"
 #include "run/roofline.h"
 #include "run/sim.h"
 #include "run/sweep.h"

@@ -1,6 +1,6 @@
 /* optimize — the `optimize:` section of a scenario and the searches that
  * answer it: the best point of a grid of knobs for one objective under
- * constraints, every point a whole simulation (sweep_eval, sim/run/sweep.h).
+ * constraints, every point a whole simulation (sweep_eval_src, sim/run/sweep.h).
  *
  *   optimize:
  *     knobs:                              # the axes of a sweep: section

@@ -21,6 +21,8 @@
 
 #include <stddef.h>
 
+#include "base/api.h"
+
 /* The largest thread count a command accepts (-j). */
 enum { POOL_JOBS_MAX = 4096 };
 
@@ -28,7 +30,7 @@ enum { POOL_JOBS_MAX = 4096 };
 long pool_cores(void);
 
 /* jobs itself, or pool_cores() when jobs <= 0. */
-long pool_jobs(long jobs);
+SPECSIM_API long pool_jobs(long jobs);
 
 /* Threads for the replications of unit k of n units (points) run on a
  * budget of jobs threads: 1 when n >= jobs, else jobs / n, plus one for the

@@ -24,7 +24,7 @@ static int needs_edge_model(const scenario_t *s, int gi)
 /* The services come from the loader, which built (and checked) every one
  * the scenario needs. A scenario built in code has none: sim_run then makes
  * its own, freed with the run's shared state. */
-static service_t *edge_service(const scenario_t *s, int gi, err_t *err)
+static service_t *group_edge_service(const scenario_t *s, int gi, err_t *err)
 {
     const edge_cfg_t *e = &s->groups[gi].edge;
     if (e->service) return e->service;
@@ -33,7 +33,7 @@ static service_t *edge_service(const scenario_t *s, int gi, err_t *err)
 }
 
 /* c: the cloud or a replica group's view of it (scenario.h). */
-static service_t *cloud_service(const cloud_cfg_t *c, err_t *err)
+static service_t *replica_group_service(const cloud_cfg_t *c, err_t *err)
 {
     if (c->service) return c->service;
     return service_create_tp(&c->gpu, &c->target, c->precision, c->calibration,
@@ -51,7 +51,7 @@ static const dist_t *group_verify_time(const scenario_t *s, int k)
 }
 
 /* Frees sv unless the scenario owns it. */
-static void service_release(service_t *sv, const struct service *owned)
+static void release_unless_owned(service_t *sv, const struct service *owned)
 {
     if (sv != owned) service_free(sv);
 }
@@ -60,13 +60,13 @@ static void shared_fini(repl_shared_t *sh)
 {
     if (sh->groups) {
         for (int g = 0; g < sh->s->ngroups; g++)
-            service_release(sh->groups[g].edge_sv, sh->s->groups[g].edge.service);
+            release_unless_owned(sh->groups[g].edge_sv, sh->s->groups[g].edge.service);
         free(sh->groups);
     }
     for (int k = 0; sh->cloud_sv && k < sh->ncgroups; k++) {
         cloud_cfg_t v;
         scenario_replica_group_view(sh->s, k, &v);
-        service_release(sh->cloud_sv[k], v.service);
+        release_unless_owned(sh->cloud_sv[k], v.service);
     }
     free(sh->cloud_sv);
     free(sh->cgroups);
@@ -74,7 +74,7 @@ static void shared_fini(repl_shared_t *sh)
 }
 
 /* Replica group k as the cloud runs it, *sv its service (or NULL). */
-static int cloud_group_build(const scenario_t *s, int k, cloud_group_t *g, service_t **sv,
+static int build_replica_group(const scenario_t *s, int k, cloud_group_t *g, service_t **sv,
                              err_t *err)
 {
     cloud_cfg_t c;
@@ -85,7 +85,7 @@ static int cloud_group_build(const scenario_t *s, int k, cloud_group_t *g, servi
     /* With a fixed verify time the GPU is abstracted away: KV is limited
      * only when a capacity is given explicitly. */
     if (!c.has_verify_time || c.kv_capacity_bytes > 0) {
-        *sv = cloud_service(&c, err);
+        *sv = replica_group_service(&c, err);
         if (!*sv) return -1;
         g->sv = *sv;
         g->kv_bytes_per_token = service_kv_bytes_per_token(*sv);
@@ -122,7 +122,7 @@ static int shared_build(const scenario_t *s, repl_shared_t *sh, err_t *err)
         wg->bytes_per_token = g->network.bytes_per_token;
         wg->overhead_bytes = g->network.overhead_bytes;
         if (needs_edge_model(s, gi)) {
-            wg->edge_sv = edge_service(s, gi, err);
+            wg->edge_sv = group_edge_service(s, gi, err);
             if (!wg->edge_sv) return -1;
         }
         if (g->edge.has_draft_time) {
@@ -140,12 +140,12 @@ static int shared_build(const scenario_t *s, repl_shared_t *sh, err_t *err)
         return err_set(err, ERR_RUNTIME, "simulation: out of memory");
     sh->ncgroups = n;
     for (int k = 0; k < n; k++)
-        if (cloud_group_build(s, k, &sh->cgroups[k], &sh->cloud_sv[k], err) != 0) return -1;
+        if (build_replica_group(s, k, &sh->cgroups[k], &sh->cloud_sv[k], err) != 0) return -1;
     return 0;
 }
 
 /* A new tally for s (tally_create), with each group's protocol and SLO. */
-static tally_t *tally_for(const scenario_t *s, int tenant_hists)
+static tally_t *new_tally(const scenario_t *s, int tenant_hists)
 {
     int *size = malloc((size_t)s->ngroups * sizeof *size);
     if (!size) return NULL;
@@ -254,7 +254,7 @@ typedef struct run_ctx {
 static int worker_init(const run_ctx_t *c, rep_worker_t *w, err_t *err)
 {
     memset(w, 0, sizeof *w);
-    if (!(w->tl = tally_for(c->s, c->tenant_hists)))
+    if (!(w->tl = new_tally(c->s, c->tenant_hists)))
         return err_set(err, ERR_RUNTIME, "simulation: out of memory");
     if (mser_series_init(&w->series, MSER_BINS, c->s->duration, err) != 0) return -1;
     w->tl->series = &w->series;
@@ -307,7 +307,7 @@ static int run_one(const run_ctx_t *c, rep_worker_t *w, int r, double warmup, in
 }
 
 /* MSER-5's pick on the replication just run, in seconds. */
-static double mser_seconds(const rep_worker_t *w)
+static double warmup_cut_s(const rep_worker_t *w)
 {
     return mser_pick(w->series.x, w->series.n, MSER_BATCH) * w->series.bin_s;
 }
@@ -344,7 +344,7 @@ static int run_rep(const run_ctx_t *c, rep_worker_t *w, int r, FILE *rows, err_t
     int trace = c->opt && c->opt->trace && r == c->opt->trace_rep;
     double used = s->warmup;
     if (run_one(c, w, r, used, trace && !s->warmup_auto, out, err)) return -1;
-    double pick = mser_seconds(w);
+    double pick = warmup_cut_s(w);
     if (s->warmup_auto) {
         used = pick;
         if (run_one(c, w, r, used, trace, out, err)) return -1;
@@ -677,16 +677,16 @@ const char *sim_edge_source(const scenario_t *s, int g, err_t *err)
     const edge_cfg_t *e = &s->groups[g].edge;
     if (e->has_draft_time)
         return e->draft_time.kind == DIST_CONST ? "fixed" : "distribution";
-    service_t *sv = edge_service(s, g, err);
+    service_t *sv = group_edge_service(s, g, err);
     if (!sv) return NULL;
     /* A literal inside service.c, so it outlives sv. */
     const char *src = service_draft_source(sv);
-    service_release(sv, e->service);
+    release_unless_owned(sv, e->service);
     return src;
 }
 
 /* Every group's source counts: one group's would misreport the rest. */
-static int edge_sources(const scenario_t *s, output_sources_t *out, err_t *err)
+static int sources_of_edge(const scenario_t *s, output_sources_t *out, err_t *err)
 {
     out->edge_group = calloc((size_t)s->ngroups, sizeof *out->edge_group);
     if (!out->edge_group) return err_set(err, ERR_RUNTIME, "out of memory");
@@ -701,7 +701,7 @@ static int edge_sources(const scenario_t *s, output_sources_t *out, err_t *err)
     return 0;
 }
 
-static int cloud_source(const scenario_t *s, output_sources_t *out, err_t *err)
+static int source_of_cloud(const scenario_t *s, output_sources_t *out, err_t *err)
 {
     /* Replica groups: each group's source, "mixed" when they differ. */
     for (int k = 0; k < scenario_replica_groups(s); k++) {
@@ -712,13 +712,13 @@ static int cloud_source(const scenario_t *s, output_sources_t *out, err_t *err)
                               : NULL;
         service_t *sv = NULL;
         if (!src) {
-            sv = cloud_service(&v, err);
+            sv = replica_group_service(&v, err);
             if (!sv) return -1;
             src = service_source(sv);
         }
         if (k == 0) copy_name(out->cloud, src);
         else if (strcmp(out->cloud, src) != 0) copy_name(out->cloud, "mixed");
-        if (sv) service_release(sv, v.service);
+        if (sv) release_unless_owned(sv, v.service);
     }
     return 0;
 }
@@ -727,7 +727,7 @@ int sim_service_sources(const scenario_t *s, output_sources_t *out, err_t *err)
 {
     memset(out, 0, sizeof *out);
     if (s->ngroups < 1) return err_set(err, ERR_INPUT, "no tenant groups");
-    if (edge_sources(s, out, err) != 0 || cloud_source(s, out, err) != 0) {
+    if (sources_of_edge(s, out, err) != 0 || source_of_cloud(s, out, err) != 0) {
         output_sources_fini(out);
         return -1;
     }
@@ -750,5 +750,5 @@ void sim_shared_fini(repl_shared_t *sh)
 
 tally_t *sim_tally_create(const scenario_t *s)
 {
-    return tally_for(s, 0);
+    return new_tally(s, 0);
 }

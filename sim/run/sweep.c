@@ -381,9 +381,9 @@ static int run_pool(pool_t *p, long jobs, int fd, progress_t *pr, err_t *err)
     return rc;
 }
 
-/* ---- evaluating a list of points (sweep_eval) ------------------------------ */
+/* ---- evaluating a list of points (sweep_eval_src) ------------------------------ */
 
-/* The shared state of sweep_eval's workers: the next index to claim, and
+/* The shared state of sweep_eval_src's workers: the next index to claim, and
  * the first failure (by index, so the message does not depend on -j). */
 typedef struct evalq {
     const pool_t *p;
@@ -418,18 +418,6 @@ static void *eval_worker(void *arg)
         }
         pthread_mutex_unlock(&q->mu);
     }
-}
-
-int sweep_eval(const char *scenario, const sweepspec_t *sp,
-               const scenario_override_t *sets, int nsets, const uint64_t *points,
-               size_t n, long jobs, metrics_summary_t *out, err_t *err)
-{
-    if (n == 0) return 0;
-    scenario_src_t *src;
-    if (scenario_src_open(scenario, &src, err) != 0) return -1;
-    int rc = sweep_eval_src(src, sp, sets, nsets, points, n, jobs, out, err);
-    scenario_src_free(src);
-    return rc;
 }
 
 int sweep_eval_src(const scenario_src_t *src, const sweepspec_t *sp,

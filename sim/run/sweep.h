@@ -54,20 +54,16 @@ typedef struct sweep_opts {
  * I/O; rows written before a failure are kept). */
 SPECSIM_API int sweep_run(const sweep_opts_t *o, err_t *err);
 
-/* Runs the points points[0..n) of sp — each the scenario file `scenario`
- * with the overrides sets[0..nsets) then sp's axes at that point, common
- * random numbers — on a budget of `jobs` threads shared as sweep_run shares
- * it (sim/run/pool.h; <= 0: number of cores) and stores the
- * summary of points[k] in out[k] (caller-owned, n entries; wall-clock
- * metrics left NAN as in sweep files). For searches that pick the next
- * points from the last ones (sim/run/optimize.h). 0, or -1 with err: the first
- * failed point in the order given, naming it. */
-int sweep_eval(const char *scenario, const sweepspec_t *sp,
-               const scenario_override_t *sets, int nsets, const uint64_t *points,
-               size_t n, long jobs, metrics_summary_t *out, err_t *err);
-
-/* The same on a scenario already read and parsed (sim/config/scenario.h), so
- * that a search calling it batch after batch reads its inputs once. */
+/* Runs the points points[0..n) of sp — each the scenario src (read and
+ * parsed once, sim/config/scenario.h, so that a search calling this batch
+ * after batch reads its inputs once) with the overrides sets[0..nsets)
+ * then sp's axes at that point, common random numbers — on a budget of
+ * `jobs` threads shared as sweep_run shares it (sim/run/pool.h; <= 0:
+ * number of cores) and stores the summary of points[k] in out[k]
+ * (caller-owned, n entries; wall-clock metrics left NAN as in sweep
+ * files). For searches that pick the next points from the last ones
+ * (sim/run/optimize.h). 0, or -1 with err: the first failed point in the
+ * order given, naming it. */
 int sweep_eval_src(const scenario_src_t *src, const sweepspec_t *sp,
                    const scenario_override_t *sets, int nsets,
                    const uint64_t *points, size_t n, long jobs,
