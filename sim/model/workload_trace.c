@@ -216,6 +216,10 @@ static int parse_time(reader_t *r, const char *s, long line, double *t)
     if (!(*t >= 0))
         return row_err(r, line, COL_TIME, "before the first row (or negative)", s);
     *t *= r->scale;
+    /* time_scale goes up to 1e12: 1e300 s times that is infinite, a request
+     * that would never arrive while the trace still counted it. */
+    if (!isfinite(*t))
+        return row_err(r, line, COL_TIME, "too large once multiplied by time_scale", s);
     return 0;
 }
 

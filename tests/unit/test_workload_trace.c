@@ -114,6 +114,31 @@ static void test_time_scale(void)
     scenario_fini(&s);
 }
 
+/* Found by tests/fuzz/fuzz_reqtrace.c: a finite time times time_scale (at
+ * most 1e12) can overflow; old code loaded 1e300 s x 1e12 as an infinite
+ * arrival time, a request that never came. Refused at its row. */
+static void test_time_scale_overflow(void)
+{
+    const char *p = write_file("scale-inf.csv", "time_s,prompt_tokens,output_tokens\n"
+                                                "0,8,4\n1e300,9,4\n");
+    scenario_t s;
+    err_t err = {0};
+    char want[300];
+    snprintf(want, sizeof want, "%s:3: time_s: too large once multiplied by time_scale", p);
+    int rc = load(p, ", time_scale: 1e12", NULL, &s, &err);
+    CHECK(rc != 0 && err.code == ERR_INPUT);
+    if (rc == 0) {
+        scenario_fini(&s);
+        return;
+    }
+    if (!strstr(err.msg, want)) printf("  got '%s'\n  expected '%s'\n", err.msg, want);
+    CHECK(strstr(err.msg, want) != NULL);
+    /* The same time at time_scale 1 is a number like any other. */
+    rc = load(p, NULL, NULL, &s, &err);
+    CHECK(rc == 0);
+    if (rc == 0) scenario_fini(&s);
+}
+
 /* Column order free, extra columns ignored, tenants named by index and by
  * GROUP:K; two requests at once on one tenant queue: the second starts
  * later, in order. */
@@ -426,6 +451,7 @@ int main(void)
     RUN(test_plain_round_robin);
     RUN(test_time_scale);
     RUN(test_time_scale_explicit_default);
+    RUN(test_time_scale_overflow);
     RUN(test_tenant_column);
     RUN(test_azure);
     RUN(test_bad_rows);
