@@ -1,0 +1,184 @@
+/* fuzz_reqtrace — the request-trace CSV reader (sim/model/workload_trace.h,
+ * `tenants.workload.arrival: trace`).
+ *
+ * The input is a trace file, optionally followed by a line `#--scale` and a
+ * time_scale on the next line (default 1; a value outside the scenario key's
+ * range (0, 1e12] skips the input, as the loader refuses it first). The
+ * file is read for a fixed fleet of six tenants: group a (tenants 0-2) and
+ * group b (3-4) replay the trace, group c (5) does not, so GROUP:K names,
+ * plain indices and a tenant that takes no trace are all reachable.
+ *
+ * A file holding a NUL byte must be refused at the first one's LINE:COL (a
+ * NUL used to cut the text short, issue 28 item 7). A trace that loads must
+ * keep the header's promises: every non-blank line after the header is one
+ * request; requests are split by tenant (first[] from 0 to n, non-decreasing)
+ * and only tenants that replay get any; within a tenant times do not
+ * decrease and are finite and >= 0 after time_scale; lengths lie in
+ * [1, WORKLOAD_TRACE_TOKENS_MAX]. Its requests, written back as a plain
+ * `time_s,prompt_tokens,output_tokens,tenant` file in time order, must read
+ * back (at scale 1) as the same trace.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz.h"
+#include "model/workload_trace.h"
+
+enum { NTENANTS = 6 };
+
+static const int TAKES[NTENANTS] = {1, 1, 1, 1, 1, 0};
+static const char *const GROUP_NAME[] = {"a", "b", "c"};
+static const int GROUP_FIRST[] = {0, 3, 5}, GROUP_COUNT[] = {3, 2, 1};
+static const workload_trace_fleet_t FLEET = {NTENANTS, TAKES, 3, GROUP_NAME,
+                                             GROUP_FIRST, GROUP_COUNT};
+
+/* The lines of t[0..n) that hold something besides white space, the header
+ * among them (the reader skips the others). */
+static long nonblank_lines(const char *t, size_t n)
+{
+    long count = 0;
+    int seen = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (t[i] == '\n') {
+            count += seen;
+            seen = 0;
+        } else if (!isspace((unsigned char)t[i])) {
+            seen = 1;
+        }
+    }
+    return count + seen;
+}
+
+/* The reader's message for a NUL at t[0..n) must name its LINE:COL. */
+static void check_nul(const char *t, size_t n, const char *path, const char *msg)
+{
+    const char *z = memchr(t, 0, n);
+    long line = 1;
+    const char *bol = t;
+    for (const char *p = t; p < z; p++)
+        if (*p == '\n') {
+            line++;
+            bol = p + 1;
+        }
+    char want[4200];
+    snprintf(want, sizeof want, "%s:%ld:%ld: ", path, line, (long)(z - bol) + 1);
+    if (strncmp(msg, want, strlen(want)) != 0) {
+        fprintf(stderr, "expected a message starting '%s'\n", want);
+        fuzz_fail("a NUL byte is not refused at its line and column", msg);
+    }
+}
+
+/* The first property tr breaks, or NULL. */
+static const char *broken(const workload_trace_t *tr, long want_n)
+{
+    if (tr->ntenants != NTENANTS) return "ntenants is not the fleet's";
+    if (tr->n != want_n) return "not one request per non-blank line after the header";
+    if (tr->first[0] != 0 || tr->first[NTENANTS] != tr->n) return "first[] does not span the requests";
+    for (int i = 0; i < NTENANTS; i++) {
+        long a = tr->first[i], b = tr->first[i + 1];
+        if (b < a) return "first[] decreases";
+        if (!TAKES[i] && b > a) return "a tenant that takes no trace got requests";
+        for (long k = a; k < b; k++) {
+            const workload_req_t *r = &tr->req[k];
+            if (!isfinite(r->t) || !(r->t >= 0)) return "a time is not finite and >= 0";
+            if (k > a && r->t < tr->req[k - 1].t) return "a tenant's times decrease";
+            if (r->prompt < 1 || r->prompt > WORKLOAD_TRACE_TOKENS_MAX ||
+                r->output < 1 || r->output > WORKLOAD_TRACE_TOKENS_MAX)
+                return "a length outside [1, WORKLOAD_TRACE_TOKENS_MAX]";
+        }
+    }
+    return NULL;
+}
+
+/* tr as a plain trace with a tenant column, rows merged across tenants in
+ * time order (ties: lower tenant first, which keeps each tenant's own order).
+ * Malloc'ed text; *len its length. */
+static char *write_back(const workload_trace_t *tr, size_t *len)
+{
+    char *text = NULL;
+    FILE *m = open_memstream(&text, len);
+    long next[NTENANTS];
+    if (!m) fuzz_fail("out of memory", NULL);
+    fputs("time_s,prompt_tokens,output_tokens,tenant\n", m);
+    for (int i = 0; i < NTENANTS; i++) next[i] = tr->first[i];
+    for (;;) {
+        int best = -1;
+        for (int i = 0; i < NTENANTS; i++)
+            if (next[i] < tr->first[i + 1] &&
+                (best < 0 || tr->req[next[i]].t < tr->req[next[best]].t))
+                best = i;
+        if (best < 0) break;
+        const workload_req_t *r = &tr->req[next[best]++];
+        fprintf(m, "%.17g,%d,%d,%d\n", r->t, r->prompt, r->output, best);
+    }
+    if (fclose(m) != 0) fuzz_fail("cannot write a trace back", NULL);
+    return text;
+}
+
+static int same_trace(const workload_trace_t *a, const workload_trace_t *b)
+{
+    if (a->n != b->n || a->ntenants != b->ntenants) return 0;
+    for (int i = 0; i <= a->ntenants; i++)
+        if (a->first[i] != b->first[i]) return 0;
+    for (long k = 0; k < a->n; k++)
+        if (a->req[k].t != b->req[k].t || a->req[k].prompt != b->req[k].prompt ||
+            a->req[k].output != b->req[k].output)
+            return 0;
+    return 1;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    fuzz_reset();
+    const char *text = (const char *)data, *tail;
+    size_t head, tail_len;
+    fuzz_split(text, size, "#--scale", &head, &tail, &tail_len);
+    double scale = 1;
+    if (tail) {
+        char buf[64];
+        size_t l = tail_len < sizeof buf - 1 ? tail_len : sizeof buf - 1;
+        memcpy(buf, tail, l);
+        buf[l] = 0;
+        char *end;
+        scale = strtod(buf, &end);
+        if (end == buf || !(scale > 0 && scale <= 1e12)) return 0;
+    }
+    char path[4096];
+    fuzz_write_file("trace.csv", text, head, path, sizeof path);
+    err_t err = {0, {0}};
+    workload_trace_t *tr = workload_trace_create_in(NULL, path, path, scale, &FLEET, &err);
+    if (memchr(text, 0, head)) {
+        if (tr) fuzz_fail("a trace with a NUL byte loads", NULL);
+        check_nul(text, head, path, err.msg);
+        return 0;
+    }
+    if (!tr) {
+        if (err.code != ERR_INPUT || !err.msg[0])
+            fuzz_fail("a refused trace is not an input error with a message", err.msg);
+        return 0;
+    }
+    const char *why = broken(tr, nonblank_lines(text, head) - 1);
+    if (why) fuzz_fail("a loaded request trace breaks its promise:", why);
+
+    size_t len;
+    char *back = write_back(tr, &len);
+    char bpath[4096];
+    fuzz_write_file("back.csv", back, len, bpath, sizeof bpath);
+    workload_trace_t *tr2 = workload_trace_create_in(NULL, bpath, bpath, 1, &FLEET, &err);
+    if (!tr2) {
+        fprintf(stderr, "written back:\n%s\n", back);
+        fuzz_fail("a request trace written back does not load", err.msg);
+    }
+    if (!same_trace(tr, tr2)) {
+        fprintf(stderr, "written back:\n%s\n", back);
+        fuzz_fail("a request trace written back reads differently", NULL);
+    }
+    free(back);
+    workload_trace_free(tr2);
+    workload_trace_free(tr);
+    return 0;
+}
