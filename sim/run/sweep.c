@@ -98,16 +98,16 @@ static int point_overrides(const pool_t *p, uint64_t point,
 }
 
 /* --per-group columns are named after the base scenario's groups: a point
- * whose axes change them would fill columns of other groups. */
-static int same_groups(const pool_t *p, const scenario_t *s, uint64_t point, err_t *err)
+ * whose axes change them would fill columns of other groups. The message
+ * names no point: write_in_order prefixes every point's error with it. */
+static int same_groups(const pool_t *p, const scenario_t *s, err_t *err)
 {
     int same = s->ngroups == p->ngroups;
     for (int g = 0; same && g < s->ngroups; g++)
         same = strcmp(s->groups[g].name, p->base->groups[g].name) == 0;
     if (same) return 0;
-    return err_set(err, ERR_INPUT, "point %" PRIu64 ": --per-group needs the base "
-                   "scenario's tenant groups at every point, and its axes change them",
-                   point);
+    return err_set(err, ERR_INPUT, "--per-group needs the base scenario's tenant "
+                   "groups at every point, and its axes change them");
 }
 
 /* Wall-clock metrics differ between runs; leaving them empty keeps sweep
@@ -137,7 +137,7 @@ static int run_point(const pool_t *p, uint64_t point, metrics_summary_t *m,
     sim_options_t opt = {.trace = NULL, .progress = NULL, .groups = groups,
                          .jobs = (int)jobs};
     memset(m, 0, sizeof *m);
-    rc = groups ? same_groups(p, &s, point, err) : 0;
+    rc = groups ? same_groups(p, &s, err) : 0;
     if (rc == 0) rc = sim_run(&s, &opt, m, err);
     scenario_fini(&s);
     drop_timing(m);

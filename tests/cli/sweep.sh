@@ -298,6 +298,10 @@ $SPECSIM sweep "$TMP/pg2.yaml" --per-group --out "$TMP/pg2.csv" --quiet >/dev/nu
 rc=$?
 if [ $rc -eq 2 ] && grep -q "per-group" "$TMP/err"; then pass sweep_per_group_same_groups; else
     fail sweep_per_group_same_groups "exit $rc $(head -c 200 "$TMP/err")"; fi
+# The point is named once (issue 28 item 16: "point 1 (...): point 1: --per-group").
+if grep -qx "specsim sweep: point 1 (tenants.groups.0.name=other): --per-group needs the base scenario's tenant groups at every point, and its axes change them" "$TMP/err"; then
+    pass sweep_per_group_point_named_once; else
+    fail sweep_per_group_point_named_once "$(head -c 300 "$TMP/err")"; fi
 
 # --- the scenario's output: section ------------------------------------------
 # output.file is the default --out, as the scenario says it after --set; a
