@@ -13,6 +13,7 @@
  * its own KV cache. RoPE is left out (elementwise, negligible).
  */
 #include "calibrate.h"
+#include "calibrate_cuda.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -126,6 +127,9 @@ int calibrate_parse_args(int argc, char **argv, calibrate_args_t *a, err_t *err)
                 return err_set(err, ERR_INPUT, "calibrate: %s needs a%s value", o,
                                v ? " non-empty" : "");
             if (!a->cuda_opt) a->cuda_opt = o;
+            /* Kept so that the log is checked against the card and the
+             * table before the CUDA side starts (calibrate_main.c). */
+            if (!strcmp(o, "--log")) rc = copy_arg(a->log, sizeof a->log, o, v, err);
         }
         else if (!strcmp(o, "--threads")) {
             char *end;
@@ -167,6 +171,16 @@ int calibrate_parse_args(int argc, char **argv, calibrate_args_t *a, err_t *err)
                        "--device %s", a->device);
     if (!a->bench && !a->model[0])
         return err_set(err, ERR_INPUT, "calibrate: --model CARD is required (see --help)");
+    return 0;
+}
+
+int calibrate_cuda_log_path(const char *out, char *buf, size_t n)
+{
+    size_t len = strlen(out);
+    if (len > 5 && !strcmp(out + len - 5, ".yaml")) len -= 5;
+    if (len + 5 > n) return -1;
+    memcpy(buf, out, len);
+    strcpy(buf + len, ".csv");
     return 0;
 }
 

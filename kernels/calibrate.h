@@ -18,6 +18,8 @@ typedef struct calibrate_args {
     char model[512];      /* LLM card path (required unless bench) */
     char quant[16];       /* w4a16 (default) | fp16 */
     char out[512];        /* table path; "" = stdout */
+    char log[512];        /* --device cuda's --log as given; "" = its default
+                             (calibrate_cuda_log_path) */
     char isa[16];         /* auto (default) | scalar | avx2 | avx512 | neon */
     char kernel[16];      /* W4A16 kernel: exact (default) | int8 (gemv.h) */
     int threads;          /* 0 = one per online CPU */

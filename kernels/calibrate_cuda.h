@@ -12,6 +12,8 @@
 #ifndef SPECSIM_CALIBRATE_CUDA_H
 #define SPECSIM_CALIBRATE_CUDA_H
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -19,6 +21,13 @@ extern "C" {
 /* argc/argv exactly as main() received them (argv[0] included). Returns the
  * process exit status: 0 ok, 1 runtime failure, 2 bad usage or bad card. */
 int calibrate_cuda_run(int argc, char **argv);
+
+/* The --log CSV's default beside the table out (FILE.yaml -> FILE.csv, any
+ * other name gets .csv added) into buf (n bytes). 0, or -1 when it does not
+ * fit. Defined in calibrate.c, so that calibrate_main.c checks the log the
+ * CUDA side will append to against the card and the table, with or
+ * without CUDA. */
+int calibrate_cuda_log_path(const char *out, char *buf, size_t n);
 
 #ifdef __cplusplus
 }

@@ -12,19 +12,41 @@
 #include "calibrate.h"
 #include "calibrate_cuda.h"
 #include "io/outfile.h"
+#include "model/cards.h"
 #include "base/version.h"
 
 /* The table is written by caltable_save (sim/io/outfile.h's rules): a path it
- * would refuse, a directory where its temporary cannot be created, or the
- * card itself fails now, before a measurement of minutes, not after it. 0,
- * or -1 with err. */
+ * would refuse, a directory where its temporary cannot be created, or one of
+ * the files the run reads or writes fails now, before a measurement of
+ * minutes, not after it. The card is compared as both drivers open it
+ * (cards_resolve_path: a path not found here is looked for under the specsim
+ * root), so a table aimed at the card found there is caught too; with
+ * --device cuda so is the --log CSV it appends to (given, or its default
+ * beside --out). 0, or -1 with err. */
 static int check_out(const calibrate_args_t *a, err_t *err)
 {
-    if (!a->out[0]) return 0;   /* standard output */
     err_t e = {0, ""};
-    const outfile_role_t r[] = {{a->model, "--model", 0}, {a->out, "--out", 1}};
-    if (outfile_probe(a->out, &e) == 0 && outfile_distinct(r, 2, &e) == 0) return 0;
-    return err_set(err, ERR_INPUT, "calibrate: --out %s", e.msg);
+    /* outfile_probe's message starts with the path: say which option it is.
+     * outfile_distinct's names both options itself ("--model M and --out O
+     * are the same file"): "--out " before it read "--out --model M". */
+    if (a->out[0] && outfile_probe(a->out, &e) != 0)
+        return err_set(err, ERR_INPUT, "calibrate: --out %s", e.msg);
+    char card[1024], log[1024];
+    if (cards_resolve_path(a->model, card, sizeof card) != 0)
+        snprintf(card, sizeof card, "%s", a->model);  /* refused later, by name */
+    const char *log_path = NULL, *log_what = "--log";
+    if (!strcmp(a->device, "cuda") && a->log[0]) {
+        log_path = a->log;
+    } else if (!strcmp(a->device, "cuda") && a->out[0] &&
+               calibrate_cuda_log_path(a->out, log, sizeof log) == 0) {
+        log_path = log;
+        log_what = "the default --log";
+    }
+    const outfile_role_t r[] = {{card, "--model", 0},
+                                {a->out[0] ? a->out : NULL, "--out", 1},
+                                {log_path, log_what, 1}};
+    if (outfile_distinct(r, 3, &e) != 0) return err_set(err, ERR_INPUT, "calibrate: %s", e.msg);
+    return 0;
 }
 
 int main(int argc, char **argv)

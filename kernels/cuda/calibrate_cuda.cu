@@ -68,10 +68,12 @@ typedef struct cal {
 
 /* ---- options ---------------------------------------------------------- */
 
+/* Messages from run() carry no "calibrate: ": calibrate_cuda_run adds it
+ * (they read "calibrate: calibrate --device cuda: ..." when both did). */
 static int usage(err_t *err, const char *what)
 {
     return err_set(err, ERR_INPUT,
-                   "calibrate --device cuda: %s\nusage: calibrate --device cuda --model CARD "
+                   "--device cuda: %s\nusage: calibrate --device cuda --model CARD "
                    "[--quant fp16|w4a16] [--out FILE] [--log FILE.csv] [--reps N] "
                    "[--warmup N] [--max-context N] [--quick] [--no-token] [--quiet]", what);
 }
@@ -116,13 +118,12 @@ static int parse_opts(int argc, char **argv, cal_opts_t *o, err_t *err)
     }
     if (!o->model) return usage(err, "--model is required");
     /* The log goes beside the table by default (FILE.yaml -> FILE.csv), so
-     * it needs no option the shared CLI parser might not know. */
+     * it needs no option the shared CLI parser might not know; the one
+     * definition of that name is calibrate_main.c's too, which checks it
+     * against the card and the table. */
     if (!o->log && o->out) {
-        size_t n = strlen(o->out);
-        if (n > 5 && !strcmp(o->out + n - 5, ".yaml")) n -= 5;
-        if (n + 5 > sizeof o->log_buf) return usage(err, "--out path too long");
-        memcpy(o->log_buf, o->out, n);
-        strcpy(o->log_buf + n, ".csv");
+        if (calibrate_cuda_log_path(o->out, o->log_buf, sizeof o->log_buf) != 0)
+            return usage(err, "--out path too long");
         o->log = o->log_buf;
     }
     if (o->quick) {
@@ -140,7 +141,7 @@ static int add_row(cal_t *c, const caltable_row_t *r, err_t *err)
     if (c->table.nrows == c->rows_cap) {
         int cap = c->rows_cap ? 2 * c->rows_cap : 256;
         caltable_row_t *n = (caltable_row_t *)realloc(c->table.rows, (size_t)cap * sizeof *n);
-        if (!n) return err_set(err, ERR_RUNTIME, "calibrate: out of memory");
+        if (!n) return err_set(err, ERR_RUNTIME, "out of memory");
         c->table.rows = n;
         c->rows_cap = cap;
     }
@@ -167,10 +168,15 @@ static double roof_frac(const cal_t *c, double bytes, double flops, double t)
 
 /* A progress line, redrawn in place; only on a terminal, so logs stay clean,
  * and not with --quiet. */
+/* 1 once a progress line is on stderr: a final error then starts on a line
+ * of its own (without one, a leading newline would be a blank line). */
+static int progress_drawn;
+
 static void progress(const cal_t *c, const char *fmt, ...)
 {
     va_list ap;
     if (c->o.quiet || !isatty(fileno(stderr))) return;
+    progress_drawn = 1;
     va_start(ap, fmt);
     fprintf(stderr, "\rcalibrate[%s %s] ", c->card.name, c->o.quant_w4 ? "w4a16" : "fp16");
     vfprintf(stderr, fmt, ap);
@@ -687,7 +693,7 @@ static int tokens(cal_t *c, err_t *err)
     mg.g = &c->gemm;
     mg.w4 = c->o.quant_w4;
     mg.layers = (layer_cuda_t *)calloc((size_t)m->layers, sizeof *mg.layers);
-    if (!mg.layers) return err_set(err, ERR_RUNTIME, "calibrate: out of memory");
+    if (!mg.layers) return err_set(err, ERR_RUNTIME, "out of memory");
     mg.nlayers = m->layers;
     int rc = -1;
     for (int i = 0; i < m->layers; i++) {
@@ -807,7 +813,7 @@ static int run(cal_t *c, int argc, char **argv, err_t *err)
                        path);
     cudaError_t e = cudaGetDeviceCount(&ndev);
     if (e != cudaSuccess || ndev < 1)
-        return err_set(err, ERR_RUNTIME, "calibrate --device cuda: no CUDA device (%s)",
+        return err_set(err, ERR_RUNTIME, "--device cuda: no CUDA device (%s)",
                        e != cudaSuccess ? cudaGetErrorString(e) : "count is 0");
     if (c->o.log) {
         int fresh = access(c->o.log, F_OK) != 0;
@@ -859,7 +865,7 @@ extern "C" int calibrate_cuda_run(int argc, char **argv)
     memset(&c, 0, sizeof c);
     memset(&err, 0, sizeof err);
     int rc = run(&c, argc, argv, &err);
-    if (rc) fprintf(stderr, "\ncalibrate: %s\n", err.msg);
+    if (rc) fprintf(stderr, "%scalibrate: %s\n", progress_drawn ? "\n" : "", err.msg);
     if (c.log) fclose(c.log);
     cugemm_fini(&c.gemm);
     cubench_fini(&c.bench);
