@@ -80,9 +80,57 @@ static void test_beta_tiny_parameters(void)
     }
 }
 
+/* Loads yaml with the --set overrides ov; its error must be exactly want. */
+static void refused_as(const char *yaml, const scenario_override_t *ov, int nov,
+                       const char *want)
+{
+    scenario_t s;
+    err_t err = {0};
+    int rc = scenario_load_string("a.yaml", yaml, ov, nov, &s, &err);
+    CHECK(rc == -1);
+    if (rc == 0) {
+        scenario_fini(&s);
+        return;
+    }
+    if (strcmp(err.msg, want) != 0) printf("  got  '%s'\n  want '%s'\n", err.msg, want);
+    CHECK(strcmp(err.msg, want) == 0);
+}
+
+/* Issue 28 item 16 reported that a group's unknown acceptance key got no
+ * "did you mean"; whatever the way it is written, it gets the same
+ * suggestion as the top-level section's (the model's own keys, the model
+ * being the group's or, without one, the top level's). */
+static void test_group_typo_did_you_mean(void)
+{
+    const char *G = "tenants:\n  groups:\n    - name: a\n      count: 2\n";
+    char y[512];
+    refused_as("acceptance:\n  model: iid\n  alpah: 0.5\n", NULL, 0,
+               "a.yaml:3:3: acceptance.alpah: unknown key (did you mean 'alpha'?)");
+    snprintf(y, sizeof y, "%s      acceptance:\n        model: iid\n        alpah: 0.5\n", G);
+    refused_as(y, NULL, 0, "a.yaml:7:9: tenants.groups.0.acceptance.alpah: unknown key "
+               "(did you mean 'alpha'?)");
+    /* No model of its own: the top level's (positional) decides the keys. */
+    snprintf(y, sizeof y, "acceptance: {model: positional, alphas: [0.8]}\n"
+             "%s      acceptance: {alphs: [0.5]}\n", G);
+    refused_as(y, NULL, 0, "a.yaml:6:20: tenants.groups.0.acceptance.alphs: unknown key "
+               "(did you mean 'alphas'?)");
+    /* From --set, by index and by name. */
+    const scenario_override_t by_index = {.path = "tenants.groups.0.acceptance.alpah",
+                                          .value = "0.5", .src = "--set"};
+    refused_as(G, &by_index, 1, "--set: tenants.groups.0.acceptance.alpah: "
+               "unknown key (did you mean 'alpha'?)");
+    const scenario_override_t by_name = {.path = "tenants.groups.a.acceptance.alpah",
+                                         .value = "0.5", .src = "--set"};
+    scenario_t s;
+    err_t err = {0};
+    CHECK(scenario_load_string("a.yaml", G, &by_name, 1, &s, &err) == -1);
+    CHECK(strstr(err.msg, "acceptance.alpah: unknown key (did you mean 'alpha'?)") != NULL);
+}
+
 int main(void)
 {
     RUN(test_other_models_keys_checked);
     RUN(test_beta_tiny_parameters);
+    RUN(test_group_typo_did_you_mean);
     return check_done();
 }
