@@ -303,6 +303,13 @@ static int replay_check_gamma(const void *par, int gamma, err_t *err)
 {
     const trace_par_t *t = par;
     if (t->positions || gamma == t->gamma_recorded) return 0;
+    /* Only 0s and no '# gamma:': the largest value, 0, is no gamma (it is
+     * at least 1), so "give the gamma it was recorded at" could not be
+     * followed; the file has to say it. */
+    if (t->gamma_recorded == 0)
+        return err_set(err, ERR_INPUT, "file: trace '%s' holds only 0s and no '# gamma:' "
+                       "line, so the gamma its blocks were recorded at is unknown: state "
+                       "it with a line '# gamma: N' before the first value", t->file);
     char how[96];
     if (t->gamma_line)
         snprintf(how, sizeof how, "'# gamma: %d' at line %d", t->gamma_recorded,

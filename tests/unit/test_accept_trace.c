@@ -207,6 +207,18 @@ static void test_second_gamma(void)
                    ":2:1: acceptance.file: a second '# gamma:' line (the first is line 1)");
 }
 
+/* Per-block lengths that are all 0, without '# gamma:': the recorded gamma
+ * is unknown (old code called it 0 and said "give the gamma it was
+ * recorded at", which no scenario can: gamma >= 1). Stated, they load. */
+static void test_all_zero_lengths(void)
+{
+    expect_refused("0\n0\n", 4, "t.yaml:4:9: acceptance.file: ",
+                   "holds only 0s and no '# gamma:' line, so the gamma its blocks were "
+                   "recorded at is unknown: state it with a line '# gamma: N'");
+    err_t err = {0};
+    CHECK(load_at("# gamma: 4\n0\n0\n", 4, &err) == 0);
+}
+
 int main(void)
 {
     RUN(test_positions_replay);
@@ -214,5 +226,6 @@ int main(void)
     RUN(test_per_request_sync_bonus);
     RUN(test_lengths_gamma);
     RUN(test_second_gamma);
+    RUN(test_all_zero_lengths);
     return check_done();
 }
