@@ -306,7 +306,11 @@ static void json_frontier_point(FILE *f, const optimize_spec_t *sp, const optimi
         fprintf(f, ", \"%s_ci95\": ", metric_name(sp->objective));
         json_num(f, e->m.ci95[sp->objective]);
     }
-    fprintf(f, ", \"feasible\": %s}", e->feasible ? "true" : "false");
+    fprintf(f, ", \"feasible\": %s", e->feasible ? "true" : "false");
+    /* Only where it applies, so that results without such points keep
+     * their bytes. */
+    if (e->unjudged) fputs(", \"judged\": false", f);
+    fputs("}", f);
 }
 
 static int print_json(FILE *f, const optimize_spec_t *sp, const optimize_result_t *r)
@@ -314,6 +318,12 @@ static int print_json(FILE *f, const optimize_spec_t *sp, const optimize_result_
     fputs("{\"best\": ", f);
     if (r->best >= 0) json_best(f, sp, &r->evals[r->best]);
     else fputs("null", f);
+    char why[512];
+    if (optimize_why_none(sp, r, why, sizeof why)) {
+        fputs(", \"why\": ", f);
+        json_str(f, why);
+    }
+    if (r->nunjudged) fprintf(f, ", \"unjudged\": %zu", r->nunjudged);
     fprintf(f, ", \"evaluations\": %zu, \"points\": %llu, \"search\": \"%s\", \"frontier\": [",
             r->nevals, (unsigned long long)sp->knobs.npoints, optimize_search_name(sp->search));
     for (size_t k = 0; k < r->nfrontier; k++) {
@@ -365,7 +375,8 @@ static void print_frontier(FILE *f, const optimize_spec_t *sp, const optimize_re
         const optimize_eval_t *e = &r->evals[r->frontier[k]];
         fprintf(f, "  %s = %.6g ± %.3g  %s = %.6g  %s  ", metric_name(metric),
                 e->m.value[metric], e->m.ci95[metric], sp->objective_name,
-                optimize_objective(sp, e), e->feasible ? "feasible  " : "infeasible");
+                optimize_objective(sp, e),
+                e->feasible ? "feasible  " : e->unjudged ? "unjudged  " : "infeasible");
         print_knobs(f, sp, e->point);
         fputc('\n', f);
     }
@@ -376,8 +387,13 @@ static int print_text(FILE *f, const optimize_spec_t *sp, const optimize_result_
     fprintf(f, "optimize: %s search, %zu of %llu points evaluated\n",
             optimize_search_name(sp->search), r->nevals,
             (unsigned long long)sp->knobs.npoints);
+    char why[512];
     if (r->best >= 0) print_best(f, sp, &r->evals[r->best]);
-    else fputs("best: none (no evaluated point meets the constraints)\n", f);
+    else if (optimize_why_none(sp, r, why, sizeof why)) fprintf(f, "best: none (%s)\n", why);
+    if (r->best >= 0 && r->nunjudged)
+        fprintf(f, "unjudged: %zu of %zu points (fewer than two replications have a value "
+                "of a constraint's metric there; more replications or a longer duration "
+                "may judge them)\n", r->nunjudged, r->nevals);
     print_frontier(f, sp, r);
     return ferror(f) ? -1 : 0;
 }
@@ -402,7 +418,9 @@ static int run(cmd_t *c)
         fprintf(stderr, "specsim optimize: cannot write results: %s\n", strerror(errno));
         rc = ERR_RUNTIME;
     } else if (r.best < 0) {
-        fprintf(stderr, "specsim optimize: no evaluated point meets the constraints\n");
+        char why[512];
+        optimize_why_none(&sp, &r, why, sizeof why);
+        fprintf(stderr, "specsim optimize: no best point: %s\n", why);
         rc = ERR_RUNTIME;
     }
     optimize_result_fini(&r);

@@ -518,32 +518,47 @@ const char *optimize_search_name(optimize_search_t s)
 
 /* ---- judging points ------------------------------------------------------------ */
 
-int optimize_constraint_met(const optimize_constraint_t *c, const metrics_summary_t *m)
+optimize_verdict_t optimize_constraint_judge(const optimize_constraint_t *c,
+                                             const metrics_summary_t *m)
 {
     double v = m->value[c->metric], ci = m->ci95[c->metric];
-    if (!isfinite(v)) return 0;
+    /* One replication's value has a half-width of 0 (metrics.h), which
+     * would pass any bound it meets: a CI needs two values. */
+    if (!isfinite(v) || m->valued[c->metric] < 2) return OPTIMIZE_UNJUDGED;
     if (!isfinite(ci)) ci = 0;
-    return c->op == OPTIMIZE_LE ? v + ci <= c->bound : v - ci >= c->bound;
+    int met = c->op == OPTIMIZE_LE ? v + ci <= c->bound : v - ci >= c->bound;
+    return met ? OPTIMIZE_MET : OPTIMIZE_NOT_MET;
 }
 
-/* How far the CI-side of the value is past the bound, relative to it. */
+int optimize_constraint_met(const optimize_constraint_t *c, const metrics_summary_t *m)
+{
+    return optimize_constraint_judge(c, m) == OPTIMIZE_MET;
+}
+
+/* How far the CI-side of the value is past the bound, relative to it; an
+ * unjudged constraint is as far as one without a value (infinitely), so
+ * that no search walks towards a point it cannot judge. */
 static double violation(const optimize_constraint_t *c, const metrics_summary_t *m)
 {
-    if (optimize_constraint_met(c, m)) return 0;
-    double v = m->value[c->metric], ci = m->ci95[c->metric];
-    if (!isfinite(v)) return INFINITY;
+    optimize_verdict_t v = optimize_constraint_judge(c, m);
+    if (v == OPTIMIZE_MET) return 0;
+    if (v == OPTIMIZE_UNJUDGED) return INFINITY;
+    double x = m->value[c->metric], ci = m->ci95[c->metric];
     if (!isfinite(ci)) ci = 0;
-    double past = c->op == OPTIMIZE_LE ? v + ci - c->bound : c->bound - (v - ci);
+    double past = c->op == OPTIMIZE_LE ? x + ci - c->bound : c->bound - (x - ci);
     return past / fmax(fabs(c->bound), 1e-12);
 }
 
 static void judge(const optimize_spec_t *sp, optimize_eval_t *e)
 {
     e->feasible = 1;
+    e->unjudged = 0;
     e->violation = 0;
     for (int k = 0; k < sp->ncons; k++) {
-        if (optimize_constraint_met(&sp->cons[k], &e->m)) continue;
+        optimize_verdict_t v = optimize_constraint_judge(&sp->cons[k], &e->m);
+        if (v == OPTIMIZE_MET) continue;
         e->feasible = 0;
+        e->unjudged += v == OPTIMIZE_UNJUDGED;
         e->violation += violation(&sp->cons[k], &e->m);
     }
 }
@@ -791,21 +806,101 @@ static void finish(const optimize_spec_t *sp, optimize_result_t *r)
 {
     qsort(r->evals, r->nevals, sizeof *r->evals, by_point);
     r->best = -1;
+    r->nunjudged = 0;
     for (size_t k = 0; k < r->nevals; k++) {
-        if (!r->evals[k].feasible) continue;
+        r->nunjudged += r->evals[k].unjudged > 0;
+        /* A point without the objective's value has nothing to be best at
+         * (an objective NaN everywhere once made the first point "best"). */
+        if (!r->evals[k].feasible || isnan(optimize_objective(sp, &r->evals[k]))) continue;
         if (r->best < 0 || better(sp, &r->evals[k], &r->evals[r->best])) r->best = (long)k;
     }
+}
+
+/* Whether metric m is one of those an slo: section defines (NaN without
+ * one, docs/metrics.md). */
+static int is_slo_metric(int m)
+{
+    return m == METRIC_SLO_ATTAINMENT || m == METRIC_TTFT_SLO_FRAC ||
+           m == METRIC_TPOT_SLO_FRAC || m == METRIC_GOODPUT_REQ_S ||
+           m == METRIC_GOODPUT_TOK_S;
+}
+
+/* The most replications any evaluated point has a value of metric m for. */
+static int most_valued(const optimize_result_t *r, int m)
+{
+    int most = 0;
+    for (size_t k = 0; k < r->nevals; k++)
+        if (r->evals[k].m.valued[m] > most) most = r->evals[k].m.valued[m];
+    return most;
+}
+
+int optimize_why_none(const optimize_spec_t *sp, const optimize_result_t *r, char *buf,
+                      size_t n)
+{
+    if (r->best >= 0) return 0;
+    /* A constraint no point has a value for explains everything else. */
+    for (int k = 0; k < sp->ncons; k++) {
+        const optimize_constraint_t *c = &sp->cons[k];
+        if (most_valued(r, c->metric) > 0) continue;
+        if (is_slo_metric(c->metric) && !r->has_slo)
+            snprintf(buf, n, "constraint '%s': %s has no value without an slo: section "
+                     "(ttft or tpot), which the scenario does not have", c->text,
+                     metric_name(c->metric));
+        else
+            snprintf(buf, n, "constraint '%s': %s has no value at any evaluated point",
+                     c->text, metric_name(c->metric));
+        return 1;
+    }
+    size_t feasible = 0;
+    for (size_t k = 0; k < r->nevals; k++) feasible += r->evals[k].feasible != 0;
+    if (feasible > 0) {
+        if (sp->objective >= 0 && is_slo_metric(sp->objective) && !r->has_slo)
+            snprintf(buf, n, "the objective %s has no value without an slo: section "
+                     "(ttft or tpot), which the scenario does not have", sp->objective_name);
+        else
+            snprintf(buf, n, "the objective %s has no value at any point that meets "
+                     "the constraints", sp->objective_name);
+        return 1;
+    }
+    if (r->nunjudged > 0) {
+        /* Name the first constraint left unjudged somewhere. */
+        const optimize_constraint_t *c = NULL;
+        for (size_t k = 0; !c && k < r->nevals; k++)
+            for (int i = 0; !c && i < sp->ncons; i++)
+                if (optimize_constraint_judge(&sp->cons[i], &r->evals[k].m) ==
+                    OPTIMIZE_UNJUDGED)
+                    c = &sp->cons[i];
+        const char *name = c ? metric_name(c->metric) : "a constraint's metric";
+        if (r->nunjudged == r->nevals)
+            snprintf(buf, n, "no evaluated point could be judged: at each, fewer than "
+                     "two replications have a value of %s, so it has no confidence "
+                     "interval; more replications or a longer duration may give one",
+                     name);
+        else
+            snprintf(buf, n, "no evaluated point meets the constraints, and %zu of %zu "
+                     "could not be judged: fewer than two replications have a value of "
+                     "%s there, so it has no confidence interval", r->nunjudged,
+                     r->nevals, name);
+        return 1;
+    }
+    snprintf(buf, n, "no evaluated point meets the constraints");
+    return 1;
 }
 
 /* The checks before any simulation: the base scenario loads (first, so
  * that a bad --set is reported as itself, not as a knob value's error),
  * every knob value loads, and constraints have replications for a CI. */
 static int precheck(const scenario_override_t *sets, int nsets, const scenario_src_t *src,
-                    const optimize_spec_t *sp, err_t *err)
+                    const optimize_spec_t *sp, int *has_slo, err_t *err)
 {
     scenario_t base;
     if (scenario_src_load(src, sets, nsets, &base, err) != 0) return -1;
     int reps = base.replications;
+    /* Any group's SLO (the top-level slo: is every group's default), so
+     * that an SLO metric without a value can be explained. */
+    *has_slo = 0;
+    for (int g = 0; g < base.ngroups; g++)
+        *has_slo |= base.groups[g].slo.ttft > 0 || base.groups[g].slo.tpot > 0;
     scenario_fini(&base);
     if (sweepspec_validate_src(&sp->knobs, src, sets, nsets, err) < 0) {
         rename_sweep(err);
@@ -843,7 +938,8 @@ int optimize_check(const scenario_src_t *src, const scenario_override_t *sets, i
                   err) != 0)
         return -1;
     if (!found) return 0;
-    return precheck(sets, nsets, src, out, err);
+    int has_slo;
+    return precheck(sets, nsets, src, out, &has_slo, err);
 }
 
 /* A bound as the shortest text that reads back as the same double. */
@@ -885,7 +981,7 @@ int optimize_run(const optimize_opts_t *o, const optimize_spec_t *sp,
     scenario_src_t *src;
     if (scenario_src_open(o->scenario, &src, err) != 0) return -1;
     search_t s = {.o = o, .src = src, .sp = sp, .res = res};
-    int rc = precheck(o->sets, o->nsets, src, sp, err);
+    int rc = precheck(o->sets, o->nsets, src, sp, &res->has_slo, err);
     const outfile_role_t out = {o->out, "--out", 1};
     if (rc == 0 && o->out) rc = outfile_not_read(&out, 1, scenario_src_files(src), err);
     if (rc == 0) {

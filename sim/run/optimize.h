@@ -21,7 +21,10 @@
  * the right side of the bound (`<=`: value + ci95 <= bound; `>=`: value -
  * ci95 >= bound). That needs replications >= 2, so a section with
  * constraints is refused with fewer (a CI of 0 would make the test the
- * noisy one it is meant to avoid).
+ * noisy one it is meant to avoid); and at each point, two replications
+ * with a value of the constraint's metric (those without one are left out
+ * of its mean): with fewer the point is not judged, so not feasible, and
+ * the report counts it.
  *
  * Searches:
  *   grid        every point (exhaustive; the reference the others are
@@ -151,13 +154,21 @@ typedef struct optimize_eval {
     uint64_t point;        /* the point number of the knobs' grid */
     metrics_summary_t m;
     int feasible;
-    double violation;      /* summed relative violation; 0 when feasible */
+    int unjudged;          /* constraints that could not be judged here
+                              (OPTIMIZE_UNJUDGED); such a point is not
+                              feasible */
+    double violation;      /* summed relative violation; 0 when feasible,
+                              infinite when a constraint is unjudged */
 } optimize_eval_t;
 
 typedef struct optimize_result {
     optimize_eval_t *evals;    /* owned; every point evaluated, ascending point */
     size_t nevals;
-    long best;                 /* index into evals; -1: no feasible point */
+    long best;                 /* index into evals; -1: no feasible point
+                                  with a value of the objective */
+    size_t nunjudged;          /* points with an unjudged constraint */
+    int has_slo;               /* the base scenario has an SLO (slo: ttft or
+                                  tpot, top-level or a group's) */
     size_t *frontier;          /* owned; indices into evals, ascending in the
                                   first constraint's metric; 0 without one */
     size_t nfrontier;
@@ -186,7 +197,28 @@ SPECSIM_API void optimize_result_fini(optimize_result_t *res);
  * metric's mean); NAN when it has none. */
 SPECSIM_API double optimize_objective(const optimize_spec_t *sp, const optimize_eval_t *e);
 
-/* Whether constraint c holds at summary m (CI-aware, see above). */
+/* A constraint at one point: met, not met, or not judged — its metric has
+ * no value there, or only one replication has one (metrics_summary_t's
+ * `valued`): a single value has a half-width of 0, which would let one
+ * lucky replication meet any bound. An unjudged constraint is not met. */
+typedef enum optimize_verdict {
+    OPTIMIZE_NOT_MET = 0,
+    OPTIMIZE_MET,
+    OPTIMIZE_UNJUDGED
+} optimize_verdict_t;
+optimize_verdict_t optimize_constraint_judge(const optimize_constraint_t *c,
+                                             const metrics_summary_t *m);
+/* Whether constraint c holds at summary m (CI-aware, see above): judged
+ * and met. */
 int optimize_constraint_met(const optimize_constraint_t *c, const metrics_summary_t *m);
+
+/* Why a result has no best point (res->best < 0), in one sentence for the
+ * report: a constraint whose metric has no value anywhere (an SLO metric in
+ * a scenario without an slo: section says so), the objective without a
+ * value at every feasible point, points that could not be judged, or no
+ * point meeting the constraints. Writes buf (size n) and returns 1; 0 and
+ * nothing written when there is a best. */
+SPECSIM_API int optimize_why_none(const optimize_spec_t *sp, const optimize_result_t *res,
+                                  char *buf, size_t n);
 
 #endif

@@ -85,7 +85,7 @@ int metrics_is_shared(int id)
  * (mean, then squared deviations) because replications of a stable metric
  * agree to many digits and the one-pass formula would cancel them away. */
 static void summarize_one(const metrics_rep_t *reps, int n, int stride, int m,
-                          double *value, double *ci95)
+                          double *value, double *ci95, int *valued)
 {
     int k = 0;
     double sum = 0.0;
@@ -95,6 +95,7 @@ static void summarize_one(const metrics_rep_t *reps, int n, int stride, int m,
         sum += x;
         k++;
     }
+    *valued = k;
     if (k == 0) {
         *value = NAN;
         *ci95 = NAN;
@@ -130,9 +131,10 @@ static void summarize(const metrics_rep_t *reps, int n, int stride,
         if (!reps || n <= 0) {
             out->value[m] = NAN;
             out->ci95[m] = NAN;
+            out->valued[m] = 0;
             continue;
         }
-        summarize_one(reps, n, stride, m, &out->value[m], &out->ci95[m]);
+        summarize_one(reps, n, stride, m, &out->value[m], &out->ci95[m], &out->valued[m]);
     }
 }
 

@@ -88,11 +88,14 @@ typedef struct metrics_rep {
 
 /* Across replications: mean and 95% half-width per metric. NAN-valued
  * replications are left out of that metric's mean; ci95 is 0 when fewer than
- * two replications have a value. */
+ * two replications have a value. `valued` says how many had one, so that a
+ * caller judging the CI (optimize's constraints) can tell a half-width of 0
+ * from one replication apart from replications that agree. */
 typedef struct metrics_summary {
     int reps;
     double value[METRIC_COUNT];
     double ci95[METRIC_COUNT];
+    int valued[METRIC_COUNT];   /* replications with a value of the metric */
     /* Per tenant group, in the scenario's order: borrowed, set by the
      * caller that asked sim_run for them (sim.h); NULL/0 otherwise
      * (metrics_summarize clears them). */

@@ -172,3 +172,50 @@ fi
 expect_exit optimize_output_trace_refused 2 "$SPECSIM" optimize "$TMP/ot.yaml" -j 1
 grep -q 'ot.yaml:[0-9]*:[0-9]*: output.trace: optimize writes no trace' "$TMP/err" && [ ! -e "$TMP/ot.csv" ] &&
     pass optimize_output_trace_named || fail optimize_output_trace_named "$(cat "$TMP/err")"
+
+# Issue 28 item 5: a point is not judged on one replication's value (its
+# half-width is 0), an objective without a value anywhere has no best, and
+# a constraint on an SLO metric without slo: says why nothing meets it.
+# The old code printed "best: tenants.count=..." for the first two and a
+# bare "no evaluated point meets the constraints" for the third.
+cat >"$TMP/one.yaml" <<'Y'
+seed: 1
+duration: 4s
+warmup: 0s
+replications: 4
+protocol: {mode: sync, gamma: 4}
+tenants:
+  count: 1
+  network: {rtt: 28ms, jitter: none}
+  workload: {arrival: poisson, rate: 0.1, prompt_tokens: 1, output_tokens: 4}
+cloud: {verify_time: 5ms}
+Y
+expect_exit optimize_unjudged 1 "$SPECSIM" optimize "$TMP/one.yaml" -j 1 --search grid \
+    --knob tenants.count=1 --min itl_mean_s --constraint 'e2e_mean_s <= 10s'
+if grep -q '^best: none (no evaluated point could be judged: .*fewer than two replications have a value of e2e_mean_s' "$TMP/out" &&
+   grep -q 'unjudged *tenants.count=1$' "$TMP/out" &&
+   grep -q '^specsim optimize: no best point: no evaluated point could be judged' "$TMP/err"; then
+    pass optimize_unjudged_message
+else
+    fail optimize_unjudged_message "$(head -c 400 "$TMP/out") $(head -c 300 "$TMP/err")"
+fi
+if "$SPECSIM" optimize "$TMP/one.yaml" -j 1 --search grid --json --knob tenants.count=1 \
+       --min itl_mean_s --constraint 'e2e_mean_s <= 10s' >"$TMP/uj.json" 2>/dev/null
+then :; fi
+if python3 - "$TMP/uj.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["best"] is None and d["unjudged"] == 1 and "could be judged" in d["why"], d
+assert d["frontier"][0]["judged"] is False and d["frontier"][0]["feasible"] is False, d
+PY
+then pass optimize_unjudged_json; else fail optimize_unjudged_json "$(head -c 300 "$TMP/uj.json")"; fi
+expect_exit optimize_objective_nan 1 "$SPECSIM" optimize "$TMP/plain.yaml" -j 2 --search grid \
+    --knob tenants.count=1,2 --max goodput_tok_s
+grep -q '^best: none (the objective goodput_tok_s has no value without an slo: section' "$TMP/out" &&
+    pass optimize_objective_nan_message ||
+    fail optimize_objective_nan_message "$(head -c 300 "$TMP/out")"
+expect_exit optimize_slo_without_slo 1 "$SPECSIM" optimize "$TMP/plain.yaml" -j 2 --search grid \
+    --knob tenants.count=1,2 --max tenants.count --constraint 'slo_attainment >= 0.9'
+grep -q "^best: none (constraint 'slo_attainment >= 0.9': slo_attainment has no value without an slo: section" "$TMP/out" &&
+    pass optimize_slo_without_slo_message ||
+    fail optimize_slo_without_slo_message "$(head -c 300 "$TMP/out")"

@@ -196,6 +196,7 @@ static void test_capacity_answer(void)
 static void test_constraint_ci(void)
 {
     metrics_summary_t m = {0};
+    m.valued[METRIC_ITL_P99] = m.valued[METRIC_SLO_ATTAINMENT] = 2;
     m.value[METRIC_ITL_P99] = 0.07;
     m.ci95[METRIC_ITL_P99] = 0.02;
     optimize_constraint_t le = {.metric = METRIC_ITL_P99, .op = OPTIMIZE_LE, .bound = 0.08};
@@ -211,6 +212,14 @@ static void test_constraint_ci(void)
     CHECK(optimize_constraint_met(&ge, &m));
     m.value[METRIC_SLO_ATTAINMENT] = NAN;
     CHECK(!optimize_constraint_met(&ge, &m));
+    /* One replication's value, however far inside the bound, is no CI. */
+    m.value[METRIC_SLO_ATTAINMENT] = 1;
+    m.ci95[METRIC_SLO_ATTAINMENT] = 0;
+    m.valued[METRIC_SLO_ATTAINMENT] = 1;
+    CHECK(optimize_constraint_judge(&ge, &m) == OPTIMIZE_UNJUDGED);
+    CHECK(!optimize_constraint_met(&ge, &m));
+    m.valued[METRIC_SLO_ATTAINMENT] = 2;
+    CHECK(optimize_constraint_judge(&ge, &m) == OPTIMIZE_MET);
 }
 
 /* Errors point at the section: FILE:LINE:COL: optimize.KEY. */
@@ -332,6 +341,118 @@ static void test_coordinate_cap(void)
     }
 }
 
+/* Runs the whole text yaml (scenario and section) as optimize does. */
+static int optimize_text(const char *yaml, optimize_spec_t *sp, optimize_result_t *r)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/specsim-test-optimize-XXXXXX");
+    int fd = mkstemp(path);
+    if (fd < 0) return -1;
+    FILE *f = fdopen(fd, "w");
+    if (!f) { close(fd); unlink(path); return -1; }
+    int rc = fputs(yaml, f) == EOF ? -1 : 0;
+    rc |= fclose(f);
+    err_t err = {0};
+    memset(r, 0, sizeof *r);
+    memset(sp, 0, sizeof *sp);
+    if (rc == 0) rc = optimize_spec_load(path, NULL, sp, &err);
+    optimize_opts_t o = {.scenario = path, .jobs = 2};
+    if (rc == 0) rc = optimize_run(&o, sp, r, &err);
+    if (rc) printf("  %s\n", err.msg);
+    unlink(path);
+    return rc;
+}
+
+/* Issue 28 item 5: one replication of four has a request, so e2e_mean_s
+ * has one value and a half-width of 0; the old code found the constraint
+ * met (0.13 s <= 10 s) and made the point "best". It cannot be judged. */
+static void test_unjudged_one_replication(void)
+{
+    static const char yaml[] =
+        "seed: 1\nduration: 4s\nwarmup: 0s\nreplications: 4\n"
+        "protocol: {mode: sync, gamma: 4}\n"
+        "acceptance: {model: iid, alpha: 0.7}\n"
+        "tenants:\n  count: 1\n  edge: {draft_time: 10ms}\n"
+        "  network: {rtt: 28ms, jitter: none, uplink: inf, downlink: inf}\n"
+        "  workload: {arrival: poisson, rate: 0.1, prompt_tokens: 1, output_tokens: 4}\n"
+        "cloud: {replicas: 1, verify_time: 5ms, batching: {policy: continuous, max_batch: 1}}\n"
+        "optimize:\n  knobs: {tenants.workload.rate: [0.1]}\n  min: itl_mean_s\n"
+        "  constraints: [e2e_mean_s <= 10s]\n  search: grid\n";
+    optimize_spec_t sp;
+    optimize_result_t r;
+    CHECK(optimize_text(yaml, &sp, &r) == 0);
+    CHECK(r.nevals == 1);
+    CHECK(r.best < 0);
+    if (r.nevals == 1) {
+        const optimize_eval_t *e = &r.evals[0];
+        CHECK(e->m.valued[METRIC_E2E_MEAN] == 1);
+        CHECK(isfinite(e->m.value[METRIC_E2E_MEAN]) && e->m.ci95[METRIC_E2E_MEAN] == 0);
+        CHECK(!e->feasible && e->unjudged == 1 && isinf(e->violation));
+        CHECK(optimize_constraint_judge(&sp.cons[0], &e->m) == OPTIMIZE_UNJUDGED);
+    }
+    CHECK(r.nunjudged == 1);
+    char why[512] = "";
+    CHECK(optimize_why_none(&sp, &r, why, sizeof why) == 1);
+    CHECK(strstr(why, "could be judged") && strstr(why, "fewer than two replications") &&
+          strstr(why, "e2e_mean_s"));
+    printf("  %s\n", why);
+    optimize_result_fini(&r);
+    optimize_spec_fini(&sp);
+}
+
+/* An objective NaN at every point (an SLO metric without slo:) has no
+ * best: the old code named the first point. */
+static void test_objective_nan_everywhere(void)
+{
+    optimize_spec_t sp;
+    optimize_result_t r;
+    CHECK(optimize_text(BASE_YAML "optimize:\n  knobs: {protocol.gamma: [1, 2]}\n"
+                        "  max: goodput_tok_s\n  search: grid\n", &sp, &r) == 0);
+    CHECK(r.nevals == 2);
+    CHECK(r.best < 0);
+    CHECK(!r.has_slo);
+    char why[512] = "";
+    CHECK(optimize_why_none(&sp, &r, why, sizeof why) == 1);
+    CHECK(strstr(why, "the objective goodput_tok_s has no value without an slo: section"));
+    printf("  %s\n", why);
+    optimize_result_fini(&r);
+    optimize_spec_fini(&sp);
+    /* A best point makes no excuse. */
+    CHECK(optimize_text(BASE_YAML "optimize:\n  knobs: {protocol.gamma: [1, 2]}\n"
+                        "  max: throughput_tok_s\n  search: grid\n", &sp, &r) == 0);
+    CHECK(r.best >= 0);
+    CHECK(optimize_why_none(&sp, &r, why, sizeof why) == 0);
+    optimize_result_fini(&r);
+    optimize_spec_fini(&sp);
+}
+
+/* A constraint on an SLO metric in a scenario without slo: says why no
+ * point meets it; with an slo: section the same constraint is judged. */
+static void test_slo_constraint_without_slo(void)
+{
+    optimize_spec_t sp;
+    optimize_result_t r;
+    CHECK(optimize_text(BASE_YAML "optimize:\n  knobs: {protocol.gamma: [1, 2]}\n"
+                        "  max: throughput_tok_s\n  constraints: [slo_attainment >= 0.9]\n"
+                        "  search: grid\n", &sp, &r) == 0);
+    CHECK(r.best < 0);
+    char why[512] = "";
+    CHECK(optimize_why_none(&sp, &r, why, sizeof why) == 1);
+    CHECK(strstr(why, "constraint 'slo_attainment >= 0.9': slo_attainment has no value "
+                      "without an slo: section"));
+    printf("  %s\n", why);
+    optimize_result_fini(&r);
+    optimize_spec_fini(&sp);
+    CHECK(optimize_text(BASE_YAML "slo: {tpot: 1s}\n"
+                        "optimize:\n  knobs: {protocol.gamma: [1, 2]}\n"
+                        "  max: throughput_tok_s\n  constraints: [slo_attainment >= 0.9]\n"
+                        "  search: grid\n", &sp, &r) == 0);
+    CHECK(r.has_slo);
+    CHECK(optimize_why_none(&sp, &r, why, sizeof why) == 0 || !strstr(why, "slo: section"));
+    optimize_result_fini(&r);
+    optimize_spec_fini(&sp);
+}
+
 int main(void)
 {
     RUN(test_bisect_matches_grid);
@@ -343,6 +464,9 @@ int main(void)
     RUN(test_needs_replications);
     RUN(test_bound_units);
     RUN(test_coordinate_cap);
+    RUN(test_unjudged_one_replication);
+    RUN(test_objective_nan_everywhere);
+    RUN(test_slo_constraint_without_slo);
     printf("%d passed, %d failed\n", check_n_pass, check_n_fail);
     return check_n_fail != 0;
 }
