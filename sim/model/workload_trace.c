@@ -357,6 +357,11 @@ static workload_trace_t *split_by_tenant(const row_t *rows, long n, int nt)
     }
     tr->n = n;
     tr->ntenants = nt;
+    /* Rows are in time order, so equal times are adjacent. */
+    for (long k = 0, run = 0; k < n; k++) {
+        run = k > 0 && rows[k].t == rows[k - 1].t ? run + 1 : 1;
+        if (run > tr->most_at_once) tr->most_at_once = run;
+    }
     for (long k = 0; k < n; k++) tr->first[rows[k].tenant + 1]++;
     for (int i = 0; i < nt; i++) tr->first[i + 1] += tr->first[i];
     long *fill = calloc((size_t)nt, sizeof *fill);

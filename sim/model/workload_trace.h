@@ -40,6 +40,9 @@ typedef struct workload_trace {
                             req[first[i] .. first[i+1]) */
     long n;
     int ntenants;
+    long most_at_once;   /* the most rows sharing one arrival time: the
+                            run-budget guard (sim/run/guard.h) lets that
+                            many arrivals happen at one instant */
 } workload_trace_t;
 
 /* Tenants the trace may name: tenant[k] is the fleet index of the k-th

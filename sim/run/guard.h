@@ -3,21 +3,26 @@
  * engine's loop pays nothing per event for them.
  *
  *  - Simulated time that stops: when the clock has not moved over
- *    max(GUARD_STALL_EVENTS, GUARD_STALL_PER_TENANT × tenants) events (more
- *    than any burst of real work at one instant), the scenario has a cycle
+ *    max(GUARD_STALL_EVENTS, GUARD_STALL_PER_TENANT × tenants +
+ *    GUARD_STALL_PER_ROW × the most request-trace rows sharing one time)
+ *    events (more than any burst of real work at one instant: a trace may
+ *    hold millions of requests at one timestamp), the scenario has a cycle
  *    of zero-duration steps (e.g. cloud-only with a zero round trip, zero
  *    verify time and zero think time). The run stops with an input error
  *    (exit status 2) naming the scenario's zero durations.
  *  - Runs too long to finish: from the second check on, the events still to
  *    come are projected from the rate of the last window (events per
- *    simulated second) over what is left of `duration`; beyond
- *    GUARD_MAX_EVENTS in all, the run stops with an input error at
- *    `duration` that gives the estimate.
+ *    simulated second) over what is left of `duration`; when every tenant
+ *    replays the request trace, whose arrivals end, also from the events
+ *    per finished request over the trace's requests not yet finished, and
+ *    the smaller projection counts. Beyond GUARD_MAX_EVENTS in all, the run
+ *    stops with an input error at `duration` that gives the estimate.
  *  - A backlog that cannot be served: requests waiting for their tenant
  *    (Poisson or trace arrivals faster than it serves them) are projected
- *    to the end at the growth since the start; beyond GUARD_MAX_WAITING (8
- *    bytes each) the run stops with an input error at
- *    tenants.workload.rate that gives the numbers.
+ *    to the end at the growth since the start, but never past the trace's
+ *    request count when every tenant replays it; beyond GUARD_MAX_WAITING
+ *    (8 bytes each) the run stops with an input error at the first Poisson
+ *    group's `workload.rate` (or the trace's key) that gives the numbers.
  * docs/formats.md ("Run budget") states the same bounds.
  */
 #ifndef SPECSIM_GUARD_H
@@ -31,12 +36,17 @@
 #define GUARD_CHECK_EVENTS ((uint64_t)1 << 22)
 #define GUARD_STALL_EVENTS ((uint64_t)1 << 22)
 #define GUARD_STALL_PER_TENANT 64
+/* Events one trace row can cause at its arrival instant: its arrival (the
+ * tenant's next one is scheduled then) and the start of its request. */
+#define GUARD_STALL_PER_ROW 4
 #define GUARD_MAX_EVENTS 1e12
 #define GUARD_MAX_WAITING 1e8
 
 typedef struct guard {
     const scenario_t *s;
     uint64_t stall_limit;
+    int trace_only;       /* every tenant replays the request trace */
+    double trace_rows;    /* then its requests that arrive before the end */
     double mark_t;        /* when the clock last moved, at a check */
     uint64_t mark_ev;     /* the event count then */
     double last_t;        /* the previous check */
@@ -48,9 +58,10 @@ void guard_init(guard_t *g, const scenario_t *s);
 /* The event count at which world_run should check next. */
 static inline uint64_t guard_next(uint64_t events) { return events + GUARD_CHECK_EVENTS; }
 /* One check at simulated time now after `events` events, with `waiting`
- * arrivals waiting and the run meant to end at `end`. 0, or -1 with err
- * (ERR_INPUT) when the run has to stop. */
-int guard_check(guard_t *g, double now, uint64_t events, uint64_t waiting, double end,
-                err_t *err);
+ * arrivals waiting, `done` requests finished and the run meant to end at
+ * `end` (the scenario's duration). 0, or -1 with err (ERR_INPUT) when the
+ * run has to stop. */
+int guard_check(guard_t *g, double now, uint64_t events, uint64_t waiting, uint64_t done,
+                double end, err_t *err);
 
 #endif

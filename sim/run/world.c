@@ -133,8 +133,8 @@ int world_run(world_t *w)
     guard_init(&g, r->s);
     int rc;
     while ((rc = engine_run_until(r->eng, end, guard_next(engine_events(r->eng)))) == 1)
-        if (guard_check(&g, engine_now(r->eng), engine_events(r->eng), r->waiting, end,
-                        r->err))
+        if (guard_check(&g, engine_now(r->eng), engine_events(r->eng), r->waiting,
+                        (uint64_t)r->tally->raw.requests_done, end, r->err))
             return -1;
     if (rc != 0) {
         if (!r->err->msg[0])
