@@ -648,6 +648,38 @@ static int resolve_speculation(sctx_t *x, const ynode_t *gi, const char *prefix,
     return accept_cfg_resolve(&x->kc, A, 2, &g->acceptance);
 }
 
+/* --- unique names ------------------------------------------------------------ */
+
+static uint64_t scenario_name_hash(const char *name)
+{
+    uint64_t h = 1469598103934665603ULL;   /* FNV-1a */
+    for (; *name; name++) h = (h ^ (unsigned char)*name) * 1099511628211ULL;
+    return h;
+}
+
+/* The first of n names (name i at base + i·stride) equal to an earlier
+ * one, in *dup (-1: none). A hash set, not the pairwise comparison it
+ * replaces, which made 100k groups take minutes. 0, or -1 out of memory. */
+static int scenario_first_dup(const char *base, size_t stride, int n, int *dup)
+{
+    size_t cap = 16;
+    while (cap < 2 * (size_t)n) cap *= 2;
+    int *slot = malloc(cap * sizeof *slot);
+    if (!slot) return -1;
+    for (size_t k = 0; k < cap; k++) slot[k] = -1;
+    *dup = -1;
+    for (int i = 0; i < n && *dup < 0; i++) {
+        const char *name = base + (size_t)i * stride;
+        size_t k = (size_t)scenario_name_hash(name) & (cap - 1);
+        while (slot[k] >= 0 && strcmp(base + (size_t)slot[k] * stride, name) != 0)
+            k = (k + 1) & (cap - 1);
+        if (slot[k] >= 0) *dup = i;
+        else slot[k] = i;
+    }
+    free(slot);
+    return 0;
+}
+
 /* A top-level section a group may override is new to the tenants' two
  * layers (they stop at `tenants:`): the group's slo is resolved over the
  * top-level slo the same way a group's edge is over tenants.edge. gi: the
@@ -772,15 +804,15 @@ static int resolve_tenants(sctx_t *x)
         if (resolve_group(x, T, G, i) != 0) return -1;
         total += x->s->groups[i].count;
     }
-    for (int i = 0; G && i < n; i++) {
-        for (int j = 0; j < i; j++) {
-            if (strcmp(x->s->groups[i].name, x->s->groups[j].name) != 0) continue;
-            char key[KEYTAB_KEY_MAX];
-            snprintf(key, sizeof key, "tenants.groups.%d.name", i);
-            const ynode_t *nm = ynode_get(G->items[i], "name");
-            return keytab_err(&x->kc, nm ? nm : G->items[i], key,
-                              "duplicate group name '%s'", x->s->groups[i].name);
-        }
+    int i;
+    if (G && scenario_first_dup(x->s->groups[0].name, sizeof *x->s->groups, n, &i) != 0)
+        return oom(x);
+    if (G && i >= 0) {
+        char key[KEYTAB_KEY_MAX];
+        snprintf(key, sizeof key, "tenants.groups.%d.name", i);
+        const ynode_t *nm = ynode_get(G->items[i], "name");
+        return keytab_err(&x->kc, nm ? nm : G->items[i], key,
+                          "duplicate group name '%s'", x->s->groups[i].name);
     }
     if (total > MAX_TENANTS)
         return keytab_err(&x->kc, G ? G : T, "tenants",
@@ -908,17 +940,15 @@ static int resolve_rgroup(sctx_t *x, const ynode_t *C, const ynode_t *G, int i)
 static int rgroup_names_unique(sctx_t *x, const ynode_t *G)
 {
     const cloud_cfg_t *c = &x->s->cloud;
-    for (int i = 0; i < c->nrgroups; i++) {
-        for (int j = 0; j < i; j++) {
-            if (strcmp(c->rgroups[i].name, c->rgroups[j].name) != 0) continue;
-            char key[KEYTAB_KEY_MAX];
-            snprintf(key, sizeof key, "cloud.replica_groups.%d.name", i);
-            const ynode_t *nm = ynode_get(G->items[i], "name");
-            return keytab_err(&x->kc, nm ? nm : G->items[i], key,
-                              "duplicate replica group name '%s'", c->rgroups[i].name);
-        }
-    }
-    return 0;
+    int i;
+    if (scenario_first_dup(c->rgroups[0].name, sizeof *c->rgroups, c->nrgroups, &i) != 0)
+        return oom(x);
+    if (i < 0) return 0;
+    char key[KEYTAB_KEY_MAX];
+    snprintf(key, sizeof key, "cloud.replica_groups.%d.name", i);
+    const ynode_t *nm = ynode_get(G->items[i], "name");
+    return keytab_err(&x->kc, nm ? nm : G->items[i], key,
+                      "duplicate replica group name '%s'", c->rgroups[i].name);
 }
 
 /* cloud.replica_groups, written as tenants.groups is: a list of groups,
@@ -1101,12 +1131,14 @@ static int check_token_limit(sctx_t *x)
     const scenario_t *s = x->s;
     int mt = s->cloud.batching.max_tokens;
     ynode_t at;
+    /* Once, not per group: it walks every group (quadratic in their count). */
+    int mixed = scenario_mixed(s);
     for (int gi = 0; gi < s->ngroups; gi++) {
         const protocol_cfg_t *p = scenario_group_protocol(s, gi);
         if (!p->proto->verifies) continue;
         int g = p->gamma_policy->limit(p->gamma);
         char whose[96] = "";
-        if (scenario_mixed(s))
+        if (mixed)
             snprintf(whose, sizeof whose, " of group %s", s->groups[gi].name);
         if (g < 1 || g > GAMMA_MAX) {
             const char *key = "protocol.gamma_policy";
