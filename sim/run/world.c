@@ -144,6 +144,10 @@ int world_run(world_t *w)
     }
     if (r->cloud) cloud_finish(r->cloud, end);
     edge_finish(r, end);
+    /* A histogram that could not grow dropped a value (hist_add cannot
+     * fail): the metrics would be short of it. */
+    if (tally_failed(r->tally))
+        return err_set(r->err, ERR_RUNTIME, "simulation: out of memory (histogram)");
     r->tally->raw.end = end;
     return 0;
 }

@@ -155,7 +155,18 @@ enum { CELL_NEG = 0, CELL_ZERO = 1, CELL_UNDER = 2, CELL_FIRST = 3 };
 
 enum { HIST_MEMO = 8 };   /* a power of two */
 #define HIST_MEMO_EMPTY 0x7ff8000000000001ull   /* a quiet NaN's bits */
+/* The first window holds this many geometric cells (512 bytes): a few
+ * percent of a decade either side of the first value. */
+enum { HIST_WIN_MIN = 64 };
 
+/* Cells are numbered 0 (negative), 1 (zero), 2 (underflow), then the nb
+ * geometric buckets from CELL_FIRST, then the overflow cell ncell - 1.
+ * The four edge cells are always kept (edge[0..2], edge[3] the overflow);
+ * the geometric ones only over the window [lo, hi) that values have fallen
+ * in, grown on demand up to all of them, and 0 outside it. A histogram
+ * spans many decades (11 for the tally's times: 2,545 cells, 20 KiB) while
+ * its values mostly span one or two, and a scenario with 10^4 tenant
+ * groups keeps five per group: 110 KB a group when every cell was kept. */
 struct hist {
     double min, max;      /* range of the geometric buckets */
     double log_min;       /* log(min) */
@@ -168,6 +179,7 @@ struct hist {
     double seen_min;      /* smallest value recorded */
     double seen_max;      /* largest value recorded */
     double under_min;     /* smallest value in the (0, min) cell */
+    int failed;           /* a value was dropped: its window could not grow */
     /* The cells of the last few values seen, by the value's bits: a cell
      * depends on the value alone, and many values recur exactly (batch
      * sizes; inter-token gaps when service and network times are fixed),
@@ -175,7 +187,9 @@ struct hist {
      * hist_add never looks up. */
     uint64_t memo_x[HIST_MEMO];
     int memo_cell[HIST_MEMO];
-    double cell[];        /* ncell weights */
+    double edge[4];       /* cells 0, 1, 2 and ncell - 1 */
+    int lo, hi;           /* the window of geometric cells kept */
+    double *win;          /* [hi - lo] weights; NULL while empty */
 };
 
 hist_t *hist_create(double min, double max, double rel_err)
@@ -190,7 +204,7 @@ hist_t *hist_create(double min, double max, double rel_err)
     if (!(nbf >= 1.0) || nbf > (double)(1 << 24)) return NULL;
     int nb = (int)nbf;
     int ncell = nb + 4;
-    hist_t *h = malloc(sizeof *h + (size_t)ncell * sizeof h->cell[0]);
+    hist_t *h = calloc(1, sizeof *h);
     if (!h) return NULL;
     h->min = min;
     h->max = max;
@@ -206,18 +220,73 @@ hist_t *hist_create(double min, double max, double rel_err)
 
 void hist_free(hist_t *h)
 {
+    if (!h) return;
+    free(h->win);
     free(h);
 }
 
+/* The window is kept: a new replication records much the same values. */
 void hist_reset(hist_t *h)
 {
     if (!h) return;
-    memset(h->cell, 0, (size_t)h->ncell * sizeof h->cell[0]);
+    if (h->win) memset(h->win, 0, (size_t)(h->hi - h->lo) * sizeof *h->win);
+    memset(h->edge, 0, sizeof h->edge);
     h->total = 0.0;
     h->sum = 0.0;
     h->seen_min = INFINITY;
     h->seen_max = -INFINITY;
     h->under_min = INFINITY;
+    h->failed = 0;
+}
+
+/* Grows the window to hold geometric cells [a, b): at least doubling it
+ * (towards the side that grew), so that values drifting over a range cost
+ * O(log) reallocations. 0, or -1 out of memory (h unchanged). */
+static int hist_cover(hist_t *h, int a, int b)
+{
+    int empty = h->hi == h->lo;
+    if (!empty && a >= h->lo && b <= h->hi) return 0;
+    int lo = empty || a < h->lo ? a : h->lo, hi = empty || b > h->hi ? b : h->hi;
+    int want = empty ? HIST_WIN_MIN : 2 * (h->hi - h->lo);
+    int extra = want - (hi - lo);
+    if (extra > 0) {
+        if (empty) {
+            lo -= extra / 2;
+            hi += extra - extra / 2;
+        } else if (a < h->lo) {
+            lo -= extra;
+        } else {
+            hi += extra;
+        }
+    }
+    if (lo < CELL_FIRST) lo = CELL_FIRST;
+    if (hi > h->ncell - 1) hi = h->ncell - 1;
+    double *w = calloc((size_t)(hi - lo), sizeof *w);
+    if (!w) return -1;
+    if (!empty) memcpy(w + (h->lo - lo), h->win, (size_t)(h->hi - h->lo) * sizeof *w);
+    free(h->win);
+    h->win = w;
+    h->lo = lo;
+    h->hi = hi;
+    return 0;
+}
+
+/* Cell c's weight, for reading. */
+static double hist_cell_get(const hist_t *h, int c)
+{
+    if (c < CELL_FIRST) return h->edge[c];
+    if (c == h->ncell - 1) return h->edge[3];
+    return c >= h->lo && c < h->hi ? h->win[c - h->lo] : 0.0;
+}
+
+/* Cell c's weight, for adding to: an edge cell, or the window grown to
+ * hold c; NULL out of memory. */
+static double *hist_cell_at(hist_t *h, int c)
+{
+    if (c < CELL_FIRST) return &h->edge[c];
+    if (c == h->ncell - 1) return &h->edge[3];
+    if (hist_cover(h, c, c + 1) != 0) return NULL;
+    return &h->win[c - h->lo];
 }
 
 static int hist_cell_of(const hist_t *h, double x)
@@ -255,7 +324,13 @@ void hist_add(hist_t *h, double x, double w)
      * runs a few times per event. */
     if (!h || isnan(x) || !(w > 0.0 && w < INFINITY)) return;
     int c = hist_cell_memo(h, x);
-    h->cell[c] += w;
+    double *cell = c >= h->lo && c < h->hi ? &h->win[c - h->lo] : hist_cell_at(h, c);
+    /* hist_add cannot fail: the loss is kept for hist_failed to report. */
+    if (!cell) {
+        h->failed = 1;
+        return;
+    }
+    *cell += w;
     h->total += w;
     h->sum += w * x;
     if (x < h->seen_min) h->seen_min = x;
@@ -268,7 +343,10 @@ int hist_merge(hist_t *dst, const hist_t *src)
     if (!dst || !src || dst->ncell != src->ncell || dst->min != src->min ||
         dst->log_r != src->log_r)
         return -1;
-    for (int i = 0; i < dst->ncell; i++) dst->cell[i] += src->cell[i];
+    if (src->hi > src->lo && hist_cover(dst, src->lo, src->hi) != 0) return -1;
+    for (int k = 0; k < 4; k++) dst->edge[k] += src->edge[k];
+    for (int c = src->lo; c < src->hi; c++) dst->win[c - dst->lo] += src->win[c - src->lo];
+    dst->failed |= src->failed;
     dst->total += src->total;
     dst->sum += src->sum;
     if (src->seen_min < dst->seen_min) dst->seen_min = src->seen_min;
@@ -290,7 +368,7 @@ void hist_state_get(const hist_t *h, double *out)
     double head[HIST_STATE_HEAD] = {h->min, h->log_r, (double)h->ncell, h->total,
                                     h->sum, h->seen_min, h->seen_max, h->under_min};
     memcpy(out, head, sizeof head);
-    memcpy(out + HIST_STATE_HEAD, h->cell, (size_t)h->ncell * sizeof *h->cell);
+    for (int c = 0; c < h->ncell; c++) out[HIST_STATE_HEAD + c] = hist_cell_get(h, c);
 }
 
 int hist_state_merge(hist_t *h, const double *in, size_t n)
@@ -298,12 +376,19 @@ int hist_state_merge(hist_t *h, const double *in, size_t n)
     if (n != hist_state_len(h) || in[0] != h->min || in[1] != h->log_r ||
         in[2] != (double)h->ncell)
         return -1;
+    const double *cells = in + HIST_STATE_HEAD;
+    int a = CELL_FIRST, b = h->ncell - 1;   /* the non-zero geometric cells */
+    while (a < b && cells[a] == 0.0) a++;
+    while (b > a && cells[b - 1] == 0.0) b--;
+    if (a < b && hist_cover(h, a, b) != 0) return -1;
     h->total += in[3];
     h->sum += in[4];
     if (in[5] < h->seen_min) h->seen_min = in[5];
     if (in[6] > h->seen_max) h->seen_max = in[6];
     if (in[7] < h->under_min) h->under_min = in[7];
-    for (int i = 0; i < h->ncell; i++) h->cell[i] += in[HIST_STATE_HEAD + i];
+    for (int c = 0; c < CELL_FIRST; c++) h->edge[c] += cells[c];
+    h->edge[3] += cells[h->ncell - 1];
+    for (int c = a; c < b; c++) h->win[c - h->lo] += cells[c];
     return 0;
 }
 
@@ -351,19 +436,31 @@ double hist_quantile(const hist_t *h, double q)
     if (q > 1.0) q = 1.0;
     /* The total is re-added in scan order so that q = 1 reaches the last
      * non-empty cell exactly, whatever order the weights came in. */
+    /* The cells in order: the three low edge cells, the window, the
+     * overflow cell; those outside the window are 0 and add nothing. */
+    struct { const double *w; int c0, n; } seg[3] = {
+        {h->edge, 0, CELL_FIRST}, {h->win, h->lo, h->hi - h->lo},
+        {&h->edge[3], h->ncell - 1, 1}};
     double total = 0.0;
-    for (int c = 0; c < h->ncell; c++) total += h->cell[c];
+    for (int s = 0; s < 3; s++)
+        for (int k = 0; k < seg[s].n; k++) total += seg[s].w[k];
     double target = q * total;
     double cum = 0.0;
-    for (int c = 0; c < h->ncell; c++) {
-        if (h->cell[c] == 0.0) continue;
-        cum += h->cell[c];
-        if (cum >= target) return hist_cell_value(h, c);
-    }
+    for (int s = 0; s < 3; s++)
+        for (int k = 0; k < seg[s].n; k++) {
+            if (seg[s].w[k] == 0.0) continue;
+            cum += seg[s].w[k];
+            if (cum >= target) return hist_cell_value(h, seg[s].c0 + k);
+        }
     return h->seen_max;
 }
 
 size_t hist_bytes(const hist_t *h)
 {
-    return h ? sizeof *h + (size_t)h->ncell * sizeof h->cell[0] : 0;
+    return h ? sizeof *h + (size_t)(h->hi - h->lo) * sizeof *h->win : 0;
+}
+
+int hist_failed(const hist_t *h)
+{
+    return h && h->failed;
 }

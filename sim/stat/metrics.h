@@ -113,7 +113,10 @@ void metrics_summarize_group(const metrics_rep_t *reps, int n, int ngroups, int 
  * relative error e of the bucket's geometric centre; e = 0.005 by default.
  * Values below `min` are counted in an underflow bucket reported as the exact
  * smallest value seen; above `max`, in an overflow bucket reported as the
- * largest value seen; exact zeros are kept separately. */
+ * largest value seen; exact zeros are kept separately. Memory does not
+ * depend on how many values are recorded, only on the range they span:
+ * the buckets are kept over the span seen so far (a window grown on
+ * demand), never more than all of [min, max]. */
 typedef struct hist hist_t;
 
 /* Returns a new histogram (caller frees with hist_free), NULL on allocation
@@ -128,6 +131,10 @@ double hist_mean(const hist_t *h);   /* exact: from the running sum */
 /* q in [0,1]; NAN when empty. */
 double hist_quantile(const hist_t *h, double q);
 size_t hist_bytes(const hist_t *h);
+/* 1 when a value since the last reset was dropped because its bucket's
+ * window could not grow (out of memory): the histogram is then short of
+ * it, and its owner must report the failure (hist_add cannot). */
+int hist_failed(const hist_t *h);
 
 /* ---- additions by the metrics module ------------------------------------
  * The relative error every caller should pass to hist_create. */
@@ -144,13 +151,15 @@ size_t hist_bytes(const hist_t *h);
  * (not 0: the half-width of an undefined mean is undefined). */
 
 /* Adds src's counts into dst; both must come from hist_create with the same
- * min, max and rel_err. Returns 0, or -1 (dst unchanged) when they differ. */
+ * min, max and rel_err. Returns 0, or -1 (dst unchanged) when they differ
+ * or memory runs out. */
 int hist_merge(hist_t *dst, const hist_t *src);
 /* A histogram's whole state as hist_state_len(h) doubles, so that one
  * process can hand its counts to another (the testbed's verifier to its edge
  * fleet, testbed/tallyio.h). hist_state_merge adds such a state's counts
  * into h as hist_merge would; h must come from hist_create with the same
- * arguments: 0, or -1 (h unchanged) when n or the shape differs. */
+ * arguments: 0, or -1 (h unchanged) when n or the shape differs or memory
+ * runs out. */
 size_t hist_state_len(const hist_t *h);
 void hist_state_get(const hist_t *h, double *out);
 int hist_state_merge(hist_t *h, const double *in, size_t n);

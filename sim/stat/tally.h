@@ -131,6 +131,10 @@ void tally_free(tally_t *t);
 /* Zeroes every accumulator (histograms kept allocated, group settings
  * kept) for a new replication. */
 void tally_reset(tally_t *t);
+/* 1 when some histogram dropped a value for lack of memory since the last
+ * reset (hist_failed): the replication's metrics are then short of it and
+ * the run must fail rather than report them. */
+int tally_failed(tally_t *t);
 void tally_group_setup(tally_t *t, int g, const tally_group_cfg_t *cfg);
 /* The cloud's power and price, one entry per replica group (n >= 1, in
  * the cloud's group order); before it, both are unknown (energy and cost
@@ -140,7 +144,8 @@ void tally_group_setup(tally_t *t, int g, const tally_group_cfg_t *cfg);
 int tally_cloud_setup(tally_t *t, const tally_cloud_cfg_t *cfg, int n);
 
 /* The per-tenant ITL histograms' relative error: coarser than the fleet's
- * (HIST_REL_ERR) to keep them small (about 4 KiB per tenant). */
+ * (HIST_REL_ERR) to keep them small (at most about 4 KiB per tenant, less
+ * when its gaps span less than the whole range). */
 #define TALLY_TENANT_REL_ERR 0.02
 
 /* Length of [a, b] inside [warmup, end]. */
