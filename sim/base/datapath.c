@@ -37,6 +37,32 @@ int datapath_resolve(const char *dir, const char *ref, char *out, size_t outsz)
     return -1;
 }
 
+int datapath_absolute(const char *path, char *out, size_t outsz)
+{
+    char *real = realpath(path, NULL);
+    int w;
+    if (real) {
+        w = snprintf(out, outsz, "%s", real);
+        free(real);
+    } else if (path[0] == '/') {
+        w = snprintf(out, outsz, "%s", path);
+    } else {
+        char cwd[4096];
+        if (!getcwd(cwd, sizeof cwd)) {
+            snprintf(out, outsz, "%s", path);
+            return -1;
+        }
+        /* "./x" reads better as "x" after the directory. */
+        while (path[0] == '.' && path[1] == '/') path += 2;
+        w = snprintf(out, outsz, "%s/%s", strcmp(cwd, "/") ? cwd : "", path);
+    }
+    if (w < 0 || (size_t)w >= outsz) {
+        snprintf(out, outsz, "%s", path);
+        return -1;
+    }
+    return 0;
+}
+
 const char *datapath_where(const char *dir)
 {
     if (dir && *dir)

@@ -23,4 +23,14 @@ typedef struct err {
 SPECSIM_API int err_set(err_t *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Warnings: what the library notices but need not stop for (a rerun of a
+ * sidecar whose data file has changed since). It prints nothing itself:
+ * the program installs a handler (build/specsim's prints "specsim:
+ * warning: MSG"); without one warnings are dropped. The handler may be
+ * called from any thread the library runs on (a sweep's workers), so it
+ * must be thread-safe; err_warn formats into a buffer of ERR_MSG_MAX. */
+typedef void (*err_warn_fn)(void *ctx, const char *msg);
+SPECSIM_API void err_set_warn_handler(err_warn_fn fn, void *ctx);
+void err_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 #endif

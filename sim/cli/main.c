@@ -253,16 +253,11 @@ static int load_checked(const cli_t *c, scenario_t *s, sweepspec_t *sp,
     return err.code ? err.code : 2;
 }
 
-/* "# read PATH" for every file the loads read: which card was used. */
+/* "# read PATH sha256 HEX" for every file the loads read: which card and
+ * data were used, so that the output rerun from anywhere can tell. */
 static int print_inputs(FILE *f, infiles_t *files)
 {
-    for (size_t i = 0; i < infiles_count(files); i++) {
-        const char *p = infiles_path(files, i);
-        if (fprintf(f, "# read %s\n", strchr(p, '\n') ? "(a name with a line break)"
-                                                       : p) < 0)
-            return -1;
-    }
-    return 0;
+    return infiles_write_reads(files, f);
 }
 
 static int cmd_check(int argc, char **argv)
@@ -526,11 +521,19 @@ static int cmd_run(int argc, char **argv)
     return rc;
 }
 
+/* The library's warnings (sim/base/err.h), on standard error. */
+static void print_warning(void *ctx, const char *msg)
+{
+    (void)ctx;
+    fprintf(stderr, "specsim: warning: %s\n", msg);
+}
+
 int main(int argc, char **argv)
 {
     /* GSL's default handler prints and aborts; the library checks GSL's
      * return values and reports through err_t instead. */
     gsl_set_error_handler_off();
+    err_set_warn_handler(print_warning, NULL);
     if (argc < 2) {
         fputs(usage_main, stderr);
         return 2;

@@ -28,6 +28,7 @@
 #include "io/outpath.h"
 #include "entity/proto.h"
 #include "model/service.h"
+#include "base/sha256.h"
 #include "base/units.h"
 #include "model/workload_trace.h"
 #include "io/ynode.h"
@@ -1628,7 +1629,65 @@ struct scenario_src {
                             every default */
     infiles_t *files;    /* owned */
     atomic_size_t cloned;/* nodes copied by loads so far */
+    /* The text's "# read PATH sha256 HEX" lines (a sidecar's, or `check`
+     * output's): what the files held when it was written. */
+    struct src_read {
+        char *path;
+        uint8_t sha[SHA256_BYTES];
+        int line;
+        atomic_int warned;   /* a load found other bytes and said so */
+    } *recorded;
+    size_t nrecorded;
 };
+
+/* Collects the text's "# read" lines (scenario_src_t.recorded). Lines that
+ * are not one are ignored: they are comments. 0, or -1 out of memory. */
+static int src_recorded(scenario_src_t *sc)
+{
+    const char *p = sc->text, *end = sc->text + sc->len;
+    for (int line = 1; p < end; line++) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        char path[SCEN_PATH_MAX];
+        uint8_t sha[SHA256_BYTES];
+        if (len && p[len - 1] == '\r') len--;
+        if (infiles_reads_parse(p, len, path, sizeof path, sha) == 0) {
+            struct src_read *r = realloc(sc->recorded, (sc->nrecorded + 1) * sizeof *r);
+            if (!r) return -1;
+            sc->recorded = r;
+            r += sc->nrecorded;
+            if (!(r->path = strdup(path))) return -1;
+            sc->nrecorded++;
+            memcpy(r->sha, sha, sizeof sha);
+            r->line = line;
+            atomic_init(&r->warned, 0);
+        }
+        p = nl ? nl + 1 : end;
+    }
+    return 0;
+}
+
+/* After a load: a file the text recorded that this command read again at
+ * the same path with other bytes is not the experiment the sidecar
+ * describes. Said once per file (a sweep loads many times, on many
+ * threads); a file not read again is not compared (cards are written
+ * inline, so a rerun does not read them). */
+static void src_check_recorded(const scenario_src_t *sc)
+{
+    for (size_t i = 0; i < sc->nrecorded; i++) {
+        struct src_read *r = &sc->recorded[i];
+        uint8_t now[SHA256_BYTES];
+        if (atomic_load(&r->warned) || !infiles_find_abs(sc->files, r->path, now) ||
+            memcmp(now, r->sha, sizeof now) == 0 || atomic_exchange(&r->warned, 1))
+            continue;
+        char was[SHA256_HEX], is[SHA256_HEX];
+        sha256_hex(r->sha, was);
+        sha256_hex(now, is);
+        err_warn("%s:%d: %s: the file holds other bytes than when this was written "
+                 "(sha256 %s then, %s now): the rerun is not the same experiment",
+                 sc->name, r->line, r->path, was, is);
+    }
+}
 
 /* Drops `key` from the top-level mapping: the loader skips it, and a long
  * sweep list would make every load copy it. */
@@ -1683,6 +1742,7 @@ static int src_new(const char *name, const char *path, const char *text,
     memcpy(sc->text, text, len);
     sc->text[len] = 0;
     sc->len = len;
+    if (src_recorded(sc) != 0) return err_set(err, ERR_RUNTIME, "out of memory");
     return 0;
 }
 
@@ -1734,6 +1794,8 @@ void scenario_src_free(scenario_src_t *sc)
     free(sc->text);
     ynode_free(sc->root);
     infiles_free(sc->files);
+    for (size_t i = 0; i < sc->nrecorded; i++) free(sc->recorded[i].path);
+    free(sc->recorded);
     free(sc);
 }
 
@@ -1788,6 +1850,11 @@ int scenario_src_load(const scenario_src_t *sc, const scenario_override_t *ov,
         if (!strcmp(sc->path, "-") && !strcmp(out->name, "<stdin>"))
             snprintf(out->name, sizeof out->name, "stdin");
     }
+    if (infiles_count(sc->files) > 0 && !(out->reads = infiles_reads_text(sc->files))) {
+        scenario_fini(out);
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    }
+    src_check_recorded(sc);
     return 0;
 }
 
@@ -1860,6 +1927,7 @@ void scenario_fini(scenario_t *s)
         service_free(s->cloud.rgroups[i].service);
     }
     free(s->cloud.rgroups);
+    free(s->reads);
     memset(s, 0, sizeof *s);
 }
 
@@ -2066,6 +2134,12 @@ int scenario_write_yaml(const scenario_t *s, FILE *f)
         else rc = keytab_write_key(f, k, s, 0);
         if (rc != 0) return -1;
     }
+    return ferror(f) ? -1 : 0;
+}
+
+int scenario_write_reads(const scenario_t *s, FILE *f)
+{
+    if (s->reads && fputs(s->reads, f) == EOF) return -1;
     return ferror(f) ? -1 : 0;
 }
 

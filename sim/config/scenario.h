@@ -231,6 +231,9 @@ typedef struct scenario {
                                   groups with arrival: trace, or NULL */
     int given_known;           /* groups[].given was recorded (loaded from
                                   YAML); 0 in a scenario built in code */
+    char *reads;               /* owned: "# read PATH sha256 HEX" lines of the
+                                  files the load read (sim/io/infile.h), for
+                                  sidecars; NULL when it read none */
 } scenario_t;
 
 /* A `--set PATH=VALUE` override; value is parsed as a YAML scalar or flow
@@ -312,9 +315,16 @@ SPECSIM_API int scenario_refuse_trace(const scenario_t *s, const char *what, con
                           err_t *err);
 
 /* Prints the fully resolved scenario as YAML that scenario_load accepts and
- * that resolves to the same scenario (round trip). Returns 0 or -1 on a
- * write error. */
+ * that resolves to the same scenario (round trip), from any directory: data
+ * files (request traces, acceptance files, calibration tables) are named
+ * by their absolute paths (sim/base/datapath.h datapath_absolute). Returns
+ * 0 or -1 on a write error. */
 SPECSIM_API int scenario_write_yaml(const scenario_t *s, FILE *f);
+/* The "# read PATH sha256 HEX" lines of the files s's load read (nothing
+ * when none): a sidecar starts with them, and a rerun of it warns
+ * (err_warn, sim/base/err.h) when a file it reads again at PATH holds other
+ * bytes. 0, or -1 on a write error. */
+SPECSIM_API int scenario_write_reads(const scenario_t *s, FILE *f);
 
 /* The group a tenant index (0..ntenants-1) belongs to. */
 const tenant_group_t *scenario_tenant_group(const scenario_t *s, int tenant);

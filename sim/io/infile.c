@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/datapath.h"
+#include "base/sha256.h"
 #include "io/ynode.h"
 
 const char *infile_kind_name(mode_t m)
@@ -119,6 +121,8 @@ int infile_read(const char *path, size_t cap, char **text, size_t *len,
 
 typedef struct entry {
     char *path;
+    char *abs;        /* the file named from anywhere (datapath_absolute) */
+    uint8_t sha[SHA256_BYTES];   /* of text: the bytes the command used */
     char *text;
     size_t len;
     ynode_t *tree;    /* the text parsed, once asked for (NULL: empty) */
@@ -147,6 +151,7 @@ void infiles_free(infiles_t *fs)
     if (!fs) return;
     for (size_t i = 0; i < fs->n; i++) {
         free(fs->e[i]->path);
+        free(fs->e[i]->abs);
         free(fs->e[i]->text);
         ynode_free(fs->e[i]->tree);
         free(fs->e[i]);
@@ -185,11 +190,25 @@ static const entry_t *add(infiles_t *fs, const char *path, size_t cap, err_t *er
         free(e);
         return NULL;
     }
+    /* Named and digested now, while the working directory is the one the
+     * path was opened from and the bytes are the ones read. */
+    char abs[4096];
+    if (strcmp(path, "-") == 0) snprintf(abs, sizeof abs, "-");
+    else datapath_absolute(path, abs, sizeof abs);
+    sha256(e->text, e->len, e->sha);
+    if (!(e->abs = strdup(abs))) {
+        free(e->path);
+        free(e->text);
+        free(e);
+        err_set(err, ERR_RUNTIME, "%s: out of memory", path);
+        return NULL;
+    }
     if (fs->n == fs->cap) {
         size_t nc = fs->cap ? 2 * fs->cap : 8;
         entry_t **a = realloc(fs->e, nc * sizeof *a);
         if (!a) {
             free(e->path);
+            free(e->abs);
             free(e->text);
             free(e);
             err_set(err, ERR_RUNTIME, "%s: out of memory", path);
@@ -263,4 +282,95 @@ const char *infiles_path(infiles_t *fs, size_t i)
 size_t infiles_disk_reads(infiles_t *fs)
 {
     return infiles_count(fs);
+}
+
+const char *infiles_abspath(infiles_t *fs, size_t i)
+{
+    if (!fs) return NULL;
+    pthread_mutex_lock(&fs->mu);
+    const char *p = i < fs->n ? fs->e[i]->abs : NULL;
+    pthread_mutex_unlock(&fs->mu);
+    return p;
+}
+
+int infiles_sha256(infiles_t *fs, size_t i, uint8_t out[SHA256_BYTES])
+{
+    if (!fs) return -1;
+    pthread_mutex_lock(&fs->mu);
+    int rc = i < fs->n ? 0 : -1;
+    if (rc == 0) memcpy(out, fs->e[i]->sha, SHA256_BYTES);
+    pthread_mutex_unlock(&fs->mu);
+    return rc;
+}
+
+int infiles_write_reads(infiles_t *fs, FILE *f)
+{
+    size_t n = infiles_count(fs);
+    for (size_t i = 0; i < n; i++) {
+        const char *p = infiles_abspath(fs, i);
+        uint8_t d[SHA256_BYTES];
+        char hex[SHA256_HEX];
+        if (!p || infiles_sha256(fs, i, d) != 0) return -1;
+        sha256_hex(d, hex);
+        /* A line break would end the comment and make the rest YAML. */
+        int w = strchr(p, '\n') ? fprintf(f, "# read a file whose name holds a line "
+                                           "break, sha256 %s\n", hex)
+                                : fprintf(f, "# read %s sha256 %s\n", p, hex);
+        if (w < 0) return -1;
+    }
+    return ferror(f) ? -1 : 0;
+}
+
+char *infiles_reads_text(infiles_t *fs)
+{
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    if (!f) return NULL;
+    int bad = infiles_write_reads(fs, f);
+    if (fclose(f) != 0 || bad) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+int infiles_reads_parse(const char *line, size_t len, char *path, size_t pathsz,
+                        uint8_t sha[SHA256_BYTES])
+{
+    static const char head[] = "# read ", mid[] = " sha256 ";
+    size_t hl = sizeof head - 1, ml = sizeof mid - 1, hexl = 2 * SHA256_BYTES;
+    if (len < hl + 1 + ml + hexl || memcmp(line, head, hl) != 0 ||
+        memcmp(line + len - hexl - ml, mid, ml) != 0)
+        return -1;
+    size_t pl = len - hexl - ml - hl;
+    if (pl >= pathsz) return -1;
+    const char *hex = line + len - hexl;
+    for (size_t k = 0; k < SHA256_BYTES; k++) {
+        int v = 0;
+        for (int j = 0; j < 2; j++) {
+            char c = hex[2 * k + (size_t)j];
+            int x = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+            if (x < 0) return -1;
+            v = v * 16 + x;
+        }
+        sha[k] = (uint8_t)v;
+    }
+    memcpy(path, line + hl, pl);
+    path[pl] = '\0';
+    return 0;
+}
+
+int infiles_find_abs(infiles_t *fs, const char *abs, uint8_t sha[SHA256_BYTES])
+{
+    if (!fs) return 0;
+    pthread_mutex_lock(&fs->mu);
+    int found = 0;
+    for (size_t i = 0; !found && i < fs->n; i++) {
+        if (strcmp(fs->e[i]->abs, abs) != 0) continue;
+        memcpy(sha, fs->e[i]->sha, SHA256_BYTES);
+        found = 1;
+    }
+    pthread_mutex_unlock(&fs->mu);
+    return found;
 }

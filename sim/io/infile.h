@@ -14,7 +14,8 @@
  * (safe from several threads), so a sweep's points see the same inputs even
  * when a file is edited while it runs, and a tiny point does not pay for
  * disk reads. It also lists what was read, for `check` and the sweep
- * sidecar to say which file was used.
+ * sidecar to say which file was used: by its absolute path and the
+ * SHA-256 of its bytes, taken as it is read.
  */
 #ifndef SPECSIM_INFILE_H
 #define SPECSIM_INFILE_H
@@ -22,6 +23,8 @@
 #include "base/api.h"
 
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "base/err.h"
@@ -64,6 +67,28 @@ SPECSIM_API size_t infiles_count(infiles_t *fs);
 SPECSIM_API const char *infiles_path(infiles_t *fs, size_t i);
 /* Reads from disk so far (each file once, however often it was asked). */
 size_t infiles_disk_reads(infiles_t *fs);
+
+/* What the i-th file was, for a sidecar to name it so that a rerun from
+ * anywhere reads the same one: its absolute canonical path (taken when it
+ * was read, sim/base/datapath.h datapath_absolute; "-" for standard input)
+ * and the SHA-256 of the bytes read (sim/base/sha256.h). NULL / -1 past
+ * the end. */
+const char *infiles_abspath(infiles_t *fs, size_t i);
+int infiles_sha256(infiles_t *fs, size_t i, uint8_t out[32]);
+/* One comment line per file, in the order read: "# read ABSPATH sha256
+ * HEX" (docs/formats.md "Output files"), for `check` output and sidecars.
+ * 0, or -1 on a write error. infiles_reads_text: the same as a string the
+ * caller frees (NULL out of memory). */
+SPECSIM_API int infiles_write_reads(infiles_t *fs, FILE *f);
+char *infiles_reads_text(infiles_t *fs);
+/* Reads one such line (line[0..len), without its '\n') back: 0 with the
+ * path (NUL-terminated, pathsz bytes at most) and the digest, -1 when it
+ * is not one. */
+int infiles_reads_parse(const char *line, size_t len, char *path, size_t pathsz,
+                        uint8_t sha[32]);
+/* Whether the set read the file whose absolute path is abs; its digest in
+ * sha then. */
+int infiles_find_abs(infiles_t *fs, const char *abs, uint8_t sha[32]);
 
 /* Text readers split a file's bytes at '\n' and stop a line at its first
  * NUL byte, so a NUL would silently drop the rest of its line and, with

@@ -634,6 +634,14 @@ int keytab_write_string(FILE *f, const char *s)
     return keytab_write_quoted(f, s);
 }
 
+int keytab_write_path(FILE *f, const char *path)
+{
+    char abs[KEYTAB_PATH_MAX * 2];
+    if (!path[0]) return keytab_write_string(f, path);
+    datapath_absolute(path, abs, sizeof abs);
+    return keytab_write_string(f, abs);
+}
+
 static int write_quantity(FILE *f, double v, enum unit_kind unit)
 {
     char buf[96];
@@ -686,9 +694,12 @@ static int write_value(FILE *f, const keytab_key_t *k, const void *base,
 {
     switch (k->type) {
     case KT_STRING:
-    case KT_PATH:
         if (fputc(' ', f) == EOF) return -1;
         if (keytab_write_string(f, CFIELD(base, k->off, char)) != 0) return -1;
+        break;
+    case KT_PATH:
+        if (fputc(' ', f) == EOF) return -1;
+        if (keytab_write_path(f, CFIELD(base, k->off, char)) != 0) return -1;
         break;
     case KT_INT:
         if (fprintf(f, " %d", *CFIELD(base, k->off, int)) < 0) return -1;

@@ -196,6 +196,11 @@ int keytab_find_file(const keytab_ctx_t *c, const char *ref, char *out,
 
 /* YAML text for a string: plain when safe, else double-quoted. */
 int keytab_write_string(FILE *f, const char *s);
+/* A data file's path as keytab_write_string writes it, made absolute
+ * (datapath_absolute): a sidecar or `check` output read from another
+ * directory must find the file that was read, not look next to itself or
+ * in the specsim root (where one of the same name may lie). */
+int keytab_write_path(FILE *f, const char *path);
 /* s double-quoted, escaped so that a YAML reader gives s back: quotes,
  * backslashes, C0 and C1 control characters, U+FFFE and U+FFFF (which a
  * reader refuses raw) and the Unicode line breaks NEL, LS and PS (which it

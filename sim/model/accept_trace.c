@@ -268,7 +268,7 @@ static int write_file(FILE *f, const keytab_key_t *k, const void *base, int inde
     (void)k;
     (void)indent;
     const trace_par_t *t = base;
-    if (fputc(' ', f) == EOF || keytab_write_string(f, t->file) != 0) return -1;
+    if (fputc(' ', f) == EOF || keytab_write_path(f, t->file) != 0) return -1;
     return fputc('\n', f) == EOF ? -1 : 0;
 }
 

@@ -664,9 +664,10 @@ static int write_with_sidecar(const char *path, body_fn body,
         return -1;
     }
     errno = 0;
-    /* A comment, so that the sidecar still loads as a scenario. */
+    /* Comments, so that the sidecar still loads as a scenario; the files
+     * read, by path and digest, so that a rerun can tell it reads others. */
     if (fprintf(sf.f, "# written by %s\n", version_string()) < 0 ||
-        scenario_write_yaml(s, sf.f) < 0) {
+        scenario_write_reads(s, sf.f) < 0 || scenario_write_yaml(s, sf.f) < 0) {
         int e = errno;
         outfile_abort(&sf);
         outfile_abort(&f);

@@ -158,28 +158,15 @@ static uint64_t fnv1a(const char *s)
     return h;
 }
 
-/* "# read FILE" for each file the sweep's loads read, so the sidecar says
- * which card (of those next to the scenario or in the specsim root) was
- * used. Comment lines: shards run where the root lies elsewhere still
- * describe the same sweep. */
+/* "# read FILE sha256 HEX" for each file the sweep's loads read
+ * (infiles_write_reads), so the sidecar says which card (of those next to
+ * the scenario or in the specsim root) and which data were used, and a
+ * rerun of it can tell when a file changed. Comment lines: shards run where
+ * the root lies elsewhere still describe the same sweep. */
 static char *inputs_text(infiles_t *files)
 {
-    char *buf = NULL;
-    size_t n = 0;
-    FILE *f = open_memstream(&buf, &n);
-    if (!f) return NULL;
-    int bad = 0;
-    for (size_t i = 0; i < infiles_count(files); i++) {
-        const char *p = infiles_path(files, i);
-        bad |= strchr(p, '\n') ? fprintf(f, "# read a file whose name holds a "
-                                         "line break\n") < 0
-                                : fprintf(f, "# read %s\n", p) < 0;
-    }
-    if (fclose(f) != 0 || bad) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
+    if (infiles_count(files) == 0) return strdup("");
+    return infiles_reads_text(files);
 }
 
 char *sweepfile_sidecar_inputs(const scenario_t *base, const sweepspec_t *sp,

@@ -1,0 +1,105 @@
+#!/bin/sh
+# Issue 28 item 1: a sidecar (run --out's FILE.scenario.yaml, sweep's) and
+# `check` output name the data files actually read by their absolute paths
+# and record each one's SHA-256 ("# read PATH sha256 HEX"), so that a rerun
+# from any directory reads the same files, and warns when one holds other
+# bytes. The old code wrote the paths as resolved from the working
+# directory ("trace.csv"), so a sidecar rerun elsewhere replayed a file of
+# that name next to it without a word (requests_done 30 became 2 in the
+# issue's case), or failed to find one.
+. "$(dirname "$0")/lib.sh"
+
+S=$(cd "$(dirname "$SPECSIM")" && pwd)/$(basename "$SPECSIM")
+A=$TMP/a
+mkdir -p "$A" "$TMP/b" "$TMP/out"
+A=$(cd "$A" && pwd -P)   # the name realpath gives it
+# A request trace, an acceptance trace and an empirical value file, named
+# relative to the scenario.
+{ echo "time_s,prompt_tokens,output_tokens"
+  i=0; while [ $i -lt 12 ]; do echo "$i.5,16,$((8 + i))"; i=$((i + 1)); done; } >"$A/trace.csv"
+printf '3\n4\n1\n0\n4\n2\n' >"$A/acc.txt"
+printf '1ms\n2ms\n3ms\n' >"$A/think.txt"
+cat >"$A/s.yaml" <<'Y'
+duration: 20s
+warmup: 0s
+replications: 2
+protocol: {mode: sync, gamma: 4}
+acceptance: {model: trace, file: acc.txt}
+tenants:
+  groups:
+    - name: replay
+      count: 2
+      workload: {arrival: trace, trace: trace.csv}
+    - name: loop
+      count: 1
+      workload: {arrival: closed, think: {dist: empirical, file: think.txt},
+                 prompt_tokens: 8, output_tokens: 8}
+Y
+# Decoys of the same names where a relative path would be looked up: next
+# to the sidecar, and in the directory the rerun starts from.
+for d in "$TMP/out" "$TMP/b"; do
+    head -3 "$A/trace.csv" >"$d/trace.csv"
+    printf '4\n' >"$d/acc.txt"
+    printf '9ms\n' >"$d/think.txt"
+done
+strip() { sed -E 's/"(wall_s|events_per_s)": *[-0-9.eE+]+,? *//g'; }
+
+if (cd "$A" && "$S" run s.yaml --quiet --json --out "$TMP/out/r.json") >"$TMP/first.json" 2>"$TMP/err"
+then pass sidecar_run_writes; else fail sidecar_run_writes "$(head -c 300 "$TMP/err")"; fi
+side=$TMP/out/r.scenario.yaml
+
+# The sidecar names every data file absolutely, with its digest.
+ok=1
+for f in trace.csv acc.txt think.txt; do
+    sum=$(sha256sum "$A/$f" | cut -d' ' -f1)
+    grep -qx "# read $A/$f sha256 $sum" "$side" || ok=0
+done
+grep -q "^ *trace: $A/trace.csv\$" "$side" && grep -q "^ *file: $A/acc.txt\$" "$side" || ok=0
+if [ $ok = 1 ]; then pass sidecar_absolute_paths_and_digests
+else fail sidecar_absolute_paths_and_digests "$(grep -n 'read\|trace:\|file:' "$side")"; fi
+
+# Rerun from elsewhere: the same experiment, without a warning.
+(cd "$TMP/b" && "$S" run ../out/r.scenario.yaml --quiet --json) >"$TMP/again.json" 2>"$TMP/err"
+if strip <"$TMP/first.json" >"$TMP/f1" && strip <"$TMP/again.json" >"$TMP/f2" &&
+   [ -s "$TMP/f1" ] && cmp -s "$TMP/f1" "$TMP/f2" && ! grep -q warning "$TMP/err"; then
+    pass sidecar_rerun_elsewhere_same
+else
+    fail sidecar_rerun_elsewhere_same "$(diff "$TMP/f1" "$TMP/f2" | head -5) $(head -c 300 "$TMP/err")"
+fi
+
+# `check` output is a scenario too: run from / it reads the same files.
+(cd "$A" && "$S" check s.yaml) >"$TMP/out/c.yaml" 2>"$TMP/err"
+(cd / && "$S" run "$TMP/out/c.yaml" --quiet --json) >"$TMP/c.json" 2>>"$TMP/err"
+if strip <"$TMP/c.json" | cmp -s - "$TMP/f1" && grep -q "^# read $A/trace.csv sha256 " "$TMP/out/c.yaml"
+then pass check_output_rerun_elsewhere_same
+else fail check_output_rerun_elsewhere_same "$(head -c 300 "$TMP/err")"; fi
+
+# A sweep's sidecar, rerun as the sweep from elsewhere, gives the same rows.
+{ cat "$A/s.yaml"; printf 'sweep:\n  seed: [1, 2]\n'; } >"$A/sw.yaml"
+(cd "$A" && "$S" sweep sw.yaml -j 1 --quiet --out "$TMP/out/sw.csv") 2>"$TMP/err"
+(cd "$TMP/b" && "$S" sweep ../out/sw.scenario.yaml -j 1 --quiet --out "$TMP/b/sw.csv") 2>>"$TMP/err"
+if [ -s "$TMP/out/sw.csv" ] && cut -d, -f1-20 "$TMP/out/sw.csv" >"$TMP/s1" &&
+   cut -d, -f1-20 "$TMP/b/sw.csv" >"$TMP/s2" && cmp -s "$TMP/s1" "$TMP/s2" &&
+   grep -q "^# read $A/trace.csv sha256 [0-9a-f]\{64\}\$" "$TMP/out/sw.scenario.yaml" &&
+   ! grep -q warning "$TMP/err"; then
+    pass sweep_sidecar_rerun_elsewhere_same
+else
+    fail sweep_sidecar_rerun_elsewhere_same "$(head -c 300 "$TMP/err")"
+fi
+
+# The trace changes: a rerun says so, once, naming the sidecar's line and
+# both digests; the acceptance file kept its bytes and is not named.
+printf '12.5,16,8\n' >>"$A/trace.csv"
+(cd "$TMP/b" && "$S" run ../out/r.scenario.yaml --quiet --json) >/dev/null 2>"$TMP/err"
+line=$(grep -n "^# read $A/trace.csv " "$side" | cut -d: -f1)
+if grep -q "^specsim: warning: ../out/r.scenario.yaml:$line: $A/trace.csv: the file holds other bytes than when this was written (sha256 [0-9a-f]\{64\} then, $(sha256sum "$A/trace.csv" | cut -d' ' -f1) now)" "$TMP/err" &&
+   [ "$(grep -c warning "$TMP/err")" -eq 1 ]; then
+    pass sidecar_rerun_changed_file_warns
+else
+    fail sidecar_rerun_changed_file_warns "$(head -c 400 "$TMP/err")"
+fi
+# A sweep loads its scenario many times, on several threads: still once.
+(cd "$TMP/b" && "$S" sweep ../out/sw.scenario.yaml -j 2 --quiet --out "$TMP/b/sw3.csv") 2>"$TMP/err"
+if [ "$(grep -c 'warning: .*trace.csv: the file holds other bytes' "$TMP/err")" -eq 1 ]
+then pass sweep_rerun_changed_file_warns_once
+else fail sweep_rerun_changed_file_warns_once "$(head -c 400 "$TMP/err")"; fi
