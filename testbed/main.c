@@ -874,9 +874,18 @@ static int cmd_steps(int argc, char **argv)
     return rc;
 }
 
+/* The library's warnings (a rerun sidecar whose data file changed since,
+ * sim/base/err.h), as specsim prints them. */
+static void print_warning(void *ctx, const char *msg)
+{
+    (void)ctx;
+    fprintf(stderr, "testbed: warning: %s\n", msg);
+}
+
 int main(int argc, char **argv)
 {
     gsl_set_error_handler_off();
+    err_set_warn_handler(print_warning, NULL);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;   /* no SA_RESTART: blocking calls return */

@@ -103,3 +103,30 @@ fi
 if [ "$(grep -c 'warning: .*trace.csv: the file holds other bytes' "$TMP/err")" -eq 1 ]
 then pass sweep_rerun_changed_file_warns_once
 else fail sweep_rerun_changed_file_warns_once "$(head -c 400 "$TMP/err")"; fi
+
+# The testbed reruns a sidecar the same way and says so too (it installed
+# no warning handler: the change went unseen).
+TB=$(cd "$(dirname "$SPECSIM")" && pwd)/testbed
+if [ -x "$TB" ]; then
+    cat >"$A/t.yaml" <<'Y'
+duration: 0.4s
+warmup: 0s
+replications: 1
+protocol: {mode: sync, gamma: 4}
+acceptance: {model: trace, file: acc.txt}
+tenants:
+  count: 1
+  edge: {draft_time: 2ms, prefill_time: 2ms}
+  network: {rtt: 2ms}
+  workload: {arrival: closed, think: 0s, prompt_tokens: 8, output_tokens: 8}
+cloud: {verify_time: 2ms}
+Y
+    (cd "$A" && "$TB" run t.yaml --quiet --out "$TMP/out/tb.json") >/dev/null 2>"$TMP/err"
+    printf '2\n' >>"$A/acc.txt"
+    (cd "$TMP/b" && "$TB" run ../out/tb.scenario.yaml --quiet) >/dev/null 2>>"$TMP/err"
+    if grep -q "^testbed: warning: .*$A/acc.txt: the file holds other bytes" "$TMP/err"
+    then pass testbed_rerun_changed_file_warns
+    else fail testbed_rerun_changed_file_warns "$(head -c 400 "$TMP/err")"; fi
+else
+    echo "skip testbed_rerun_changed_file_warns: no $TB"
+fi
