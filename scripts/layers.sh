@@ -1,26 +1,43 @@
 #!/bin/sh
-# layers.sh OBJDIR — the direction check of sim/'s layers, on linked symbols.
+# layers.sh OBJDIR [SRCDIR] — the direction check of sim/'s layers, on
+# linked symbols and on includes.
 #
 # OBJDIR holds the objects of sim/ as the Makefile builds them (build/sim:
 # OBJDIR/LAYER/MODULE.o). A module may use a symbol defined in its own layer
 # or a lower one, never a higher one; and no two modules may depend on each
 # other, directly or around a loop, except within one family: a registry
-# and its plugins (model/accept and model/accept_*, entity/proto and
-# entity/proto_*) reference each other by design, since the registry lists
-# the plugins' operation tables and the plugins use the registry's helpers.
-# Headers are not read: a forward declaration hides an include, a call does
-# not. The layers, lowest first, are the LAYERS list below; docs/design.md
-# ("Layers") says what each holds. A folder not in the list is an error, so a
-# new folder has to be placed.
+# and its plugins reference each other by design, since the registry lists
+# the plugins' operation tables and the plugins use the registry's helpers:
+# a module X and the modules X_* of its folder are one family (model/accept
+# and accept_*, model/batch, model/order, model/gamma, entity/proto,
+# io/trace and its sinks). Symbols catch what a forward declaration would
+# hide from an include check; includes catch what symbols cannot see, a
+# type or a layout taken from a higher layer: the sources under SRCDIR
+# (default: sim/ beside this script) may include only their own layer and
+# those below, except the type-only includes listed in INCLUDE_EXCEPTIONS,
+# each with its reason. The layers, lowest first, are the LAYERS list
+# below; docs/design.md ("Layers") says what each holds. A folder not in the
+# list is an error, so a new folder has to be placed.
 #
 # Prints one line per offence and exits 1 when there is any, 2 on bad usage,
 # 0 with "layers: N modules, N edges, no upward use, no cycle" otherwise.
 set -eu
 LAYERS="base engine io stat model entity config run cli"
+# Headers that take a type from a higher layer, and why; each goes when the
+# type moves down (issue 24: the scenario's plain description below the
+# loader, and the cloud job's struct into model/).
+INCLUDE_EXCEPTIONS="
+sim/model/workload.h config  workload_cfg_t lives in config/scenario.h
+sim/model/batch.h entity     cloud_job_t (entity/cloud_job.h) is what a policy batches
+sim/model/order.h entity     cloud_job_t is what an ordering ranks
+sim/entity/cloud.h config    cloud_cfg_t and replica groups live in config/scenario.h
+sim/entity/repl.h config     the replication context points at the scenario
+"
 
 dir=${1:-}
-if [ -z "$dir" ] || [ ! -d "$dir" ]; then
-    echo "usage: layers.sh OBJDIR (e.g. build/sim)" >&2
+src=${2:-$(cd "$(dirname "$0")/.." && pwd)/sim}
+if [ -z "$dir" ] || [ ! -d "$dir" ] || [ ! -d "$src" ]; then
+    echo "usage: layers.sh OBJDIR [SRCDIR] (e.g. build/sim sim)" >&2
     exit 2
 fi
 tmp=$(mktemp -d) || exit 2
@@ -77,7 +94,25 @@ awk -v ranks="$tmp/ranks" -v fam="$tmp/fam" -v up="$tmp/up" '
 : >>"$tmp/fam"
 : >>"$tmp/up"
 
+# Includes of a higher layer's header, less the listed exceptions.
+for f in "$src"/*/*.c "$src"/*/*.h; do
+    [ -f "$f" ] || continue
+    L=$(basename "$(dirname "$f")")
+    rel=sim/$L/$(basename "$f")
+    sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([a-z]*\)\/[^"]*".*/\1/p' "$f" |
+        sort -u | while read -r M; do echo "$rel $L $M"; done
+done | awk -v ranks="$tmp/ranks" -v allow="$INCLUDE_EXCEPTIONS" '
+    BEGIN { while ((getline l < ranks) > 0) { split(l, p, " "); rk[p[1]] = p[2] }
+            n = split(allow, lines, "\n")
+            for (i = 1; i <= n; i++) { split(lines[i], w, " "); if (w[1] != "") ok[w[1] " " w[2]] = 1 } }
+    ($3 in rk) && rk[$3] > rk[$2] && !(($1 " " $3) in ok) {
+        print "layers: upward include: " $1 " includes a " $3 "/ header" }' >"$tmp/inc"
+
 bad=0
+if [ -s "$tmp/inc" ]; then
+    cat "$tmp/inc"
+    bad=1
+fi
 if [ -s "$tmp/up" ]; then
     sort "$tmp/up" | sed 's/^/layers: upward use: /'
     bad=1
@@ -88,4 +123,4 @@ if ! tsort "$tmp/fam" >/dev/null 2>"$tmp/loop"; then
 fi
 [ "$bad" -eq 0 ] || exit 1
 read -r nmod nedge <"$tmp/count"
-echo "layers: $nmod modules, $nedge edges, no upward use, no cycle"
+echo "layers: $nmod modules, $nedge edges, no upward use or include, no cycle"

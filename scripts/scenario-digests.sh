@@ -8,7 +8,9 @@
 # before and after a restructuring. Scenarios with a sweep: or optimize:
 # section also get OUTDIR/NAME.sweep (the CSV) and OUTDIR/NAME.optimize
 # (--json). A command that fails has its stderr and exit status recorded
-# instead, so a refusal is compared too.
+# instead, so a refusal is compared too. `check` writes data files by
+# absolute path: the checkout's root becomes ROOT/, so that two checkouts
+# (a worktree of the old commit, say) compare.
 set -eu
 bin=${1:?usage: scenario-digests.sh SPECSIM [OUTDIR]}
 out=${2:-digests}
@@ -23,7 +25,7 @@ one() { # one CMD FILE SCENARIO
         echo "exit $?" >>"$2.tmp"; cat "$2.err" >>"$2.tmp"; fi
     rm -f "$2.err"
     if [ "$1" = run ]; then strip_wall <"$2.tmp" >"$2"; rm -f "$2.tmp"
-    else mv "$2.tmp" "$2"; fi
+    else sed "s|$root/|ROOT/|g" <"$2.tmp" >"$2"; rm -f "$2.tmp"; fi
 }
 find scenarios -name '*.yaml' | LC_ALL=C sort | while read -r s; do
     n=$(echo "$s" | tr / _)

@@ -22,8 +22,8 @@ int datapath_resolve(const char *dir, const char *ref, char *out, size_t outsz);
 /* The file at path (as opened, relative to the working directory) named
  * so that it is found from anywhere: its canonical absolute path
  * (realpath), or the working directory joined with it when it no longer
- * exists. What sidecars and `check` output write (docs/formats.md "Output
- * files"): a relative path there was looked up next to the sidecar and then
+ * exists. What sidecars and `check` output write (docs/formats.md
+ * "Sidecars and the files they read"): a relative path there was looked up next to the sidecar and then
  * in the specsim root, where another file of that name could be found.
  * 0, or -1 when the result does not fit in outsz (out then holds path). */
 int datapath_absolute(const char *path, char *out, size_t outsz);

@@ -1,8 +1,8 @@
 /* sha256 — the SHA-256 digest (FIPS 180-4) of a byte string.
  *
  * Sidecars and `check` output record the digest of every file a command
- * read ("# read PATH sha256 HEX", docs/formats.md "Output files"), and a
- * rerun warns when a file's bytes differ. SHA-256 rather than a 64-bit
+ * read ("# read PATH sha256 HEX", docs/formats.md "Sidecars and the files
+ * they read"), and a rerun warns when a file's bytes differ. SHA-256 rather than a 64-bit
  * hash: the line can be checked by hand with `sha256sum PATH`, and it is
  * the digest people already publish data sets with; it costs one pass over
  * bytes each command reads once anyway (about 0.2-0.4 GB/s here, below

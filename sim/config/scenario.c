@@ -205,11 +205,11 @@ static const keytab_key_t PROTOCOL_KEYS[] = {
 
 static const keytab_key_t EDGE_KEYS[] = {
     {.name = "device", KEYTAB_CUSTOM(edge_cfg_t, device, hw_card_t),
-     .aux = KEYTAB_OFF(edge_cfg_t, device_ref, char *), .parse = parse_hw,
+     .aux = KEYTAB_CHARS(edge_cfg_t, device_ref), .parse = parse_hw,
      .write = write_hw,
      .def = "models/hardware/snapdragon-8-gen-3.yaml"},
     {.name = "draft", KEYTAB_CUSTOM(edge_cfg_t, draft, llm_card_t),
-     .aux = KEYTAB_OFF(edge_cfg_t, draft_ref, char *), .parse = parse_llm,
+     .aux = KEYTAB_CHARS(edge_cfg_t, draft_ref), .parse = parse_llm,
      .write = write_llm,
      .def = "models/llm/llama-2-7b.yaml"},
     {.name = "quant", KEYTAB_ENUM(edge_cfg_t, quant, int), .sub = PREC_NAMES,
@@ -289,11 +289,11 @@ static const keytab_key_t CLOUD_KEYS[] = {
     {.name = "replicas", KEYTAB_INT(cloud_cfg_t, replicas), .min = 1, .max = 1e5,
      .def = "1"},
     {.name = "gpu", KEYTAB_CUSTOM(cloud_cfg_t, gpu, hw_card_t),
-     .aux = KEYTAB_OFF(cloud_cfg_t, gpu_ref, char *), .parse = parse_hw,
+     .aux = KEYTAB_CHARS(cloud_cfg_t, gpu_ref), .parse = parse_hw,
      .write = write_hw,
      .def = "models/hardware/h200.yaml"},
     {.name = "target", KEYTAB_CUSTOM(cloud_cfg_t, target, llm_card_t),
-     .aux = KEYTAB_OFF(cloud_cfg_t, target_ref, char *), .parse = parse_llm,
+     .aux = KEYTAB_CHARS(cloud_cfg_t, target_ref), .parse = parse_llm,
      .write = write_llm, .def = "models/llm/llama-2-7b.yaml"},
     {.name = "precision", KEYTAB_ENUM(cloud_cfg_t, precision, int), .sub = PREC_NAMES,
      .def = "fp16"},
@@ -853,7 +853,7 @@ static const keytab_key_t RGROUP_BATCH_KEYS[] = {
     {.name = "count", KEYTAB_INT(replica_group_t, count), .min = 1, .max = 1e5,          \
      .flags = KF_REQUIRED},                                                              \
     {.name = "gpu", KEYTAB_CUSTOM(replica_group_t, gpu, hw_card_t),                      \
-     .aux = KEYTAB_OFF(replica_group_t, gpu_ref, char *), .parse = parse_hw,             \
+     .aux = KEYTAB_CHARS(replica_group_t, gpu_ref), .parse = parse_hw,             \
      .write = write_hw, .def = "models/hardware/h200.yaml"},                             \
     {.name = "calibration", KEYTAB_PATH(replica_group_t, calibration),                   \
      .flags = KF_SKIPEMPTY},                                                             \

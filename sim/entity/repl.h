@@ -1,6 +1,6 @@
 /* repl — one replication's run-time context, shared by the modules that
  * simulate it: the edge (sim/entity/edge.c), the cloud's view of each tenant
- * (sim/entity/ctenant.c) and the protocols (sim/proto_*.c). A runner (sim/run/world.c;
+ * (sim/entity/ctenant.c) and the protocols (sim/entity/proto_*.c). A runner (sim/run/world.c;
  * the testbed's testbed/fleet.c and testbed/server.c) builds it with
  * route_setup, owns everything it points to, and routes events, most of them
  * with the route_* handlers (sim/entity/route.h); the modules above only

@@ -76,7 +76,7 @@ size_t infiles_disk_reads(infiles_t *fs);
 const char *infiles_abspath(infiles_t *fs, size_t i);
 int infiles_sha256(infiles_t *fs, size_t i, uint8_t out[32]);
 /* One comment line per file, in the order read: "# read ABSPATH sha256
- * HEX" (docs/formats.md "Output files"), for `check` output and sidecars.
+ * HEX" (docs/formats.md "Sidecars and the files they read"), for `check` output and sidecars.
  * 0, or -1 on a write error. infiles_reads_text: the same as a string the
  * caller frees (NULL out of memory). */
 SPECSIM_API int infiles_write_reads(infiles_t *fs, FILE *f);

@@ -85,13 +85,22 @@ enum {
     .type = KT_ENUM,                                                          \
     .off = KEYTAB_OFF(T, f, ctype) +                                          \
            0 * sizeof(struct { int enum_is_not_int_sized : sizeof(ctype) == sizeof(int) ? 1 : -1; })
+/* A char array, as strings and paths are stored (.size is its size): the
+ * field's address must be a pointer to such an array, which a char *
+ * field (whose sizeof is a pointer's) is not. */
+#define KEYTAB_CHARS(T, f)                                                    \
+    (offsetof(T, f) + 0 * sizeof(struct {                                     \
+         int field_type_differs_from_key_kind                                 \
+             : _Generic(&((T *)0)->f, char(*)[sizeof(((T *)0)->f)]: 1,         \
+                        default: -1);                                         \
+     }))
 /* KF_ENUMSTR: the name in a char array. */
 #define KEYTAB_ENUMSTR(T, f)                                                  \
-    .type = KT_ENUM, .off = KEYTAB_OFF(T, f, char *), .size = sizeof(((T *)0)->f)
+    .type = KT_ENUM, .off = KEYTAB_CHARS(T, f), .size = sizeof(((T *)0)->f)
 #define KEYTAB_STRING(T, f)                                                   \
-    .type = KT_STRING, .off = KEYTAB_OFF(T, f, char *), .size = sizeof(((T *)0)->f)
+    .type = KT_STRING, .off = KEYTAB_CHARS(T, f), .size = sizeof(((T *)0)->f)
 #define KEYTAB_PATH(T, f)                                                     \
-    .type = KT_PATH, .off = KEYTAB_OFF(T, f, char *), .size = sizeof(((T *)0)->f)
+    .type = KT_PATH, .off = KEYTAB_CHARS(T, f), .size = sizeof(((T *)0)->f)
 /* A list of doubles and its count. */
 #define KEYTAB_LIST(T, f, n)                                                  \
     .type = KT_LIST, .off = KEYTAB_OFF(T, f, double *), .aux = KEYTAB_OFF(T, n, int)

@@ -3,7 +3,7 @@
 #include <stdarg.h>
 #include <string.h>
 
-/* The registry: X(NAME) for each sim/trace_NAME.c defining trace_NAME_ops.
+/* The registry: X(NAME) for each sim/io/trace_NAME.c defining trace_NAME_ops.
  * CSV, the default, has no suffix. */
 #define TRACE_SINKS X(perfetto) X(csv)
 

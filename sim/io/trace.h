@@ -18,7 +18,7 @@
  *
  * Perfetto (sim/io/trace_perfetto.c): Chrome trace-event JSON, streamed.
  *
- * A new format is one file sim/trace_NAME.c defining trace_NAME_ops and
+ * A new format is one file sim/io/trace_NAME.c defining trace_NAME_ops and
  * X(NAME) in TRACE_SINKS in sim/io/trace.c. Writing is best effort: the first
  * write error is remembered and reported by trace_error().
  */

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The registry: one X(NAME) per policy (file sim/batch_NAME.c, table
+/* The registry: one X(NAME) per policy (file sim/model/batch_NAME.c, table
  * batch_NAME), in the order messages list the names. */
 #define BATCH_REGISTRY(X) X(continuous) X(window)
 

@@ -3,7 +3,7 @@
 #include <math.h>
 #include <string.h>
 
-/* The registry: one X(NAME) per policy (file sim/gamma_NAME.c, table
+/* The registry: one X(NAME) per policy (file sim/model/gamma_NAME.c, table
  * gamma_NAME). */
 #define GAMMA_REGISTRY(X) X(fixed) X(rtt) X(goodput)
 

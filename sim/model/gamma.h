@@ -8,7 +8,7 @@
  * A policy is a table of operations with per-tenant state held in place in
  * the tenant (gamma_state_t); a policy that keeps state of its own
  * allocates it once per tenant in init (never per block).
- * Adding a policy: one file sim/gamma_NAME.c that defines
+ * Adding a policy: one file sim/model/gamma_NAME.c that defines
  * `const gamma_ops_t gamma_NAME`, and one X(NAME) entry in GAMMA_REGISTRY
  * (sim/model/gamma.c). The scenario names it in protocol.gamma_policy.
  */

@@ -7,7 +7,7 @@
 #include <string.h>
 
 /* The registry: one X(NAME) per ordering, NAME being the suffix of its file
- * sim/order_NAME.c and of its table order_NAME. Order = order of names in
+ * sim/model/order_NAME.c and of its table order_NAME. Order = order of names in
  * messages. */
 #define ORDER_REGISTRY(X) X(fcfs) X(edf) X(least_slack) X(fair) X(priority)
 

@@ -26,7 +26,8 @@
 /* The largest thread count a command accepts (-j). */
 enum { POOL_JOBS_MAX = 4096 };
 
-/* The number of online cores, at least 1: the default -j. */
+/* The CPUs this process may run on (its affinity mask: a Slurm job or a
+ * container may grant fewer than are online), at least 1: the default -j. */
 long pool_cores(void);
 
 /* jobs itself, or pool_cores() when jobs <= 0. */

@@ -6,14 +6,17 @@
 #                      and the message names the symbol;
 #   planted_cycle      two model/ objects calling each other are found;
 #   unknown_folder     an object folder that is not a layer is refused;
+#   planted_include    a base/ source including a run/ header is found;
 #   key_tables_typed   no key table in sim/ names its field with a bare
 #                      offsetof (sim/io/keytab.h's typed macros check the
 #                      field's C type against the key kind);
 #   wrong_type_refused a key table entry declaring an int key over a double
-#                      field does not compile, and the error names why;
+#                      field, or a string key over a char * field, does not
+#                      compile, and the error names why;
 #   testbed_no_cli     build/testbed holds no code of specsim's command line
 #                      (sim/cli/): it reads --set/--seed/--reps through the
-#                      library (sim/config/overrides.c);
+#                      library (sim/config/overrides.c); a program linked
+#                      with cli_opt.o is caught;
 #   public_exports     build/libspecsim.a defines exactly the functions
 #                      declared SPECSIM_API in sim/ (sim/specsim.h), each once;
 #   public_links       a program calling version_string links against it;
@@ -61,6 +64,14 @@ if [ "$rc" -eq 1 ] && grep -q 'misc/: folder is not a layer' "$TMP/out"; then
     pass unknown_folder
 else fail unknown_folder "exit $rc: $(cat "$TMP/out")"; fi
 
+rm -rf "$TMP/src" && cp -r sim "$TMP/src" &&
+    printf '#include "run/sim.h"\n' >>"$TMP/src/base/err.c"
+scripts/layers.sh "$BUILD/sim" "$TMP/src" >"$TMP/out" 2>&1
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q 'upward include: sim/base/err.c includes a run/ header' "$TMP/out"; then
+    pass planted_include
+else fail planted_include "exit $rc: $(cat "$TMP/out")"; fi
+
 if grep -rnE '\.(off|aux) = offsetof' sim --include='*.c' >"$TMP/bare"; then
     fail key_tables_typed "bare offsetof in a key table: $(cat "$TMP/bare")"
 else pass key_tables_typed; fi
@@ -70,20 +81,37 @@ cat >"$TMP/wrong.c" <<'EOC'
 typedef struct { double x; } wrong_t;
 const keytab_key_t WRONG[] = {{.name = "x", KEYTAB_INT(wrong_t, x)}, {.name = NULL}};
 EOC
-if ${CC:-cc} -std=c11 -Isim -c -o "$TMP/wrong.o" "$TMP/wrong.c" 2>"$TMP/err"; then
-    fail wrong_type_refused "an int key over a double field compiled"
-elif grep -q 'field_type_differs_from_key_kind' "$TMP/err"; then
-    pass wrong_type_refused
-else fail wrong_type_refused "$(head -c 400 "$TMP/err")"; fi
+cat >"$TMP/wrong2.c" <<'EOC'
+#include "io/keytab.h"
+typedef struct { char *name; } wrong_t;
+const keytab_key_t WRONG[] = {{.name = "n", KEYTAB_STRING(wrong_t, name)}, {.name = NULL}};
+EOC
+ok=1
+for w in wrong wrong2; do
+    if ${CC:-cc} -std=c11 -Isim -c -o "$TMP/$w.o" "$TMP/$w.c" 2>"$TMP/err"; then
+        ok=0; echo "  $w.c compiled"
+    elif ! grep -q 'field_type_differs_from_key_kind' "$TMP/err"; then
+        ok=0; head -c 400 "$TMP/err"
+    fi
+done
+if [ "$ok" = 1 ]; then pass wrong_type_refused
+else fail wrong_type_refused "a mistyped key table compiled, or failed for another reason"; fi
 
-if [ -x "$BUILD/testbed" ]; then
-    nm "$BUILD/sim/cli/"*.o | awk '$2 == "T" { print $3 }' | sort -u >"$TMP/clisyms"
-    nm "$BUILD/testbed" | awk '$2 == "T" { print $3 }' | sort -u >"$TMP/tbsyms"
-    comm -12 "$TMP/clisyms" "$TMP/tbsyms" | grep -vx main >"$TMP/both" || true
-    if [ -s "$TMP/both" ]; then
-        fail testbed_no_cli "build/testbed links sim/cli/ code: $(tr '\n' ' ' <"$TMP/both")"
-    else pass testbed_no_cli; fi
-else fail testbed_no_cli "no $BUILD/testbed"; fi
+# The command line's functions are hidden in their objects, so in a program
+# they are local (t): compare the names, whatever the binding.
+nm "$BUILD/sim/cli/"*.o | awk '$2 == "T" { print $3 }' | grep -vx main | sort -u >"$TMP/clisyms"
+cli_in() { # cli_in BINARY: the command line's functions BINARY holds
+    nm "$1" | awk '$2 ~ /^[Tt]$/ { print $3 }' | sort -u | comm -12 "$TMP/clisyms" -
+}
+printf 'int cli_opt_u64(const char *, unsigned long *);\nint main(void) { unsigned long x; return cli_opt_u64("1", &x); }\n' >"$TMP/tbplant.c"
+${CC:-cc} -std=c11 -o "$TMP/tbplant" "$TMP/tbplant.c" "$BUILD/sim/cli/cli_opt.o" \
+    "$BUILD/libspecsim_all.a" -lgsl -lgslcblas -lyaml -lm -lpthread 2>"$TMP/err"
+if [ ! -x "$BUILD/testbed" ]; then fail testbed_no_cli "no $BUILD/testbed"
+elif [ -n "$(cli_in "$BUILD/testbed")" ]; then
+    fail testbed_no_cli "build/testbed links sim/cli/ code: $(cli_in "$BUILD/testbed" | tr '\n' ' ')"
+elif [ ! -x "$TMP/tbplant" ] || [ -z "$(cli_in "$TMP/tbplant")" ]; then
+    fail testbed_no_cli "a program linked with cli_opt.o was not caught: $(head -c 300 "$TMP/err")"
+else pass testbed_no_cli; fi
 
 lib="$BUILD/libspecsim.a"
 sed -n 's/^SPECSIM_API [^(]*[ *]\([a-z_0-9]*\)(.*/\1/p' sim/*/*.h | sort >"$TMP/api"
