@@ -207,7 +207,7 @@ static int write_csv(const char *path, const optimize_spec_t *sp,
 /* The scenario's output: section, --set applied: its file is the default
  * --out, as for sweep; a trace optimize never writes is refused rather than
  * ignored. 0, or -1 with err. */
-static int write_scenario_copy(cmd_t *c, err_t *err)
+static int read_output_section(cmd_t *c, err_t *err)
 {
     scenario_t s;
     if (scenario_load(c->o.scenario, c->o.sets, c->o.nsets, &s, err) != 0) return -1;
@@ -403,7 +403,7 @@ static int run(cmd_t *c)
     optimize_spec_t sp;
     optimize_result_t r = {0};
     err_t err = {0};
-    if (write_scenario_copy(c, &err) != 0 || check_out(c, &err) != 0) {
+    if (read_output_section(c, &err) != 0 || check_out(c, &err) != 0) {
         fprintf(stderr, "specsim optimize: %s\n", err.msg);
         return err.code ? err.code : ERR_INPUT;
     }

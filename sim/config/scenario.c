@@ -653,7 +653,7 @@ static int resolve_speculation(sctx_t *x, const ynode_t *gi, const char *prefix,
 
 static uint64_t scenario_name_hash(const char *name)
 {
-    uint64_t h = 1469598103934665603ULL;   /* FNV-1a */
+    uint64_t h = 14695981039346656037ULL;   /* FNV-1a, 64 bit */
     for (; *name; name++) h = (h ^ (unsigned char)*name) * 1099511628211ULL;
     return h;
 }
@@ -1247,7 +1247,7 @@ static int build_edge_services(sctx_t *x)
 
 /* The dotted keys a cloud (or replica group k, k >= 0) is built from, each
  * the key that set it: the group's own when it gives it, else the cloud's. */
-typedef struct keys_of_cloud {
+typedef struct rgroup_keys {
     char gpu[KEYTAB_KEY_MAX], tp[KEYTAB_KEY_MAX];
     svc_keys_t svc;
 } rgroup_keys_t;

@@ -284,7 +284,8 @@ size_t infiles_disk_reads(infiles_t *fs)
     return infiles_count(fs);
 }
 
-const char *infiles_abspath(infiles_t *fs, size_t i)
+/* The i-th file's absolute path (infile.h), NULL past the end. */
+static const char *infiles_abspath(infiles_t *fs, size_t i)
 {
     if (!fs) return NULL;
     pthread_mutex_lock(&fs->mu);
@@ -293,7 +294,8 @@ const char *infiles_abspath(infiles_t *fs, size_t i)
     return p;
 }
 
-int infiles_sha256(infiles_t *fs, size_t i, uint8_t out[SHA256_BYTES])
+/* The i-th file's SHA-256, -1 past the end. */
+static int infiles_sha256(infiles_t *fs, size_t i, uint8_t out[SHA256_BYTES])
 {
     if (!fs) return -1;
     pthread_mutex_lock(&fs->mu);

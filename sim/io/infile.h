@@ -68,15 +68,12 @@ SPECSIM_API const char *infiles_path(infiles_t *fs, size_t i);
 /* Reads from disk so far (each file once, however often it was asked). */
 size_t infiles_disk_reads(infiles_t *fs);
 
-/* What the i-th file was, for a sidecar to name it so that a rerun from
- * anywhere reads the same one: its absolute canonical path (taken when it
- * was read, sim/base/datapath.h datapath_absolute; "-" for standard input)
- * and the SHA-256 of the bytes read (sim/base/sha256.h). NULL / -1 past
- * the end. */
-const char *infiles_abspath(infiles_t *fs, size_t i);
-int infiles_sha256(infiles_t *fs, size_t i, uint8_t out[32]);
 /* One comment line per file, in the order read: "# read ABSPATH sha256
- * HEX" (docs/formats.md "Sidecars and the files they read"), for `check` output and sidecars.
+ * HEX" (docs/formats.md "Sidecars and the files they read"), for `check`
+ * output and sidecars: each file's absolute canonical path (taken when it
+ * was read, sim/base/datapath.h datapath_absolute; "-" for standard input)
+ * and the SHA-256 of the bytes read (sim/base/sha256.h), so that a rerun
+ * from anywhere reads the same file.
  * 0, or -1 on a write error. infiles_reads_text: the same as a string the
  * caller frees (NULL out of memory). */
 SPECSIM_API int infiles_write_reads(infiles_t *fs, FILE *f);

@@ -61,7 +61,7 @@
 #define TRACE_DIGITS 6
 #define TRACE_LINE_MAX 100000
 
-typedef struct trace_par {
+typedef struct replay_par {
     char file[KEYTAB_PATH_MAX];  /* the path opened */
     int positions;               /* 1: per-position format */
     int gamma_recorded;          /* per block: `# gamma:` or the largest value */
@@ -76,20 +76,20 @@ typedef struct trace_par {
                                     bits */
     int nseg;
     int per_request;             /* 1: replay segment by request */
-} trace_par_t;
+} replay_par_t;
 
-typedef struct trace_state {
+typedef struct replay_state {
     int pos;   /* next index into v (per block) or bits (per position) */
-} trace_state_t;
+} replay_state_t;
 
-_Static_assert(sizeof(trace_state_t) <= ACCEPT_STATE_BYTES, "trace state too large");
+_Static_assert(sizeof(replay_state_t) <= ACCEPT_STATE_BYTES, "trace state too large");
 
 /* --- reading ------------------------------------------------------------- */
 
 typedef struct reader {
     keytab_ctx_t *c;
     const char *key, *src;
-    trace_par_t *t;
+    replay_par_t *t;
     int cap, bcap, scap;
 } reader_t;
 
@@ -117,7 +117,7 @@ static int directive(reader_t *r, const char *p, int line, int col)
 {
     p += strspn(p, " \t");
     if (!strncmp(p, "request", 7)) {
-        trace_par_t *t = r->t;
+        replay_par_t *t = r->t;
         if (grow(r, (void **)&t->seg, &r->scap, t->nseg + 1, sizeof *t->seg)) return -1;
         t->seg[t->nseg++] = t->nbits;
         return 0;
@@ -156,7 +156,7 @@ static int add_value(reader_t *r, const char *p, int line, int col)
     if (d == 0 || p[d] || d > TRACE_DIGITS)
         return rd_err(r, line, col, "'%.60s' is not a non-negative integer "
                       "(an accepted length)", p);
-    trace_par_t *t = r->t;
+    replay_par_t *t = r->t;
     if (grow(r, (void **)&t->v, &r->cap, t->n + 1, sizeof *t->v)) return -1;
     int v = atoi(p);
     if (t->gamma_line && v > t->gamma_recorded) {
@@ -176,7 +176,7 @@ static int add_positions(reader_t *r, const char *p, int line, int col)
     if (len == 0 || p[len] || len > TRACE_LINE_MAX)
         return rd_err(r, line, col, "'%.60s' is not a string of 0s and 1s "
                       "(one per draft position)", p);
-    trace_par_t *t = r->t;
+    replay_par_t *t = r->t;
     size_t used = strspn(p, "1");
     if (used < len) used++;   /* the rejecting 0 */
     if (grow(r, (void **)&t->v, &r->cap, t->n + 1, sizeof *t->v) ||
@@ -219,7 +219,7 @@ static int read_text(reader_t *r, char *text)
 
 static void replay_par_fini(void *par)
 {
-    trace_par_t *t = par;
+    replay_par_t *t = par;
     free(t->v);
     free(t->bits);
     free(t->seg);
@@ -232,7 +232,7 @@ static int parse_file(keytab_ctx_t *c, const ynode_t *node, const char *key,
                       const keytab_key_t *k, void *base)
 {
     (void)k;
-    trace_par_t *t = base;
+    replay_par_t *t = base;
     if (node->kind != YNODE_SCALAR)
         return keytab_err(c, node, key, "expected a file path, got %s",
                           ynode_kind_name(node));
@@ -267,7 +267,7 @@ static int write_file(FILE *f, const keytab_key_t *k, const void *base, int inde
 {
     (void)k;
     (void)indent;
-    const trace_par_t *t = base;
+    const replay_par_t *t = base;
     if (fputc(' ', f) == EOF || keytab_write_path(f, t->file) != 0) return -1;
     return fputc('\n', f) == EOF ? -1 : 0;
 }
@@ -275,14 +275,14 @@ static int write_file(FILE *f, const keytab_key_t *k, const void *base, int inde
 static const keytab_key_t TRACE_KEYS[] = {
     {.name = "file", .type = KT_CUSTOM, .parse = parse_file, .write = write_file,
      .flags = KF_REQUIRED},
-    {.name = "per_request", KEYTAB_BOOL(trace_par_t, per_request), },
+    {.name = "per_request", KEYTAB_BOOL(replay_par_t, per_request), },
     {.name = NULL}};
 
 /* --- the model ----------------------------------------------------------- */
 
 static int replay_check(const void *par, err_t *err)
 {
-    const trace_par_t *t = par;
+    const replay_par_t *t = par;
     if (t->n < 1 || !t->v || (t->positions && (t->nbits < 1 || !t->bits)))
         return err_set(err, ERR_INPUT, "acceptance.file: trace '%s' holds no "
                        "accepted lengths", t->file);
@@ -301,7 +301,7 @@ static int replay_check(const void *par, err_t *err)
 
 static int replay_check_gamma(const void *par, int gamma, err_t *err)
 {
-    const trace_par_t *t = par;
+    const replay_par_t *t = par;
     if (t->positions || gamma == t->gamma_recorded) return 0;
     /* Only 0s and no '# gamma:': the largest value, 0, is no gamma (it is
      * at least 1), so "give the gamma it was recorded at" could not be
@@ -328,15 +328,15 @@ static int replay_check_gamma(const void *par, int gamma, err_t *err)
 static int replay_init(void *st, const void *par, const accept_seat_t *seat, err_t *err)
 {
     (void)err;
-    const trace_par_t *t = par;
+    const replay_par_t *t = par;
     int line = seat->tenant % t->n;
-    ((trace_state_t *)st)->pos = t->positions ? t->v[line] : line;
+    ((replay_state_t *)st)->pos = t->positions ? t->v[line] : line;
     return 0;
 }
 
 /* The accepted drafts of a block of gamma read from bits at *pos; *read
  * (may be NULL) grows by the outcomes consumed. */
-static int positions_block(const trace_par_t *t, int *pos, int gamma, int *read)
+static int positions_block(const replay_par_t *t, int *pos, int gamma, int *read)
 {
     int a = 0;
     while (a < gamma) {
@@ -351,10 +351,10 @@ static int positions_block(const trace_par_t *t, int *pos, int gamma, int *read)
 
 static void replay_request(void *st, const void *par, int tenant, int ntenants, long req)
 {
-    const trace_par_t *t = par;
+    const replay_par_t *t = par;
     if (!t->per_request) return;
     long k = ((long)tenant + req % t->nseg * (long)ntenants) % t->nseg;
-    ((trace_state_t *)st)->pos = t->seg[k] % t->nbits;
+    ((replay_state_t *)st)->pos = t->seg[k] % t->nbits;
 }
 
 /* A request's segment is its text, every position judged by teacher
@@ -363,16 +363,16 @@ static void replay_request(void *st, const void *par, int tenant, int ntenants, 
  * full one would read the bonus position as its first draft's outcome). */
 static void replay_skip(void *st, const void *par, int n)
 {
-    const trace_par_t *t = par;
-    trace_state_t *s = st;
+    const replay_par_t *t = par;
+    replay_state_t *s = st;
     if (t->per_request) s->pos = (int)(((long)s->pos + n) % t->nbits);
 }
 
 static int replay_draw(void *st, const void *par, gsl_rng *r, int gamma)
 {
     (void)r;
-    const trace_par_t *t = par;
-    trace_state_t *s = st;
+    const replay_par_t *t = par;
+    replay_state_t *s = st;
     if (t->positions) return positions_block(t, &s->pos, gamma, NULL);
     int v = t->v[s->pos];
     s->pos = (s->pos + 1) % t->n;
@@ -382,7 +382,7 @@ static int replay_draw(void *st, const void *par, gsl_rng *r, int gamma)
 static double replay_mean(const void *par, int gamma)
 {
     (void)gamma;
-    const trace_par_t *t = par;
+    const replay_par_t *t = par;
     if (!t->positions) return NAN;
     int ones = 0;
     for (int i = 0; i < t->nbits; i++) ones += t->bits[i];
@@ -397,7 +397,7 @@ static void law_add(accept_law_t *L, int a, int gamma)
 
 /* Counts of a over the blocks of one pass through the stream, from just
  * after its last 0 (from 0 when it has none: every block is then full). */
-static int positions_law(const trace_par_t *t, int gamma, accept_law_t *L)
+static int positions_law(const replay_par_t *t, int gamma, accept_law_t *L)
 {
     int start = 0, blocks = 0;
     for (int i = 0; i < t->nbits; i++)
@@ -412,7 +412,7 @@ static int positions_law(const trace_par_t *t, int gamma, accept_law_t *L)
 
 static int replay_law(const void *par, int gamma, accept_law_t *L, err_t *err)
 {
-    const trace_par_t *t = par;
+    const replay_par_t *t = par;
     if (accept_law_init(L, 1, 1, gamma, err) != 0) return -1;
     int n = t->n;   /* counts first, then shares */
     if (t->positions) n = positions_law(t, gamma, L);
@@ -426,7 +426,7 @@ static int replay_law(const void *par, int gamma, accept_law_t *L, err_t *err)
 const accept_model_t accept_trace_model = {
     .name = "trace",
     .keys = TRACE_KEYS,
-    .par_size = sizeof(trace_par_t),
+    .par_size = sizeof(replay_par_t),
     .par_fini = replay_par_fini,
     .check = replay_check,
     .check_gamma = replay_check_gamma,

@@ -140,9 +140,11 @@ static int sidecar_same(const char *a, const char *b)
     }
 }
 
-/* FNV-1a, 64 bit, over the non-comment lines (card-origin comments dropped,
- * see content_len): a short fingerprint for
- * humans comparing sidecars; the checks compare the text itself. */
+/* FNV-1a's loop, 64 bit, over the non-comment lines (card-origin comments
+ * dropped, see content_len): a short fingerprint for humans comparing
+ * sidecars; the checks compare the text itself. The offset is one digit
+ * short of FNV's basis (14695981039346656037); the ids of sidecars already
+ * written depend on it, so it stays. */
 static uint64_t fnv1a(const char *s)
 {
     uint64_t h = 1469598103934665603ULL;
