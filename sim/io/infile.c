@@ -194,7 +194,15 @@ static const entry_t *add(infiles_t *fs, const char *path, size_t cap, err_t *er
      * path was opened from and the bytes are the ones read. */
     char abs[4096];
     if (strcmp(path, "-") == 0) snprintf(abs, sizeof abs, "-");
-    else datapath_absolute(path, abs, sizeof abs);
+    else if (datapath_absolute(path, abs, sizeof abs) != 0) {
+        /* A sidecar would name it relative to the wrong place. */
+        free(e->path);
+        free(e->text);
+        free(e);
+        err_set(err, ERR_RUNTIME, "%s: cannot name it by an absolute path "
+                "(longer than %zu bytes, or no working directory)", path, sizeof abs);
+        return NULL;
+    }
     sha256(e->text, e->len, e->sha);
     if (!(e->abs = strdup(abs))) {
         free(e->path);

@@ -636,9 +636,11 @@ int keytab_write_string(FILE *f, const char *s)
 
 int keytab_write_path(FILE *f, const char *path)
 {
-    char abs[KEYTAB_PATH_MAX * 2];
+    char abs[4096];
     if (!path[0]) return keytab_write_string(f, path);
-    datapath_absolute(path, abs, sizeof abs);
+    /* Not the relative path instead: written back, it would be looked up
+     * elsewhere (docs/formats.md "Sidecars and the files they read"). */
+    if (datapath_absolute(path, abs, sizeof abs) != 0) return -1;
     return keytab_write_string(f, abs);
 }
 

@@ -208,7 +208,9 @@ int keytab_write_string(FILE *f, const char *s);
 /* A data file's path as keytab_write_string writes it, made absolute
  * (datapath_absolute): a sidecar or `check` output read from another
  * directory must find the file that was read, not look next to itself or
- * in the specsim root (where one of the same name may lie). */
+ * in the specsim root (where one of the same name may lie). -1 when it
+ * cannot be named absolutely (a write error for the caller), never the
+ * relative path. */
 int keytab_write_path(FILE *f, const char *path);
 /* s double-quoted, escaped so that a YAML reader gives s back: quotes,
  * backslashes, C0 and C1 control characters, U+FFFE and U+FFFF (which a
