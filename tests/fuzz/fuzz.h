@@ -46,6 +46,11 @@ void fuzz_write_file(const char *name, const void *data, size_t n, char *out,
 /* Prints "fuzz: WHAT" and the detail to stderr, then aborts. */
 _Noreturn void fuzz_fail(const char *what, const char *detail);
 
+/* The reader refused t[0..n), which holds a NUL byte, with msg: aborts
+ * unless msg starts "PATH:LINE:COL: " at the first NUL (lines and columns
+ * counted in t, which is the text as the reader saw it). */
+void fuzz_check_nul(const char *t, size_t n, const char *path, const char *msg);
+
 /* Splits the text t[0..n) at the first line that is exactly `marker`
  * (without its newline): *head_len = length before that line, *tail points
  * after it (NULL and *tail_len 0 when the marker is absent). */

@@ -217,24 +217,6 @@ static void yaml_for(char *y, size_t n, const char *path, int per_request)
     snprintf(y + u, n - u, "'\n");
 }
 
-static void check_nul(const char *t, size_t n, const char *path, const char *msg)
-{
-    const char *z = memchr(t, 0, n);
-    long line = 1;
-    const char *bol = t;
-    for (const char *p = t; p < z; p++)
-        if (*p == '\n') {
-            line++;
-            bol = p + 1;
-        }
-    char want[4200];
-    snprintf(want, sizeof want, "%s:%ld:%ld: ", path, line, (long)(z - bol) + 1);
-    if (strncmp(msg, want, strlen(want)) != 0) {
-        fprintf(stderr, "expected a message starting '%s'\n", want);
-        fuzz_fail("a NUL byte is not refused at its line and column", msg);
-    }
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fuzz_reset();
@@ -255,7 +237,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (memchr(seen, 0, seen_len)) {
         if (rc == 0) fuzz_fail("an acceptance trace with a NUL byte loads", NULL);
-        check_nul(seen, seen_len, path, err.msg);
+        fuzz_check_nul(seen, seen_len, path, err.msg);
         return 0;
     }
     if (rc != 0) {

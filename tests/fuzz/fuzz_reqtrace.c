@@ -53,25 +53,6 @@ static long nonblank_lines(const char *t, size_t n)
     return count + seen;
 }
 
-/* The reader's message for a NUL at t[0..n) must name its LINE:COL. */
-static void check_nul(const char *t, size_t n, const char *path, const char *msg)
-{
-    const char *z = memchr(t, 0, n);
-    long line = 1;
-    const char *bol = t;
-    for (const char *p = t; p < z; p++)
-        if (*p == '\n') {
-            line++;
-            bol = p + 1;
-        }
-    char want[4200];
-    snprintf(want, sizeof want, "%s:%ld:%ld: ", path, line, (long)(z - bol) + 1);
-    if (strncmp(msg, want, strlen(want)) != 0) {
-        fprintf(stderr, "expected a message starting '%s'\n", want);
-        fuzz_fail("a NUL byte is not refused at its line and column", msg);
-    }
-}
-
 /* The first property tr breaks, or NULL. */
 static const char *broken(const workload_trace_t *tr, long want_n)
 {
@@ -161,7 +142,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (memchr(seen, 0, seen_len)) {
         if (tr) fuzz_fail("a trace with a NUL byte loads", NULL);
-        check_nul(seen, seen_len, path, err.msg);
+        fuzz_check_nul(seen, seen_len, path, err.msg);
         return 0;
     }
     if (!tr) {

@@ -82,6 +82,24 @@ void fuzz_write_file(const char *name, const void *data, size_t n, char *out,
         fuzz_fail("cannot write a temporary file", out);
 }
 
+void fuzz_check_nul(const char *t, size_t n, const char *path, const char *msg)
+{
+    const char *z = memchr(t, 0, n);
+    long line = 1;
+    const char *bol = t;
+    for (const char *p = t; p < z; p++)
+        if (*p == '\n') {
+            line++;
+            bol = p + 1;
+        }
+    char want[4200];
+    snprintf(want, sizeof want, "%s:%ld:%ld: ", path, line, (long)(z - bol) + 1);
+    if (strncmp(msg, want, strlen(want)) != 0) {
+        fprintf(stderr, "expected a message starting '%s'\n", want);
+        fuzz_fail("a NUL byte is not refused at its line and column", msg);
+    }
+}
+
 void fuzz_split(const char *t, size_t n, const char *marker, size_t *head_len,
                 const char **tail, size_t *tail_len)
 {

@@ -17,21 +17,11 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "tmpdir.h"
 #include "config/scenario.h"
 #include "model/workload_trace.h"
 #include "run/guard.h"
 #include "run/sim.h"
-
-static char dir[64];
-
-static const char *path(const char *name)
-{
-    static char buf[4][256];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
-    return buf[k];
-}
 
 /* Writes a plain trace of n rows: row k at time k·step, prompt, output. */
 static const char *write_trace(const char *name, long n, double step, int prompt,
@@ -200,8 +190,7 @@ static void test_cycle_still_caught(void)
 
 int main(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/specsim-test-guard.XXXXXX");
-    if (!mkdtemp(dir)) {
+    if (tmpdir_make("specsim-test-guard") != 0) {
         perror("mkdtemp");
         return 1;
     }
@@ -210,7 +199,6 @@ int main(void)
     RUN(test_trace_ends_pileup);
     RUN(test_pileup_cap_and_key);
     RUN(test_cycle_still_caught);
-    unlink(path("dense.csv"));
-    CHECK(rmdir(dir) == 0);
+    CHECK(tmpdir_remove() == 0);
     return check_done();
 }

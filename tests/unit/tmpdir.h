@@ -1,7 +1,8 @@
 /* Scratch directory for the unit tests that write their own input files
- * (test_inputs, test_sweepfile): tmpdir_make creates a fresh one under
+ * (test_inputs, test_sweepfile, test_guard): tmpdir_make creates a fresh one under
  * /tmp, path() names a file in it, put() writes one, tmpdir_remove deletes
- * the lot. Header-only, static: one test includes it once. */
+ * the lot. Header-only, static inline (a test need not use them all): one
+ * test includes it once. */
 #ifndef TMPDIR_H
 #define TMPDIR_H
 
@@ -13,13 +14,13 @@
 static char dir[64];
 
 /* tag names the test in the directory's name. 0, or -1 when mkdtemp fails. */
-static int tmpdir_make(const char *tag)
+static inline int tmpdir_make(const char *tag)
 {
     snprintf(dir, sizeof dir, "/tmp/%s.XXXXXX", tag);
     return mkdtemp(dir) ? 0 : -1;
 }
 
-static int tmpdir_remove(void)
+static inline int tmpdir_remove(void)
 {
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
@@ -27,7 +28,7 @@ static int tmpdir_remove(void)
 }
 
 /* Four results may be in use at once (a rotating set of buffers). */
-static const char *path(const char *name)
+static inline const char *path(const char *name)
 {
     static char buf[4][256];
     static int k;
@@ -36,7 +37,7 @@ static const char *path(const char *name)
     return buf[k];
 }
 
-static void put(const char *name, const char *text)
+static inline void put(const char *name, const char *text)
 {
     FILE *f = fopen(path(name), "wb");
     if (!f) { CHECK(0); return; }
