@@ -162,6 +162,7 @@ clean:
 
 # Archives are rebuilt from scratch: `ar rcs` into an existing archive would
 # keep the members of sources since deleted or moved.
+#
 # libspecsim.a is the library as a program outside the tree sees it: its
 # objects linked into one with every hidden symbol made local, so that only
 # the SPECSIM_API functions of sim/specsim.h link (sim/base/api.h).
