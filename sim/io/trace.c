@@ -2,6 +2,7 @@
 
 #include <stdarg.h>
 #include <string.h>
+#include <strings.h>
 
 /* The registry: X(NAME) for each sim/io/trace_NAME.c defining trace_NAME_ops.
  * CSV, the default, has no suffix. */
@@ -22,7 +23,9 @@ const trace_ops_t *trace_format_for(const char *path)
     size_t n = strlen(path);
     for (size_t i = 0; i < sizeof SINKS / sizeof *SINKS; i++) {
         size_t k = strlen(SINKS[i]->suffix);
-        if (k > 0 && n >= k && !strcmp(path + n - k, SINKS[i]->suffix)) return SINKS[i];
+        /* Any case, as --out takes FILE.JSON for JSON (sim/run/output.c):
+         * the same name must not mean JSON there and CSV here. */
+        if (k > 0 && n >= k && !strcasecmp(path + n - k, SINKS[i]->suffix)) return SINKS[i];
     }
     return &trace_csv_ops;
 }

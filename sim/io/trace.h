@@ -59,7 +59,8 @@ struct trace {
     void *impl;              /* the sink's state, owned */
 };
 
-/* The sink for a file name: the one whose suffix ends it, else CSV. */
+/* The sink for a file name: the one whose suffix ends it, in any case
+ * (t.json, T.JSON), else CSV. */
 SPECSIM_API const trace_ops_t *trace_format_for(const char *path);
 
 /* Starts a trace in the given format on f (writes its head). Returns 0, or

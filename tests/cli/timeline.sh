@@ -1,7 +1,8 @@
 #!/bin/sh
 # Trace-driven workloads, the Perfetto timeline and the warm-up diagnostic
 # from the command line: the example trace scenario runs; --trace FILE.json
-# is JSON a strict parser accepts, with the fields every trace-event needs;
+# is JSON a strict parser accepts, with the fields every trace-event needs,
+# and so is FILE.JSON (as --out reads the suffix in any case);
 # a bad trace row exits 2 naming FILE:LINE and the column; --trace-rep is
 # checked; a warm-up shorter than MSER-5's pick is warned about on stderr.
 . "$(dirname "$0")/lib.sh"
@@ -26,6 +27,12 @@ else
     grep -q '"traceEvents"' "$TMP/t.json" && pass perfetto_json_valid ||
         fail perfetto_json_valid
 fi
+
+# Issue 28 item 16: --trace F.JSON wrote CSV while --out F.JSON writes JSON.
+"$SPECSIM" run scenarios/examples/sync.yaml --set duration=2s --set warmup=0s --quiet \
+    --trace "$TMP/T.JSON" >/dev/null 2>"$TMP/err"
+if head -c 1 "$TMP/T.JSON" 2>/dev/null | grep -q '{' && grep -q '"traceEvents"' "$TMP/T.JSON"
+then pass trace_suffix_any_case; else fail trace_suffix_any_case "$(head -c 200 "$TMP/T.JSON") $(head -c 200 "$TMP/err")"; fi
 
 printf 'time_s,prompt_tokens,output_tokens\n1,10,5\n2,x,5\n' >"$TMP/bad.csv"
 expect_exit trace_bad_row_exit2 2 "$SPECSIM" run scenarios/examples/trace.yaml \
