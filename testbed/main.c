@@ -330,10 +330,25 @@ static int start_verifier(run_t *c, int rep, int *ctl_fd, int *port, err_t *err)
         while (waitpid(c->child, &status, 0) < 0 && errno == EINTR) {}
         c->child = -1;
         if (WIFEXITED(status) && WEXITSTATUS(status) == 2) err_set(err, ERR_INPUT, "%s", "");
+        else if (strcmp(err->msg, XIO_EOF_MSG) == 0) xio_describe_exit(err, status);
         return -1;
     }
     *port = (int)p;
     return 0;
+}
+
+/* After a read from the verifier failed: when its pipe ended early, the
+ * verifier has exited or died, so reap it and say which (a killed one
+ * printed nothing: "see its message above" pointed at nothing). -1. */
+static int verifier_gone(run_t *c, err_t *err)
+{
+    if (strcmp(err->msg, XIO_EOF_MSG) != 0 || c->child < 0) return -1;
+    int status = 0;
+    pid_t pid = c->child;
+    c->child = -1;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    xio_describe_exit(err, status);
+    return -1;
 }
 
 /* Adds the verifier's tally and its lateness (late: sum, max, events) to
@@ -344,7 +359,7 @@ static int collect(run_t *c, int ctl, double *events, double *late, err_t *err)
     double vl[3];
     if (xio_read(ctl, head, sizeof head, &stop_sig, err) ||
         xio_read(ctl, vl, sizeof vl, &stop_sig, err))
-        return -1;
+        return verifier_gone(c, err);
     late[0] += vl[0];
     if (vl[1] > late[1]) late[1] = vl[1];
     late[2] += vl[2];
@@ -354,16 +369,21 @@ static int collect(run_t *c, int ctl, double *events, double *late, err_t *err)
                        tallyio_len(c->tl));
     double *v = malloc(head[0] * sizeof *v);
     if (!v) return err_set(err, ERR_RUNTIME, "testbed: out of memory");
-    int rc = xio_read(ctl, v, head[0] * sizeof *v, &stop_sig, err);
-    if (rc == 0) rc = tallyio_add(c->tl, v, head[0], err);
+    if (xio_read(ctl, v, head[0] * sizeof *v, &stop_sig, err) != 0) {
+        free(v);
+        return verifier_gone(c, err);
+    }
+    int rc = tallyio_add(c->tl, v, head[0], err);
     free(v);
     *events += (double)head[1];
     int status = 0;
     pid_t pid = c->child;
     c->child = -1;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-    if (rc == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
-        rc = err_set(err, ERR_RUNTIME, "testbed: the verifier failed (status %d)", status);
+    if (rc == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+        rc = err_set(err, ERR_RUNTIME, "testbed: the verifier failed");
+        xio_describe_exit(err, status);
+    }
     return rc;
 }
 

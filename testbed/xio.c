@@ -1,7 +1,9 @@
 #include "xio.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 int xio_write(int fd, const void *buf, size_t n, err_t *err)
@@ -25,11 +27,31 @@ int xio_read(int fd, void *buf, size_t n, const volatile sig_atomic_t *stop,
     while (n > 0) {
         ssize_t r = read(fd, p, n);
         if (r < 0 && errno == EINTR && !(stop && *stop)) continue;
+        /* ^C: say so, not "Interrupted system call". */
+        if (r < 0 && errno == EINTR)
+            return err_set(err, ERR_RUNTIME, "testbed: stopped by signal %d (%s)",
+                           (int)*stop, strsignal((int)*stop));
         if (r < 0) return err_set(err, ERR_RUNTIME, "testbed: pipe read: %s", strerror(errno));
-        if (r == 0) return err_set(err, ERR_RUNTIME, "testbed: the verifier stopped "
-                                   "early (see its message above)");
+        /* What became of the verifier is its parent's to say (it knows the
+         * pid): xio_eof tells it this is the case. */
+        if (r == 0) return err_set(err, ERR_RUNTIME, "%s", XIO_EOF_MSG);
         p += r;
         n -= (size_t)r;
     }
     return 0;
+}
+
+void xio_describe_exit(err_t *err, int status)
+{
+    size_t n = strlen(err->msg);
+    char *p = err->msg + n;
+    size_t room = sizeof err->msg - n;
+    if (WIFSIGNALED(status))
+        snprintf(p, room, ": it was killed by signal %d (%s)", WTERMSIG(status),
+                 strsignal(WTERMSIG(status)));
+    else if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+        snprintf(p, room, ": it exited with status %d (its message is above)",
+                 WEXITSTATUS(status));
+    else if (WIFEXITED(status))
+        snprintf(p, room, ": it exited normally");
 }
