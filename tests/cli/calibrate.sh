@@ -48,14 +48,14 @@ want="calibrate: --model $TMP/card.yaml and --out $TMP/card.yaml are the same fi
 # file is the same clash (old: not seen, the measurement started and its
 # table would have replaced the card). A copy of the root, so that nothing
 # in the tree is at risk.
-mkdir -p "$TMP/root/models/llm" "$TMP/elsewhere"
-cp "$card" "$TMP/root/models/llm/c.yaml"
+mkdir -p "$TMP/tree/models/llm" "$TMP/elsewhere"
+cp "$card" "$TMP/tree/models/llm/c.yaml"
 cal_abs=$(cd "$(dirname "$CAL")" && pwd)/$(basename "$CAL")
-(cd "$TMP/elsewhere" && SPECSIM_ROOT="$TMP/root" timeout 20 "$cal_abs" --device cpu --quick \
-    --model models/llm/c.yaml --out "$TMP/root/models/llm/c.yaml") >"$TMP/out" 2>"$TMP/err"
+(cd "$TMP/elsewhere" && SPECSIM_ROOT="$TMP/tree" timeout 20 "$cal_abs" --device cpu --quick \
+    --model models/llm/c.yaml --out "$TMP/tree/models/llm/c.yaml") >"$TMP/out" 2>"$TMP/err"
 rc=$?
-[ "$rc" -eq 2 ] && grep -q "^calibrate: --model $TMP/root/models/llm/c.yaml and --out $TMP/root/models/llm/c.yaml are the same file" "$TMP/err" &&
-    cmp -s "$card" "$TMP/root/models/llm/c.yaml" && pass calibrate_clash_resolved_card ||
+[ "$rc" -eq 2 ] && grep -q "^calibrate: --model $TMP/tree/models/llm/c.yaml and --out $TMP/tree/models/llm/c.yaml are the same file" "$TMP/err" &&
+    cmp -s "$card" "$TMP/tree/models/llm/c.yaml" && pass calibrate_clash_resolved_card ||
     fail calibrate_clash_resolved_card "exit $rc $(head -c 300 "$TMP/err")"
 # --device cuda appends every timing to --log (default: --out's .csv): it
 # may not be the card or the table either; refused before the CUDA side
