@@ -4,6 +4,7 @@
  * Scenarios use fixed times (deterministic service, no jitter) and short
  * runs, so each point costs milliseconds. */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,6 +275,21 @@ static void test_needs_replications(void)
     unlink(path);
 }
 
+/* optimize_spec_load of the YAML that fmt and its arguments make (file
+ * "f.yaml"); *err zeroed first. */
+static int load_yamlf(optimize_spec_t *sp, err_t *err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int load_yamlf(optimize_spec_t *sp, err_t *err, const char *fmt, ...)
+{
+    char yaml[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(yaml, sizeof yaml, fmt, ap);
+    va_end(ap);
+    *err = (err_t){0};
+    return optimize_spec_load("f.yaml", yaml, sp, err);
+}
+
 /* A bound's unit follows the metric's: a time metric takes a duration
  * (50ms is 0.05 s), a rate per second such as throughput_tok_s only a plain
  * number; its "_s" suffix once let 5ms through as 0.005 tokens/s. */
@@ -285,12 +301,10 @@ static void test_bound_units(void)
         {"throughput_tok_s >= 5", 5},
     };
     for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
-        char yaml[256];
-        snprintf(yaml, sizeof yaml, "optimize:\n  knobs: {protocol.gamma: [1]}\n"
-                 "  min: itl_mean_s\n  constraints: [%s]\n", ok[i].cons);
         optimize_spec_t sp;
-        err_t err = {0};
-        CHECK(optimize_spec_load("f.yaml", yaml, &sp, &err) == 0);
+        err_t err;
+        CHECK(load_yamlf(&sp, &err, "optimize:\n  knobs: {protocol.gamma: [1]}\n"
+                         "  min: itl_mean_s\n  constraints: [%s]\n", ok[i].cons) == 0);
         if (err.code) printf("  %s\n", err.msg);
         CHECK(sp.ncons == 1);
         if (sp.ncons == 1) CHECK_ABS(sp.cons[0].bound, ok[i].want, 1e-15);
@@ -299,13 +313,12 @@ static void test_bound_units(void)
     static const char *rates[] = {"throughput_tok_s>=5ms", "goodput_req_s >= 1s",
                                   "goodput_tok_s >= 5ms", "events_per_s >= 1ms"};
     for (size_t i = 0; i < sizeof rates / sizeof *rates; i++) {
-        char yaml[256], want[128];
-        snprintf(yaml, sizeof yaml, "optimize:\n  knobs: {protocol.gamma: [1]}\n"
-                 "  min: itl_mean_s\n  constraints: [%s]\n", rates[i]);
+        char want[128];
         snprintf(want, sizeof want, ":4:17: optimize.constraints: '%s': ", rates[i]);
         optimize_spec_t sp;
-        err_t err = {0};
-        CHECK(optimize_spec_load("f.yaml", yaml, &sp, &err) != 0);
+        err_t err;
+        CHECK(load_yamlf(&sp, &err, "optimize:\n  knobs: {protocol.gamma: [1]}\n"
+                         "  min: itl_mean_s\n  constraints: [%s]\n", rates[i]) != 0);
         CHECK(err.code == ERR_INPUT);
         CHECK(strstr(err.msg, want) != NULL && strstr(err.msg, "a rate per second"));
         if (!strstr(err.msg, "a rate per second")) printf("  got '%s'\n", err.msg);
@@ -324,12 +337,10 @@ static void test_coordinate_cap(void)
         {"{tenants.count: {from: 1, to: 100000, step: 1}}", 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        char yaml[512];
-        snprintf(yaml, sizeof yaml, "optimize:\n  knobs: %s\n  min: itl_mean_s\n"
-                 "  search: coordinate\n", cases[i].knobs);
         optimize_spec_t sp;
-        err_t err = {0};
-        int rc = optimize_spec_load("f.yaml", yaml, &sp, &err);
+        err_t err;
+        int rc = load_yamlf(&sp, &err, "optimize:\n  knobs: %s\n  min: itl_mean_s\n"
+                            "  search: coordinate\n", cases[i].knobs);
         CHECK((rc == 0) == cases[i].ok);
         if (!cases[i].ok) {
             CHECK(err.code == ERR_INPUT);
