@@ -14,25 +14,14 @@
 # hide from an include check; includes catch what symbols cannot see, a
 # type or a layout taken from a higher layer: the sources under SRCDIR
 # (default: sim/ beside this script) may include only their own layer and
-# those below, except the type-only includes listed in INCLUDE_EXCEPTIONS,
-# each with its reason. The layers, lowest first, are the LAYERS list
+# those below. The layers, lowest first, are the LAYERS list
 # below; docs/design.md ("Layers") says what each holds. A folder not in the
 # list is an error, so a new folder has to be placed.
 #
 # Prints one line per offence and exits 1 when there is any, 2 on bad usage,
 # 0 with "layers: N modules, N edges, no upward use, no cycle" otherwise.
 set -eu
-LAYERS="base engine io stat model entity config run cli"
-# Headers that take a type from a higher layer, and why; each goes when the
-# type moves down (issue 24: the scenario's plain description below the
-# loader, and the cloud job's struct into model/).
-INCLUDE_EXCEPTIONS="
-sim/model/workload.h config  workload_cfg_t lives in config/scenario.h
-sim/model/batch.h entity     cloud_job_t (entity/cloud_job.h) is what a policy batches
-sim/model/order.h entity     cloud_job_t is what an ordering ranks
-sim/entity/cloud.h config    cloud_cfg_t and replica groups live in config/scenario.h
-sim/entity/repl.h config     the replication context points at the scenario
-"
+LAYERS="base engine io stat model desc entity config run cli"
 
 dir=${1:-}
 src=${2:-$(cd "$(dirname "$0")/.." && pwd)/sim}
@@ -94,18 +83,16 @@ awk -v ranks="$tmp/ranks" -v fam="$tmp/fam" -v up="$tmp/up" '
 : >>"$tmp/fam"
 : >>"$tmp/up"
 
-# Includes of a higher layer's header, less the listed exceptions.
+# Includes of a higher layer's header.
 for f in "$src"/*/*.c "$src"/*/*.h; do
     [ -f "$f" ] || continue
     L=$(basename "$(dirname "$f")")
     rel=sim/$L/$(basename "$f")
     sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([a-z]*\)\/[^"]*".*/\1/p' "$f" |
         sort -u | while read -r M; do echo "$rel $L $M"; done
-done | awk -v ranks="$tmp/ranks" -v allow="$INCLUDE_EXCEPTIONS" '
-    BEGIN { while ((getline l < ranks) > 0) { split(l, p, " "); rk[p[1]] = p[2] }
-            n = split(allow, lines, "\n")
-            for (i = 1; i <= n; i++) { split(lines[i], w, " "); if (w[1] != "") ok[w[1] " " w[2]] = 1 } }
-    ($3 in rk) && rk[$3] > rk[$2] && !(($1 " " $3) in ok) {
+done | awk -v ranks="$tmp/ranks" '
+    BEGIN { while ((getline l < ranks) > 0) { split(l, p, " "); rk[p[1]] = p[2] } }
+    ($3 in rk) && rk[$3] > rk[$2] {
         print "layers: upward include: " $1 " includes a " $3 "/ header" }' >"$tmp/inc"
 
 bad=0

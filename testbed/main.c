@@ -46,6 +46,7 @@
 #include "realmem.h"
 #include "realverify.h"
 #include "entity/repl.h"
+#include "entity/proto.h"
 #include "rt.h"
 #include "config/scenario.h"
 #include "server.h"
@@ -436,7 +437,7 @@ static int run_rep(run_t *c, int rep, metrics_rep_t *out, metrics_rep_t *gout,
     c->tl->warmup = s->warmup;
     int ctl = -1, port = -1, rc = 0;
     double t0 = wallclock_s(), events = 0;
-    if (scenario_uses_cloud(s)) rc = start_verifier(c, rep, &ctl, &port, err);
+    if (proto_any_cloud(s)) rc = start_verifier(c, rep, &ctl, &port, err);
     fleet_stats_t st;
     double late[3] = {0, 0, 0};   /* both processes: sum, max, events */
     if (rc == 0)
@@ -463,7 +464,7 @@ static int run_rep(run_t *c, int rep, metrics_rep_t *out, metrics_rep_t *gout,
     c->late_sum += late[0];
     c->late_n += late[2];
     if (late[1] > c->late_max) c->late_max = late[1];
-    tally_finish(c->tl, scenario_uses_cloud(s) ? s->cloud.replicas : 0, events, wall,
+    tally_finish(c->tl, proto_any_cloud(s) ? s->cloud.replicas : 0, events, wall,
                  out, gout);
     return 0;
 }
@@ -522,7 +523,7 @@ static int check_memory(const opts_t *o, const scenario_t *s)
     realmem_part_t parts[2];
     int n = 0, quant, jobs, context;
     char pre[96] = "tenants.", dkey[128], vadv[384], dadv[512];
-    if (o->real_verify && scenario_uses_cloud(s)) {
+    if (o->real_verify && proto_any_cloud(s)) {
         realverify_size_t z = server_real_bytes(s, &quant, &jobs, &context);
         snprintf(vadv, sizeof vadv, "--real-verify: a smaller cloud.target card (fewer layers, "
                  "as models/llm/tinyllama-1.1b-2l.yaml), a smaller cloud.batching.max_batch "

@@ -101,7 +101,7 @@ realverify_size_t server_real_bytes(const scenario_t *s, int *quant, int *jobs, 
  * (server_real_refusal); NULL with a given verify time. */
 static const service_t *real_model(const server_t *sv)
 {
-    return sv->r.sh->cloud_sv ? sv->r.sh->cloud_sv[0] : NULL;
+    return sv->r.sh->cgroups ? sv->r.sh->cgroups[0].sv : NULL;
 }
 
 /* worker_fn: the handed-over iteration. The event loop leaves jobs, njobs

@@ -1,6 +1,6 @@
 /* cloud — the verification cluster (docs/design.md, "Cloud"): R replicas,
  * each running one iteration at a time over a FIFO job queue (jobs:
- * sim/entity/cloud_job.h). Replicas come in groups (cloud.replica_groups): each
+ * sim/model/cloud_job.h). Replicas come in groups (cloud.replica_groups): each
  * replica points at its group's service model, verify time, KV capacity
  * and ordering state, resolved once at creation.
  *
@@ -33,10 +33,10 @@
 
 #include <stdint.h>
 
-#include "entity/cloud_job.h"
+#include "model/cloud_job.h"
 #include "engine/engine.h"
 #include "base/err.h"
-#include "config/scenario.h"
+#include "desc/scenario.h"
 #include "model/service.h"
 #include "stat/tally.h"
 #include "io/trace.h"
@@ -62,7 +62,7 @@ typedef struct cloud_cb {
 typedef struct cloud cloud_t;
 
 /* One group of identical replicas as the cloud runs it (a replica group,
- * scenario.h; a cloud without groups is one group of cfg->replicas).
+ * sim/desc/scenario.h; a cloud without groups is one group of cfg->replicas).
  * Replicas are numbered group after group. Pointers are borrowed. */
 typedef struct cloud_group {
     int count;                   /* replicas, >= 1 */

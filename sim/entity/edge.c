@@ -39,7 +39,7 @@ int edge_tenant_init(repl_t *r, int i, double *cum, err_t *err)
     T->window = pc->window;
     T->stall_since = -1;
     T->cum = cum;
-    if (workload_init(&T->wl, &G->workload, seed, r->rep, i, err)) return -1;
+    if (workload_init(&T->wl, &G->workload, r->sh->arrivals, seed, r->rep, i, err)) return -1;
     if (p->uses_cloud) {
         const network_cfg_t *net = &G->network;
         if (network_link_init(&T->up, net->rtt, net->uplink_bps, &net->jitter, seed,

@@ -1,5 +1,6 @@
 #include "entity/proto.h"
 
+#include <stddef.h>
 #include <string.h>
 
 /* The registry: one X(NAME) per protocol, NAME being the suffix of its file
@@ -30,4 +31,35 @@ size_t proto_names(const char **out, size_t max)
 {
     for (size_t i = 0; i < NREG && i < max; i++) out[i] = REGISTRY[i]->name;
     return NREG;
+}
+
+/* 1 when some group's protocol has the flag at byte offset off of
+ * proto_ops_t. */
+static int any_flag(const scenario_t *s, size_t off)
+{
+    for (int g = 0; g < (s->groups ? s->ngroups : 1); g++) {
+        const proto_ops_t *p = scenario_group_protocol(s, g)->proto;
+        if (*(const int *)((const char *)p + off)) return 1;
+    }
+    return 0;
+}
+
+int proto_any_drafts(const scenario_t *s)
+{
+    return any_flag(s, offsetof(proto_ops_t, drafts));
+}
+
+int proto_any_verifies(const scenario_t *s)
+{
+    return any_flag(s, offsetof(proto_ops_t, verifies));
+}
+
+int proto_any_cloud(const scenario_t *s)
+{
+    return any_flag(s, offsetof(proto_ops_t, uses_cloud));
+}
+
+const char *proto_mode_name(const scenario_t *s)
+{
+    return scenario_mixed(s) ? "mixed" : s->protocol.proto->name;
 }

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "desc/scenario.h"
 #include "model/accept.h"  /* accept_law_t */
 #include "model/gamma.h"   /* GAMMA_MAX, gamma_rate_fn */
 
@@ -104,5 +105,14 @@ const proto_ops_t *proto_at(size_t i);
 size_t proto_names(const char **out, size_t max);
 /* The protocol of a scenario that names none (protocol.mode's default). */
 const proto_ops_t *proto_default(void);
+
+/* Over a scenario's groups (sim/desc/scenario.h): 1 when some group's
+ * protocol drafts on the edge / verifies drafts on the cloud / uses the
+ * cloud at all. */
+int proto_any_drafts(const scenario_t *s);
+int proto_any_verifies(const scenario_t *s);
+int proto_any_cloud(const scenario_t *s);
+/* "mixed" for a mixed scenario (scenario_mixed), else protocol.mode. */
+const char *proto_mode_name(const scenario_t *s);
 
 #endif

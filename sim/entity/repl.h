@@ -20,7 +20,7 @@
 #include "entity/cloud.h"
 #include "engine/engine.h"
 #include "base/err.h"
-#include "config/scenario.h"
+#include "desc/scenario.h"
 #include "model/service.h"
 #include "stat/tally.h"
 #include "io/trace.h"
@@ -60,8 +60,10 @@ typedef struct repl_shared {
      * sim/entity/cloud.h runs them, and their service models (NULL when the
      * verify time is given and KV unlimited). */
     cloud_group_t *cgroups;
-    service_t **cloud_sv;
     int ncgroups;
+    const workload_trace_t *arrivals; /* the request trace, or NULL */
+    struct build *own;         /* owned: the build (sim/config/build.h) made
+                                  for a scenario without one, else NULL */
 } repl_shared_t;
 
 typedef struct repl {

@@ -193,7 +193,7 @@ int keytab_parse_number(keytab_ctx_t *c, const ynode_t *node, const char *key,
 /* Finds node's value among the n names and sets *at to its index: 0, or -1
  * with the messages of a KT_ENUM key (the allowed names, and the nearest
  * one when the value looks like a misspelling). For keys whose names are
- * not a fixed list, such as the registries' (sim/config/scenario.c). */
+ * not a fixed list, such as the registries. (sim/config/scenario_keys.c). */
 int keytab_parse_choice(keytab_ctx_t *c, const ynode_t *node, const char *key,
                         const char *const *names, size_t n, size_t *at);
 

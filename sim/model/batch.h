@@ -32,7 +32,7 @@
  * sim/batch_<name>.c defining `const batch_policy_t batch_<name>`, and one
  * X(<name>) entry in BATCH_REGISTRY (sim/model/batch.c). A policy with
  * parameters of its own also adds them to batching_cfg_t below and to the
- * batching keys of sim/config/scenario.c.
+ * batching keys of sim/config/scenario_keys.c.
  */
 #ifndef SPECSIM_BATCH_H
 #define SPECSIM_BATCH_H
@@ -40,7 +40,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "entity/cloud_job.h"
+#include "model/cloud_job.h"
 
 typedef struct batch_policy batch_policy_t;
 struct order_ops;

@@ -12,7 +12,7 @@
  * That costs O(queue log queue) per pick; `fcfs` has no key and keeps the
  * plain linked-list walk (sim/model/batch.c batch_fcfs).
  *
- * Job fields the keys read (sim/entity/cloud_job.h): deadline (0 = the job's
+ * Job fields the keys read (sim/model/cloud_job.h): deadline (0 = the job's
  * request has no SLO bound for it: such jobs go last, FCFS among them) and
  * priority. Their submitter (sim/entity/ctenant.c) sets them.
  *
@@ -27,7 +27,7 @@
 #include <stdint.h>
 
 #include "model/batch.h"
-#include "entity/cloud_job.h"
+#include "model/cloud_job.h"
 
 typedef struct order order_t;
 

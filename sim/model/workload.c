@@ -17,8 +17,14 @@ static int stream_for(const dist_t *d, uint64_t seed, int rep, int tenant,
     return *out ? 0 : -1;
 }
 
-int workload_init(workload_t *w, const workload_cfg_t *cfg, uint64_t seed,
-                  int rep, int tenant, err_t *err)
+double workload_time_scale(const workload_cfg_t *w)
+{
+    return w->time_scale > 0 ? w->time_scale : 1;
+}
+
+int workload_init(workload_t *w, const workload_cfg_t *cfg,
+                  const workload_trace_t *trace, uint64_t seed, int rep, int tenant,
+                  err_t *err)
 {
     w->cfg = cfg;
     w->think = w->prompt = w->output = NULL;
@@ -27,7 +33,7 @@ int workload_init(workload_t *w, const workload_cfg_t *cfg, uint64_t seed,
     w->req = NULL;
     w->nreq = w->next_arrival = w->next_served = 0;
     if (cfg->arrival == ARRIVAL_TRACE) {
-        const workload_trace_t *tr = cfg->replay;
+        const workload_trace_t *tr = trace;
         if (!tr || tenant >= tr->ntenants)
             return err_set(err, ERR_RUNTIME, "workload: no request trace loaded");
         w->req = tr->req + tr->first[tenant];

@@ -17,8 +17,30 @@
 #include <gsl/gsl_rng.h>
 
 #include "base/err.h"
-#include "config/scenario.h"
+#include "engine/rng.h"
 #include "model/workload_trace.h"
+
+/* Must equal SCEN_PATH_MAX (sim/desc/scenario.h checks it). */
+#define WORKLOAD_PATH_MAX 512
+
+enum arrival_kind { ARRIVAL_CLOSED = 0, ARRIVAL_POISSON, ARRIVAL_TRACE };
+
+/* A tenant group's workload as the scenario describes it (tenants.workload). */
+typedef struct workload_cfg {
+    enum arrival_kind arrival;
+    dist_t think;            /* closed: think time between requests (s) */
+    double rate;             /* poisson: requests per second per tenant */
+    dist_t prompt_tokens;    /* rounded to >= 1 */
+    dist_t output_tokens;    /* rounded to >= 1 */
+    char trace[WORKLOAD_PATH_MAX];/* trace: the request trace file ("" = none) */
+    double time_scale;       /* trace: times are multiplied by it; 0 = not
+                                given (1) */
+} workload_cfg_t;
+
+/* w's time_scale as applied: 0 stands for the default, 1 (kept 0 so that
+ * scenarios without a trace are written back without the key), so an
+ * explicit 1 is the default. */
+double workload_time_scale(const workload_cfg_t *w);
 
 typedef struct workload {
     const workload_cfg_t *cfg;   /* borrowed */
@@ -29,10 +51,12 @@ typedef struct workload {
     long nreq, next_arrival, next_served;
 } workload_t;
 
-/* Initialises the tenant's workload; returns 0 or -1 with err (allocation).
- * Free with workload_fini(). */
-int workload_init(workload_t *w, const workload_cfg_t *cfg, uint64_t seed,
-                  int rep, int tenant, err_t *err);
+/* Initialises the tenant's workload; trace: the request trace (borrowed)
+ * when cfg->arrival is ARRIVAL_TRACE, else unused (NULL). Returns 0 or -1
+ * with err (allocation). Free with workload_fini(). */
+int workload_init(workload_t *w, const workload_cfg_t *cfg,
+                  const workload_trace_t *trace, uint64_t seed, int rep, int tenant,
+                  err_t *err);
 void workload_fini(workload_t *w);
 
 /* When the next request arrives, for a tenant at time now: now + the gap

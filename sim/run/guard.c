@@ -21,11 +21,10 @@ static long rows_before(const workload_trace_t *tr, int i, double end)
     return lo - tr->first[i];
 }
 
-void guard_init(guard_t *g, const scenario_t *s)
+void guard_init(guard_t *g, const scenario_t *s, const workload_trace_t *tr)
 {
     memset(g, 0, sizeof *g);
     g->s = s;
-    const workload_trace_t *tr = s->arrivals;
     uint64_t per = (uint64_t)(s->ntenants > 0 ? s->ntenants : 1) * GUARD_STALL_PER_TENANT;
     if (tr) per += (uint64_t)tr->most_at_once * GUARD_STALL_PER_ROW;
     g->stall_limit = per > GUARD_STALL_EVENTS ? per : GUARD_STALL_EVENTS;

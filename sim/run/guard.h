@@ -54,7 +54,8 @@ typedef struct guard {
     int checks;
 } guard_t;
 
-void guard_init(guard_t *g, const scenario_t *s);
+/* s and trace (its request trace, NULL when none) are borrowed. */
+void guard_init(guard_t *g, const scenario_t *s, const workload_trace_t *trace);
 /* The event count at which world_run should check next. */
 static inline uint64_t guard_next(uint64_t events) { return events + GUARD_CHECK_EVENTS; }
 /* One check at simulated time now after `events` events, with `waiting`

@@ -468,7 +468,7 @@ int output_json_extra(FILE *f, const scenario_t *s, const output_sources_t *src,
     rc |= json_key(f, "version") < 0;
     rc |= json_string(f, version_string()) < 0;
     rc |= json_key(f, "mode") < 0;
-    rc |= json_string(f, scenario_mode_name(s)) < 0;
+    rc |= json_string(f, proto_mode_name(s)) < 0;
     rc |= json_key(f, "seed") < 0;
     rc |= fprintf(f, "%" PRIu64, s->seed) < 0;
     rc |= json_key(f, "replications") < 0;
@@ -604,7 +604,7 @@ static int csv_single(FILE *f, const scenario_t *s, const output_sources_t *src,
     snprintf(seed, sizeof seed, "%" PRIu64, s->seed);
     snprintf(reps, sizeof reps, "%d", m->reps);
     snprintf(ten, sizeof ten, "%d", s->ntenants);
-    const char *vals[] = {s->name, scenario_mode_name(s), seed,
+    const char *vals[] = {s->name, proto_mode_name(s), seed,
                           reps, ten, src ? src->edge : "", src ? src->cloud : ""};
     /* A single group's columns would repeat the fleet's. */
     metrics_summary_t one = *m;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/build.h"
 #include "stat/mser.h"
 #include "model/gamma.h"
 #include "entity/proto.h"
@@ -14,31 +15,13 @@
 #include "base/wallclock.h"
 #include "run/world.h"
 
-static int needs_edge_model(const scenario_t *s, int gi)
+/* s's build (sim/config/build.h): the loader's, else one made here for a
+ * scenario made in code, in *own (the caller frees it with build_free). */
+static const build_t *build_of(const scenario_t *s, build_t **own, err_t *err)
 {
-    const tenant_group_t *g = &s->groups[gi];
-    return scenario_group_protocol(s, gi)->proto->drafts &&
-           (!g->edge.has_draft_time || !g->edge.has_prefill_time);
-}
-
-/* The services come from the loader, which built (and checked) every one
- * the scenario needs. A scenario built in code has none: sim_run then makes
- * its own, freed with the run's shared state. */
-static service_t *group_edge_service(const scenario_t *s, int gi, err_t *err)
-{
-    const edge_cfg_t *e = &s->groups[gi].edge;
-    if (e->service) return e->service;
-    return service_create(&e->device, &e->draft, e->quant, e->calibration,
-                          e->overhead, err);
-}
-
-/* c: the cloud or a replica group's view of it (scenario.h). */
-static service_t *replica_group_service(const cloud_cfg_t *c, err_t *err)
-{
-    if (c->service) return c->service;
-    return service_create_tp(&c->gpu, &c->target, c->precision, c->calibration,
-                             c->overhead, c->tensor_parallel > 1 ? c->tensor_parallel : 1,
-                             err);
+    *own = NULL;
+    if (s->built) return s->built;
+    return *own = build_create(s, NULL, NULL, err);
 }
 
 /* Replica group k's fixed verify time, where it lives in s (the view's
@@ -50,64 +33,52 @@ static const dist_t *group_verify_time(const scenario_t *s, int k)
     return g->has_verify_time ? &g->verify_time : NULL;
 }
 
-/* Frees sv unless the scenario owns it. */
-static void release_unless_owned(service_t *sv, const struct service *owned)
-{
-    if (sv != owned) service_free(sv);
-}
-
 static void shared_fini(repl_shared_t *sh)
 {
-    if (sh->groups) {
-        for (int g = 0; g < sh->s->ngroups; g++)
-            release_unless_owned(sh->groups[g].edge_sv, sh->s->groups[g].edge.service);
-        free(sh->groups);
-    }
-    for (int k = 0; sh->cloud_sv && k < sh->ncgroups; k++) {
-        cloud_cfg_t v;
-        scenario_replica_group_view(sh->s, k, &v);
-        release_unless_owned(sh->cloud_sv[k], v.service);
-    }
-    free(sh->cloud_sv);
+    free(sh->groups);
     free(sh->cgroups);
+    build_free(sh->own);
     memset(sh, 0, sizeof *sh);
 }
 
-/* Replica group k as the cloud runs it, *sv its service (or NULL). */
-static int build_replica_group(const scenario_t *s, int k, cloud_group_t *g, service_t **sv,
-                             err_t *err)
+/* A loaded scenario changed in code so that its build no longer fits it
+ * (other group counts, a service model it now needs). */
+static int stale(err_t *err)
+{
+    return err_set(err, ERR_INPUT, "simulation: the scenario does not match what was "
+                   "built when it was loaded (changed in code afterwards? call "
+                   "scenario_rebuild)");
+}
+
+/* Replica group k as the cloud runs it, from its build r. */
+static int shared_replica_group(const scenario_t *s, int k, const build_replica_t *r,
+                                cloud_group_t *g, err_t *err)
 {
     cloud_cfg_t c;
     scenario_replica_group_view(s, k, &c);
+    if (!r->sv && (!c.has_verify_time || c.kv_capacity_bytes > 0)) return stale(err);
     const dist_t *vt = group_verify_time(s, k);
-    *g = (cloud_group_t){.count = c.replicas, .verify_time = vt, .kv_capacity = INFINITY,
+    *g = (cloud_group_t){.count = c.replicas, .verify_time = vt, .sv = r->sv,
+                         .kv_capacity = r->kv_capacity,
+                         .kv_bytes_per_token = r->kv_bytes_per_token,
                          .order = c.batching.order};
-    /* With a fixed verify time the GPU is abstracted away: KV is limited
-     * only when a capacity is given explicitly. */
-    if (!c.has_verify_time || c.kv_capacity_bytes > 0) {
-        *sv = replica_group_service(&c, err);
-        if (!*sv) return -1;
-        g->sv = *sv;
-        g->kv_bytes_per_token = service_kv_bytes_per_token(*sv);
-        /* The loader refused weights that leave no room for KV. */
-        int tp = c.tensor_parallel > 1 ? c.tensor_parallel : 1;
-        g->kv_capacity = c.kv_capacity_bytes > 0
-                             ? c.kv_capacity_bytes
-                             : tp * c.gpu.mem_bytes - service_weight_bytes(*sv);
-        /* None left would admit nothing, and the run would idle to its end. */
-        if (!(g->kv_capacity > 0))
-            return err_set(err, ERR_INPUT, "cloud: no GPU memory left for the KV "
-                           "cache (%.6g bytes)", g->kv_capacity);
-    }
     g->ref_time = cloud_ref_time(g->sv, vt);
     if (!(g->ref_time > 0) || !isfinite(g->ref_time)) g->ref_time = 1;
     return 0;
 }
 
+/* The run's view of s and its build: each group's settings and service,
+ * each replica group's. Builds nothing but this view (and the build, for a
+ * scenario made in code). */
 static int shared_build(const scenario_t *s, repl_shared_t *sh, err_t *err)
 {
     memset(sh, 0, sizeof *sh);
     sh->s = s;
+    const build_t *b = build_of(s, &sh->own, err);
+    if (!b) return -1;
+    if (b->ngroups != s->ngroups || b->nreplica != scenario_replica_groups(s))
+        return stale(err);
+    sh->arrivals = b->arrivals;
     sh->groups = calloc((size_t)s->ngroups, sizeof *sh->groups);
     if (!sh->groups) return err_set(err, ERR_RUNTIME, "simulation: out of memory");
     int first = 0;
@@ -121,10 +92,10 @@ static int shared_build(const scenario_t *s, repl_shared_t *sh, err_t *err)
         first += g->count;
         wg->bytes_per_token = g->network.bytes_per_token;
         wg->overhead_bytes = g->network.overhead_bytes;
-        if (needs_edge_model(s, gi)) {
-            wg->edge_sv = group_edge_service(s, gi, err);
-            if (!wg->edge_sv) return -1;
-        }
+        if (wg->protocol->proto->drafts &&
+            (!g->edge.has_draft_time || !g->edge.has_prefill_time) &&
+            !(wg->edge_sv = b->edge[gi]))
+            return stale(err);
         if (g->edge.has_draft_time) {
             wg->draft_kind = g->edge.draft_time.kind == DIST_CONST ? 0 : 1;
             wg->draft_const = g->edge.draft_time.a;
@@ -132,15 +103,13 @@ static int shared_build(const scenario_t *s, repl_shared_t *sh, err_t *err)
             wg->draft_kind = 2;
         }
     }
-    if (!scenario_uses_cloud(s)) return 0;
+    if (!proto_any_cloud(s)) return 0;
     int n = scenario_replica_groups(s);
     sh->cgroups = calloc((size_t)n, sizeof *sh->cgroups);
-    sh->cloud_sv = calloc((size_t)n, sizeof *sh->cloud_sv);
-    if (!sh->cgroups || !sh->cloud_sv)
-        return err_set(err, ERR_RUNTIME, "simulation: out of memory");
+    if (!sh->cgroups) return err_set(err, ERR_RUNTIME, "simulation: out of memory");
     sh->ncgroups = n;
     for (int k = 0; k < n; k++)
-        if (build_replica_group(s, k, &sh->cgroups[k], &sh->cloud_sv[k], err) != 0) return -1;
+        if (shared_replica_group(s, k, &b->replica[k], &sh->cgroups[k], err) != 0) return -1;
     return 0;
 }
 
@@ -539,7 +508,7 @@ static int run_reps(const scenario_t *s, const sim_options_t *opt,
     FILE *pt = opt ? opt->per_tenant : NULL;
     metrics_summary_t *groups = opt ? opt->groups : NULL;
     run_ctx_t c = {.s = s, .opt = opt, .sh = &sh, .R = R, .tenant_hists = pt != NULL,
-                   .tot = tot, .nrep = scenario_uses_cloud(s) ? s->cloud.replicas : 0};
+                   .tot = tot, .nrep = proto_any_cloud(s) ? s->cloud.replicas : 0};
     c.reps = calloc((size_t)R, sizeof *c.reps);
     c.res = calloc((size_t)R, sizeof *c.res);
     if (groups) c.greps = calloc((size_t)R * s->ngroups, sizeof *c.greps);
@@ -672,28 +641,34 @@ static void copy_name(char *dst, const char *src)
     snprintf(dst, 32, "%s", src);
 }
 
-const char *sim_edge_source(const scenario_t *s, int g, err_t *err)
+/* Group g's draft source from build b. */
+static const char *edge_source(const scenario_t *s, const build_t *b, int g)
 {
     const edge_cfg_t *e = &s->groups[g].edge;
     if (e->has_draft_time)
         return e->draft_time.kind == DIST_CONST ? "fixed" : "distribution";
-    service_t *sv = group_edge_service(s, g, err);
-    if (!sv) return NULL;
-    /* A literal inside service.c, so it outlives sv. */
-    const char *src = service_draft_source(sv);
-    release_unless_owned(sv, e->service);
+    /* A literal inside service.c, so it outlives the build. */
+    return service_draft_source(b->edge[g]);
+}
+
+const char *sim_edge_source(const scenario_t *s, int g, err_t *err)
+{
+    build_t *own;
+    const build_t *b = build_of(s, &own, err);
+    const char *src = b ? edge_source(s, b, g) : NULL;
+    build_free(own);
     return src;
 }
 
 /* Every group's source counts: one group's would misreport the rest. */
-static int sources_of_edge(const scenario_t *s, output_sources_t *out, err_t *err)
+static int sources_of_edge(const scenario_t *s, const build_t *b, output_sources_t *out,
+                           err_t *err)
 {
     out->edge_group = calloc((size_t)s->ngroups, sizeof *out->edge_group);
     if (!out->edge_group) return err_set(err, ERR_RUNTIME, "out of memory");
     out->ngroups = s->ngroups;
     for (int g = 0; g < s->ngroups; g++) {
-        const char *src = sim_edge_source(s, g, err);
-        if (!src) return -1;
+        const char *src = edge_source(s, b, g);
         out->edge_group[g] = src;
         if (g == 0) copy_name(out->edge, src);
         else if (strcmp(out->edge, src) != 0) copy_name(out->edge, "mixed");
@@ -701,7 +676,7 @@ static int sources_of_edge(const scenario_t *s, output_sources_t *out, err_t *er
     return 0;
 }
 
-static int source_of_cloud(const scenario_t *s, output_sources_t *out, err_t *err)
+static void source_of_cloud(const scenario_t *s, const build_t *b, output_sources_t *out)
 {
     /* Replica groups: each group's source, "mixed" when they differ. */
     for (int k = 0; k < scenario_replica_groups(s); k++) {
@@ -710,28 +685,23 @@ static int source_of_cloud(const scenario_t *s, output_sources_t *out, err_t *er
         const char *src = v.has_verify_time
                               ? (v.verify_time.kind == DIST_CONST ? "fixed" : "distribution")
                               : NULL;
-        service_t *sv = NULL;
-        if (!src) {
-            sv = replica_group_service(&v, err);
-            if (!sv) return -1;
-            src = service_source(sv);
-        }
+        if (!src) src = service_source(b->replica[k].sv);
         if (k == 0) copy_name(out->cloud, src);
         else if (strcmp(out->cloud, src) != 0) copy_name(out->cloud, "mixed");
-        if (sv) release_unless_owned(sv, v.service);
     }
-    return 0;
 }
 
 int sim_service_sources(const scenario_t *s, output_sources_t *out, err_t *err)
 {
     memset(out, 0, sizeof *out);
     if (s->ngroups < 1) return err_set(err, ERR_INPUT, "no tenant groups");
-    if (sources_of_edge(s, out, err) != 0 || source_of_cloud(s, out, err) != 0) {
-        output_sources_fini(out);
-        return -1;
-    }
-    return 0;
+    build_t *own;
+    const build_t *b = build_of(s, &own, err);
+    int rc = b ? sources_of_edge(s, b, out, err) : -1;
+    if (rc == 0) source_of_cloud(s, b, out);
+    build_free(own);
+    if (rc != 0) output_sources_fini(out);
+    return rc;
 }
 
 /* ---- for a run driven by a wall clock (testbed/) ------------------------ */

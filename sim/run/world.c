@@ -130,7 +130,7 @@ int world_run(world_t *w)
     r->err->msg[0] = '\0';
     if (handle_events(r) || edge_start(r)) return -1;
     guard_t g;
-    guard_init(&g, r->s);
+    guard_init(&g, r->s, r->sh->arrivals);
     int rc;
     while ((rc = engine_run_until(r->eng, end, guard_next(engine_events(r->eng)))) == 1)
         if (guard_check(&g, engine_now(r->eng), engine_events(r->eng), r->waiting,

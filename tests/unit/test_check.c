@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "config/build.h"
 #include "config/scenario.h"
 #include "scentext.h"
 #include "run/sim.h"
@@ -363,8 +364,8 @@ static void test_services_built_once(void)
     unlink(table);
     CHECK(rc == 0);
     if (rc != 0) return;
-    CHECK(s.groups[0].edge.service != NULL);
-    CHECK(s.cloud.service == NULL);
+    CHECK(s.built && s.built->edge[0] != NULL);
+    CHECK(s.built && s.built->replica[0].sv == NULL);
     output_sources_t src;
     CHECK(sim_service_sources(&s, &src, &err) == 0);
     CHECK_STR(src.edge, "table");

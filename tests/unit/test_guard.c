@@ -18,6 +18,7 @@
 
 #include "check.h"
 #include "tmpdir.h"
+#include "config/build.h"
 #include "config/scenario.h"
 #include "model/workload_trace.h"
 #include "run/guard.h"
@@ -73,9 +74,10 @@ static void test_rows_at_one_instant(void)
              "tenants:\n  count: 1\n  workload: {arrival: trace, trace: '%s'}\n", tr);
     scenario_t s;
     CHECK(load(yaml, &s) == 0);
-    CHECK(s.arrivals && s.arrivals->most_at_once == n);
+    const workload_trace_t *arr = s.built ? s.built->arrivals : NULL;
+    CHECK(arr && arr->most_at_once == n);
     guard_t g;
-    guard_init(&g, &s);
+    guard_init(&g, &s, arr);
     CHECK(g.stall_limit >= (uint64_t)n * GUARD_STALL_PER_ROW);
     err_t err;
     CHECK(run(&s, &err) >= 0);
@@ -138,7 +140,7 @@ static void test_pileup_cap_and_key(void)
     scenario_t s;
     CHECK(load(yaml, &s) == 0);
     guard_t g;
-    guard_init(&g, &s);
+    guard_init(&g, &s, s.built ? s.built->arrivals : NULL);
     CHECK(g.trace_only && g.trace_rows == 10);
     err_t err = {0};
     /* The first check sets the window; the second projects. */
@@ -152,7 +154,7 @@ static void test_pileup_cap_and_key(void)
              "    - {name: replay, count: 1, workload: {arrival: trace, trace: '%s'}}\n"
              "    - {name: chat, count: 1, workload: {arrival: poisson, rate: 5}}\n", tr);
     CHECK(load(yaml, &s) == 0);
-    guard_init(&g, &s);
+    guard_init(&g, &s, s.built ? s.built->arrivals : NULL);
     CHECK(!g.trace_only);
     memset(&err, 0, sizeof err);
     CHECK(guard_check(&g, 1000, GUARD_CHECK_EVENTS, 5, 0, s.duration, &err) == 0);

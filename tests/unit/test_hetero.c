@@ -68,8 +68,8 @@ static void test_inherit(void)
     CHECK(accept_cfg_mean(scenario_group_acceptance(&s, 1), 3) == 0);
     CHECK(accept_cfg_mean(scenario_group_acceptance(&s, 0), 4) == 1);
     CHECK(scenario_mixed(&s));
-    CHECK_STR(scenario_mode_name(&s), "mixed");
-    CHECK(scenario_drafts(&s) && scenario_verifies(&s) && scenario_uses_cloud(&s));
+    CHECK_STR(proto_mode_name(&s), "mixed");
+    CHECK(proto_any_drafts(&s) && proto_any_verifies(&s) && proto_any_cloud(&s));
     scenario_fini(&s);
 }
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "check.h"
+#include "config/build.h"
 #include "config/scenario.h"
 #include "run/sim.h"
 
@@ -59,9 +60,12 @@ static void test_not_called_when_refused(void)
     CHECK(scenario_load_string("t.yaml", yaml, ov, 1, &s, &err) == 0);
     if (err.code) { printf("  %s\n", err.msg); return; }
     /* A service the run cannot build: with verify_time the loader built no
-     * cloud model; without it, the run builds one from a broken card. */
+     * cloud model; without it (and the loader's build dropped, as for a
+     * scenario made in code), the run builds one from a broken card. */
     s.cloud.has_verify_time = 0;
     s.cloud.target.layers = 0;
+    build_free(s.built);
+    s.built = NULL;
     calls_t c = {0};
     sim_options_t opt = {.trace = NULL, .progress = record, .progress_ctx = &c};
     metrics_summary_t m;

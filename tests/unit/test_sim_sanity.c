@@ -121,6 +121,16 @@ static void test_gamma_range(void)
     scen_del(s);
 }
 
+/* 1 when every metric but the wall-clock ones is the same to the bit. */
+static int same_metrics(const metrics_summary_t *a, const metrics_summary_t *b)
+{
+    for (int k = 0; k < METRIC_COUNT; k++)
+        if (k != METRIC_WALL_S && k != METRIC_EVENTS_PER_S &&
+            memcmp(&a->value[k], &b->value[k], sizeof a->value[k]) != 0)
+            return 0;
+    return 1;
+}
+
 /* NULL protocol, gamma policy and batching policy run exactly as the
  * defaults named explicitly (async, fixed, continuous). */
 static void test_null_means_default(void)
@@ -134,19 +144,15 @@ static void test_null_means_default(void)
     err_t err = {0};
     CHECK(sim_run(a, NULL, &ma, &err) == 0);
     CHECK(sim_run(b, NULL, &mb, &err) == 0);
-    int same = 1;
-    for (int k = 0; k < METRIC_COUNT; k++)
-        if (k != METRIC_WALL_S && k != METRIC_EVENTS_PER_S &&
-            memcmp(&ma.value[k], &mb.value[k], sizeof ma.value[k]) != 0)
-            same = 0;
-    CHECK(same);
+    CHECK(same_metrics(&ma, &mb));
     CHECK(ma.value[METRIC_EVENTS] > 0);
     scen_del(a);
     scen_del(b);
 }
 
 /* The loader refuses weights that leave no KV room; a scenario changed in
- * code afterwards is refused by the run instead of admitting nothing. */
+ * code afterwards is refused when it is built again (scenario_rebuild),
+ * and, without a build, by the run, instead of admitting nothing. */
 static void test_no_kv_room(void)
 {
     scenario_t s;
@@ -156,10 +162,42 @@ static void test_no_kv_room(void)
                                "cloud: {gpu: models/hardware/h200.yaml}\n",
                                NULL, 0, &s, &err) == 0);
     s.cloud.gpu.mem_bytes = 1e9;   /* below a 7B model's fp16 weights */
-    CHECK(run(&s, &err) == -1 && err.code == ERR_INPUT);
-    CHECK(strstr(err.msg, "KV") != NULL);
+    CHECK(scenario_rebuild(&s, &err) == -1 && err.code == ERR_INPUT && s.built == NULL);
+    CHECK(strstr(err.msg, "cloud.target: ") == err.msg && strstr(err.msg, "do not fit"));
     printf("  %s\n", err.msg);
+    err = (err_t){0};
+    CHECK(run(&s, &err) == -1 && err.code == ERR_INPUT);
+    CHECK(strstr(err.msg, "do not fit") != NULL);
     scenario_fini(&s);
+}
+
+/* A loaded scenario changed in code is run from its build: a change the
+ * build cannot serve is refused, never run on a missing model; after
+ * scenario_rebuild the run sees the change, and gives what a load of the
+ * changed file gives. */
+static void test_rebuild_after_change(void)
+{
+    const char *base = "duration: 3s\nwarmup: 0s\nreplications: 2\n"
+                       "protocol: {mode: sync, gamma: 4}\n"
+                       "tenants: {count: 4}\n";
+    static const scenario_override_t fixed[] = {{.path = "cloud.verify_time", .value = "5ms"}};
+    static const scenario_override_t cap[] = {{.path = "cloud.kv_capacity", .value = "400MiB"}};
+    scenario_t s, want;
+    err_t err = {0};
+    CHECK(scenario_load_string("t.yaml", base, fixed, 1, &s, &err) == 0);
+    CHECK(scenario_load_string("t.yaml", base, cap, 1, &want, &err) == 0);
+    s.cloud.has_verify_time = 0;          /* now the model times it ... */
+    s.cloud.kv_capacity_bytes = want.cloud.kv_capacity_bytes;   /* ... and holds 400 MiB */
+    CHECK(run(&s, &err) == -1 && err.code == ERR_INPUT &&
+          strstr(err.msg, "scenario_rebuild") != NULL);
+    CHECK(scenario_rebuild(&s, &err) == 0);
+    metrics_summary_t a, b;
+    CHECK(sim_run(&s, NULL, &a, &err) == 0);
+    CHECK(sim_run(&want, NULL, &b, &err) == 0);
+    CHECK(same_metrics(&a, &b));
+    CHECK(a.value[METRIC_EVENTS] > 0);
+    scenario_fini(&s);
+    scenario_fini(&want);
 }
 
 int main(void)
@@ -170,5 +208,6 @@ int main(void)
     RUN(test_gamma_range);
     RUN(test_null_means_default);
     RUN(test_no_kv_room);
+    RUN(test_rebuild_after_change);
     return check_done();
 }

@@ -1,0 +1,427 @@
+/* scenario_keys — the scenario's key tables (sim/io/keytab.h): every key,
+ * its type, unit, range and default, and the custom key types (cards,
+ * registry names, warm-up). Private to the loader (sim/config/scenario_int.h).
+ */
+#include "config/scenario_int.h"
+
+#include <string.h>
+
+#include "entity/proto.h"
+#include "model/batch.h"
+#include "model/gamma.h"
+#include "model/order.h"
+
+
+/* --- custom key types: cards ------------------------------------------- */
+
+/* A card the scenario does not name is the default's file in the specsim
+ * root: the user never wrote that path, so a file of the same name next to
+ * the scenario must not stand in for it. (keytab_resolve hands a default
+ * over as a node whose text is the key's own .def.) */
+static keytab_ctx_t card_ctx(const keytab_ctx_t *c, const ynode_t *node,
+                             const keytab_key_t *k)
+{
+    keytab_ctx_t d = *c;
+    if (node->str && node->str == k->def) d.dir = "";
+    return d;
+}
+
+static int parse_hw(keytab_ctx_t *c, const ynode_t *node, const char *key,
+                    const keytab_key_t *k, void *base)
+{
+    keytab_ctx_t d = card_ctx(c, node, k);
+    return cards_hw_from_ctx(&d, node, key, (hw_card_t *)((char *)base + k->off),
+                             (char *)base + k->aux, SCEN_PATH_MAX);
+}
+
+static int parse_llm(keytab_ctx_t *c, const ynode_t *node, const char *key,
+                     const keytab_key_t *k, void *base)
+{
+    keytab_ctx_t d = card_ctx(c, node, k);
+    return cards_llm_from_ctx(&d, node, key, (llm_card_t *)((char *)base + k->off),
+                              (char *)base + k->aux, SCEN_PATH_MAX);
+}
+
+/* "name: # from REF" then the card's keys, so the output says where the
+ * numbers came from while staying self-contained. */
+static int write_card_head(FILE *f, const char *ref)
+{
+    if (*ref && strncmp(ref, "inline", 6) != 0 && !strchr(ref, '\n'))
+        return fprintf(f, "  # %s\n", ref) < 0 ? -1 : 0;
+    return fputc('\n', f) == EOF ? -1 : 0;
+}
+
+static int write_hw(FILE *f, const keytab_key_t *k, const void *base, int indent)
+{
+    if (write_card_head(f, (const char *)base + k->aux) != 0) return -1;
+    return cards_write_hw(f, (const hw_card_t *)((const char *)base + k->off),
+                          indent + 2);
+}
+
+static int write_llm(FILE *f, const keytab_key_t *k, const void *base, int indent)
+{
+    if (write_card_head(f, (const char *)base + k->aux) != 0) return -1;
+    return cards_write_llm(f, (const llm_card_t *)((const char *)base + k->off),
+                           indent + 2);
+}
+
+/* --- protocol, speculation-length and batching policies: names from their registries */
+
+/* A registry as the loader sees it (sim/entity/proto.c, sim/model/gamma.c, sim/model/batch.c):
+ * its names and its lookup. Every entry's table starts with its name
+ * (`const char *name`), so one parser and one writer serve them all: the
+ * key's .sub is the registry, .off the entry pointer's field. */
+typedef struct scen_registry {
+    size_t (*names)(const char **out, size_t max);
+    const void *(*find)(const char *name);
+} scen_registry_t;
+
+static const void *find_proto(const char *n) { return proto_find(n); }
+static const void *find_gamma(const char *n) { return gamma_find(n); }
+static const void *find_batch(const char *n) { return batch_policy_find(n); }
+static const void *find_order(const char *n) { return order_find(n); }
+
+static const scen_registry_t REG_PROTO = {proto_names, find_proto};
+static const scen_registry_t REG_GAMMA = {gamma_names, find_gamma};
+static const scen_registry_t REG_BATCH = {batch_policy_names, find_batch};
+static const scen_registry_t REG_ORDER = {order_names, find_order};
+
+/* The fields are pointers to the registries' structs, all of which have
+ * the representation of void * here (checked by the build, not assumed). */
+_Static_assert(sizeof(const void *) == sizeof(const proto_ops_t *) &&
+               sizeof(const void *) == sizeof(const gamma_ops_t *) &&
+               sizeof(const void *) == sizeof(const batch_policy_t *) &&
+               sizeof(const void *) == sizeof(const order_ops_t *),
+               "registry entry pointers differ in size");
+
+static int parse_registered_key(keytab_ctx_t *c, const ynode_t *node, const char *key,
+                                const keytab_key_t *k, void *base)
+{
+    const scen_registry_t *reg = k->sub;
+    /* As many names as the registry holds, however many that is: a fixed
+     * buffer would make the entries past it unreachable without a word. */
+    size_t n = reg->names(NULL, 0), at = 0;
+    const char **names = malloc((n ? n : 1) * sizeof *names);
+    if (!names) return err_set(c->err, ERR_RUNTIME, "out of memory");
+    reg->names(names, n);
+    int rc = keytab_parse_choice(c, node, key, names, n, &at);
+    if (rc == 0) {
+        const void *entry = reg->find(names[at]);
+        memcpy((char *)base + k->off, &entry, sizeof entry);
+    }
+    free(names);
+    return rc ? -1 : 0;
+}
+
+/* A hand-built (zeroed) config holds no entry: it stands for the key's
+ * default. */
+static int write_registered_key(FILE *f, const keytab_key_t *k, const void *base,
+                                int indent)
+{
+    (void)indent;
+    const void *entry;
+    memcpy(&entry, (const char *)base + k->off, sizeof entry);
+    const char *name = entry ? *(const char *const *)entry : k->def;
+    return fprintf(f, " %s\n", name) < 0 ? -1 : 0;
+}
+
+static int write_name(FILE *f, const char *name)
+{
+    return fprintf(f, " %s\n", name) < 0 ? -1 : 0;
+}
+
+/* `auto`, or a duration like every other. */
+static int parse_warmup(keytab_ctx_t *c, const ynode_t *node, const char *key,
+                        const keytab_key_t *k, void *base)
+{
+    scenario_t *s = base;
+    s->warmup_auto = node->kind == YNODE_SCALAR && !strcmp(node->str, "auto");
+    if (s->warmup_auto) {
+        s->warmup = 0;
+        return 0;
+    }
+    return keytab_parse_number(c, node, key, k, &s->warmup);
+}
+
+static int write_warmup(FILE *f, const keytab_key_t *k, const void *base, int indent)
+{
+    (void)indent;
+    const scenario_t *s = base;
+    char buf[96];
+    if (s->warmup_auto) return write_name(f, "auto");
+    if (units_format(s->warmup, k->unit, buf, sizeof buf) < 0) return -1;
+    return write_name(f, buf);
+}
+
+/* --- key tables ---------------------------------------------------------- */
+
+static const char *const PREC_NAMES[] = {"fp32", "fp16", "w8a16", "w4a16",
+                                         "w4a4", NULL};
+static const char *const ARRIVAL_NAMES[] = {"closed", "poisson", "trace", NULL};
+static const char *const PIN_NAMES[] = {"round-robin", "least-loaded",
+                                        "power-of-two", NULL};
+
+#define BIG 1e300
+#define END {.name = NULL}
+
+const keytab_key_t scenario_keys_protocol[] = {
+    {.name = "mode", KEYTAB_CUSTOM(protocol_cfg_t, proto, const struct proto_ops *),
+     .sub = &REG_PROTO, .parse = parse_registered_key, .write = write_registered_key,
+     .def = "async"},
+    {.name = "gamma", KEYTAB_INT(protocol_cfg_t, gamma), .min = 1, .max = GAMMA_MAX,
+     .def = "4"},
+    {.name = "window", KEYTAB_INT(protocol_cfg_t, window), .min = 1, .max = 1e6,
+     .def = "4"},
+    {.name = "gamma_policy",
+     KEYTAB_CUSTOM(protocol_cfg_t, gamma_policy, const struct gamma_ops *),
+     .sub = &REG_GAMMA, .parse = parse_registered_key, .write = write_registered_key,
+     .def = "fixed"},
+    END};
+
+static const keytab_key_t EDGE_KEYS[] = {
+    {.name = "device", KEYTAB_CUSTOM(edge_cfg_t, device, hw_card_t),
+     .aux = KEYTAB_CHARS(edge_cfg_t, device_ref), .parse = parse_hw,
+     .write = write_hw,
+     .def = "models/hardware/snapdragon-8-gen-3.yaml"},
+    {.name = "draft", KEYTAB_CUSTOM(edge_cfg_t, draft, llm_card_t),
+     .aux = KEYTAB_CHARS(edge_cfg_t, draft_ref), .parse = parse_llm,
+     .write = write_llm,
+     .def = "models/llm/llama-2-7b.yaml"},
+    {.name = "quant", KEYTAB_ENUM(edge_cfg_t, quant, int), .sub = PREC_NAMES,
+     .def = "w4a16"},
+    {.name = "calibration", KEYTAB_PATH(edge_cfg_t, calibration),
+     .flags = KF_SKIPEMPTY},
+    {.name = "draft_time", KEYTAB_DIST(edge_cfg_t, draft_time),
+     .aux = KEYTAB_OFF(edge_cfg_t, has_draft_time, int), .unit = UNIT_DURATION,
+     .max = BIG, .flags = KF_HAS},
+    {.name = "prefill_time", KEYTAB_DIST(edge_cfg_t, prefill_time),
+     .aux = KEYTAB_OFF(edge_cfg_t, has_prefill_time, int), .unit = UNIT_DURATION,
+     .max = BIG, .flags = KF_HAS},
+    {.name = "overhead", KEYTAB_NUM(edge_cfg_t, overhead), .unit = UNIT_DURATION,
+     .max = BIG, .def = "0s"},
+    END};
+
+static const keytab_key_t NETWORK_KEYS[] = {
+    {.name = "rtt", KEYTAB_NUM(network_cfg_t, rtt), .unit = UNIT_DURATION, .max = BIG,
+     .def = "40ms"},
+    {.name = "jitter", KEYTAB_DIST(network_cfg_t, jitter), .unit = UNIT_DURATION,
+     .max = BIG, .flags = KF_NONE, .def = "none"},
+    {.name = "uplink", KEYTAB_NUM(network_cfg_t, uplink_bps), .unit = UNIT_RATE,
+     .max = BIG, .flags = KF_MIN_OPEN | KF_INF, .def = "inf"},
+    {.name = "downlink", KEYTAB_NUM(network_cfg_t, downlink_bps),
+     .unit = UNIT_RATE, .max = BIG,
+     .flags = KF_MIN_OPEN | KF_INF, .def = "inf"},
+    {.name = "overhead_bytes", KEYTAB_NUM(network_cfg_t, overhead_bytes),
+     .unit = UNIT_SIZE, .max = 1e12,
+     .flags = KF_BARE, .def = "64B"},
+    {.name = "bytes_per_token", KEYTAB_NUM(network_cfg_t, bytes_per_token),
+     .unit = UNIT_SIZE, .max = 1e12,
+     .flags = KF_BARE, .def = "4B"},
+    END};
+
+static const keytab_key_t WORKLOAD_KEYS[] = {
+    {.name = "arrival", KEYTAB_ENUM(workload_cfg_t, arrival, enum arrival_kind),
+     .sub = ARRIVAL_NAMES, .def = "closed"},
+    {.name = "think", KEYTAB_DIST(workload_cfg_t, think), .unit = UNIT_DURATION,
+     .max = BIG, .def = "0s"},
+    {.name = "rate", KEYTAB_NUM(workload_cfg_t, rate), .unit = UNIT_FREQUENCY, .min = 0,
+     .max = BIG,
+     .flags = KF_MIN_OPEN | KF_SKIPEMPTY | KF_BARE},
+    {.name = "prompt_tokens", KEYTAB_DIST(workload_cfg_t, prompt_tokens),
+     .min = 1,
+     .max = WORKLOAD_TRACE_TOKENS_MAX,
+     .def = "128"},
+    {.name = "output_tokens", KEYTAB_DIST(workload_cfg_t, output_tokens),
+     .min = 1,
+     .max = WORKLOAD_TRACE_TOKENS_MAX,
+     .def = "256"},
+    {.name = "trace", KEYTAB_PATH(workload_cfg_t, trace), .flags = KF_SKIPEMPTY},
+    /* No default: 0 stands for 1, so that scenarios without a trace are
+     * written back without the key. */
+    {.name = "time_scale", KEYTAB_NUM(workload_cfg_t, time_scale), .min = 0,
+     .max = 1e12, .flags = KF_MIN_OPEN | KF_SKIPEMPTY},
+    END};
+
+static const keytab_key_t BATCH_KEYS[] = {
+    {.name = "policy", KEYTAB_CUSTOM(batching_cfg_t, policy, const batch_policy_t *),
+     .sub = &REG_BATCH, .parse = parse_registered_key, .write = write_registered_key,
+     .def = "continuous"},
+    {.name = "max_batch", KEYTAB_INT(batching_cfg_t, max_batch), .min = 1, .max = 1e6,
+     .def = "32"},
+    {.name = "max_wait", KEYTAB_NUM(batching_cfg_t, max_wait), .unit = UNIT_DURATION,
+     .max = BIG, .def = "5ms"},
+    {.name = "max_tokens", KEYTAB_INT(batching_cfg_t, max_tokens),
+     .min = 0, .max = 1e9, .def = "0",
+     .zero_means = "0: no limit"},
+    {.name = "multi_block", KEYTAB_BOOL(batching_cfg_t, multi_block),
+     .def = "true"},
+    {.name = "order", KEYTAB_CUSTOM(batching_cfg_t, order, const struct order_ops *),
+     .sub = &REG_ORDER, .parse = parse_registered_key, .write = write_registered_key,
+     .def = "fcfs"},
+    END};
+
+const keytab_key_t scenario_keys_cloud[] = {
+    {.name = "replicas", KEYTAB_INT(cloud_cfg_t, replicas), .min = 1, .max = 1e5,
+     .def = "1"},
+    {.name = "gpu", KEYTAB_CUSTOM(cloud_cfg_t, gpu, hw_card_t),
+     .aux = KEYTAB_CHARS(cloud_cfg_t, gpu_ref), .parse = parse_hw,
+     .write = write_hw,
+     .def = "models/hardware/h200.yaml"},
+    {.name = "target", KEYTAB_CUSTOM(cloud_cfg_t, target, llm_card_t),
+     .aux = KEYTAB_CHARS(cloud_cfg_t, target_ref), .parse = parse_llm,
+     .write = write_llm, .def = "models/llm/llama-2-7b.yaml"},
+    {.name = "precision", KEYTAB_ENUM(cloud_cfg_t, precision, int), .sub = PREC_NAMES,
+     .def = "fp16"},
+    {.name = "calibration", KEYTAB_PATH(cloud_cfg_t, calibration),
+     .flags = KF_SKIPEMPTY},
+    {.name = "pinning", KEYTAB_ENUM(cloud_cfg_t, pinning, enum pin_policy),
+     .sub = PIN_NAMES, .def = "least-loaded"},
+    {.name = "overhead", KEYTAB_NUM(cloud_cfg_t, overhead), .unit = UNIT_DURATION,
+     .max = BIG, .def = "0.5ms"},
+    {.name = "kv_capacity", KEYTAB_NUM(cloud_cfg_t, kv_capacity_bytes),
+     .unit = UNIT_SIZE,
+     .max = BIG, .def = "0",
+     .zero_means = "0: GPU memory - target weights (unlimited with verify_time)"},
+    {.name = "verify_time", KEYTAB_DIST(cloud_cfg_t, verify_time),
+     .aux = KEYTAB_OFF(cloud_cfg_t, has_verify_time, int), .unit = UNIT_DURATION,
+     .max = BIG, .flags = KF_HAS},
+    {.name = "batching", KEYTAB_SECTION(cloud_cfg_t, batching, batching_cfg_t),
+     .sub = BATCH_KEYS},
+    {.name = "tensor_parallel", KEYTAB_INT(cloud_cfg_t, tensor_parallel),
+     .min = 1, .max = 1024, .def = "1"},
+    {.name = "gpu_hour_usd", KEYTAB_NUM(cloud_cfg_t, gpu_hour_usd), .max = 1e9,
+     .flags = KF_SKIPEMPTY, .def = "0",
+     .zero_means = "0: no price (usd_per_mtok is NaN)"},
+    {.name = "replica_groups", .type = KT_SKIP},   /* resolve_replica_groups */
+    END};
+
+static const keytab_key_t OUTPUT_KEYS[] = {
+    {.name = "file", KEYTAB_STRING(output_cfg_t, file), .flags = KF_SKIPEMPTY},
+    {.name = "trace", KEYTAB_STRING(output_cfg_t, trace), .flags = KF_SKIPEMPTY},
+    END};
+
+/* Both optional; 0 (not given) = no bound. Written only when given. */
+const keytab_key_t scenario_keys_slo[] = {
+    {.name = "ttft", KEYTAB_NUM(slo_cfg_t, ttft), .unit = UNIT_DURATION, .max = BIG,
+     .flags = KF_MIN_OPEN | KF_SKIPEMPTY},
+    {.name = "tpot", KEYTAB_NUM(slo_cfg_t, tpot), .unit = UNIT_DURATION, .max = BIG,
+     .flags = KF_MIN_OPEN | KF_SKIPEMPTY},
+    END};
+
+const keytab_key_t scenario_keys_top[] = {
+    {.name = "name", KEYTAB_STRING(scenario_t, name)},
+    {.name = "seed", KEYTAB_U64(scenario_t, seed), .def = "1"},
+    {.name = "duration", KEYTAB_NUM(scenario_t, duration), .unit = UNIT_DURATION,
+     .max = BIG, .flags = KF_MIN_OPEN, .def = "60s"},
+    {.name = "warmup", KEYTAB_CUSTOM(scenario_t, warmup, double), .unit = UNIT_DURATION,
+     .max = BIG, .parse = parse_warmup,
+     .write = write_warmup, .def = "5s"},
+    {.name = "replications", KEYTAB_INT(scenario_t, replications), .min = 1, .max = 1e6,
+     .def = "1"},
+    {.name = "protocol", KEYTAB_SECTION(scenario_t, protocol, protocol_cfg_t),
+     .sub = scenario_keys_protocol},
+    {.name = "acceptance", .type = KT_SKIP},  /* the model's keys: resolve_acceptance */
+    {.name = "tenants", .type = KT_SKIP},
+    {.name = "cloud", KEYTAB_SECTION(scenario_t, cloud, cloud_cfg_t),
+     .sub = scenario_keys_cloud},
+    {.name = "output", KEYTAB_SECTION(scenario_t, output, output_cfg_t),
+     .sub = OUTPUT_KEYS},
+    {.name = "sweep", .type = KT_SKIP},
+    {.name = "optimize", .type = KT_SKIP},   /* sim/run/optimize.c reads it */
+    /* Resolved per group (resolve_slo): groups override it key by key. */
+    {.name = "slo", .type = KT_SKIP},
+    END};
+
+const keytab_key_t scenario_keys_tenants[] = {
+    {.name = "count", KEYTAB_INT(tenant_group_t, count), .min = 1, .max = MAX_TENANTS,
+     .def = "1"},
+    {.name = "edge", .type = KT_SKIP},
+    {.name = "network", .type = KT_SKIP},
+    {.name = "workload", .type = KT_SKIP},
+    {.name = "groups", .type = KT_SKIP},
+    END};
+
+const keytab_key_t scenario_keys_group[] = {
+    {.name = "name", KEYTAB_STRING(tenant_group_t, name)},
+    {.name = "count", KEYTAB_INT(tenant_group_t, count), .min = 1, .max = MAX_TENANTS,
+     .flags = KF_REQUIRED},
+    {.name = "priority", KEYTAB_INT(tenant_group_t, priority), .min = -1e6, .max = 1e6,
+     .def = "0"},
+    {.name = "slo", .type = KT_SKIP},   /* resolve_slo */
+    {.name = "edge", .type = KT_SKIP},
+    {.name = "network", .type = KT_SKIP},
+    {.name = "workload", .type = KT_SKIP},
+    {.name = "protocol", .type = KT_SKIP},   /* resolve_speculation */
+    {.name = "acceptance", .type = KT_SKIP},
+    END};
+
+/* The three per-tenant sections, each resolved over two layers. */
+const scenario_section_t scenario_keys_sections[SCENARIO_SECTIONS] = {
+    {"edge", EDGE_KEYS, KEYTAB_OFF(tenant_group_t, edge, edge_cfg_t)},
+    {"network", NETWORK_KEYS, KEYTAB_OFF(tenant_group_t, network, network_cfg_t)},
+    {"workload", WORKLOAD_KEYS, KEYTAB_OFF(tenant_group_t, workload, workload_cfg_t)},
+};
+
+/* Dotted-path segments that name a card: a `--set` that descends into a
+ * card given as a path turns it into {base: PATH} first. */
+int scenario_keys_is_card(const char *seg)
+{
+    return !strcmp(seg, "device") || !strcmp(seg, "draft") ||
+           !strcmp(seg, "gpu") || !strcmp(seg, "target");
+}
+
+/* --- cloud.replica_groups ------------------------------------------------ */
+
+/* A replica group's keys. Those it may set itself are resolved over two
+ * layers, `cloud:` then the group, with the cloud's defaults; the cloud's
+ * other keys are listed as skipped so that the `cloud:` layer passes the
+ * key check (rgroup_cloud_wide refuses them inside a group). */
+static const keytab_key_t RGROUP_BATCH_KEYS[] = {
+    {.name = "order", KEYTAB_CUSTOM(rgroup_batching_t, order, const struct order_ops *),
+     .sub = &REG_ORDER, .parse = parse_registered_key, .write = write_registered_key,
+     .def = "fcfs"},
+    {.name = "policy", .type = KT_SKIP},
+    {.name = "max_batch", .type = KT_SKIP},
+    {.name = "max_wait", .type = KT_SKIP},
+    {.name = "max_tokens", .type = KT_SKIP},
+    {.name = "multi_block", .type = KT_SKIP},
+    END};
+
+/* A replica group's own keys (written back per group; the table a group
+ * is checked against). */
+#define RGROUP_OWN_KEYS                                                                  \
+    {.name = "name", KEYTAB_STRING(replica_group_t, name)},                              \
+    {.name = "count", KEYTAB_INT(replica_group_t, count), .min = 1, .max = 1e5,          \
+     .flags = KF_REQUIRED},                                                              \
+    {.name = "gpu", KEYTAB_CUSTOM(replica_group_t, gpu, hw_card_t),                      \
+     .aux = KEYTAB_CHARS(replica_group_t, gpu_ref), .parse = parse_hw,             \
+     .write = write_hw, .def = "models/hardware/h200.yaml"},                             \
+    {.name = "calibration", KEYTAB_PATH(replica_group_t, calibration),                   \
+     .flags = KF_SKIPEMPTY},                                                             \
+    {.name = "tensor_parallel", KEYTAB_INT(replica_group_t, tensor_parallel),            \
+     .min = 1, .max = 1024, .def = "1"},                                                 \
+    {.name = "kv_capacity", KEYTAB_NUM(replica_group_t, kv_capacity_bytes),              \
+     .unit = UNIT_SIZE, .max = BIG, .def = "0",                                          \
+     .zero_means = "0: GPU memory - target weights (unlimited with verify_time)"},       \
+    {.name = "gpu_hour_usd", KEYTAB_NUM(replica_group_t, gpu_hour_usd), .max = 1e9,      \
+     .flags = KF_SKIPEMPTY, .def = "0",                                                  \
+     .zero_means = "0: no price (usd_per_mtok is NaN)"},                                 \
+    {.name = "overhead", KEYTAB_NUM(replica_group_t, overhead), .unit = UNIT_DURATION,   \
+     .max = BIG, .def = "0.5ms"},                                                        \
+    {.name = "verify_time", KEYTAB_DIST(replica_group_t, verify_time),                   \
+     .aux = KEYTAB_OFF(replica_group_t, has_verify_time, int), .unit = UNIT_DURATION,    \
+     .max = BIG, .flags = KF_HAS},                                                       \
+    {.name = "batching", KEYTAB_SECTION(replica_group_t, batching, rgroup_batching_t),   \
+     .sub = RGROUP_BATCH_KEYS}
+
+const keytab_key_t scenario_keys_rgroup[] = {RGROUP_OWN_KEYS, END};
+
+/* The same with the cloud's other keys skipped, for the `cloud:` layer. */
+const keytab_key_t scenario_keys_rgroup_layer[] = {
+    RGROUP_OWN_KEYS,
+    {.name = "replicas", .type = KT_SKIP},
+    {.name = "target", .type = KT_SKIP},
+    {.name = "precision", .type = KT_SKIP},
+    {.name = "pinning", .type = KT_SKIP},
+    {.name = "replica_groups", .type = KT_SKIP},
+    END};
