@@ -37,6 +37,7 @@
 #include "run/pool.h"
 #include "run/roofline.h"
 #include "run/sim.h"
+#include "run/step.h"
 #include "run/sweep.h"
 #include "run/sweepfile.h"
 #include "stat/metrics.h"

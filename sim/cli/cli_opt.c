@@ -17,7 +17,7 @@ typedef struct cli_opt_spec {
 } cli_opt_spec_t;
 
 #define ALL (CLI_RUN | CLI_CHECK | CLI_ANALYTIC | CLI_SWEEP | CLI_MERGE | CLI_ROOFLINE | \
-             CLI_OPTIMIZE)
+             CLI_OPTIMIZE | CLI_STEP)
 #define SCENARIO_CMDS (CLI_RUN | CLI_CHECK | CLI_ANALYTIC | CLI_SWEEP | CLI_ROOFLINE | \
                        CLI_OPTIMIZE)
 
@@ -46,16 +46,26 @@ static const cli_opt_spec_t specs[OPT_COUNT] = {
     [OPT_INDEPENDENT_SEEDS] = {"--independent-seeds", 0, 0, 1, CLI_SWEEP},
     [OPT_EXPLAIN] = {"--explain", 0, 1, 0, CLI_SWEEP},
     [OPT_B_MAX] = {"--b-max", 0, 1, 0, CLI_ROOFLINE},
-    [OPT_CONTEXT] = {"--context", 0, 1, 0, CLI_ROOFLINE},
+    [OPT_CONTEXT] = {"--context", 0, 1, 0, CLI_ROOFLINE | CLI_STEP},
     [OPT_POINTS] = {"--points", 0, 1, 0, CLI_ROOFLINE},
     [OPT_MEASURED] = {"--measured", 0, 1, 0, CLI_ROOFLINE},
-    [OPT_MODEL] = {"--model", 0, 1, 0, CLI_ROOFLINE},
+    [OPT_MODEL] = {"--model", 0, 1, 0, CLI_ROOFLINE | CLI_STEP},
     [OPT_KNOB] = {"--knob", 0, 1, 1, CLI_OPTIMIZE},
     [OPT_MAX] = {"--max", 0, 1, 0, CLI_OPTIMIZE},
     [OPT_MIN] = {"--min", 0, 1, 0, CLI_OPTIMIZE},
     [OPT_CONSTRAINT] = {"--constraint", 0, 1, 1, CLI_OPTIMIZE},
     [OPT_SEARCH] = {"--search", 0, 1, 0, CLI_OPTIMIZE},
+    [OPT_HARDWARE] = {"--hardware", 0, 1, 0, CLI_STEP},
+    [OPT_PRECISION] = {"--precision", 0, 1, 0, CLI_STEP},
+    [OPT_TP] = {"--tp", 0, 1, 0, CLI_STEP},
+    [OPT_BATCH] = {"--batch", 0, 1, 0, CLI_STEP},
+    [OPT_PROMPT] = {"--prompt", 0, 1, 0, CLI_STEP},
+    [OPT_GENERATE] = {"--generate", 0, 1, 0, CLI_STEP},
+    [OPT_OVERHEAD] = {"--overhead", 0, 1, 0, CLI_STEP},
 };
+
+/* take_option keeps the options seen as bits of one word. */
+_Static_assert(OPT_COUNT <= 64, "more options than bits in cli_opt_parse's seen set");
 
 const char *cli_opt_name(cli_opt_id_t id)
 {
@@ -96,7 +106,7 @@ static int fail(char *msg, size_t msgsz, const char *fmt, const char *arg)
 
 /* Takes the option at argv[*i] (and its value); 0 or -1 with msg. */
 static int take_option(cli_cmd_t cmd, int argc, char **argv, int *i,
-                       cli_opt_args_t *out, unsigned *seen, char *msg, size_t msgsz)
+                       cli_opt_args_t *out, uint64_t *seen, char *msg, size_t msgsz)
 {
     const char *a = argv[*i], *val;
     size_t len;
@@ -115,9 +125,9 @@ static int take_option(cli_cmd_t cmd, int argc, char **argv, int *i,
      * whole simulation and then fail to open "". */
     if (specs[id].takes_value && !*val)
         return fail(msg, msgsz, "option '%s' needs a non-empty value", spelled);
-    if (!specs[id].repeatable && (*seen & (1u << id)))
+    if (!specs[id].repeatable && (*seen & ((uint64_t)1 << id)))
         return fail(msg, msgsz, "option '%s' given more than once", specs[id].name);
-    *seen |= 1u << id;
+    *seen |= (uint64_t)1 << id;
     if (id == OPT_HELP) out->help = 1;
     if (id == OPT_VERSION) out->version = 1;
     if (out->nopt >= CLI_OPT_MAX_ARGS) return fail(msg, msgsz, "%s", "too many options");
@@ -130,13 +140,16 @@ int cli_opt_parse(cli_cmd_t cmd, int max_pos, int argc, char **argv,
 {
     memset(out, 0, sizeof *out);
     out->pos = (const char *const *)(argv + 1);
-    unsigned seen = 0;
+    uint64_t seen = 0;
     for (int i = 1; i < argc; i++) {
         char *a = argv[i];
         if (a[0] != '-' || strcmp(a, "-") == 0) {
+            /* The one positional argument is a scenario, or step's mode. */
             if (out->npos >= max_pos)
-                return fail(msg, msgsz, max_pos == 1 ? "more than one scenario given ('%s')"
-                                                     : "too many arguments ('%s')", a);
+                return fail(msg, msgsz, max_pos != 1 ? "too many arguments ('%s')"
+                                        : cmd == CLI_STEP ? "more than one mode given ('%s')"
+                                                          : "more than one scenario given ('%s')",
+                            a);
             /* Every slot before i past the positionals held an option,
              * already taken: swap, so argv stays a permutation. */
             argv[i] = argv[1 + out->npos];

@@ -30,6 +30,7 @@ typedef enum cli_cmd {
     CLI_MERGE = 1u << 4,
     CLI_ROOFLINE = 1u << 5,
     CLI_OPTIMIZE = 1u << 6,
+    CLI_STEP = 1u << 7,
 } cli_cmd_t;
 
 /* Every option, for cli_opt_arg_t.id. */
@@ -41,6 +42,8 @@ typedef enum cli_opt_id {
     OPT_EXPLAIN, OPT_TRACE_REP,
     OPT_B_MAX, OPT_CONTEXT, OPT_POINTS, OPT_MEASURED, OPT_MODEL,
     OPT_KNOB, OPT_MAX, OPT_MIN, OPT_CONSTRAINT, OPT_SEARCH,
+    OPT_HARDWARE, OPT_PRECISION, OPT_TP, OPT_BATCH, OPT_PROMPT, OPT_GENERATE,
+    OPT_OVERHEAD,
     OPT_COUNT
 } cli_opt_id_t;
 
@@ -110,7 +113,8 @@ void cli_opt_sets_fini(cli_opt_sets_t *s);
 
 /* The parts every subcommand reads the same way. */
 typedef struct cli_opt_common {
-    const char *scenario;   /* the one positional argument (argv), or NULL */
+    const char *scenario;   /* the one positional argument (argv), or NULL:
+                               the scenario (step: the mode) */
     int help, version;
 } cli_opt_common_t;
 
@@ -119,7 +123,7 @@ typedef struct cli_opt_common {
 typedef int (*cli_opt_take_fn)(void *ctx, const cli_opt_arg_t *a);
 
 /* Parses argv for subcommand cmd (named `name` in messages, one positional
- * argument: the scenario), hands every option to take(ctx, ...) in
+ * argument: the scenario, or step's mode), hands every option to take(ctx, ...) in
  * command-line order and fills *common. Returns 0, or an exit status with
  * the message printed. */
 int cli_opt_read(cli_cmd_t cmd, const char *name, int argc, char **argv,

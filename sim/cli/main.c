@@ -1,6 +1,6 @@
 /* specsim — command line: dispatches the subcommands and runs run, check
  * and analytic (sweep and merge: cli_sweep.c, roofline: cli_roofline.c,
- * optimize: cli_optimize.c;
+ * optimize: cli_optimize.c, step: cli_step.c;
  * every option is parsed by cli_opt.c). Holds no simulation logic of its
  * own; with the cli_*.c files it is the only code that prints or exits
  * (Makefile: they are not in libspecsim.a).
@@ -20,6 +20,7 @@
 #include "cli/cli_opt.h"
 #include "cli/cli_optimize.h"
 #include "cli/cli_roofline.h"
+#include "cli/cli_step.h"
 #include "cli/cli_sweep.h"
 
 /* scenarios/default.yaml, embedded by the Makefile (build/gen/default_scenario.c)
@@ -53,6 +54,7 @@ static const char usage_main[] =
     "  check SCENARIO     validate and print the fully resolved scenario as YAML\n"
     "  analytic SCENARIO  closed-form predictions for the same scenario\n"
     "  roofline SCENARIO  verify iteration time vs batch tokens M (CSV)\n"
+    "  step MODE          a decode step, prefill or static batch on given cards\n"
     "\n"
     "`specsim COMMAND --help` describes each command; `specsim --version`\n"
     "prints the version and git commit. SCENARIO may be omitted\n"
@@ -551,6 +553,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "merge") == 0) return cli_merge(argc - 1, argv + 1);
     if (strcmp(cmd, "roofline") == 0) return cli_roofline(argc - 1, argv + 1);
     if (strcmp(cmd, "optimize") == 0) return cli_optimize(argc - 1, argv + 1);
+    if (strcmp(cmd, "step") == 0) return cli_step(argc - 1, argv + 1);
     fprintf(stderr, "specsim: unknown command '%s'\n\n%s", cmd, usage_main);
     return 2;
 }

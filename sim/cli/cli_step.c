@@ -1,0 +1,253 @@
+/* cli_step — the `specsim step` subcommand: usage, options (cli_opt.h) and
+ * errors; the times come from step.h.
+ */
+#include "cli/cli_step.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli_opt.h"
+#include "specsim.h"
+
+static const char usage[] =
+    "usage: specsim step decode  --hardware CARD --model CARD [--batch B]\n"
+    "                            [--context C] [OPTIONS]\n"
+    "       specsim step prefill --hardware CARD --model CARD [--batch B]\n"
+    "                            --prompt N [OPTIONS]\n"
+    "       specsim step batch   --hardware CARD --model CARD [--batch B|max]\n"
+    "                            --prompt N --generate G [OPTIONS]\n"
+    "OPTIONS: [--precision P] [--tp T] [--overhead TIME] [--quiet]\n"
+    "\n"
+    "The service model's time (docs/design.md, \"The service model\") for one\n"
+    "decode step, one prefill or a static batch run, on a hardware card and a\n"
+    "model card: the cards' datasheet peaks times their default efficiencies,\n"
+    "as the simulator times an iteration without a calibration table; no\n"
+    "scenario. docs/validation.md sets these beside published measurements.\n"
+    "Prints CSV on stdout, a header and one row:\n"
+    "  decode   one decode step of B jobs of one new token, each over C cached\n"
+    "           tokens (default B 1, C 0):\n"
+    "             batch,tokens,context,time_s,tok_s,memory_s,compute_s,\n"
+    "             allreduce_s,weight_bytes,kv_bytes,flops,fits\n"
+    "  prefill  the prefill of B prompts of N tokens in one iteration, each\n"
+    "           from an empty cache, the logits of its last token only: the\n"
+    "           same columns (tokens N, context 0)\n"
+    "  batch    a static batch run: that prefill, which gives each job its\n"
+    "           first token, then G - 1 decode steps of the B jobs, step k\n"
+    "           over N + k - 1 cached tokens:\n"
+    "             batch,prompt,generate,prefill_s,decode_s,total_s,itl_s,\n"
+    "             output_tok_s,seq_tok_s,fits\n"
+    "time_s is the iteration's time, overhead included, and tok_s = B x tokens\n"
+    "/ time_s; memory_s and compute_s are the overhead plus the memory-bound\n"
+    "and the compute-bound times of the linear layers and attention (as\n"
+    "`specsim roofline` prints them); allreduce_s is tensor parallelism's\n"
+    "all-reduces; weight_bytes, kv_bytes and flops are one GPU's weights and\n"
+    "K,V read and FLOPs done. prefill_s is the time to first token; decode_s\n"
+    "the decode steps'; total_s their sum; itl_s = decode_s / (G - 1), the\n"
+    "mean time between output tokens (0 when G = 1); output_tok_s = B x G /\n"
+    "total_s, the batch's generated tokens per second; seq_tok_s = G / total_s,\n"
+    "one job's. fits is 1 when the weights and the K,V of the tokens cached at\n"
+    "the end fit T x the card's memory, else 0 (the time is printed anyway).\n"
+    "\n"
+    "  --hardware CARD  hardware card: a file, or NAME for\n"
+    "                   models/hardware/NAME.yaml\n"
+    "  --model CARD     LLM card: a file, or NAME for models/llm/NAME.yaml\n"
+    "  --precision P    fp16 (default), fp32, w8a16, w4a16 or w4a4\n"
+    "  --tp T           T GPUs in tensor parallelism (default 1): every time is\n"
+    "                   one GPU's share of the work plus two all-reduces a layer\n"
+    "  --batch B        jobs (default 1), 1 to 1048576; batch also takes max:\n"
+    "                   the largest B whose K,V of N + G tokens a job fits in\n"
+    "                   the memory the weights leave\n"
+    "  --context C      decode: cached tokens per job (default 0)\n"
+    "  --prompt N       prefill, batch: prompt tokens per job\n"
+    "  --generate G     batch: tokens generated per job\n"
+    "  --overhead TIME  fixed time added to every iteration (default 0s;\n"
+    "                   scenarios default cloud.overhead to 0.5ms and\n"
+    "                   edge.overhead to 0s)\n"
+    "  --quiet          accepted as by every command; step shows no progress,\n"
+    "                   so it has nothing to silence\n";
+
+typedef enum mode { MODE_DECODE, MODE_PREFILL, MODE_BATCH } mode_kind_t;
+
+static const char *const mode_names[] = {"decode", "prefill", "batch"};
+
+typedef struct step_cmd {
+    step_setup_t setup;
+    int batch, batch_max, context, prompt, generate;
+    int has_context, has_prompt, has_generate;   /* the option was given */
+    int help, version;
+    const char *mode_arg;
+    mode_kind_t mode;
+} step_cmd_t;
+
+/* An integer from lo to hi: 0, or the exit status of bad usage. */
+static int int_opt(const cli_opt_arg_t *a, long lo, long hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(a->value, &end, 10);
+    if (end != a->value && !*end && errno == 0 && x >= lo && x <= hi) {
+        *out = (int)x;
+        return 0;
+    }
+    return cli_opt_usage_error("step", "%s needs an integer from %ld to %ld, got '%s'",
+                               cli_opt_name(a->id), lo, hi, a->value);
+}
+
+/* One option; 0 or an exit status. */
+static int take(void *ctx, const cli_opt_arg_t *a)
+{
+    step_cmd_t *c = ctx;
+    switch (a->id) {
+    case OPT_HARDWARE: c->setup.hardware = a->value; return 0;
+    case OPT_MODEL: c->setup.model = a->value; return 0;
+    case OPT_PRECISION: c->setup.precision = a->value; return 0;
+    case OPT_OVERHEAD: c->setup.overhead = a->value; return 0;
+    case OPT_TP: return int_opt(a, 1, 4096, &c->setup.tp);
+    case OPT_BATCH:
+        if (strcmp(a->value, "max") == 0) {
+            c->batch_max = 1;
+            return 0;
+        }
+        return int_opt(a, 1, STEP_BATCH_MAX, &c->batch);
+    case OPT_CONTEXT:
+        c->has_context = 1;
+        return int_opt(a, 0, STEP_TOKENS_MAX, &c->context);
+    case OPT_PROMPT:
+        c->has_prompt = 1;
+        return int_opt(a, 1, STEP_TOKENS_MAX, &c->prompt);
+    case OPT_GENERATE:
+        c->has_generate = 1;
+        return int_opt(a, 1, STEP_TOKENS_MAX, &c->generate);
+    default: return 0;   /* --help, --version, --quiet */
+    }
+}
+
+/* The options a mode needs and those it does not take. */
+static int check_mode(const step_cmd_t *c)
+{
+    const char *m = mode_names[c->mode];
+    const char *stray = c->mode != MODE_DECODE && c->has_context  ? "--context"
+                      : c->mode == MODE_DECODE && c->has_prompt   ? "--prompt"
+                      : c->mode != MODE_BATCH && c->has_generate ? "--generate"
+                                                                  : NULL;
+    if (stray)
+        return cli_opt_usage_error("step", "%s does not go with %s (decode takes "
+                                   "--context; prefill --prompt; batch --prompt and "
+                                   "--generate)", stray, m);
+    if (c->batch_max && c->mode != MODE_BATCH)
+        return cli_opt_usage_error("step", "--batch max goes with batch, not with %s "
+                                   "(give a number)", m);
+    if (c->mode != MODE_DECODE && !c->has_prompt)
+        return cli_opt_usage_error("step", "%s needs --prompt N", m);
+    if (c->mode == MODE_BATCH && !c->has_generate)
+        return cli_opt_usage_error("step", "batch needs --generate G");
+    if (!c->setup.hardware) return cli_opt_usage_error("step", "no --hardware CARD given");
+    if (!c->setup.model) return cli_opt_usage_error("step", "no --model CARD given");
+    return 0;
+}
+
+static int parse_cmd(step_cmd_t *c, int argc, char **argv)
+{
+    cli_opt_common_t com;
+    int rc = cli_opt_read(CLI_STEP, "step", argc, argv, take, c, &com);
+    c->help = com.help;
+    c->version = com.version;
+    c->mode_arg = com.scenario;
+    if (rc || c->help || c->version) return rc;
+    if (!c->mode_arg)
+        return cli_opt_usage_error("step", "no mode given (decode, prefill or batch)");
+    int i = 0;
+    while (i < 3 && strcmp(c->mode_arg, mode_names[i]) != 0) i++;
+    if (i == 3)
+        return cli_opt_usage_error("step", "unknown mode '%s' (decode, prefill or batch)",
+                                   c->mode_arg);
+    c->mode = (mode_kind_t)i;
+    return check_mode(c);
+}
+
+/* The option an input error of step_create is about. */
+static const char *input_option(step_input_t in)
+{
+    switch (in) {
+    case STEP_IN_HARDWARE: return "--hardware";
+    case STEP_IN_MODEL: return "--model";
+    case STEP_IN_PRECISION: return "--precision";
+    case STEP_IN_TP: return "--tp";
+    case STEP_IN_OVERHEAD: return "--overhead";
+    default: return NULL;
+    }
+}
+
+static int print_iter(const step_iter_t *r)
+{
+    return printf("batch,tokens,context,time_s,tok_s,memory_s,compute_s,allreduce_s,"
+                  "weight_bytes,kv_bytes,flops,fits\n"
+                  "%d,%d,%d,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%d\n",
+                  r->batch, r->tokens, r->context, r->time_s, r->tok_s, r->memory_s,
+                  r->compute_s, r->allreduce_s, r->weight_bytes, r->kv_bytes, r->flops,
+                  r->fits) < 0 ? -1 : 0;
+}
+
+static int print_run(const step_run_t *r)
+{
+    return printf("batch,prompt,generate,prefill_s,decode_s,total_s,itl_s,output_tok_s,"
+                  "seq_tok_s,fits\n"
+                  "%d,%d,%d,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%d\n",
+                  r->batch, r->prompt, r->generate, r->prefill_s, r->decode_s, r->total_s,
+                  r->itl_s, r->output_tok_s, r->seq_tok_s, r->fits) < 0 ? -1 : 0;
+}
+
+/* The mode's row on stdout. 0, or -1 with err. */
+static int answer(const step_cmd_t *c, const step_t *st, err_t *err)
+{
+    step_iter_t it;
+    step_run_t run;
+    int b = c->batch;
+    if (c->batch_max) {
+        b = step_batch_max(st, c->prompt, c->generate);
+        if (b < 1)
+            return err_set(err, ERR_INPUT, "--batch max: the K,V of one job of %d + %d "
+                           "tokens does not fit in the memory the weights leave",
+                           c->prompt, c->generate);
+    }
+    int rc;
+    switch (c->mode) {
+    case MODE_DECODE:
+        rc = step_decode(st, b, c->context, &it, err) || print_iter(&it);
+        break;
+    case MODE_PREFILL:
+        rc = step_prefill(st, b, c->prompt, &it, err) || print_iter(&it);
+        break;
+    default:
+        rc = step_batch(st, b, c->prompt, c->generate, &run, err) || print_run(&run);
+        break;
+    }
+    if (rc == 0 && fflush(stdout) == 0 && !ferror(stdout)) return 0;
+    if (err->code == 0) err_set(err, ERR_RUNTIME, "standard output: %s", strerror(errno));
+    return -1;
+}
+
+int cli_step(int argc, char **argv)
+{
+    step_cmd_t c = {.setup = {.tp = 1}, .batch = 1};
+    int rc = parse_cmd(&c, argc, argv);
+    if (rc != 0) return rc;
+    if (c.help) return fputs(usage, stdout) == EOF ? ERR_RUNTIME : 0;
+    if (c.version) return cli_opt_print_version();
+    err_t err = {0};
+    step_input_t bad = STEP_IN_NONE;
+    step_t *st = step_create(&c.setup, &bad, &err);
+    if (!st) {
+        const char *opt = err.code == ERR_INPUT ? input_option(bad) : NULL;
+        fprintf(stderr, "specsim step: %s%s%s\n", opt ? opt : "", opt ? ": " : "", err.msg);
+        return err.code ? err.code : ERR_RUNTIME;
+    }
+    if (answer(&c, st, &err) != 0) {
+        fprintf(stderr, "specsim step: %s\n", err.msg);
+        rc = err.code ? err.code : ERR_RUNTIME;
+    }
+    step_free(st);
+    return rc;
+}

@@ -1,0 +1,214 @@
+/* step — decode steps, prefills and static batch runs from the service
+ * model (see step.h).
+ */
+#include "run/step.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "base/units.h"
+#include "model/cards.h"
+#include "model/service.h"
+
+struct step {
+    service_t *sv;      /* owned */
+    double weights;     /* the replica's weight footprint (all tp GPUs) */
+    double kv_token;    /* the replica's K,V bytes per cached token */
+    double mem;         /* tp × the card's memory */
+};
+
+/* Where a card reference is found: as given (cards_resolve_path), else, for
+ * a bare name, models/<dir>/NAME.yaml. 0, or -1 with err (ERR_INPUT). */
+static int resolve_card(const char *ref, const char *dir, const char *what, char *path,
+                        size_t pathsz, err_t *err)
+{
+    if (cards_resolve_path(ref, path, pathsz) == 0) return 0;
+    if (!strchr(ref, '/')) {
+        char named[512];
+        snprintf(named, sizeof named, "models/%s/%s.yaml", dir, ref);
+        if (cards_resolve_path(named, path, pathsz) == 0) return 0;
+    }
+    return err_set(err, ERR_INPUT, "no %s card '%s' (a file, or a name NAME for "
+                   "models/%s/NAME.yaml; looked in the working directory, under "
+                   "$SPECSIM_ROOT and the source tree specsim was built from)",
+                   what, ref, dir);
+}
+
+/* The cards, the precision and the overhead; *bad names what is wrong. */
+static int read_inputs(const step_setup_t *in, hw_card_t *hw, llm_card_t *m, int *prec,
+                       double *overhead, step_input_t *bad, err_t *err)
+{
+    char path[1024];
+    *bad = STEP_IN_HARDWARE;
+    if (!in->hardware || !*in->hardware)
+        return err_set(err, ERR_INPUT, "no hardware card given");
+    if (resolve_card(in->hardware, "hardware", "hardware", path, sizeof path, err) != 0 ||
+        cards_load_hw_file(path, hw, err) != 0)
+        return -1;
+    *bad = STEP_IN_MODEL;
+    if (!in->model || !*in->model) return err_set(err, ERR_INPUT, "no model card given");
+    if (resolve_card(in->model, "llm", "model", path, sizeof path, err) != 0 ||
+        cards_load_llm_file(path, m, err) != 0 || service_check_model(m, err) != 0)
+        return -1;
+    *bad = STEP_IN_PRECISION;
+    const char *p = in->precision ? in->precision : "fp16";
+    *prec = precision_parse(p);
+    if (*prec < 0)
+        return err_set(err, ERR_INPUT, "unknown precision '%s' (fp32, fp16, w8a16, "
+                       "w4a16 or w4a4)", p);
+    /* A card the model cannot use at any precision is the card's fault; one
+     * that lacks this precision's peak, the precision's. */
+    *bad = service_check_hardware(hw, PREC_FP16, err) != 0 ? STEP_IN_HARDWARE
+                                                           : STEP_IN_PRECISION;
+    if (service_check_hardware(hw, *prec, err) != 0) return -1;
+    *bad = STEP_IN_OVERHEAD;
+    *overhead = 0;
+    char why[200];
+    if (in->overhead && units_parse(in->overhead, UNIT_DURATION, 0, overhead, why,
+                                    sizeof why) != 0)
+        return err_set(err, ERR_INPUT, "%s", why);
+    *bad = STEP_IN_TP;
+    if (service_check_parallel(hw, m, in->tp, NULL, err) != 0) return -1;
+    *bad = STEP_IN_NONE;
+    return 0;
+}
+
+step_t *step_create(const step_setup_t *in, step_input_t *bad, err_t *err)
+{
+    hw_card_t hw;
+    llm_card_t m;
+    int prec = PREC_FP16;
+    double overhead = 0;
+    if (read_inputs(in, &hw, &m, &prec, &overhead, bad, err) != 0) return NULL;
+    step_t *st = calloc(1, sizeof *st);
+    if (!st) {
+        err_set(err, ERR_RUNTIME, "out of memory");
+        return NULL;
+    }
+    st->sv = service_create_tp(&hw, &m, prec, NULL, overhead, in->tp, err);
+    if (!st->sv) {
+        free(st);
+        return NULL;
+    }
+    st->weights = service_weight_bytes(st->sv);
+    st->kv_token = service_kv_bytes_per_token(st->sv);
+    st->mem = in->tp * hw.mem_bytes;
+    return st;
+}
+
+void step_free(step_t *st)
+{
+    if (!st) return;
+    service_free(st->sv);
+    free(st);
+}
+
+/* The replica's weights and the K,V of `tokens` cached tokens fit. */
+static int fits(const step_t *st, double tokens)
+{
+    return st->weights + tokens * st->kv_token <= st->mem;
+}
+
+/* `batch` identical jobs, in a new array (the caller frees it). */
+static service_job_t *jobs_new(int batch, int tokens, int context, int nohead, err_t *err)
+{
+    service_job_t *jobs = malloc((size_t)batch * sizeof *jobs);
+    if (!jobs) {
+        err_set(err, ERR_RUNTIME, "out of memory (%d jobs)", batch);
+        return NULL;
+    }
+    for (int j = 0; j < batch; j++)
+        jobs[j] = (service_job_t){.tokens = tokens, .context = context, .nohead = nohead};
+    return jobs;
+}
+
+/* One iteration of batch jobs of `tokens` tokens over `context`. */
+static int iteration(const step_t *st, int batch, int tokens, int context, int nohead,
+                     step_iter_t *out, err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    service_job_t *jobs = jobs_new(batch, tokens, context, nohead, err);
+    if (!jobs) return -1;
+    service_terms_t t;
+    service_terms(st->sv, jobs, batch, &t);
+    free(jobs);
+    *out = (step_iter_t){
+        .batch = batch,
+        .tokens = tokens,
+        .context = context,
+        .time_s = t.total_s,
+        .tok_s = (double)batch * tokens / t.total_s,
+        .memory_s = t.overhead_s + t.linear_mem_s + t.attn_mem_s,
+        .compute_s = t.overhead_s + t.linear_compute_s + t.attn_compute_s,
+        .allreduce_s = t.allreduce_s,
+        .weight_bytes = t.weight_bytes,
+        .kv_bytes = t.kv_bytes,
+        .flops = t.flops,
+        .fits = fits(st, (double)batch * ((double)context + tokens)),
+    };
+    return 0;
+}
+
+static int check_range(const char *what, int v, int lo, int hi, err_t *err)
+{
+    if (v >= lo && v <= hi) return 0;
+    return err_set(err, ERR_INPUT, "%s must be from %d to %d (got %d)", what, lo, hi, v);
+}
+
+#define BATCH_OK(b) check_range("batch", b, 1, STEP_BATCH_MAX, err)
+#define TOKENS_OK(what, v, lo) check_range(what, v, lo, STEP_TOKENS_MAX, err)
+
+int step_decode(const step_t *st, int batch, int context, step_iter_t *out, err_t *err)
+{
+    if (BATCH_OK(batch) || TOKENS_OK("context", context, 0)) return -1;
+    return iteration(st, batch, 1, context, 0, out, err);
+}
+
+int step_prefill(const step_t *st, int batch, int prompt, step_iter_t *out, err_t *err)
+{
+    if (BATCH_OK(batch) || TOKENS_OK("prompt", prompt, 1)) return -1;
+    return iteration(st, batch, prompt, 0, prompt - 1, out, err);
+}
+
+int step_batch(const step_t *st, int batch, int prompt, int generate, step_run_t *out,
+               err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    if (BATCH_OK(batch) || TOKENS_OK("prompt", prompt, 1) ||
+        TOKENS_OK("generate", generate, 1))
+        return -1;
+    service_job_t *jobs = jobs_new(batch, prompt, 0, prompt - 1, err);
+    if (!jobs) return -1;
+    double prefill = service_iter_time(st->sv, jobs, batch), decode = 0;
+    for (int k = 1; k < generate; k++) {
+        for (int j = 0; j < batch; j++)
+            jobs[j] = (service_job_t){.tokens = 1, .context = prompt + k - 1};
+        decode += service_iter_time(st->sv, jobs, batch);
+    }
+    free(jobs);
+    double total = prefill + decode;
+    *out = (step_run_t){
+        .batch = batch,
+        .prompt = prompt,
+        .generate = generate,
+        .prefill_s = prefill,
+        .decode_s = decode,
+        .total_s = total,
+        .itl_s = generate > 1 ? decode / (generate - 1) : 0,
+        .output_tok_s = (double)batch * generate / total,
+        .seq_tok_s = generate / total,
+        .fits = fits(st, (double)batch * ((double)prompt + generate)),
+    };
+    return 0;
+}
+
+int step_batch_max(const step_t *st, int prompt, int generate)
+{
+    double per_job = ((double)prompt + generate) * st->kv_token;
+    double b = floor((st->mem - st->weights) / per_job);
+    if (!(b >= 1)) return 0;
+    return b > STEP_BATCH_MAX ? STEP_BATCH_MAX : (int)b;
+}
