@@ -7,7 +7,7 @@ names=$(sed -n 's/^ *X([A-Z0-9_]*, "\([a-z0-9_]*\)".*/\1/p' sim/stat/metrics.h)
 [ -n "$names" ] || { fail metric_names_parsed "no names parsed from sim/stat/metrics.h"; }
 
 expect_exit help_main 0 "$SPECSIM" --help
-for c in run check analytic sweep merge roofline; do
+for c in run check analytic sweep merge roofline step; do
     expect_exit "help_$c" 0 "$SPECSIM" "$c" --help
 done
 expect_exit no_args_is_usage 2 "$SPECSIM"

@@ -1,8 +1,8 @@
 # --quiet is accepted by every command of every binary (issue 27), so that
 # a script can pass it to any of them:
-#   specsim run, sweep, merge, optimize, check, analytic, roofline (and -q);
-#   calibrate, testbed run and steps, llm generate, spec, agree, accept,
-#   bench, prompts.
+#   specsim run, sweep, merge, optimize, check, analytic, roofline, step
+#   (and -q); calibrate, testbed run and steps, llm generate, spec, agree,
+#   accept, bench, prompts.
 # Where a command shows progress (run and sweep on a terminal; calibrate's
 # progress line; testbed steps' memory report; llm generate's timing line)
 # --quiet silences it. Where it shows none, --quiet changes nothing on
@@ -46,6 +46,8 @@ same_with_quiet quiet_analytic "$SPECSIM" analytic scenarios/default.yaml
 same_with_quiet quiet_roofline "$SPECSIM" roofline scenarios/paper/roofline.yaml --points 3
 same_with_quiet quiet_roofline_measured "$SPECSIM" roofline \
     --measured results/calibration/cpu-amd-epyc-llama-2-7b-w4a16.yaml
+same_with_quiet quiet_step "$SPECSIM" step batch --hardware a100-80g --model llama-2-7b \
+    --prompt 16 --generate 16
 same_with_quiet quiet_optimize "$SPECSIM" optimize "$TMP/q.yaml" \
     --knob protocol.gamma=2,4 --max throughput_tok_s
 # shellcheck disable=SC2086
@@ -59,11 +61,11 @@ expect_exit quiet_alias_check 0 "$SPECSIM" check scenarios/default.yaml -q
 expect_exit quiet_alias_optimize 0 "$SPECSIM" optimize "$TMP/q.yaml" \
     --knob protocol.gamma=2,4 --max throughput_tok_s -q
 # Every --help names it.
-for c in run sweep merge optimize check analytic roofline; do
+for c in run sweep merge optimize check analytic roofline step; do
     if "$SPECSIM" "$c" --help 2>&1 | grep -q -- '--quiet'; then pass "quiet_help_$c"
     else fail "quiet_help_$c" "specsim $c --help does not mention --quiet"; fi
 done
-for c in merge optimize check analytic roofline; do
+for c in merge optimize check analytic roofline step; do
     "$SPECSIM" "$c" --help | tr '\n' ' ' | grep -q 'nothing to *silence' &&
         pass "quiet_help_nothing_$c" ||
         fail "quiet_help_nothing_$c" "specsim $c --help does not say --quiet has nothing to silence"

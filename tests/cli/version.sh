@@ -15,7 +15,7 @@ case "$v" in
 esac
 [ "$(printf '%s\n' "$v" | wc -l)" -eq 1 ] && pass version_one_line || fail version_one_line "$v"
 
-for c in run check analytic sweep merge roofline; do
+for c in run check analytic sweep merge roofline step; do
     got=$("$SPECSIM" "$c" --version 2>&1)
     [ "$got" = "$v" ] && pass "version_$c" || fail "version_$c" "got '$got'"
 done

@@ -1,0 +1,268 @@
+# `specsim step` (sim/run/step.h) and scripts/validate-published.sh:
+#   step_decode_by_hand     a decode step of a toy model on a toy card is the
+#                           roofline written out here, operator by operator,
+#                           from the two cards' numbers; so are its weight
+#                           bytes;
+#   step_prefill_by_hand    the same for a compute-bound prefill (lm_head
+#                           over the last token only);
+#   step_prefill_one_is_decode  a 1-token prefill is a decode step at context 0;
+#   step_decode_context     a step over more context, or of more jobs, is
+#                           longer;
+#   step_batch_sum          a static batch run is its prefill plus G - 1
+#                           decode steps (G = 2, 3 summed here), with
+#                           itl_s, output_tok_s and seq_tok_s as defined;
+#   step_tp_halves          TP = 2 reads half the weights and K,V per GPU and
+#                           adds the ring all-reduces written out here;
+#   step_batch_max          --batch max is the largest batch whose K,V fits
+#                           the memory the weights leave: one more does not;
+#   step_fits               70B fp16 weights do not fit one 80GB card;
+#   step_bare_names         a bare card name is its file under models/, from
+#                           any directory;
+#   step_bad_*              bad usage exits 2 with a message naming the option;
+#   step_quiet, step_help   --quiet changes nothing; --help names every option;
+#   validate_*              the script prints one table row per CSV row
+#                           (no card rows included and counted) and the
+#                           summary, from another directory, and computes the
+#                           error and speed ratio of a row as defined.
+. tests/cli/lib.sh
+
+# A toy card and model, so that the arithmetic below depends on nothing
+# shipped: 1000 GB/s x 0.5, 100 TFLOP/s x 0.5; 2 layers, hidden 256, 4
+# heads of 64, 2 KV heads, gated ffn 512, vocab 1000.
+cat >"$TMP/hw.yaml" <<'EOF'
+name: toy-gpu
+kind: gpu
+source: "tests/cli/step.sh"
+mem: 10MB
+mem_bw: 1000GB/s
+flops:
+  fp32: 10TFLOPS
+  fp16: 100TFLOPS
+bw_eff: 0.5
+flops_eff: 0.5
+interconnect_bw: 100GB/s
+interconnect_latency: 10us
+EOF
+cat >"$TMP/llm.yaml" <<'EOF'
+name: toy-llm
+source: "tests/cli/step.sh"
+layers: 2
+hidden: 256
+heads: 4
+kv_heads: 2
+ffn: 512
+vocab: 1000
+gated_mlp: true
+EOF
+cards="--hardware $TMP/hw.yaml --model $TMP/llm.yaml"
+
+# col FILE NAME: the value of column NAME in a one-row CSV.
+col() { awk -F, -v col="$2" -f scripts/csvcol.awk "$1"; }
+# same A B: |A - B| <= 1e-9 |B|
+same() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d
+                                          exit !(d <= 1e-9 * (b < 0 ? -b : b)) }'; }
+step() { "$SPECSIM" step "$@" >"$TMP/out" 2>"$TMP/err"; }
+
+# The roofline by hand: per op max(flops / rate, bytes / bandwidth), bytes =
+# fp16 weights + activations in and out. m tokens through the linear layers,
+# h rows through lm_head, b jobs of q tokens over c cached.
+hand() {
+    awk -v m="$1" -v h="$2" -v b="$3" -v q="$4" -v c="$5" 'BEGIN {
+        bw = 1000e9 * 0.5; rate = 100e12 * 0.5
+        layers = 2; d = 256; hd = 256 / 4; kvh = 2; ffn = 512; vocab = 1000
+        n[1] = (4 + 2 * kvh) * hd; k[1] = d     # qkv
+        n[2] = d;                  k[2] = d     # o
+        n[3] = 2 * ffn;            k[3] = d     # gate_up
+        n[4] = d;                  k[4] = ffn   # down
+        t = 0; w = 0
+        for (i = 1; i <= 4; i++) { t += layers * lin(m, n[i], k[i]); w += layers * 2 * n[i] * k[i] }
+        t += lin(h, vocab, d); w += 2 * vocab * d
+        # Attention, one kernel over the batch, every layer.
+        fl = layers * b * 4 * q * (c + q) * d
+        by = layers * b * 2 * (c + q) * kvh * hd * 2
+        t += max(fl / rate, by / bw)
+        printf "%.17g %.17g\n", t, w
+    }
+    function max(a, b) { return a > b ? a : b }
+    function lin(m, n, k) { return max(2 * m * n * k / rate, (2 * n * k + 2 * m * (n + k)) / bw) }'
+}
+
+# --- by hand ----------------------------------------------------------------
+set -- $(hand 1 1 1 1 0)
+if step decode $cards && same "$(col "$TMP/out" time_s)" "$1" &&
+   same "$(col "$TMP/out" weight_bytes)" "$2" && [ "$(col "$TMP/out" allreduce_s)" = 0 ]; then
+    pass step_decode_by_hand
+else fail step_decode_by_hand "want time_s $1 weight_bytes $2; got $(cat "$TMP/out" "$TMP/err")"; fi
+cp "$TMP/out" "$TMP/decode0"
+
+set -- $(hand 4096 1 1 4096 0)
+if step prefill $cards --prompt 4096 && same "$(col "$TMP/out" time_s)" "$1" &&
+   same "$(col "$TMP/out" tok_s)" "$(awk -v t="$1" 'BEGIN { printf "%.17g", 4096 / t }')"; then
+    pass step_prefill_by_hand
+else fail step_prefill_by_hand "want time_s $1; got $(cat "$TMP/out" "$TMP/err")"; fi
+
+# --- relations between the modes -------------------------------------------
+if step prefill $cards --prompt 1 &&
+   [ "$(col "$TMP/out" time_s)" = "$(col "$TMP/decode0" time_s)" ]; then
+    pass step_prefill_one_is_decode
+else fail step_prefill_one_is_decode "$(cat "$TMP/out" "$TMP/decode0" "$TMP/err")"; fi
+
+step decode $cards --context 4096 && t_ctx=$(col "$TMP/out" time_s)
+step decode $cards --batch 8 && t_b8=$(col "$TMP/out" time_s)
+t0=$(col "$TMP/decode0" time_s)
+if awk -v a="${t_ctx:-0}" -v b="${t_b8:-0}" -v z="$t0" 'BEGIN { exit !(a > z && b > z) }'; then
+    pass step_decode_context
+else fail step_decode_context "context 4096: $t_ctx, batch 8: $t_b8, one job at 0: $t0"; fi
+
+# A run of G = 3: prefill of 4 x 100, then steps over 100 and 101 cached.
+step prefill $cards --batch 4 --prompt 100 --overhead 0.5ms && p=$(col "$TMP/out" time_s)
+step decode $cards --batch 4 --context 100 --overhead 0.5ms && d1=$(col "$TMP/out" time_s)
+step decode $cards --batch 4 --context 101 --overhead 0.5ms && d2=$(col "$TMP/out" time_s)
+step batch $cards --batch 4 --prompt 100 --generate 3 --overhead 0.5ms
+cp "$TMP/out" "$TMP/run"
+step batch $cards --batch 4 --prompt 100 --generate 1 --overhead 0.5ms
+if same "$(col "$TMP/run" prefill_s)" "$p" && same "$(col "$TMP/run" decode_s)" "$(echo "$d1 $d2" | awk '{ printf "%.17g", $1 + $2 }')" &&
+   same "$(col "$TMP/run" total_s)" "$(echo "$p $d1 $d2" | awk '{ printf "%.17g", $1 + $2 + $3 }')" &&
+   same "$(col "$TMP/run" itl_s)" "$(echo "$d1 $d2" | awk '{ printf "%.17g", ($1 + $2) / 2 }')" &&
+   same "$(col "$TMP/run" output_tok_s)" "$(col "$TMP/run" total_s | awk '{ printf "%.17g", 12 / $1 }')" &&
+   same "$(col "$TMP/run" seq_tok_s)" "$(col "$TMP/run" total_s | awk '{ printf "%.17g", 3 / $1 }')" &&
+   same "$(col "$TMP/out" total_s)" "$p" && [ "$(col "$TMP/out" itl_s)" = 0 ]; then
+    pass step_batch_sum
+else fail step_batch_sum "prefill $p, steps $d1 $d2; run: $(cat "$TMP/run"); G = 1: $(cat "$TMP/out" "$TMP/err")"; fi
+
+# --- tensor parallelism -----------------------------------------------------
+# Two ring all-reduces a layer of one token's 256 fp16 activations:
+# 2 layers x 2 x (2 (2-1)/2 x 512 B / 100 GB/s + 10 us).
+step decode $cards --tp 2 --context 10 && cp "$TMP/out" "$TMP/tp2"
+step decode $cards --context 10
+ar=$(awk 'BEGIN { printf "%.17g", 2 * 2 * (1 * 256 * 2 / 100e9 + 10e-6) }')
+if same "$(col "$TMP/tp2" weight_bytes)" "$(col "$TMP/out" weight_bytes | awk '{ printf "%.17g", $1 / 2 }')" &&
+   same "$(col "$TMP/tp2" kv_bytes)" "$(col "$TMP/out" kv_bytes | awk '{ printf "%.17g", $1 / 2 }')" &&
+   same "$(col "$TMP/tp2" allreduce_s)" "$ar"; then
+    pass step_tp_halves
+else fail step_tp_halves "tp 2: $(cat "$TMP/tp2"); tp 1: $(cat "$TMP/out" "$TMP/err"); all-reduces $ar"; fi
+
+# --- memory -----------------------------------------------------------------
+# Weights: 2871296 B of layers and lm_head + 512000 B of fp16 embeddings;
+# K,V: 2 layers x 2 x 2 heads x 64 x 2 B = 1024 B a token. 10 MB left to
+# jobs of 10 + 10 tokens: (10e6 - 3383296) / 20480 = 323.08.
+step batch $cards --batch max --prompt 10 --generate 10 && cp "$TMP/out" "$TMP/max"
+step batch $cards --batch 324 --prompt 10 --generate 10
+if [ "$(col "$TMP/max" batch)" = 323 ] && [ "$(col "$TMP/max" fits)" = 1 ] &&
+   [ "$(col "$TMP/out" fits)" = 0 ]; then
+    pass step_batch_max
+else fail step_batch_max "max: $(cat "$TMP/max"); 324: $(cat "$TMP/out" "$TMP/err")"; fi
+
+if step decode --hardware a100-80g --model llama-2-70b && [ "$(col "$TMP/out" fits)" = 0 ] &&
+   step decode --hardware a100-80g --model llama-2-70b --tp 2 && [ "$(col "$TMP/out" fits)" = 1 ]; then
+    pass step_fits
+else fail step_fits "$(cat "$TMP/out" "$TMP/err")"; fi
+
+# --- cards by name, from anywhere --------------------------------------------
+here=$(pwd)
+if (cd "$TMP" && "$here/$SPECSIM" step decode --hardware h100-sxm --model llama-2-7b >"$TMP/a") 2>"$TMP/err" &&
+   step decode --hardware models/hardware/h100-sxm.yaml --model models/llm/llama-2-7b.yaml &&
+   cmp -s "$TMP/a" "$TMP/out"; then
+    pass step_bare_names
+else fail step_bare_names "$(cat "$TMP/a" "$TMP/out" "$TMP/err")"; fi
+
+# --- bad usage --------------------------------------------------------------
+# bad NAME 'message' ARGS...: exit 2, and stderr holds the message.
+bad() {
+    name=$1 msg=$2; shift 2
+    "$SPECSIM" step "$@" >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    if [ "$rc" -eq 2 ] && grep -qF -- "$msg" "$TMP/err" && [ ! -s "$TMP/out" ]; then pass "step_bad_$name"
+    else fail "step_bad_$name" "exit $rc, want 2 and '$msg'; stderr: $(head -c 300 "$TMP/err")"; fi
+}
+bad no_mode "no mode given" $cards
+bad mode "unknown mode 'verify'" verify $cards
+bad two_modes "more than one mode given ('prefill')" decode prefill $cards
+bad no_hardware "no --hardware CARD given" decode --model "$TMP/llm.yaml"
+bad no_model "no --model CARD given" decode --hardware "$TMP/hw.yaml"
+bad hardware_missing "--hardware: no hardware card 'nope'" decode --hardware nope --model "$TMP/llm.yaml"
+bad hardware_is_model "--hardware: $TMP/llm.yaml" decode --hardware "$TMP/llm.yaml" --model "$TMP/llm.yaml"
+bad model_missing "--model: no model card 'nope.yaml'" decode --hardware "$TMP/hw.yaml" --model nope.yaml
+bad precision "--precision: unknown precision 'fp8'" decode $cards --precision fp8
+bad tp_heads "--tp: 3 does not divide" decode $cards --tp 3
+bad tp_link "--tp: 2 GPUs need an interconnect" decode --hardware apple-m2 --model "$TMP/llm.yaml" --tp 2
+bad tp_zero "--tp needs an integer from 1" decode $cards --tp 0
+bad batch_zero "--batch needs an integer from 1" decode $cards --batch 0
+bad batch_word "--batch needs an integer from 1" batch $cards --batch most --prompt 1 --generate 1
+bad context_negative "--context needs an integer from 0" decode $cards --context -1
+bad overhead "--overhead: '5' needs a unit" decode $cards --overhead 5
+bad context_prefill "--context does not go with prefill" prefill $cards --prompt 8 --context 8
+bad prompt_decode "--prompt does not go with decode" decode $cards --prompt 8
+bad generate_prefill "--generate does not go with prefill" prefill $cards --prompt 8 --generate 8
+bad prefill_prompt "prefill needs --prompt N" prefill $cards
+bad batch_generate "batch needs --generate G" batch $cards --prompt 8
+bad max_decode "--batch max goes with batch" decode $cards --batch max
+bad max_none "--batch max: the K,V of one job" batch $cards --batch max --prompt 8000 --generate 8000
+bad set "unknown option '--set'" decode $cards --set a=b
+
+# --- --quiet, --help ----------------------------------------------------------
+step batch $cards --prompt 8 --generate 8 && cp "$TMP/out" "$TMP/loud"
+if step batch $cards --prompt 8 --generate 8 --quiet && cmp -s "$TMP/out" "$TMP/loud" &&
+   [ ! -s "$TMP/err" ]; then pass step_quiet
+else fail step_quiet "$(cat "$TMP/err")"; fi
+"$SPECSIM" step --help >"$TMP/help" 2>&1
+missing=""
+for o in --hardware --model --precision --tp --batch --context --prompt --generate \
+         --overhead --quiet decode prefill batch; do
+    grep -q -- "$o" "$TMP/help" || missing="$missing $o"
+done
+if [ -z "$missing" ] && "$SPECSIM" --help | grep -q "step MODE"; then pass step_help
+else fail step_help "not in the help:$missing"; fi
+
+# --- scripts/validate-published.sh ------------------------------------------
+csv=results/validation/published.csv
+grep -v -e '^#' -e '^[[:space:]]*$' "$csv" | tail -n +2 | cut -d, -f1 >"$TMP/ids"
+nrows=$(wc -l <"$TMP/ids")
+# From another directory, the binary given relative to it.
+if (cd "$TMP" && "$here/scripts/validate-published.sh" "$(
+        case $SPECSIM in /*) echo "$SPECSIM" ;; *) echo "$here/$SPECSIM" ;; esac)") \
+        >"$TMP/table" 2>"$TMP/err"; then
+    pass validate_runs
+else fail validate_runs "$(head -c 600 "$TMP/err")"; fi
+# The table: one row per CSV row, in order; then the summary, whose last row
+# counts them all.
+awk -F' [|] ' '/^[|] [a-z0-9-]+-[0-9]+ [|]/ { sub(/^[|] /, "", $1); print $1 }' "$TMP/table" >"$TMP/got"
+if [ "$nrows" -ge 100 ] && cmp -s "$TMP/ids" "$TMP/got"; then pass validate_one_row_each
+else fail validate_one_row_each "$nrows ids; $(diff "$TMP/ids" "$TMP/got" | head -5)"; fi
+last=$(grep '^| all | all |' "$TMP/table")
+nocard=$(grep -c '| no card: ' "$TMP/table")
+predicted=$(grep -c '^| [a-z0-9-]*-[0-9]* |.*| [+-][0-9.]* | [0-9.]* |' "$TMP/table")
+if echo "$last" | awk -F' [|] ' -v n="$nrows" -v p="$predicted" -v u="$nocard" \
+        '{ exit !($3 == n && $4 == p && $5 == u && p + u == n && p >= 60) }'; then
+    pass validate_summary
+else fail validate_summary "$nrows rows, $predicted predicted, $nocard without a card; last row: $last"; fi
+missing=""
+for g in decode verify prefill mixed tp quant fp8 "edge: llama.cpp, Ollama" "edge: MLC" "edge: QNN"; do
+    for s in fit holdout all; do
+        grep -qF "| $g | $s |" "$TMP/table" || missing="$missing [$g $s]"
+    done
+done
+if [ -z "$missing" ]; then pass validate_groups
+else fail validate_groups "no summary row for$missing"; fi
+
+# The error and speed ratio of a row whose published value is twice the
+# rate specsim predicts (and of one at half its time), and a row with no card.
+step decode --hardware a100-80g --model llama-2-7b --context 512 --overhead 0.5ms &&
+    t=$(col "$TMP/out" time_s)
+head="$(grep -v '^#' "$csv" | head -n 1)"
+row() { # ID METRIC VALUE UNIT HARDWARE_CARD
+    echo "$1,decode,decode,fit,t,http://x,p,w,e,v,h,$5,m,llama-2-7b,fp16,1,1,NA,NA,512,$2,m,$3,$4,n"
+}
+{
+    echo "$head"
+    row t-01 decode_tok_s "$(awk -v t="$t" 'BEGIN { printf "%.10g", 2 / t }')" tok/s a100-80g
+    row t-02 step_time "$(awk -v t="$t" 'BEGIN { printf "%.10g", t * 1e3 / 2 }')" ms a100-80g
+    row t-03 step_time 1 ms none
+} >"$TMP/mini.csv"
+scripts/validate-published.sh "$SPECSIM" "$TMP/mini.csv" >"$TMP/mini" 2>"$TMP/err"
+if grep -q '^| t-01 |.* | -50.0 | 0.50 | - |$' "$TMP/mini" &&
+   grep -q '^| t-02 |.* | +100.0 | 0.50 | - |$' "$TMP/mini" &&
+   grep -q '^| t-03 |.* | - | - | - | no card: hardware (h) |$' "$TMP/mini" &&
+   grep -q '^| all | all | 3 | 2 | 1 | 75.0 | +100.0 (t-02) | 0.50 |$' "$TMP/mini"; then
+    pass validate_error_defined
+else fail validate_error_defined "$(cat "$TMP/mini" "$TMP/err")"; fi
