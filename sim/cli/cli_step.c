@@ -76,8 +76,7 @@ typedef struct step_cmd {
     step_setup_t setup;
     int batch, batch_max, context, prompt, generate;
     int has_context, has_prompt, has_generate;   /* the option was given */
-    int help, version;
-    const char *mode_arg;
+    cli_opt_common_t com;   /* --help, --version; the mode as com.scenario */
     mode_kind_t mode;
 } step_cmd_t;
 
@@ -128,10 +127,10 @@ static int take(void *ctx, const cli_opt_arg_t *a)
 static int check_mode(const step_cmd_t *c)
 {
     const char *m = mode_names[c->mode];
-    const char *stray = c->mode != MODE_DECODE && c->has_context  ? "--context"
-                      : c->mode == MODE_DECODE && c->has_prompt   ? "--prompt"
-                      : c->mode != MODE_BATCH && c->has_generate ? "--generate"
-                                                                  : NULL;
+    const char *stray = NULL;
+    if (c->mode != MODE_DECODE && c->has_context) stray = "--context";
+    else if (c->mode == MODE_DECODE && c->has_prompt) stray = "--prompt";
+    else if (c->mode != MODE_BATCH && c->has_generate) stray = "--generate";
     if (stray)
         return cli_opt_usage_error("step", "%s does not go with %s (decode takes "
                                    "--context; prefill --prompt; batch --prompt and "
@@ -150,19 +149,15 @@ static int check_mode(const step_cmd_t *c)
 
 static int parse_cmd(step_cmd_t *c, int argc, char **argv)
 {
-    cli_opt_common_t com;
-    int rc = cli_opt_read(CLI_STEP, "step", argc, argv, take, c, &com);
-    c->help = com.help;
-    c->version = com.version;
-    c->mode_arg = com.scenario;
-    if (rc || c->help || c->version) return rc;
-    if (!c->mode_arg)
-        return cli_opt_usage_error("step", "no mode given (decode, prefill or batch)");
+    int rc = cli_opt_read(CLI_STEP, "step", argc, argv, take, c, &c->com);
+    const char *mode = c->com.scenario;
+    if (rc || c->com.help || c->com.version) return rc;
+    if (!mode) return cli_opt_usage_error("step", "no mode given (decode, prefill or batch)");
     int i = 0;
-    while (i < 3 && strcmp(c->mode_arg, mode_names[i]) != 0) i++;
+    while (i < 3 && strcmp(mode, mode_names[i]) != 0) i++;
     if (i == 3)
         return cli_opt_usage_error("step", "unknown mode '%s' (decode, prefill or batch)",
-                                   c->mode_arg);
+                                   mode);
     c->mode = (mode_kind_t)i;
     return check_mode(c);
 }
@@ -234,8 +229,8 @@ int cli_step(int argc, char **argv)
     step_cmd_t c = {.setup = {.tp = 1}, .batch = 1};
     int rc = parse_cmd(&c, argc, argv);
     if (rc != 0) return rc;
-    if (c.help) return fputs(usage, stdout) == EOF ? ERR_RUNTIME : 0;
-    if (c.version) return cli_opt_print_version();
+    if (c.com.help) return fputs(usage, stdout) == EOF ? ERR_RUNTIME : 0;
+    if (c.com.version) return cli_opt_print_version();
     err_t err = {0};
     step_input_t bad = STEP_IN_NONE;
     step_t *st = step_create(&c.setup, &bad, &err);
