@@ -128,6 +128,7 @@ while IFS=$tab read -r id group side setting metric unit pub mode args column in
         # shellcheck disable=SC2086  # args is a list of options and values
         if "$specsim" step "$mode" $args </dev/null >"$tmp/out" 2>"$tmp/err"; then
             x=$(awk -F, -v col="$column" -f scripts/csvcol.awk "$tmp/out")
+            # shellcheck disable=SC2046  # three numbers, split on purpose
             set -- $(awk -v x="$x" -v inv="$inverse" -v f="$factor" -v pub="$pub" \
                          -v unit="$unit" 'BEGIN {
                 y = (inv ? 1 / x : x) * f

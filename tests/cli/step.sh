@@ -24,6 +24,8 @@
 #                           (no card rows included and counted) and the
 #                           summary, from another directory, and computes the
 #                           error and speed ratio of a row as defined.
+# $cards and $(hand ...) are lists of words, split on purpose.
+# shellcheck disable=SC2086,SC2046
 . tests/cli/lib.sh
 
 # A toy card and model, so that the arithmetic below depends on nothing
