@@ -42,8 +42,12 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 specsim=${1:-$root/build/specsim}
 csv=${2:-$root/results/validation/published.csv}
 # Made absolute before the cd below, so that they may be given relative to
-# the caller's directory.
-case $specsim in /*) ;; *) specsim=$(pwd)/$specsim ;; esac
+# the caller's directory (a binary without a / is looked up on the PATH).
+case $specsim in
+/*) ;;
+*/*) specsim=$(pwd)/$specsim ;;
+*) specsim=$(command -v "$specsim" || echo "$specsim") ;;
+esac
 case $csv in /*) ;; *) csv=$(pwd)/$csv ;; esac
 [ -x "$specsim" ] || { echo "validate-published: $specsim: not an executable (run make)" >&2; exit 1; }
 [ -f "$csv" ] || { echo "validate-published: $csv: no such file" >&2; exit 1; }
