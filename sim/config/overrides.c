@@ -37,6 +37,30 @@ static int out_of_memory(err_t *err)
     return err_set(err, ERR_RUNTIME, "out of memory");
 }
 
+/* PATH=VALUE split on a private copy (argv strings are not ours to edit)
+ * and appended; opt NULL: a --set, else the n-th of option opt, its path
+ * at column 1 of line n and its value just after the '='. */
+static int add_split(overrides_t *s, const char *v, const char *opt, int n, err_t *err)
+{
+    const char *name = opt ? opt : "--set";
+    const char *eq = strchr(v, '=');
+    if (!eq || eq == v)
+        return err_set(err, ERR_INPUT, "%s needs PATH=VALUE, got '%s'", name, v);
+    /* A --set without a value is refused where it is applied, with its
+     * position; so is this one, here. */
+    if (opt && !eq[1])
+        return err_set(err, ERR_INPUT, "%s:%d:%d: %.*s: no value after '=' (give one; "
+                       "a key left out of the scenario takes its default)", opt, n,
+                       (int)(eq - v) + 1, (int)(eq - v), v);
+    char *own = strdup(v);
+    if (!own) return out_of_memory(err);
+    own[eq - v] = '\0';
+    /* (The marks of a --set, src NULL, are the loader's to set.) */
+    scenario_override_t ov = {.path = own, .value = own + (eq - v) + 1, .src = opt,
+                              .line = n, .col = 1, .vline = n, .vcol = (int)(eq - v) + 2};
+    return push(s, ov, own) ? out_of_memory(err) : 0;
+}
+
 int overrides_add(overrides_t *s, overrides_kind_t kind, const char *value,
                   err_t *err)
 {
@@ -51,15 +75,13 @@ int overrides_add(overrides_t *s, overrides_kind_t kind, const char *value,
                                   .value = v, .src = name};
         return push(s, ov, NULL) ? out_of_memory(err) : 0;
     }
-    const char *eq = strchr(v, '=');
-    if (!eq || eq == v)
-        return err_set(err, ERR_INPUT, "--set needs PATH=VALUE, got '%s'", v);
-    /* Split on a private copy: argv strings are not ours to edit. */
-    char *own = strdup(v);
-    if (!own) return out_of_memory(err);
-    own[eq - v] = '\0';
-    scenario_override_t ov = {.path = own, .value = own + (eq - v) + 1};
-    return push(s, ov, own) ? out_of_memory(err) : 0;
+    return add_split(s, v, NULL, 0, err);
+}
+
+int overrides_add_opt(overrides_t *s, const char *opt, int n, const char *value,
+                      err_t *err)
+{
+    return add_split(s, value, opt, n, err);
 }
 
 void overrides_fini(overrides_t *s)

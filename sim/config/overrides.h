@@ -34,6 +34,14 @@ typedef struct overrides {
  * overrides_fini (a zeroed overrides_t is empty). */
 SPECSIM_API int overrides_add(overrides_t *s, overrides_kind_t kind, const char *value,
                   err_t *err);
+/* Appends PATH=VALUE given as the n-th (1-based) use of a command-line
+ * option other than --set (compare's --a and --b): messages about it read
+ * "OPT:N:COL: PATH: ..." (COL: 1-based column inside "PATH=VALUE"), and it
+ * does not count as a --set. opt must outlive *s; value is copied. An
+ * empty VALUE is refused here, with that position. Returns 0, or -1 with
+ * err as overrides_add. */
+SPECSIM_API int overrides_add_opt(overrides_t *s, const char *opt, int n,
+                                  const char *value, err_t *err);
 SPECSIM_API void overrides_fini(overrides_t *s);
 
 /* A non-negative decimal integer: digits only (no sign, no spaces), no

@@ -23,7 +23,7 @@
 /* ---- number and string formatting --------------------------------------- */
 
 /* Writes x as a JSON value. Returns fprintf's result (< 0 on error). */
-static int json_number(FILE *f, double x)
+int output_json_number(FILE *f, double x)
 {
     if (!isfinite(x)) return fputs("null", f) == EOF ? -1 : 0;
     return fprintf(f, "%.10g", x);
@@ -52,7 +52,7 @@ static size_t utf8_len(const unsigned char *s, size_t n)
     return len;
 }
 
-static int json_string(FILE *f, const char *str)
+int output_json_string(FILE *f, const char *str)
 {
     const unsigned char *s = (const unsigned char *)(str ? str : "");
     size_t n = strlen((const char *)s);
@@ -83,7 +83,7 @@ static int json_string(FILE *f, const char *str)
     return fputc('"', f) == EOF ? -1 : 0;
 }
 
-static int csv_number(FILE *f, double x)
+int output_csv_number(FILE *f, double x)
 {
     if (isnan(x)) return 0;
     if (isinf(x)) return fputs(x > 0 ? "inf" : "-inf", f) == EOF ? -1 : 0;
@@ -92,7 +92,7 @@ static int csv_number(FILE *f, double x)
 
 /* RFC 4180: a field with a comma, quote or line break is quoted, with
  * quotes doubled. */
-static int csv_field(FILE *f, const char *s)
+int output_csv_field(FILE *f, const char *s)
 {
     if (!s) s = "";
     if (!strpbrk(s, ",\"\n\r")) return fputs(s, f) == EOF ? -1 : 0;
@@ -354,22 +354,54 @@ static int summary_groups_table(FILE *f, const scenario_t *s, int namew,
     return 0;
 }
 
-int output_summary(FILE *f, const scenario_t *s, const output_sources_t *src,
-                   const metrics_summary_t *m)
+/* The view of metric id: its entry in the tables above, or a plain
+ * number for a metric appended to the contract after they were written. */
+static metric_view_t view_of(int id)
+{
+    for (int g = 0; g < NGROUPS; g++)
+        for (int i = 0; i < summary_groups[g].n; i++)
+            if (summary_groups[g].items[i].id == id) return summary_groups[g].items[i];
+    return (metric_view_t){id, U_PLAIN, ""};
+}
+
+int output_name_width(void)
 {
     int namew = 0;
-    int listed[METRIC_COUNT] = {0};
     for (int i = 0; i < METRIC_COUNT; i++) {
         int len = (int)strlen(metric_name(i));
         if (len > namew) namew = len;
     }
-    if (summary_header(f, s, src, m->reps) < 0) return -1;
+    return namew;
+}
+
+double output_unit(int id, double v, const char **unit)
+{
+    metric_view_t mv = view_of(id);
+    *unit = mv.label;
+    if (mv.unit == U_TIME) return time_scale(v, unit);
+    return mv.unit == U_PCT ? 100.0 : 1.0;
+}
+
+void output_fmt_value(char *buf, size_t n, double v)
+{
+    fmt_num(buf, n, v);
+}
+
+void output_fmt_ci(char *buf, size_t n, double v)
+{
+    fmt_ci(buf, n, v);
+}
+
+int output_sections(FILE *f, output_row_fn row, void *ctx)
+{
+    int namew = output_name_width();
+    int listed[METRIC_COUNT] = {0};
     for (int g = 0; g < NGROUPS; g++) {
         if (fprintf(f, "\n%s\n", summary_groups[g].title) < 0) return -1;
         for (int i = 0; i < summary_groups[g].n; i++) {
-            const metric_view_t *mv = &summary_groups[g].items[i];
-            listed[mv->id] = 1;
-            if (summary_line(f, namew, mv, m) < 0) return -1;
+            int id = summary_groups[g].items[i].id;
+            listed[id] = 1;
+            if (row(f, namew, id, ctx) < 0) return -1;
         }
     }
     /* Metrics appended to the contract after this table was written still
@@ -378,11 +410,25 @@ int output_summary(FILE *f, const scenario_t *s, const output_sources_t *src,
     for (int i = 0; i < METRIC_COUNT; i++) {
         if (listed[i]) continue;
         if (!other++ && fputs("\nother\n", f) == EOF) return -1;
-        metric_view_t mv = {i, U_PLAIN, ""};
-        if (summary_line(f, namew, &mv, m) < 0) return -1;
+        if (row(f, namew, i, ctx) < 0) return -1;
     }
+    return 0;
+}
+
+static int summary_row(FILE *f, int namew, int id, void *ctx)
+{
+    metric_view_t mv = view_of(id);
+    return summary_line(f, namew, &mv, ctx);
+}
+
+int output_summary(FILE *f, const scenario_t *s, const output_sources_t *src,
+                   const metrics_summary_t *m)
+{
+    if (summary_header(f, s, src, m->reps) < 0 ||
+        output_sections(f, summary_row, (void *)m) < 0)
+        return -1;
     if (s->ngroups > 1 && m->groups && m->ngroups == s->ngroups &&
-        summary_groups_table(f, s, namew, m) < 0)
+        summary_groups_table(f, s, output_name_width(), m) < 0)
         return -1;
     return ferror(f) ? -1 : 0;
 }
@@ -399,7 +445,7 @@ void output_sources_fini(output_sources_t *src)
 
 static int json_key(FILE *f, const char *key)
 {
-    if (fputs(",\n  ", f) == EOF || json_string(f, key) < 0) return -1;
+    if (fputs(",\n  ", f) == EOF || output_json_string(f, key) < 0) return -1;
     return fputs(": ", f) == EOF ? -1 : 0;
 }
 
@@ -411,9 +457,9 @@ static int json_group_sources(FILE *f, const scenario_t *s, const output_sources
     int rc = fputc('{', f) == EOF;
     for (int g = 0; g < src->ngroups; g++) {
         rc |= (g && fputs(", ", f) == EOF);
-        rc |= json_string(f, s->groups[g].name) < 0;
+        rc |= output_json_string(f, s->groups[g].name) < 0;
         rc |= fputs(": ", f) == EOF;
-        rc |= json_string(f, src->edge_group[g]) < 0;
+        rc |= output_json_string(f, src->edge_group[g]) < 0;
     }
     rc |= fputc('}', f) == EOF;
     return rc ? -1 : 0;
@@ -429,9 +475,9 @@ static int json_metrics(FILE *f, const metrics_summary_t *m, const char *sep)
         for (int ci = 0; ci < 1 + (m->reps > 1); ci++) {
             snprintf(key, sizeof key, "%s%s", metric_name(i), ci ? "_ci95" : "");
             rc |= fputs(i || ci ? sep : sep + 1, f) == EOF;
-            rc |= json_string(f, key) < 0;
+            rc |= output_json_string(f, key) < 0;
             rc |= fputs(": ", f) == EOF;
-            rc |= json_number(f, ci ? m->ci95[i] : m->value[i]) < 0;
+            rc |= output_json_number(f, ci ? m->ci95[i] : m->value[i]) < 0;
         }
     }
     return rc ? -1 : 0;
@@ -443,7 +489,7 @@ static int json_groups(FILE *f, const scenario_t *s, const metrics_summary_t *m)
     int rc = json_key(f, "groups") < 0 || fputc('{', f) == EOF;
     for (int g = 0; g < m->ngroups && !rc; g++) {
         rc |= fputs(g ? ",\n    " : "\n    ", f) == EOF;
-        rc |= json_string(f, s->groups[g].name) < 0;
+        rc |= output_json_string(f, s->groups[g].name) < 0;
         rc |= fputs(": {", f) == EOF;
         rc |= json_metrics(f, &m->groups[g], ",\n      ") < 0;
         rc |= fputs("\n    }", f) == EOF;
@@ -464,11 +510,11 @@ int output_json_extra(FILE *f, const scenario_t *s, const output_sources_t *src,
     char key[128];
     int rc = 0;
     rc |= fputs("{\n  \"scenario\": ", f) == EOF;
-    rc |= json_string(f, s->name) < 0;
+    rc |= output_json_string(f, s->name) < 0;
     rc |= json_key(f, "version") < 0;
-    rc |= json_string(f, version_string()) < 0;
+    rc |= output_json_string(f, version_string()) < 0;
     rc |= json_key(f, "mode") < 0;
-    rc |= json_string(f, proto_mode_name(s)) < 0;
+    rc |= output_json_string(f, proto_mode_name(s)) < 0;
     rc |= json_key(f, "seed") < 0;
     rc |= fprintf(f, "%" PRIu64, s->seed) < 0;
     rc |= json_key(f, "replications") < 0;
@@ -476,23 +522,24 @@ int output_json_extra(FILE *f, const scenario_t *s, const output_sources_t *src,
     rc |= json_key(f, "tenants") < 0;
     rc |= fprintf(f, "%d", s->ntenants) < 0;
     rc |= json_key(f, "edge_service_source") < 0;
-    rc |= (src ? json_string(f, src->edge) : fputs("null", f)) < 0;
+    rc |= (src ? output_json_string(f, src->edge) : fputs("null", f)) < 0;
     rc |= json_key(f, "edge_service_sources") < 0;
     rc |= json_group_sources(f, s, src) < 0;
     rc |= json_key(f, "cloud_service_source") < 0;
-    rc |= (src ? json_string(f, src->cloud) : fputs("null", f)) < 0;
+    rc |= (src ? output_json_string(f, src->cloud) : fputs("null", f)) < 0;
     for (int i = 0; i < METRIC_COUNT && !rc; i++) {
         rc |= json_key(f, metric_name(i)) < 0;
-        rc |= json_number(f, m->value[i]) < 0;
+        rc |= output_json_number(f, m->value[i]) < 0;
         if (m->reps > 1) {
             snprintf(key, sizeof key, "%s_ci95", metric_name(i));
             rc |= json_key(f, key) < 0;
-            rc |= json_number(f, m->ci95[i]) < 0;
+            rc |= output_json_number(f, m->ci95[i]) < 0;
         }
     }
     for (int k = 0; k < nx && !rc; k++) {
         rc |= json_key(f, x[k].key) < 0;
-        rc |= (x[k].text ? json_string(f, x[k].text) : json_number(f, x[k].value)) < 0;
+        rc |= (x[k].text ? output_json_string(f, x[k].text)
+                         : output_json_number(f, x[k].value)) < 0;
     }
     if (!rc && m->groups && m->ngroups == s->ngroups) rc |= json_groups(f, s, m) < 0;
     rc |= fputs("\n}\n", f) == EOF;
@@ -507,9 +554,9 @@ static int csv_metric_head(FILE *f, const char *group, int i, int first)
     char name[256];
     snprintf(name, sizeof name, "%s%s%s", group ? group : "", group ? "." : "",
              metric_name(i));
-    int rc = (!first && fputc(',', f) == EOF) || csv_field(f, name) < 0;
+    int rc = (!first && fputc(',', f) == EOF) || output_csv_field(f, name) < 0;
     strncat(name, "_ci95", sizeof name - strlen(name) - 1);
-    rc |= fputc(',', f) == EOF || csv_field(f, name) < 0;
+    rc |= fputc(',', f) == EOF || output_csv_field(f, name) < 0;
     return rc ? -1 : 0;
 }
 
@@ -519,7 +566,7 @@ int output_csv_header_groups(FILE *f, const char *const *keys, int nkeys,
     int rc = 0;
     for (int k = 0; k < nkeys; k++) {
         rc |= (k && fputc(',', f) == EOF);
-        rc |= csv_field(f, keys[k]) < 0;
+        rc |= output_csv_field(f, keys[k]) < 0;
     }
     for (int i = 0; i < METRIC_COUNT; i++) {
         rc |= fprintf(f, "%s%s,%s_ci95", (nkeys || i) ? "," : "", metric_name(i),
@@ -542,9 +589,9 @@ static int csv_values(FILE *f, const metrics_summary_t *m, int first)
     int rc = 0;
     for (int i = 0; i < METRIC_COUNT; i++) {
         rc |= ((!first || i) && fputc(',', f) == EOF);
-        rc |= csv_number(f, m->value[i]) < 0;
+        rc |= output_csv_number(f, m->value[i]) < 0;
         rc |= fputc(',', f) == EOF;
-        rc |= csv_number(f, m->ci95[i]) < 0;
+        rc |= output_csv_number(f, m->ci95[i]) < 0;
     }
     return rc ? -1 : 0;
 }
@@ -555,7 +602,7 @@ int output_csv_row(FILE *f, const char *const *values, int nkeys,
     int rc = 0;
     for (int k = 0; k < nkeys; k++) {
         rc |= (k && fputc(',', f) == EOF);
-        rc |= csv_field(f, values[k]) < 0;
+        rc |= output_csv_field(f, values[k]) < 0;
     }
     rc |= csv_values(f, m, !nkeys) < 0;
     for (int g = 0; m->groups && g < m->ngroups; g++)
@@ -576,11 +623,11 @@ int output_tenant_row(FILE *f, int rep, int tenant, const char *group,
                       const tally_tenant_row_t *r)
 {
     int rc = fprintf(f, "%d,%d,", rep, tenant) < 0;
-    rc |= csv_field(f, group) < 0;
+    rc |= output_csv_field(f, group) < 0;
     const double v[] = {r->tokens, r->rate, r->itl_mean, r->itl_p99,
                         r->ttft_mean, r->requests, r->slo_met_frac};
     for (size_t k = 0; k < sizeof v / sizeof *v; k++)
-        rc |= fputc(',', f) == EOF || csv_number(f, v[k]) < 0;
+        rc |= fputc(',', f) == EOF || output_csv_number(f, v[k]) < 0;
     rc |= fputc('\n', f) == EOF;
     return rc || ferror(f) ? -1 : 0;
 }
@@ -620,8 +667,24 @@ static int csv_single(FILE *f, const scenario_t *s, const output_sources_t *src,
     return rc < 0 ? -1 : output_csv_row(f, vals, 7, &one);
 }
 
-typedef int (*body_fn)(FILE *f, const scenario_t *s, const output_sources_t *src,
-                       const metrics_summary_t *m);
+/* A run's results, as output_write_with hands them to the two bodies. */
+typedef struct run_body {
+    const scenario_t *s;
+    const output_sources_t *src;
+    const metrics_summary_t *m;
+} run_body_t;
+
+static int run_json(FILE *f, const void *ctx)
+{
+    const run_body_t *b = ctx;
+    return output_json(f, b->s, b->src, b->m);
+}
+
+static int run_csv(FILE *f, const void *ctx)
+{
+    const run_body_t *b = ctx;
+    return csv_single(f, b->s, b->src, b->m);
+}
 
 int output_sidecar_path(const char *path, char *out, size_t n)
 {
@@ -631,12 +694,10 @@ int output_sidecar_path(const char *path, char *out, size_t n)
 }
 
 /* Writes the results through body into o; -1 with err (o aborted). */
-static int write_body(outfile_t *o, body_fn body, const scenario_t *s,
-                      const output_sources_t *src, const metrics_summary_t *m,
-                      err_t *err)
+static int write_body(outfile_t *o, output_body_fn body, const void *ctx, err_t *err)
 {
     errno = 0;
-    if (body(o->f, s, src, m) == 0) return 0;
+    if (body(o->f, ctx) == 0) return 0;
     int e = errno;
     outfile_abort(o);
     return err_set(err, ERR_RUNTIME, "%s: write failed: %s", o->name,
@@ -648,16 +709,18 @@ static int write_body(outfile_t *o, body_fn body, const scenario_t *s,
  * sidecar is renamed first: results whose scenario is missing cannot be
  * reproduced. Results written through to a device or FIFO (outfile.h) get
  * no sidecar: there is no file for it to stand beside. */
-static int write_with_sidecar(const char *path, body_fn body,
-                              const scenario_t *s, const output_sources_t *src,
-                              const metrics_summary_t *m, err_t *err)
+int output_write_with(const char *path, const scenario_t *s, const char *note,
+                      output_body_fn json, output_body_fn csv, const void *ctx,
+                      err_t *err)
 {
+    if (output_check_path(path, err) != 0) return -1;
+    output_body_fn body = has_suffix(path, ".json") ? json : csv;
     char side[OUTFILE_PATH_MAX];
     if (output_sidecar_path(path, side, sizeof side) != 0)
         return err_set(err, ERR_RUNTIME, "%s: path too long", path);
     outfile_t f, sf;
     if (outfile_open(&f, path, err) != 0) return -1;
-    if (write_body(&f, body, s, src, m, err) != 0) return -1;
+    if (write_body(&f, body, ctx, err) != 0) return -1;
     if (f.stream) return outfile_commit(&f, err);
     if (outfile_open(&sf, side, err) != 0) {
         outfile_abort(&f);
@@ -667,7 +730,8 @@ static int write_with_sidecar(const char *path, body_fn body,
     /* Comments, so that the sidecar still loads as a scenario; the files
      * read, by path and digest, so that a rerun can tell it reads others. */
     if (fprintf(sf.f, "# written by %s\n", version_string()) < 0 ||
-        scenario_write_reads(s, sf.f) < 0 || scenario_write_yaml(s, sf.f) < 0) {
+        (note && fputs(note, sf.f) == EOF) || scenario_write_reads(s, sf.f) < 0 ||
+        scenario_write_yaml(s, sf.f) < 0) {
         int e = errno;
         outfile_abort(&sf);
         outfile_abort(&f);
@@ -702,8 +766,6 @@ int output_write_file(const char *path, const scenario_t *s,
                       const output_sources_t *src, const metrics_summary_t *m,
                       err_t *err)
 {
-    if (output_check_path(path, err) != 0) return -1;
-    if (has_suffix(path, ".json"))
-        return write_with_sidecar(path, output_json, s, src, m, err);
-    return write_with_sidecar(path, csv_single, s, src, m, err);
+    run_body_t b = {s, src, m};
+    return output_write_with(path, s, NULL, run_json, run_csv, &b, err);
 }

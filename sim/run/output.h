@@ -62,6 +62,45 @@ typedef struct output_extra {
 int output_json_extra(FILE *f, const scenario_t *s, const output_sources_t *src,
                       const metrics_summary_t *m, const output_extra_t *x, int nx);
 
+/* ---- for the outputs of other commands (compare, sim/run/compare.h) ----
+ * The pieces every output above is made of, so that another report reads
+ * as these do. The primitives: a JSON string (escaped, bad UTF-8 replaced)
+ * or number ("%.10g"; NaN and infinity: null), a CSV field (RFC 4180
+ * quoting) or number (NaN: empty; "inf", "-inf"). 0, or -1 on a write
+ * error. */
+int output_json_string(FILE *f, const char *s);
+int output_json_number(FILE *f, double x);
+int output_csv_field(FILE *f, const char *s);
+int output_csv_number(FILE *f, double x);
+
+/* The summary's table of metrics for another command's rows: each section
+ * (latency, throughput, ...) as a line "\nTITLE\n", then row(f, namew, id,
+ * ctx) for each of its metrics in the summary's order; metrics no section
+ * lists come last, under "other". namew is the longest metric name. 0, or
+ * -1 when a write or a row fails. */
+typedef int (*output_row_fn)(FILE *f, int namew, int id, void *ctx);
+int output_sections(FILE *f, output_row_fn row, void *ctx);
+int output_name_width(void);   /* that namew */
+/* The factor by which the summary multiplies metric id's values, and the
+ * unit it then prints (*unit static, "" for none): times in s, ms, us or ns
+ * as v's magnitude picks, fractions in %. */
+double output_unit(int id, double v, const char **unit);
+/* The summary's numbers: a value to four significant digits (whole above
+ * 10^4; "n/a" for NaN), a half-width to two. */
+void output_fmt_value(char *buf, size_t n, double v);
+void output_fmt_ci(char *buf, size_t n, double v);
+
+/* output_write_file for another command's results: json(f, ctx) or
+ * csv(f, ctx), as path's suffix says, writes them to path, atomically, and
+ * the sidecar gets s resolved, with note (comment lines, each "# ...\n", or
+ * NULL) after its first line. Returns 0, or -1 with err (ERR_INPUT for a
+ * name of neither format; ERR_RUNTIME when the body fails or a file cannot
+ * be written). */
+typedef int (*output_body_fn)(FILE *f, const void *ctx);
+SPECSIM_API int output_write_with(const char *path, const scenario_t *s, const char *note,
+                                  output_body_fn json, output_body_fn csv,
+                                  const void *ctx, err_t *err);
+
 /* CSV: `keys` are leading columns (sweep axes, by dotted path); then every
  * metric and its _ci95 column. Header and row are separate so sweeps can
  * append rows. Fields containing , " or newline are quoted. */

@@ -540,6 +540,8 @@ static int run_reps(const scenario_t *s, const sim_options_t *opt,
         diag.bin_s = s->duration / MSER_BINS;   /* mser_series_init's bins */
         if (opt && opt->warmup) *opt->warmup = diag;
         if (groups) summarize_groups(s, c.greps, R, out, groups);
+        if (opt && opt->rep_values)
+            memcpy(opt->rep_values, c.reps, (size_t)R * sizeof *c.reps);
     }
     free(c.reps);
     free(c.res);

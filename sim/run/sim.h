@@ -54,6 +54,11 @@ typedef struct sim_options {
      * calling thread; the trace is written by the thread that runs its
      * replication. */
     int jobs;
+    /* When not NULL: s->replications records, caller-owned, that a run
+     * which succeeds fills with each replication's own values in
+     * replication order (events and wall_s those of the replication
+     * alone), for a caller that pairs them (sim/run/compare.h). */
+    metrics_rep_t *rep_values;
 } sim_options_t;
 
 /* Runs s->replications replications of s->duration simulated seconds each and
