@@ -80,6 +80,20 @@ awk -v a="$w1" -v b="$w2" -v all1="$(tr '\n' ' ' <"$tmp/wall.1")" \
            a, b, a / b, all1, all2
     print "results identical (wall_s, events_per_s aside)" }'
 
+# Paired comparisons (issue 27): the default scenario with gamma 4 against
+# 6, 20 replications a side on common random numbers (`specsim compare`):
+# the difference's paired 95% half-width against the unpaired one (Welch's,
+# from each side's own spread: what independent runs would give).
+echo
+echo "== compare: paired vs unpaired CI (default scenario, gamma 4 vs 6, 20 replications)"
+"$sim" compare scenarios/default.yaml --reps 20 --a protocol.gamma=4 --b protocol.gamma=6 \
+    --out "$tmp/cmp.csv" --quiet >/dev/null
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) k[$i] = i; next }
+         $1 == "itl_mean_s" || $1 == "throughput_tok_s" || $1 == "e2e_mean_s" {
+    p = $(k["diff_ci95"]); u = $(k["diff_ci95_unpaired"])
+    printf "%-18s b-a %+.4g  paired ± %.3g  unpaired ± %.3g  (%.1fx narrower)\n",
+           $1, $(k["diff"]), p, u, u / p }' "$tmp/cmp.csv"
+
 # The SimPy peer (tests/bench/simpy_peer.py): the same model, the same
 # simulated seconds, in SimPy 4 from a virtual environment under the build
 # folder (created, and SimPy installed from PyPI, when missing). specsim's

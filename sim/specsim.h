@@ -32,6 +32,7 @@
 #include "io/outfile.h"
 #include "io/trace.h"
 #include "run/analytic.h"
+#include "run/compare.h"
 #include "run/optimize.h"
 #include "run/output.h"
 #include "run/pool.h"

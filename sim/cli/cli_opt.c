@@ -17,9 +17,11 @@ typedef struct cli_opt_spec {
 } cli_opt_spec_t;
 
 #define ALL (CLI_RUN | CLI_CHECK | CLI_ANALYTIC | CLI_SWEEP | CLI_MERGE | CLI_ROOFLINE | \
-             CLI_OPTIMIZE | CLI_STEP)
+             CLI_OPTIMIZE | CLI_STEP | CLI_COMPARE)
 #define SCENARIO_CMDS (CLI_RUN | CLI_CHECK | CLI_ANALYTIC | CLI_SWEEP | CLI_ROOFLINE | \
-                       CLI_OPTIMIZE)
+                       CLI_OPTIMIZE | CLI_COMPARE)
+/* The commands that simulate the scenario and write its results. */
+#define RESULT_CMDS (CLI_RUN | CLI_SWEEP | CLI_OPTIMIZE | CLI_COMPARE)
 
 /* Indexed by cli_opt_id_t. Flags may be repeated (saying it twice means
  * the same); an option with a value may not, unless it accumulates
@@ -28,10 +30,10 @@ static const cli_opt_spec_t specs[OPT_COUNT] = {
     [OPT_HELP] = {"--help", 'h', 0, 1, ALL},
     [OPT_VERSION] = {"--version", 0, 0, 1, ALL},
     [OPT_SET] = {"--set", 0, 1, 1, SCENARIO_CMDS},
-    [OPT_SEED] = {"--seed", 0, 1, 0, CLI_RUN | CLI_SWEEP | CLI_OPTIMIZE},
-    [OPT_REPS] = {"--reps", 0, 1, 0, CLI_RUN | CLI_SWEEP | CLI_OPTIMIZE},
-    [OPT_OUT] = {"--out", 'o', 1, 0, CLI_RUN | CLI_SWEEP | CLI_OPTIMIZE},
-    [OPT_JSON] = {"--json", 0, 0, 1, CLI_RUN | CLI_ANALYTIC | CLI_OPTIMIZE},
+    [OPT_SEED] = {"--seed", 0, 1, 0, RESULT_CMDS},
+    [OPT_REPS] = {"--reps", 0, 1, 0, RESULT_CMDS},
+    [OPT_OUT] = {"--out", 'o', 1, 0, RESULT_CMDS},
+    [OPT_JSON] = {"--json", 0, 0, 1, CLI_RUN | CLI_ANALYTIC | CLI_OPTIMIZE | CLI_COMPARE},
     [OPT_TRACE] = {"--trace", 0, 1, 0, CLI_RUN},
     [OPT_TRACE_REP] = {"--trace-rep", 0, 1, 0, CLI_RUN},
     /* Every command takes --quiet, so that a script can pass it to any of
@@ -39,10 +41,10 @@ static const cli_opt_spec_t specs[OPT_COUNT] = {
     [OPT_QUIET] = {"--quiet", 'q', 0, 1, ALL},
     [OPT_PER_TENANT] = {"--per-tenant", 0, 1, 0, CLI_RUN},
     [OPT_PER_GROUP] = {"--per-group", 0, 0, 1, CLI_SWEEP},
-    [OPT_JOBS] = {"--jobs", 'j', 1, 0, CLI_RUN | CLI_SWEEP | CLI_OPTIMIZE},
+    [OPT_JOBS] = {"--jobs", 'j', 1, 0, RESULT_CMDS},
     [OPT_SHARD] = {"--shard", 0, 1, 0, CLI_SWEEP},
     [OPT_RESUME] = {"--resume", 0, 0, 1, CLI_SWEEP},
-    [OPT_FORCE] = {"--force", 0, 0, 1, CLI_RUN | CLI_SWEEP | CLI_OPTIMIZE},
+    [OPT_FORCE] = {"--force", 0, 0, 1, RESULT_CMDS},
     [OPT_INDEPENDENT_SEEDS] = {"--independent-seeds", 0, 0, 1, CLI_SWEEP},
     [OPT_EXPLAIN] = {"--explain", 0, 1, 0, CLI_SWEEP},
     [OPT_B_MAX] = {"--b-max", 0, 1, 0, CLI_ROOFLINE},
@@ -62,6 +64,8 @@ static const cli_opt_spec_t specs[OPT_COUNT] = {
     [OPT_PROMPT] = {"--prompt", 0, 1, 0, CLI_STEP},
     [OPT_GENERATE] = {"--generate", 0, 1, 0, CLI_STEP},
     [OPT_OVERHEAD] = {"--overhead", 0, 1, 0, CLI_STEP},
+    [OPT_A] = {"--a", 0, 1, 1, CLI_COMPARE},
+    [OPT_B] = {"--b", 0, 1, 1, CLI_COMPARE},
 };
 
 /* take_option keeps the options seen as bits of one word. */

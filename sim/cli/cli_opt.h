@@ -31,6 +31,7 @@ typedef enum cli_cmd {
     CLI_ROOFLINE = 1u << 5,
     CLI_OPTIMIZE = 1u << 6,
     CLI_STEP = 1u << 7,
+    CLI_COMPARE = 1u << 8,
 } cli_cmd_t;
 
 /* Every option, for cli_opt_arg_t.id. */
@@ -44,6 +45,7 @@ typedef enum cli_opt_id {
     OPT_KNOB, OPT_MAX, OPT_MIN, OPT_CONSTRAINT, OPT_SEARCH,
     OPT_HARDWARE, OPT_PRECISION, OPT_TP, OPT_BATCH, OPT_PROMPT, OPT_GENERATE,
     OPT_OVERHEAD,
+    OPT_A, OPT_B,
     OPT_COUNT
 } cli_opt_id_t;
 

@@ -1,5 +1,5 @@
-/* specsim — command line: dispatches the subcommands and runs run, check
- * and analytic (sweep and merge: cli_sweep.c, roofline: cli_roofline.c,
+/* specsim — command line: dispatches the subcommands and runs run, check,
+ * analytic and compare (sweep and merge: cli_sweep.c, roofline: cli_roofline.c,
  * optimize: cli_optimize.c, step: cli_step.c;
  * every option is parsed by cli_opt.c). Holds no simulation logic of its
  * own; with the cli_*.c files it is the only code that prints or exits
@@ -30,6 +30,7 @@ extern const char specsim_default_scenario[];
 typedef struct cli {
     const char *scenario;      /* NULL = the embedded default */
     cli_opt_sets_t sets;       /* --set, --seed, --reps */
+    cli_opt_sets_t a, b;       /* compare: --a, --b */
     const char *out;
     const char *trace;
     long trace_rep;            /* -1 = not given (0) */
@@ -53,12 +54,14 @@ static const char usage_main[] =
     "  optimize SCENARIO  search the optimize: section's knobs for the best point\n"
     "  check SCENARIO     validate and print the fully resolved scenario as YAML\n"
     "  analytic SCENARIO  closed-form predictions for the same scenario\n"
+    "  compare SCENARIO   two variants on common random numbers: differences\n"
+    "                     with paired confidence intervals\n"
     "  roofline SCENARIO  verify iteration time vs batch tokens M (CSV)\n"
     "  step MODE          a decode step, prefill or static batch on given cards\n"
     "\n"
     "`specsim COMMAND --help` describes each command; `specsim --version`\n"
     "prints the version and git commit. SCENARIO may be omitted\n"
-    "(run, check, analytic): the built-in scenarios/default.yaml is used.\n"
+    "(run, check, analytic, compare): the built-in scenarios/default.yaml is used.\n"
     "Every command accepts --quiet: run and sweep then show no progress line;\n"
     "the others show none anyway, so for them it has nothing to silence.\n"
     "Exit status: 0 ok, 1 runtime failure, 2 bad usage or bad scenario.\n";
@@ -134,13 +137,65 @@ static const char usage_analytic[] =
     "  --quiet  accepted as by every command; analytic shows no progress, so it\n"
     "           has nothing to silence\n";
 
+static const char usage_compare[] =
+    "usage: specsim compare [SCENARIO] --a PATH=VALUE... --b PATH=VALUE...\n"
+    "                       [--set PATH=VALUE]... [--seed N] [--reps R] [-j N]\n"
+    "                       [--out FILE.csv|FILE.json] [--json] [--quiet] [--force]\n"
+    "\n"
+    "Runs two variants of SCENARIO, a and b, on common random numbers (the same\n"
+    "seed: replication r of each side draws from the same streams) and prints,\n"
+    "for every metric, each side's mean, the difference b-a with its paired 95%\n"
+    "CI half-width (t on the per-replication differences) beside the unpaired\n"
+    "one (Welch's: what independent runs would give), and the ratio b/a with\n"
+    "its half-width by the delta method. Example:\n"
+    "  specsim compare S.yaml --a protocol.gamma=4 --b protocol.gamma=6 --reps 10\n"
+    "\n"
+    "  --a PATH=VALUE    a key of side a, as --set writes it; repeat it for\n"
+    "                    several (--a protocol.mode=sync --a protocol.gamma=2)\n"
+    "  --b PATH=VALUE    the same for side b; both sides need at least one\n"
+    "  --set PATH=VALUE  a key of both sides (--seed N, --reps R: seed=N,\n"
+    "                    replications=R); each side's own options come after\n"
+    "                    every --set, so they win\n"
+    "  -j, --jobs N      threads, 1 to 4096 (default: the cores): with 2 or more\n"
+    "                    both sides run at once and share them as sweep points\n"
+    "                    do; the output is the same for any N, wall_s and\n"
+    "                    events_per_s aside\n"
+    "  --json            print one JSON object instead of the table\n"
+    "  --out FILE        also write the comparison to FILE (.csv: a row per\n"
+    "                    metric; .json) and the scenario before --a and --b\n"
+    "                    beside it (FILE without its extension +\n"
+    "                    .scenario.yaml, its comments giving --a and --b);\n"
+    "                    default: the scenario's output.file\n"
+    "  --force           let --out replace a sweep's CSV or sidecar\n"
+    "  --quiet           accepted as by every command; compare shows no progress\n"
+    "\n"
+    "Errors in --a and --b read --a:N:COL: PATH: ... (N: which --a, COL: the\n"
+    "column in its PATH=VALUE). The sides must run the same number of\n"
+    "replications. Which random draws the sides share, and which changes lose\n"
+    "the sharing: docs/guide.md, \"Compare\".\n";
+
 static void cli_fini(cli_t *c)
 {
     cli_opt_sets_fini(&c->sets);
+    cli_opt_sets_fini(&c->a);
+    cli_opt_sets_fini(&c->b);
 }
 
-/* One option of run, check or analytic (cli_opt's table says which each
- * takes); 0 or an exit status. */
+/* --a or --b PATH=VALUE: the next override of that side. 0, or an exit
+ * status with the message printed. */
+static int take_side(cli_t *c, const cli_opt_arg_t *o)
+{
+    cli_opt_sets_t *side = o->id == OPT_A ? &c->a : &c->b;
+    err_t err = {0};
+    if (overrides_add_opt(side, cli_opt_name(o->id), side->n + 1, o->value, &err) == 0)
+        return 0;
+    if (err.code == ERR_INPUT) return cli_opt_usage_error(c->cmd, "%s", err.msg);
+    fprintf(stderr, "specsim %s: %s\n", c->cmd, err.msg);
+    return 1;
+}
+
+/* One option of run, check, analytic or compare (cli_opt's table says
+ * which each takes); 0 or an exit status. */
 static int take(void *ctx, const cli_opt_arg_t *o)
 {
     cli_t *c = ctx;
@@ -170,12 +225,14 @@ static int take(void *ctx, const cli_opt_arg_t *o)
     case OPT_QUIET: c->quiet = 1; return 0;
     case OPT_JOBS: return cli_opt_jobs(c->cmd, o->value, &c->jobs);
     case OPT_FORCE: c->force = 1; return 0;
+    case OPT_A:
+    case OPT_B: return take_side(c, o);
     default: return 0;   /* --help, --version: read by cli_opt_read */
     }
 }
 
-/* Parses the options of run, check and analytic. Returns 0, or an exit
- * status. */
+/* Parses the options of run, check, analytic and compare. Returns 0, or an
+ * exit status. */
 static int parse_args(cli_t *c, cli_cmd_t id, const char *cmd, int argc, char **argv)
 {
     cli_opt_common_t com;
@@ -199,15 +256,21 @@ static int help_or_version(const cli_t *c, const char *usage, int *rc)
 
 #define DEFAULT_NAME "scenarios/default.yaml (built in)"
 
+/* The scenario's text, parsed: the file, or the built-in default. */
+static int open_src(const cli_t *c, scenario_src_t **src, err_t *err)
+{
+    return c->scenario ? scenario_src_open(c->scenario, src, err)
+                       : scenario_src_string(DEFAULT_NAME, specsim_default_scenario, src,
+                                             err);
+}
+
 /* Loads the scenario, keeping the source (*src, freed by the caller) so
  * that run can check its outputs against every file the load read. 0, or
  * the exit status with the error printed (*src NULL). */
 static int load_src(const cli_t *c, scenario_t *s, scenario_src_t **src)
 {
     err_t err = {0};
-    int rc = c->scenario ? scenario_src_open(c->scenario, src, &err)
-                         : scenario_src_string(DEFAULT_NAME, specsim_default_scenario,
-                                               src, &err);
+    int rc = open_src(c, src, &err);
     if (rc == 0 && scenario_src_load(*src, c->sets.ov, c->sets.n, s, &err) != 0) {
         scenario_src_free(*src);
         rc = -1;
@@ -236,9 +299,7 @@ static int load_checked(const cli_t *c, scenario_t *s, sweepspec_t *sp,
                         optimize_spec_t *op, scenario_src_t **src)
 {
     err_t err = {0};
-    int rc = c->scenario ? scenario_src_open(c->scenario, src, &err)
-                         : scenario_src_string(DEFAULT_NAME, specsim_default_scenario,
-                                               src, &err);
+    int rc = open_src(c, src, &err);
     if (rc == 0) rc = scenario_src_load(*src, c->sets.ov, c->sets.n, s, &err);
     int loaded = rc == 0;
     if (rc == 0 && c->scenario)
@@ -523,6 +584,76 @@ static int cmd_run(int argc, char **argv)
     return rc;
 }
 
+/* compare's two sides: the scenario src with the --set options, then each
+ * side's own. 0, or -1 with err (*a and *b empty). */
+static int load_sides(const cli_t *c, const scenario_src_t *src, scenario_t *a,
+                      scenario_t *b, err_t *err)
+{
+    if (compare_load(src, &c->sets, &c->a, a, err) != 0) return -1;
+    if (compare_load(src, &c->sets, &c->b, b, err) == 0) return 0;
+    scenario_fini(a);
+    return -1;
+}
+
+/* Runs the sides, writes --out and prints the comparison. 0, or the exit
+ * status with the error printed. */
+static int compare_sides(const cli_t *c, const scenario_t *base, const scenario_t *a,
+                         const scenario_t *b)
+{
+    err_t err = {0};
+    compare_result_t r;
+    compare_report_t rep = {.a = a, .b = b, .ova = &c->a, .ovb = &c->b, .r = &r};
+    if (compare_run(a, b, c->jobs, &r, &err) != 0 ||
+        (c->out && compare_write_file(c->out, base, &rep, &err) != 0)) {
+        fprintf(stderr, "specsim compare: %s\n", err.msg);
+        return err.code ? err.code : 1;
+    }
+    int w = c->json ? compare_json(stdout, &rep) : compare_print(stdout, &rep);
+    if (w != 0 || fflush(stdout) != 0) {
+        fprintf(stderr, "specsim compare: standard output: cannot write results: %s\n",
+                strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
+static int cmd_compare(int argc, char **argv)
+{
+    cli_t c = {0};
+    int rc = parse_args(&c, CLI_COMPARE, "compare", argc, argv);
+    if (help_or_version(&c, usage_compare, &rc)) { cli_fini(&c); return rc; }
+    if (rc == 0 && (c.a.n == 0 || c.b.n == 0))
+        rc = cli_opt_usage_error("compare", "needs both sides: --a PATH=VALUE and --b "
+                                 "PATH=VALUE (each may be repeated)%s",
+                                 c.a.n ? "; no --b given" : c.b.n ? "; no --a given" : "");
+    /* The scenario with --set alone: the sidecar of --out, and its
+     * output: section; output.trace is run's, not written here. */
+    scenario_t base, a, b;
+    scenario_src_t *src = NULL;
+    err_t err = {0};
+    if (rc == 0) rc = load_src(&c, &base, &src);
+    if (rc != 0) { cli_fini(&c); return rc; }
+    if (!c.out && base.output.file[0]) c.out = base.output.file;
+    if (scenario_refuse_trace(&base, "compare", "give --trace to `specsim run` for "
+                              "one side", &err) != 0 ||
+        (c.out && output_check_path(c.out, &err) != 0) ||
+        run_check_outputs(&c, scenario_src_files(src), &err) != 0) {
+        fprintf(stderr, "specsim compare: %s\n", err.msg);
+        rc = err.code ? err.code : ERR_INPUT;
+    } else if (load_sides(&c, src, &a, &b, &err) != 0) {
+        fprintf(stderr, "specsim: %s\n", err.msg);
+        rc = err.code ? err.code : ERR_INPUT;
+    } else {
+        rc = compare_sides(&c, &base, &a, &b);
+        scenario_fini(&a);
+        scenario_fini(&b);
+    }
+    scenario_src_free(src);
+    scenario_fini(&base);
+    cli_fini(&c);
+    return rc;
+}
+
 /* The library's warnings (sim/base/err.h), on standard error. */
 static void print_warning(void *ctx, const char *msg)
 {
@@ -549,6 +680,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1);
     if (strcmp(cmd, "check") == 0) return cmd_check(argc - 1, argv + 1);
     if (strcmp(cmd, "analytic") == 0) return cmd_analytic(argc - 1, argv + 1);
+    if (strcmp(cmd, "compare") == 0) return cmd_compare(argc - 1, argv + 1);
     if (strcmp(cmd, "sweep") == 0) return cli_sweep(argc - 1, argv + 1);
     if (strcmp(cmd, "merge") == 0) return cli_merge(argc - 1, argv + 1);
     if (strcmp(cmd, "roofline") == 0) return cli_roofline(argc - 1, argv + 1);
