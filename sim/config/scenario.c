@@ -317,24 +317,21 @@ int scenario_rebuild(scenario_t *s, err_t *err)
     return s->built ? 0 : -1;
 }
 
-static void free_edge_cfg(edge_cfg_t *e)
+void scenario_group_fini(tenant_group_t *g)
 {
-    dist_fini(&e->draft_time);
-    dist_fini(&e->prefill_time);
+    dist_fini(&g->edge.draft_time);
+    dist_fini(&g->edge.prefill_time);
+    dist_fini(&g->network.jitter);
+    dist_fini(&g->workload.think);
+    dist_fini(&g->workload.prompt_tokens);
+    dist_fini(&g->workload.output_tokens);
+    accept_cfg_fini(&g->acceptance);
 }
 
 void scenario_fini(scenario_t *s)
 {
     if (!s) return;
-    for (int i = 0; s->groups && i < s->ngroups; i++) {
-        tenant_group_t *g = &s->groups[i];
-        free_edge_cfg(&g->edge);
-        dist_fini(&g->network.jitter);
-        dist_fini(&g->workload.think);
-        dist_fini(&g->workload.prompt_tokens);
-        dist_fini(&g->workload.output_tokens);
-        accept_cfg_fini(&g->acceptance);
-    }
+    for (int i = 0; s->groups && i < s->ngroups; i++) scenario_group_fini(&s->groups[i]);
     free(s->groups);
     build_free(s->built);
     accept_cfg_fini(&s->acceptance);

@@ -58,6 +58,10 @@ static inline const ynode_t *scenario_present(const ynode_t *n)
     return n && !ynode_is_null(n) ? n : NULL;
 }
 
+/* Frees what resolution allocated in g (its distributions, its own
+ * acceptance), not g itself (scenario.c). */
+void scenario_group_fini(tenant_group_t *g);
+
 /* x->root into *x->s, every default filled in; stem_of names a scenario
  * that gives no name. 0, or -1 with the error at its key. */
 int scenario_resolve(sctx_t *x, const char *stem_of);

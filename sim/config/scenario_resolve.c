@@ -145,7 +145,7 @@ static int resolve_group(sctx_t *x, const ynode_t *T, const ynode_t *G, int i)
         if (keytab_resolve(&x->kc, scenario_keys_tenants, &L, 1, g) != 0) return -1;
         snprintf(g->name, sizeof g->name, "default");
     }
-    for (size_t k = 0; k < sizeof scenario_keys_sections / sizeof *scenario_keys_sections; k++) {
+    for (size_t k = 0; k < SCENARIO_SECTIONS; k++) {
         char p0[KEYTAB_KEY_MAX], p1[KEYTAB_KEY_MAX];
         keytab_join(p0, "tenants", scenario_keys_sections[k].name);
         keytab_join(p1, prefix, scenario_keys_sections[k].name);
@@ -176,6 +176,27 @@ static int resolve_group(sctx_t *x, const ynode_t *T, const ynode_t *G, int i)
     return 0;
 }
 
+/* With groups, a tenants-level section is only the groups' defaults: a
+ * key that every group gives again is never resolved through them, so
+ * each section is also resolved alone, into a scratch group, for its
+ * errors (nothing given is left unchecked). */
+static int check_tenant_sections(sctx_t *x, const ynode_t *T)
+{
+    tenant_group_t scratch;
+    int rc = 0;
+    for (size_t k = 0; rc == 0 && k < SCENARIO_SECTIONS; k++) {
+        const scenario_section_t *sec = &scenario_keys_sections[k];
+        char p0[KEYTAB_KEY_MAX];
+        keytab_join(p0, "tenants", sec->name);
+        keytab_layer_t L = {ynode_get(T, sec->name), p0};
+        if (!scenario_present(L.map)) continue;
+        memset(&scratch, 0, sizeof scratch);
+        rc = keytab_resolve(&x->kc, sec->keys, &L, 1, (char *)&scratch + sec->off);
+        scenario_group_fini(&scratch);
+    }
+    return rc;
+}
+
 static int resolve_tenants(sctx_t *x)
 {
     const ynode_t *T = scenario_present(ynode_get(x->root, "tenants"));
@@ -197,6 +218,7 @@ static int resolve_tenants(sctx_t *x)
         return keytab_err(&x->kc, G, "tenants.groups", "the list is empty");
     if (G && G->n > 1000000)
         return keytab_err(&x->kc, G, "tenants.groups", "too many groups");
+    if (G && check_tenant_sections(x, T) != 0) return -1;
     int n = G ? (int)G->n : 1;
     x->s->groups = calloc((size_t)n, sizeof *x->s->groups);
     if (!x->s->groups) return oom(x);

@@ -345,6 +345,28 @@ static void test_group_names(void)
     }
 }
 
+/* A tenants-level key that every group gives again is still checked: a
+ * bad value there is refused at its key, not dropped because no group
+ * inherits it (it was accepted before). Replaced by a good value, the
+ * groups keep their own. */
+static void test_shadowed_tenants_key(void)
+{
+    const char *groups = "  groups:\n    - {name: a, count: 1, network: {rtt: 10ms}}\n"
+                         "    - {name: b, count: 1, network: {rtt: 30ms}}\n";
+    char y[512];
+    snprintf(y, sizeof y, "tenants:\n  network: {rtt: fast}\n%s", groups);
+    name_refused(y, "t:2:18: tenants.network.rtt:", "'fast' is not a duration");
+    snprintf(y, sizeof y, "tenants:\n  edge: {draft_time: {dist: normal}}\n%s", groups);
+    scenario_t s;
+    err_t e = {0};
+    CHECK(scenario_load_string("t", y, NULL, 0, &s, &e) != 0 && e.code == ERR_INPUT);
+    CHECK(strstr(e.msg, "tenants.edge.draft_time") != NULL);
+    snprintf(y, sizeof y, "tenants:\n  network: {rtt: 20ms}\n%s", groups);
+    CHECK(scenario_load_string("t", y, NULL, 0, &s, &e) == 0);
+    CHECK(s.groups[0].network.rtt == 0.010 && s.groups[1].network.rtt == 0.030);
+    scenario_fini(&s);
+}
+
 /* The roofline-peak time of an iteration is below its modelled time, so
  * the model path gives a gpu_roofline_util in (0, 1]; KV reserved is a
  * fraction of the capacity. */
@@ -436,6 +458,7 @@ int main(void)
     RUN(test_one_group_equals_fleet);
     RUN(test_slo_keys);
     RUN(test_group_names);
+    RUN(test_shadowed_tenants_key);
     RUN(test_roofline_and_kv_bounds);
     return check_done();
 }
