@@ -94,6 +94,33 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) k[$i] = i; next }
     printf "%-18s b-a %+.4g  paired ± %.3g  unpaired ± %.3g  (%.1fx narrower)\n",
            $1, $(k["diff"]), p, u, u / p }' "$tmp/cmp.csv"
 
+# Runs that stop at a precision (issue 27): the default scenario to a 0.3%
+# half-width on itl_mean_s, against a fixed run of as many replications as
+# that needed, and against one of 3 (the scenario's, the first round): the
+# replications, the wall time and the half-width each reaches. The
+# precision run pays only for the rule's check and the replications its
+# threads ran past the stop.
+echo
+echo "== precision: stop at ±0.3% on itl_mean_s against fixed runs (default scenario, -j 1)"
+pr="$sim run scenarios/default.yaml -j 1 --quiet --json"
+t0=$(date +%s.%N)
+$pr --precision 0.3% --set precision.metrics=itl_mean_s >"$tmp/prec.json"
+t1=$(date +%s.%N)
+n=$(sed -n 's/.*"replications": \([0-9]*\),.*/\1/p' "$tmp/prec.json")
+$pr --reps "$n" >"$tmp/fixed.json"
+t2=$(date +%s.%N)
+$pr >"$tmp/first.json"
+t3=$(date +%s.%N)
+for f in prec fixed first; do
+    awk -v f="$f" -v w="$(case $f in prec) echo "$t1 - $t0" ;; fixed) echo "$t2 - $t1" ;;
+                                 first) echo "$t3 - $t2" ;; esac | bc)" '
+        /"replications":/ { gsub(/[^0-9]/, ""); r = $0 }
+        /"itl_mean_s":/ { gsub(/[",]/, ""); v = $2 }
+        /"itl_mean_s_ci95":/ { gsub(/[",]/, ""); c = $2 }
+        END { printf "%-6s %4d replications  %6.2f s wall  itl_mean_s ± %.3f%%\n",
+                     f, r, w, 100 * c / v }' "$tmp/$f.json"
+done
+
 # The SimPy peer (tests/bench/simpy_peer.py): the same model, the same
 # simulated seconds, in SimPy 4 from a virtual environment under the build
 # folder (created, and SimPy installed from PyPI, when missing). specsim's

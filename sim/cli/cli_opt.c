@@ -58,7 +58,9 @@ static const cli_opt_spec_t specs[OPT_COUNT] = {
     [OPT_CONSTRAINT] = {"--constraint", 0, 1, 1, CLI_OPTIMIZE},
     [OPT_SEARCH] = {"--search", 0, 1, 0, CLI_OPTIMIZE},
     [OPT_HARDWARE] = {"--hardware", 0, 1, 0, CLI_STEP},
-    [OPT_PRECISION] = {"--precision", 0, 1, 0, CLI_STEP},
+    /* step: the weights' number format; run, sweep, optimize: the
+     * statistical precision to stop at (precision.relative). */
+    [OPT_PRECISION] = {"--precision", 0, 1, 0, CLI_STEP | CLI_RUN | CLI_SWEEP | CLI_OPTIMIZE},
     [OPT_TP] = {"--tp", 0, 1, 0, CLI_STEP},
     [OPT_BATCH] = {"--batch", 0, 1, 0, CLI_STEP},
     [OPT_PROMPT] = {"--prompt", 0, 1, 0, CLI_STEP},
@@ -208,8 +210,10 @@ static int out_of_memory(void)
 int cli_opt_sets_add(cli_opt_sets_t *s, const char *cmd, const cli_opt_arg_t *a)
 {
     overrides_kind_t kind = a->id == OPT_SEED ? OVERRIDES_SEED
-                          : a->id == OPT_REPS ? OVERRIDES_REPS : OVERRIDES_SET;
-    if (a->id != OPT_SET && a->id != OPT_SEED && a->id != OPT_REPS) return 0;
+                          : a->id == OPT_REPS ? OVERRIDES_REPS
+                          : a->id == OPT_PRECISION ? OVERRIDES_PRECISION : OVERRIDES_SET;
+    if (a->id != OPT_SET && a->id != OPT_SEED && a->id != OPT_REPS && a->id != OPT_PRECISION)
+        return 0;
     err_t err = {0};
     if (overrides_add(s, kind, a->value, &err) == 0) return 0;
     return err.code == ERR_INPUT ? cli_opt_usage_error(cmd, "%s", err.msg)

@@ -14,6 +14,7 @@
 static const char usage[] =
     "usage: specsim optimize SCENARIO [--json] [-j N] [--out FILE.csv] [--force]\n"
     "                        [--set PATH=VALUE]... [--seed N] [--reps R]\n"
+    "                        [--precision P]\n"
     "                        [--knob PATH=VALUES]... [--max METRIC | --min METRIC]\n"
     "                        [--constraint 'METRIC<=VALUE']... [--search S] [--quiet]\n"
     "\n"
@@ -35,6 +36,8 @@ static const char usage[] =
     "                     without it\n"
     "  --set PATH=VALUE   override a key of the base scenario (repeatable)\n"
     "  --seed N, --reps R same as --set seed=N, --set replications=R\n"
+    "  --precision P      same as --set precision.relative=P: each point adds\n"
+    "                     replications until its CIs are within P of its means\n"
     "  --quiet            accepted as by every command; optimize shows no\n"
     "                     progress, so it has nothing to silence\n"
     "\n"
@@ -145,6 +148,7 @@ static int take(cmd_t *c, const cli_opt_arg_t *a)
         c->fl.maximize = a->id == OPT_MAX;
         return 0;
     case OPT_SEARCH: c->fl.search = a->value; return 0;
+    case OPT_PRECISION: return add_set(c, "precision.relative", a->value, "--precision");
     case OPT_SEED:
     case OPT_REPS:
         if (parse_count(a->value, 0, 1000000000L, &x))

@@ -20,7 +20,8 @@
 static const char usage_sweep[] =
     "usage: specsim sweep SCENARIO [-j N] [--shard I/N] [--resume] [--force]\n"
     "                     [--out FILE.csv] [--set PATH=VALUE]... [--seed N]\n"
-    "                     [--reps R] [--independent-seeds] [--per-group] [--quiet]\n"
+    "                     [--reps R] [--precision P] [--independent-seeds]\n"
+    "                     [--per-group] [--quiet]\n"
     "       specsim sweep --explain ROW SCENARIO [--set PATH=VALUE]... [--seed N]\n"
     "                     [--reps R] [--independent-seeds]\n"
     "\n"
@@ -39,6 +40,8 @@ static const char usage_sweep[] =
     "                       device or FIFO gets the rows and no sidecar\n"
     "  --set PATH=VALUE     override a key of the base scenario (repeatable)\n"
     "  --seed N, --reps R   same as --set seed=N, --set replications=R\n"
+    "  --precision P        same as --set precision.relative=P: each point adds\n"
+    "                       replications until its CIs are within P of its means\n"
     "  --independent-seeds  seed each point from (seed, point) instead of\n"
     "                       common random numbers\n"
     "  --per-group          also every metric per tenant group, in columns\n"
@@ -116,7 +119,8 @@ static int take(void *ctx, const cli_opt_arg_t *a)
         return 0;
     case OPT_SET:
     case OPT_SEED:
-    case OPT_REPS: return cli_opt_sets_add(&c->sets, "sweep", a);
+    case OPT_REPS:
+    case OPT_PRECISION: return cli_opt_sets_add(&c->sets, "sweep", a);
     case OPT_EXPLAIN:
         if (cli_opt_u64(v, &c->explain))
             return cli_opt_usage_error("sweep", "--explain needs a row (point) number, "

@@ -68,7 +68,8 @@ static const char usage_main[] =
 
 static const char usage_run[] =
     "usage: specsim run [SCENARIO] [--set PATH=VALUE]... [--seed N] [--reps R]\n"
-    "                   [-j N] [--out FILE.csv|FILE.json] [--json] [--trace FILE]\n"
+    "                   [--precision P] [-j N] [--out FILE.csv|FILE.json] [--json]\n"
+    "                   [--trace FILE]\n"
     "                   [--trace-rep N] [--per-tenant FILE.csv] [--quiet]\n"
     "                   [--force]\n"
     "\n"
@@ -79,6 +80,13 @@ static const char usage_run[] =
     "                    --set protocol.gamma=6 --set tenants.network.rtt=80ms\n"
     "  --seed N          base seed (same as --set seed=N)\n"
     "  --reps R          replications (same as --set replications=R)\n"
+    "  --precision P     add replications until every metric of precision.metrics\n"
+    "                    (default itl_mean_s, throughput_tok_s) has a CI\n"
+    "                    half-width within P of its mean, e.g. 1% (same as\n"
+    "                    --set precision.relative=P; replications is then the\n"
+    "                    first round, 10 unless given; the summary says whether\n"
+    "                    it was met: docs/guide.md, \"Runs that stop at a\n"
+    "                    precision\")\n"
     "  -j, --jobs N      run the replications on N threads, 1 to 4096 (default:\n"
     "                    the number of cores; at most one per replication).\n"
     "                    Every output is the same for any N, wall_s and\n"
@@ -202,7 +210,8 @@ static int take(void *ctx, const cli_opt_arg_t *o)
     switch (o->id) {
     case OPT_SET:
     case OPT_SEED:
-    case OPT_REPS: return cli_opt_sets_add(&c->sets, c->cmd, o);
+    case OPT_REPS:
+    case OPT_PRECISION: return cli_opt_sets_add(&c->sets, c->cmd, o);
     case OPT_OUT: c->out = o->value; return 0;
     case OPT_TRACE: c->trace = o->value; return 0;
     case OPT_TRACE_REP: {
@@ -399,13 +408,13 @@ static void run_progress(void *ctx, int done, int total)
  * --json. */
 static int run_with_trace(const cli_t *c, const scenario_t *s,
                           metrics_summary_t *m, metrics_summary_t *groups,
-                          sim_warmup_diag_t *diag, outfile_t *trace, outfile_t *per,
-                          err_t *err)
+                          sim_warmup_diag_t *diag, sim_precision_t *prec,
+                          outfile_t *trace, outfile_t *per, err_t *err)
 {
     int show = !c->quiet && !c->json && isatty(STDERR_FILENO);
     sim_options_t opt = {.trace = NULL, .progress = show ? run_progress : NULL,
                          .trace_rep = c->trace_rep > 0 ? (int)c->trace_rep : 0,
-                         .warmup = diag, .groups = groups};
+                         .warmup = diag, .groups = groups, .precision = prec};
     long jobs = pool_jobs(c->jobs);
     opt.jobs = jobs < POOL_JOBS_MAX ? (int)jobs : POOL_JOBS_MAX;
     if (c->trace) opt.trace_format = trace_format_for(c->trace);
@@ -431,6 +440,45 @@ static int run_with_trace(const cli_t *c, const scenario_t *s,
     m->groups = groups;
     m->ngroups = s->ngroups;
     return 0;
+}
+
+/* With precision: whether the run met its targets, after the summary:
+ * "precision  met after N replications (target ±1% at 95%): itl_mean_s
+ * ±0.62%, ...", or "NOT met at the cap of N replications". 0, or -1 on a
+ * write error. */
+static int run_precision(const scenario_t *s, const sim_precision_t *p)
+{
+    const precision_cfg_t *c = &s->precision;
+    if (!(c->relative > 0)) return 0;
+    int rc = printf("\nprecision    %s %d replications (target ±%.3g%% at %.3g%%):",
+                    p->met ? "met after" : "NOT met at the cap of", p->replications,
+                    100 * c->relative, 100 * c->confidence) < 0;
+    for (int i = 0; i < c->nmetrics; i++)
+        rc |= (isfinite(p->relative[i])
+                   ? printf("%s %s ±%.3g%%", i ? "," : "", metric_name(c->metrics[i]),
+                            100 * p->relative[i])
+                   : printf("%s %s not judged (under 2 values, or a mean of 0)",
+                            i ? "," : "", metric_name(c->metrics[i]))) < 0;
+    rc |= printf("\n") < 0;
+    return rc ? -1 : 0;
+}
+
+/* `run --json`: the results, with precision: what it came to as well
+ * ("precision_met", "precision_<metric>": the interval's half-width over
+ * the mean at the stated confidence). */
+static int run_json(const scenario_t *s, const output_sources_t *src,
+                    const metrics_summary_t *m, const sim_precision_t *p)
+{
+    const precision_cfg_t *c = &s->precision;
+    if (!(c->relative > 0)) return output_json(stdout, s, src, m);
+    output_extra_t x[1 + PRECISION_METRICS_MAX];
+    char key[PRECISION_METRICS_MAX][64];
+    x[0] = (output_extra_t){.key = "precision_met", .value = p->met};
+    for (int i = 0; i < c->nmetrics; i++) {
+        snprintf(key[i], sizeof key[i], "precision_%s", metric_name(c->metrics[i]));
+        x[1 + i] = (output_extra_t){.key = key[i], .value = p->relative[i]};
+    }
+    return output_json_extra(stdout, s, src, m, x, 1 + c->nmetrics);
 }
 
 /* MSER-5 on the committed-token series (sim/stat/mser.h): a warm-up shorter
@@ -543,6 +591,7 @@ static int cmd_run(int argc, char **argv)
 
     metrics_summary_t m;
     sim_warmup_diag_t diag;
+    sim_precision_t prec;
     output_sources_t src = {0};
     err_t err = {0};
     rc = run_preflight(&c, &s, scenario_src_files(ssrc));
@@ -560,7 +609,7 @@ static int cmd_run(int argc, char **argv)
     }
     outfile_t trace = {0}, per = {0};
     if (sim_service_sources(&s, &src, &err) != 0 ||
-        run_with_trace(&c, &s, &m, groups, &diag, &trace, &per, &err) != 0 ||
+        run_with_trace(&c, &s, &m, groups, &diag, &prec, &trace, &per, &err) != 0 ||
         (c.out && output_write_file(c.out, &s, &src, &m, &err) != 0) ||
         outfile_publish(&per, &err) != 0 || outfile_publish(&trace, &err) != 0) {
         outfile_abort(&per);
@@ -569,8 +618,8 @@ static int cmd_run(int argc, char **argv)
         rc = err.code ? err.code : 1;
     } else {
         warn_warmup(&c, &s, &diag);
-        int w = c.json ? output_json(stdout, &s, &src, &m)
-                       : output_summary(stdout, &s, &src, &m);
+        int w = c.json ? run_json(&s, &src, &m, &prec)
+                       : output_summary(stdout, &s, &src, &m) || run_precision(&s, &prec);
         if (w != 0 || fflush(stdout) != 0) {
             fprintf(stderr, "specsim run: standard output: cannot write results: %s\n",
                     strerror(errno));

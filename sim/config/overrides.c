@@ -75,6 +75,11 @@ int overrides_add(overrides_t *s, overrides_kind_t kind, const char *value,
                                   .value = v, .src = name};
         return push(s, ov, NULL) ? out_of_memory(err) : 0;
     }
+    if (kind == OVERRIDES_PRECISION) {   /* the loader checks the value */
+        scenario_override_t ov = {.path = "precision.relative", .value = v,
+                                  .src = "--precision"};
+        return push(s, ov, NULL) ? out_of_memory(err) : 0;
+    }
     return add_split(s, v, NULL, 0, err);
 }
 

@@ -1,5 +1,6 @@
 /* overrides — the scenario overrides of a command line, in the order given:
- * --set PATH=VALUE, --seed N (seed=N) and --reps R (replications=R), for
+ * --set PATH=VALUE, --seed N (seed=N), --reps R (replications=R) and
+ * --precision P (precision.relative=P: sim/desc/scenario.h), for
  * every program that takes them (build/specsim's commands through
  * sim/cli/cli_opt.c, build/testbed). No limit on their number. */
 #ifndef SPECSIM_OVERRIDES_H
@@ -15,7 +16,8 @@
 typedef enum overrides_kind {
     OVERRIDES_SET,    /* --set PATH=VALUE */
     OVERRIDES_SEED,   /* --seed N */
-    OVERRIDES_REPS    /* --reps R */
+    OVERRIDES_REPS,   /* --reps R */
+    OVERRIDES_PRECISION /* --precision P (precision.relative=P) */
 } overrides_kind_t;
 
 typedef struct overrides {

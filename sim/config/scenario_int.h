@@ -18,6 +18,7 @@
 extern const keytab_key_t scenario_keys_top[];
 extern const keytab_key_t scenario_keys_protocol[];
 extern const keytab_key_t scenario_keys_slo[];
+extern const keytab_key_t scenario_keys_precision[];
 extern const keytab_key_t scenario_keys_cloud[];
 extern const keytab_key_t scenario_keys_tenants[];
 extern const keytab_key_t scenario_keys_group[];

@@ -10,6 +10,7 @@
 #include "model/batch.h"
 #include "model/gamma.h"
 #include "model/order.h"
+#include "stat/metrics.h"
 
 
 /* --- custom key types: cards ------------------------------------------- */
@@ -151,6 +152,81 @@ static int write_warmup(FILE *f, const keytab_key_t *k, const void *base, int in
     if (s->warmup_auto) return write_name(f, "auto");
     if (units_format(s->warmup, k->unit, buf, sizeof buf) < 0) return -1;
     return write_name(f, buf);
+}
+
+/* --- precision: a fraction as 1% or 0.01, metric names ------------------- */
+
+/* A number in (0, 1), written as a percentage ("1%", "95%") or a fraction. */
+static int parse_fraction(keytab_ctx_t *c, const ynode_t *node, const char *key,
+                          const keytab_key_t *k, void *base)
+{
+    double *out = (double *)((char *)base + k->off);
+    const char *t = node->kind == YNODE_SCALAR ? node->str : NULL;
+    char *end = NULL;
+    double v = t ? strtod(t, &end) : NAN;
+    if (end && *end == '%' && end[1] == '\0') v /= 100;
+    else if (!end || end == t || *end) v = NAN;
+    if (!(v > 0 && v < 1))
+        return keytab_err(c, node, key, "'%s' is not a fraction in (0, 1) (e.g. 1%% "
+                          "or 0.01)", t ? t : ynode_kind_name(node));
+    *out = v;
+    return 0;
+}
+
+static int write_fraction(FILE *f, const keytab_key_t *k, const void *base, int indent)
+{
+    (void)indent;
+    return fprintf(f, " %.17g%%\n", 100 * *(const double *)((const char *)base + k->off)) < 0
+               ? -1 : 0;
+}
+
+/* One metric name (sim/stat/metrics.h), with a "did you mean". */
+static int parse_metric(keytab_ctx_t *c, const ynode_t *node, const char *key, int *id)
+{
+    const char *names[METRIC_COUNT];
+    for (int m = 0; m < METRIC_COUNT; m++) names[m] = metric_name(m);
+    size_t at;
+    if (keytab_parse_choice(c, node, key, names, METRIC_COUNT, &at) != 0) return -1;
+    *id = (int)at;
+    return 0;
+}
+
+/* A metric name or a list of them, each once. */
+static int parse_metrics(keytab_ctx_t *c, const ynode_t *node, const char *key,
+                         const keytab_key_t *k, void *base)
+{
+    (void)k;
+    precision_cfg_t *p = base;   /* the section's struct */
+    size_t n = node->kind == YNODE_SEQ ? node->n : 1;
+    if (n == 0 || n > PRECISION_METRICS_MAX)
+        return keytab_err(c, node, key, "give 1 to %d metric names", PRECISION_METRICS_MAX);
+    for (size_t i = 0; i < n; i++) {
+        const ynode_t *it = node->kind == YNODE_SEQ ? node->items[i] : node;
+        int id;
+        if (parse_metric(c, it, key, &id) != 0) return -1;
+        /* A stop that hung on the clock would differ from run to run. */
+        if (metric_is_timing(id))
+            return keytab_err(c, it, key, "%s differs between runs of the same seed, "
+                              "so no stop may depend on it", metric_name(id));
+        for (size_t j = 0; j < i; j++)
+            if (p->metrics[j] == id)
+                return keytab_err(c, it, key, "'%s' is named twice", metric_name(id));
+        p->metrics[i] = id;
+    }
+    p->nmetrics = (int)n;
+    return 0;
+}
+
+static int write_metrics(FILE *f, const keytab_key_t *k, const void *base, int indent)
+{
+    (void)indent;
+    (void)k;
+    const precision_cfg_t *p = base;
+    int rc = fputs(" [", f) == EOF;
+    for (int i = 0; i < p->nmetrics; i++)
+        rc |= fprintf(f, "%s%s", i ? ", " : "", metric_name(p->metrics[i])) < 0;
+    rc |= fputs("]\n", f) == EOF;
+    return rc ? -1 : 0;
 }
 
 /* --- key tables ---------------------------------------------------------- */
@@ -308,6 +384,18 @@ const keytab_key_t scenario_keys_slo[] = {
      .flags = KF_MIN_OPEN | KF_SKIPEMPTY},
     END};
 
+/* Read only when the scenario gives `precision:` (resolve_precision). */
+const keytab_key_t scenario_keys_precision[] = {
+    {.name = "relative", KEYTAB_CUSTOM(precision_cfg_t, relative, double),
+     .parse = parse_fraction, .write = write_fraction, .flags = KF_REQUIRED},
+    {.name = "confidence", KEYTAB_CUSTOM(precision_cfg_t, confidence, double),
+     .parse = parse_fraction, .write = write_fraction, .def = "95%"},
+    {.name = "metrics", KEYTAB_CUSTOM(precision_cfg_t, nmetrics, int),
+     .parse = parse_metrics, .write = write_metrics},
+    {.name = "max_replications", KEYTAB_INT(precision_cfg_t, max_replications), .min = 2,
+     .max = 1e6, .def = "1000"},
+    END};
+
 const keytab_key_t scenario_keys_top[] = {
     {.name = "name", KEYTAB_STRING(scenario_t, name)},
     {.name = "seed", KEYTAB_U64(scenario_t, seed), .def = "1"},
@@ -330,6 +418,7 @@ const keytab_key_t scenario_keys_top[] = {
     {.name = "optimize", .type = KT_SKIP},   /* sim/run/optimize.c reads it */
     /* Resolved per group (resolve_slo): groups override it key by key. */
     {.name = "slo", .type = KT_SKIP},
+    {.name = "precision", .type = KT_SKIP},  /* resolve_precision */
     END};
 
 const keytab_key_t scenario_keys_tenants[] = {

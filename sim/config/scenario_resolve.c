@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/units.h"
+#include "stat/metrics.h"
 
 /* --- resolution ---------------------------------------------------------- */
 
@@ -369,6 +370,36 @@ static void file_stem(const char *path, char *out, size_t outsz)
     out[n] = 0;
 }
 
+/* Read only when the scenario gives it. Its first round is `replications`,
+ * 10 when the scenario gives none (Law and Kelton's least first round for
+ * the sequential rule, sim/run/sim.c); the metrics default to the ITL and
+ * the throughput. */
+static int resolve_precision(sctx_t *x)
+{
+    scenario_t *s = x->s;
+    precision_cfg_t *p = &s->precision;
+    memset(p, 0, sizeof *p);
+    const ynode_t *P = scenario_present(ynode_get(x->root, "precision"));
+    if (!P) return 0;
+    keytab_layer_t L = {P, "precision"};
+    if (keytab_resolve(&x->kc, scenario_keys_precision, &L, 1, p) != 0) return -1;
+    if (p->nmetrics == 0) {
+        p->metrics[p->nmetrics++] = METRIC_ITL_MEAN;
+        p->metrics[p->nmetrics++] = METRIC_THROUGHPUT;
+    }
+    const ynode_t *R = scenario_present(ynode_get(x->root, "replications"));
+    if (!R) s->replications = 10;
+    else if (s->replications < 2)
+        return keytab_err(&x->kc, R, "replications",
+                          "%d; with precision: it is the first round, and a "
+                          "confidence interval needs at least 2", s->replications);
+    if (p->max_replications >= s->replications) return 0;
+    const ynode_t *M = ynode_get(P, "max_replications");
+    return keytab_err(&x->kc, M ? M : P, "precision.max_replications",
+                      "%d is below replications (%d), the first round",
+                      p->max_replications, s->replications);
+}
+
 int scenario_resolve(sctx_t *x, const char *stem_of)
 {
     scenario_t *s = x->s;
@@ -385,7 +416,7 @@ int scenario_resolve(sctx_t *x, const char *stem_of)
         return keytab_err(&x->kc, w, key,
                           "warmup (%s) must be less than duration (%s)", wu, d);
     }
-    if (resolve_acceptance(x) != 0) return -1;
+    if (resolve_acceptance(x) != 0 || resolve_precision(x) != 0) return -1;
     if (resolve_replica_groups(x) != 0) return -1;
     keytab_layer_t S = {ynode_get(x->root, "slo"), "slo"};
     if (keytab_resolve(&x->kc, scenario_keys_slo, &S, 1, &s->slo) != 0) return -1;

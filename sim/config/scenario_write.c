@@ -209,6 +209,15 @@ int scenario_write_yaml(const scenario_t *s, FILE *f)
         if (!strcmp(k->name, "acceptance")) rc = write_acceptance(f, &s->acceptance);
         else if (!strcmp(k->name, "tenants")) rc = write_tenants(f, s);
         else if (!strcmp(k->name, "slo")) rc = write_slo(f, &s->slo, ~0u, 0);
+        else if (!strcmp(k->name, "precision"))
+            rc = s->precision.relative > 0
+                     ? keytab_write_key(f, &(const keytab_key_t){.name = "precision",
+                                                                 KEYTAB_SECTION(scenario_t,
+                                                                     precision,
+                                                                     precision_cfg_t),
+                                                                 .sub = scenario_keys_precision},
+                                        s, 0)
+                     : 0;
         else if (!strcmp(k->name, "cloud")) rc = write_cloud(f, s);
         else if (!strcmp(k->name, "output") && !s->output.file[0] &&
                  !s->output.trace[0]) rc = 0;

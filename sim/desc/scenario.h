@@ -147,6 +147,20 @@ typedef struct cloud_cfg {
     int nrgroups;
 } cloud_cfg_t;
 
+/* Runs that stop at a stated precision (`precision:`): replications are
+ * added until, for every named metric, the half-width of its confidence
+ * interval is within `relative` of its mean (sim/run/sim.c: the rule and
+ * why it keeps its coverage), or max_replications is reached. Off when
+ * relative is 0 (not given). */
+#define PRECISION_METRICS_MAX 8
+typedef struct precision_cfg {
+    double relative;           /* target half-width / |mean|, in (0, 1); 0 = off */
+    double confidence;         /* of the interval, in (0, 1); default 0.95 */
+    int metrics[PRECISION_METRICS_MAX]; /* sim/stat/metrics.h ids */
+    int nmetrics;              /* default: itl_mean_s and throughput_tok_s */
+    int max_replications;      /* the cap, >= replications (default 1000) */
+} precision_cfg_t;
+
 typedef struct output_cfg {
     char file[SCEN_PATH_MAX];  /* output.file: default for --out ("" = none) */
     char trace[SCEN_PATH_MAX]; /* output.trace: default for --trace */
@@ -171,6 +185,8 @@ typedef struct scenario {
     int ntenants;              /* sum of group counts */
     cloud_cfg_t cloud;
     output_cfg_t output;
+    precision_cfg_t precision; /* replications: the first round, then more
+                                  until the targets are met */
     struct build *built;       /* owned: what the loader built from this
                                   description (sim/config/build.h: service
                                   models, request trace, KV sizing), freed

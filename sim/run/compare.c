@@ -172,6 +172,10 @@ int compare_run(const scenario_t *sa, const scenario_t *sb, long jobs,
     int R = sa->replications;
     if (R < 1)
         return err_set(err, ERR_INPUT, "replications: must be >= 1, got %d", R);
+    /* Each side would stop at its own count, and the pairs would not match. */
+    if (sa->precision.relative > 0 || sb->precision.relative > 0)
+        return err_set(err, ERR_INPUT, "precision: compare runs a fixed number of "
+                       "replications a side (give replications, not precision:)");
     if (sb->replications != R)
         return err_set(err, ERR_INPUT, "the sides run different numbers of replications "
                        "(a: %d, b: %d); pairs need the same", R, sb->replications);

@@ -59,7 +59,7 @@ typedef struct output_extra {
 } output_extra_t;
 
 /* output_json with the nx keys of x as well (the testbed's lateness). */
-int output_json_extra(FILE *f, const scenario_t *s, const output_sources_t *src,
+SPECSIM_API int output_json_extra(FILE *f, const scenario_t *s, const output_sources_t *src,
                       const metrics_summary_t *m, const output_extra_t *x, int nx);
 
 /* ---- for the outputs of other commands (compare, sim/run/compare.h) ----

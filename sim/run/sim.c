@@ -1,5 +1,6 @@
 #include "run/sim.h"
 
+#include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -191,6 +192,57 @@ typedef struct rep_result {
     int done, rc;         /* done: guarded by run_ctx_t.mu */
 } rep_result_t;
 
+/* ---- runs that stop at a stated precision -----------------------------
+ *
+ * Law and Kelton's sequential procedure for a relative precision γ
+ * (Simulation Modeling and Analysis, 3rd ed., §9.4.1): after a first round
+ * of n0 replications, replications are taken one at a time, in order, and
+ * the run stops at the first n at which, for every named metric,
+ *     δ(n) / |X̄(n)| <= γ' = γ / (1 + γ),
+ * δ(n) the half-width of the t interval at the stated confidence. The
+ * adjusted γ' is what makes the event |X̄(n) − μ| / |μ| <= γ hold with about
+ * the stated probability, despite the stop depending on the data: stopping
+ * at a fixed-width rule is valid as γ → 0 (Chow and Robbins, 1965), and the
+ * first round (n0 >= 10 by default) keeps an early, lucky stop rare.
+ * tests/unit/test_precision.c measures the coverage on a closed form.
+ *
+ * The rule is checked after every replication in replication order, so the
+ * stopping count, and every result, is the same at any thread count; with
+ * threads, a round runs ahead and what it ran past the stop is dropped. */
+
+typedef struct precision_acc {
+    int k;                     /* replications with a value */
+    double mean, m2;           /* Welford's running moments */
+} precision_acc_t;
+
+static void acc_add(precision_acc_t *a, double x)
+{
+    if (isnan(x)) return;
+    a->k++;
+    double d = x - a->mean;
+    a->mean += d / a->k;
+    a->m2 += d * (x - a->mean);
+}
+
+/* The interval's half-width over |mean| at confidence conf; INFINITY
+ * while it cannot be judged (fewer than two values, a mean of 0 or NaN). */
+static double acc_rel_halfwidth(const precision_acc_t *a, double conf)
+{
+    if (a->k < 2 || !(fabs(a->mean) > 0)) return INFINITY;
+    double sd = sqrt(a->m2 / (a->k - 1));
+    if (sd <= 1e-12 * fabs(a->mean)) sd = 0.0;   /* as metrics.c: rounding */
+    double t = gsl_cdf_tdist_Pinv(1 - (1 - conf) / 2, (double)(a->k - 1));
+    return t * sd / sqrt((double)a->k) / fabs(a->mean);
+}
+
+static int precision_met(const precision_cfg_t *p, const precision_acc_t *acc)
+{
+    double target = p->relative / (1 + p->relative);
+    for (int i = 0; i < p->nmetrics; i++)
+        if (!(acc_rel_halfwidth(&acc[i], p->confidence) <= target)) return 0;
+    return 1;
+}
+
 /* A run's replications: their inputs, their results and, with threads,
  * the queue they are taken from. */
 typedef struct run_ctx {
@@ -198,7 +250,12 @@ typedef struct run_ctx {
     const sim_options_t *opt;
     const repl_shared_t *sh;
     int nrep;                  /* cloud replicas, for the metrics */
-    int R;
+    int lo, R;                 /* this round's replications: [lo, R) */
+    /* precision: (s->precision.relative > 0): the running moments of its
+     * metrics over the replications taken in order, and the first count
+     * that met the targets (0: not yet). */
+    precision_acc_t *acc;
+    int met_at;
     int tenant_hists;          /* per-tenant rows asked for */
     metrics_rep_t *reps;       /* [R] */
     metrics_rep_t *greps;      /* [R][ngroups], NULL = not asked */
@@ -326,16 +383,40 @@ static int run_rep(const run_ctx_t *c, rep_worker_t *w, int r, FILE *rows, err_t
     return 0;
 }
 
-/* Every replication in the calling thread, in order. */
+/* Replication r taken in order: 1 when it is the one at which the run
+ * meets its precision targets (never before the first round ends). */
+static int precision_stop(run_ctx_t *c, int r)
+{
+    const precision_cfg_t *p = &c->s->precision;
+    if (!c->acc) return 0;
+    for (int i = 0; i < p->nmetrics; i++) acc_add(&c->acc[i], c->reps[r].v[p->metrics[i]]);
+    if (r + 1 < c->s->replications || !precision_met(p, c->acc)) return 0;
+    c->met_at = r + 1;
+    return 1;
+}
+
+/* What the run's precision came to (sim_precision_t, sim.h). */
+static void precision_report(const run_ctx_t *c, sim_precision_t *out)
+{
+    const precision_cfg_t *p = &c->s->precision;
+    memset(out, 0, sizeof *out);
+    out->replications = c->R;
+    out->met = c->met_at > 0;
+    for (int i = 0; c->acc && i < p->nmetrics; i++)
+        out->relative[i] = acc_rel_halfwidth(&c->acc[i], p->confidence);
+}
+
+/* This round's replications in the calling thread, in order. */
 static int reps_in_order(run_ctx_t *c, err_t *err)
 {
     rep_worker_t w;
     int rc = worker_init(c, &w, err);
     FILE *pt = c->opt ? c->opt->per_tenant : NULL;
-    for (int r = 0; r < c->R && rc == 0; r++) {
+    for (int r = c->lo; r < c->R && rc == 0; r++) {
         rc = run_rep(c, &w, r, pt, err);
         if (rc == 0 && c->opt && c->opt->progress)
             c->opt->progress(c->opt->progress_ctx, r + 1, c->R);
+        if (rc == 0 && precision_stop(c, r)) break;
     }
     worker_fini(&w);
     return rc;
@@ -408,7 +489,7 @@ static void *rep_thread(void *arg)
 static int take_in_order(run_ctx_t *c, err_t *err)
 {
     FILE *pt = c->opt ? c->opt->per_tenant : NULL;
-    for (int r = 0; r < c->R; r++) {
+    for (int r = c->lo; r < c->R; r++) {
         pthread_mutex_lock(&c->mu);
         /* A replication taken always ends; one not taken once the run
          * stops never starts. */
@@ -432,6 +513,9 @@ static int take_in_order(run_ctx_t *c, err_t *err)
         res->rows = NULL;
         if (wrc) return -1;
         if (c->opt && c->opt->progress) c->opt->progress(c->opt->progress_ctx, r + 1, c->R);
+        /* Met: the threads end the replications they hold (reps_threaded
+         * stops them), and those are dropped. */
+        if (precision_stop(c, r)) break;
         pthread_mutex_lock(&c->mu);
         c->next_write = r + 1;
         pthread_cond_broadcast(&c->cv);
@@ -461,6 +545,8 @@ static int reps_threaded(run_ctx_t *c, int jobs, double *wall, err_t *err)
      * that the per-tenant rows held stay a handful of replications'. */
     c->window = 2 * jobs;
     c->failed = c->R;
+    c->stop = 0;
+    c->next_claim = c->next_write = c->lo;
     double t0 = wallclock_s();
     int started = 0, rc = 0;
     /* thread_create: with outfile's signals blocked, so that they reach
@@ -483,7 +569,7 @@ static int reps_threaded(run_ctx_t *c, int jobs, double *wall, err_t *err)
                                        strerror(e));
     }
     *wall = wallclock_s() - t0;
-    for (int r = 0; r < c->R; r++) {
+    for (int r = c->lo; r < c->R; r++) {
         free(c->res[r].rows);
         c->res[r].rows = NULL;
     }
@@ -491,6 +577,68 @@ static int reps_threaded(run_ctx_t *c, int jobs, double *wall, err_t *err)
     pthread_mutex_destroy(&c->mu);
     free(th);
     return rc;
+}
+
+/* Grows the per-replication arrays to n replications, the new ones zeroed. */
+static int grow_reps(run_ctx_t *c, int from, int n, err_t *err)
+{
+    size_t ng = c->greps ? (size_t)c->s->ngroups : 0;
+    metrics_rep_t *reps = realloc(c->reps, (size_t)n * sizeof *reps);
+    if (reps) c->reps = reps;
+    rep_result_t *res = reps ? realloc(c->res, (size_t)n * sizeof *res) : NULL;
+    if (res) c->res = res;
+    metrics_rep_t *greps = res && ng ? realloc(c->greps, (size_t)n * ng * sizeof *greps) : NULL;
+    if (greps) c->greps = greps;
+    if (!reps || !res || (ng && !greps))
+        return err_set(err, ERR_RUNTIME, "simulation: out of memory");
+    memset(c->reps + from, 0, (size_t)(n - from) * sizeof *c->reps);
+    memset(c->res + from, 0, (size_t)(n - from) * sizeof *c->res);
+    if (ng) memset(c->greps + from * ng, 0, (size_t)(n - from) * ng * sizeof *c->greps);
+    return 0;
+}
+
+/* How far the next round goes after n replications fell short: to where
+ * the widest interval would meet its target if its spread held (half-width
+ * ~ 1/sqrt(n)), at least one replication per thread, at most twice as far,
+ * never past the cap. Only how much is run ahead depends on it (and on
+ * jobs), not where the run stops. */
+static int next_round(const run_ctx_t *c, int n, int jobs)
+{
+    const precision_cfg_t *p = &c->s->precision;
+    double worst = 0, target = p->relative / (1 + p->relative);
+    for (int i = 0; i < p->nmetrics; i++)
+        worst = fmax(worst, acc_rel_halfwidth(&c->acc[i], p->confidence));
+    double want = isfinite(worst) ? ceil(n * (worst / target) * (worst / target)) : 2.0 * n;
+    double hi = fmin(fmax(want, n + jobs), 2.0 * n + jobs);
+    return (int)fmin(hi, p->max_replications);
+}
+
+/* The replications, in rounds: one round of s->replications, or with
+ * precision: rounds until the targets are met or the cap is reached. On
+ * return c->R is the count the summary takes. */
+static int run_rounds(run_ctx_t *c, int jobs_asked, double *wall, err_t *err)
+{
+    const scenario_t *s = c->s;
+    int rc = 0;
+    *wall = 0;
+    for (;;) {
+        int n = c->R - c->lo;
+        int jobs = jobs_asked > 1 ? (jobs_asked < n ? jobs_asked : n) : 1;
+        double w = 0;
+        rc = jobs > 1 ? reps_threaded(c, jobs, &w, err) : reps_in_order(c, err);
+        /* One thread: the replications' own times, as before threads.
+         * Several: they overlap, and the elapsed time is the round's. */
+        for (int r = c->lo; jobs == 1 && r < c->R; r++) w += c->res[r].wall;
+        *wall += w;
+        if (rc != 0 || !c->acc) return rc;
+        if (c->met_at || c->R >= s->precision.max_replications) break;
+        int hi = next_round(c, c->R, jobs_asked > 1 ? jobs_asked : 1);
+        if (grow_reps(c, c->R, hi, err) != 0) return -1;
+        c->lo = c->R;
+        c->R = hi;
+    }
+    if (c->met_at) c->R = c->met_at;
+    return 0;
 }
 
 static int run_reps(const scenario_t *s, const sim_options_t *opt,
@@ -507,8 +655,10 @@ static int run_reps(const scenario_t *s, const sim_options_t *opt,
     }
     FILE *pt = opt ? opt->per_tenant : NULL;
     metrics_summary_t *groups = opt ? opt->groups : NULL;
+    precision_acc_t acc[PRECISION_METRICS_MAX] = {{0, 0, 0}};
     run_ctx_t c = {.s = s, .opt = opt, .sh = &sh, .R = R, .tenant_hists = pt != NULL,
-                   .tot = tot, .nrep = proto_any_cloud(s) ? s->cloud.replicas : 0};
+                   .tot = tot, .nrep = proto_any_cloud(s) ? s->cloud.replicas : 0,
+                   .acc = s->precision.relative > 0 ? acc : NULL};
     c.reps = calloc((size_t)R, sizeof *c.reps);
     c.res = calloc((size_t)R, sizeof *c.res);
     if (groups) c.greps = calloc((size_t)R * s->ngroups, sizeof *c.greps);
@@ -516,21 +666,18 @@ static int run_reps(const scenario_t *s, const sim_options_t *opt,
         rc = err_set(err, ERR_RUNTIME, "simulation: out of memory");
     if (rc == 0 && pt && output_tenant_header(pt) != 0)
         rc = err_set(err, ERR_RUNTIME, "per-tenant file: write error");
-    int jobs = opt && opt->jobs > 1 ? (opt->jobs < R ? opt->jobs : R) : 1;
+    int jobs = opt && opt->jobs > 1 ? opt->jobs : 1;
     double wall = 0;
-    if (rc == 0) rc = jobs > 1 ? reps_threaded(&c, jobs, &wall, err) : reps_in_order(&c, err);
+    if (rc == 0) rc = run_rounds(&c, jobs, &wall, err);
     if (rc == 0) {
+        R = c.R;
         sim_warmup_diag_t diag;
         memset(&diag, 0, sizeof diag);
-        double events = 0, wall_sum = 0;
+        double events = 0;
         for (int r = 0; r < R; r++) {
             events += c.res[r].events;
-            wall_sum += c.res[r].wall;
             diag_add(&diag, r, c.res[r].pick, c.res[r].used, R);
         }
-        /* One thread: the replications' own times, as before threads.
-         * Several: they overlap, and the elapsed time is the run's. */
-        if (jobs == 1) wall = wall_sum;
         metrics_summarize(c.reps, R, out);
         out->value[METRIC_EVENTS] = events;
         out->value[METRIC_WALL_S] = wall;
@@ -542,6 +689,7 @@ static int run_reps(const scenario_t *s, const sim_options_t *opt,
         if (groups) summarize_groups(s, c.greps, R, out, groups);
         if (opt && opt->rep_values)
             memcpy(opt->rep_values, c.reps, (size_t)R * sizeof *c.reps);
+        if (opt && opt->precision) precision_report(&c, opt->precision);
     }
     free(c.reps);
     free(c.res);

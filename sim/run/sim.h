@@ -29,6 +29,15 @@ typedef struct sim_warmup_diag {
                               mean of the per-replication picks) */
 } sim_warmup_diag_t;
 
+/* What a run with precision: (sim/desc/scenario.h) came to. */
+typedef struct sim_precision {
+    int replications;      /* those the results are over */
+    int met;               /* every target was met (else the cap ended it) */
+    /* Per metric of precision.metrics, in order: the interval's half-width
+     * at precision.confidence over |mean| (INFINITY when not judged). */
+    double relative[PRECISION_METRICS_MAX];
+} sim_precision_t;
+
 typedef struct sim_options {
     FILE *trace;      /* per-event timeline of one replication, or NULL */
     const struct trace_ops *trace_format; /* its sink (sim/io/trace.h); NULL:
@@ -59,6 +68,9 @@ typedef struct sim_options {
      * replication order (events and wall_s those of the replication
      * alone), for a caller that pairs them (sim/run/compare.h). */
     metrics_rep_t *rep_values;
+    /* With precision: filled when not NULL (replications used, targets
+     * met); rep_values then needs precision.max_replications records. */
+    sim_precision_t *precision;
 } sim_options_t;
 
 /* Runs s->replications replications of s->duration simulated seconds each and

@@ -1,0 +1,60 @@
+#!/bin/sh
+# Runs that stop at a stated precision (issue 27 item 2): `--precision P`
+# is precision.relative=P; the run adds replications past the first round
+# until the target is met and says so; --json carries whether it was met;
+# a bad value exits 2 at the option and key; the sidecar of --out reruns
+# the same stop; a sweep and optimize take the section too; compare
+# refuses it (its sides would stop at different counts).
+. "$(dirname "$0")/lib.sh"
+
+cat >"$TMP/p.yaml" <<'Y'
+duration: 2s
+warmup: 0.1s
+protocol: {mode: sync, gamma: 4}
+acceptance: {model: iid, alpha: 0.7}
+tenants:
+  count: 1
+  edge: {draft_time: 5ms, prefill_time: 1ms}
+  network: {rtt: 10ms}
+  workload: {prompt_tokens: 8, output_tokens: 100000000}
+cloud: {verify_time: 5ms}
+Y
+P="$SPECSIM run $TMP/p.yaml --quiet --set precision.metrics=accepted_len_mean"
+
+$P --precision 2% >"$TMP/out" 2>"$TMP/err"
+n=$(sed -n 's/^precision *met after \([0-9]*\) replications (target ±2% at 95%).*/\1/p' "$TMP/out")
+reps=$(sed -n 's/^run .* \([0-9]*\) replications.*/\1/p' "$TMP/out")
+if [ -n "$n" ] && [ "$n" -gt 10 ] && [ "$n" = "$reps" ]; then pass precision_met_line; else
+    fail precision_met_line "n='$n' reps='$reps': $(cat "$TMP/out" "$TMP/err" | tail -3)"; fi
+
+$P --precision 2% --json >"$TMP/j" 2>"$TMP/err"
+if grep -q '"precision_met": 1' "$TMP/j" && grep -q "\"replications\": $n," "$TMP/j" &&
+   grep -q '"precision_accepted_len_mean": 0\.01' "$TMP/j"; then pass precision_json; else
+    fail precision_json "$(grep -E 'precision|replications' "$TMP/j")"; fi
+
+$P --precision 0.01% --set precision.max_replications=12 >"$TMP/out" 2>&1
+if grep -q "^precision *NOT met at the cap of 12 replications" "$TMP/out"; then
+    pass precision_cap_said; else fail precision_cap_said "$(tail -2 "$TMP/out")"; fi
+
+expect_exit precision_bad_value 2 $P --precision 150%
+if grep -qF -- "--precision: precision.relative: '150%' is not a fraction" "$TMP/err"; then
+    pass precision_bad_value_msg; else fail precision_bad_value_msg "$(cat "$TMP/err")"; fi
+
+# The sidecar keeps precision:, so its rerun stops at the same count.
+$P --precision 2% --out "$TMP/r.json" >/dev/null 2>&1
+$SPECSIM run "$TMP/r.scenario.yaml" --quiet --json >"$TMP/j2" 2>/dev/null
+if grep -q "\"replications\": $n," "$TMP/j2" && grep -q '"precision_met": 1' "$TMP/j2"; then
+    pass precision_sidecar_rerun; else fail precision_sidecar_rerun "$(grep replications "$TMP/j2")"; fi
+
+# A sweep's points each run to the target.
+cat >>"$TMP/p.yaml" <<'Y'
+sweep:
+  protocol.gamma: [2, 4]
+Y
+if $SPECSIM sweep "$TMP/p.yaml" --quiet --precision 3% \
+       --set precision.metrics=accepted_len_mean --out "$TMP/s.csv" >/dev/null 2>"$TMP/err" &&
+   [ "$(wc -l <"$TMP/s.csv")" -eq 3 ]; then pass precision_sweep; else
+    fail precision_sweep "$(cat "$TMP/err")"; fi
+
+expect_exit precision_compare_refused 2 $SPECSIM compare "$TMP/p.yaml" --quiet \
+    --set precision.relative=2% --a protocol.gamma=2 --b protocol.gamma=3

@@ -1,0 +1,193 @@
+/* Runs that stop at a stated precision (precision:, sim/run/sim.c).
+ *
+ * The case: one tenant, sync, fixed draft, network and verify times, iid
+ * acceptance α = 0.7 at γ = 4, and a request longer than the run. Every
+ * block then takes the same time, so every replication holds the same
+ * number of verdicts, and its accepted_len_mean (tokens committed per
+ * verdict) is the mean of that many iid draws of 1 + accepted drafts:
+ * unbiased, with the closed-form mean Σ_{i=0..γ} α^i = (1 − α^{γ+1}) / (1 − α).
+ *
+ * Checked: the coverage of the stopping rule over many seeds (the share of
+ * runs whose mean lies within the target of the closed form); that the run
+ * stops at the first count that meets the rule, recomputed here from the
+ * replications' values with a two-pass t interval of the test's own; the
+ * cap; the same results at any thread count; and bad keys.
+ */
+#include <gsl/gsl_cdf.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "config/scenario.h"
+#include "run/sim.h"
+
+#define ALPHA 0.7
+#define GAMMA 4
+
+static const char base[] =
+    "duration: 2s\n"
+    "warmup: 0.1s\n"
+    "protocol: {mode: sync, gamma: 4}\n"
+    "acceptance: {model: iid, alpha: 0.7}\n"
+    "tenants:\n"
+    "  count: 1\n"
+    "  edge: {draft_time: 5ms, prefill_time: 1ms}\n"
+    "  network: {rtt: 10ms}\n"
+    "  workload: {prompt_tokens: 8, output_tokens: 100000000}\n"
+    "cloud: {verify_time: 5ms}\n"
+    "precision: {relative: 1%, metrics: [accepted_len_mean]}\n";
+
+static double closed_form(void)
+{
+    return (1 - pow(ALPHA, GAMMA + 1)) / (1 - ALPHA);
+}
+
+static int load(scenario_t *s, const scenario_override_t *ov, int nov)
+{
+    err_t err = {0};
+    if (scenario_load_string("t.yaml", base, ov, nov, s, &err) == 0) return 0;
+    printf("  %s\n", err.msg);
+    return -1;
+}
+
+/* Half-width over |mean| of the first n values, two passes, at conf. */
+static double rel_halfwidth(const metrics_rep_t *v, int n, int m, double conf)
+{
+    double mean = 0, ss = 0;
+    for (int r = 0; r < n; r++) mean += v[r].v[m] / n;
+    for (int r = 0; r < n; r++) ss += (v[r].v[m] - mean) * (v[r].v[m] - mean);
+    double t = gsl_cdf_tdist_Pinv(1 - (1 - conf) / 2, n - 1);
+    return t * sqrt(ss / (n - 1) / n) / fabs(mean);
+}
+
+/* The run stops at the first n >= the first round where the half-width at
+ * 95% is within γ / (1 + γ) of the mean, and its results are over those n. */
+static void test_stops_at_first_met(void)
+{
+    scenario_t s;
+    if (load(&s, NULL, 0) != 0) { CHECK(!"load"); return; }
+    CHECK(s.replications == 10 && s.precision.max_replications == 1000);
+    metrics_rep_t *v = calloc((size_t)s.precision.max_replications, sizeof *v);
+    sim_precision_t p;
+    sim_options_t opt = {.rep_values = v, .precision = &p};
+    metrics_summary_t m;
+    err_t err = {0};
+    CHECK(v && sim_run(&s, &opt, &m, &err) == 0);
+    int n = p.replications, k = METRIC_ACCEPTED_LEN_MEAN;
+    double target = 0.01 / 1.01;
+    printf("  stopped at %d replications, ±%.4g%%\n", n, 100 * p.relative[0]);
+    CHECK(p.met && m.reps == n && n > s.replications);
+    CHECK(rel_halfwidth(v, n, k, 0.95) <= target);
+    CHECK(rel_halfwidth(v, n - 1, k, 0.95) > target);
+    CHECK_REL(p.relative[0], rel_halfwidth(v, n, k, 0.95), 1e-9);
+    double mean = 0;
+    for (int r = 0; r < n; r++) mean += v[r].v[k] / n;
+    CHECK_REL(m.value[k], mean, 1e-12);
+    free(v);
+    scenario_fini(&s);
+}
+
+/* Over many seeds, the share of runs whose mean is within the target of the
+ * closed form is the stated confidence, about: at least 92% for 95% over
+ * 200 runs (1.5 points is one binomial standard error there). */
+static void test_coverage(void)
+{
+    const int K = 200;
+    double mu = closed_form();
+    int hit = 0, nsum = 0;
+    for (int i = 0; i < K; i++) {
+        char seed[32];
+        snprintf(seed, sizeof seed, "%d", 1000 + i);
+        scenario_override_t ov = {.path = "seed", .value = seed};
+        scenario_t s;
+        if (load(&s, &ov, 1) != 0) { CHECK(!"load"); return; }
+        metrics_summary_t m;
+        sim_precision_t p;
+        sim_options_t opt = {.precision = &p};
+        err_t err = {0};
+        if (sim_run(&s, &opt, &m, &err) != 0 || !p.met) {
+            CHECK(!"run");
+            scenario_fini(&s);
+            return;
+        }
+        hit += fabs(m.value[METRIC_ACCEPTED_LEN_MEAN] - mu) <= 0.01 * mu;
+        nsum += p.replications;
+        scenario_fini(&s);
+    }
+    printf("  coverage %d/%d = %.3f at a 1%% target (95%%), %.1f replications on "
+           "average; closed form %.6f\n", hit, K, (double)hit / K, (double)nsum / K, mu);
+    CHECK(hit >= 0.92 * K);
+}
+
+/* A target it cannot reach ends at the cap, said so. */
+static void test_cap(void)
+{
+    scenario_override_t ov[] = {{.path = "precision.relative", .value = "0.01%"},
+                                {.path = "precision.max_replications", .value = "25"}};
+    scenario_t s;
+    if (load(&s, ov, 2) != 0) { CHECK(!"load"); return; }
+    metrics_summary_t m;
+    sim_precision_t p;
+    sim_options_t opt = {.precision = &p};
+    err_t err = {0};
+    CHECK(sim_run(&s, &opt, &m, &err) == 0);
+    CHECK(!p.met && p.replications == 25 && m.reps == 25);
+    CHECK(p.relative[0] > 0.0001);
+    scenario_fini(&s);
+}
+
+/* The stop and every value are the same on 1 thread and on 3: the rule is
+ * taken in replication order, whatever ran ahead. */
+static void test_threads_same(void)
+{
+    scenario_t s;
+    if (load(&s, NULL, 0) != 0) { CHECK(!"load"); return; }
+    metrics_summary_t a, b;
+    sim_precision_t pa, pb;
+    sim_options_t oa = {.precision = &pa, .jobs = 1}, ob = {.precision = &pb, .jobs = 3};
+    err_t err = {0};
+    CHECK(sim_run(&s, &oa, &a, &err) == 0 && sim_run(&s, &ob, &b, &err) == 0);
+    CHECK(pa.replications == pb.replications && pa.met == pb.met);
+    for (int k = 0; k < METRIC_COUNT; k++)
+        if (!metric_is_timing(k))
+            CHECK(memcmp(&a.value[k], &b.value[k], sizeof a.value[k]) == 0 &&
+                  memcmp(&a.ci95[k], &b.ci95[k], sizeof a.ci95[k]) == 0);
+    scenario_fini(&s);
+}
+
+static void refused(const char *path, const char *value, const char *want)
+{
+    scenario_override_t ov = {.path = path, .value = value};
+    scenario_t s;
+    err_t err = {0};
+    int rc = scenario_load_string("t.yaml", base, &ov, 1, &s, &err);
+    CHECK(rc != 0 && err.code == ERR_INPUT);
+    if (rc == 0) {
+        scenario_fini(&s);
+        return;
+    }
+    if (!strstr(err.msg, want)) printf("  got '%s', wanted '%s'\n", err.msg, want);
+    CHECK(strstr(err.msg, want) != NULL);
+}
+
+static void test_bad_keys(void)
+{
+    refused("precision.relative", "150%", "--set:1:20: precision.relative: '150%' is not");
+    refused("precision.confidence", "0", "precision.confidence: '0' is not a fraction");
+    refused("precision.metrics", "wall_s", "precision.metrics: wall_s differs between runs");
+    refused("precision.metrics", "itl_mena_s", "did you mean 'itl_mean_s'");
+    refused("replications", "1", "replications: 1; with precision:");
+    refused("precision.max_replications", "5", "5 is below replications (10)");
+}
+
+int main(void)
+{
+    RUN(test_stops_at_first_met);
+    RUN(test_cap);
+    RUN(test_threads_same);
+    RUN(test_bad_keys);
+    RUN(test_coverage);
+    return check_done();
+}
