@@ -37,6 +37,21 @@ awk -v a="$r1" -v b="$r10k" -v c="$r4x" 'BEGIN {
     printf "peak memory per tenant: %.2f KiB ((RSS 10k - RSS 1) / 9999)\n", (b - a) / 9999
     printf "memory growth with 4x simulated time: %+.1f%% (RSS %d -> %d KiB)\n", 100 * (c - b) / b, b, c }'
 
+# A million tenants (issue 27): memory per tenant, set-up apart, and the
+# event rate of the run itself (events / (wall - set-up)) against
+# tenants-10k's over the same 3 s, 1 s warm-up.
+run_bench tenants-10k-3s scenarios/bench/tenants-10k.yaml --set duration=3s --set warmup=1s
+cp "$tmp/out.json" "$tmp/10k.json"
+run_bench tenants-1m scenarios/bench/tenants-1m.yaml
+awk -v a="$r1" -v m="$(cat "$tmp/rss.tenants-1m")" \
+    -v s1="$(field setup_s "$tmp/out.json")" -v w1="$(field wall_s "$tmp/out.json")" \
+    -v e1="$(field events "$tmp/out.json")" \
+    -v s0="$(field setup_s "$tmp/10k.json")" -v w0="$(field wall_s "$tmp/10k.json")" \
+    -v e0="$(field events "$tmp/10k.json")" 'BEGIN {
+    r1 = e1 / (w1 - s1); r0 = e0 / (w0 - s0)
+    printf "tenants-1m: %.2f KiB per tenant, set-up %.2f s; run %.2f M events/s against %.2f M at 10k (%.2fx slower)\n",
+           (m - a) / 999999, s1, r1 / 1e6, r0 / 1e6, r0 / r1 }'
+
 # Start-up with a whole fleet at one instant (closed loop, no think time,
 # 1 ms simulated): 4x the tenants should take about 4x the wall (issue 28:
 # quadratic once, 13x for 4x at 80k tenants).
@@ -67,7 +82,7 @@ jrun() { # jrun J: elapsed seconds of one run, its JSON in $tmp/jJ.json
 : >"$tmp/wall.1"; : >"$tmp/wall.2"
 for k in 1 2 3; do jrun 1 >>"$tmp/wall.1"; jrun 2 >>"$tmp/wall.2"; done
 for j in 1 2; do
-    sed -E '/"(wall_s|events_per_s)"/d' "$tmp/j$j.json" >"$tmp/j$j.s"
+    sed -E '/"(wall_s|events_per_s|setup_s)"/d' "$tmp/j$j.json" >"$tmp/j$j.s"
 done
 if ! cmp -s "$tmp/j1.s" "$tmp/j2.s"; then
     echo "bench: run -j 1 and -j 2 printed different results" >&2

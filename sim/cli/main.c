@@ -399,22 +399,57 @@ static void run_progress(void *ctx, int done, int total)
     fflush(stderr);
 }
 
+/* The keys `run` adds to its JSON (--json and --out F.json): "setup_s",
+ * the part of wall_s that built the replications (a large fleet spends
+ * seconds on it before its first event), and with precision: what it came
+ * to ("precision_met", "precision_<metric>": the interval's half-width
+ * over the mean at the stated confidence). Returns their count; key holds
+ * the names. */
+typedef struct run_extras {
+    output_extra_t x[2 + PRECISION_METRICS_MAX];
+    char key[PRECISION_METRICS_MAX][64];
+    int n;
+} run_extras_t;
+
+static void run_extras(const scenario_t *s, const sim_precision_t *p, double setup,
+                       run_extras_t *e)
+{
+    const precision_cfg_t *c = &s->precision;
+    e->n = 0;
+    e->x[e->n++] = (output_extra_t){.key = "setup_s", .value = setup};
+    if (!(c->relative > 0)) return;
+    e->x[e->n++] = (output_extra_t){.key = "precision_met", .value = p->met};
+    for (int i = 0; i < c->nmetrics; i++) {
+        snprintf(e->key[i], sizeof e->key[i], "precision_%s", metric_name(c->metrics[i]));
+        e->x[e->n++] = (output_extra_t){.key = e->key[i], .value = p->relative[i]};
+    }
+}
+
+/* --out, with the extras: 0, or -1 with err. */
+static int write_out(const cli_t *c, const scenario_t *s, const output_sources_t *src,
+                     const metrics_summary_t *m, const run_extras_t *e, err_t *err)
+{
+    return c->out ? output_write_file_extra(c->out, s, src, m, e->x, e->n, err) : 0;
+}
+
 /* Runs the simulation with the trace and per-tenant rows (if asked for)
  * written to temporaries beside their targets: on success they are durable
  * but not yet in place (*trace, *per hold them), so that the caller
  * publishes them only once the results are written too — a failed run
  * leaves none of its outputs. On failure nothing is left. Progress goes to
  * a terminal only (a log or a pipe gets none), and never with --quiet or
- * --json. */
+ * --json. *ex gets the JSON's extra keys (run_extras). */
 static int run_with_trace(const cli_t *c, const scenario_t *s,
                           metrics_summary_t *m, metrics_summary_t *groups,
                           sim_warmup_diag_t *diag, sim_precision_t *prec,
-                          outfile_t *trace, outfile_t *per, err_t *err)
+                          run_extras_t *ex, outfile_t *trace, outfile_t *per, err_t *err)
 {
+    double setup = 0;
     int show = !c->quiet && !c->json && isatty(STDERR_FILENO);
     sim_options_t opt = {.trace = NULL, .progress = show ? run_progress : NULL,
                          .trace_rep = c->trace_rep > 0 ? (int)c->trace_rep : 0,
-                         .warmup = diag, .groups = groups, .precision = prec};
+                         .warmup = diag, .groups = groups, .precision = prec,
+                         .setup_s = &setup};
     long jobs = pool_jobs(c->jobs);
     opt.jobs = jobs < POOL_JOBS_MAX ? (int)jobs : POOL_JOBS_MAX;
     if (c->trace) opt.trace_format = trace_format_for(c->trace);
@@ -439,6 +474,7 @@ static int run_with_trace(const cli_t *c, const scenario_t *s,
     }
     m->groups = groups;
     m->ngroups = s->ngroups;
+    run_extras(s, prec, setup, ex);
     return 0;
 }
 
@@ -463,23 +499,6 @@ static int run_precision(const scenario_t *s, const sim_precision_t *p)
     return rc ? -1 : 0;
 }
 
-/* `run --json`: the results, with precision: what it came to as well
- * ("precision_met", "precision_<metric>": the interval's half-width over
- * the mean at the stated confidence). */
-static int run_json(const scenario_t *s, const output_sources_t *src,
-                    const metrics_summary_t *m, const sim_precision_t *p)
-{
-    const precision_cfg_t *c = &s->precision;
-    if (!(c->relative > 0)) return output_json(stdout, s, src, m);
-    output_extra_t x[1 + PRECISION_METRICS_MAX];
-    char key[PRECISION_METRICS_MAX][64];
-    x[0] = (output_extra_t){.key = "precision_met", .value = p->met};
-    for (int i = 0; i < c->nmetrics; i++) {
-        snprintf(key[i], sizeof key[i], "precision_%s", metric_name(c->metrics[i]));
-        x[1 + i] = (output_extra_t){.key = key[i], .value = p->relative[i]};
-    }
-    return output_json_extra(stdout, s, src, m, x, 1 + c->nmetrics);
-}
 
 /* MSER-5 on the committed-token series (sim/stat/mser.h): a warm-up shorter
  * than its pick (the mean over replications: one replication's pick is
@@ -592,6 +611,7 @@ static int cmd_run(int argc, char **argv)
     metrics_summary_t m;
     sim_warmup_diag_t diag;
     sim_precision_t prec;
+    run_extras_t ex;
     output_sources_t src = {0};
     err_t err = {0};
     rc = run_preflight(&c, &s, scenario_src_files(ssrc));
@@ -609,8 +629,8 @@ static int cmd_run(int argc, char **argv)
     }
     outfile_t trace = {0}, per = {0};
     if (sim_service_sources(&s, &src, &err) != 0 ||
-        run_with_trace(&c, &s, &m, groups, &diag, &prec, &trace, &per, &err) != 0 ||
-        (c.out && output_write_file(c.out, &s, &src, &m, &err) != 0) ||
+        run_with_trace(&c, &s, &m, groups, &diag, &prec, &ex, &trace, &per, &err) != 0 ||
+        write_out(&c, &s, &src, &m, &ex, &err) != 0 ||
         outfile_publish(&per, &err) != 0 || outfile_publish(&trace, &err) != 0) {
         outfile_abort(&per);
         outfile_abort(&trace);
@@ -618,7 +638,7 @@ static int cmd_run(int argc, char **argv)
         rc = err.code ? err.code : 1;
     } else {
         warn_warmup(&c, &s, &diag);
-        int w = c.json ? run_json(&s, &src, &m, &prec)
+        int w = c.json ? output_json_extra(stdout, &s, &src, &m, ex.x, ex.n)
                        : output_summary(stdout, &s, &src, &m) || run_precision(&s, &prec);
         if (w != 0 || fflush(stdout) != 0) {
             fprintf(stderr, "specsim run: standard output: cannot write results: %s\n",

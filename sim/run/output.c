@@ -672,12 +672,14 @@ typedef struct run_body {
     const scenario_t *s;
     const output_sources_t *src;
     const metrics_summary_t *m;
+    const output_extra_t *x;   /* the JSON's extra keys */
+    int nx;
 } run_body_t;
 
 static int run_json(FILE *f, const void *ctx)
 {
     const run_body_t *b = ctx;
-    return output_json(f, b->s, b->src, b->m);
+    return output_json_extra(f, b->s, b->src, b->m, b->x, b->nx);
 }
 
 static int run_csv(FILE *f, const void *ctx)
@@ -766,6 +768,13 @@ int output_write_file(const char *path, const scenario_t *s,
                       const output_sources_t *src, const metrics_summary_t *m,
                       err_t *err)
 {
-    run_body_t b = {s, src, m};
+    return output_write_file_extra(path, s, src, m, NULL, 0, err);
+}
+
+int output_write_file_extra(const char *path, const scenario_t *s,
+                            const output_sources_t *src, const metrics_summary_t *m,
+                            const output_extra_t *x, int nx, err_t *err)
+{
+    run_body_t b = {s, src, m, x, nx};
     return output_write_with(path, s, NULL, run_json, run_csv, &b, err);
 }

@@ -130,6 +130,12 @@ int output_tenant_row(FILE *f, int rep, int tenant, const char *group,
 SPECSIM_API int output_write_file(const char *path, const scenario_t *s,
                       const output_sources_t *src, const metrics_summary_t *m,
                       err_t *err);
+/* Same, the JSON with the nx keys of x after the metrics (as
+ * output_json_extra; a CSV leaves them out). */
+SPECSIM_API int output_write_file_extra(const char *path, const scenario_t *s,
+                                        const output_sources_t *src,
+                                        const metrics_summary_t *m,
+                                        const output_extra_t *x, int nx, err_t *err);
 /* 0 when output_write_file would accept path's name (.csv or .json), else
  * -1 with ERR_INPUT: lets a command refuse a bad --out before running. */
 SPECSIM_API int output_check_path(const char *path, err_t *err);

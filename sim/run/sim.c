@@ -186,6 +186,7 @@ typedef struct rep_worker {
 /* What replication r leaves for the summary and the calling thread. */
 typedef struct rep_result {
     double events, wall;  /* engine events; wall-clock seconds of its run */
+    double setup;         /* the part of wall spent building its world */
     double pick, used;    /* MSER-5's pick and the warm-up deleted (s) */
     char *rows;           /* its per-tenant rows, waiting for their turn */
     size_t nrows;
@@ -310,6 +311,7 @@ static int run_one(const run_ctx_t *c, rep_worker_t *w, int r, double warmup, in
     mser_series_reset(&w->series);
     double t0 = wallclock_s();
     world_t *wd = world_create(c->sh, r, w->tl, trp, err);
+    c->res[r].setup += wallclock_s() - t0;
     int rc = 0;
     if (!wd || world_run(wd)) {
         world_free(wd);
@@ -673,9 +675,10 @@ static int run_reps(const scenario_t *s, const sim_options_t *opt,
         R = c.R;
         sim_warmup_diag_t diag;
         memset(&diag, 0, sizeof diag);
-        double events = 0;
+        double events = 0, setup = 0;
         for (int r = 0; r < R; r++) {
             events += c.res[r].events;
+            setup += c.res[r].setup;
             diag_add(&diag, r, c.res[r].pick, c.res[r].used, R);
         }
         metrics_summarize(c.reps, R, out);
@@ -690,6 +693,7 @@ static int run_reps(const scenario_t *s, const sim_options_t *opt,
         if (opt && opt->rep_values)
             memcpy(opt->rep_values, c.reps, (size_t)R * sizeof *c.reps);
         if (opt && opt->precision) precision_report(&c, opt->precision);
+        if (opt && opt->setup_s) *opt->setup_s = setup;
     }
     free(c.reps);
     free(c.res);

@@ -71,6 +71,11 @@ typedef struct sim_options {
     /* With precision: filled when not NULL (replications used, targets
      * met); rep_values then needs precision.max_replications records. */
     sim_precision_t *precision;
+    /* Filled when not NULL: the wall-clock seconds spent building the
+     * replications' worlds (every tenant's state, the cloud, the first
+     * events), summed over the replications the results are over: the
+     * set-up inside wall_s, reported apart for large fleets. */
+    double *setup_s;
 } sim_options_t;
 
 /* Runs s->replications replications of s->duration simulated seconds each and

@@ -104,7 +104,7 @@ grep -q '"edge_service_source": "datasheet"' "$TMP/g2.json" && pass groups_commo
 if grep -q '^    rate: 2/s$' "$TMP/u.yaml" && grep -q '^    overhead_bytes: 1KiB$' "$TMP/u.yaml" &&
    grep -q '^    bytes_per_token: 4B$' "$TMP/u.yaml"; then pass check_prints_units
 else fail check_prints_units "$(grep -E 'rate|bytes' "$TMP/u.yaml") $(cat "$TMP/err")"; fi
-strip() { sed -E 's/"(wall_s|events_per_s)(_ci95)?": *[^,}]*//g' "$1"; }
+strip() { sed -E 's/"(wall_s|events_per_s|setup_s)(_ci95)?": *[^,}]*//g' "$1"; }
 for r in 2 2/s 120/min 7200/h; do
     # shellcheck disable=SC2086
     "$SPECSIM" run "$TMP/sw.yaml" $short --json --set "tenants.workload.rate=$r" \

@@ -47,7 +47,7 @@ fi
 
 # Determinism: same scenario and seed -> byte-identical JSON apart from the
 # two wall-clock metrics.
-strip() { sed -E 's/"(wall_s|events_per_s)(_ci95)?": *[^,}]*//g' "$1"; }
+strip() { sed -E 's/"(wall_s|events_per_s|setup_s)(_ci95)?": *[^,}]*//g' "$1"; }
 # shellcheck disable=SC2086
 "$SPECSIM" run scenarios/default.yaml $short --json >"$TMP/b.json" 2>/dev/null
 strip "$TMP/a.json" >"$TMP/a.s"; strip "$TMP/b.json" >"$TMP/b.s"

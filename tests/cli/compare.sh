@@ -45,8 +45,8 @@ expect_msg compare_a_not_for_run "unknown option '--a'" \
 # the JSON by name, their CSV rows by their first field.
 strip() {
     case $1 in
-    *.csv) grep -Ev '^(wall_s|events_per_s),' "$1" ;;
-    *) grep -Ev '(wall_s|events_per_s)' "$1" ;;
+    *.csv) grep -Ev '^(wall_s|events_per_s|setup_s),' "$1" ;;
+    *) grep -Ev '(wall_s|events_per_s|setup_s)' "$1" ;;
     esac
 }
 for j in 1 2 3; do

@@ -62,7 +62,7 @@ else fail card_fifo_refused "exit $rc: $(head -c 300 "$TMP/err")"; fi
 # A valid decoy card of the default target's name in the working directory.
 mkdir -p "$TMP/cwd/models/llm"
 sed 's/^layers: .*/layers: 3/' models/llm/llama-2-7b.yaml >"$TMP/cwd/models/llm/llama-2-7b.yaml"
-strip() { sed 's/"wall_s": [^,]*,//; s/"events_per_s": [^,]*,//'; }
+strip() { sed 's/"wall_s": [^,]*,//; s/"events_per_s": [^,]*,//; s/"setup_s": [^,]*,//'; }
 for sc in "" "$ROOT/scenarios/default.yaml"; do
     # shellcheck disable=SC2086  # an empty $sc is the built-in scenario
     "$S" run $sc --json --set duration=10s | strip >"$TMP/here.json"

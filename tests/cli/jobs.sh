@@ -40,9 +40,9 @@ scen 6s >"$TMP/j.yaml"
 strip() {
     case $1 in
     *.csv) awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++)
-                                 if ($i ~ /(^|\.)(wall_s|events_per_s)(_ci95)?$/) w[i] = 1 }
+                                 if ($i ~ /(^|\.)(wall_s|events_per_s|setup_s)(_ci95)?$/) w[i] = 1 }
                              NR > 1 { for (i in w) $i = "" } { print }' "$1" ;;
-    *) sed -E 's/(wall_s|events_per_s)(_ci95)?[": ]*[-0-9.eE+a-z]*//g' "$1" ;;
+    *) sed -E 's/(wall_s|events_per_s|setup_s)(_ci95)?[": ]*[-0-9.eE+a-z]*//g' "$1" ;;
     esac
 }
 

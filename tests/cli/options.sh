@@ -6,7 +6,7 @@
 . tests/cli/lib.sh
 
 short="--set duration=3s --set warmup=1s --reps 2"
-strip() { sed -E 's/"(wall_s|events_per_s)(_ci95)?": *[^,}]*//g' "$1"; }
+strip() { sed -E 's/"(wall_s|events_per_s|setup_s)(_ci95)?": *[^,}]*//g' "$1"; }
 
 # --seed=N is --seed N.
 # shellcheck disable=SC2086

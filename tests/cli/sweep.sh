@@ -237,7 +237,7 @@ metrics() { # FILE ROW: the metric columns of that data row, timing blanked
     awk -F, -v row="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "itl_mean_s") s = i;
         for (i = 1; i <= NF; i++) name[i] = $i; next }
         NR == row + 1 { for (i = s; i <= NF; i++) {
-            v = (name[i] ~ /^(wall_s|events_per_s)/) ? "" : $i; printf "%s,", v } print "" }' "$1"
+            v = (name[i] ~ /^(wall_s|events_per_s|setup_s)/) ? "" : $i; printf "%s,", v } print "" }' "$1"
 }
 a=$(metrics "$TMP/j1.csv" 6)
 b=$(metrics "$TMP/row5.csv" 1)
