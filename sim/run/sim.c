@@ -746,6 +746,28 @@ static int sanity_cloud(const cloud_cfg_t *c, int verifies, int lim, err_t *err)
     return 0;
 }
 
+/* precision: as the loader leaves it: a target the rule can judge. */
+static int sanity_precision(const scenario_t *s, err_t *err)
+{
+    const precision_cfg_t *p = &s->precision;
+    if (!(p->relative > 0)) return 0;
+    if (!(p->relative < 1) || !(p->confidence > 0 && p->confidence < 1))
+        return err_set(err, ERR_INPUT, "precision: relative and confidence must be in "
+                       "(0, 1), got %g and %g", p->relative, p->confidence);
+    if (p->nmetrics < 1 || p->nmetrics > PRECISION_METRICS_MAX)
+        return err_set(err, ERR_INPUT, "precision.metrics: 1 to %d metrics, got %d",
+                       PRECISION_METRICS_MAX, p->nmetrics);
+    for (int i = 0; i < p->nmetrics; i++)
+        if (p->metrics[i] < 0 || p->metrics[i] >= METRIC_COUNT ||
+            metric_is_timing(p->metrics[i]))
+            return err_set(err, ERR_INPUT, "precision.metrics: %d is not a metric a stop "
+                           "may depend on", p->metrics[i]);
+    if (s->replications < 2 || p->max_replications < s->replications)
+        return err_set(err, ERR_INPUT, "precision: needs 2 <= replications (%d) <= "
+                       "max_replications (%d)", s->replications, p->max_replications);
+    return 0;
+}
+
 static int sanity(const scenario_t *s, err_t *err)
 {
     if (s->ngroups < 1 || !s->groups) return err_set(err, ERR_INPUT, "tenants: no tenant groups");
@@ -758,6 +780,7 @@ static int sanity(const scenario_t *s, err_t *err)
                        s->replications);
     if (!(s->duration > 0) || !(s->warmup >= 0) || !(s->warmup < s->duration))
         return err_set(err, ERR_INPUT, "duration: must be > warmup >= 0");
+    if (sanity_precision(s, err) != 0) return -1;
     const proto_ops_t *p = s->protocol.proto;
     int lim = 0;
     if (sanity_protocol(&s->protocol, &lim, err) != 0) return -1;

@@ -182,12 +182,34 @@ static void test_bad_keys(void)
     refused("precision.max_replications", "5", "5 is below replications (10)");
 }
 
+/* A scenario made in code is held to what the loader refuses: a target
+ * the rule could not judge is an input error, not an instant stop. */
+static void test_code_built_refused(void)
+{
+    scenario_t s;
+    if (load(&s, NULL, 0) != 0) { CHECK(!"load"); return; }
+    metrics_summary_t m;
+    err_t err = {0};
+    precision_cfg_t keep = s.precision;
+    s.precision.confidence = 0;   /* a t quantile of 0: every interval "met" */
+    CHECK(sim_run(&s, NULL, &m, &err) == -1 && err.code == ERR_INPUT &&
+          strstr(err.msg, "confidence") != NULL);
+    s.precision = keep;
+    s.precision.metrics[0] = METRIC_WALL_S;
+    CHECK(sim_run(&s, NULL, &m, &err) == -1 && strstr(err.msg, "precision.metrics") != NULL);
+    s.precision = keep;
+    s.precision.max_replications = 5;
+    CHECK(sim_run(&s, NULL, &m, &err) == -1 && strstr(err.msg, "max_replications") != NULL);
+    scenario_fini(&s);
+}
+
 int main(void)
 {
     RUN(test_stops_at_first_met);
     RUN(test_cap);
     RUN(test_threads_same);
     RUN(test_bad_keys);
+    RUN(test_code_built_refused);
     RUN(test_coverage);
     return check_done();
 }
