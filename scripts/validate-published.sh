@@ -28,8 +28,8 @@
 # open (unknown) is read as the nearest card (A100: a100-80g, H100: h100-sxm,
 # AGX or IGX Orin: jetson-orin-agx); none is listed as "no card" and counted.
 # Precision: fp16 and bf16 are fp16; int8 weight-only is w8a16; every 4-bit
-# weight format is w4a16; fp8 (no such precision in the service model yet,
-# issue 23 item 4) is read as w8a16; unknown is fp16 for vLLM and w4a16 for
+# weight format is w4a16; fp8 is fp8 (e4m3 weights and activations, the
+# card's dense FP8 peak, an fp16 KV cache); unknown is fp16 for vLLM and w4a16 for
 # Ollama (its default tags are 4-bit). Lengths: a 0-token prompt (llama-bench
 # tg) is one token, so that the run is G one-token steps from an empty cache;
 # an unstated prompt is 16 tokens, an unstated output 128; an unstated batch
@@ -87,7 +87,7 @@ function card(dir, name) { return system("[ -f models/" dir "/" name ".yaml ]") 
     if (prec == "fp16" || prec == "bf16") p = "fp16"
     else if (prec == "int8-wo") p = "w8a16"
     else if (prec ~ /^(int4-wo-g32|awq-int4|q4_0|q4_K_M|q4f16_1|w4a16|int4)$/) p = "w4a16"
-    else if (prec == "fp8") { p = "w8a16"; note("fp8 as w8a16") }
+    else if (prec == "fp8") p = "fp8"
     else if (prec == "unknown" && engine ~ /Ollama/) { p = "w4a16"; note("precision not stated: w4a16") }
     else if (prec == "unknown") { p = "fp16"; note("precision not stated: fp16") }
     else why = why (why == "" ? "" : ", ") "precision " prec

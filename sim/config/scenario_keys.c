@@ -231,8 +231,6 @@ static int write_metrics(FILE *f, const keytab_key_t *k, const void *base, int i
 
 /* --- key tables ---------------------------------------------------------- */
 
-static const char *const PREC_NAMES[] = {"fp32", "fp16", "w8a16", "w4a16",
-                                         "w4a4", NULL};
 static const char *const ARRIVAL_NAMES[] = {"closed", "poisson", "trace", NULL};
 static const char *const PIN_NAMES[] = {"round-robin", "least-loaded",
                                         "power-of-two", NULL};
@@ -263,7 +261,7 @@ static const keytab_key_t EDGE_KEYS[] = {
      .aux = KEYTAB_CHARS(edge_cfg_t, draft_ref), .parse = parse_llm,
      .write = write_llm,
      .def = "models/llm/llama-2-7b.yaml"},
-    {.name = "quant", KEYTAB_ENUM(edge_cfg_t, quant, int), .sub = PREC_NAMES,
+    {.name = "quant", KEYTAB_ENUM(edge_cfg_t, quant, int), .sub = precision_names,
      .def = "w4a16"},
     {.name = "calibration", KEYTAB_PATH(edge_cfg_t, calibration),
      .flags = KF_SKIPEMPTY},
@@ -346,7 +344,7 @@ const keytab_key_t scenario_keys_cloud[] = {
     {.name = "target", KEYTAB_CUSTOM(cloud_cfg_t, target, llm_card_t),
      .aux = KEYTAB_CHARS(cloud_cfg_t, target_ref), .parse = parse_llm,
      .write = write_llm, .def = "models/llm/llama-2-7b.yaml"},
-    {.name = "precision", KEYTAB_ENUM(cloud_cfg_t, precision, int), .sub = PREC_NAMES,
+    {.name = "precision", KEYTAB_ENUM(cloud_cfg_t, precision, int), .sub = precision_names,
      .def = "fp16"},
     {.name = "calibration", KEYTAB_PATH(cloud_cfg_t, calibration),
      .flags = KF_SKIPEMPTY},

@@ -10,19 +10,19 @@
 #include "io/keytab.h"
 #include "io/ynode.h"
 
-static const char *const PREC_NAMES[] = {"fp32", "fp16", "w8a16", "w4a16",
-                                         "w4a4", NULL};
+const char *const precision_names[PREC_COUNT + 1] = {"fp32", "fp16", "w8a16", "w4a16",
+                                                     "w4a4", "fp8", NULL};
 
 int precision_parse(const char *s)
 {
     for (int i = 0; i < PREC_COUNT; i++)
-        if (strcmp(s, PREC_NAMES[i]) == 0) return i;
+        if (strcmp(s, precision_names[i]) == 0) return i;
     return -1;
 }
 
 const char *precision_name(int p)
 {
-    return (unsigned)p < PREC_COUNT ? PREC_NAMES[p] : "?";
+    return (unsigned)p < PREC_COUNT ? precision_names[p] : "?";
 }
 
 /* Group size 128 along K. w8a16: int8 weight + one fp16 scale per group.
@@ -36,6 +36,7 @@ double precision_weight_bytes(int p)
     case PREC_W8A16: return 1.0 + 2.0 / 128.0;
     case PREC_W4A16:
     case PREC_W4A4: return 0.5 + (2.0 + 0.5) / 128.0;
+    case PREC_FP8: return 1.0;
     default: return 0.0;
     }
 }
@@ -75,6 +76,7 @@ static const keytab_key_t FLOPS_KEYS[] = {
     FLOPS_KEY("w8a16", PREC_W8A16, 0, NULL),
     FLOPS_KEY("w4a16", PREC_W4A16, 0, NULL),
     FLOPS_KEY("w4a4", PREC_W4A4, 0, "0"),
+    FLOPS_KEY("fp8", PREC_FP8, KF_SKIPEMPTY, "0"),
     {.name = NULL, .type = KT_END}};
 
 static const char *const HW_KINDS[] = {"gpu", "cpu", NULL};

@@ -36,6 +36,7 @@ enum precision {
     PREC_W8A16,
     PREC_W4A16,
     PREC_W4A4,
+    PREC_FP8,     /* e4m3 weights and activations, fp16 KV cache */
     PREC_COUNT
 };
 
@@ -45,8 +46,9 @@ typedef struct hw_card {
     double mem_bw;              /* bytes/s, datasheet peak */
     double mem_bytes;           /* device memory in bytes */
     double flops[PREC_COUNT];   /* peak FLOP/s (dense) by compute precision:
-                                   W8A16 and W4A16 compute in fp16; W4A4 in int4
-                                   (0 where the device has no such path) */
+                                   W8A16 and W4A16 compute in fp16; W4A4 in int4;
+                                   FP8 on fp8 tensor cores (0 where the device
+                                   has no such path) */
     double bw_eff;              /* default achieved fraction of mem_bw */
     double flops_eff;           /* default achieved fraction of peak */
     /* Optional, 0 = not given. interconnect_*: one GPU's link to its
@@ -58,11 +60,15 @@ typedef struct hw_card {
     char source[CARD_TEXT_MAX];
 } hw_card_t;
 
-/* Parses "fp16", "w8a16", "w4a16", "w4a4", "fp32"; -1 when unknown. */
+/* The names, in enum precision's order, NULL-terminated (the .sub of a
+ * key that takes one). */
+extern const char *const precision_names[PREC_COUNT + 1];
+/* Parses "fp16", "w8a16", "w4a16", "w4a4", "fp32", "fp8"; -1 when unknown. */
 int precision_parse(const char *s);
 const char *precision_name(int prec);
 /* Bytes per weight including quantisation metadata (g128 fp16 scale + 4-bit
- * zero per group for the w4 formats; fp16 scale per row-group for w8). */
+ * zero per group for the w4 formats; fp16 scale per row-group for w8; fp8:
+ * one byte, its per-tensor or per-channel scale negligible). */
 double precision_weight_bytes(int prec);
 
 /* Writes into out (size outsz) the path to open for a card reference

@@ -541,10 +541,11 @@ int service_check_model(const llm_card_t *m, err_t *err)
 }
 
 /* The compute precision whose peak applies: int4 for w4a4, fp32 for fp32,
- * fp16 for fp16 and the a16 formats (weights are dequantised to fp16). */
+ * fp8 for fp8 (e4m3 operands on fp8 tensor cores), fp16 for fp16 and the
+ * a16 formats (weights are dequantised to fp16). */
 static int compute_prec(int prec)
 {
-    return prec == PREC_W4A4 ? PREC_W4A4 : prec == PREC_FP32 ? PREC_FP32 : PREC_FP16;
+    return prec == PREC_W4A4 || prec == PREC_FP32 || prec == PREC_FP8 ? prec : PREC_FP16;
 }
 
 /* Which dimension of each op tensor parallelism splits: 0 = N (columns),

@@ -185,7 +185,8 @@ bad no_model "no --model CARD given" decode --hardware "$TMP/hw.yaml"
 bad hardware_missing "--hardware: no hardware card 'nope'" decode --hardware nope --model "$TMP/llm.yaml"
 bad hardware_is_model "--hardware: $TMP/llm.yaml" decode --hardware "$TMP/llm.yaml" --model "$TMP/llm.yaml"
 bad model_missing "--model: no model card 'nope.yaml'" decode --hardware "$TMP/hw.yaml" --model nope.yaml
-bad precision "--precision: unknown precision 'fp8'" decode $cards --precision fp8
+bad precision "--precision: unknown precision 'fp4'" decode $cards --precision fp4
+bad precision_no_path "--precision: hardware card 'toy-gpu': no peak FLOP/s for fp8" decode $cards --precision fp8
 bad tp_heads "--tp: 3 does not divide" decode $cards --tp 3
 bad tp_link "--tp: 2 GPUs need an interconnect" decode --hardware apple-m2 --model "$TMP/llm.yaml" --tp 2
 bad tp_zero "--tp needs an integer from 1" decode $cards --tp 0

@@ -84,6 +84,8 @@ static void test_precision(void)
     CHECK(precision_weight_bytes(PREC_W4A16) == w4);
     CHECK(precision_weight_bytes(PREC_W4A4) == w4);
     CHECK(precision_weight_bytes(PREC_W8A16) == (4096.0 * 4096 + 4096.0 * 32 * 2) / (4096.0 * 4096));
+    CHECK(precision_weight_bytes(PREC_FP8) == 1.0);   /* one e4m3 byte a weight */
+    CHECK(precision_parse("fp8") == PREC_FP8 && strcmp(precision_name(PREC_FP8), "fp8") == 0);
     CHECK(precision_parse("w4a16") == PREC_W4A16);
     CHECK(precision_parse("int4") == -1);
     CHECK_STR(precision_name(PREC_W8A16), "w8a16");
@@ -107,6 +109,7 @@ static void test_inline_and_base(void)
     CHECK(n && cards_hw_from_node(n, "cloud.gpu", &h, ref, sizeof ref, &err) == 0);
     CHECK(h.mem_bw == 3e12);
     CHECK(h.flops[PREC_FP16] == 989.5e12);   /* from the base file */
+    CHECK(h.flops[PREC_FP8] == 1979e12);     /* the datasheet's 3,958 sparse / 2 */
     CHECK_STR(h.name, "slow");
     CHECK_STR(ref, "inline (base models/hardware/h200.yaml)");
     ynode_free(n);
@@ -115,7 +118,7 @@ static void test_inline_and_base(void)
     n = parse("{kind: cpu, mem_bw: 10GB/s, mem: 1GB, flops: {fp32: 1TFLOPS, fp16: 2TFLOPS}}");
     CHECK(n && cards_hw_from_node(n, "k", &h, ref, sizeof ref, &err) == 0);
     CHECK(h.flops[PREC_W8A16] == 2e12 && h.flops[PREC_W4A16] == 2e12);
-    CHECK(h.flops[PREC_W4A4] == 0);
+    CHECK(h.flops[PREC_W4A4] == 0 && h.flops[PREC_FP8] == 0);   /* fp8: none given */
     CHECK(h.bw_eff == 0.8 && h.flops_eff == 0.6);
     CHECK_STR(h.name, "inline");
     CHECK_STR(ref, "inline");

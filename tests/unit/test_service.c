@@ -41,6 +41,7 @@ static hw_card_t device(void)
     h.flops[PREC_FP32] = 1e12;
     h.flops[PREC_FP16] = 10e12;
     h.flops[PREC_W4A4] = 40e12;
+    h.flops[PREC_FP8] = 20e12;
     h.flops_eff = 0.5;
     return h;
 }
@@ -227,15 +228,19 @@ static void test_rates_by_precision(void)
     h.mem_bw = 1e30;
     err_t e;
     service_job_t j = {1, 0, 0};
-    int precs[4] = {PREC_FP16, PREC_W4A16, PREC_W4A4, PREC_FP32};
-    double rate[4] = {5e12, 5e12, 2e13, 5e11};
-    for (int i = 0; i < 4; i++) {
+    int precs[5] = {PREC_FP16, PREC_W4A16, PREC_W4A4, PREC_FP32, PREC_FP8};
+    double rate[5] = {5e12, 5e12, 2e13, 5e11, 1e13};   /* peak x flops_eff 0.5 */
+    for (int i = 0; i < 5; i++) {
         service_t *sv = service_create(&h, &m, precs[i], NULL, 0, &e);
         CHECK(sv != NULL);
         if (sv) CHECK_REL(service_iter_time(sv, &j, 1), 2873344.0 / rate[i], 1e-9);
         service_free(sv);
     }
     /* A format whose compute path has no peak is an error at create. */
+    h.flops[PREC_FP8] = 0;
+    e.code = 0;
+    CHECK(service_create(&h, &m, PREC_FP8, NULL, 0, &e) == NULL && e.code == ERR_INPUT);
+    CHECK(strstr(e.msg, "no peak FLOP/s for fp8") != NULL);
     h.flops[PREC_W4A4] = 0;
     e.code = 0;
     CHECK(service_create(&h, &m, PREC_W4A4, NULL, 0, &e) == NULL);
