@@ -15,6 +15,7 @@ int conn_init(conn_t *c, int fd, err_t *err)
     c->fd = fd;
     c->len = 0;
     c->eof = 0;
+    c->watch = NULL;
     int one = 1;
     int fl = fcntl(fd, F_GETFL);
     if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0 || fl < 0 ||
@@ -39,21 +40,28 @@ void conn_free_all(conn_t **conn, int n)
 }
 
 /* Writes all of buf; the socket is non-blocking for reads, so a full send
- * buffer waits in poll. */
-static int write_all(int fd, const uint8_t *buf, size_t n, err_t *err)
+ * buffer waits in poll, and with a watch no longer than its peer shows
+ * signs of life. */
+static int write_all(int fd, const uint8_t *buf, size_t n, xio_watch_t *watch,
+                     err_t *err)
 {
+    int waiting = 0;   /* since the last byte sent */
     while (n > 0) {
         ssize_t w = send(fd, buf, n, MSG_NOSIGNAL);
         if (w > 0) {
             buf += w;
             n -= (size_t)w;
+            waiting = 0;
             continue;
         }
         if (w < 0 && errno == EINTR) continue;
         if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            if (watch && !waiting++) xio_watch_start(watch);
             struct pollfd p = {fd, POLLOUT, 0};
-            if (poll(&p, 1, 1000) < 0 && errno != EINTR)
+            int k = poll(&p, 1, watch ? xio_watch_ms(watch) : 1000);
+            if (k < 0 && errno != EINTR)
                 return err_set(err, ERR_RUNTIME, "testbed: poll: %s", strerror(errno));
+            if (k == 0 && watch && xio_watch_check(watch, err) != 0) return -1;
             continue;
         }
         return err_set(err, ERR_RUNTIME, "testbed: send: %s",
@@ -68,7 +76,7 @@ int conn_send(conn_t *c, const wire_msg_t *m, err_t *err)
     size_t n = wire_encode(m, buf, sizeof buf);
     if (n == 0) return err_set(err, ERR_RUNTIME, "testbed: message kind %d cannot be "
                                "encoded", m->kind);
-    return write_all(c->fd, buf, n, err);
+    return write_all(c->fd, buf, n, c->watch, err);
 }
 
 int conn_fill(conn_t *c, err_t *err)

@@ -2,7 +2,8 @@
  * frames out, frames in as their bytes arrive.
  *
  * Writes block until the frame is in the kernel (frames are small and both
- * ends read all the time, so they never wait long); reads never block: the
+ * ends read all the time, so they never wait long; a watched connection's
+ * wait ends when its peer stalls, testbed/xio.h); reads never block: the
  * event loop calls conn_fill when epoll says the socket is readable, then
  * takes the complete frames with conn_next.
  */
@@ -14,6 +15,7 @@
 
 #include "base/err.h"
 #include "wire.h"
+#include "xio.h"
 
 #define CONN_BUF (4 * WIRE_FRAME_MAX)
 
@@ -21,17 +23,20 @@ typedef struct conn {
     int fd;                 /* -1 = closed */
     size_t len;             /* bytes buffered */
     int eof;                /* the peer closed its side */
+    xio_watch_t *watch;     /* the peer a blocked send watches, or NULL:
+                             * the send waits as long as it takes */
     uint8_t buf[CONN_BUF];
 } conn_t;
 
 /* Takes fd (a connected TCP socket): sets TCP_NODELAY and non-blocking
- * reads. 0, or -1 with err. */
+ * reads; no watch. 0, or -1 with err. */
 int conn_init(conn_t *c, int fd, err_t *err);
 void conn_close(conn_t *c);
 /* Closes and frees each of conn[0..n) (each malloc'd, NULL = none), then
  * the array itself; the edge's and the verifier's per-tenant connections. */
 void conn_free_all(conn_t **conn, int n);
-/* Sends m whole. 0, or -1 with err (peer gone, write error). */
+/* Sends m whole. 0, or -1 with err (peer gone, write error, or c->watch
+ * says the peer stalled while the frame waited for room). */
 int conn_send(conn_t *c, const wire_msg_t *m, err_t *err);
 /* Reads what the socket holds. 0 (c->eof set when the peer closed), or -1
  * with err on a read error. */

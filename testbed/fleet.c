@@ -42,6 +42,7 @@ typedef struct fleet {
     double rd_model;        /* ... and the model's time for it */
     lmedge_t *lm;           /* a real model's tokens (--real-model), or NULL */
     fleet_stats_t *st;
+    xio_watch_t verifier;   /* what a send blocked on the verifier watches */
 } fleet_t;
 
 /* ---- real drafting ------------------------------------------------------ */
@@ -250,7 +251,9 @@ static int connect_one(fleet_t *f, int i, int port, err_t *err)
         close(fd);
         return err_set(err, ERR_RUNTIME, "testbed: edge: out of memory");
     }
-    return conn_init(f->conn[i], fd, err);
+    if (conn_init(f->conn[i], fd, err) != 0) return -1;
+    f->conn[i]->watch = &f->verifier;
+    return 0;
 }
 
 /* Connects every cloud tenant, then greets with the run's start. */
@@ -318,14 +321,16 @@ static int lm_init(fleet_t *f, const lmedge_opts_t *lo, int n, err_t *err)
 }
 
 int fleet_run(const scenario_t *s, const repl_shared_t *sh, int rep, int port,
-              int real_draft, const lmedge_opts_t *lm, tally_t *tl, fleet_stats_t *st,
-              const volatile sig_atomic_t *stop, err_t *err)
+              pid_t verifier, int real_draft, const lmedge_opts_t *lm, tally_t *tl,
+              fleet_stats_t *st, const volatile sig_atomic_t *stop, err_t *err)
 {
     fleet_t f;
     memset(&f, 0, sizeof f);
     f.rt.ep = f.rt.tfd = -1;
     f.rd_tenant = -1;
     f.st = st;
+    f.verifier = (xio_watch_t){.pid = verifier, .who = "the verifier",
+                               .what = "it to take a frame", .stall_s = XIO_STALL_S};
     memset(st, 0, sizeof *st);
     double start = wallclock_s() + FLEET_LEAD_S;
     int rc = lm ? lm_init(&f, lm, s->ntenants, err) : 0;

@@ -16,6 +16,7 @@
 #define TESTBED_FLEET_H
 
 #include <signal.h>
+#include <sys/types.h>
 
 #include "base/err.h"
 #include "lmedge.h"
@@ -52,13 +53,14 @@ realverify_size_t fleet_real_draft_bytes(const scenario_t *s, int tenant, int *c
 
 /* Runs replication rep of s into tl (reset by the caller): connects one
  * socket per cloud tenant to 127.0.0.1:port (port < 0: no tenant uses the
- * cloud), greets with HELLO, runs s->duration seconds from a start shortly
- * after, closes the books and says BYE. real_draft: the tenant whose drafts
+ * cloud) of the process verifier (a send blocked on it gives up when it
+ * stalls, testbed/xio.h), greets with HELLO, runs s->duration seconds from
+ * a start shortly after, closes the books and says BYE. real_draft: the tenant whose drafts
  * run the real draft model (fleet_real_draft_refusal said yes), or -1.
  * lm: a real model's tokens and drafts for every tenant (testbed/lmedge.h),
  * or NULL. 0, or -1 with err. */
 int fleet_run(const scenario_t *s, const repl_shared_t *sh, int rep, int port,
-              int real_draft, const lmedge_opts_t *lm, tally_t *tl, fleet_stats_t *st,
-              const volatile sig_atomic_t *stop, err_t *err);
+              pid_t verifier, int real_draft, const lmedge_opts_t *lm, tally_t *tl,
+              fleet_stats_t *st, const volatile sig_atomic_t *stop, err_t *err);
 
 #endif

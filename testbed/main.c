@@ -302,6 +302,15 @@ static void verifier(run_t *c, int rep, int ctl)
     _exit(rc ? (e.code == ERR_INPUT ? 2 : 1) : 0);
 }
 
+/* The verifier as the fleet waits on it for what (xio_watch_t): a wait
+ * ends when it has moved no data and used no CPU for XIO_STALL_S (stopped,
+ * or hung), not never. */
+static xio_watch_t verifier_watch(const run_t *c, const char *what)
+{
+    return (xio_watch_t){.pid = c->child, .who = "the verifier", .what = what,
+                         .stall_s = XIO_STALL_S};
+}
+
 /* Starts the verifier; *port gets its port. 0, or -1 with err. */
 static int start_verifier(run_t *c, int rep, int *ctl_fd, int *port, err_t *err)
 {
@@ -324,7 +333,8 @@ static int start_verifier(run_t *c, int rep, int *ctl_fd, int *port, err_t *err)
     close(ctl[1]);
     *ctl_fd = ctl[0];
     uint32_t p = 0;
-    if (xio_read(ctl[0], &p, sizeof p, &stop_sig, err)) {
+    xio_watch_t w = verifier_watch(c, "its port");
+    if (xio_read(ctl[0], &p, sizeof p, &stop_sig, &w, err)) {
         /* No port: the verifier stopped before listening. When that was a
          * bad input it said so in one line and exited 2. */
         int status = 0;
@@ -358,8 +368,9 @@ static int collect(run_t *c, int ctl, double *events, double *late, err_t *err)
 {
     uint64_t head[2];
     double vl[3];
-    if (xio_read(ctl, head, sizeof head, &stop_sig, err) ||
-        xio_read(ctl, vl, sizeof vl, &stop_sig, err))
+    xio_watch_t w = verifier_watch(c, "its tally");
+    if (xio_read(ctl, head, sizeof head, &stop_sig, &w, err) ||
+        xio_read(ctl, vl, sizeof vl, &stop_sig, &w, err))
         return verifier_gone(c, err);
     late[0] += vl[0];
     if (vl[1] > late[1]) late[1] = vl[1];
@@ -370,7 +381,7 @@ static int collect(run_t *c, int ctl, double *events, double *late, err_t *err)
                        tallyio_len(c->tl));
     double *v = malloc(head[0] * sizeof *v);
     if (!v) return err_set(err, ERR_RUNTIME, "testbed: out of memory");
-    if (xio_read(ctl, v, head[0] * sizeof *v, &stop_sig, err) != 0) {
+    if (xio_read(ctl, v, head[0] * sizeof *v, &stop_sig, &w, err) != 0) {
         free(v);
         return verifier_gone(c, err);
     }
@@ -441,8 +452,8 @@ static int run_rep(run_t *c, int rep, metrics_rep_t *out, metrics_rep_t *gout,
     fleet_stats_t st;
     double late[3] = {0, 0, 0};   /* both processes: sum, max, events */
     if (rc == 0)
-        rc = fleet_run(s, &c->sh, rep, port, c->real_draft, c->lopt.model ? &c->eopt : NULL,
-                       c->tl, &st, &stop_sig, err);
+        rc = fleet_run(s, &c->sh, rep, port, c->child, c->real_draft,
+                       c->lopt.model ? &c->eopt : NULL, c->tl, &st, &stop_sig, err);
     if (rc == 0 && c->real_draft >= 0 && !c->quiet) real_draft_report(c, rep, &st);
     if (rc == 0 && c->lopt.model && !c->quiet) lm_report(c, rep, &st);
     if (rc == 0 && c->lopt.model && st.lm_mismatches > 0)

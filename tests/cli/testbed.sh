@@ -191,10 +191,12 @@ listening_ports() {
 port_listening() {
     awk -v p="$1" 'NR > 1 && $4 == "0A" { split($2, q, ":"); if (q[2] == p) f = 1 } END { exit !f }' /proc/net/tcp
 }
-# start_long: a testbed run of a minute in the background; sets tb, child
-# (the verifier) and port (its listening port, hex) once they exist.
+# start_long [DURATION]: a testbed run of a minute (or DURATION) in the
+# background; sets tb, child (the verifier) and port (its listening port,
+# hex) once they exist.
 start_long() {
-    "$TESTBED" run "$TMP/cf.yaml" --set duration=60s --quiet >"$TMP/long.out" 2>"$TMP/long.err" &
+    "$TESTBED" run "$TMP/cf.yaml" --set duration="${1:-60s}" --quiet >"$TMP/long.out" \
+        2>"$TMP/long.err" &
     tb=$!
     child="" port=""
     for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
@@ -228,6 +230,28 @@ if [ -n "$child" ] && [ "$rc" -eq 1 ] && grep -q 'verifier' "$TMP/long.err" &&
    ! port_listening "$port"
 then pass testbed_verifier_death_reported
 else fail testbed_verifier_death_reported "exit $rc: $(head -c 300 "$TMP/long.err")"; fi
+
+# The verifier stopped (SIGSTOP) mid-run: the fleet ends its 2 s, then
+# waits for the verifier's tally, which never comes (issue 28: it waited
+# forever). After 10 s in which the verifier moved no data and used no CPU
+# (testbed/xio.h, XIO_STALL_S) the run fails (exit 1) naming its pid, its
+# state and the time waited, and kills and reaps it: nothing left stopped,
+# no port open. A watchdog ends a run that hangs after 60 s.
+start_long 2s
+t0=$(date +%s)
+[ -n "$child" ] && kill -STOP "$child"
+(n=0; while [ $n -lt 600 ] && kill -0 "$tb" 2>/dev/null; do sleep 0.1; n=$((n + 1)); done
+ [ $n -lt 600 ] || kill -9 "$tb") 2>/dev/null &
+wait "$tb"
+rc=$?
+took=$(($(date +%s) - t0))
+sleep 0.2
+if [ -n "$child" ] && [ "$rc" -eq 1 ] && [ "$took" -lt 40 ] &&
+   grep -q "^testbed: the verifier (pid $child, state T: stopped) did nothing for 10 s (no data, no CPU) while the fleet waited for its tally" "$TMP/long.err" &&
+   ! kill -0 "$child" 2>/dev/null && ! port_listening "$port"
+then pass testbed_verifier_stopped_times_out
+else fail testbed_verifier_stopped_times_out "exit $rc after $took s: $(head -c 300 "$TMP/long.err")"
+     [ -n "$child" ] && kill -9 "$child" 2>/dev/null; fi
 
 # --- real verification -----------------------------------------------------
 # A tiny target (one layer, hidden 64) so that the real forward pass takes
