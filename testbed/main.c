@@ -108,6 +108,23 @@ static void on_signal(int sig)
     stop_sig = sig;
 }
 
+/* Sets sig's handler to fn (on_signal, SIG_DFL or SIG_IGN), without
+ * SA_RESTART so that blocking calls return to look at stop_sig. 0, or -1
+ * after the message (who: "testbed" or "testbed: verifier"). */
+static int set_handler(const char *who, int sig, void (*fn)(int))
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = fn;
+    const char *call;
+    if (sigemptyset(&sa.sa_mask) != 0) call = "sigemptyset";
+    else if (sigaction(sig, &sa, NULL) != 0) call = "sigaction";
+    else return 0;
+    fprintf(stderr, "%s: cannot handle signal %d (%s): %s: %s\n", who, sig, strsignal(sig),
+            call, strerror(errno));
+    return -1;
+}
+
 typedef struct opts {
     const char *scenario, *out;
     overrides_t sets;       /* --set, --seed, --reps */
@@ -290,9 +307,15 @@ static void reap(run_t *c, int sig)
 /* The verifier's side of replication rep; never returns. */
 static void verifier(run_t *c, int rep, int ctl)
 {
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    /* Dies with ^C and with its parent; either failing, it exits with a
+     * message (its parent then says it exited, status 1). */
+    if (set_handler("testbed: verifier", SIGINT, SIG_DFL) ||
+        set_handler("testbed: verifier", SIGTERM, SIG_DFL))
+        _exit(1);
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
+        fprintf(stderr, "testbed: verifier: prctl(PR_SET_PDEATHSIG): %s\n", strerror(errno));
+        _exit(1);
+    }
     err_t e = {0, {0}};
     int rc = c->lopt.model ? lmserver_run(c->s, &c->sh, rep, &c->lopt, ctl, NULL, &e)
                            : server_run(c->s, &c->sh, rep, &c->sopt, ctl, NULL, &e);
@@ -918,13 +941,11 @@ int main(int argc, char **argv)
 {
     gsl_set_error_handler_off();
     err_set_warn_handler(print_warning, NULL);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;   /* no SA_RESTART: blocking calls return */
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
+    /* ^C and SIGTERM end the run cleanly (the verifier killed and reaped);
+     * a peer gone is an error of send, not death by SIGPIPE. */
+    if (set_handler("testbed", SIGINT, on_signal) || set_handler("testbed", SIGTERM, on_signal) ||
+        set_handler("testbed", SIGPIPE, SIG_IGN))
+        return 1;
     if (argc >= 2 && strcmp(argv[1], "run") == 0) return cmd_run(argc - 1, argv + 1);
     if (argc >= 2 && strcmp(argv[1], "steps") == 0) return cmd_steps(argc - 1, argv + 1);
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {

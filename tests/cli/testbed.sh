@@ -140,6 +140,59 @@ if [ $rc -eq 2 ] && [ ! -e "$TMP/many-low.csv" ] &&
    grep -q '^testbed: 1100 tenants need about 1164 open files .* the limit is 600' "$TMP/err"
 then pass testbed_fd_limit_refused; else fail testbed_fd_limit_refused "exit $rc: $(cat "$TMP/err")"; fi
 
+# Every system call checked: with sigaction failing (a preloaded shim),
+# the testbed says so and exits 1 before anything runs, instead of running
+# with no handler for ^C and SIGTERM (so no clean-up) and SIGPIPE's death;
+# with the verifier's PR_SET_PDEATHSIG failing (it would outlive a killed
+# testbed), the verifier says so and exits, and the run fails saying how.
+# (ASan wants its runtime first among the libraries; the shim comes first.)
+cat >"$TMP/shim.c" <<'EOF2'
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <sys/prctl.h>
+#ifdef FAIL_SIGACTION
+int sigaction(int sig, const struct sigaction *sa, struct sigaction *old)
+{
+    (void)sig; (void)sa; (void)old;
+    errno = EINVAL;
+    return -1;
+}
+#else
+int prctl(int option, ...)
+{
+    (void)option;
+    errno = EPERM;
+    return option == PR_SET_PDEATHSIG ? -1 : 0;
+}
+#endif
+EOF2
+# shimmed NAME CFLAGS WANT...: the short run under the shim built with
+# CFLAGS exits 1, prints nothing on stdout, and its stderr has each WANT.
+shimmed() {
+    name=$1 flags=$2
+    shift 2
+    # shellcheck disable=SC2086  # flags: none, or one
+    if ! ${CC:-cc} -shared -fPIC $flags -o "$TMP/shim.so" "$TMP/shim.c" 2>"$TMP/err"; then
+        fail "$name" "cannot build the shim: $(head -c 300 "$TMP/err")"
+        return
+    fi
+    LD_PRELOAD="$TMP/shim.so" ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+        "$TESTBED" run "$TMP/cf.yaml" --set duration=0.6s --set warmup=0.1s --quiet \
+        >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    ok=1
+    for want in "$@"; do grep -q -x -- "$want" "$TMP/err" || ok=0; done
+    if [ $rc -eq 1 ] && [ ! -s "$TMP/out" ] && [ $ok = 1 ]
+    then pass "$name"
+    else fail "$name" "exit $rc: $(head -c 300 "$TMP/err")"; fi
+}
+shimmed testbed_sigaction_checked -DFAIL_SIGACTION \
+    'testbed: cannot handle signal 2 (Interrupt): sigaction: Invalid argument'
+shimmed testbed_pdeathsig_checked "" \
+    'testbed: verifier: prctl(PR_SET_PDEATHSIG): Operation not permitted' \
+    'testbed: the verifier stopped early: it exited with status 1 (its message is above)'
+
 printf 'name: x\nprotocol: {mode: sync, gama: 4}\n' >"$TMP/bad.yaml"
 "$SPECSIM" run "$TMP/bad.yaml" >/dev/null 2>"$TMP/e1"
 "$TESTBED" run "$TMP/bad.yaml" >/dev/null 2>"$TMP/e2"
