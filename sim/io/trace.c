@@ -36,6 +36,7 @@ int trace_init(trace_t *tr, FILE *f, const trace_ops_t *ops, int ntenants,
     tr->ops = ops ? ops : &trace_csv_ops;
     tr->f = f;
     tr->failed = 0;
+    tr->bytes = 0;
     tr->impl = NULL;
     return tr->ops->init(tr, ntenants, nreplicas, err);
 }
@@ -74,6 +75,8 @@ void trace_printf(trace_t *tr, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    if (vfprintf(tr->f, fmt, ap) < 0) tr->failed = 1;
+    int n = vfprintf(tr->f, fmt, ap);
+    if (n < 0) tr->failed = 1;
+    else tr->bytes += n;
     va_end(ap);
 }

@@ -56,6 +56,7 @@ struct trace {
     const trace_ops_t *ops;
     FILE *f;                 /* borrowed */
     int failed;
+    double bytes;            /* written by trace_printf so far */
     void *impl;              /* the sink's state, owned */
 };
 
@@ -77,7 +78,8 @@ void trace_queue(trace_t *tr, double t, int replica, int n);
 void trace_finish(trace_t *tr, double t);
 int trace_error(const trace_t *tr);
 
-/* For the sinks: fprintf to the trace's file, remembering a failure. */
+/* For the sinks: fprintf to the trace's file, remembering a failure and
+ * counting the bytes (what sim/run/guard.h projects a trace's size from). */
 void trace_printf(trace_t *tr, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

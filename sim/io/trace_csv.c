@@ -6,7 +6,7 @@ static int csv_init(trace_t *tr, int ntenants, int nreplicas, err_t *err)
     (void)ntenants;
     (void)nreplicas;
     (void)err;
-    if (fputs("time,tenant,event,block,tokens\n", tr->f) < 0) tr->failed = 1;
+    trace_printf(tr, "time,tenant,event,block,tokens\n");
     return 0;
 }
 

@@ -25,6 +25,8 @@ void guard_init(guard_t *g, const scenario_t *s, const workload_trace_t *tr)
 {
     memset(g, 0, sizeof *g);
     g->s = s;
+    g->next = GUARD_CHECK_EVENTS;
+    g->look_next = UINT64_MAX;
     uint64_t per = (uint64_t)(s->ntenants > 0 ? s->ntenants : 1) * GUARD_STALL_PER_TENANT;
     if (tr) per += (uint64_t)tr->most_at_once * GUARD_STALL_PER_ROW;
     g->stall_limit = per > GUARD_STALL_EVENTS ? per : GUARD_STALL_EVENTS;
@@ -33,6 +35,70 @@ void guard_init(guard_t *g, const scenario_t *s, const workload_trace_t *tr)
         g->trace_only &= s->groups[k].workload.arrival == ARRIVAL_TRACE;
     for (int i = 0; g->trace_only && i < tr->ntenants; i++)
         g->trace_rows += (double)rows_before(tr, i, s->duration);
+}
+
+void guard_watch_trace(guard_t *g, const trace_t *tr)
+{
+    uint64_t from = (uint64_t)(g->s->ntenants > 0 ? g->s->ntenants : 1) *
+                    GUARD_STALL_PER_TENANT;
+    g->trace = tr;
+    g->look_next = from > GUARD_TRACE_LOOK ? from : GUARD_TRACE_LOOK;
+}
+
+/* The events of the whole run, projected from `events` at simulated time
+ * now: at `rate` events per simulated second over the rest of `end`;
+ * when every tenant replays the request trace, whose arrivals end, at the
+ * events per finished request over the requests not yet finished, if
+ * fewer. */
+static double projected(const guard_t *g, double now, uint64_t events, double rate,
+                        uint64_t done, double end)
+{
+    double total = (double)events + rate * (end - now);
+    /* At the rate of the finished requests (whose events so far include
+     * the unfinished ones' share, so this leans high) the rest cost that
+     * much more. The rate alone once refused a short trace in a long
+     * duration. */
+    if (g->trace_only && done > 0) {
+        double left = g->trace_rows > (double)done ? g->trace_rows - (double)done : 0;
+        double by_request = (double)events + (double)events / (double)done * left;
+        if (by_request < total) total = by_request;
+    }
+    return total;
+}
+
+/* Warns, once, when the trace would pass GUARD_TRACE_WARN_BYTES by the
+ * end: `total` events in all, each of those to come taking the bytes an
+ * event took since the window's start (ev0 events, b0 bytes written). */
+static void trace_size(guard_t *g, uint64_t ev0, double b0, uint64_t events, double total)
+{
+    if (g->warned || events <= ev0) return;
+    double per = (g->trace->bytes - b0) / (double)(events - ev0);
+    double size = g->trace->bytes + per * (total - (double)events);
+    if (!(size > GUARD_TRACE_WARN_BYTES)) return;
+    g->warned = 1;
+    err_warn("trace: about %.3g GB projected for the trace (%.3g events, %.0f bytes each "
+             "so far); a trace past %.0f GB is slow to write and to open (docs/formats.md, "
+             "\"Run budget\"): a shorter duration or fewer tenants make it smaller",
+             size / 1e9, total, per, GUARD_TRACE_WARN_BYTES / 1e9);
+}
+
+/* The early look at the trace: the first call starts its window, the
+ * second projects from it. */
+static void trace_look(guard_t *g, double now, uint64_t events, uint64_t done, double end)
+{
+    if (g->look_ev == 0) {
+        g->look_t = now;
+        g->look_ev = events;
+        g->look_bytes = g->trace->bytes;
+        g->look_next = 4 * events;
+        return;
+    }
+    g->look_next = UINT64_MAX;
+    /* All of it at one instant: no rate yet; the regular checks will tell. */
+    if (!(now > g->look_t)) return;
+    double rate = (double)(events - g->look_ev) / (now - g->look_t);
+    trace_size(g, g->look_ev, g->look_bytes, events,
+               projected(g, now, events, rate, done, end));
 }
 
 /* The key that sets the arrivals that pile up: the first Poisson group's
@@ -104,6 +170,9 @@ static int stalled(const guard_t *g, double now, uint64_t events, err_t *err)
 int guard_check(guard_t *g, double now, uint64_t events, uint64_t waiting, uint64_t done,
                 double end, err_t *err)
 {
+    if (g->trace && events >= g->look_next) trace_look(g, now, events, done, end);
+    if (events < g->next) return 0;
+    g->next = events + GUARD_CHECK_EVENTS;
     if (now > g->mark_t) {
         g->mark_t = now;
         g->mark_ev = events;
@@ -112,20 +181,16 @@ int guard_check(guard_t *g, double now, uint64_t events, uint64_t waiting, uint6
     }
     int first = g->checks++ == 0;
     double dt = now - g->last_t, dev = (double)(events - g->last_ev);
+    uint64_t ev0 = g->last_ev;
+    double b0 = g->last_bytes;
     g->last_t = now;
     g->last_ev = events;
+    g->last_bytes = g->trace ? g->trace->bytes : 0;
     /* The first window holds the start-up burst: no projection from it. */
     if (first || !(dt > 0) || !(now > 0)) return 0;
-    double total = (double)events + dev / dt * (end - now);
-    /* A trace's arrivals end, and with them the events: at the rate of
-     * the finished requests (whose events so far include the unfinished
-     * ones' share, so this leans high) the rest cost that much more. The
-     * rate alone once refused a short trace in a long duration. */
-    if (g->trace_only && done > 0) {
-        double left = g->trace_rows > (double)done ? g->trace_rows - (double)done : 0;
-        double by_request = (double)events + (double)events / (double)done * left;
-        if (by_request < total) total = by_request;
-    }
+    /* A trace's arrivals end, and with them the events. */
+    double total = projected(g, now, events, dev / dt, done, end);
+    if (g->trace) trace_size(g, ev0, b0, events, total);
     if (total > GUARD_MAX_EVENTS)
         return err_set(err, ERR_INPUT,
                        "duration: %g s would take about %.3g events (%llu in the first "

@@ -131,8 +131,9 @@ int world_run(world_t *w)
     if (handle_events(r) || edge_start(r)) return -1;
     guard_t g;
     guard_init(&g, r->s, r->sh->arrivals);
+    if (r->trace) guard_watch_trace(&g, r->trace);
     int rc;
-    while ((rc = engine_run_until(r->eng, end, guard_next(engine_events(r->eng)))) == 1)
+    while ((rc = engine_run_until(r->eng, end, guard_next(&g))) == 1)
         if (guard_check(&g, engine_now(r->eng), engine_events(r->eng), r->waiting,
                         (uint64_t)r->tally->raw.requests_done, end, r->err))
             return -1;

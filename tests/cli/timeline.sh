@@ -58,3 +58,26 @@ grep -q "warning: warmup 1 s is shorter than .* MSER-5" "$TMP/err" &&
 "$SPECSIM" run --set warmup=auto --reps 1 >/dev/null 2>"$TMP/err"
 grep -q "warmup auto: MSER-5 deleted" "$TMP/err" && ! grep -q warning "$TMP/err" &&
     pass warmup_auto_note || fail warmup_auto_note "$(head -c 400 "$TMP/err")"
+
+# Issue 28: multi-GB traces were written without a word. The default
+# scenario over 10^5 s would write about 12 GB of Perfetto JSON (217 bytes
+# an event): the run warns early, after some 2^18 events (the guard's
+# early look, sim/run/guard.h), while the trace holds well under 300 MB,
+# then is stopped (SIGTERM: no temporary left). The test waits 15 s at
+# most (the old code wrote 1 GB in that time). A small trace draws no
+# warning.
+"$SPECSIM" run scenarios/examples/sync.yaml --set duration=2s --set warmup=0s --quiet \
+    --trace "$TMP/small.json" >/dev/null 2>"$TMP/small.err"
+"$SPECSIM" run scenarios/default.yaml --set duration=1e5s --set replications=1 --quiet \
+    --trace "$TMP/big.json" >/dev/null 2>"$TMP/big.err" &
+pid=$!
+n=0 size=""
+while [ $n -lt 150 ] && ! grep -q warning "$TMP/big.err"; do sleep 0.1; n=$((n + 1)); done
+for f in "$TMP"/big.json*; do [ -f "$f" ] && size=$(wc -c <"$f"); done
+kill "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+if grep -q '^specsim: warning: trace: about [0-9.]* GB projected for the trace (.* events, [0-9]* bytes each so far); a trace past 1 GB is slow to write and to open' "$TMP/big.err" &&
+   [ -n "$size" ] && [ "$size" -lt 300000000 ] && ! ls "$TMP"/big.json* >/dev/null 2>&1 &&
+   [ -s "$TMP/small.json" ] && ! grep -q warning "$TMP/small.err"
+then pass trace_size_warned_early
+else fail trace_size_warned_early "trace ${size:-none} bytes after $n tenths: $(head -c 400 "$TMP/big.err")"; fi

@@ -9,7 +9,10 @@
  *    (the trace holds 1e5), and the message named tenants.workload.rate,
  *    a key the trace does not use.
  * Also checked: a Poisson group beside a trace group is named by its own
- * key, and a real zero-time cycle is still caught with a trace. */
+ * key, and a real zero-time cycle is still caught with a trace. And a
+ * --trace file projected past GUARD_TRACE_WARN_BYTES is warned of, once,
+ * early in the run (issue 28: multi-GB traces were written without a
+ * word). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,6 +193,66 @@ static void test_cycle_still_caught(void)
     unlink(tr);
 }
 
+/* The warnings err_warn gave (sim/base/err.h). */
+static char warned[8][512];
+static int nwarned;
+
+static void catch_warning(void *ctx, const char *msg)
+{
+    (void)ctx;
+    if (nwarned < 8) snprintf(warned[nwarned], sizeof warned[0], "%s", msg);
+    nwarned++;
+}
+
+/* The guard's early look at a trace of 200 bytes an event: from 2^16
+ * events at 1 s to 2^18 at 2 s, 196608 events per simulated second. Over
+ * 10^4 s that projects 262144 + 196608 × 9998 = 1.966e9 events, 393 GB:
+ * warned, once (the regular checks that follow say nothing more); over
+ * 10 s, 1835008 events, 367 MB: not warned, at the look nor at the
+ * regular checks at that rate. */
+static void test_trace_size_projection(void)
+{
+    const char *durations[2] = {"1e4s", "10s"};
+    err_set_warn_handler(catch_warning, NULL);
+    for (int k = 0; k < 2; k++) {
+        char yaml[256];
+        snprintf(yaml, sizeof yaml, "duration: %s\nwarmup: 0s\n"
+                 "protocol: {mode: sync, gamma: 4}\ntenants: {count: 1}\n", durations[k]);
+        scenario_t s;
+        CHECK(load(yaml, &s) == 0);
+        trace_t tr = {0};
+        guard_t g;
+        guard_init(&g, &s);
+        guard_watch_trace(&g, &tr);
+        nwarned = 0;
+        err_t err = {0};
+        CHECK(guard_next(&g) == GUARD_TRACE_LOOK);
+        tr.bytes = 200.0 * GUARD_TRACE_LOOK;
+        CHECK(guard_check(&g, 1, GUARD_TRACE_LOOK, 0, 0, s.duration, &err) == 0);
+        CHECK(guard_next(&g) == 4 * GUARD_TRACE_LOOK && nwarned == 0);
+        tr.bytes = 200.0 * 4 * GUARD_TRACE_LOOK;
+        CHECK(guard_check(&g, 2, 4 * GUARD_TRACE_LOOK, 0, 0, s.duration, &err) == 0);
+        CHECK(guard_next(&g) == GUARD_CHECK_EVENTS);
+        CHECK(nwarned == (k == 0));
+        const char *want = "trace: about 393 GB projected for the trace (1.97e+09 events, "
+                           "200 bytes each so far); a trace past 1 GB is slow to write and "
+                           "to open (docs/formats.md, \"Run budget\"): a shorter duration or "
+                           "fewer tenants make it smaller";
+        if (k == 0 && strcmp(warned[0], want) != 0) {
+            CHECK(strcmp(warned[0], want) == 0);
+            printf("  got '%s'\n", warned[0]);
+        }
+        for (uint64_t c = 1; c <= 3; c++) {
+            double t = (double)(c * GUARD_CHECK_EVENTS) / 196608.0;
+            tr.bytes = 200.0 * (double)(c * GUARD_CHECK_EVENTS);
+            CHECK(guard_check(&g, t, c * GUARD_CHECK_EVENTS, 0, 0, s.duration, &err) == 0);
+        }
+        CHECK(nwarned == (k == 0));
+        scenario_fini(&s);
+    }
+    err_set_warn_handler(NULL, NULL);
+}
+
 int main(void)
 {
     if (tmpdir_make("specsim-test-guard") != 0) {
@@ -201,6 +264,7 @@ int main(void)
     RUN(test_trace_ends_pileup);
     RUN(test_pileup_cap_and_key);
     RUN(test_cycle_still_caught);
+    RUN(test_trace_size_projection);
     CHECK(tmpdir_remove() == 0);
     return check_done();
 }
