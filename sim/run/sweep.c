@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/datapath.h"
 #include "base/err.h"
 #include "io/infile.h"
 #include "stat/metrics.h"
@@ -472,6 +473,37 @@ static void shell_word(FILE *f, const char *s)
     fputc('\'', f);
 }
 
+/* The directory a scenario at path looks up its relative references in
+ * first (sim/base/datapath.h): its own, "." for a bare name. */
+static void scenario_dir(const char *path, char *out, size_t n)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) snprintf(out, n, ".");
+    else snprintf(out, n, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+}
+
+/* v as the command prints it: when it names a file the point read (looked
+ * up as the loader looks it up, from the scenario's directory dir), that
+ * file's absolute path (sim/base/datapath.h datapath_absolute), which reads
+ * the same file from any directory; else v as given. */
+static const char *value_as_read(const char *dir, const char *v, infiles_t *read,
+                                 char *buf, size_t n)
+{
+    char found[4096], abs[4096];
+    if (datapath_resolve(dir, v, found, sizeof found) != 0 ||
+        datapath_absolute(found, buf, n) != 0)
+        return v;
+    for (size_t i = 0; i < infiles_count(read); i++)
+        if (datapath_absolute(infiles_path(read, i), abs, sizeof abs) == 0 &&
+            strcmp(abs, buf) == 0)
+            return buf;
+    return v;
+}
+
+/* The point's command: its "# read PATH sha256 HEX" lines (the files its
+ * load read, as a sidecar names them), then `specsim run` with the
+ * scenario and every value that names a file by absolute path, so that it
+ * runs the point from any directory. */
 static int explain(FILE *f, const sweep_opts_t *o, const pool_t *p, uint64_t row,
                    err_t *err)
 {
@@ -486,23 +518,39 @@ static int explain(FILE *f, const sweep_opts_t *o, const pool_t *p, uint64_t row
         free(idx);
         return err_set(err, ERR_RUNTIME, "out of memory");
     }
-    char seedbuf[32];
+    char seedbuf[32], dir[4096], abs[4096];
     int nov = point_overrides(p, row, ov, idx, seedbuf);
-    int rc = 0;
-    fputs("specsim run ", f);
-    shell_word(f, o->scenario);
+    /* The point alone, from a source of its own: its set holds the files
+     * this point reads and no other point's. */
+    scenario_src_t *src = NULL;
+    scenario_t s;
+    int rc = scenario_src_open(o->scenario, &src, err);
+    if (rc == 0 && (rc = scenario_src_load(src, ov, nov, &s, err)) == 0) {
+        if (scenario_write_reads(&s, f) != 0) rc = err_set(err, ERR_RUNTIME, "write failed");
+        scenario_fini(&s);
+    }
+    if (rc == 0 && datapath_absolute(o->scenario, abs, sizeof abs) != 0)
+        rc = err_set(err, ERR_INPUT, "%s: path too long", o->scenario);
+    scenario_dir(o->scenario, dir, sizeof dir);
+    if (rc == 0) {
+        fputs("specsim run ", f);
+        shell_word(f, abs);
+    }
     for (int k = 0; k < nov && rc == 0; k++) {
         fputs(" --set ", f);
-        char *kv = malloc(strlen(ov[k].path) + strlen(ov[k].value) + 2);
+        const char *v = value_as_read(dir, ov[k].value, scenario_src_files(src), abs,
+                                      sizeof abs);
+        char *kv = malloc(strlen(ov[k].path) + strlen(v) + 2);
         if (!kv) {
             rc = err_set(err, ERR_RUNTIME, "out of memory");
             break;
         }
-        sprintf(kv, "%s=%s", ov[k].path, ov[k].value);
+        sprintf(kv, "%s=%s", ov[k].path, v);
         shell_word(f, kv);
         free(kv);
     }
-    fputc('\n', f);
+    if (rc == 0) fputc('\n', f);
+    scenario_src_free(src);
     free(ov);
     free(idx);
     if (rc == 0 && (fflush(f) != 0 || ferror(f)))

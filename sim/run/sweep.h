@@ -70,7 +70,10 @@ int sweep_eval_src(const scenario_src_t *src, const sweepspec_t *sp,
                    metrics_summary_t *out, err_t *err);
 
 /* Writes to f the `specsim run` command line that reproduces point `row`
- * (its --set options). 0, or -1 with err filled. */
+ * (its --set options), from any directory: after the "# read PATH sha256
+ * HEX" lines of the files the point reads, the scenario and every --set
+ * value that names one of those files by absolute path. 0, or -1 with err
+ * filled. */
 SPECSIM_API int sweep_explain(FILE *f, const sweep_opts_t *o, uint64_t row, err_t *err);
 
 #endif

@@ -130,3 +130,46 @@ Y
 else
     echo "skip testbed_rerun_changed_file_warns: no $TB"
 fi
+
+# `sweep --explain ROW` prints the run of one point with the scenario and
+# every data file it reads by absolute path, after the "# read" lines of
+# that point's files, so that it runs from anywhere (it printed the paths
+# as written: run from another directory, the command found no scenario,
+# or a decoy of the same name). Printed in $A, run in $TMP/b beside decoys
+# of every name: the sweep's row.
+{ echo "time_s,prompt_tokens,output_tokens"
+  i=0; while [ $i -lt 9 ]; do echo "$i.25,8,$((4 + i))"; i=$((i + 1)); done; } >"$A/e2.csv"
+head -4 "$A/e2.csv" >"$A/e1.csv"
+cat >"$A/ex.yaml" <<'Y'
+duration: 20s
+warmup: 0s
+replications: 1
+protocol: {mode: sync, gamma: 4}
+acceptance: {model: trace, file: acc.txt}
+tenants:
+  count: 2
+  workload: {arrival: trace, trace: e1.csv}
+sweep:
+  tenants.workload.trace: [e1.csv, e2.csv]
+Y
+head -2 "$A/e2.csv" >"$TMP/b/e2.csv"
+sed 's/e1.csv, e2.csv/e2.csv, e2.csv/' "$A/ex.yaml" >"$TMP/b/ex.yaml"
+# col FILE ROW NAME: a column of a CSV's data row, by name.
+col() { awk -F, -v r="$2" -v n="$3" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == n) c = i }
+                                     NR == r + 1 && c { print $c }' "$1"; }
+(cd "$A" && "$S" sweep ex.yaml -j 1 --quiet --out "$TMP/out/ex.csv") 2>"$TMP/err"
+(cd "$A" && "$S" sweep ex.yaml --explain 1 --set acceptance.file=acc.txt) >"$TMP/ex.cmd" 2>>"$TMP/err"
+(cd "$TMP/b" && eval "$(sed "s|^specsim |\"\$S\" |" "$TMP/ex.cmd") --quiet --out ex1.csv") \
+    >/dev/null 2>>"$TMP/err"
+ok=1
+[ "$(tail -1 "$TMP/ex.cmd")" = "specsim run $A/ex.yaml --set acceptance.file=$A/acc.txt --set tenants.workload.trace=$A/e2.csv" ] || ok=0
+for f in e2.csv acc.txt; do
+    grep -qx "# read $A/$f sha256 $(sha256sum "$A/$f" | cut -d' ' -f1)" "$TMP/ex.cmd" || ok=0
+done
+grep -q "e1.csv" "$TMP/ex.cmd" && ok=0
+for m in requests_done itl_mean_s; do
+    a=$(col "$TMP/out/ex.csv" 2 $m)
+    [ -n "$a" ] && [ "$a" = "$(col "$TMP/b/ex1.csv" 1 $m)" ] || ok=0
+done
+if [ $ok = 1 ] && ! grep -q 'holds other bytes' "$TMP/err"; then pass sweep_explain_absolute_paths
+else fail sweep_explain_absolute_paths "$(cat "$TMP/ex.cmd") $(head -c 300 "$TMP/err")"; fi
