@@ -1,5 +1,6 @@
 #include "conn.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -9,6 +10,49 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+/* Waits until the connection in progress on fd is made or refused: 0, or
+ * -1 with err (fd left to the caller). */
+static int connected(int fd, int port, xio_watch_t *watch, err_t *err)
+{
+    if (watch) xio_watch_start(watch);
+    for (;;) {
+        struct pollfd p = {fd, POLLOUT, 0};
+        int k = poll(&p, 1, watch ? xio_watch_ms(watch) : 1000);
+        if (k > 0) break;
+        if (k < 0 && errno != EINTR)
+            return err_set(err, ERR_RUNTIME, "testbed: poll: %s", strerror(errno));
+        if (k == 0 && watch && xio_watch_check(watch, err) != 0) return -1;
+    }
+    int so = 0;
+    socklen_t len = sizeof so;
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &so, &len) != 0) so = errno;
+    if (so != 0)
+        return err_set(err, ERR_RUNTIME, "testbed: connect to the verifier (port %d): %s",
+                       port, strerror(so));
+    return 0;
+}
+
+int conn_dial(int port, xio_watch_t *watch, err_t *err)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+                            .sin_port = htons((uint16_t)port)};
+    /* Non-blocking: a connection that waits is polled, and the poll gives
+     * up on a stalled verifier (a blocking connect waits for the kernel's
+     * SYN retries, two minutes). */
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) return err_set(err, ERR_RUNTIME, "testbed: socket: %s", strerror(errno));
+    int rc = connect(fd, (struct sockaddr *)&a, sizeof a);
+    if (rc != 0 && (errno == EINPROGRESS || errno == EINTR))
+        rc = connected(fd, port, watch, err);
+    else if (rc != 0)
+        rc = err_set(err, ERR_RUNTIME, "testbed: connect to the verifier (port %d): %s", port,
+                     strerror(errno));
+    if (rc == 0) return fd;
+    close(fd);
+    return -1;
+}
 
 int conn_init(conn_t *c, int fd, err_t *err)
 {

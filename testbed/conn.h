@@ -28,6 +28,10 @@ typedef struct conn {
     uint8_t buf[CONN_BUF];
 } conn_t;
 
+/* A TCP socket connected to 127.0.0.1:port (the verifier's), or -1 with
+ * err. A connection the listener does not take at once (its backlog full)
+ * is waited for as long as watch (not NULL) says its peer is alive. */
+int conn_dial(int port, xio_watch_t *watch, err_t *err);
 /* Takes fd (a connected TCP socket): sets TCP_NODELAY and non-blocking
  * reads; no watch. 0, or -1 with err. */
 int conn_init(conn_t *c, int fd, err_t *err);

@@ -1,12 +1,8 @@
 #include "fleet.h"
 
-#include <arpa/inet.h>
-#include <errno.h>
 #include <math.h>
-#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "conn.h"
@@ -233,19 +229,8 @@ static int build(fleet_t *f, const scenario_t *s, const repl_shared_t *sh, int r
 
 static int connect_one(fleet_t *f, int i, int port, err_t *err)
 {
-    struct sockaddr_in a = {.sin_family = AF_INET,
-                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-                            .sin_port = htons((uint16_t)port)};
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return err_set(err, ERR_RUNTIME, "testbed: socket: %s", strerror(errno));
-    int rc;
-    while ((rc = connect(fd, (struct sockaddr *)&a, sizeof a)) != 0 && errno == EINTR) {}
-    if (rc != 0) {
-        int e = errno;
-        close(fd);
-        return err_set(err, ERR_RUNTIME, "testbed: connect to the verifier (port %d): "
-                       "%s", port, strerror(e));
-    }
+    int fd = conn_dial(port, &f->verifier, err);
+    if (fd < 0) return -1;
     f->conn[i] = malloc(sizeof *f->conn[i]);
     if (!f->conn[i]) {
         close(fd);
@@ -260,8 +245,10 @@ static int connect_one(fleet_t *f, int i, int port, err_t *err)
 static int connect_all(fleet_t *f, int rep, int port, double *start, err_t *err)
 {
     repl_t *r = &f->r;
+    f->verifier.what = "it to accept a connection";
     for (int i = 0; i < r->n; i++)
         if (r->et[i].proto->uses_cloud && connect_one(f, i, port, err)) return -1;
+    f->verifier.what = "it to take a frame";
     *start = wallclock_s() + FLEET_LEAD_S;
     wire_msg_t h = {.kind = WIRE_HELLO, .rep = (uint32_t)rep,
                     .start_ns = (uint64_t)(*start * 1e9)};

@@ -8,7 +8,9 @@
  * by SIGSTOP: no data, no CPU) ends after the watch's stall time with its
  * pid and state named, where the testbed waited forever, while one that
  * sends slowly or computes for longer than that is waited for. */
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,6 +194,49 @@ static void test_send_watch_stopped(void)
     close(sp[1]);
 }
 
+/* A connection to a listener whose process is stopped and whose backlog
+ * is full: the SYN is dropped, and a blocking connect waited for the
+ * kernel's retries (two minutes, then "Connection timed out"); the dial
+ * gives up after the stall time, naming the wait. The first connections
+ * fill the backlog (listen(fd, 0) holds one or two). */
+static void test_dial_watch_stopped(void)
+{
+    int p[2];
+    CHECK(pipe(p) == 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct sockaddr_in a = {.sin_family = AF_INET,
+                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        socklen_t len = sizeof a;
+        int l = socket(AF_INET, SOCK_STREAM, 0);
+        if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof a) || listen(l, 0) ||
+            getsockname(l, (struct sockaddr *)&a, &len))
+            _exit(1);
+        int port = ntohs(a.sin_port);
+        if (write(p[1], &port, sizeof port) != sizeof port) _exit(1);
+        raise(SIGSTOP);
+        _exit(0);
+    }
+    int port = 0, status = 0;
+    CHECK(read(p[0], &port, sizeof port) == sizeof port);
+    while (waitpid(pid, &status, WUNTRACED) < 0) {}
+    CHECK(WIFSTOPPED(status));
+    xio_watch_t w = {.pid = pid, .who = "the verifier", .what = "it to accept a connection",
+                     .stall_s = 0.5};
+    err_t err = {0, ""};
+    int fds[8], n = 0, fd = 0;
+    double t0 = wallclock_s();
+    while (n < 8 && (fd = conn_dial(port, &w, &err)) >= 0) fds[n++] = fd;
+    CHECK(fd < 0 && n >= 1 && n < 8 && wallclock_s() - t0 < 10);
+    CHECK(strstr(err.msg, "state T: stopped) did nothing for 0.5 s (no data, no CPU) while "
+                          "the fleet waited for it to accept a connection") != NULL);
+    if (fd >= 0 || !strstr(err.msg, "accept a connection")) printf("  %d: %s\n", n, err.msg);
+    for (int k = 0; k < n; k++) close(fds[k]);
+    end_child(pid);
+    close(p[0]);
+    close(p[1]);
+}
+
 int main(void)
 {
     RUN(test_end_of_pipe);
@@ -200,5 +245,6 @@ int main(void)
     RUN(test_watch_stopped);
     RUN(test_watch_alive);
     RUN(test_send_watch_stopped);
+    RUN(test_dial_watch_stopped);
     return check_done();
 }
