@@ -99,6 +99,10 @@ static int write_all(int fd, const uint8_t *buf, size_t n, xio_watch_t *watch,
             continue;
         }
         if (w < 0 && errno == EINTR) continue;
+        /* The peer is gone: a watched one is named (its parent says how it
+         * ended, testbed/xio.h). */
+        if (w < 0 && watch && (errno == EPIPE || errno == ECONNRESET))
+            return err_set(err, ERR_RUNTIME, "testbed: %s hung up", watch->who);
         if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
             if (watch && !waiting++) xio_watch_start(watch);
             struct pollfd p = {fd, POLLOUT, 0};
@@ -131,7 +135,9 @@ int conn_fill(conn_t *c, err_t *err)
             c->len += (size_t)r;
             continue;
         }
-        if (r == 0) {
+        /* A peer that closed with data unread resets the connection
+         * instead: gone all the same. */
+        if (r == 0 || errno == ECONNRESET) {
             c->eof = 1;
             return 0;
         }

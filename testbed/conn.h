@@ -39,11 +39,12 @@ void conn_close(conn_t *c);
 /* Closes and frees each of conn[0..n) (each malloc'd, NULL = none), then
  * the array itself; the edge's and the verifier's per-tenant connections. */
 void conn_free_all(conn_t **conn, int n);
-/* Sends m whole. 0, or -1 with err (peer gone, write error, or c->watch
- * says the peer stalled while the frame waited for room). */
+/* Sends m whole. 0, or -1 with err (peer gone: with a watch "testbed: WHO
+ * hung up"; a write error; or c->watch says the peer stalled while the
+ * frame waited for room). */
 int conn_send(conn_t *c, const wire_msg_t *m, err_t *err);
-/* Reads what the socket holds. 0 (c->eof set when the peer closed), or -1
- * with err on a read error. */
+/* Reads what the socket holds. 0 (c->eof set when the peer closed or
+ * reset the connection), or -1 with err on a read error. */
 int conn_fill(conn_t *c, err_t *err);
 /* The next complete frame: 1 with *m, 0 when none is complete, -1 with
  * err when the bytes are not a frame. */

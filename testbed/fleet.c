@@ -194,7 +194,7 @@ static int on_input(void *ctx, uint32_t tag, err_t *err)
             return err_set(err, ERR_RUNTIME, "testbed: edge: event queue");
     }
     if (rc < 0) return -1;
-    if (c->eof) return err_set(err, ERR_RUNTIME, "testbed: the verifier hung up");
+    if (c->eof) return err_set(err, ERR_RUNTIME, "%s", XIO_HUNG_UP_MSG);
     return 0;
 }
 

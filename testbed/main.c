@@ -371,16 +371,25 @@ static int start_verifier(run_t *c, int rep, int *ctl_fd, int *port, err_t *err)
     return 0;
 }
 
-/* After a read from the verifier failed: when its pipe ended early, the
- * verifier has exited or died, so reap it and say which (a killed one
- * printed nothing: "see its message above" pointed at nothing). -1. */
+/* After a wait on the verifier failed: when its pipe or a connection to
+ * it ended early (XIO_EOF_MSG, XIO_HUNG_UP_MSG), the verifier has exited
+ * or died, or is about to, so reap it and say which (a killed one printed
+ * nothing: "see its message above" pointed at nothing). One still running
+ * a second later is left to reap(). -1. */
 static int verifier_gone(run_t *c, err_t *err)
 {
-    if (strcmp(err->msg, XIO_EOF_MSG) != 0 || c->child < 0) return -1;
+    if ((strcmp(err->msg, XIO_EOF_MSG) != 0 && strcmp(err->msg, XIO_HUNG_UP_MSG) != 0) ||
+        c->child < 0)
+        return -1;
     int status = 0;
-    pid_t pid = c->child;
+    pid_t got = 0;
+    for (int k = 0; k < 100 && got == 0; k++) {
+        got = waitpid(c->child, &status, WNOHANG);
+        if (got < 0 && errno == EINTR) got = 0;
+        if (got == 0) usleep(10000);
+    }
+    if (got != c->child) return -1;
     c->child = -1;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     xio_describe_exit(err, status);
     return -1;
 }
@@ -477,6 +486,7 @@ static int run_rep(run_t *c, int rep, metrics_rep_t *out, metrics_rep_t *gout,
     if (rc == 0)
         rc = fleet_run(s, &c->sh, rep, port, c->child, c->real_draft,
                        c->lopt.model ? &c->eopt : NULL, c->tl, &st, &stop_sig, err);
+    if (rc != 0) verifier_gone(c, err);
     if (rc == 0 && c->real_draft >= 0 && !c->quiet) real_draft_report(c, rep, &st);
     if (rc == 0 && c->lopt.model && !c->quiet) lm_report(c, rep, &st);
     if (rc == 0 && c->lopt.model && st.lm_mismatches > 0)

@@ -11,6 +11,11 @@
 
 /* What a read that meets the end of the pipe early leaves in err->msg. */
 #define XIO_EOF_MSG "testbed: the verifier stopped early"
+/* ... and the fleet, when a connection to the verifier ends (closed or
+ * reset) during the run (testbed/fleet.c, testbed/conn.c with the fleet's
+ * watch, whose who is "the verifier"). Both are completed by the parent
+ * with how the verifier ended (xio_describe_exit). */
+#define XIO_HUNG_UP_MSG "testbed: the verifier hung up"
 
 /* How long a wait on the verifier lasts while it sends nothing and uses
  * no CPU: a stopped verifier (SIGSTOP, a debugger) or a hung one would
