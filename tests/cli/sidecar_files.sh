@@ -140,18 +140,15 @@ fi
 { echo "time_s,prompt_tokens,output_tokens"
   i=0; while [ $i -lt 9 ]; do echo "$i.25,8,$((4 + i))"; i=$((i + 1)); done; } >"$A/e2.csv"
 head -4 "$A/e2.csv" >"$A/e1.csv"
-cat >"$A/ex.yaml" <<'Y'
-duration: 20s
-warmup: 0s
-replications: 1
-protocol: {mode: sync, gamma: 4}
-acceptance: {model: trace, file: acc.txt}
+# s.yaml's first five lines: its times, protocol and acceptance file.
+{ sed -n 1,5p "$A/s.yaml"; cat <<'Y'
 tenants:
   count: 2
   workload: {arrival: trace, trace: e1.csv}
 sweep:
   tenants.workload.trace: [e1.csv, e2.csv]
 Y
+} >"$A/ex.yaml"
 head -2 "$A/e2.csv" >"$TMP/b/e2.csv"
 sed 's/e1.csv, e2.csv/e2.csv, e2.csv/' "$A/ex.yaml" >"$TMP/b/ex.yaml"
 # col FILE ROW NAME: a column of a CSV's data row, by name.

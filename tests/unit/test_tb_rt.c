@@ -11,6 +11,7 @@
 
 #include "check.h"
 #include "conn.h"
+#include "tcplisten.h"
 #include "model/network.h"
 #include "rt.h"
 #include "base/wallclock.h"
@@ -110,13 +111,9 @@ static int on_input(void *ctx, uint32_t tag, err_t *err)
 /* A connected pair of TCP sockets on 127.0.0.1 (the testbed's transport). */
 static int tcp_pair(int sp[2])
 {
-    struct sockaddr_in a = {.sin_family = AF_INET,
-                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    int l = socket(AF_INET, SOCK_STREAM, 0);
-    if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof a) || listen(l, 1) ||
-        getsockname(l, (struct sockaddr *)&a, &len))
-        return -1;
+    struct sockaddr_in a;
+    int l = tcp_listen(1, &a);
+    if (l < 0) return -1;
     sp[0] = socket(AF_INET, SOCK_STREAM, 0);
     if (sp[0] < 0 || connect(sp[0], (struct sockaddr *)&a, sizeof a)) return -1;
     sp[1] = accept(l, NULL, NULL);

@@ -8,9 +8,7 @@
  * by SIGSTOP: no data, no CPU) ends after the watch's stall time with its
  * pid and state named, where the testbed waited forever, while one that
  * sends slowly or computes for longer than that is waited for. */
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +20,7 @@
 #include "base/wallclock.h"
 #include "check.h"
 #include "conn.h"
+#include "tcplisten.h"
 #include "xio.h"
 
 static void test_end_of_pipe(void)
@@ -205,13 +204,8 @@ static void test_dial_watch_stopped(void)
     CHECK(pipe(p) == 0);
     pid_t pid = fork();
     if (pid == 0) {
-        struct sockaddr_in a = {.sin_family = AF_INET,
-                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-        socklen_t len = sizeof a;
-        int l = socket(AF_INET, SOCK_STREAM, 0);
-        if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof a) || listen(l, 0) ||
-            getsockname(l, (struct sockaddr *)&a, &len))
-            _exit(1);
+        struct sockaddr_in a;
+        if (tcp_listen(0, &a) < 0) _exit(1);
         int port = ntohs(a.sin_port);
         if (write(p[1], &port, sizeof port) != sizeof port) _exit(1);
         raise(SIGSTOP);
