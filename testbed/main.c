@@ -358,13 +358,19 @@ static int start_verifier(run_t *c, int rep, int *ctl_fd, int *port, err_t *err)
     uint32_t p = 0;
     xio_watch_t w = verifier_watch(c, "its port");
     if (xio_read(ctl[0], &p, sizeof p, &stop_sig, &w, err)) {
-        /* No port: the verifier stopped before listening. When that was a
-         * bad input it said so in one line and exited 2. */
+        /* No port. Interrupted, or the verifier stalled (stopped: waitpid
+         * would wait for it forever): it is killed. */
+        if (strcmp(err->msg, XIO_EOF_MSG) != 0) {
+            reap(c, SIGKILL);
+            return -1;
+        }
+        /* The pipe ended: the verifier exited before listening. When that
+         * was a bad input it said so in one line and exited 2. */
         int status = 0;
         while (waitpid(c->child, &status, 0) < 0 && errno == EINTR) {}
         c->child = -1;
         if (WIFEXITED(status) && WEXITSTATUS(status) == 2) err_set(err, ERR_INPUT, "%s", "");
-        else if (strcmp(err->msg, XIO_EOF_MSG) == 0) xio_describe_exit(err, status);
+        else xio_describe_exit(err, status);
         return -1;
     }
     *port = (int)p;

@@ -145,12 +145,18 @@ then pass testbed_fd_limit_refused; else fail testbed_fd_limit_refused "exit $rc
 # with no handler for ^C and SIGTERM (so no clean-up) and SIGPIPE's death;
 # with the verifier's PR_SET_PDEATHSIG failing (it would outlive a killed
 # testbed), the verifier says so and exits, and the run fails saying how.
-# (ASan wants its runtime first among the libraries; the shim comes first.)
+# And a verifier stopped before it listens (the shim stops it there): the
+# wait for its port gives up after 10 s naming it, and the stopped
+# verifier is killed, not waited for (the parent then waited forever in
+# waitpid). (ASan wants its runtime first among the libraries; the shim
+# comes first.)
 cat >"$TMP/shim.c" <<'EOF2'
 #include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/prctl.h>
+#include <unistd.h>
 #ifdef FAIL_SIGACTION
 int sigaction(int sig, const struct sigaction *sa, struct sigaction *old)
 {
@@ -159,39 +165,58 @@ int sigaction(int sig, const struct sigaction *sa, struct sigaction *old)
     return -1;
 }
 #else
+/* The verifier's PR_SET_PDEATHSIG fails (FAIL_PDEATHSIG), or the verifier
+ * stops itself there, its pid in $SHIM_PIDFILE. */
 int prctl(int option, ...)
 {
-    (void)option;
+    if (option != PR_SET_PDEATHSIG) return 0;
+#ifdef FAIL_PDEATHSIG
     errno = EPERM;
-    return option == PR_SET_PDEATHSIG ? -1 : 0;
+    return -1;
+#else
+    FILE *f = fopen(getenv("SHIM_PIDFILE"), "w");
+    if (f) { fprintf(f, "%d\n", (int)getpid()); fclose(f); }
+    raise(SIGSTOP);
+    return 0;
+#endif
 }
 #endif
 EOF2
 # shimmed NAME CFLAGS WANT...: the short run under the shim built with
-# CFLAGS exits 1, prints nothing on stdout, and its stderr has each WANT.
+# CFLAGS exits 1 within 60 s, prints nothing on stdout, its stderr has
+# each WANT (a regular expression for a whole line), and the process the
+# shim stopped, if any, is gone.
 shimmed() {
     name=$1 flags=$2
     shift 2
+    rm -f "$TMP/shim.pid"
     # shellcheck disable=SC2086  # flags: none, or one
     if ! ${CC:-cc} -shared -fPIC $flags -o "$TMP/shim.so" "$TMP/shim.c" 2>"$TMP/err"; then
         fail "$name" "cannot build the shim: $(head -c 300 "$TMP/err")"
         return
     fi
-    LD_PRELOAD="$TMP/shim.so" ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+    timeout -s KILL 60 env LD_PRELOAD="$TMP/shim.so" SHIM_PIDFILE="$TMP/shim.pid" \
+        ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
         "$TESTBED" run "$TMP/cf.yaml" --set duration=0.6s --set warmup=0.1s --quiet \
         >"$TMP/out" 2>"$TMP/err"
     rc=$?
     ok=1
     for want in "$@"; do grep -q -x -- "$want" "$TMP/err" || ok=0; done
+    if [ -s "$TMP/shim.pid" ] && kill -0 "$(cat "$TMP/shim.pid")" 2>/dev/null; then
+        ok=0
+        kill -9 "$(cat "$TMP/shim.pid")"
+    fi
     if [ $rc -eq 1 ] && [ ! -s "$TMP/out" ] && [ $ok = 1 ]
     then pass "$name"
     else fail "$name" "exit $rc: $(head -c 300 "$TMP/err")"; fi
 }
 shimmed testbed_sigaction_checked -DFAIL_SIGACTION \
     'testbed: cannot handle signal 2 (Interrupt): sigaction: Invalid argument'
-shimmed testbed_pdeathsig_checked "" \
+shimmed testbed_pdeathsig_checked -DFAIL_PDEATHSIG \
     'testbed: verifier: prctl(PR_SET_PDEATHSIG): Operation not permitted' \
     'testbed: the verifier stopped early: it exited with status 1 (its message is above)'
+shimmed testbed_verifier_stopped_before_port "" \
+    'testbed: the verifier (pid [0-9]*, state T: stopped) did nothing for 10 s (no data, no CPU) while the fleet waited for its port: given up'
 
 printf 'name: x\nprotocol: {mode: sync, gama: 4}\n' >"$TMP/bad.yaml"
 "$SPECSIM" run "$TMP/bad.yaml" >/dev/null 2>"$TMP/e1"
