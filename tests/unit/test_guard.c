@@ -222,7 +222,7 @@ static void test_trace_size_projection(void)
         CHECK(load(yaml, &s) == 0);
         trace_t tr = {0};
         guard_t g;
-        guard_init(&g, &s);
+        guard_init(&g, &s, NULL);
         guard_watch_trace(&g, &tr);
         nwarned = 0;
         err_t err = {0};
