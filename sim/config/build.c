@@ -179,6 +179,28 @@ static int check_weights_fit(bctx_t *x, const cloud_cfg_t *c, const char *gpu, d
                   c->target.name, w / 1e9, gpu, c->gpu.name, c->gpu.mem_bytes / 1e9);
 }
 
+/* cloud-spec's draft on a replica of c (group k; k < 0: no groups): a
+ * model card run on the group's GPU (the datasheet roofline at
+ * cloud.draft_precision, the cloud's overhead per iteration), unless
+ * cloud.draft_time fixes its steps. One of the two must be given when some
+ * tenant drafts on the cloud. */
+static int build_cloud_draft(bctx_t *x, const cloud_cfg_t *c, int k, build_replica_t *r)
+{
+    if (!proto_any_cloud_drafts(x->s) || c->has_draft_time) return 0;
+    char key[KEYTAB_KEY_MAX];
+    if (!c->draft_ref[0]) {
+        key_of(x, "protocol.mode", key);
+        return refuse(x, key, "drafting on the cloud needs cloud.draft (the draft's "
+                      "model card) or cloud.draft_time (a fixed draft step)");
+    }
+    svc_keys_t sk;
+    cloud_key(x, k, "gpu", sk.hw);
+    key_of(x, "cloud.draft", sk.model);
+    key_of(x, "cloud.draft", sk.table);
+    return build_service(x, &c->gpu, &c->draft, c->draft_precision, NULL, c->overhead, 1,
+                         &sk, &r->dsv);
+}
+
 /* The cloud's iterations come from the model without a verify_time; its KV
  * size whenever a capacity is given (the source is reported even in
  * edge-only mode). c: the cloud, or replica group k's view of it (k < 0:
@@ -198,11 +220,13 @@ static int build_replica(bctx_t *x, const cloud_cfg_t *c, int k, build_replica_t
     if (service_check_parallel(&c->gpu, &c->target, tp,
                                c->has_verify_time ? NULL : c->calibration, x->err) != 0)
         return blame(x, tpk);
+    if (build_cloud_draft(x, c, k, r) != 0) return -1;
     if (c->has_verify_time && !(uses_cloud && c->kv_capacity_bytes > 0)) return 0;
     if (build_service(x, &c->gpu, &c->target, c->precision, c->calibration, c->overhead, tp,
                       &sk, &r->sv) != 0)
         return -1;
-    double w = service_weight_bytes(r->sv);
+    /* The cloud's draft model shares the GPUs' memory with the target. */
+    double w = service_weight_bytes(r->sv) + (r->dsv ? service_weight_bytes(r->dsv) : 0);
     if (uses_cloud && !c->has_verify_time && !(c->kv_capacity_bytes > 0) &&
         check_weights_fit(x, c, sk.hw, w) != 0)
         return -1;
@@ -394,7 +418,10 @@ void build_free(build_t *b)
 {
     if (!b) return;
     for (int g = 0; b->edge && g < b->ngroups; g++) service_free(b->edge[g]);
-    for (int k = 0; b->replica && k < b->nreplica; k++) service_free(b->replica[k].sv);
+    for (int k = 0; b->replica && k < b->nreplica; k++) {
+        service_free(b->replica[k].sv);
+        service_free(b->replica[k].dsv);
+    }
     free(b->edge);
     free(b->replica);
     workload_trace_free(b->arrivals);

@@ -46,6 +46,10 @@ typedef struct build_replica {
                                   not limited */
     double kv_capacity;        /* bytes per replica; INFINITY = unlimited */
     double kv_bytes_per_token; /* 0 without sv */
+    service_t *dsv;            /* cloud-spec's draft model on this group's
+                                  GPU (cloud.draft), NULL when no tenant
+                                  drafts on the cloud or cloud.draft_time
+                                  is given */
 } build_replica_t;
 
 typedef struct build {

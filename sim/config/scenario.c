@@ -336,6 +336,7 @@ void scenario_fini(scenario_t *s)
     build_free(s->built);
     accept_cfg_fini(&s->acceptance);
     dist_fini(&s->cloud.verify_time);
+    dist_fini(&s->cloud.draft_time);
     for (int i = 0; s->cloud.rgroups && i < s->cloud.nrgroups; i++)
         dist_fini(&s->cloud.rgroups[i].verify_time);
     free(s->cloud.rgroups);

@@ -142,6 +142,15 @@ typedef struct cloud_cfg {
     double gpu_hour_usd;     /* price of one GPU-hour; 0 = not given */
     int has_verify_time;     /* verify_time given: every iteration takes it */
     dist_t verify_time;
+    /* The draft of cloud-side speculation (protocol.mode cloud-spec), run
+     * on every replica's GPU next to the target; none given: "" / 0. */
+    char draft_ref[SCEN_PATH_MAX]; /* cloud.draft as written ("" = none) */
+    llm_card_t draft;        /* its model card */
+    int draft_precision;     /* cloud.draft_precision (enum precision) */
+    int has_draft_precision;
+    int has_draft_time;      /* cloud.draft_time given: every draft step
+                                of an iteration takes it */
+    dist_t draft_time;       /* owned */
     replica_group_t *rgroups;/* owned; cloud.replica_groups, NULL = none (the
                                 flat keys above describe every replica) */
     int nrgroups;

@@ -27,7 +27,8 @@ enum rng_purpose {
     RNG_VERIFY_TIME,     /* cloud iteration time distribution draws */
     /* 10 and 11 belonged to purposes never used; not to be reused. */
     RNG_PREFILL_TIME = 12, /* edge prefill time distribution draws */
-    RNG_PIN = 13         /* cloud.pinning power-of-two: replica draws */
+    RNG_PIN = 13,        /* cloud.pinning power-of-two: replica draws */
+    RNG_CLOUD_DRAFT_TIME = 14 /* cloud.draft_time draws (a replica's) */
 };
 
 /* Returns a new generator (gsl_rng_taus2) seeded by hashing the four keys;

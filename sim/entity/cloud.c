@@ -14,6 +14,8 @@
 typedef struct cgroup {
     const service_t *sv;
     const dist_t *vt;              /* fixed verify time, or NULL */
+    const service_t *dsv;          /* draft steps: the draft model, */
+    const dist_t *dt;              /* or their fixed time; NULL: none */
     double kv_bpt, ref_time;
     order_t ord;                   /* the order picks visit its queues in */
     /* The roofline time of the linear layers by batch tokens M (-1 = not
@@ -34,13 +36,15 @@ typedef struct replica {
     int nbatch;
     int *bjob;                     /* running batch: job index */
     int *btok;                     /* and its tokens, as picked */
-    service_job_t *sjob;           /* and its tokens, context */
+    service_job_t *sjob;           /* and its target jobs' tokens, context */
+    service_job_t *djob;           /* and its draft steps' (CLOUD_DRAFT) */
     double kv_cap, kv_used;
     double kv_t;                   /* kv_used held since */
     double roof, iter_end;         /* the running iteration's roofline time, end */
     int adm_head, adm_tail;        /* tenants waiting for KV (linked) */
     int pinned;
     gsl_rng *vrng;
+    gsl_rng *drng;                 /* cloud.draft_time draws */
 } replica_t;
 
 struct cloud {
@@ -147,9 +151,18 @@ static int on_kick(void *ctx, const engine_event_t *ev);
 /* least-slack's estimate of a job's service time on a replica of group
  * ctx: the iteration it would take alone (the verify time's mean when that
  * is given). */
+/* A draft step's time alone (the draft's pass over one job). */
+static double draft_cost(const cgroup_t *g, const cloud_job_t *j)
+{
+    if (g->dt) return dist_mean(g->dt);
+    service_job_t one = {.tokens = j->tokens, .context = j->context};
+    return g->dsv ? service_iter_time(g->dsv, &one, 1) : 0;
+}
+
 static double job_cost(const void *ctx, const cloud_job_t *j)
 {
     const cgroup_t *g = ctx;
+    if (j->kind == CLOUD_DRAFT) return draft_cost(g, j);
     if (g->vt) return dist_mean(g->vt);
     /* A prefill computes its last row's logits only (sim/model/service.h). */
     service_job_t one = {.tokens = j->tokens, .context = j->context,
@@ -174,11 +187,13 @@ static int groups_init(cloud_t *c, const cloud_group_t *groups, int ngroups, int
         const cloud_group_t *G = &groups[k];
         g->sv = G->sv;
         g->vt = G->verify_time;
+        g->dsv = G->dsv;
+        g->dt = G->draft_time;
         g->kv_bpt = G->kv_bytes_per_token;
         g->ref_time = G->ref_time;
         if (order_init(&g->ord, G->order, ntenants, job_cost, g) != 0) return -1;
         if (g->ref_time != c->grp[0].ref_time) c->weighted = 1;
-        roof &= !g->vt && g->sv != NULL;
+        roof &= !g->vt && g->sv != NULL && !g->dt;
         int finite = isfinite(G->kv_capacity) && G->kv_capacity > 0;
         for (int r = 0; r < G->count; r++, i++) {
             c->rep[i].g = g;
@@ -253,11 +268,17 @@ cloud_t *cloud_create_groups(const cloud_cfg_t *cfg, int ntenants,
         r->bjob = malloc((size_t)c->cap.max_batch * sizeof *r->bjob);
         r->btok = malloc((size_t)c->cap.max_batch * sizeof *r->btok);
         r->sjob = malloc((size_t)c->cap.max_batch * sizeof *r->sjob);
-        if (!r->bjob || !r->btok || !r->sjob) goto oom;
+        r->djob = malloc((size_t)c->cap.max_batch * sizeof *r->djob);
+        if (!r->bjob || !r->btok || !r->sjob || !r->djob) goto oom;
         if (r->g->vt && r->g->vt->kind != DIST_CONST) {
             r->vrng = rng_stream(seed, (uint64_t)rep, (1ULL << 32) + (uint64_t)i,
                                  RNG_VERIFY_TIME);
             if (!r->vrng) goto oom;
+        }
+        if (r->g->dt && r->g->dt->kind != DIST_CONST) {
+            r->drng = rng_stream(seed, (uint64_t)rep, (1ULL << 32) + (uint64_t)i,
+                                 RNG_CLOUD_DRAFT_TIME);
+            if (!r->drng) goto oom;
         }
     }
     if (engine_on(eng, ev_iter, on_iter_end, c) || engine_on(eng, ev_kick, on_kick, c)) {
@@ -280,7 +301,9 @@ void cloud_free(cloud_t *c)
             free(c->rep[i].bjob);
             free(c->rep[i].btok);
             free(c->rep[i].sjob);
+            free(c->rep[i].djob);
             if (c->rep[i].vrng) gsl_rng_free(c->rep[i].vrng);
+            if (c->rep[i].drng) gsl_rng_free(c->rep[i].drng);
         }
     }
     free(c->rep);
@@ -327,6 +350,23 @@ static double roof_time(cgroup_t *g, const service_job_t *jobs, int n)
     for (int b = 0; b < n; b++) m += jobs[b].tokens;
     if (m <= 0) return 0;
     return roof_linear(g, m) + service_roofline_attention(g->sv, jobs, n);
+}
+
+/* The draft's pass over a batch's nd draft steps (r->djob): its fixed
+ * time, or the draft model's iteration. */
+static double draft_pass(const replica_t *r, int nd)
+{
+    const cgroup_t *g = r->g;
+    if (g->dt) return dist_sample(g->dt, r->drng);
+    return g->dsv ? service_iter_time(g->dsv, r->djob, nd) : 0;
+}
+
+/* The draft model's pure roofline time over the batch's draft steps (0
+ * without a draft model). */
+static double roof_draft(const cgroup_t *g, const service_job_t *jobs, int n)
+{
+    if (!g->dsv || n <= 0) return 0;
+    return service_roofline_linear(g->dsv, n) + service_roofline_attention(g->dsv, jobs, n);
 }
 
 /* 1 when replica a is less loaded than b (ties to the lower index): fewer
@@ -450,7 +490,7 @@ static int start_iteration(cloud_t *c, int ri, double now)
         batch_pack_inline(&c->cfg->batching, &q, walk, c->cap, &c->scratch, &pick);
     else
         c->policy->pick(&c->cfg->batching, &q, now, walk, c->cap, &c->scratch, &pick);
-    int nb = pick.n;
+    int nb = pick.n, ns = 0, nd = 0;
     int count = now >= tl->warmup;
     for (int b = 0; b < nb; b++) {
         int i = r->bjob[b];
@@ -458,8 +498,10 @@ static int start_iteration(cloud_t *c, int ri, double now)
         /* A prefill chunk computes logits only for the prompt's last token,
          * in its final chunk. */
         int skip = j->kind != CLOUD_PREFILL ? 0 : r->btok[b] - (r->btok[b] == j->tokens);
-        r->sjob[b] = (service_job_t){.tokens = r->btok[b], .context = j->context,
-                                     .nohead = skip};
+        service_job_t sj = {.tokens = r->btok[b], .context = j->context, .nohead = skip};
+        /* Draft steps run the draft, everything else the target. */
+        if (j->kind == CLOUD_DRAFT) r->djob[nd++] = sj;
+        else r->sjob[ns++] = sj;
         if (!j->started) first_start(c, j, now, count);
         order_served(ord, j->tenant, r->btok[b]);
         if (j->kind != CLOUD_PREFILL) {
@@ -468,25 +510,31 @@ static int start_iteration(cloud_t *c, int ri, double now)
         }
         if (c->trace)
             trace_event(c->trace, now, j->tenant,
-                        j->kind == CLOUD_VERIFY ? "verify_start"
-                        : j->kind == CLOUD_PREFILL ? "prefill_start" : "decode_start",
-                        j->kind == CLOUD_VERIFY ? (long)j->block : -1L, r->sjob[b].tokens);
+                        j->kind == CLOUD_VERIFY    ? "verify_start"
+                        : j->kind == CLOUD_PREFILL ? "prefill_start"
+                        : j->kind == CLOUD_DRAFT   ? "cloud_draft_start"
+                                                   : "decode_start",
+                        j->kind == CLOUD_VERIFY ? (long)j->block : -1L, r->btok[b]);
     }
     if (nb == 0) return 0;   /* nothing fits (cannot happen when validated) */
-    double dt;
-    if (c->cb.iter_time) {
-        dt = c->cb.iter_time(c->cb.ctx, ri, r->sjob, nb);
+    double dt = 0;
+    if (ns == 0) {
+        /* draft steps alone: the target does not run */
+    } else if (c->cb.iter_time) {
+        dt = c->cb.iter_time(c->cb.ctx, ri, r->sjob, ns);
         if (!(dt >= 0)) return -1;
     } else if (r->g->vt)
         dt = dist_sample(r->g->vt, r->vrng);
     else
-        dt = service_iter_time(r->g->sv, r->sjob, nb);
+        dt = service_iter_time(r->g->sv, r->sjob, ns);
+    if (nd > 0) dt += draft_pass(r, nd);
     if (!(dt >= 0)) dt = 0;
-    r->roof = tl->roof_known ? roof_time(r->g, r->sjob, nb) : 0;
+    r->roof = tl->roof_known ? roof_time(r->g, r->sjob, ns) : 0;
+    if (nd > 0 && tl->roof_known) r->roof += roof_draft(r->g, r->djob, nd);
     r->iter_end = now + dt;
     if (c->trace) {
         long m = 0;
-        for (int b = 0; b < nb; b++) m += r->sjob[b].tokens;
+        for (int b = 0; b < nb; b++) m += r->btok[b];
         trace_batch(c->trace, now, ri, dt, nb, m);
         record_queue_len(c, ri, now);
     }
@@ -606,7 +654,7 @@ static int on_iter_end(void *ctx, const engine_event_t *ev)
         int i = r->bjob[b];
         cloud_job_t *j = &c->jobs[i];
         int finished = 1;
-        int took = r->sjob[b].tokens;
+        int took = r->btok[b];
         if (j->kind == CLOUD_PREFILL) {
             j->tokens -= took;
             j->context += took;

@@ -18,7 +18,11 @@
  * wants to look again later (the window's max_wait) gets a timer. The
  * callbacks see a batch's jobs in pick order, so the model can find block
  * k+1 stale when block k is rejected. Iteration time: cloud.verify_time when
- * given, else service_iter_time over the batch's (tokens, context) jobs.
+ * given, else service_iter_time over the batch's (tokens, context) jobs;
+ * plus, when the batch holds draft steps (CLOUD_DRAFT, cloud-side
+ * speculation), the draft's pass over them: cloud_group_t.draft_time, or
+ * service_iter_time of the draft model. An iteration of draft steps alone
+ * costs only the draft's pass.
  *
  * KV capacity per replica is reserved per request at admission; requests
  * that do not fit wait FIFO. A request larger than the whole capacity is
@@ -74,6 +78,11 @@ typedef struct cloud_group {
     const struct order_ops *order; /* batching.order; NULL = fcfs */
     double ref_time;             /* s, its reference iteration (routing
                                     weight: cloud_ref_time), > 0 */
+    /* What a draft step (CLOUD_DRAFT job) costs: draft_time when given,
+     * else the draft model dsv on this group's GPU; both NULL when no
+     * tenant drafts on the cloud. */
+    const service_t *dsv;
+    const dist_t *draft_time;
 } cloud_group_t;
 
 /* Creates the cluster: ngroups groups of replicas (cfg->replicas is not

@@ -25,6 +25,16 @@ int ctenant_init(repl_t *r, int i, err_t *err)
         accept_init(&C->acc, g->acceptance, s->seed,
                     r->rep, i, err))
         return -1;
+    if (p->proto->cloud_drafts) {
+        /* The policy observes the cloud's own drafting and verification
+         * (ctenant_spec_*), as an edge's observes its device and link. */
+        gamma_env_t genv = {.alpha_prior = accept_cfg_mean(g->acceptance, p->gamma),
+                            .rate = p->proto->block_rate, .window = 1};
+        if (gamma_state_init_env(&C->gst, p->gamma_policy, p->gamma, i, &genv))
+            return err_set(err, ERR_RUNTIME, "cloud: gamma policy '%s' failed to start "
+                           "for gamma %d", p->gamma_policy->name, p->gamma);
+        C->gpol = p->gamma_policy;
+    }
     return 0;
 }
 
@@ -32,6 +42,8 @@ void ctenant_fini(ctenant_t *C)
 {
     network_link_fini(&C->down);
     accept_fini(&C->acc);
+    if (C->gpol) gamma_state_fini(&C->gst, C->gpol);
+    C->gpol = NULL;
 }
 
 static int send_down(repl_t *r, ctenant_t *C, int i, uint64_t m, double bytes)
@@ -249,4 +261,62 @@ int ctenant_decode(repl_t *r, int i, double now)
     j.tokens = 1;
     j.context = C->prompt + C->committed - 1;
     return submit(r, C, &j, now);
+}
+
+/* ---- cloud-side speculation ------------------------------------------- */
+
+/* Queues draft step k (0-based) of the block: one token of the draft over
+ * the prompt, the committed tokens and the block's drafts so far. */
+static int submit_draft(repl_t *r, int i, double now)
+{
+    ctenant_t *C = &r->ct[i];
+    cloud_job_t j = {0};
+    j.tenant = i;
+    j.kind = CLOUD_DRAFT;
+    j.tokens = 1;
+    j.context = C->prompt + C->committed - 1 + C->spec_drafted;
+    j.epoch = C->epoch;
+    return submit(r, C, &j, now);
+}
+
+/* The block is drafted: its verify job is queued as an edge's block
+ * would be on arrival (ctenant_block), with no link in between. */
+static int spec_verify(repl_t *r, int i, double now)
+{
+    ctenant_t *C = &r->ct[i];
+    int g = C->spec_gamma;
+    C->spec_sent = now;
+    if (C->gpol->on_sent) C->gpol->on_sent(&C->gst, i, g, C->spec_start, now);
+    return ctenant_block(r, i, msg_pack(MSG_BLOCK, 0, 0, (uint32_t)g, C->epoch), now);
+}
+
+int ctenant_spec_block(repl_t *r, int i, double now)
+{
+    ctenant_t *C = &r->ct[i];
+    int g = gamma_next(C->gpol, &C->gst, i, now);
+    if (g < 0 || g > C->gst.limit)
+        return err_set(r->err, ERR_RUNTIME,
+                       "simulation: gamma policy '%s' returned gamma %d outside "
+                       "[0, %d]", C->gpol->name, g, C->gst.limit);
+    C->spec_gamma = g;
+    C->spec_drafted = 0;
+    C->spec_start = now;
+    return g > 0 ? submit_draft(r, i, now) : spec_verify(r, i, now);
+}
+
+int ctenant_spec_drafted(repl_t *r, const cloud_job_t *job, double now)
+{
+    int i = job->tenant;
+    ctenant_t *C = &r->ct[i];
+    if (job->epoch != C->epoch) return 0;   /* its request is over */
+    C->spec_drafted++;
+    return C->spec_drafted < C->spec_gamma ? submit_draft(r, i, now)
+                                           : spec_verify(r, i, now);
+}
+
+void ctenant_spec_verified(repl_t *r, const cloud_job_t *job, int a, double now)
+{
+    ctenant_t *C = &r->ct[job->tenant];
+    if (C->gpol->on_verdict)
+        C->gpol->on_verdict(&C->gst, job->tenant, job->tokens - 1, a, C->spec_sent, now);
 }

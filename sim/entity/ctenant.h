@@ -39,6 +39,13 @@ typedef struct ctenant {
     double t_prompt;      /* when the prompt reached the cloud (admission wait) */
     double t_first;       /* when the cloud produced its first token (the
                              TPOT deadlines count from it) */
+    /* Cloud-side speculation (proto_ops_t.cloud_drafts): the tenant's
+     * speculation-length policy runs here, and the block being drafted. */
+    const gamma_ops_t *gpol;
+    gamma_state_t gst;    /* valid when gpol is set */
+    int spec_gamma, spec_drafted;   /* the block's gamma, its drafts done */
+    double spec_start;    /* when its first draft step was queued */
+    double spec_sent;     /* when its verify job was queued */
 } ctenant_t;
 
 /* Initialises r->ct[i] (downlink, acceptance state). Returns 0, or -1 with
@@ -77,5 +84,17 @@ int ctenant_verdict(repl_t *r, const cloud_job_t *job, int a, int want,
 int ctenant_stream_done(repl_t *r, const cloud_job_t *job, double now);
 /* Queues the next decode step of tenant i's request. Returns 0 or -1. */
 int ctenant_decode(repl_t *r, int i, double now);
+
+/* Cloud-side speculation (protocol cloud-spec). ctenant_spec_block starts
+ * tenant i's next block: its gamma from the tenant's policy, then gamma
+ * draft steps (CLOUD_DRAFT jobs of one token, one at a time) and the
+ * block's verify job; a block of gamma 0 is its verify job alone (one
+ * decode step). ctenant_spec_drafted takes a finished draft step: queues
+ * the next one, or the verify job after the last. ctenant_spec_verified
+ * tells the policy a verify job's outcome (a drafts accepted). Each
+ * returns 0 or -1 (r->err). */
+int ctenant_spec_block(repl_t *r, int i, double now);
+int ctenant_spec_drafted(repl_t *r, const cloud_job_t *job, double now);
+void ctenant_spec_verified(repl_t *r, const cloud_job_t *job, int a, double now);
 
 #endif

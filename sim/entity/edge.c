@@ -459,9 +459,26 @@ void edge_commit_own(repl_t *r, edge_tenant_t *T)
 
 /* ---- verdicts ----------------------------------------------------------- */
 
-int edge_verdict(repl_t *r, edge_tenant_t *T, uint64_t m, int *a, int *gamma)
+/* Commits verdict m's tokens and counts its drafts' fate: those among the
+ * committed tokens, the others discarded. Returns as edge_maybe_end. */
+static int verdict_commit(repl_t *r, edge_tenant_t *T, uint64_t m)
 {
     tally_t *tl = r->tally;
+    int i = edge_index(r, T);
+    int g = msg_gamma(m), acc = msg_x(m), n = msg_y(m);
+    int dc = acc < n ? acc : n;   /* drafts among the committed tokens */
+    tl->raw.draft_committed += dc;
+    tl->raw.extra_committed += n - dc;
+    tl->raw.discarded += g - dc;
+    tally_verdict(tl, i, engine_now(r->eng), n, g - dc);
+    repl_trace(r, i, "verdict_arrive", -1, acc);
+    stall_end(r, T);
+    commit(r, T, n);
+    return edge_maybe_end(r, T);
+}
+
+int edge_verdict(repl_t *r, edge_tenant_t *T, uint64_t m, int *a, int *gamma)
+{
     double now = engine_now(r->eng);
     int i = edge_index(r, T);
     /* The cloud sends verdicts of its current epoch only and bumps it with
@@ -470,22 +487,26 @@ int edge_verdict(repl_t *r, edge_tenant_t *T, uint64_t m, int *a, int *gamma)
      * rather than drop it silently. */
     if (msg_epoch(m) != msg_epoch_of(T->epoch))
         return repl_fail(r, "verdict of an earlier epoch reached the edge");
-    int g = msg_gamma(m), acc = msg_x(m), n = msg_y(m);
-    int dc = acc < n ? acc : n;   /* drafts among the committed tokens */
+    int g = msg_gamma(m), acc = msg_x(m);
     if (T->gpol->on_verdict) T->gpol->on_verdict(&T->gst, i, g, acc, take_sent(T), now);
     T->unverified--;
     T->inflight -= g;
     T->zeros -= g == 0;
-    tl->raw.draft_committed += dc;
-    tl->raw.extra_committed += n - dc;
-    tl->raw.discarded += g - dc;
-    tally_verdict(tl, i, now, n, g - dc);
-    repl_trace(r, i, "verdict_arrive", -1, acc);
-    stall_end(r, T);
-    commit(r, T, n);
     *a = acc;
     *gamma = g;
-    return edge_maybe_end(r, T);
+    return verdict_commit(r, T, m);
+}
+
+int edge_cloud_block(repl_t *r, edge_tenant_t *T, uint64_t m)
+{
+    if (msg_epoch(m) != msg_epoch_of(T->epoch))
+        return repl_fail(r, "block of an earlier epoch reached the edge");
+    /* Its drafts were made on the cloud: counted here, with their fate,
+     * so that every drafted token is committed or discarded on arrival. */
+    int g = msg_gamma(m);
+    r->tally->raw.drafted += g;
+    tally_drafted(r->tally, edge_index(r, T), engine_now(r->eng), g);
+    return verdict_commit(r, T, m);
 }
 
 void edge_rollback(repl_t *r, edge_tenant_t *T)

@@ -89,6 +89,10 @@ void edge_commit_own(repl_t *r, edge_tenant_t *T);
  * verdict of an earlier epoch included: links keep send order, so one is a
  * bug). */
 int edge_verdict(repl_t *r, edge_tenant_t *T, uint64_t msg, int *a, int *gamma);
+/* A block drafted and verified on the cloud (cloud-side speculation)
+ * arrives as a verdict message: commits its tokens, counting its drafts as
+ * drafted and, beyond those committed, discarded. Returns as edge_verdict. */
+int edge_cloud_block(repl_t *r, edge_tenant_t *T, uint64_t msg);
 /* After a rejection: discards the drafts in flight and in progress and
  * moves to the next epoch. */
 void edge_rollback(repl_t *r, edge_tenant_t *T);

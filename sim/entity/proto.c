@@ -7,7 +7,7 @@
  * sim/entity/proto_NAME.c and of its table proto_NAME. Order = order of names in
  * messages and of the closed forms in specsim analytic's output, which
  * users' scripts read: a new protocol goes last. */
-#define PROTO_REGISTRY(X) X(sync) X(async) X(cloud_only) X(edge_only)
+#define PROTO_REGISTRY(X) X(sync) X(async) X(cloud_only) X(edge_only) X(cloud_spec)
 
 #define PROTO_DECLARE(n) extern const proto_ops_t proto_##n;
 PROTO_REGISTRY(PROTO_DECLARE)
@@ -57,6 +57,11 @@ int proto_any_verifies(const scenario_t *s)
 int proto_any_cloud(const scenario_t *s)
 {
     return any_flag(s, offsetof(proto_ops_t, uses_cloud));
+}
+
+int proto_any_cloud_drafts(const scenario_t *s)
+{
+    return any_flag(s, offsetof(proto_ops_t, cloud_drafts));
 }
 
 const char *proto_mode_name(const scenario_t *s)

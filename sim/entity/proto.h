@@ -39,6 +39,9 @@ typedef struct proto_form_in {
     double draft_s;            /* one drafted token */
     double verify_s;           /* one verify of gamma + 1 tokens, batch of 1 */
     double decode_s;           /* one cloud decode iteration of one token */
+    double cloud_draft_s;      /* one draft step on the cloud (cloud.draft or
+                                  cloud.draft_time); NAN when the scenario
+                                  describes no cloud draft */
     double up_prop_s, down_prop_s;  /* propagation: half the rtt plus the
                                        mean jitter of that direction */
     double up_bps, down_bps;   /* link rates (inf: no serialisation) */
@@ -71,15 +74,19 @@ typedef struct proto_ops {
                                   uses gamma, gamma_policy and acceptance */
     int uses_cloud;            /* requests visit the cloud at all */
     int uses_window;           /* several blocks may be in flight */
+    int cloud_drafts;          /* the cloud drafts next to the target (draft
+                                  steps are cloud jobs): needs cloud.draft
+                                  or cloud.draft_time */
     /* What an adaptive speculation-length policy maximises: one tenant's
      * closed-form tokens per second for blocks of gamma >= 1 (see
      * gamma_rate_fn), built on sim/model/specrate.h; the edge hands it to
      * the tenant's policy (gamma_env_t.rate). NULL when the protocol has
      * none: a policy that uses_rate is then refused with it. */
     gamma_rate_fn *block_rate;
-    /* Fills *out from *in (out zeroed by the caller); 0, or -1 when out of
-     * memory. NULL when the protocol has no closed form: specsim analytic
-     * then prints nothing for it. */
+    /* Fills *out from *in (out zeroed by the caller); 0, -1 when out of
+     * memory, or 1 when *in lacks what it needs (cloud-spec without a
+     * cloud draft): specsim analytic then prints nothing for it. NULL when
+     * the protocol has no closed form at all. */
     int (*closed_form)(const proto_form_in_t *in, proto_form_t *out);
     /* Operations on tenant i; each returns 0, or -1 with r->err filled.
      * An operation a protocol can never receive is NULL. */
@@ -108,10 +115,11 @@ const proto_ops_t *proto_default(void);
 
 /* Over a scenario's groups (sim/desc/scenario.h): 1 when some group's
  * protocol drafts on the edge / verifies drafts on the cloud / uses the
- * cloud at all. */
+ * cloud at all / drafts on the cloud. */
 int proto_any_drafts(const scenario_t *s);
 int proto_any_verifies(const scenario_t *s);
 int proto_any_cloud(const scenario_t *s);
+int proto_any_cloud_drafts(const scenario_t *s);
 /* "mixed" for a mixed scenario (scenario_mixed), else protocol.mode. */
 const char *proto_mode_name(const scenario_t *s);
 

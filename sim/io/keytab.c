@@ -687,6 +687,7 @@ static int is_empty(const keytab_key_t *k, const void *base)
     case KT_INT: return *CFIELD(base, k->off, int) == 0;
     case KT_NUM: return *CFIELD(base, k->off, double) == 0;
     case KT_LIST: return *CFIELD(base, k->aux, int) == 0;
+    case KT_CUSTOM: return *CFIELD(base, k->aux, char) == 0;
     default: return 0;
     }
 }

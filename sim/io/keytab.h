@@ -57,7 +57,9 @@ enum {
     KF_NONE = 1u << 5,     /* KT_DIST: `none` = constant 0 */
     KF_ENUMSTR = 1u << 6,  /* KT_ENUM stores the name, not the index */
     KF_NOWRITE = 1u << 7,  /* keytab_write skips it (the caller writes it) */
-    KF_SKIPEMPTY = 1u << 8,/* keytab_write skips it when empty / zero */
+    KF_SKIPEMPTY = 1u << 8,/* keytab_write skips it when empty / zero (a
+                              KT_CUSTOM key: when the string at aux, a
+                              card's reference, is empty) */
     KF_BARE = 1u << 9      /* KT_NUM with a unit: a bare number is accepted
                               too, in the unit's base (bytes, per second) */
 };

@@ -1,5 +1,6 @@
 /* cloud_job — one unit of work queued at a cloud replica: a prefill, a
- * verify block or a decode step of one tenant. Its own header so that the
+ * verify block, a decode step or (cloud-side speculation) a draft step of
+ * one tenant. Its own header so that the
  * cloud (sim/entity/cloud.c), which owns the queues, and the batching policies
  * (sim/model/batch.h), which read them, share it without depending on each other.
  */
@@ -8,7 +9,10 @@
 
 #include <stdint.h>
 
-enum cloud_job_kind { CLOUD_PREFILL = 0, CLOUD_VERIFY, CLOUD_DECODE };
+/* CLOUD_DRAFT: one token drafted by the cloud's draft model (or draft
+ * heads) next to the target; it costs the draft's time, not the target's
+ * (sim/entity/cloud.c). */
+enum cloud_job_kind { CLOUD_PREFILL = 0, CLOUD_VERIFY, CLOUD_DECODE, CLOUD_DRAFT };
 
 typedef struct cloud_job {
     int tenant;

@@ -165,7 +165,9 @@ static int proto_forms(const scenario_t *s, const proto_form_in_t *in, analytic_
     for (size_t i = 0; (p = proto_at(i)) != NULL; i++) {
         if (!p->closed_form) continue;
         proto_form_t f = {0};
-        if (p->closed_form(in, &f) != 0)
+        int rc = p->closed_form(in, &f);
+        if (rc == 1) continue;   /* the scenario lacks what it needs */
+        if (rc != 0)
             return err_set(err, ERR_RUNTIME, "analytic: out of memory");
         if (f.nfigs < 0 || f.nfigs > PROTO_FIGS_MAX)
             return err_set(err, ERR_RUNTIME, "analytic: protocol '%s' gives %d figures "
@@ -256,6 +258,20 @@ static int compute(const scenario_t *s, analytic_t *out, err_t *err)
                    sizeof out->cloud_source, &cloud_iter, err) != 0)
         return -1;
 
+    /* A draft step on the cloud (cloud-spec): the draft model on the
+     * cloud's GPU, one token over the context, as the cloud runs it. */
+    double cloud_draft = NAN;
+    if (cl->has_draft_time) {
+        cloud_draft = dist_mean(&cl->draft_time);
+    } else if (cl->draft_ref[0]) {
+        service_t *dsv = service_create(&cl->gpu, &cl->draft, cl->draft_precision, NULL,
+                                        cl->overhead, err);
+        if (!dsv) return -1;
+        service_job_t one = {1, (int)ctx, 0};
+        cloud_draft = service_iter_time(dsv, &one, 1);
+        service_free(dsv);
+    }
+
     /* Acceptance: the model's law of a per block, and E[a+1]. */
     accept_law_t L;
     if (accept_cfg_law(&s->acceptance, gamma, &L, err) != 0) return -1;
@@ -270,7 +286,7 @@ static int compute(const scenario_t *s, analytic_t *out, err_t *err)
         .law = &L, .gamma = gamma,
         .window = s->protocol.window > 0 ? s->protocol.window : 1,
         .draft_s = out->draft_time_s, .verify_s = out->verify_time_s,
-        .decode_s = cloud_iter,
+        .decode_s = cloud_iter, .cloud_draft_s = cloud_draft,
         .up_prop_s = nw->rtt / 2 + jit, .down_prop_s = nw->rtt / 2 + jit,
         .up_bps = nw->uplink_bps, .down_bps = nw->downlink_bps,
         .bytes_per_token = nw->bytes_per_token, .overhead_bytes = nw->overhead_bytes,

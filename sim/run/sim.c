@@ -63,6 +63,12 @@ static int shared_replica_group(const scenario_t *s, int k, const build_replica_
                          .kv_capacity = r->kv_capacity,
                          .kv_bytes_per_token = r->kv_bytes_per_token,
                          .order = c.batching.order};
+    if (proto_any_cloud_drafts(s)) {
+        /* cloud-spec's draft steps (the loader refused a scenario that
+         * gives neither) */
+        if (c.has_draft_time) g->draft_time = &s->cloud.draft_time;
+        else if (!(g->dsv = r->dsv)) return stale(err);
+    }
     g->ref_time = cloud_ref_time(g->sv, vt);
     if (!(g->ref_time > 0) || !isfinite(g->ref_time)) g->ref_time = 1;
     return 0;

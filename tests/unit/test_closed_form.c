@@ -868,6 +868,109 @@ static void test_conservation(void)
                1000 * m.value[METRIC_GPU_UTIL] / m.value[METRIC_THROUGHPUT], 1e-6);
 }
 
+/* ---- k. cloud-spec: drafting on the cloud -------------------------------- */
+
+/* One tenant, cloud-spec, fixed times: the cloud drafts with cloud.draft_time
+ * d_c per step and verifies with cloud.verify_time v. After the prefill a
+ * block is γ draft steps, each an iteration of one 1-token job (d_c), then
+ * one verify iteration of γ + 1 tokens (v), back to back on the replica (one
+ * tenant: nothing else queues), and its verdict commits a + 1 tokens in one
+ * message down. The link only shifts the stream (one message per block, in
+ * order, same delay), so the commit gaps at the edge are the block times:
+ * B = γ·d_c + v, E[a + 1] = (1 − α^{γ+1})/(1 − α) for iid α, ITL = B/Ē,
+ * rate E/B. The replica is never idle while decoding (gpu_util = 1) and
+ * busy B per block: gpu_s_per_ktok = 1000·B/E. Down bytes per token:
+ * (oh + (a+1)·bpt) per block, so oh/E + bpt (bpt 4, oh 64); up: the prompt
+ * alone, once. γ = 4, α = 0.7, d_c = 3 ms, v = 20 ms: B = 32 ms,
+ * E = 2.77309, ITL = 11.54 ms, 86.66 tok/s. SE of Ē as in sync-hook. */
+static const char *const CLOUD_SPEC_YAML =
+    "name: %s\n"
+    "seed: 5\n"
+    "duration: %gs\n"
+    "warmup: 10s\n"
+    "replications: %d\n"
+    "protocol: {mode: cloud-spec, gamma: %d}\n"
+    "acceptance: {model: iid, alpha: %g}\n"
+    "tenants:\n"
+    "  count: %d\n"
+    "  network: {rtt: 40ms, jitter: none, uplink: inf, downlink: inf}\n"
+    "  workload: {arrival: closed, think: 0s, prompt_tokens: 1, "
+    "output_tokens: 100000000}\n"
+    "cloud:\n"
+    "  replicas: 1\n"
+    "  verify_time: 20ms\n"
+    "  draft_time: 3ms\n"
+    "  batching: {policy: continuous, max_batch: 32}\n";
+
+static int run_cloud_spec(metrics_summary_t *m, const char *name, int gamma, double alpha,
+                          int count, double dur_s, int reps)
+{
+    char y[YAML_MAX];
+    snprintf(y, sizeof y, CLOUD_SPEC_YAML, name, dur_s, reps, gamma, alpha, count);
+    return run_yaml(name, y, m);
+}
+
+static void test_cloud_spec_single(void)
+{
+    metrics_summary_t m;
+    if (run_cloud_spec(&m, "cloud-spec-1", 4, 0.7, 1, 400, 4) < 0) return;
+    double pk[8], E, sd;
+    simtest_law_iid(0.7, 4, pk);
+    law_moments(pk, 4, 1, &E, &sd);
+    double B = 4 * 0.003 + 0.020;
+    double n = 4 * 390.0 / B, rse = sd / sqrt(n) / E, tol = 4 * rse;
+    printf("  cloud-spec-1: B = %.4f s, E = %.6f, relative SE over %.0f blocks = %.3f%%\n",
+           B, E, n, 100 * rse);
+    const char *c = "k.cloud-spec-1";
+    expect_rel(c, &m, METRIC_ITL_MEAN, B / E, tol);
+    expect_rel(c, &m, METRIC_ACCEPTED_LEN_MEAN, E, tol);
+    expect_rel(c, &m, METRIC_ACCEPTANCE_RATE, (E - 1) / 4, tol * E / (E - 1));
+    expect_rel(c, &m, METRIC_THROUGHPUT, E / B, tol);
+    expect_rel(c, &m, METRIC_TOKENS_PER_S_TENANT, E / B, tol);
+    expect_rel(c, &m, METRIC_GPU_UTIL, 1.0, 1e-6);
+    expect_rel(c, &m, METRIC_GPU_S_PER_KTOK, 1000 * B / E, tol);
+    expect_rel(c, &m, METRIC_NET_DOWN_BYTES_PER_TOK, 64 / E + 4, tol);
+    expect_abs(c, &m, METRIC_QUEUE_DELAY_MEAN, 0.0, 1e-9);
+    expect_rel(c, &m, METRIC_BATCH_MEAN, 1.0, 1e-9);
+}
+
+/* α = 0 and α = 1 (deterministic): 1 and γ + 1 tokens per block of
+ * B = 32 ms. gpu_s_per_ktok at α = 1: 1000·B/(γ+1) = 6.4. */
+static void test_cloud_spec_extremes(void)
+{
+    metrics_summary_t m;
+    const double B = 0.032;
+    if (run_cloud_spec(&m, "cloud-spec-a0", 4, 0, 1, 200, 1) == 0) {
+        expect_rel("k.cloud-spec-alpha0", &m, METRIC_ITL_MEAN, B, 0.01);
+        expect_rel("k.cloud-spec-alpha0", &m, METRIC_THROUGHPUT, 1 / B, 0.01);
+    }
+    if (run_cloud_spec(&m, "cloud-spec-a1", 4, 1, 1, 200, 1) == 0) {
+        const char *c = "k.cloud-spec-alpha1";
+        expect_rel(c, &m, METRIC_ITL_MEAN, B / 5, 0.01);
+        expect_rel(c, &m, METRIC_THROUGHPUT, 5 / B, 0.01);
+        expect_rel(c, &m, METRIC_GPU_S_PER_KTOK, 1000 * B / 5, 0.01);
+    }
+}
+
+/* Four tenants, the same fixed times, continuous batching: their prompts
+ * reach the cloud together and share the prefill iteration, so they stay in
+ * step: every iteration holds all four tenants' draft steps (d_c: a fixed
+ * draft time is the draft's pass over the batch) or their verify jobs (v).
+ * Each tenant still gets E per B (per-tenant rate and ITL as alone), the
+ * fleet 4E/B, batch 4. Deterministic at α = 1: B/5 per token. */
+static void test_cloud_spec_batch(void)
+{
+    metrics_summary_t m;
+    const double B = 0.032;
+    if (run_cloud_spec(&m, "cloud-spec-4", 4, 1, 4, 100, 1) < 0) return;
+    const char *c = "k.cloud-spec-4";
+    expect_rel(c, &m, METRIC_BATCH_MEAN, 4.0, 0.01);
+    expect_rel(c, &m, METRIC_ITL_MEAN, B / 5, 0.01);
+    expect_rel(c, &m, METRIC_TOKENS_PER_S_TENANT, 5 / B, 0.01);
+    expect_rel(c, &m, METRIC_THROUGHPUT, 4 * 5 / B, 0.01);
+    expect_rel(c, &m, METRIC_GPU_UTIL, 1.0, 0.01);
+}
+
 /* ---- the analytic module against these derivations ------------------------ */
 
 /* sim/run/analytic.c was derived separately; its single-tenant predictions must
@@ -910,6 +1013,24 @@ static void test_analytic_agrees(void)
     row("j.analytic", "throughput_cloud_only", 200, FIG(an, "throughput_cloud_only_tok_s"),
         1e-9);
 
+    /* cloud-spec: B = γ·d_c + v = 4·3 + 20 ms (section k) */
+    char y[YAML_MAX];
+    scenario_t s;
+    err_t e;
+    snprintf(y, sizeof y, CLOUD_SPEC_YAML, "an-cs", 100.0, 1, 4, 0.7, 1);
+    memset(&s, 0, sizeof s);
+    if (scenario_load_string("an-cs", y, NULL, 0, &s, &e) < 0 ||
+        analytic_compute(&s, &an, &e) < 0) {
+        printf("  analytic: %s\n", e.msg);
+        check_failed_now = 1;
+    } else {
+        row("j.analytic", "block_time_cloud_spec_s", 0.032,
+            FIG(an, "block_time_cloud_spec_s"), 1e-12);
+        row("j.analytic", "throughput_cloud_spec", E / 0.032,
+            FIG(an, "throughput_cloud_spec_tok_s"), 1e-9);
+    }
+    scenario_fini(&s);
+
     if (analytic_of("an2", "async", 2, 2, "{model: iid, alpha: 0.8}", &an) < 0) return;
     ra = async_rate(0.8, 2, 0.010, 0.045, 2);
     row("j.analytic-w2", "throughput_async_tok_s", ra, FIG(an, "throughput_async_tok_s"),
@@ -939,6 +1060,9 @@ int main(void)
     RUN(test_sync_request_cycle);
     RUN(test_beta);
     RUN(test_conservation);
+    RUN(test_cloud_spec_single);
+    RUN(test_cloud_spec_extremes);
+    RUN(test_cloud_spec_batch);
     RUN(test_analytic_agrees);
     return check_done();
 }
