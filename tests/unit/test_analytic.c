@@ -68,6 +68,8 @@ static scenario_t base(double alpha)
     s.cloud.has_verify_time = 1;
     s.cloud.verify_time = dist_const(0.005);
     s.cloud.precision = PREC_FP16;
+    s.cloud.has_draft_time = 1;   /* cloud-spec's draft steps */
+    s.cloud.draft_time = dist_const(0.002);
     return s;
 }
 
@@ -526,7 +528,7 @@ static void test_every_protocol(void)
     CHECK(accept_cfg_law(&s.acceptance, 4, &L, &e) == 0);
     proto_form_in_t in = {
         .law = &L, .gamma = 4, .window = 2, .draft_s = 0.010, .verify_s = 0.005,
-        .decode_s = 0.004, .up_prop_s = 0.020, .down_prop_s = 0.020, .up_bps = 1e6,
+        .decode_s = 0.004, .cloud_draft_s = 0.002, .up_prop_s = 0.020, .down_prop_s = 0.020, .up_bps = 1e6,
         .down_bps = INFINITY, .bytes_per_token = 4, .overhead_bytes = 64};
     int forms = 0, figs = 0;
     const proto_ops_t *p;
