@@ -181,17 +181,37 @@ static int check_weights_fit(bctx_t *x, const cloud_cfg_t *c, const char *gpu, d
 
 /* cloud-spec's draft on a replica of c (group k; k < 0: no groups): a
  * model card run on the group's GPU (the datasheet roofline at
- * cloud.draft_precision, the cloud's overhead per iteration), unless
- * cloud.draft_time fixes its steps. One of the two must be given when some
- * tenant drafts on the cloud. */
+ * cloud.draft_precision, the cloud's overhead per iteration), or draft
+ * heads attached to the target (at cloud.precision), unless
+ * cloud.draft_time fixes its steps. One of them must be given when some
+ * tenant drafts on the cloud; heads are checked whenever given. */
 static int build_cloud_draft(bctx_t *x, const cloud_cfg_t *c, int k, build_replica_t *r)
 {
-    if (!proto_any_cloud_drafts(x->s) || c->has_draft_time) return 0;
+    const draft_heads_cfg_t *h = &c->draft_heads;
+    int heads = h->params > 0 || h->flops_per_token > 0;
     char key[KEYTAB_KEY_MAX];
+    if (heads) {
+        key_of(x, "cloud.draft_heads", key);
+        if (!(h->params > 0 && h->flops_per_token > 0))
+            return refuse(x, key, "give both params and flops_per_token");
+        if (c->draft_ref[0])
+            return refuse(x, key, "the cloud's draft is a model (cloud.draft) or "
+                          "heads on the target (cloud.draft_heads), not both");
+    }
+    if (!proto_any_cloud_drafts(x->s) || c->has_draft_time) return 0;
+    if (heads) {
+        r->has_heads = 1;
+        if (service_heads_init(&r->heads, &c->gpu, c->precision, h->params,
+                               h->flops_per_token, c->overhead, x->err) == 0)
+            return 0;
+        cloud_key(x, k, "gpu", key);
+        return blame(x, key);
+    }
     if (!c->draft_ref[0]) {
         key_of(x, "protocol.mode", key);
         return refuse(x, key, "drafting on the cloud needs cloud.draft (the draft's "
-                      "model card) or cloud.draft_time (a fixed draft step)");
+                      "model card), cloud.draft_heads (heads on the target) or "
+                      "cloud.draft_time (a fixed draft step)");
     }
     svc_keys_t sk;
     cloud_key(x, k, "gpu", sk.hw);
@@ -226,7 +246,8 @@ static int build_replica(bctx_t *x, const cloud_cfg_t *c, int k, build_replica_t
                       &sk, &r->sv) != 0)
         return -1;
     /* The cloud's draft model shares the GPUs' memory with the target. */
-    double w = service_weight_bytes(r->sv) + (r->dsv ? service_weight_bytes(r->dsv) : 0);
+    double w = service_weight_bytes(r->sv) + (r->dsv ? service_weight_bytes(r->dsv) : 0) +
+               (r->has_heads ? r->heads.bytes : 0);
     if (uses_cloud && !c->has_verify_time && !(c->kv_capacity_bytes > 0) &&
         check_weights_fit(x, c, sk.hw, w) != 0)
         return -1;

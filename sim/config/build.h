@@ -49,7 +49,9 @@ typedef struct build_replica {
     service_t *dsv;            /* cloud-spec's draft model on this group's
                                   GPU (cloud.draft), NULL when no tenant
                                   drafts on the cloud or cloud.draft_time
-                                  is given */
+                                  or cloud.draft_heads is given */
+    service_heads_t heads;     /* or its draft heads (cloud.draft_heads), */
+    int has_heads;             /* when set */
 } build_replica_t;
 
 typedef struct build {

@@ -334,6 +334,14 @@ static const keytab_key_t BATCH_KEYS[] = {
      .def = "fcfs"},
     END};
 
+/* cloud.draft_heads: written back only when given. */
+static const keytab_key_t DRAFT_HEADS_KEYS[] = {
+    {.name = "params", KEYTAB_NUM(draft_heads_cfg_t, params), .max = BIG,
+     .flags = KF_MIN_OPEN | KF_SKIPEMPTY},
+    {.name = "flops_per_token", KEYTAB_NUM(draft_heads_cfg_t, flops_per_token),
+     .max = BIG, .flags = KF_MIN_OPEN | KF_SKIPEMPTY},
+    END};
+
 const keytab_key_t scenario_keys_cloud[] = {
     {.name = "replicas", KEYTAB_INT(cloud_cfg_t, replicas), .min = 1, .max = 1e5,
      .def = "1"},
@@ -371,6 +379,8 @@ const keytab_key_t scenario_keys_cloud[] = {
     {.name = "draft_time", KEYTAB_DIST(cloud_cfg_t, draft_time),
      .aux = KEYTAB_OFF(cloud_cfg_t, has_draft_time, int), .unit = UNIT_DURATION,
      .max = BIG, .flags = KF_HAS},
+    {.name = "draft_heads", KEYTAB_SECTION(cloud_cfg_t, draft_heads, draft_heads_cfg_t),
+     .sub = DRAFT_HEADS_KEYS, .flags = KF_SKIPEMPTY},
     {.name = "tensor_parallel", KEYTAB_INT(cloud_cfg_t, tensor_parallel),
      .min = 1, .max = 1024, .def = "1"},
     {.name = "gpu_hour_usd", KEYTAB_NUM(cloud_cfg_t, gpu_hour_usd), .max = 1e9,
@@ -521,6 +531,7 @@ const keytab_key_t scenario_keys_rgroup_layer[] = {
     {.name = "draft", .type = KT_SKIP},
     {.name = "draft_precision", .type = KT_SKIP},
     {.name = "draft_time", .type = KT_SKIP},
+    {.name = "draft_heads", .type = KT_SKIP},
     {.name = "precision", .type = KT_SKIP},
     {.name = "pinning", .type = KT_SKIP},
     {.name = "replica_groups", .type = KT_SKIP},

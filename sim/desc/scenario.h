@@ -126,6 +126,13 @@ typedef struct replica_group {
     unsigned given;          /* bit k: the group wrote key k itself */
 } replica_group_t;
 
+/* cloud.draft_heads: draft heads attached to the target (Medusa/EAGLE-like),
+ * by their size (sim/model/service.h, service_heads_t); 0 = not given. */
+typedef struct draft_heads_cfg {
+    double params;           /* weights, stored at cloud.precision */
+    double flops_per_token;  /* FLOPs per drafted token */
+} draft_heads_cfg_t;
+
 typedef struct cloud_cfg {
     int replicas;            /* with replica_groups: the sum of their counts */
     char gpu_ref[SCEN_PATH_MAX];
@@ -151,6 +158,7 @@ typedef struct cloud_cfg {
     int has_draft_time;      /* cloud.draft_time given: every draft step
                                 of an iteration takes it */
     dist_t draft_time;       /* owned */
+    draft_heads_cfg_t draft_heads; /* cloud.draft_heads (0, 0 = none) */
     replica_group_t *rgroups;/* owned; cloud.replica_groups, NULL = none (the
                                 flat keys above describe every replica) */
     int nrgroups;

@@ -15,6 +15,7 @@ typedef struct cgroup {
     const service_t *sv;
     const dist_t *vt;              /* fixed verify time, or NULL */
     const service_t *dsv;          /* draft steps: the draft model, */
+    const service_heads_t *dh;     /* or draft heads, */
     const dist_t *dt;              /* or their fixed time; NULL: none */
     double kv_bpt, ref_time;
     order_t ord;                   /* the order picks visit its queues in */
@@ -155,6 +156,7 @@ static int on_kick(void *ctx, const engine_event_t *ev);
 static double draft_cost(const cgroup_t *g, const cloud_job_t *j)
 {
     if (g->dt) return dist_mean(g->dt);
+    if (g->dh) return service_heads_time(g->dh, j->tokens);
     service_job_t one = {.tokens = j->tokens, .context = j->context};
     return g->dsv ? service_iter_time(g->dsv, &one, 1) : 0;
 }
@@ -188,6 +190,7 @@ static int groups_init(cloud_t *c, const cloud_group_t *groups, int ngroups, int
         g->sv = G->sv;
         g->vt = G->verify_time;
         g->dsv = G->dsv;
+        g->dh = G->dheads;
         g->dt = G->draft_time;
         g->kv_bpt = G->kv_bytes_per_token;
         g->ref_time = G->ref_time;
@@ -352,20 +355,23 @@ static double roof_time(cgroup_t *g, const service_job_t *jobs, int n)
     return roof_linear(g, m) + service_roofline_attention(g->sv, jobs, n);
 }
 
-/* The draft's pass over a batch's nd draft steps (r->djob): its fixed
- * time, or the draft model's iteration. */
+/* The draft's pass over a batch's nd draft steps (r->djob, one token
+ * each): its fixed time, the heads' step, or the draft model's iteration. */
 static double draft_pass(const replica_t *r, int nd)
 {
     const cgroup_t *g = r->g;
     if (g->dt) return dist_sample(g->dt, r->drng);
+    if (g->dh) return service_heads_time(g->dh, nd);
     return g->dsv ? service_iter_time(g->dsv, r->djob, nd) : 0;
 }
 
-/* The draft model's pure roofline time over the batch's draft steps (0
- * without a draft model). */
+/* The draft's pure roofline time over the batch's draft steps (0 with a
+ * fixed draft time, whose runs leave the roofline unknown). */
 static double roof_draft(const cgroup_t *g, const service_job_t *jobs, int n)
 {
-    if (!g->dsv || n <= 0) return 0;
+    if (n <= 0) return 0;
+    if (g->dh) return service_heads_roofline(g->dh, n);
+    if (!g->dsv) return 0;
     return service_roofline_linear(g->dsv, n) + service_roofline_attention(g->dsv, jobs, n);
 }
 

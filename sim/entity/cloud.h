@@ -79,9 +79,10 @@ typedef struct cloud_group {
     double ref_time;             /* s, its reference iteration (routing
                                     weight: cloud_ref_time), > 0 */
     /* What a draft step (CLOUD_DRAFT job) costs: draft_time when given,
-     * else the draft model dsv on this group's GPU; both NULL when no
-     * tenant drafts on the cloud. */
+     * else the draft heads dheads or the draft model dsv on this group's
+     * GPU; all NULL when no tenant drafts on the cloud. */
     const service_t *dsv;
+    const service_heads_t *dheads;
     const dist_t *draft_time;
 } cloud_group_t;
 

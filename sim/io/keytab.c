@@ -751,12 +751,30 @@ static int write_value(FILE *f, const keytab_key_t *k, const void *base,
     return fputc('\n', f) == EOF ? -1 : 0;
 }
 
+/* A section writes nothing of its own when every key in it would be
+ * skipped (for KF_SKIPEMPTY on a section). */
+static int section_empty(const keytab_key_t *k, const void *base)
+{
+    const void *sub = CFIELD(base, k->off, char);
+    for (const keytab_key_t *s = k->sub; s->name; s++) {
+        if (s->type == KT_SKIP || (s->flags & KF_NOWRITE)) continue;
+        if ((s->flags & KF_HAS) && !*CFIELD(sub, s->aux, int)) continue;
+        if (s->type == KT_SECTION ? section_empty(s, sub)
+                                  : (s->flags & KF_SKIPEMPTY) && is_empty(s, sub))
+            continue;
+        return 0;
+    }
+    return 1;
+}
+
 int keytab_write_key(FILE *f, const keytab_key_t *k, const void *base,
                      int indent)
 {
     if (k->type == KT_SKIP) return 0;
     if ((k->flags & KF_HAS) && !*CFIELD(base, k->aux, int)) return 0;
-    if ((k->flags & KF_SKIPEMPTY) && is_empty(k, base)) return 0;
+    if ((k->flags & KF_SKIPEMPTY) &&
+        (k->type == KT_SECTION ? section_empty(k, base) : is_empty(k, base)))
+        return 0;
     if (fprintf(f, "%*s%s:", indent, "", k->name) < 0) return -1;
     if (k->type == KT_SECTION) {
         if (fputc('\n', f) == EOF) return -1;

@@ -59,7 +59,8 @@ enum {
     KF_NOWRITE = 1u << 7,  /* keytab_write skips it (the caller writes it) */
     KF_SKIPEMPTY = 1u << 8,/* keytab_write skips it when empty / zero (a
                               KT_CUSTOM key: when the string at aux, a
-                              card's reference, is empty) */
+                              card's reference, is empty; a KT_SECTION:
+                              when it would write none of its keys) */
     KF_BARE = 1u << 9      /* KT_NUM with a unit: a bare number is accepted
                               too, in the unit's base (bytes, per second) */
 };

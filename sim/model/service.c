@@ -923,3 +923,36 @@ void service_free(service_t *sv)
     curve_fini(&sv->step);
     free(sv);
 }
+
+/* ---- draft heads ---------------------------------------------------------- */
+
+int service_heads_init(service_heads_t *h, const hw_card_t *hw, int precision,
+                       double params, double flops_per_token, double overhead_s,
+                       err_t *err)
+{
+    if (!(params > 0) || !isfinite(params) || !(flops_per_token > 0) ||
+        !isfinite(flops_per_token))
+        return err_set(err, ERR_INPUT, "draft heads: params and flops_per_token must "
+                       "both be positive and finite");
+    if (service_check_hardware(hw, precision, err) != 0) return -1;
+    int cp = compute_prec(precision);
+    *h = (service_heads_t){.bytes = params * precision_weight_bytes(precision),
+                           .flops_per_token = flops_per_token,
+                           .bw = hw->mem_bw * hw->bw_eff,
+                           .rate = hw->flops[cp] * hw->flops_eff,
+                           .peak_bw = hw->mem_bw, .peak_rate = hw->flops[cp],
+                           .overhead = overhead_s};
+    return 0;
+}
+
+double service_heads_time(const service_heads_t *h, int m)
+{
+    if (m <= 0) return 0;
+    return h->overhead + max2(h->bytes / h->bw, m * h->flops_per_token / h->rate);
+}
+
+double service_heads_roofline(const service_heads_t *h, int m)
+{
+    if (m <= 0) return 0;
+    return max2(h->bytes / h->peak_bw, m * h->flops_per_token / h->peak_rate);
+}

@@ -166,6 +166,32 @@ double service_roofline_linear(const service_t *sv, double m);
 double service_roofline_attention(const service_t *sv, const service_job_t *jobs,
                                   int njobs);
 
+/* Draft heads (Medusa/EAGLE-like) attached to the target, described by
+ * their size alone: `params` weights at `precision` and `flops_per_token`
+ * FLOPs per drafted token. A step over m drafted tokens (one per job of the
+ * batch) costs overhead + max(weight bytes / achieved bandwidth,
+ * m · flops_per_token / achieved FLOP rate) on the card (datasheet rates
+ * times its efficiencies): the heads' weights are read once per
+ * iteration, as a linear layer's are; attention over the context (an
+ * EAGLE head's layer) is not modelled. */
+typedef struct service_heads {
+    double bytes, flops_per_token;   /* weight bytes; FLOPs per token */
+    double bw, rate;                 /* achieved bytes/s, FLOP/s */
+    double peak_bw, peak_rate;       /* datasheet peaks (roofline) */
+    double overhead;                 /* s per iteration */
+} service_heads_t;
+
+/* Fills h for heads of params weights and flops_per_token FLOPs per token
+ * on hw at precision. 0, or -1 with err (ERR_INPUT: the card lacks a rate
+ * for the precision, or a size is not positive and finite). */
+int service_heads_init(service_heads_t *h, const hw_card_t *hw, int precision,
+                       double params, double flops_per_token, double overhead_s,
+                       err_t *err);
+/* A step of m drafted tokens (overhead included); 0 when m <= 0. */
+double service_heads_time(const service_heads_t *h, int m);
+/* Its pure roofline time at the datasheet peaks, no overhead. */
+double service_heads_roofline(const service_heads_t *h, int m);
+
 /* Weight footprint in bytes, of all tp GPUs together: every layer's linear weights and lm_head at the
  * model's precision (scales and zeros included) plus the token embedding
  * table, stored fp16 (vocab × hidden × 2). Norm weights are ignored. */

@@ -263,6 +263,12 @@ static int compute(const scenario_t *s, analytic_t *out, err_t *err)
     double cloud_draft = NAN;
     if (cl->has_draft_time) {
         cloud_draft = dist_mean(&cl->draft_time);
+    } else if (cl->draft_heads.params > 0) {
+        service_heads_t h;
+        if (service_heads_init(&h, &cl->gpu, cl->precision, cl->draft_heads.params,
+                               cl->draft_heads.flops_per_token, cl->overhead, err) != 0)
+            return -1;
+        cloud_draft = service_heads_time(&h, 1);
     } else if (cl->draft_ref[0]) {
         service_t *dsv = service_create(&cl->gpu, &cl->draft, cl->draft_precision, NULL,
                                         cl->overhead, err);

@@ -67,6 +67,7 @@ static int shared_replica_group(const scenario_t *s, int k, const build_replica_
         /* cloud-spec's draft steps (the loader refused a scenario that
          * gives neither) */
         if (c.has_draft_time) g->draft_time = &s->cloud.draft_time;
+        else if (r->has_heads) g->dheads = &r->heads;
         else if (!(g->dsv = r->dsv)) return stale(err);
     }
     g->ref_time = cloud_ref_time(g->sv, vt);

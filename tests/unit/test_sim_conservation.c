@@ -112,9 +112,13 @@ static void test_async_multi_block_conservation(void)
 
 static void test_other_modes_conservation(void)
 {
-    const proto_ops_t *modes[] = {proto_find("sync"), proto_find("cloud-only")};
-    for (int i = 0; i < 2; i++) {
+    const proto_ops_t *modes[] = {proto_find("sync"), proto_find("cloud-only"),
+                                  proto_find("cloud-spec")};
+    for (int i = 0; i < 3; i++) {
         scenario_t *s = random_scenario(modes[i]);
+        /* cloud-spec's draft steps, random (their own stream) */
+        s->cloud.has_draft_time = 1;
+        s->cloud.draft_time = (dist_t){DIST_EXPONENTIAL, 0.002, 0, NULL, 0};
         metrics_summary_t m;
         tally_totals_t t;
         err_t err;
