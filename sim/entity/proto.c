@@ -33,6 +33,17 @@ size_t proto_names(const char **out, size_t max)
     return NREG;
 }
 
+void proto_form_blocks(proto_form_t *out, double E, double block, const char *block_key,
+                       const char *itl_key)
+{
+    out->tok_s = E / block;
+    out->nfigs = 2;
+    out->figs[0].key = block_key;
+    out->figs[0].v = block;
+    out->figs[1].key = itl_key;
+    out->figs[1].v = block / E;
+}
+
 /* 1 when some group's protocol has the flag at byte offset off of
  * proto_ops_t. */
 static int any_flag(const scenario_t *s, size_t off)

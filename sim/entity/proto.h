@@ -102,6 +102,13 @@ typedef struct proto_ops {
     int (*job_done)(struct repl *r, const struct cloud_job *job, double now);
 } proto_ops_t;
 
+/* Fills out for a protocol whose blocks take `block` seconds one after
+ * another and commit E tokens on average: tok_s = E / block and the
+ * figures block_key = block, itl_key = block / E (a closed form's common
+ * case). */
+void proto_form_blocks(proto_form_t *out, double E, double block, const char *block_key,
+                       const char *itl_key);
+
 /* The protocol registered under name, or NULL. */
 const proto_ops_t *proto_find(const char *name);
 /* The i-th registered protocol in registry order, NULL from the count on:

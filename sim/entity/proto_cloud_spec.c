@@ -45,16 +45,6 @@ static int cloudspec_job_done(repl_t *r, const cloud_job_t *job, double now)
     }
 }
 
-/* A block is γ draft steps of d and a verify v, one after the other at the
- * cloud, and commits E[a+1] tokens: sync's rate with the round trip R
- * standing for what follows the drafting (queueing and verification). */
-static double cloudspec_block_rate(double alpha, int gamma, double d, double rtt,
-                                   int window)
-{
-    (void)window;
-    return specrate_sync(alpha, gamma, d, rtt);
-}
-
 /* One tenant alone: each block takes γ iterations of one draft step
  * (cloud_draft_s each) and one verify iteration of γ + 1 tokens
  * (verify_s), back to back on its replica, and commits E[a+1] tokens; the
@@ -64,15 +54,10 @@ static int cloudspec_closed_form(const proto_form_in_t *in, proto_form_t *out)
 {
     if (!(in->cloud_draft_s >= 0)) return 1;   /* no cloud draft described */
     double E = specrate_law_sync_len(in->law);
-    double block = in->gamma * in->cloud_draft_s + in->verify_s;
-    out->tok_s = E / block;
-    out->nfigs = 3;
-    out->figs[0].key = "cloud_draft_time_s";
-    out->figs[0].v = in->cloud_draft_s;
-    out->figs[1].key = "block_time_cloud_spec_s";
-    out->figs[1].v = block;
-    out->figs[2].key = "itl_cloud_spec_s";
-    out->figs[2].v = block / E;
+    proto_form_blocks(out, E, in->gamma * in->cloud_draft_s + in->verify_s,
+                      "block_time_cloud_spec_s", "itl_cloud_spec_s");
+    out->figs[out->nfigs].key = "cloud_draft_time_s";
+    out->figs[out->nfigs++].v = in->cloud_draft_s;
     return 0;
 }
 
@@ -83,7 +68,10 @@ const proto_ops_t proto_cloud_spec = {
     .uses_cloud = 1,
     .uses_window = 0,
     .cloud_drafts = 1,
-    .block_rate = cloudspec_block_rate,
+    /* a block is γ draft steps of d and a verify, one after the other at
+     * the cloud, and commits E[a+1]: sync's rate with the round trip R
+     * standing for what follows the drafting (queueing and verification) */
+    .block_rate = specrate_sync_rate,
     .closed_form = cloudspec_closed_form,
     .first_token = cloudspec_first_token,
     .verdict_at_edge = cloudspec_block_at_edge,

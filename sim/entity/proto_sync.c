@@ -38,13 +38,6 @@ static int sync_job_done(repl_t *r, const cloud_job_t *job, double now)
     return ctenant_verdict(r, job, a, a + 1, 0, now);
 }
 
-/* A block takes γd + rtt and commits E[a+1]; no window. */
-static double sync_block_rate(double alpha, int gamma, double d, double rtt, int window)
-{
-    (void)window;
-    return specrate_sync(alpha, gamma, d, rtt);
-}
-
 /* A block is drafted (γd), sent (its γ tokens serialised, then
  * propagated), verified (v) and its verdict of E[a+1] tokens comes back;
  * the next block starts only then, so by renewal-reward the rate is
@@ -58,14 +51,9 @@ static int sync_closed_form(const proto_form_in_t *in, proto_form_t *out)
                    specrate_link_s(in->gamma * bpt + ovh, in->up_bps) + in->up_prop_s +
                    in->verify_s + specrate_link_s(ovh + E * bpt, in->down_bps) +
                    in->down_prop_s;
-    out->tok_s = E / block;
+    proto_form_blocks(out, E, block, "block_time_sync_s", "itl_sync_s");
     out->cycle_s = block;
     out->cycle_tokens = E;
-    out->nfigs = 2;
-    out->figs[0].key = "block_time_sync_s";
-    out->figs[0].v = block;
-    out->figs[1].key = "itl_sync_s";
-    out->figs[1].v = block / E;
     return 0;
 }
 
@@ -75,7 +63,7 @@ const proto_ops_t proto_sync = {
     .verifies = 1,
     .uses_cloud = 1,
     .uses_window = 0,
-    .block_rate = sync_block_rate,
+    .block_rate = specrate_sync_rate,   /* a block takes γd + rtt, commits E[a+1] */
     .closed_form = sync_closed_form,
     .first_token = sync_first_token,
     .draft_done = sync_draft_done,

@@ -257,6 +257,12 @@ double specrate_sync(double alpha, int gamma, double d, double rtt)
     return len / (gamma * d + rtt);
 }
 
+double specrate_sync_rate(double alpha, int gamma, double d, double rtt, int window)
+{
+    (void)window;
+    return specrate_sync(alpha, gamma, d, rtt);
+}
+
 double specrate_async(double alpha, int gamma, double d, double rtt, int window)
 {
     if (gamma < 1 || gamma > GAMMA_MAX) return NAN;

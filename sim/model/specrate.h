@@ -23,6 +23,9 @@ typedef struct specrate_pipe {
  * speculation-length policies evaluate them per block. */
 double specrate_sync(double alpha, int gamma, double d, double rtt);
 double specrate_async(double alpha, int gamma, double d, double rtt, int window);
+/* specrate_sync as a gamma_rate_fn (sim/model/gamma.h): the window is
+ * unused (one block at a time). */
+double specrate_sync_rate(double alpha, int gamma, double d, double rtt, int window);
 
 /* Seconds to serialise bytes at bps bits per second; 0 for an unlimited
  * (infinite) or unset (<= 0) rate. */

@@ -151,6 +151,8 @@ static void zero_keys(const scenario_t *s, char *buf, size_t n)
     }
     if (s->cloud.has_verify_time && zero(&s->cloud.verify_time))
         add(buf, n, "", "cloud.verify_time", "0 s");
+    if (proto_any_cloud_drafts(s) && s->cloud.has_draft_time && zero(&s->cloud.draft_time))
+        add(buf, n, "", "cloud.draft_time", "0 s");
 }
 
 static int stalled(const guard_t *g, double now, uint64_t events, err_t *err)
