@@ -149,9 +149,6 @@ static void unlink_tenant_head(cloud_t *c, int i)
 static int on_iter_end(void *ctx, const engine_event_t *ev);
 static int on_kick(void *ctx, const engine_event_t *ev);
 
-/* least-slack's estimate of a job's service time on a replica of group
- * ctx: the iteration it would take alone (the verify time's mean when that
- * is given). */
 /* A draft step's time alone (the draft's pass over one job). */
 static double draft_cost(const cgroup_t *g, const cloud_job_t *j)
 {
@@ -161,6 +158,9 @@ static double draft_cost(const cgroup_t *g, const cloud_job_t *j)
     return g->dsv ? service_iter_time(g->dsv, &one, 1) : 0;
 }
 
+/* least-slack's estimate of a job's service time on a replica of group
+ * ctx: the iteration it would take alone (the verify time's mean when that
+ * is given; a draft step's, the draft's pass). */
 static double job_cost(const void *ctx, const cloud_job_t *j)
 {
     const cgroup_t *g = ctx;

@@ -20,9 +20,9 @@
  * k+1 stale when block k is rejected. Iteration time: cloud.verify_time when
  * given, else service_iter_time over the batch's (tokens, context) jobs;
  * plus, when the batch holds draft steps (CLOUD_DRAFT, cloud-side
- * speculation), the draft's pass over them: cloud_group_t.draft_time, or
- * service_iter_time of the draft model. An iteration of draft steps alone
- * costs only the draft's pass.
+ * speculation), the draft's pass over them: cloud_group_t.draft_time, the
+ * draft heads' step, or service_iter_time of the draft model. An iteration
+ * of draft steps alone costs only the draft's pass.
  *
  * KV capacity per replica is reserved per request at admission; requests
  * that do not fit wait FIFO. A request larger than the whole capacity is

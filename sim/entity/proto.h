@@ -39,9 +39,10 @@ typedef struct proto_form_in {
     double draft_s;            /* one drafted token */
     double verify_s;           /* one verify of gamma + 1 tokens, batch of 1 */
     double decode_s;           /* one cloud decode iteration of one token */
-    double cloud_draft_s;      /* one draft step on the cloud (cloud.draft or
-                                  cloud.draft_time); NAN when the scenario
-                                  describes no cloud draft */
+    double cloud_draft_s;      /* one draft step of one token on the cloud
+                                  (cloud.draft_time, .draft_heads or
+                                  .draft); NAN when the scenario describes
+                                  no cloud draft */
     double up_prop_s, down_prop_s;  /* propagation: half the rtt plus the
                                        mean jitter of that direction */
     double up_bps, down_bps;   /* link rates (inf: no serialisation) */
