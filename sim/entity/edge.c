@@ -18,6 +18,14 @@ static const tenant_group_t *cfg(const repl_t *r, const edge_tenant_t *T)
 
 /* ---- set-up ----------------------------------------------------------- */
 
+/* The edge runs the tenant's speculation-length policy: its protocol
+ * verifies drafts it makes itself (cloud-spec's policy runs on the cloud,
+ * sim/entity/ctenant.h). */
+static int runs_policy(const proto_ops_t *p)
+{
+    return p->verifies && !p->cloud_drafts;
+}
+
 int edge_cum_size(const repl_t *r, int i)
 {
     const protocol_cfg_t *p = repl_protocol(r, i);
@@ -51,7 +59,7 @@ int edge_tenant_init(repl_t *r, int i, double *cum, err_t *err)
         .rate = p->block_rate,
         .window = pc->window > 0 ? pc->window : 1,
     };
-    if (p->verifies && gamma_state_init_env(&T->gst, T->gpol, pc->gamma, i, &genv))
+    if (runs_policy(p) && gamma_state_init_env(&T->gst, T->gpol, pc->gamma, i, &genv))
         return err_set(err, ERR_RUNTIME,
                        "edge: gamma policy '%s' failed to start for gamma %d "
                        "(its limit %d must be in [1, %d]%s)",
@@ -77,7 +85,7 @@ void edge_tenant_fini(edge_tenant_t *T)
 {
     workload_fini(&T->wl);
     network_link_fini(&T->up);
-    if (T->proto && T->proto->verifies) gamma_state_fini(&T->gst, T->gpol);
+    if (T->proto && runs_policy(T->proto)) gamma_state_fini(&T->gst, T->gpol);
     if (T->draft_rng) gsl_rng_free(T->draft_rng);
     if (T->prefill_rng) gsl_rng_free(T->prefill_rng);
     T->draft_rng = T->prefill_rng = NULL;

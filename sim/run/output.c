@@ -311,7 +311,17 @@ static int summary_header(FILE *f, const scenario_t *s, const output_sources_t *
                   reps == 1 ? "" : "s", reps > 1 ? " (± = 95% CI half-width)" : "") < 0;
     rc |= fputs("service time edge: ", f) == EOF;
     rc |= summary_edge(f, s, src) < 0;
-    rc |= fprintf(f, ", cloud: %s\n", src && src->cloud[0] ? src->cloud : "unknown") < 0;
+    rc |= fprintf(f, ", cloud: %s", src && src->cloud[0] ? src->cloud : "unknown") < 0;
+    /* cloud-spec's draft steps: fixed, or the datasheet roofline of its
+     * card or heads (no calibration table applies to them) */
+    const cloud_cfg_t *c = &s->cloud;
+    if (proto_any_cloud_drafts(s))
+        rc |= fprintf(f, ", cloud draft: %s",
+                      c->has_draft_time ? (c->draft_time.kind == DIST_CONST ? "fixed"
+                                                                            : "distribution")
+                      : c->draft_heads.params > 0 ? "heads, datasheet"
+                                                  : "datasheet") < 0;
+    rc |= fputc('\n', f) == EOF;
     return rc ? -1 : 0;
 }
 
