@@ -374,7 +374,7 @@ const keytab_key_t scenario_keys_cloud[] = {
      .aux = KEYTAB_CHARS(cloud_cfg_t, draft_ref), .parse = parse_llm,
      .write = write_llm, .flags = KF_SKIPEMPTY},
     {.name = "draft_precision", KEYTAB_ENUM(cloud_cfg_t, draft_precision, int),
-     .sub = PREC_NAMES, .aux = KEYTAB_OFF(cloud_cfg_t, has_draft_precision, int),
+     .sub = precision_names, .aux = KEYTAB_OFF(cloud_cfg_t, has_draft_precision, int),
      .flags = KF_HAS, .def = "fp16"},
     {.name = "draft_time", KEYTAB_DIST(cloud_cfg_t, draft_time),
      .aux = KEYTAB_OFF(cloud_cfg_t, has_draft_time, int), .unit = UNIT_DURATION,
