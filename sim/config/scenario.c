@@ -51,11 +51,20 @@ struct scenario_src {
     struct src_read {
         char *path;
         uint8_t sha[SHA256_BYTES];
-        int line;
+        int line, col;       /* where PATH starts */
         atomic_int warned;   /* a load found other bytes and said so */
     } *recorded;
     size_t nrecorded;
 };
+
+/* The 1-based column where s starts in the line p[0..len), 1 if nowhere. */
+static int column_of(const char *p, size_t len, const char *s)
+{
+    size_t n = strlen(s);
+    for (size_t i = 0; n <= len && i <= len - n; i++)
+        if (memcmp(p + i, s, n) == 0) return (int)i + 1;
+    return 1;
+}
 
 /* Collects the text's "# read" lines (scenario_src_t.recorded). Lines that
  * are not one are ignored: they are comments. 0, or -1 out of memory. */
@@ -77,6 +86,7 @@ static int src_recorded(scenario_src_t *sc)
             sc->nrecorded++;
             memcpy(r->sha, sha, sizeof sha);
             r->line = line;
+            r->col = column_of(p, len, path);
             atomic_init(&r->warned, 0);
         }
         p = nl ? nl + 1 : end;
@@ -100,9 +110,9 @@ static void src_check_recorded(const scenario_src_t *sc)
         char was[SHA256_HEX], is[SHA256_HEX];
         sha256_hex(r->sha, was);
         sha256_hex(now, is);
-        err_warn("%s:%d: %s: the file holds other bytes than when this was written "
+        err_warn("%s:%d:%d: %s: the file holds other bytes than when this was written "
                  "(sha256 %s then, %s now): the rerun is not the same experiment",
-                 sc->name, r->line, r->path, was, is);
+                 sc->name, r->line, r->col, r->path, was, is);
     }
 }
 

@@ -88,11 +88,12 @@ else
 fi
 
 # The trace changes: a rerun says so, once, naming the sidecar's line and
-# both digests; the acceptance file kept its bytes and is not named.
+# both digests; the acceptance file kept its bytes and is not named. The
+# column is where PATH starts, after "# read ".
 printf '12.5,16,8\n' >>"$A/trace.csv"
 (cd "$TMP/b" && "$S" run ../out/r.scenario.yaml --quiet --json) >/dev/null 2>"$TMP/err"
 line=$(grep -n "^# read $A/trace.csv " "$side" | cut -d: -f1)
-if grep -q "^specsim: warning: ../out/r.scenario.yaml:$line: $A/trace.csv: the file holds other bytes than when this was written (sha256 [0-9a-f]\{64\} then, $(sha256sum "$A/trace.csv" | cut -d' ' -f1) now)" "$TMP/err" &&
+if grep -q "^specsim: warning: ../out/r.scenario.yaml:$line:8: $A/trace.csv: the file holds other bytes than when this was written (sha256 [0-9a-f]\{64\} then, $(sha256sum "$A/trace.csv" | cut -d' ' -f1) now)" "$TMP/err" &&
    [ "$(grep -c warning "$TMP/err")" -eq 1 ]; then
     pass sidecar_rerun_changed_file_warns
 else
