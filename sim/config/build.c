@@ -118,6 +118,66 @@ static int build_arrivals(bctx_t *x)
     return 0;
 }
 
+/* ---- link traces -------------------------------------------------------------- */
+
+/* A reader's error about the whole file ("PATH: cannot open: ...") names
+ * no line: say which key gave the file. Its errors about a line name the
+ * key already. */
+static int blame_file(const bctx_t *x, const char *path, const char *key)
+{
+    size_t n0 = strlen(path);
+    const char *m = x->err->msg;
+    if (strncmp(m, path, n0) == 0 && m[n0] == ':' && m[n0 + 1] == ' ') return blame(x, key);
+    return -1;
+}
+
+static int build_link(bctx_t *x, int g)
+{
+    const network_cfg_t *n = &x->s->groups[g].network;
+    build_link_t *L = &x->b->link[g];
+    char key[KEYTAB_KEY_MAX];
+    int mm = n->uplink_trace[0] || n->downlink_trace[0];
+    /* One source says what the rate and round trip do. */
+    if (n->trace[0] && (mm || n->nstates)) {
+        group_key(x, g, mm ? (n->uplink_trace[0] ? "network.uplink_trace"
+                                                 : "network.downlink_trace")
+                           : "network.states", key);
+        return refuse(x, key, "a link follows one of trace, states, or the Mahimahi "
+                      "uplink_trace/downlink_trace; this group also gives trace");
+    }
+    if (mm && n->nstates) {
+        group_key(x, g, "network.states", key);
+        return refuse(x, key, "a link follows one of trace, states, or the Mahimahi "
+                      "uplink_trace/downlink_trace; this group gives both the last two");
+    }
+    if ((n->mean_up > 0) != (n->mean_down > 0)) {
+        group_key(x, g, n->mean_up > 0 ? "network.mean_up" : "network.mean_down", key);
+        return refuse(x, key, "outages need both mean_up and mean_down (the mean "
+                      "times the link stays up and down)");
+    }
+    if (n->trace[0]) {
+        group_key(x, g, "network.trace", key);
+        if (!(L->trace = linktrace_read_csv(x->files, n->trace, key, x->err)))
+            return blame_file(x, n->trace, key);
+    }
+    static const char *const MM_KEY[2] = {"network.uplink_trace", "network.downlink_trace"};
+    for (int d = 0; d < 2; d++) {
+        const char *path = d ? n->downlink_trace : n->uplink_trace;
+        if (!path[0]) continue;
+        group_key(x, g, MM_KEY[d], key);
+        if (!(L->opp[d] = linktrace_read_mahimahi(x->files, path, key, x->err)))
+            return blame_file(x, path, key);
+    }
+    return 0;
+}
+
+static int build_links(bctx_t *x)
+{
+    for (int g = 0; g < x->s->ngroups; g++)
+        if (build_link(x, g) != 0) return -1;
+    return 0;
+}
+
 /* ---- service models ----------------------------------------------------------- */
 
 /* The keys a service is built from, as written. */
@@ -420,15 +480,16 @@ build_t *build_create(const scenario_t *s, struct infiles *files,
         b->nreplica = nr;
         b->edge = calloc((size_t)s->ngroups, sizeof *b->edge);
         b->replica = calloc((size_t)nr, sizeof *b->replica);
+        b->link = calloc((size_t)s->ngroups, sizeof *b->link);
     }
-    if (!b || !b->edge || !b->replica) {
+    if (!b || !b->edge || !b->replica || !b->link) {
         build_free(b);
         err_set(err, ERR_RUNTIME, "out of memory");
         return NULL;
     }
     bctx_t x = {s, files, where, err, b};
-    if (build_arrivals(&x) != 0 || build_edge_services(&x) != 0 || build_cloud(&x) != 0 ||
-        check_edge_memory(&x) != 0 || check_kv_room(&x) != 0) {
+    if (build_arrivals(&x) != 0 || build_links(&x) != 0 || build_edge_services(&x) != 0 ||
+        build_cloud(&x) != 0 || check_edge_memory(&x) != 0 || check_kv_room(&x) != 0) {
         build_free(b);
         return NULL;
     }
@@ -443,8 +504,14 @@ void build_free(build_t *b)
         service_free(b->replica[k].sv);
         service_free(b->replica[k].dsv);
     }
+    for (int g = 0; b->link && g < b->ngroups; g++) {
+        linktrace_free(b->link[g].trace);
+        linkopp_free(b->link[g].opp[0]);
+        linkopp_free(b->link[g].opp[1]);
+    }
     free(b->edge);
     free(b->replica);
+    free(b->link);
     workload_trace_free(b->arrivals);
     free(b);
 }

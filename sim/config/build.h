@@ -4,7 +4,8 @@
  * and the request trace. A build_t owns every one of them.
  *
  * The checks that need these objects run here too, in this order: the
- * request trace loads, the edge services build, the cloud services build
+ * request trace loads, the link traces load (and the link keys that
+ * exclude each other are refused), the edge services build, the cloud services build
  * (tensor parallelism against the cards, the target's weights against the
  * GPUs' memory), the draft's weights and KV against the edge device's
  * memory, a replica's KV cache against the longest request.
@@ -21,6 +22,7 @@
 
 #include "base/err.h"
 #include "desc/scenario.h"
+#include "model/linktrace.h"
 #include "model/service.h"
 #include "model/workload_trace.h"
 
@@ -39,6 +41,13 @@ typedef struct build_where {
      * at `key` (as key() returned it). Returns -1. */
     int (*blame)(void *ctx, const char *key, err_t *err);
 } build_where_t;
+
+/* Tenant group g's link traces (tenants.network.trace, uplink_trace,
+ * downlink_trace), NULL where not given. */
+typedef struct build_link {
+    linktrace_t *trace;
+    linkopp_t *opp[2];         /* uplink, downlink */
+} build_link_t;
 
 /* Replica group k's service and KV sizing. */
 typedef struct build_replica {
@@ -63,6 +72,7 @@ typedef struct build {
     int nreplica;
     workload_trace_t *arrivals;/* the request trace of the groups with
                                   arrival: trace, or NULL */
+    build_link_t *link;        /* per tenant group */
 } build_t;
 
 /* Builds what s's replications share. files: the set the scenario's other

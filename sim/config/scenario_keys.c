@@ -275,6 +275,69 @@ static const keytab_key_t EDGE_KEYS[] = {
      .max = BIG, .def = "0s"},
     END};
 
+/* One Markov state of tenants.network.states. Its rtt, uplink and
+ * downlink default to the section's own keys (filled before the states are
+ * read: they come first in NETWORK_KEYS). */
+static const keytab_key_t STATE_KEYS[] = {
+    {.name = "mean", KEYTAB_NUM(network_state_t, mean), .unit = UNIT_DURATION,
+     .max = BIG, .flags = KF_MIN_OPEN | KF_REQUIRED},
+    {.name = "rtt", KEYTAB_NUM(network_state_t, rtt), .unit = UNIT_DURATION, .max = BIG},
+    {.name = "uplink", KEYTAB_NUM(network_state_t, uplink_bps), .unit = UNIT_RATE,
+     .max = BIG, .flags = KF_MIN_OPEN | KF_INF},
+    {.name = "downlink", KEYTAB_NUM(network_state_t, downlink_bps), .unit = UNIT_RATE,
+     .max = BIG, .flags = KF_MIN_OPEN | KF_INF},
+    {.name = "up", KEYTAB_BOOL(network_state_t, up), .def = "true"},
+    END};
+
+/* tenants.network.states: a list of 2 to NETWORK_STATES_MAX mappings. */
+static int parse_states(keytab_ctx_t *c, const ynode_t *node, const char *key,
+                        const keytab_key_t *k, void *base)
+{
+    network_cfg_t *n = base;
+    (void)k;
+    if (node->kind != YNODE_SEQ)
+        return keytab_err(c, node, key, "expected a list of states ({mean: 20s, rtt: "
+                          "80ms, ...}), got %s", ynode_kind_name(node));
+    if (node->n < 2 || node->n > NETWORK_STATES_MAX)
+        return keytab_err(c, node, key, "%zu states; give 2 to %d", node->n,
+                          NETWORK_STATES_MAX);
+    int any_up = 0;
+    for (size_t i = 0; i < node->n; i++) {
+        char pre[KEYTAB_KEY_MAX];
+        snprintf(pre, sizeof pre, "%s.%zu", key, i);
+        network_state_t *q = &n->states[i];
+        *q = (network_state_t){.rtt = n->rtt, .uplink_bps = n->uplink_bps,
+                               .downlink_bps = n->downlink_bps};
+        keytab_layer_t L = {node->items[i], pre};
+        if (!ynode_is_null(node->items[i]) && node->items[i]->kind != YNODE_MAP)
+            return keytab_err(c, node->items[i], pre, "expected a mapping, got %s",
+                              ynode_kind_name(node->items[i]));
+        if (keytab_resolve(c, STATE_KEYS, &L, 1, q) != 0) return -1;
+        any_up |= q->up;
+    }
+    if (!any_up)
+        return keytab_err(c, node, key, "every state is down (up: false): no message "
+                          "could ever be sent");
+    n->nstates = (int)node->n;
+    return 0;
+}
+
+static int write_states(FILE *f, const keytab_key_t *k, const void *base, int indent)
+{
+    (void)k;
+    const network_cfg_t *n = base;
+    if (fputc('\n', f) == EOF) return -1;
+    for (int i = 0; i < n->nstates; i++) {
+        const keytab_key_t *q = STATE_KEYS;
+        if (fprintf(f, "%*s- ", indent + 2, "") < 0 ||
+            keytab_write_key(f, q, &n->states[i], 0) != 0)
+            return -1;
+        for (q++; q->name; q++)
+            if (keytab_write_key(f, q, &n->states[i], indent + 4) != 0) return -1;
+    }
+    return 0;
+}
+
 static const keytab_key_t NETWORK_KEYS[] = {
     {.name = "rtt", KEYTAB_NUM(network_cfg_t, rtt), .unit = UNIT_DURATION, .max = BIG,
      .def = "40ms"},
@@ -291,6 +354,23 @@ static const keytab_key_t NETWORK_KEYS[] = {
     {.name = "bytes_per_token", KEYTAB_NUM(network_cfg_t, bytes_per_token),
      .unit = UNIT_SIZE, .max = 1e12,
      .flags = KF_BARE, .def = "4B"},
+    /* A link that varies in time: after the keys above, which the states
+     * default to. */
+    {.name = "trace", KEYTAB_PATH(network_cfg_t, trace), .flags = KF_SKIPEMPTY},
+    {.name = "uplink_trace", KEYTAB_PATH(network_cfg_t, uplink_trace),
+     .flags = KF_SKIPEMPTY},
+    {.name = "downlink_trace", KEYTAB_PATH(network_cfg_t, downlink_trace),
+     .flags = KF_SKIPEMPTY},
+    {.name = "trace_stride", KEYTAB_NUM(network_cfg_t, trace_stride),
+     .aux = KEYTAB_OFF(network_cfg_t, has_trace_stride, int), .unit = UNIT_DURATION,
+     .max = BIG, .flags = KF_HAS},
+    {.name = "mean_up", KEYTAB_NUM(network_cfg_t, mean_up), .unit = UNIT_DURATION,
+     .max = BIG, .flags = KF_MIN_OPEN | KF_SKIPEMPTY},
+    {.name = "mean_down", KEYTAB_NUM(network_cfg_t, mean_down), .unit = UNIT_DURATION,
+     .max = BIG, .flags = KF_MIN_OPEN | KF_SKIPEMPTY},
+    {.name = "states", KEYTAB_CUSTOM(network_cfg_t, nstates, int),
+     .aux = KEYTAB_OFF(network_cfg_t, has_states, int), .flags = KF_HAS,
+     .parse = parse_states, .write = write_states},
     END};
 
 static const keytab_key_t WORKLOAD_KEYS[] = {

@@ -23,6 +23,7 @@
 #include "model/accept.h"
 #include "model/batch.h"
 #include "model/cards.h"
+#include "model/network.h"
 #include "model/workload.h"
 
 #define SCEN_PATH_MAX 512
@@ -62,7 +63,26 @@ typedef struct network_cfg {
     double downlink_bps;
     double overhead_bytes;   /* bytes per message (headers) */
     double bytes_per_token;  /* payload bytes per token id / verdict entry */
+    /* A link that varies in time (docs/formats.md "tenants.network"; all
+     * empty / 0: it does not). */
+    char trace[SCEN_PATH_MAX];         /* link trace CSV, "" = none */
+    char uplink_trace[SCEN_PATH_MAX];  /* Mahimahi files, "" = none */
+    char downlink_trace[SCEN_PATH_MAX];
+    int has_trace_stride;              /* trace_stride given: tenant i starts
+                                          at i × stride, else at random */
+    double trace_stride;               /* s */
+    double mean_up, mean_down;         /* Gilbert-Elliott outages, s; 0 = none */
+    int has_states;
+    int nstates;                       /* Markov states, 0 = none */
+    network_state_t states[NETWORK_STATES_MAX];
 } network_cfg_t;
+
+/* 1 when the group's link varies in time. */
+static inline int network_cfg_varies(const network_cfg_t *n)
+{
+    return n->trace[0] || n->uplink_trace[0] || n->downlink_trace[0] || n->nstates > 0 ||
+           (n->mean_up > 0 && n->mean_down > 0);
+}
 
 
 /* Service-level objectives (DistServe's): a request meets the TTFT SLO when

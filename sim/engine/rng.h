@@ -28,7 +28,10 @@ enum rng_purpose {
     /* 10 and 11 belonged to purposes never used; not to be reused. */
     RNG_PREFILL_TIME = 12, /* edge prefill time distribution draws */
     RNG_PIN = 13,        /* cloud.pinning power-of-two: replica draws */
-    RNG_CLOUD_DRAFT_TIME = 14 /* cloud.draft_time draws (a replica's) */
+    RNG_CLOUD_DRAFT_TIME = 14, /* cloud.draft_time draws (a replica's) */
+    RNG_LINK_OFFSET = 15,/* a tenant's starting point in its link traces */
+    RNG_LINK_STATE = 16, /* its link's Markov states: first state, sojourns, moves */
+    RNG_LINK_OUTAGE = 17 /* its link's Gilbert-Elliott outages */
 };
 
 /* Returns a new generator (gsl_rng_taus2) seeded by hashing the four keys;

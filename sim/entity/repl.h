@@ -50,6 +50,10 @@ typedef struct repl_group {
     int draft_kind;        /* 0 constant, 1 distribution, 2 service model */
     double draft_const;
     double bytes_per_token, overhead_bytes;
+    /* The group's link traces (sim/config/build.h build_link_t), NULL
+     * where none: read by repl_link_vary. */
+    const struct linktrace *link_trace;
+    const struct linkopp *link_opp[2];
 } repl_group_t;
 
 /* What every replication shares; built once per sim_run, read-only. */
@@ -97,6 +101,22 @@ typedef struct repl {
     uint64_t waiting;          /* arrivals waiting for their tenant, all
                                   tenants (sim/run/guard.h bounds it) */
 } repl_t;
+
+/* Makes direction dir (0 up, 1 down) of tenant i's link vary as its
+ * group's network section says (a no-op for a link that does not vary).
+ * The edge's uplink and the cloud's downlink get the same description, so
+ * both directions replay the same moments. 0, or -1 with err. */
+static inline int repl_link_vary(const repl_t *r, int i, const repl_group_t *g, int dir,
+                                 network_link_t *l, err_t *err)
+{
+    const network_cfg_t *n = &g->cfg->network;
+    if (!network_cfg_varies(n)) return 0;
+    network_vary_t v = {.dir = dir, .trace = g->link_trace, .opp = g->link_opp[dir],
+                        .random_offset = !n->has_trace_stride, .stride = n->trace_stride,
+                        .states = n->states, .nstates = n->nstates,
+                        .mean_up = n->mean_up, .mean_down = n->mean_down};
+    return network_link_vary(l, &v, r->s->seed, r->rep, (uint64_t)i, err);
+}
 
 static inline int repl_fail(repl_t *r, const char *what)
 {

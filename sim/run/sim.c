@@ -100,6 +100,11 @@ static int shared_build(const scenario_t *s, repl_shared_t *sh, err_t *err)
         first += g->count;
         wg->bytes_per_token = g->network.bytes_per_token;
         wg->overhead_bytes = g->network.overhead_bytes;
+        if (b->link) {
+            wg->link_trace = b->link[gi].trace;
+            wg->link_opp[0] = b->link[gi].opp[0];
+            wg->link_opp[1] = b->link[gi].opp[1];
+        }
         if (wg->protocol->proto->drafts &&
             (!g->edge.has_draft_time || !g->edge.has_prefill_time) &&
             !(wg->edge_sv = b->edge[gi]))

@@ -1,0 +1,144 @@
+/* Whole runs over links that vary in time (tenants.network.trace, states,
+ * mean_up/mean_down), against what can be counted by hand, and the same
+ * results at any thread count. */
+#include "check.h"
+#include "run/sim.h"
+#include "test_sim_scen.h"
+#include "tmpdir.h"
+
+static int run(const scenario_t *s, int jobs, metrics_summary_t *m)
+{
+    err_t err;
+    sim_options_t o = {.jobs = jobs};
+    int rc = sim_run(s, &o, m, &err);
+    if (rc) printf("  sim_run: %s\n", err.msg);
+    return rc;
+}
+
+/* Sync, one tenant, draft d = 10 ms × γ = 4, verify v = 5 ms, unlimited
+ * links: a block takes b = γd + rtt + v, whatever its acceptance. The
+ * trace holds rtt 40 ms for 50 s, then 120 ms for 50 s, over and over
+ * (every tenant from its start: trace_stride 0), so b is 85 ms half of
+ * the time and 165 ms the other half. Changes are rare (every 50 s, some
+ * 300-600 blocks): only the block in flight at a change mixes the two,
+ * 20 of them in 1000 s, each off by at most 80 ms.
+ *
+ * Over a measured time T (here whole periods: 10 s of warm-up, then
+ * 1000 s), the tenant runs (T/2)/b₁ + (T/2)/b₂ blocks, each committing E
+ * tokens on average, E = (1 − α^(γ+1))/(1 − α) (γ + 1 = 5 for α = 1). The
+ * tokens of one verdict arrive together, so the mean ITL is T over the
+ * tokens:
+ *
+ *   itl_mean = 2 / (E · (1/b₁ + 1/b₂))
+ *
+ * the harmonic mean of the block times over E, not the time-weighted
+ * arithmetic mean ((b₁ + b₂)/2)/E, which is 11% larger here: a state of
+ * short blocks serves more tokens in its half of the time. */
+static void test_sync_alternating_rtt(void)
+{
+    put("alt.csv", "t_s,rtt_ms,up_mbps,down_mbps,up\n"
+                   "0,40,inf,inf,1\n"
+                   "50,120,inf,inf,1\n"
+                   "100\n");
+    scenario_t *s = scen_new(1, 1, proto_find("sync"), 4, 1.0, 0.010, 0.005, 0.040);
+    network_cfg_t *n = &s->groups[0].network;
+    snprintf(n->trace, sizeof n->trace, "%s", path("alt.csv"));
+    n->has_trace_stride = 1;
+    n->trace_stride = 0;
+    s->duration = 1010;
+    metrics_summary_t m;
+    CHECK(run(s, 1, &m) == 0);
+    double b1 = 0.085, b2 = 0.165;
+    double want = 2 / (5 * (1 / b1 + 1 / b2));
+    printf("  alpha 1: itl_mean %.6f ms, formula %.6f ms\n", 1e3 * m.value[METRIC_ITL_MEAN],
+           1e3 * want);
+    CHECK_REL(m.value[METRIC_ITL_MEAN], want, 0.003);
+    CHECK(fabs(m.value[METRIC_ITL_MEAN] - (b1 + b2) / 2 / 5) > 0.1 * want);
+    /* α = 0.7: the same with E = (1 − 0.7⁵)/0.3 tokens a block; longer,
+     * for the acceptance draws' noise. */
+    scen_accept(s, "{model: iid, alpha: 0.7}");
+    s->duration = 3010;
+    CHECK(run(s, 1, &m) == 0);
+    double E = (1 - pow(0.7, 5)) / 0.3;
+    printf("  alpha 0.7: itl_mean %.6f ms, formula %.6f ms\n",
+           1e3 * m.value[METRIC_ITL_MEAN], 1e3 * 2 / (E * (1 / b1 + 1 / b2)));
+    CHECK_REL(m.value[METRIC_ITL_MEAN], 2 / (E * (1 / b1 + 1 / b2)), 0.015);
+    scen_del(s);
+}
+
+/* Deterministic outages, sync with α = 1 and the numbers above (b = 85
+ * ms at rtt 40 ms), the link down from 9.9 s to 10 s of every 10 s. The
+ * request starts at 0 (prompt up 20 ms, prefill 5 ms, first token down 20
+ * ms), so block k starts drafting at 45 + 85k ms and its verdict is back
+ * 85 ms later. Block 115 starts at 9.820 s; its verdict leaves the cloud
+ * at 9.885 s, before the outage, and is at the edge at 9.905 s (a message
+ * that left propagates through an outage: only departures wait). Block
+ * 116 drafts until 9.945 s, inside the outage: it leaves at 10.0 s (held
+ * 55 ms), reaches the cloud at 10.020, its verdict the edge at 10.045 s.
+ * That is 45 ms past the period's start, the first period's phase, so
+ * every period repeats: 117 verdicts of 5 tokens reach the edge in each
+ * (the one held over from the period before, at 45 ms, and blocks 0 to
+ * 115 of its own), 585 tokens per 10 s. The measured 1000 s (after 10 s
+ * of warm-up) are 100 such periods. */
+static void test_sync_outage_count(void)
+{
+    put("out.csv", "t_s,rtt_ms,up_mbps,down_mbps,up\n"
+                   "0,40,inf,inf,1\n"
+                   "9.9,40,inf,inf,0\n"
+                   "10\n");
+    scenario_t *s = scen_new(1, 1, proto_find("sync"), 4, 1.0, 0.010, 0.005, 0.040);
+    network_cfg_t *n = &s->groups[0].network;
+    snprintf(n->trace, sizeof n->trace, "%s", path("out.csv"));
+    n->has_trace_stride = 1;
+    n->trace_stride = 0;
+    s->duration = 1010;
+    metrics_summary_t m;
+    CHECK(run(s, 1, &m) == 0);
+    printf("  throughput %.6f tok/s, counted 58.5\n", m.value[METRIC_THROUGHPUT]);
+    CHECK_REL(m.value[METRIC_THROUGHPUT], 585 / 10.0, 1e-3);
+    scen_del(s);
+}
+
+/* Random offsets, Markov states and Gilbert-Elliott outages with 8
+ * tenants and 3 replications: the same numbers at -j 1 and -j 3, and not
+ * those of the link without them. */
+static void test_threads_same(void)
+{
+    put("alt2.csv", "t_s,rtt_ms,up_mbps,down_mbps,up\n"
+                    "0,40,20,50,1\n"
+                    "3,90,5,10,1\n"
+                    "5,40,20,50,0\n"
+                    "5.5\n");
+    scenario_t *s = scen_new(2, 4, proto_find("async"), 4, 0.7, 0.010, 0.005, 0.040);
+    s->duration = 60;
+    s->replications = 3;
+    metrics_summary_t plain, a, b;
+    CHECK(run(s, 1, &plain) == 0);
+    network_cfg_t *n0 = &s->groups[0].network, *n1 = &s->groups[1].network;
+    snprintf(n0->trace, sizeof n0->trace, "%s", path("alt2.csv"));
+    n0->mean_up = 4;
+    n0->mean_down = 0.3;
+    n1->nstates = 2;
+    n1->states[0] = (network_state_t){0.030, 1e7, 1e8, 2.0, 1};
+    n1->states[1] = (network_state_t){0.150, 1e6, 1e7, 0.5, 1};
+    CHECK(run(s, 1, &a) == 0);
+    CHECK(run(s, 3, &b) == 0);
+    int same = 1;
+    for (int k = 0; k < METRIC_COUNT; k++)
+        same &= metric_is_timing(k) ||
+                (memcmp(&a.value[k], &b.value[k], sizeof a.value[k]) == 0 &&
+                 memcmp(&a.ci95[k], &b.ci95[k], sizeof a.ci95[k]) == 0);
+    CHECK(same);
+    CHECK(a.value[METRIC_ITL_MEAN] > plain.value[METRIC_ITL_MEAN] * 1.05);
+    scen_del(s);
+}
+
+int main(void)
+{
+    if (tmpdir_make("specsim_sim_link") != 0) return 1;
+    RUN(test_sync_alternating_rtt);
+    RUN(test_sync_outage_count);
+    RUN(test_threads_same);
+    tmpdir_remove();
+    return check_done();
+}
