@@ -704,7 +704,7 @@ static int model_init(lms_t *S, err_t *err)
     return worker_start(&S->w, work, S, "verifier", err);
 }
 
-static int tenants_init(lms_t *S, int rep, err_t *err)
+static int tenants_init(lms_t *S, const repl_shared_t *sh, int rep, err_t *err)
 {
     const scenario_t *s = S->s;
     S->t = calloc((size_t)S->n, sizeof *S->t);
@@ -720,7 +720,8 @@ static int tenants_init(lms_t *S, int rep, err_t *err)
             !(T->kv = llm_kv_create(S->m, T->cap, err)))
             return T->vs ? -1 : err_set(err, ERR_RUNTIME, "testbed: verifier: out of memory");
         if (network_link_init(&T->down, net->rtt, net->downlink_bps, &net->jitter, s->seed, rep,
-                              (uint64_t)i, RNG_DOWNLINK, err))
+                              (uint64_t)i, RNG_DOWNLINK, err) ||
+            repl_link_vary(&sh->groups[T->group], s->seed, rep, i, 1, &T->down, err))
             return -1;
     }
     return 0;
@@ -737,7 +738,7 @@ static int build(lms_t *S, const repl_shared_t *sh, int rep, err_t *err)
     S->tl->kv_known = isfinite(S->kv_cap) && S->kv_cap > 0;
     S->tl->kv_replicas = S->tl->kv_known;
     S->qhead = S->qtail = S->jfree = S->dfree = -1;
-    if (model_init(S, err) || tenants_init(S, rep, err)) return -1;
+    if (model_init(S, err) || tenants_init(S, sh, rep, err)) return -1;
     if (!(S->eng = engine_create(1024, err))) return -1;
     if (engine_on(S->eng, LM_EV_DOWN, on_down, S) || engine_on(S->eng, LM_EV_DONE, on_done, S) ||
         engine_on(S->eng, LM_EV_KICK, on_kick, S))

@@ -299,8 +299,8 @@ static int parse_states(keytab_ctx_t *c, const ynode_t *node, const char *key,
         return keytab_err(c, node, key, "expected a list of states ({mean: 20s, rtt: "
                           "80ms, ...}), got %s", ynode_kind_name(node));
     if (node->n < 2 || node->n > NETWORK_STATES_MAX)
-        return keytab_err(c, node, key, "%zu states; give 2 to %d", node->n,
-                          NETWORK_STATES_MAX);
+        return keytab_err(c, node, key, "%zu state%s; give 2 to %d", node->n,
+                          node->n == 1 ? "" : "s", NETWORK_STATES_MAX);
     int any_up = 0;
     for (size_t i = 0; i < node->n; i++) {
         char pre[KEYTAB_KEY_MAX];

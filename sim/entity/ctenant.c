@@ -20,7 +20,7 @@ int ctenant_init(repl_t *r, int i, err_t *err)
     C->kv_extra = p->proto->verifies ? p->gamma_policy->limit(p->gamma) + 1 : 0;
     if (network_link_init(&C->down, net->rtt, net->downlink_bps, &net->jitter,
                           s->seed, r->rep, (uint64_t)i, RNG_DOWNLINK, err) ||
-        repl_link_vary(r, i, g, 1, &C->down, err))
+        repl_link_vary(g, s->seed, r->rep, i, 1, &C->down, err))
         return -1;
     if (p->proto->verifies &&
         accept_init(&C->acc, g->acceptance, s->seed,

@@ -52,7 +52,7 @@ int edge_tenant_init(repl_t *r, int i, double *cum, err_t *err)
         const network_cfg_t *net = &G->network;
         if (network_link_init(&T->up, net->rtt, net->uplink_bps, &net->jitter, seed,
                               r->rep, (uint64_t)i, RNG_UPLINK, err) ||
-            repl_link_vary(r, i, grp(r, T), 0, &T->up, err))
+            repl_link_vary(grp(r, T), seed, r->rep, i, 0, &T->up, err))
             return -1;
     }
     gamma_env_t genv = {

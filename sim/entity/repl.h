@@ -103,11 +103,12 @@ typedef struct repl {
 } repl_t;
 
 /* Makes direction dir (0 up, 1 down) of tenant i's link vary as its
- * group's network section says (a no-op for a link that does not vary).
- * The edge's uplink and the cloud's downlink get the same description, so
- * both directions replay the same moments. 0, or -1 with err. */
-static inline int repl_link_vary(const repl_t *r, int i, const repl_group_t *g, int dir,
-                                 network_link_t *l, err_t *err)
+ * group g's network section says (a no-op for a link that does not vary),
+ * in replication rep of a run seeded seed. The edge's uplink and the
+ * cloud's downlink get the same description, so both directions replay
+ * the same moments. 0, or -1 with err. */
+static inline int repl_link_vary(const repl_group_t *g, uint64_t seed, int rep, int i,
+                                 int dir, network_link_t *l, err_t *err)
 {
     const network_cfg_t *n = &g->cfg->network;
     if (!network_cfg_varies(n)) return 0;
@@ -115,7 +116,7 @@ static inline int repl_link_vary(const repl_t *r, int i, const repl_group_t *g, 
                         .random_offset = !n->has_trace_stride, .stride = n->trace_stride,
                         .states = n->states, .nstates = n->nstates,
                         .mean_up = n->mean_up, .mean_down = n->mean_down};
-    return network_link_vary(l, &v, r->s->seed, r->rep, (uint64_t)i, err);
+    return network_link_vary(l, &v, seed, rep, (uint64_t)i, err);
 }
 
 static inline int repl_fail(repl_t *r, const char *what)

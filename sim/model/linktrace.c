@@ -63,6 +63,24 @@ static char *lines_next(lines_t *L)
     return NULL;
 }
 
+/* Reads path into a new zeroed object of `size` bytes with parse (which
+ * takes the file's lines and the object); free releases it on failure.
+ * The object, or NULL with err set. */
+static void *read_trace(struct infiles *files, const char *path, const char *key, err_t *err,
+                        size_t size, int (*parse)(lines_t *, void *), void (*free_fn)(void *))
+{
+    lines_t L;
+    if (lines_open(&L, files, path, key, err) != 0) return NULL;
+    void *obj = calloc(1, size);
+    if (!obj) err_set(err, ERR_RUNTIME, "%s: out of memory", path);
+    if (!obj || parse(&L, obj) != 0) {
+        free_fn(obj);
+        obj = NULL;
+    }
+    free(L.text);
+    return obj;
+}
+
 /* A plain decimal number (no hex, nan, or leading sign but '-', which the
  * range checks then refuse by name); `inf` when inf_ok. 0 or -1. */
 static int number(const char *s, int inf_ok, double *v)
@@ -155,8 +173,9 @@ static int csv_row(lines_t *L, linktrace_t *t, char *f[NCOL], const int col[NCOL
     return 0;
 }
 
-static int csv_parse(lines_t *L, linktrace_t *t)
+static int csv_parse(lines_t *L, void *obj)
 {
+    linktrace_t *t = obj;
     char *s = lines_next(L);
     if (!s || strcmp(s, CSV_HEADER) != 0)
         return lt_err(L, s ? L->line : 1, 1, "the first line must be the header '"
@@ -210,19 +229,12 @@ static int csv_parse(lines_t *L, linktrace_t *t)
     return 0;
 }
 
+static void csv_free(void *t) { linktrace_free(t); }
+
 linktrace_t *linktrace_read_csv(struct infiles *files, const char *path, const char *key,
                                 err_t *err)
 {
-    lines_t L;
-    if (lines_open(&L, files, path, key, err) != 0) return NULL;
-    linktrace_t *t = calloc(1, sizeof *t);
-    if (!t) err_set(err, ERR_RUNTIME, "%s: out of memory", path);
-    if (!t || csv_parse(&L, t) != 0) {
-        linktrace_free(t);
-        t = NULL;
-    }
-    free(L.text);
-    return t;
+    return read_trace(files, path, key, err, sizeof(linktrace_t), csv_parse, csv_free);
 }
 
 void linktrace_free(linktrace_t *t)
@@ -238,8 +250,9 @@ void linktrace_free(linktrace_t *t)
 
 /* ---- Mahimahi ------------------------------------------------------------ */
 
-static int mm_parse(lines_t *L, linkopp_t *o)
+static int mm_parse(lines_t *L, void *obj)
 {
+    linkopp_t *o = obj;
     long cap = 0;
     char *s;
     long prev = -1;
@@ -272,19 +285,12 @@ static int mm_parse(lines_t *L, linkopp_t *o)
     return 0;
 }
 
+static void mm_free(void *o) { linkopp_free(o); }
+
 linkopp_t *linktrace_read_mahimahi(struct infiles *files, const char *path,
                                    const char *key, err_t *err)
 {
-    lines_t L;
-    if (lines_open(&L, files, path, key, err) != 0) return NULL;
-    linkopp_t *o = calloc(1, sizeof *o);
-    if (!o) err_set(err, ERR_RUNTIME, "%s: out of memory", path);
-    if (!o || mm_parse(&L, o) != 0) {
-        linkopp_free(o);
-        o = NULL;
-    }
-    free(L.text);
-    return o;
+    return read_trace(files, path, key, err, sizeof(linkopp_t), mm_parse, mm_free);
 }
 
 void linkopp_free(linkopp_t *o)

@@ -224,34 +224,31 @@ static void test_markov_states_mean(void)
     network_link_fini(&l);
 }
 
-static int bad_csv(const char *text, const char *want)
+/* text as a CSV (mm 0) or Mahimahi (mm 1) trace is refused with exactly
+ * one line starting FILE:want. */
+static int bad(int mm, const char *text, const char *want)
 {
     err_t err = {0};
-    put("bad.csv", text);
-    linktrace_t *t = linktrace_read_csv(NULL, path("bad.csv"), "tenants.network.trace",
-                                        &err);
-    linktrace_free(t);
+    const char *f = path(mm ? "bad.mm" : "bad.csv");
+    put(mm ? "bad.mm" : "bad.csv", text);
+    void *t;
+    if (mm) {
+        t = linktrace_read_mahimahi(NULL, f, "tenants.network.uplink_trace", &err);
+        linkopp_free(t);
+    } else {
+        t = linktrace_read_csv(NULL, f, "tenants.network.trace", &err);
+        linktrace_free(t);
+    }
     char w[512];
-    snprintf(w, sizeof w, "%s:%s", path("bad.csv"), want);
+    snprintf(w, sizeof w, "%s:%s", f, want);
     int ok = !t && err.code == ERR_INPUT && !strncmp(err.msg, w, strlen(w)) &&
              !strchr(err.msg, '\n');
     if (!ok) printf("  want '%s'\n  got  '%s'\n", w, err.msg);
     return ok;
 }
 
-static int bad_mm(const char *text, const char *want)
-{
-    err_t err = {0};
-    put("bad.mm", text);
-    linkopp_t *o = linktrace_read_mahimahi(NULL, path("bad.mm"), "tenants.network.uplink_trace",
-                                           &err);
-    linkopp_free(o);
-    char w[512];
-    snprintf(w, sizeof w, "%s:%s", path("bad.mm"), want);
-    int ok = !o && err.code == ERR_INPUT && !strncmp(err.msg, w, strlen(w));
-    if (!ok) printf("  want '%s'\n  got  '%s'\n", w, err.msg);
-    return ok;
-}
+#define bad_csv(text, want) bad(0, text, want)
+#define bad_mm(text, want) bad(1, text, want)
 
 #define H "t_s,rtt_ms,up_mbps,down_mbps,up\n"
 

@@ -6,6 +6,23 @@
 #include "test_sim_scen.h"
 #include "tmpdir.h"
 
+/* The sync tenant of the tests below (γ = 4, d = 10 ms, v = 5 ms, rtt
+ * 40 ms, α = 1) on a link trace of these rows, from the trace's start,
+ * run for `duration` s. */
+static scenario_t *sync_on_trace(const char *name, const char *rows, double duration)
+{
+    char text[512];
+    snprintf(text, sizeof text, "t_s,rtt_ms,up_mbps,down_mbps,up\n%s", rows);
+    put(name, text);
+    scenario_t *s = scen_new(1, 1, proto_find("sync"), 4, 1.0, 0.010, 0.005, 0.040);
+    network_cfg_t *n = &s->groups[0].network;
+    snprintf(n->trace, sizeof n->trace, "%s", path(name));
+    n->has_trace_stride = 1;
+    n->trace_stride = 0;
+    s->duration = duration;
+    return s;
+}
+
 static int run(const scenario_t *s, int jobs, metrics_summary_t *m)
 {
     err_t err;
@@ -36,16 +53,7 @@ static int run(const scenario_t *s, int jobs, metrics_summary_t *m)
  * short blocks serves more tokens in its half of the time. */
 static void test_sync_alternating_rtt(void)
 {
-    put("alt.csv", "t_s,rtt_ms,up_mbps,down_mbps,up\n"
-                   "0,40,inf,inf,1\n"
-                   "50,120,inf,inf,1\n"
-                   "100\n");
-    scenario_t *s = scen_new(1, 1, proto_find("sync"), 4, 1.0, 0.010, 0.005, 0.040);
-    network_cfg_t *n = &s->groups[0].network;
-    snprintf(n->trace, sizeof n->trace, "%s", path("alt.csv"));
-    n->has_trace_stride = 1;
-    n->trace_stride = 0;
-    s->duration = 1010;
+    scenario_t *s = sync_on_trace("alt.csv", "0,40,inf,inf,1\n50,120,inf,inf,1\n100\n", 1010);
     metrics_summary_t m;
     CHECK(run(s, 1, &m) == 0);
     double b1 = 0.085, b2 = 0.165;
@@ -82,16 +90,7 @@ static void test_sync_alternating_rtt(void)
  * of warm-up) are 100 such periods. */
 static void test_sync_outage_count(void)
 {
-    put("out.csv", "t_s,rtt_ms,up_mbps,down_mbps,up\n"
-                   "0,40,inf,inf,1\n"
-                   "9.9,40,inf,inf,0\n"
-                   "10\n");
-    scenario_t *s = scen_new(1, 1, proto_find("sync"), 4, 1.0, 0.010, 0.005, 0.040);
-    network_cfg_t *n = &s->groups[0].network;
-    snprintf(n->trace, sizeof n->trace, "%s", path("out.csv"));
-    n->has_trace_stride = 1;
-    n->trace_stride = 0;
-    s->duration = 1010;
+    scenario_t *s = sync_on_trace("out.csv", "0,40,inf,inf,1\n9.9,40,inf,inf,0\n10\n", 1010);
     metrics_summary_t m;
     CHECK(run(s, 1, &m) == 0);
     printf("  throughput %.6f tok/s, counted 58.5\n", m.value[METRIC_THROUGHPUT]);
