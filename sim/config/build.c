@@ -131,7 +131,27 @@ static int blame_file(const bctx_t *x, const char *path, const char *key)
     return -1;
 }
 
-static int build_link(bctx_t *x, int g)
+/* The last group that read each kind of trace (CSV, Mahimahi up,
+ * Mahimahi down; -1: none yet): a group naming the same file shares that
+ * copy, so the groups that inherit one trace hold it once. */
+typedef struct link_seen {
+    int group[3];
+} link_seen_t;
+
+static const char *link_path(const network_cfg_t *n, int kind)
+{
+    return kind == 0 ? n->trace : kind == 1 ? n->uplink_trace : n->downlink_trace;
+}
+
+/* Copies H's trace of this kind to L: 1 when H has one. */
+static int link_take(build_link_t *L, const build_link_t *H, int kind)
+{
+    if (kind == 0) L->trace = H->trace;
+    else L->opp[kind - 1] = H->opp[kind - 1];
+    return kind == 0 ? L->trace != NULL : L->opp[kind - 1] != NULL;
+}
+
+static int build_link(bctx_t *x, int g, link_seen_t *seen)
 {
     const network_cfg_t *n = &x->s->groups[g].network;
     build_link_t *L = &x->b->link[g];
@@ -155,26 +175,32 @@ static int build_link(bctx_t *x, int g)
         return refuse(x, key, "outages need both mean_up and mean_down (the mean "
                       "times the link stays up and down)");
     }
-    if (n->trace[0]) {
-        group_key(x, g, "network.trace", key);
-        if (!(L->trace = linktrace_read_csv(x->files, n->trace, key, x->err)))
-            return blame_file(x, n->trace, key);
-    }
-    static const char *const MM_KEY[2] = {"network.uplink_trace", "network.downlink_trace"};
-    for (int d = 0; d < 2; d++) {
-        const char *path = d ? n->downlink_trace : n->uplink_trace;
+    static const char *const KEY[3] = {"network.trace", "network.uplink_trace",
+                                       "network.downlink_trace"};
+    for (int k = 0; k < 3; k++) {
+        const char *path = link_path(n, k);
         if (!path[0]) continue;
-        group_key(x, g, MM_KEY[d], key);
-        if (!(L->opp[d] = linktrace_read_mahimahi(x->files, path, key, x->err)))
-            return blame_file(x, path, key);
+        int h = seen->group[k];
+        if (h >= 0 && !strcmp(link_path(&x->s->groups[h].network, k), path) &&
+            link_take(L, &x->b->link[h], k)) {
+            L->borrowed |= 1u << k;
+            continue;
+        }
+        group_key(x, g, KEY[k], key);
+        int ok = k == 0 ? (L->trace = linktrace_read_csv(x->files, path, key, x->err)) != NULL
+                        : (L->opp[k - 1] = linktrace_read_mahimahi(x->files, path, key,
+                                                                   x->err)) != NULL;
+        if (!ok) return blame_file(x, path, key);
+        seen->group[k] = g;
     }
     return 0;
 }
 
 static int build_links(bctx_t *x)
 {
+    link_seen_t seen = {{-1, -1, -1}};
     for (int g = 0; g < x->s->ngroups; g++)
-        if (build_link(x, g) != 0) return -1;
+        if (build_link(x, g, &seen) != 0) return -1;
     return 0;
 }
 
@@ -505,9 +531,10 @@ void build_free(build_t *b)
         service_free(b->replica[k].dsv);
     }
     for (int g = 0; b->link && g < b->ngroups; g++) {
-        linktrace_free(b->link[g].trace);
-        linkopp_free(b->link[g].opp[0]);
-        linkopp_free(b->link[g].opp[1]);
+        const build_link_t *L = &b->link[g];
+        if (!(L->borrowed & 1u)) linktrace_free(L->trace);
+        if (!(L->borrowed & 2u)) linkopp_free(L->opp[0]);
+        if (!(L->borrowed & 4u)) linkopp_free(L->opp[1]);
     }
     free(b->edge);
     free(b->replica);

@@ -43,10 +43,14 @@ typedef struct build_where {
 } build_where_t;
 
 /* Tenant group g's link traces (tenants.network.trace, uplink_trace,
- * downlink_trace), NULL where not given. */
+ * downlink_trace), NULL where not given. Groups that name the same file
+ * one after another (inheriting it, say) share one copy: the first owns
+ * it. */
 typedef struct build_link {
     linktrace_t *trace;
     linkopp_t *opp[2];         /* uplink, downlink */
+    unsigned borrowed;         /* bit 0 trace, 1 opp[0], 2 opp[1]: another
+                                  group's, not freed with this one */
 } build_link_t;
 
 /* Replica group k's service and KV sizing. */

@@ -5,6 +5,8 @@
 
 #include <gsl/gsl_randist.h>
 
+/* Seconds per byte at bps bits/s; 0 for an unlimited link. */
+static double spb_of(double bps) { return isinf(bps) || bps <= 0 ? 0 : 8.0 / bps; }
 
 int network_link_init(network_link_t *l, double rtt, double bps,
                       const dist_t *jitter, uint64_t seed, int rep,
@@ -13,7 +15,7 @@ int network_link_init(network_link_t *l, double rtt, double bps,
     l->free_at = 0;
     l->last_delivery = 0;
     l->half_rtt = rtt / 2;
-    l->sec_per_byte = isinf(bps) || bps <= 0 ? 0 : 8.0 / bps;
+    l->sec_per_byte = spb_of(bps);
     l->rng = NULL;
     l->jitter = NULL;
     l->var = NULL;
@@ -114,8 +116,6 @@ static void var_free(network_var_t *v)
     if (v->ge_rng) gsl_rng_free(v->ge_rng);
     free(v);
 }
-
-static double spb_of(double bps) { return isinf(bps) || bps <= 0 ? 0 : 8.0 / bps; }
 
 static double st_bps(const network_state_t *s, int dir)
 {

@@ -132,12 +132,45 @@ static void test_threads_same(void)
     scen_del(s);
 }
 
+/* Groups naming one trace file share one copy of it (build_link_t
+ * .borrowed): the same results as each reading its own, and the copy
+ * freed once (the sanitizer build checks that). */
+static void test_groups_share_trace(void)
+{
+    put("share.csv", "t_s,rtt_ms,up_mbps,down_mbps,up\n0,40,20,50,1\n3,90,5,10,0\n4\n");
+    put("share2.csv", "t_s,rtt_ms,up_mbps,down_mbps,up\n0,40,20,50,1\n3,90,5,10,0\n4\n");
+    put("share.mm", "1\n2\n2\n5\n");
+    scenario_t *s = scen_new(3, 2, proto_find("sync"), 4, 0.7, 0.010, 0.005, 0.040);
+    s->duration = 30;
+    for (int g = 0; g < 3; g++) {
+        network_cfg_t *n = &s->groups[g].network;
+        snprintf(n->trace, sizeof n->trace, "%s", path(g == 1 ? "share2.csv" : "share.csv"));
+    }
+    metrics_summary_t a, b;
+    CHECK(run(s, 1, &a) == 0);
+    /* The same bytes under one name for all three. */
+    snprintf(s->groups[1].network.trace, sizeof s->groups[1].network.trace, "%s",
+             path("share.csv"));
+    CHECK(run(s, 1, &b) == 0);
+    CHECK(a.value[METRIC_ITL_MEAN] == b.value[METRIC_ITL_MEAN]);
+    for (int g = 0; g < 3; g++) {
+        network_cfg_t *n = &s->groups[g].network;
+        n->trace[0] = 0;
+        snprintf(n->uplink_trace, sizeof n->uplink_trace, "%s", path("share.mm"));
+        snprintf(n->downlink_trace, sizeof n->downlink_trace, "%s", path("share.mm"));
+    }
+    CHECK(run(s, 1, &a) == 0);
+    CHECK(a.value[METRIC_THROUGHPUT] > 0);
+    scen_del(s);
+}
+
 int main(void)
 {
     if (tmpdir_make("specsim_sim_link") != 0) return 1;
     RUN(test_sync_alternating_rtt);
     RUN(test_sync_outage_count);
     RUN(test_threads_same);
+    RUN(test_groups_share_trace);
     tmpdir_remove();
     return check_done();
 }
