@@ -275,12 +275,17 @@ static const keytab_key_t EDGE_KEYS[] = {
      .max = BIG, .def = "0s"},
     END};
 
+/* The shortest mean sojourn of a link state or outage: the link draws
+ * every sojourn in turn, so a mean of nanoseconds would have it draw
+ * billions between two messages. */
+#define NET_MEAN_MIN 1e-3
+
 /* One Markov state of tenants.network.states. Its rtt, uplink and
  * downlink default to the section's own keys (filled before the states are
  * read: they come first in NETWORK_KEYS). */
 static const keytab_key_t STATE_KEYS[] = {
     {.name = "mean", KEYTAB_NUM(network_state_t, mean), .unit = UNIT_DURATION,
-     .max = BIG, .flags = KF_MIN_OPEN | KF_REQUIRED},
+     .min = NET_MEAN_MIN, .max = BIG, .flags = KF_REQUIRED},
     {.name = "rtt", KEYTAB_NUM(network_state_t, rtt), .unit = UNIT_DURATION, .max = BIG},
     {.name = "uplink", KEYTAB_NUM(network_state_t, uplink_bps), .unit = UNIT_RATE,
      .max = BIG, .flags = KF_MIN_OPEN | KF_INF},
@@ -313,6 +318,9 @@ static int parse_states(keytab_ctx_t *c, const ynode_t *node, const char *key,
             return keytab_err(c, node->items[i], pre, "expected a mapping, got %s",
                               ynode_kind_name(node->items[i]));
         if (keytab_resolve(c, STATE_KEYS, &L, 1, q) != 0) return -1;
+        for (const keytab_key_t *sk = STATE_KEYS; sk->name; sk++)
+            if (ynode_get(node->items[i], sk->name))
+                q->given |= 1u << (unsigned)(sk - STATE_KEYS);
         any_up |= q->up;
     }
     if (!any_up)
@@ -322,18 +330,25 @@ static int parse_states(keytab_ctx_t *c, const ynode_t *node, const char *key,
     return 0;
 }
 
+/* Each state as a block mapping of `mean` and the keys it gave: one it
+ * left out follows its group's rtt, uplink and downlink, also when read
+ * back under another group. (A state built in code, given none, is
+ * written whole.) */
 static int write_states(FILE *f, const keytab_key_t *k, const void *base, int indent)
 {
     (void)k;
     const network_cfg_t *n = base;
     if (fputc('\n', f) == EOF) return -1;
     for (int i = 0; i < n->nstates; i++) {
-        const keytab_key_t *q = STATE_KEYS;
-        if (fprintf(f, "%*s- ", indent + 2, "") < 0 ||
-            keytab_write_key(f, q, &n->states[i], 0) != 0)
+        const network_state_t *st = &n->states[i];
+        const keytab_key_t *q = STATE_KEYS;   /* mean: always given */
+        if (fprintf(f, "%*s- ", indent + 2, "") < 0 || keytab_write_key(f, q, st, 0) != 0)
             return -1;
-        for (q++; q->name; q++)
-            if (keytab_write_key(f, q, &n->states[i], indent + 4) != 0) return -1;
+        for (q++; q->name; q++) {
+            unsigned bit = 1u << (unsigned)(q - STATE_KEYS);
+            if (st->given && !(st->given & bit)) continue;
+            if (keytab_write_key(f, q, st, indent + 4) != 0) return -1;
+        }
     }
     return 0;
 }
@@ -365,9 +380,9 @@ static const keytab_key_t NETWORK_KEYS[] = {
      .aux = KEYTAB_OFF(network_cfg_t, has_trace_stride, int), .unit = UNIT_DURATION,
      .max = BIG, .flags = KF_HAS},
     {.name = "mean_up", KEYTAB_NUM(network_cfg_t, mean_up), .unit = UNIT_DURATION,
-     .max = BIG, .flags = KF_MIN_OPEN | KF_SKIPEMPTY},
+     .min = NET_MEAN_MIN, .max = BIG, .flags = KF_SKIPEMPTY},
     {.name = "mean_down", KEYTAB_NUM(network_cfg_t, mean_down), .unit = UNIT_DURATION,
-     .max = BIG, .flags = KF_MIN_OPEN | KF_SKIPEMPTY},
+     .min = NET_MEAN_MIN, .max = BIG, .flags = KF_SKIPEMPTY},
     {.name = "states", KEYTAB_CUSTOM(network_cfg_t, nstates, int),
      .aux = KEYTAB_OFF(network_cfg_t, has_states, int), .flags = KF_HAS,
      .parse = parse_states, .write = write_states},

@@ -37,8 +37,12 @@ typedef struct network_state {
     double rtt;          /* s */
     double uplink_bps;   /* bits/s; INFINITY = unlimited */
     double downlink_bps;
-    double mean;         /* s, mean sojourn, > 0 */
+    double mean;         /* s, mean sojourn, >= 1 ms (the loader) */
     int up;              /* 1 up, 0 down */
+    unsigned given;      /* the loader's: bit k set when the scenario gave
+                            the state's key k (the others follow the
+                            section's rtt, uplink, downlink), so that it
+                            is written back the same way */
 } network_state_t;
 
 #define NETWORK_STATES_MAX 8

@@ -3,6 +3,7 @@
  * results at any thread count. */
 #include "check.h"
 #include "run/sim.h"
+#include "scentext.h"
 #include "test_sim_scen.h"
 #include "tmpdir.h"
 
@@ -118,8 +119,8 @@ static void test_threads_same(void)
     n0->mean_up = 4;
     n0->mean_down = 0.3;
     n1->nstates = 2;
-    n1->states[0] = (network_state_t){0.030, 1e7, 1e8, 2.0, 1};
-    n1->states[1] = (network_state_t){0.150, 1e6, 1e7, 0.5, 1};
+    n1->states[0] = (network_state_t){0.030, 1e7, 1e8, 2.0, 1, 0};
+    n1->states[1] = (network_state_t){0.150, 1e6, 1e7, 0.5, 1, 0};
     CHECK(run(s, 1, &a) == 0);
     CHECK(run(s, 3, &b) == 0);
     int same = 1;
@@ -164,6 +165,57 @@ static void test_groups_share_trace(void)
     scen_del(s);
 }
 
+/* The loader: a state's rtt and rates default to its group's keys (a
+ * group that changes rtt and inherits the states changes them too), and
+ * what `check` writes loads back to the same links. */
+static void test_states_keys(void)
+{
+    static const char *const yaml =
+        "tenants:\n"
+        "  network:\n"
+        "    rtt: 50ms\n"
+        "    uplink: 10Mbps\n"
+        "    states:\n"
+        "      - {mean: 2s}\n"
+        "      - {mean: 1s, rtt: 200ms, up: false}\n"
+        "    mean_up: 30s\n"
+        "    mean_down: 500ms\n"
+        "  groups:\n"
+        "    - {name: a, count: 1}\n"
+        "    - {name: b, count: 1, network: {rtt: 10ms, trace_stride: 2s}}\n";
+    scenario_t s, t;
+    err_t err = {0};
+    int rc = scenario_load_string("t.yaml", yaml, NULL, 0, &s, &err);
+    if (rc) printf("  %s\n", err.msg);
+    CHECK(rc == 0);
+    if (rc) return;
+    const network_cfg_t *a = &s.groups[0].network, *b = &s.groups[1].network;
+    CHECK(a->nstates == 2 && b->nstates == 2);
+    CHECK(a->states[0].rtt == 0.050 && b->states[0].rtt == 0.010);
+    CHECK(a->states[0].uplink_bps == 10e6 && isinf(a->states[0].downlink_bps));
+    CHECK(a->states[1].rtt == 0.200 && b->states[1].rtt == 0.200);
+    CHECK(a->states[0].up == 1 && a->states[1].up == 0 && a->states[1].mean == 1);
+    CHECK(a->mean_up == 30 && b->mean_down == 0.5);
+    CHECK(!a->has_trace_stride && b->has_trace_stride && b->trace_stride == 2);
+    char *text = scentext_yaml(&s);
+    rc = text ? scenario_load_string("back.yaml", text, NULL, 0, &t, &err) : -1;
+    if (rc) printf("  %s\n", err.msg);
+    CHECK(rc == 0);
+    if (rc == 0) {
+        for (int g = 0; g < 2; g++) {
+            const network_cfg_t *x = &s.groups[g].network, *y = &t.groups[g].network;
+            CHECK(x->nstates == y->nstates &&
+                  !memcmp(x->states, y->states, sizeof x->states) &&
+                  x->mean_up == y->mean_up && x->mean_down == y->mean_down &&
+                  x->has_trace_stride == y->has_trace_stride &&
+                  x->trace_stride == y->trace_stride);
+        }
+        scenario_fini(&t);
+    }
+    free(text);
+    scenario_fini(&s);
+}
+
 int main(void)
 {
     if (tmpdir_make("specsim_sim_link") != 0) return 1;
@@ -171,6 +223,7 @@ int main(void)
     RUN(test_sync_outage_count);
     RUN(test_threads_same);
     RUN(test_groups_share_trace);
+    RUN(test_states_keys);
     tmpdir_remove();
     return check_done();
 }
