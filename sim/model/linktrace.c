@@ -8,11 +8,13 @@
 
 #include "io/infile.h"
 
-/* A file's lines, walked in place: the text is the reader's copy. */
+/* A file's lines, walked in place: the text is the reader's copy. Error
+ * columns count from the line's first byte. */
 typedef struct lines {
     const char *path, *key;
     char *text, *p, *end;
     long line;           /* 1-based number of the line last taken */
+    int lead;            /* the blanks lines_next dropped from its start */
     err_t *err;
 } lines_t;
 
@@ -24,8 +26,8 @@ static int lt_err(const lines_t *L, long line, int col, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    return err_set(L->err, ERR_INPUT, "%s:%ld:%d: %s: %s", L->path, line, col, L->key,
-                   what);
+    return err_set(L->err, ERR_INPUT, "%s:%ld:%d: %s: %s", L->path, line, col + L->lead,
+                   L->key, what);
 }
 
 static int lines_open(lines_t *L, struct infiles *files, const char *path, const char *key,
@@ -57,7 +59,8 @@ static char *lines_next(lines_t *L)
         L->line++;
         size_t n = strlen(s);
         while (n && (s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t')) s[--n] = 0;
-        s += strspn(s, " \t");
+        L->lead = (int)strspn(s, " \t");
+        s += L->lead;
         if (*s && *s != '#') return s;
     }
     return NULL;

@@ -268,6 +268,8 @@ static void test_bad_traces(void)
                   "after the end row"));
     CHECK(bad_csv(H "0,20,10,1\n2\n", "2:1: tenants.network.trace: 4 fields"));
     CHECK(bad_csv(H "0,-1,10,10,1\n2\n", "2:3: tenants.network.trace: rtt_ms: must be in"));
+    CHECK(bad_csv(H "0,20,10,10,1\n  1, 20, 10, 1O, 1\n2\n", "3:14: tenants.network.trace: "
+                  "down_mbps: not a number (got '1O')"));
     CHECK(bad_mm("5\n3\n", "2:1: tenants.network.uplink_trace: timestamps must not decrease"));
     CHECK(bad_mm("5\n1.5\n", "2:1: tenants.network.uplink_trace: not a timestamp"));
     CHECK(bad_mm("0\n0\n", "2:1: tenants.network.uplink_trace: the last timestamp"));
