@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "entity/msg.h"
+#include "model/thermal.h"
 #include "stat/mser.h"
 
 static const repl_group_t *grp(const repl_t *r, const edge_tenant_t *T)
@@ -68,6 +69,13 @@ int edge_tenant_init(repl_t *r, int i, double *cum, err_t *err)
                        GAMMA_MAX, T->gpol->uses_rate && !p->block_rate
                            ? "; it needs the protocol's block_rate, which "
                              "this protocol does not give" : "");
+    if (p->drafts && G->edge.device.has_thermal) {
+        T->th = malloc(sizeof *T->th);
+        if (!T->th) return err_set(err, ERR_RUNTIME, "edge: out of memory");
+        thermal_init(T->th, &G->edge.device.thermal, G->edge.device.power_w,
+                     G->edge.device.idle_power_w, r->tally->warmup, r->tally->end);
+        T->th_traced = T->th->level;
+    }
     if (p->drafts) {
         if (G->edge.has_draft_time && G->edge.draft_time.kind != DIST_CONST) {
             T->draft_rng = rng_stream(seed, (uint64_t)r->rep, (uint64_t)i, RNG_DRAFT_TIME);
@@ -90,6 +98,8 @@ void edge_tenant_fini(edge_tenant_t *T)
     if (T->draft_rng) gsl_rng_free(T->draft_rng);
     if (T->prefill_rng) gsl_rng_free(T->prefill_rng);
     T->draft_rng = T->prefill_rng = NULL;
+    free(T->th);
+    T->th = NULL;
     free(T->sent);
     T->sent = NULL;
     T->sent_cap = T->sent_head = 0;
@@ -180,11 +190,36 @@ static int drafted_so_far(const edge_tenant_t *T, double now)
     return n;
 }
 
+/* The device computed over [from, to]: its energy (edge_j_per_tok), and
+ * its temperature, idle until from. */
+static void edge_busy(repl_t *r, edge_tenant_t *T, double from, double to)
+{
+    tally_edge_busy(r->tally, edge_index(r, T), from, to);
+    if (!T->th) return;
+    thermal_advance(T->th, from, 0);
+    thermal_advance(T->th, to, 1);
+}
+
+/* The speed of the device's level now, idle since its last computation
+ * (1 without a thermal model); a change of level is traced as `throttle`
+ * (block: the level, tokens: the speed in thousandths). */
+static double edge_speed(repl_t *r, edge_tenant_t *T, double now)
+{
+    if (!T->th) return 1;
+    thermal_advance(T->th, now, 0);
+    double v = thermal_speed(T->th);
+    if (T->th->level != T->th_traced) {
+        T->th_traced = T->th->level;
+        repl_trace(r, edge_index(r, T), "throttle", T->th->level, lround(v * 1000));
+    }
+    return v;
+}
+
 /* The draft in progress stops now (done or abandoned): the device was busy
  * from its start (edge_j_per_tok). */
 static void draft_busy_end(repl_t *r, edge_tenant_t *T, double now)
 {
-    if (T->drafting) tally_edge_busy(r->tally, edge_index(r, T), T->draft_start, now);
+    if (T->drafting) edge_busy(r, T, T->draft_start, now);
 }
 
 /* Throws away the drafts in flight and in progress (rollback, request end). */
@@ -230,8 +265,9 @@ static int start_request(repl_t *r, edge_tenant_t *T, double t0)
         double p = G->edge.has_prefill_time
                        ? dist_sample(&G->edge.prefill_time, T->prefill_rng)
                        : service_prefill_time(g->edge_sv, T->prompt);
+        if (T->th) p /= edge_speed(r, T, now);
         /* A prefill is never abandoned: its whole time is busy time. */
-        tally_edge_busy(r->tally, i, now, now + p);
+        edge_busy(r, T, now, now + p);
         T->pending |= 1;
         if (engine_schedule(r->eng, now + p, EV_EDGE_PREFILL, (uint32_t)i, 0))
             return repl_fail(r, REPL_SCHED_FAIL);
@@ -366,6 +402,13 @@ static int draft_begin(repl_t *r, edge_tenant_t *T, int n, int block)
     stall_end(r, T);
     draft_busy_end(r, T, now);
     double s = draft_times(r, T, ctx, n);
+    if (T->th) {
+        double v = edge_speed(r, T, now);
+        if (v != 1) {
+            for (int k = 0; k < n; k++) T->cum[k] /= v;
+            s /= v;
+        }
+    }
     T->drafting = 1;
     T->draft_n = n;
     T->draft_start = now;
@@ -546,5 +589,15 @@ void edge_finish(repl_t *r, double end)
         if (T->pending == 0) tally_decode_time(tl, i, T->t_first, end);
         if (T->stall_since >= 0) tally_stall(tl, i, T->stall_since, end);
         tl->raw.pending_drafts += T->inflight;
+    }
+    for (int i = 0; i < r->n; i++) {
+        edge_tenant_t *T = &r->et[i];
+        if (!T->th) continue;
+        if (T->busy && T->drafting) {
+            thermal_advance(T->th, T->draft_start, 0);
+            thermal_advance(T->th, end, 1);
+        }
+        thermal_advance(T->th, end, 0);
+        tally_thermal(tl, i, T->th->throttled_s, T->th->speed_s);
     }
 }

@@ -1,6 +1,7 @@
 /* cards — LLM and hardware cards (see cards.h). */
 #include "model/cards.h"
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,101 @@ static const keytab_key_t FLOPS_KEYS[] = {
     FLOPS_KEY("fp8", PREC_FP8, KF_SKIPEMPTY, "0"),
     {.name = NULL, .type = KT_END}};
 
+/* --- the thermal section (model/thermal.h) ------------------------------ */
+
+static const keytab_key_t LEVEL_KEYS[] = {
+    {.name = "above", KEYTAB_NUM(thermal_level_t, above), .min = -273.15, .max = 1e4,
+     .flags = KF_REQUIRED},
+    {.name = "speed", KEYTAB_NUM(thermal_level_t, speed), .max = 1,
+     .flags = KF_REQUIRED | KF_MIN_OPEN},
+    {.name = NULL, .type = KT_END}};
+
+/* levels: a list of {above, speed} mappings, temperatures rising. */
+static int parse_levels(keytab_ctx_t *c, const ynode_t *node, const char *key,
+                        const keytab_key_t *k, void *base)
+{
+    thermal_cfg_t *t = (thermal_cfg_t *)((char *)base + k->off - offsetof(thermal_cfg_t, level));
+    if (node->kind != YNODE_SEQ)
+        return keytab_err(c, node, key, "expected a list of {above, speed} mappings, got %s",
+                          ynode_kind_name(node));
+    if (node->n < 1 || node->n > THERMAL_LEVELS_MAX)
+        return keytab_err(c, node, key, "give 1 to %d levels (got %zu)",
+                          THERMAL_LEVELS_MAX, node->n);
+    for (size_t i = 0; i < node->n; i++) {
+        char ik[KEYTAB_KEY_MAX], idx[24], sub[KEYTAB_KEY_MAX];
+        snprintf(idx, sizeof idx, "%zu", i);
+        keytab_join(ik, key, idx);
+        const ynode_t *item = node->items[i];
+        if (item->kind != YNODE_MAP)
+            return keytab_err(c, item, ik, "expected a mapping {above, speed}, got %s",
+                              ynode_kind_name(item));
+        keytab_layer_t l = {item, ik};
+        thermal_level_t *v = &t->level[i];
+        if (keytab_resolve(c, LEVEL_KEYS, &l, 1, v) != 0) return -1;
+        if (i > 0 && !(v->above > v[-1].above)) {
+            keytab_join(sub, ik, "above");
+            return keytab_err(c, ynode_get(item, "above"), sub,
+                              "must be above the previous level's (%g)", v[-1].above);
+        }
+        if (i > 0 && v->speed > v[-1].speed) {
+            keytab_join(sub, ik, "speed");
+            return keytab_err(c, ynode_get(item, "speed"), sub,
+                              "must not exceed the previous level's (%g): a hotter "
+                              "level runs slower", v[-1].speed);
+        }
+    }
+    t->nlevels = (int)node->n;
+    return 0;
+}
+
+static int write_levels(FILE *f, const keytab_key_t *k, const void *base, int indent)
+{
+    const thermal_cfg_t *t =
+        (const thermal_cfg_t *)((const char *)base + k->off - offsetof(thermal_cfg_t, level));
+    if (fputc('\n', f) == EOF) return -1;
+    for (int i = 0; i < t->nlevels; i++) {
+        char a[64], sp[64];
+        if (units_format(t->level[i].above, UNIT_NUMBER, a, sizeof a) < 0 ||
+            units_format(t->level[i].speed, UNIT_NUMBER, sp, sizeof sp) < 0 ||
+            fprintf(f, "%*s- {above: %s, speed: %s}\n", indent + 2, "", a, sp) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static const keytab_key_t THERMAL_KEYS[] = {
+    {.name = "ambient", KEYTAB_NUM(thermal_cfg_t, ambient), .min = -273.15, .max = 1e4,
+     .def = "25"},
+    {.name = "r_th", KEYTAB_NUM(thermal_cfg_t, r_th), .max = 1e6,
+     .flags = KF_REQUIRED | KF_MIN_OPEN},
+    {.name = "tau", KEYTAB_NUM(thermal_cfg_t, tau), .unit = UNIT_DURATION, .max = 1e9,
+     .flags = KF_REQUIRED | KF_MIN_OPEN},
+    {.name = "start", KEYTAB_NUM(thermal_cfg_t, start), .min = -273.15, .max = 1e4,
+     .aux = KEYTAB_OFF(thermal_cfg_t, has_start, int), .flags = KF_HAS},
+    {.name = "hysteresis", KEYTAB_NUM(thermal_cfg_t, hysteresis), .max = 1e4,
+     .def = "0"},
+    {.name = "levels", KEYTAB_CUSTOM(thermal_cfg_t, level, thermal_level_t *),
+     .parse = parse_levels, .write = write_levels, .flags = KF_REQUIRED},
+    {.name = NULL, .type = KT_END}};
+
+static int parse_thermal(keytab_ctx_t *c, const ynode_t *node, const char *key,
+                         const keytab_key_t *k, void *base)
+{
+    thermal_cfg_t *t = (thermal_cfg_t *)((char *)base + k->off);
+    if (node->kind != YNODE_MAP)
+        return keytab_err(c, node, key, "expected a mapping (ambient, r_th, tau, "
+                          "levels, ...), got %s", ynode_kind_name(node));
+    memset(t, 0, sizeof *t);
+    keytab_layer_t l = {node, key};
+    return keytab_resolve(c, THERMAL_KEYS, &l, 1, t);
+}
+
+static int write_thermal(FILE *f, const keytab_key_t *k, const void *base, int indent)
+{
+    if (fputc('\n', f) == EOF) return -1;
+    return keytab_write(f, THERMAL_KEYS, (const char *)base + k->off, indent + 2);
+}
+
 static const char *const HW_KINDS[] = {"gpu", "cpu", NULL};
 
 static const keytab_key_t HW_KEYS[] = {
@@ -105,6 +201,11 @@ static const keytab_key_t HW_KEYS[] = {
      .flags = KF_SKIPEMPTY, .def = "0", .zero_means = "0: unknown (energy metrics NaN)"},
     {.name = "idle_power_w", KEYTAB_NUM(hw_card_t, idle_power_w), .max = 1e6,
      .flags = KF_SKIPEMPTY, .def = "0", .zero_means = "0: not counted"},
+    {.name = "battery_wh", KEYTAB_NUM(hw_card_t, battery_wh), .max = 1e6,
+     .flags = KF_SKIPEMPTY, .def = "0", .zero_means = "0: unknown (battery metrics NaN)"},
+    {.name = "thermal", KEYTAB_CUSTOM(hw_card_t, thermal, thermal_cfg_t),
+     .aux = KEYTAB_OFF(hw_card_t, has_thermal, int), .flags = KF_HAS,
+     .parse = parse_thermal, .write = write_thermal},
     {.name = "source", KEYTAB_STRING(hw_card_t, source)},
     {.name = "base", .type = KT_SKIP},
     {.name = NULL, .type = KT_END}};
@@ -283,6 +384,9 @@ static int hw_post(card_load_t *L, hw_card_t *h)
     default_text(L, h->source, sizeof h->source, "inline");
     if (h->flops[PREC_W8A16] < 0) h->flops[PREC_W8A16] = h->flops[PREC_FP16];
     if (h->flops[PREC_W4A16] < 0) h->flops[PREC_W4A16] = h->flops[PREC_FP16];
+    if (h->has_thermal && !(h->power_w > 0))
+        return layer_err(L, "thermal", "needs power_w, the power that heats the "
+                         "device while it computes");
     return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "base/err.h"
+#include "model/thermal.h"
 
 struct ynode;
 
@@ -57,6 +58,12 @@ typedef struct hw_card {
      * power while idle. */
     double interconnect_bw, interconnect_latency;
     double power_w, idle_power_w;
+    /* Optional: battery capacity in Wh (0 = unknown: battery metrics NaN),
+     * and the `thermal:` section (has_thermal 0 = none: full speed always;
+     * model/thermal.h). */
+    double battery_wh;
+    int has_thermal;
+    thermal_cfg_t thermal;
     char source[CARD_TEXT_MAX];
 } hw_card_t;
 

@@ -139,7 +139,9 @@ static tally_t *new_tally(const scenario_t *s, int tenant_hists)
         tally_group_cfg_t c = {.has_drafts = p->drafts, .has_verify = p->verifies,
                                .slo_ttft = s->groups[g].slo.ttft,
                                .slo_tpot = s->groups[g].slo.tpot,
-                               .edge_power_w = s->groups[g].edge.device.power_w};
+                               .edge_power_w = s->groups[g].edge.device.power_w,
+                               .edge_idle_power_w = s->groups[g].edge.device.idle_power_w,
+                               .battery_wh = s->groups[g].edge.device.battery_wh};
         tally_group_setup(tl, g, &c);
     }
     int n = scenario_replica_groups(s);

@@ -57,7 +57,11 @@
     X(GPU_ROOFLINE_UTIL, "gpu_roofline_util", "roofline time of the work done / GPU busy time") \
     X(EDGE_J_PER_TOK, "edge_j_per_tok", "edge energy (drafting + prefill) per committed token (J)") \
     X(GPU_J_PER_TOK, "gpu_j_per_tok", "GPU energy, all GPUs of all replicas, per committed token (J)") \
-    X(USD_PER_MTOK, "usd_per_mtok", "GPU rental per million committed tokens (USD)")
+    X(USD_PER_MTOK, "usd_per_mtok", "GPU rental per million committed tokens (USD)") \
+    X(EDGE_J_PER_REQ, "edge_j_per_req", "edge energy (busy + idle) per finished request (J)") \
+    X(BATTERY_PCT_PER_H, "battery_pct_per_h", "edge battery drawn per hour, mean over devices (%/h)") \
+    X(EDGE_THROTTLED_FRAC, "edge_throttled_frac", "time below full speed / time, devices with a thermal model") \
+    X(EDGE_DRAFT_SPEED_MEAN, "edge_draft_speed_mean", "time-average speed level (1 = full), devices with a thermal model")
 
 enum metric_id {
 #define METRICS_ENUM(id, name, desc) METRIC_##id,

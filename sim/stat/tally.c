@@ -53,7 +53,9 @@ static int tenants_init(tally_t *t, const int *size, int hists)
     t->group_of = malloc((size_t)t->ntenants * sizeof *t->group_of);
     t->ten = calloc((size_t)t->ntenants, sizeof *t->ten);
     t->scratch = malloc((size_t)t->ntenants * sizeof *t->scratch);
-    if (!t->group_of || !t->ten || !t->scratch) return -1;
+    t->gsize = malloc((size_t)t->ngroups * sizeof *t->gsize);
+    if (!t->group_of || !t->ten || !t->scratch || !t->gsize) return -1;
+    memcpy(t->gsize, size, (size_t)t->ngroups * sizeof *t->gsize);
     for (int g = 0, i = 0; g < t->ngroups; g++)
         for (int k = 0; k < size[g]; k++) t->group_of[i++] = g;
     for (int i = 0; hists && i < t->ntenants; i++) {
@@ -110,6 +112,7 @@ void tally_free(tally_t *t)
     free(t->ccfg);
     free(t->rbusy);
     free(t->group_of);
+    free(t->gsize);
     free(t->ten);
     free(t->scratch);
     free(t);
@@ -210,6 +213,15 @@ void tally_edge_busy(tally_t *t, int i, double from, double to)
     }
 }
 
+void tally_thermal(tally_t *t, int i, double throttled, double speed_s)
+{
+    tally_part_t *p[2];
+    for (int k = tally_parts(t, i, p); k-- > 0;) {
+        p[k]->th_n++;
+        p[k]->th_throttled += throttled;
+        p[k]->th_speed += speed_s;
+    }
+}
 
 void tally_discarded(tally_t *t, int i, double now, double gone)
 {
@@ -408,6 +420,35 @@ static void part_finish(const tally_t *t, const tally_part_t *p, int has_drafts,
     v[METRIC_ADMISSION_WAIT_MEAN] = mean(p->admit);
     v[METRIC_ADMISSION_WAIT_P99] = quant(p->admit, 0.99);
     v[METRIC_EDGE_J_PER_TOK] = j_per_tok_edge(p, has_drafts, edge_known);
+    v[METRIC_EDGE_THROTTLED_FRAC] = ratio(p->th_throttled, p->th_n * span);
+    v[METRIC_EDGE_DRAFT_SPEED_MEAN] = ratio(p->th_speed, p->th_n * span);
+}
+
+/* Energy of groups [g0, g1)'s edge devices over the measured span: each
+ * draws power_w while it computes and idle_power_w the rest of the span
+ * (docs/metrics.md, edge_j_per_req). Sets edge_j_per_req (over the part's
+ * finished requests) and battery_pct_per_h (100 · mean power / battery
+ * capacity, the mean over the devices); NaN where a drafting group's power
+ * or capacity is unknown, or no group drafts. */
+static void edge_battery(tally_t *t, int g0, int g1, const tally_part_t *part,
+                         double *v)
+{
+    double span = t->end - t->warmup, j = 0, pct = 0, n = 0;
+    int known = 1, cap = 1;
+    for (int g = g0; g < g1; g++) {
+        const tally_group_cfg_t *c = &t->gcfg[g];
+        if (!c->has_drafts) continue;
+        const tally_part_t *p = group_part(t, g);
+        double idle = t->gsize[g] * span - p->edge_busy;
+        double e = p->edge_j + (idle > 0 ? idle : 0) * c->edge_idle_power_w;
+        known &= c->edge_power_w > 0;
+        cap &= c->battery_wh > 0;
+        j += e;
+        if (c->battery_wh > 0) pct += 100 * e / span / c->battery_wh;
+        n += t->gsize[g];
+    }
+    v[METRIC_EDGE_J_PER_REQ] = n > 0 && known ? ratio(j, part->requests_done) : NAN;
+    v[METRIC_BATTERY_PCT_PER_H] = n > 0 && known && cap ? ratio(pct, n) : NAN;
 }
 
 /* Replica group k's replicas: with one group, all of the run's. */
@@ -492,6 +533,7 @@ void tally_finish(tally_t *t, int replicas, double events, double wall,
         fk &= k;
     }
     part_finish(t, &t->all, fd, fv, fs, fk, out->v);
+    edge_battery(t, 0, t->ngroups, &t->all, out->v);
     finish_cloud(t, replicas, events, wall, out->v);
     tenant_rates(t, 0, t->ntenants, &out->v[METRIC_FAIRNESS_JAIN],
                  &out->v[METRIC_TOKENS_PER_S_TENANT_P5]);
@@ -500,6 +542,7 @@ void tally_finish(tally_t *t, int replicas, double events, double wall,
         group_flags(t, g, &d, &v, &s, &k);
         double *gv = groups[g].v;
         part_finish(t, group_part(t, g), d, v, s, k, gv);
+        edge_battery(t, g, g + 1, group_part(t, g), gv);
         finish_cloud(t, replicas, events, wall, gv);
         int end = first;
         while (end < t->ntenants && t->group_of[end] == g) end++;

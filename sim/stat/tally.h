@@ -62,6 +62,9 @@ typedef struct tally_part {
      * both, and the output tokens of those meeting both */
     double slo_n, slo_ttft_ok, slo_tpot_ok, slo_ok, slo_ok_tokens;
     double edge_busy, edge_j;  /* edge drafting + prefill seconds, and joules */
+    /* devices with a thermal model: how many, their seconds below full
+     * speed and their speed integrated over time (tally_thermal) */
+    double th_n, th_throttled, th_speed;
 } tally_part_t;
 
 /* One tenant, after warm-up (`run --per-tenant`, fairness). */
@@ -81,6 +84,8 @@ typedef struct tally_group_cfg {
     int has_drafts, has_verify;
     double slo_ttft, slo_tpot;
     double edge_power_w;      /* the edge device's power while busy; 0 = unknown */
+    double edge_idle_power_w; /* ... while idle; 0 = not counted */
+    double battery_wh;        /* its battery's capacity; 0 = unknown */
 } tally_group_cfg_t;
 
 /* A replica group's power and price (energy and cost metrics): per-GPU
@@ -103,6 +108,7 @@ typedef struct tally {
     tally_cloud_cfg_t *ccfg;  /* [nccfg] per replica group; kept by tally_reset */
     int nccfg;
     int *group_of;            /* [ntenants] */
+    int *gsize;               /* [ngroups]: tenants of each group */
     tally_tenant_t *ten;      /* [ntenants] */
     double *scratch;          /* [ntenants], for tenant percentiles */
     /* fleet-wide: the shared cloud */
@@ -200,6 +206,10 @@ void tally_decode_time(tally_t *t, int i, double from, double to);
 /* Tenant i's edge device computed (drafting or prefilling) over [from, to],
  * clipped: the busy time edge_j_per_tok charges at the group's power. */
 void tally_edge_busy(tally_t *t, int i, double from, double to);
+/* Tenant i's device, which has a thermal model, spent `throttled` seconds
+ * of [warmup, end] below full speed, and ran at `speed_s` full-speed
+ * seconds over it (the integral of its speed): once, at the end. */
+void tally_thermal(tally_t *t, int i, double throttled, double speed_s);
 /* n drafted tokens completed; of the drafts, `gone` thrown away. */
 static inline void tally_drafted(tally_t *t, int i, double now, double n)
 {

@@ -27,7 +27,9 @@ static void test_names_match_design(void)
         "slo_attainment", "ttft_slo_frac", "tpot_slo_frac", "goodput_req_s",
         "goodput_tok_s", "fairness_jain", "tokens_per_s_tenant_p5",
         "admission_wait_mean_s", "admission_wait_p99_s", "kv_util_mean",
-        "gpu_roofline_util", "edge_j_per_tok", "gpu_j_per_tok", "usd_per_mtok"};
+        "gpu_roofline_util", "edge_j_per_tok", "gpu_j_per_tok", "usd_per_mtok",
+        "edge_j_per_req", "battery_pct_per_h", "edge_throttled_frac",
+        "edge_draft_speed_mean"};
     int n = (int)(sizeof design / sizeof design[0]);
     CHECK(METRIC_COUNT == n);
     for (int i = 0; i < n; i++) {
