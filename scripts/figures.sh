@@ -93,6 +93,20 @@ gnuplot -c scripts/group-itl.gp "$data/group-itl.cdf.csv" "$data/group-itl.summa
     "$out/group-itl"
 end
 
+# ITL over a 10-minute phone session with and without the thermal model:
+# the example scenario as it is, and on the SoC card (no thermal: section).
+begin thermal-itl
+"$specsim" run scenarios/examples/thermal.yaml --quiet \
+    --trace "$data/thermal.trace.csv" >/dev/null
+"$specsim" run scenarios/examples/thermal.yaml --quiet \
+    --set tenants.edge.device=models/hardware/snapdragon-8-gen-3.yaml \
+    --trace "$data/thermal-off.trace.csv" >/dev/null
+awk -F, -f scripts/thermal-itl.awk "$data/thermal.trace.csv" >"$data/thermal.itl.csv"
+awk -F, -f scripts/thermal-itl.awk "$data/thermal-off.trace.csv" >"$data/thermal-off.itl.csv"
+gnuplot -c scripts/thermal-itl.gp "$data/thermal.itl.csv" "$data/thermal-off.itl.csv" \
+    "$out/thermal-itl"
+end
+
 begin verify-roofline
 if "$specsim" roofline --help >/dev/null 2>&1; then
     "$specsim" roofline scenarios/paper/roofline.yaml >"$data/roofline.csv"

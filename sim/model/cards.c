@@ -1,7 +1,6 @@
 /* cards — LLM and hardware cards (see cards.h). */
 #include "model/cards.h"
 
-#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,7 +92,8 @@ static const keytab_key_t LEVEL_KEYS[] = {
 static int parse_levels(keytab_ctx_t *c, const ynode_t *node, const char *key,
                         const keytab_key_t *k, void *base)
 {
-    thermal_cfg_t *t = (thermal_cfg_t *)((char *)base + k->off - offsetof(thermal_cfg_t, level));
+    (void)k;
+    thermal_cfg_t *t = base;   /* THERMAL_KEYS fill a thermal_cfg_t */
     if (node->kind != YNODE_SEQ)
         return keytab_err(c, node, key, "expected a list of {above, speed} mappings, got %s",
                           ynode_kind_name(node));
@@ -129,8 +129,8 @@ static int parse_levels(keytab_ctx_t *c, const ynode_t *node, const char *key,
 
 static int write_levels(FILE *f, const keytab_key_t *k, const void *base, int indent)
 {
-    const thermal_cfg_t *t =
-        (const thermal_cfg_t *)((const char *)base + k->off - offsetof(thermal_cfg_t, level));
+    (void)k;
+    const thermal_cfg_t *t = base;
     if (fputc('\n', f) == EOF) return -1;
     for (int i = 0; i < t->nlevels; i++) {
         char a[64], sp[64];

@@ -119,6 +119,16 @@ else
     fail group_itl_matches_run "$(cat "$TMP/err")"
 fi
 
+# --- thermal-itl.awk by hand -----------------------------------------------
+# Bins of 10 s. Bin 0: 2 tokens 5 s after the first token (2500 ms each);
+# a throttle row to half speed at 12 s; bin 1: 1 token after 10 s and 2
+# after 3 s, 13 s over 3 tokens (4333.333 ms), at speed 0.5.
+printf 'time,tenant,event,block,tokens\n0.0,0,first_token,-1,1\n5.0,0,commit,-1,2\n12.0,0,throttle,1,500\n15.0,0,commit,-1,1\n18.0,0,commit,-1,2\n' >"$TMP/th.csv"
+got=$(awk -F, -v bin=10 -f scripts/thermal-itl.awk "$TMP/th.csv" | tr '\n' ' ')
+if [ "$got" = "t_min,itl_ms,speed 0.083333,2500.000000,1 0.250000,4333.333333,0.5 " ]
+then pass thermal_itl_hand_count
+else fail thermal_itl_hand_count "got: $got"; fi
+
 # --- point-labels.awk -----------------------------------------------------
 # On a 0..10 x 0..10 panel with gap 0.1: (1,1) (1.5,1) (1.5,1.5) are within
 # 0.1 of the first and share "a–c"; (5,5) and (9,9) get their own labels.

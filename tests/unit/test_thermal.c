@@ -17,6 +17,7 @@
 #include "model/thermal.h"
 #include "run/sim.h"
 #include "stat/metrics.h"
+#include "tracetest.h"
 
 /* ---- the model alone ------------------------------------------------------ */
 
@@ -113,6 +114,8 @@ static void test_window_and_start(void)
 
 /* ---- in a run --------------------------------------------------------------- */
 
+#define NTOK 20000
+
 /* Edge-only, one tenant, always busy: 10 ms per token and 10 ms per prefill,
  * no think time, no jitter. A Snapdragon card (8 W) with R 5 K/W, τ 60 s and
  * one level at 45 °C, half speed: t* = 60·ln(40/20) = 41.589 s. */
@@ -138,50 +141,36 @@ static void test_window_and_start(void)
 
 /* Runs yaml with its CSV trace; fills the times of its tokens (first_token
  * and commit rows, in order) into t (at most cap) and returns how many; the
- * time of the first `throttle` row into *thr (NAN when none). */
+ * time of the first `throttle` row into *thr (NAN when none), their number
+ * into *nthr. */
 static int run_traced(const char *yaml, metrics_summary_t *m, double *t, int cap,
                       double *thr, int *nthr)
 {
+    static const char *const ev[] = {"first_token", "commit", "throttle", NULL};
+    static tracetest_row_t rows[2 * NTOK];
     scenario_t s;
     err_t e;
     memset(&s, 0, sizeof s);
+    memset(m, 0, sizeof *m);
     if (scenario_load_string("thermal.yaml", yaml, NULL, 0, &s, &e) < 0) {
         printf("  load: %s\n", e.msg);
         check_failed_now = 1;
         return 0;
     }
-    FILE *f = tmpfile();
-    sim_options_t opt = {.trace = f};
-    int rc = sim_run(&s, &opt, m, &e);
+    int nr = tracetest_run(&s, m, ev, rows, 2 * NTOK), n = 0;
     scenario_fini(&s);
-    if (rc < 0) {
-        printf("  run: %s\n", e.msg);
-        check_failed_now = 1;
-        fclose(f);
-        return 0;
-    }
-    rewind(f);
-    char line[256];
-    int n = 0;
     *thr = NAN;
     *nthr = 0;
-    while (fgets(line, sizeof line, f)) {
-        double x;
-        int ten;
-        long b, k;
-        char ev[64];
-        if (sscanf(line, "%lf,%d,%63[^,],%ld,%ld", &x, &ten, ev, &b, &k) != 5) continue;
-        if (!strcmp(ev, "throttle")) {
-            if (!(*nthr)++) *thr = x;
-            CHECK(b == 1 && k == 500);
+    for (int k = 0; k < nr; k++) {
+        if (!strcmp(rows[k].ev, "throttle")) {
+            if (!(*nthr)++) *thr = rows[k].t;
+            CHECK(rows[k].block == 1 && rows[k].tokens == 500);
+        } else if (n < cap) {
+            t[n++] = rows[k].t;
         }
-        if ((!strcmp(ev, "commit") || !strcmp(ev, "first_token")) && n < cap) t[n++] = x;
     }
-    fclose(f);
     return n;
 }
-
-#define NTOK 20000
 
 static void test_step_switch_time(void)
 {

@@ -13,6 +13,7 @@
 #include "../check.h"
 #include "config/scenario.h"
 #include "run/sim.h"
+#include "tracetest.h"
 
 static char dir[64];
 
@@ -55,26 +56,11 @@ typedef struct start {
 /* Runs s and collects the request_start rows of its CSV trace. */
 static int starts(const scenario_t *s, start_t *out, int max)
 {
-    FILE *f = tmpfile();
-    CHECK(f != NULL);
-    if (!f) return 0;
-    sim_options_t opt = {.trace = f};
+    static const char *const ev[] = {"request_start", NULL};
+    tracetest_row_t rows[256];
     metrics_summary_t m;
-    err_t err = {0};
-    CHECK(sim_run(s, &opt, &m, &err) == 0);
-    rewind(f);
-    char line[256];
-    int n = 0;
-    while (fgets(line, sizeof line, f)) {
-        double t;
-        int ten;
-        char ev[64];
-        long b, tok;
-        if (sscanf(line, "%lf,%d,%63[^,],%ld,%ld", &t, &ten, ev, &b, &tok) != 5) continue;
-        if (strcmp(ev, "request_start") || n >= max) continue;
-        out[n++] = (start_t){t, ten, tok};
-    }
-    fclose(f);
+    int n = tracetest_run(s, &m, ev, rows, max < 256 ? max : 256);
+    for (int k = 0; k < n; k++) out[k] = (start_t){rows[k].t, rows[k].tenant, rows[k].tokens};
     return n;
 }
 
