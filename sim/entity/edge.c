@@ -587,6 +587,7 @@ void edge_finish(repl_t *r, double end)
         edge_tenant_t *T = &r->et[i];
         if (!T->busy) continue;
         if (T->pending == 0) tally_decode_time(tl, i, T->t_first, end);
+        if (T->drafting) tally_edge_busy_open(tl, i, T->draft_start, end);
         if (T->stall_since >= 0) tally_stall(tl, i, T->stall_since, end);
         tl->raw.pending_drafts += T->inflight;
     }

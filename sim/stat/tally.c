@@ -213,6 +213,17 @@ void tally_edge_busy(tally_t *t, int i, double from, double to)
     }
 }
 
+void tally_edge_busy_open(tally_t *t, int i, double from, double to)
+{
+    double d = tally_clip(t, from, to);
+    double j = d * t->gcfg[t->group_of[i]].edge_power_w;
+    tally_part_t *p[2];
+    for (int k = tally_parts(t, i, p); k-- > 0;) {
+        p[k]->edge_open += d;
+        p[k]->edge_open_j += j;
+    }
+}
+
 void tally_thermal(tally_t *t, int i, double throttled, double speed_s)
 {
     tally_part_t *p[2];
@@ -439,8 +450,8 @@ static void edge_battery(tally_t *t, int g0, int g1, const tally_part_t *part,
         const tally_group_cfg_t *c = &t->gcfg[g];
         if (!c->has_drafts) continue;
         const tally_part_t *p = group_part(t, g);
-        double idle = t->gsize[g] * span - p->edge_busy;
-        double e = p->edge_j + (idle > 0 ? idle : 0) * c->edge_idle_power_w;
+        double idle = t->gsize[g] * span - p->edge_busy - p->edge_open;
+        double e = p->edge_j + p->edge_open_j + (idle > 0 ? idle : 0) * c->edge_idle_power_w;
         known &= c->edge_power_w > 0;
         cap &= c->battery_wh > 0;
         j += e;

@@ -62,6 +62,8 @@ typedef struct tally_part {
      * both, and the output tokens of those meeting both */
     double slo_n, slo_ttft_ok, slo_tpot_ok, slo_ok, slo_ok_tokens;
     double edge_busy, edge_j;  /* edge drafting + prefill seconds, and joules */
+    double edge_open, edge_open_j; /* the same of drafts still running at the
+                                      end (battery metrics only) */
     /* devices with a thermal model: how many, their seconds below full
      * speed and their speed integrated over time (tally_thermal) */
     double th_n, th_throttled, th_speed;
@@ -206,6 +208,9 @@ void tally_decode_time(tally_t *t, int i, double from, double to);
 /* Tenant i's edge device computed (drafting or prefilling) over [from, to],
  * clipped: the busy time edge_j_per_tok charges at the group's power. */
 void tally_edge_busy(tally_t *t, int i, double from, double to);
+/* Tenant i's draft still running at the end covered [from, to] (clipped):
+ * busy time for the battery metrics, not for edge_j_per_tok. */
+void tally_edge_busy_open(tally_t *t, int i, double from, double to);
 /* Tenant i's device, which has a thermal model, spent `throttled` seconds
  * of [warmup, end] below full speed, and ran at `speed_s` full-speed
  * seconds over it (the integral of its speed): once, at the end. */

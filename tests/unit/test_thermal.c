@@ -253,6 +253,56 @@ static void test_battery_hand(void)
            m.value[METRIC_EDGE_J_PER_REQ], m.value[METRIC_BATTERY_PCT_PER_H]);
 }
 
+/* Two groups, as test_step_switch_time's tenant: "hot" with the thermal
+ * model and a battery, "plain" without either. The thermal metrics count
+ * only the devices that have a model (the fleet's equal the hot group's,
+ * the plain group's are NaN); the battery's need every drafting device's
+ * capacity (the fleet's NaN, the hot group's 100·8 W/20 Wh = 40 %/h: it is
+ * always busy). */
+static void test_groups_mixed(void)
+{
+    const char *yaml =
+        "name: mixed\n"
+        "seed: 1\n"
+        "duration: 120s\n"
+        "warmup: 0s\n"
+        "protocol: {mode: edge-only}\n"
+        "tenants:\n"
+        "  edge: {draft_time: 10ms, prefill_time: 10ms}\n"
+        "  workload: {arrival: closed, think: 0s, prompt_tokens: 1, output_tokens: 1000}\n"
+        "  groups:\n"
+        "    - name: hot\n"
+        "      count: 2\n"
+        "      edge:\n"
+        "        device: {base: " SNAP ", battery_wh: 20, thermal: {ambient: 25, "
+        "r_th: 5, tau: 60s, levels: [{above: 45, speed: 0.5}]}}\n"
+        "    - name: plain\n"
+        "      count: 1\n";
+    scenario_t s;
+    err_t e;
+    memset(&s, 0, sizeof s);
+    int rc = scenario_load_string("mixed.yaml", yaml, NULL, 0, &s, &e);
+    CHECK(rc == 0);
+    if (rc) {
+        printf("  %s\n", e.msg);
+        return;
+    }
+    metrics_summary_t m, g[2];
+    sim_options_t opt = {.groups = g};
+    rc = sim_run(&s, &opt, &m, &e);
+    scenario_fini(&s);
+    CHECK(rc == 0);
+    if (rc) return;
+    double ts = 60 * log(2.0), frac = (120 - ts) / 120;
+    CHECK_REL(m.value[METRIC_EDGE_THROTTLED_FRAC], frac, 1e-9);
+    CHECK_REL(g[0].value[METRIC_EDGE_THROTTLED_FRAC], frac, 1e-9);
+    CHECK(isnan(g[1].value[METRIC_EDGE_THROTTLED_FRAC]));
+    CHECK(isnan(g[1].value[METRIC_EDGE_DRAFT_SPEED_MEAN]));
+    CHECK(isnan(m.value[METRIC_BATTERY_PCT_PER_H]));
+    CHECK_REL(g[0].value[METRIC_BATTERY_PCT_PER_H], 100 * 8 / 20.0, 1e-9);
+    CHECK(isnan(g[1].value[METRIC_BATTERY_PCT_PER_H]));
+}
+
 /* ---- bad cards: one line, FILE:LINE:COL: key ---------------------------------- */
 
 static void expect_error(const char *thermal, const char *want)
@@ -307,6 +357,7 @@ int main(void)
     RUN(test_step_switch_time);
     RUN(test_no_thermal_unchanged);
     RUN(test_battery_hand);
+    RUN(test_groups_mixed);
     RUN(test_bad_cards);
     return check_done();
 }
