@@ -202,26 +202,27 @@ void tally_decode_time(tally_t *t, int i, double from, double to)
     t->ten[i].decode_time += d;
 }
 
-void tally_edge_busy(tally_t *t, int i, double from, double to)
+/* Busy time of tenant i's device and its energy: into edge_busy / edge_j,
+ * or (open) into edge_open / edge_open_j. */
+static void edge_busy_add(tally_t *t, int i, double from, double to, int open)
 {
     double d = tally_clip(t, from, to);
     double j = d * t->gcfg[t->group_of[i]].edge_power_w;
     tally_part_t *p[2];
     for (int k = tally_parts(t, i, p); k-- > 0;) {
-        p[k]->edge_busy += d;
-        p[k]->edge_j += j;
+        *(open ? &p[k]->edge_open : &p[k]->edge_busy) += d;
+        *(open ? &p[k]->edge_open_j : &p[k]->edge_j) += j;
     }
+}
+
+void tally_edge_busy(tally_t *t, int i, double from, double to)
+{
+    edge_busy_add(t, i, from, to, 0);
 }
 
 void tally_edge_busy_open(tally_t *t, int i, double from, double to)
 {
-    double d = tally_clip(t, from, to);
-    double j = d * t->gcfg[t->group_of[i]].edge_power_w;
-    tally_part_t *p[2];
-    for (int k = tally_parts(t, i, p); k-- > 0;) {
-        p[k]->edge_open += d;
-        p[k]->edge_open_j += j;
-    }
+    edge_busy_add(t, i, from, to, 1);
 }
 
 void tally_thermal(tally_t *t, int i, double throttled, double speed_s)
