@@ -70,11 +70,11 @@ int edge_tenant_init(repl_t *r, int i, double *cum, err_t *err)
                            ? "; it needs the protocol's block_rate, which "
                              "this protocol does not give" : "");
     if (p->drafts && G->edge.device.has_thermal) {
-        T->th = malloc(sizeof *T->th);
-        if (!T->th) return err_set(err, ERR_RUNTIME, "edge: out of memory");
-        thermal_init(T->th, &G->edge.device.thermal, G->edge.device.power_w,
+        if (!r->thermal && !(r->thermal = calloc((size_t)r->n, sizeof *r->thermal)))
+            return err_set(err, ERR_RUNTIME, "edge: out of memory");
+        thermal_init(&r->thermal[i], &G->edge.device.thermal, G->edge.device.power_w,
                      G->edge.device.idle_power_w, r->tally->warmup, r->tally->end);
-        T->th_traced = T->th->level;
+        T->th_traced = r->thermal[i].level;
     }
     if (p->drafts) {
         if (G->edge.has_draft_time && G->edge.draft_time.kind != DIST_CONST) {
@@ -98,8 +98,6 @@ void edge_tenant_fini(edge_tenant_t *T)
     if (T->draft_rng) gsl_rng_free(T->draft_rng);
     if (T->prefill_rng) gsl_rng_free(T->prefill_rng);
     T->draft_rng = T->prefill_rng = NULL;
-    free(T->th);
-    T->th = NULL;
     free(T->sent);
     T->sent = NULL;
     T->sent_cap = T->sent_head = 0;
@@ -190,14 +188,22 @@ static int drafted_so_far(const edge_tenant_t *T, double now)
     return n;
 }
 
+/* Tenant T's device's thermal state, or NULL when it has no thermal model. */
+static inline thermal_t *thermal_of(const repl_t *r, const edge_tenant_t *T)
+{
+    thermal_t *th = r->thermal ? &r->thermal[edge_index(r, T)] : NULL;
+    return th && th->cfg ? th : NULL;
+}
+
 /* The device computed over [from, to]: its energy (edge_j_per_tok), and
  * its temperature, idle until from. */
 static void edge_busy(repl_t *r, edge_tenant_t *T, double from, double to)
 {
     tally_edge_busy(r->tally, edge_index(r, T), from, to);
-    if (!T->th) return;
-    thermal_advance(T->th, from, 0);
-    thermal_advance(T->th, to, 1);
+    thermal_t *th = thermal_of(r, T);
+    if (!th) return;
+    thermal_advance(th, from, 0);
+    thermal_advance(th, to, 1);
 }
 
 /* The speed of the device's level now, idle since its last computation
@@ -205,12 +211,13 @@ static void edge_busy(repl_t *r, edge_tenant_t *T, double from, double to)
  * (block: the level, tokens: the speed in thousandths). */
 static double edge_speed(repl_t *r, edge_tenant_t *T, double now)
 {
-    if (!T->th) return 1;
-    thermal_advance(T->th, now, 0);
-    double v = thermal_speed(T->th);
-    if (T->th->level != T->th_traced) {
-        T->th_traced = T->th->level;
-        repl_trace(r, edge_index(r, T), "throttle", T->th->level, lround(v * 1000));
+    thermal_t *th = thermal_of(r, T);
+    if (!th) return 1;
+    thermal_advance(th, now, 0);
+    double v = thermal_speed(th);
+    if (th->level != T->th_traced) {
+        T->th_traced = th->level;
+        repl_trace(r, edge_index(r, T), "throttle", th->level, lround(v * 1000));
     }
     return v;
 }
@@ -265,7 +272,7 @@ static int start_request(repl_t *r, edge_tenant_t *T, double t0)
         double p = G->edge.has_prefill_time
                        ? dist_sample(&G->edge.prefill_time, T->prefill_rng)
                        : service_prefill_time(g->edge_sv, T->prompt);
-        if (T->th) p /= edge_speed(r, T, now);
+        if (r->thermal) p /= edge_speed(r, T, now);
         /* A prefill is never abandoned: its whole time is busy time. */
         edge_busy(r, T, now, now + p);
         T->pending |= 1;
@@ -402,7 +409,7 @@ static int draft_begin(repl_t *r, edge_tenant_t *T, int n, int block)
     stall_end(r, T);
     draft_busy_end(r, T, now);
     double s = draft_times(r, T, ctx, n);
-    if (T->th) {
+    if (r->thermal) {
         double v = edge_speed(r, T, now);
         if (v != 1) {
             for (int k = 0; k < n; k++) T->cum[k] /= v;
@@ -591,14 +598,15 @@ void edge_finish(repl_t *r, double end)
         if (T->stall_since >= 0) tally_stall(tl, i, T->stall_since, end);
         tl->raw.pending_drafts += T->inflight;
     }
-    for (int i = 0; i < r->n; i++) {
+    for (int i = 0; r->thermal && i < r->n; i++) {
         edge_tenant_t *T = &r->et[i];
-        if (!T->th) continue;
-        if (T->busy && T->drafting) {
-            thermal_advance(T->th, T->draft_start, 0);
-            thermal_advance(T->th, end, 1);
+        thermal_t *th = thermal_of(r, T);
+        if (!th) continue;
+        if (T->drafting) {
+            thermal_advance(th, T->draft_start, 0);
+            thermal_advance(th, end, 1);
         }
-        thermal_advance(T->th, end, 0);
-        tally_thermal(tl, i, T->th->throttled_s, T->th->speed_s);
+        thermal_advance(th, end, 0);
+        tally_thermal(tl, i, th->throttled_s, th->speed_s);
     }
 }

@@ -48,12 +48,8 @@ typedef struct edge_tenant {
                              next draft needs their token first */
     int drafting, draft_n;/* a draft in progress, of draft_n tokens */
     uint32_t epoch, draft_gen, next_block;
+    int th_traced;        /* the throttling level last traced (r->thermal) */
     double t0, t_first, t_last, draft_start, stall_since;
-    /* The device's temperature and throttling level when its card has a
-     * `thermal:` section (owned), else NULL; th_traced: the level last
-     * written to the trace. */
-    struct thermal *th;
-    int th_traced;
 } edge_tenant_t;
 
 /* Draft-buffer entries tenant i needs (its policy's limit, 1 when it

@@ -84,6 +84,10 @@ typedef struct repl {
      * sender, copied out by its receiver (sim/entity/msg.h). */
     struct msg_prompt *prompt_box;
     double *cum;               /* every tenant's draft-time buffer (edge) */
+    /* [n]: every tenant's device temperature and throttling level
+     * (sim/model/thermal.h; cfg NULL for a device without a thermal
+     * model), or NULL when no device has one (edge.c). */
+    struct thermal *thermal;
     /* Edge side, per group: draft time by context, filled on first use
      * (the service model is pure, so its answers can be kept; contexts
      * beyond REPL_MEMO_MAX are computed each time to bound memory). */

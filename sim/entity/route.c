@@ -61,6 +61,7 @@ void route_teardown(repl_t *r)
     free(r->ct);
     free(r->prompt_box);
     free(r->cum);
+    free(r->thermal);
     if (r->draft_memo)
         for (int g = 0; g < r->s->ngroups; g++) free(r->draft_memo[g]);
     free(r->draft_memo);
