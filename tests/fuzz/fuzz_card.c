@@ -35,8 +35,23 @@ static int same_llm(const llm_card_t *a, const llm_card_t *b)
            a->vocab == b->vocab && a->gated_mlp == b->gated_mlp;
 }
 
+static int same_thermal(const thermal_cfg_t *a, const thermal_cfg_t *b)
+{
+    if (a->ambient != b->ambient || a->r_th != b->r_th || a->tau != b->tau ||
+        a->has_start != b->has_start || (a->has_start && a->start != b->start) ||
+        a->hysteresis != b->hysteresis || a->nlevels != b->nlevels)
+        return 0;
+    for (int i = 0; i < a->nlevels; i++)
+        if (a->level[i].above != b->level[i].above || a->level[i].speed != b->level[i].speed)
+            return 0;
+    return 1;
+}
+
 static int same_hw(const hw_card_t *a, const hw_card_t *b)
 {
+    if (a->battery_wh != b->battery_wh || a->has_thermal != b->has_thermal ||
+        (a->has_thermal && !same_thermal(&a->thermal, &b->thermal)))
+        return 0;
     for (int i = 0; i < PREC_COUNT; i++)
         if (a->flops[i] != b->flops[i]) return 0;
     return !strcmp(a->name, b->name) && !strcmp(a->kind, b->kind) &&
