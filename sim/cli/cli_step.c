@@ -53,7 +53,7 @@ static const char usage[] =
     "  --hardware CARD  hardware card: a file, or NAME for\n"
     "                   models/hardware/NAME.yaml\n"
     "  --model CARD     LLM card: a file, or NAME for models/llm/NAME.yaml\n"
-    "  --precision P    fp16 (default), fp32, w8a16, w4a16 or w4a4\n"
+    "  --precision P    fp16 (default), fp32, w8a16, w4a16, w4a4 or fp8\n"
     "  --tp T           T GPUs in tensor parallelism (default 1): every time is\n"
     "                   one GPU's share of the work plus two all-reduces a layer\n"
     "  --batch B        jobs (default 1), 1 to 1048576; batch also takes max:\n"

@@ -84,7 +84,7 @@ static const char usage_run[] =
     "                    (default itl_mean_s, throughput_tok_s) has a CI\n"
     "                    half-width within P of its mean, e.g. 1% (same as\n"
     "                    --set precision.relative=P; replications is then the\n"
-    "                    first round, 10 unless given; the summary says whether\n"
+    "                    first round, at least 10; the summary says whether\n"
     "                    it was met: docs/guide.md, \"Runs that stop at a\n"
     "                    precision\")\n"
     "  -j, --jobs N      run the replications on N threads, 1 to 4096 (default:\n"
@@ -484,21 +484,11 @@ static int run_with_trace(const cli_t *c, const scenario_t *s,
  * write error. */
 static int run_precision(const scenario_t *s, const sim_precision_t *p)
 {
-    const precision_cfg_t *c = &s->precision;
-    if (!(c->relative > 0)) return 0;
-    int rc = printf("\nprecision    %s %d replications (target ±%.3g%% at %.3g%%):",
-                    p->met ? "met after" : "NOT met at the cap of", p->replications,
-                    100 * c->relative, 100 * c->confidence) < 0;
-    for (int i = 0; i < c->nmetrics; i++)
-        rc |= (isfinite(p->relative[i])
-                   ? printf("%s %s ±%.3g%%", i ? "," : "", metric_name(c->metrics[i]),
-                            100 * p->relative[i])
-                   : printf("%s %s not judged (under 2 values, or a mean of 0)",
-                            i ? "," : "", metric_name(c->metrics[i]))) < 0;
-    rc |= printf("\n") < 0;
-    return rc ? -1 : 0;
+    char text[1024];
+    if (!(s->precision.relative > 0)) return 0;
+    sim_precision_text(s, p, text, sizeof text);
+    return printf("\nprecision    %s\n", text) < 0 ? -1 : 0;
 }
-
 
 /* MSER-5 on the committed-token series (sim/stat/mser.h): a warm-up shorter
  * than its pick (the mean over replications: one replication's pick is

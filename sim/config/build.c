@@ -209,16 +209,22 @@ static int build_links(bctx_t *x)
 /* The keys a service is built from, as written. */
 typedef struct svc_keys {
     char hw[KEYTAB_KEY_MAX], model[KEYTAB_KEY_MAX], table[KEYTAB_KEY_MAX];
+    char prec[KEYTAB_KEY_MAX];
 } svc_keys_t;
 
 /* Builds one service model, each input's error at that input's key: the
- * cards first, then the calibration table against them. */
+ * cards first, then the calibration table against them. A card that serves
+ * fp16 but lacks the peak of the precision asked for (fp8, w4a4) is the
+ * precision's key's error, not the card's. */
 static int build_service(bctx_t *x, const hw_card_t *hw, const llm_card_t *m, int prec,
                          const char *table, double overhead, int tp, const svc_keys_t *k,
                          service_t **out)
 {
     if (service_check_model(m, x->err) != 0) return blame(x, k->model);
-    if (service_check_hardware(hw, prec, x->err) != 0) return blame(x, k->hw);
+    if (service_check_hardware(hw, prec, x->err) != 0) {
+        err_t fp16 = {0, {0}};
+        return blame(x, service_check_hardware(hw, PREC_FP16, &fp16) == 0 ? k->prec : k->hw);
+    }
     *out = service_create_in(hw, m, prec, table, overhead, tp, x->files, x->err);
     return *out ? 0 : blame(x, k->table);
 }
@@ -236,6 +242,7 @@ static int build_edge_services(bctx_t *x)
         group_key(x, g, "edge.device", k.hw);
         group_key(x, g, "edge.draft", k.model);
         group_key(x, g, "edge.calibration", k.table);
+        group_key(x, g, "edge.quant", k.prec);
         if (build_service(x, &e->device, &e->draft, e->quant, e->calibration, e->overhead,
                           1, &k, &x->b->edge[g]) != 0)
             return -1;
@@ -303,6 +310,7 @@ static int build_cloud_draft(bctx_t *x, const cloud_cfg_t *c, int k, build_repli
     cloud_key(x, k, "gpu", sk.hw);
     key_of(x, "cloud.draft", sk.model);
     key_of(x, "cloud.draft", sk.table);
+    key_of(x, "cloud.draft_precision", sk.prec);
     return build_service(x, &c->gpu, &c->draft, c->draft_precision, NULL, c->overhead, 1,
                          &sk, &r->dsv);
 }
@@ -321,6 +329,7 @@ static int build_replica(bctx_t *x, const cloud_cfg_t *c, int k, build_replica_t
     cloud_key(x, k, "tensor_parallel", tpk);
     cloud_key(x, k, "calibration", sk.table);
     key_of(x, "cloud.target", sk.model);
+    key_of(x, "cloud.precision", sk.prec);
     *r = (build_replica_t){.kv_capacity = INFINITY};
     /* Checked even without the model: the GPU count feeds the cost metrics. */
     if (service_check_parallel(&c->gpu, &c->target, tp,

@@ -100,7 +100,9 @@ int scenario_load_string(const char *name, const char *yaml,
                          scenario_t *out, err_t *err);
 SPECSIM_API void scenario_fini(scenario_t *s);
 /* For a loaded scenario changed in code (its cards, calibration, times, KV
- * capacity, protocols or workload): frees what the loader built from it
+ * capacity, protocols or workload), which a run would otherwise take from
+ * the old build (it refuses only a build that no longer fits: other group
+ * counts, a service model it now needs): frees what the loader built from it
  * (scenario_t.built) and builds again from what it says now, so that the
  * run sees the change; its files are read again, and errors name the key
  * without a position. 0, or -1 with err (s->built is then NULL, and a run

@@ -261,7 +261,7 @@ static int row_consistent(const ctx_t *c, const ynode_t *rn, int idx,
                                   "expected qkv, o, gate_up, down or lm_head");
         if (row->quant[0] && precision_parse(row->quant) < 0)
             return fail_row_value(c, rn, idx, "quant",
-                                  "expected fp32, fp16, w8a16, w4a16 or w4a4");
+                                  "expected fp32, fp16, w8a16, w4a16, w4a4 or fp8");
         if (row->kernel[0] && strcmp(row->kernel, "exact") != 0 && strcmp(row->kernel, "int8") != 0)
             return fail_row_value(c, rn, idx, "kernel", "expected exact or int8");
     }
@@ -527,7 +527,7 @@ static int parse_identity(const ctx_t *c, const ynode_t *const *val, caltable_t 
     if (get_string(c, val[K_QUANT], "quant", t->quant, sizeof t->quant) != 0) return -1;
     if (precision_parse(t->quant) < 0)
         return fail_at(c, val[K_QUANT], "quant",
-                       "expected fp32, fp16, w8a16, w4a16 or w4a4");
+                       "expected fp32, fp16, w8a16, w4a16, w4a4 or fp8");
     return 0;
 }
 

@@ -1,6 +1,5 @@
 #include "run/sim.h"
 
-#include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -217,13 +216,31 @@ typedef struct rep_result {
  * δ(n) the half-width of the t interval at the stated confidence. The
  * adjusted γ' is what makes the event |X̄(n) − μ| / |μ| <= γ hold with about
  * the stated probability, despite the stop depending on the data: stopping
- * at a fixed-width rule is valid as γ → 0 (Chow and Robbins, 1965), and the
- * first round (n0 >= 10 by default) keeps an early, lucky stop rare.
+ * at a fixed-width rule is valid as γ → 0 (Chow and Robbins, 1965), and a
+ * first round of at least PRECISION_N0 replications, each metric judged on
+ * at least that many values, keeps an early, lucky stop rare (below 10,
+ * coverage falls to about 92% for a 95% target).
  * tests/unit/test_precision.c measures the coverage on a closed form.
  *
  * The rule is checked after every replication in replication order, so the
  * stopping count, and every result, is the same at any thread count; with
  * threads, a round runs ahead and what it ran past the stop is dropped. */
+
+#define PRECISION_N0 10
+
+/* The first round with precision: replications, at least PRECISION_N0,
+ * at most the cap. */
+static int precision_first(const precision_cfg_t *p, int replications)
+{
+    int n0 = replications > PRECISION_N0 ? replications : PRECISION_N0;
+    return n0 < p->max_replications ? n0 : p->max_replications;
+}
+
+/* γ' = γ / (1 + γ): the half-width over |mean| that meets γ. */
+static double precision_target(const precision_cfg_t *p)
+{
+    return p->relative / (1 + p->relative);
+}
 
 typedef struct precision_acc {
     int k;                     /* replications with a value */
@@ -239,22 +256,26 @@ static void acc_add(precision_acc_t *a, double x)
     a->m2 += d * (x - a->mean);
 }
 
-/* The interval's half-width over |mean| at confidence conf; INFINITY
- * while it cannot be judged (fewer than two values, a mean of 0 or NaN). */
+/* The interval's half-width over |mean| at confidence conf: 0 when the
+ * values agree (a constant, 0 included: nothing left to narrow); INFINITY
+ * while it cannot be judged (fewer than two values, a mean of 0 with a
+ * spread). */
 static double acc_rel_halfwidth(const precision_acc_t *a, double conf)
 {
-    if (a->k < 2 || !(fabs(a->mean) > 0)) return INFINITY;
+    if (a->k < 2) return INFINITY;
     double sd = sqrt(a->m2 / (a->k - 1));
-    if (sd <= 1e-12 * fabs(a->mean)) sd = 0.0;   /* as metrics.c: rounding */
-    double t = gsl_cdf_tdist_Pinv(1 - (1 - conf) / 2, (double)(a->k - 1));
-    return t * sd / sqrt((double)a->k) / fabs(a->mean);
+    if (sd <= 1e-12 * fabs(a->mean)) return 0.0;   /* as metrics.c: rounding */
+    if (!(fabs(a->mean) > 0)) return INFINITY;
+    return metrics_halfwidth(sd, a->k, 1 - (1 - conf) / 2) / fabs(a->mean);
 }
 
-static int precision_met(const precision_cfg_t *p, const precision_acc_t *acc)
+/* Every metric judged on at least n0 values and within the target. */
+static int precision_met(const precision_cfg_t *p, const precision_acc_t *acc, int n0)
 {
-    double target = p->relative / (1 + p->relative);
     for (int i = 0; i < p->nmetrics; i++)
-        if (!(acc_rel_halfwidth(&acc[i], p->confidence) <= target)) return 0;
+        if (acc[i].k < n0 || !(acc_rel_halfwidth(&acc[i], p->confidence) <=
+                               precision_target(p)))
+            return 0;
     return 1;
 }
 
@@ -400,15 +421,37 @@ static int run_rep(const run_ctx_t *c, rep_worker_t *w, int r, FILE *rows, err_t
 }
 
 /* Replication r taken in order: 1 when it is the one at which the run
- * meets its precision targets (never before the first round ends). */
-static int precision_stop(run_ctx_t *c, int r)
+ * meets its precision targets (never before the first round ends), -1
+ * with err when the first round leaves a metric that cannot be judged
+ * (under two values: NaN in nearly every replication), which would run to
+ * the cap for nothing; else 0. */
+static int precision_stop(run_ctx_t *c, int r, err_t *err)
 {
     const precision_cfg_t *p = &c->s->precision;
     if (!c->acc) return 0;
     for (int i = 0; i < p->nmetrics; i++) acc_add(&c->acc[i], c->reps[r].v[p->metrics[i]]);
-    if (r + 1 < c->s->replications || !precision_met(p, c->acc)) return 0;
+    int n0 = precision_first(p, c->s->replications);
+    if (r + 1 < n0) return 0;
+    for (int i = 0; r + 1 == n0 && i < p->nmetrics; i++)
+        if (c->acc[i].k < 2)
+            return err_set(err, ERR_INPUT, "precision.metrics: %s has a value in %d of "
+                           "the first %d replications (NaN otherwise: an SLO metric "
+                           "without slo:, a cloud metric without a cloud, ...): it "
+                           "cannot be judged", metric_name(p->metrics[i]),
+                           c->acc[i].k, n0);
+    if (!precision_met(p, c->acc, n0)) return 0;
     c->met_at = r + 1;
     return 1;
+}
+
+/* After replication r taken in order: reports progress (a met target ends
+ * the count there) and applies the rule. 1 to stop, -1 with err, else 0. */
+static int taken(run_ctx_t *c, int r, err_t *err)
+{
+    int stop = precision_stop(c, r, err);
+    if (stop >= 0 && c->opt && c->opt->progress)
+        c->opt->progress(c->opt->progress_ctx, r + 1, stop ? r + 1 : c->R);
+    return stop;
 }
 
 /* What the run's precision came to (sim_precision_t, sim.h). */
@@ -422,6 +465,22 @@ static void precision_report(const run_ctx_t *c, sim_precision_t *out)
         out->relative[i] = acc_rel_halfwidth(&c->acc[i], p->confidence);
 }
 
+void sim_precision_text(const scenario_t *s, const sim_precision_t *p, char *buf, size_t n)
+{
+    const precision_cfg_t *c = &s->precision;
+    size_t at = 0;
+    at += (size_t)snprintf(buf, n, "%s %d replications (target ±%.3g%% at %.3g%%):",
+                           p->met ? "met after" : "NOT met at the cap of", p->replications,
+                           100 * c->relative, 100 * c->confidence);
+    for (int i = 0; i < c->nmetrics && at < n; i++)
+        at += (size_t)(isfinite(p->relative[i])
+                           ? snprintf(buf + at, n - at, "%s %s ±%.3g%%", i ? "," : "",
+                                      metric_name(c->metrics[i]), 100 * p->relative[i])
+                           : snprintf(buf + at, n - at, "%s %s not judged (a mean of 0 "
+                                      "with a spread)", i ? "," : "",
+                                      metric_name(c->metrics[i])));
+}
+
 /* This round's replications in the calling thread, in order. */
 static int reps_in_order(run_ctx_t *c, err_t *err)
 {
@@ -430,9 +489,9 @@ static int reps_in_order(run_ctx_t *c, err_t *err)
     FILE *pt = c->opt ? c->opt->per_tenant : NULL;
     for (int r = c->lo; r < c->R && rc == 0; r++) {
         rc = run_rep(c, &w, r, pt, err);
-        if (rc == 0 && c->opt && c->opt->progress)
-            c->opt->progress(c->opt->progress_ctx, r + 1, c->R);
-        if (rc == 0 && precision_stop(c, r)) break;
+        int stop = rc == 0 ? taken(c, r, err) : 0;
+        if (stop < 0) rc = -1;
+        if (stop) break;
     }
     worker_fini(&w);
     return rc;
@@ -528,10 +587,11 @@ static int take_in_order(run_ctx_t *c, err_t *err)
         free(res->rows);
         res->rows = NULL;
         if (wrc) return -1;
-        if (c->opt && c->opt->progress) c->opt->progress(c->opt->progress_ctx, r + 1, c->R);
         /* Met: the threads end the replications they hold (reps_threaded
          * stops them), and those are dropped. */
-        if (precision_stop(c, r)) break;
+        int stop = taken(c, r, err);
+        if (stop < 0) return -1;
+        if (stop) break;
         pthread_mutex_lock(&c->mu);
         c->next_write = r + 1;
         pthread_cond_broadcast(&c->cv);
@@ -621,7 +681,7 @@ static int grow_reps(run_ctx_t *c, int from, int n, err_t *err)
 static int next_round(const run_ctx_t *c, int n, int jobs)
 {
     const precision_cfg_t *p = &c->s->precision;
-    double worst = 0, target = p->relative / (1 + p->relative);
+    double worst = 0, target = precision_target(p);
     for (int i = 0; i < p->nmetrics; i++)
         worst = fmax(worst, acc_rel_halfwidth(&c->acc[i], p->confidence));
     double want = isfinite(worst) ? ceil(n * (worst / target) * (worst / target)) : 2.0 * n;
@@ -660,7 +720,9 @@ static int run_rounds(run_ctx_t *c, int jobs_asked, double *wall, err_t *err)
 static int run_reps(const scenario_t *s, const sim_options_t *opt,
                     metrics_summary_t *out, tally_totals_t *tot, err_t *err)
 {
-    int R = s->replications, rc = 0;
+    int R = s->precision.relative > 0 ? precision_first(&s->precision, s->replications)
+                                      : s->replications;
+    int rc = 0;
     if (opt && opt->trace && (opt->trace_rep < 0 || opt->trace_rep >= R))
         return err_set(err, ERR_INPUT, "--trace-rep: %d is not a replication "
                        "(0 .. %d)", opt ? opt->trace_rep : 0, R - 1);
@@ -689,10 +751,11 @@ static int run_reps(const scenario_t *s, const sim_options_t *opt,
         R = c.R;
         sim_warmup_diag_t diag;
         memset(&diag, 0, sizeof diag);
-        double events = 0, setup = 0;
+        double events = 0, setup = 0, rep_wall = 0;
         for (int r = 0; r < R; r++) {
             events += c.res[r].events;
             setup += c.res[r].setup;
+            rep_wall += c.res[r].wall;
             diag_add(&diag, r, c.res[r].pick, c.res[r].used, R);
         }
         metrics_summarize(c.reps, R, out);
@@ -707,7 +770,10 @@ static int run_reps(const scenario_t *s, const sim_options_t *opt,
         if (opt && opt->rep_values)
             memcpy(opt->rep_values, c.reps, (size_t)R * sizeof *c.reps);
         if (opt && opt->precision) precision_report(&c, opt->precision);
-        if (opt && opt->setup_s) *opt->setup_s = setup;
+        /* Set-up's share of the replications' own time, applied to wall_s:
+         * with threads they overlap, and their summed set-up could exceed
+         * the elapsed wall_s. */
+        if (opt && opt->setup_s) *opt->setup_s = rep_wall > 0 ? wall * setup / rep_wall : 0;
     }
     free(c.reps);
     free(c.res);

@@ -38,6 +38,12 @@ typedef struct sim_precision {
     double relative[PRECISION_METRICS_MAX];
 } sim_precision_t;
 
+/* "met after N replications (target ±1% at 95%): itl_mean_s ±0.62%, ..."
+ * or "NOT met at the cap of N replications ...", into buf (n bytes,
+ * truncated to fit): what a run with precision: came to, for a report. */
+SPECSIM_API void sim_precision_text(const scenario_t *s, const sim_precision_t *p,
+                                    char *buf, size_t n);
+
 typedef struct sim_options {
     FILE *trace;      /* per-event timeline of one replication, or NULL */
     const struct trace_ops *trace_format; /* its sink (sim/io/trace.h); NULL:
@@ -71,10 +77,10 @@ typedef struct sim_options {
     /* With precision: filled when not NULL (replications used, targets
      * met); rep_values then needs precision.max_replications records. */
     sim_precision_t *precision;
-    /* Filled when not NULL: the wall-clock seconds spent building the
+    /* Filled when not NULL: the part of wall_s spent building the
      * replications' worlds (every tenant's state, the cloud, the first
-     * events), summed over the replications the results are over: the
-     * set-up inside wall_s, reported apart for large fleets. */
+     * events): wall_s times set-up's share of the replications' own time
+     * (with threads they overlap), reported apart for large fleets. */
     double *setup_s;
 } sim_options_t;
 

@@ -58,7 +58,7 @@ static int read_inputs(const step_setup_t *in, hw_card_t *hw, llm_card_t *m, int
     *prec = precision_parse(p);
     if (*prec < 0)
         return err_set(err, ERR_INPUT, "unknown precision '%s' (fp32, fp16, w8a16, "
-                       "w4a16 or w4a4)", p);
+                       "w4a16, w4a4 or fp8)", p);
     /* A card the model cannot use at any precision is the card's fault; one
      * that lacks this precision's peak, the precision's. */
     *bad = service_check_hardware(hw, PREC_FP16, err) != 0 ? STEP_IN_HARDWARE

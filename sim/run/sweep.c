@@ -119,6 +119,23 @@ static void drop_timing(metrics_summary_t *m)
     m->value[METRIC_EVENTS_PER_S] = m->ci95[METRIC_EVENTS_PER_S] = NAN;
 }
 
+/* "path=value, path=value" of a point, truncated to fit. */
+static void point_label(const sweepspec_t *sp, uint64_t point, char *buf, size_t n)
+{
+    enum { MAX_SHOWN = 16 };
+    const char *vals[MAX_SHOWN];
+    size_t used = 0;
+    buf[0] = '\0';
+    if (sp->naxes > MAX_SHOWN) return;
+    sweepspec_point(sp, point, vals);
+    for (int a = 0; a < sp->naxes && used < n; a++) {
+        int w = snprintf(buf + used, n - used, "%s%s=%s", a ? ", " : "",
+                         sp->axes[a].path, vals[a]);
+        if (w < 0) break;
+        used += (size_t)w;
+    }
+}
+
 /* Runs one point, its replications on `jobs` threads (pool_share). */
 static int run_point(const pool_t *p, uint64_t point, metrics_summary_t *m,
                      metrics_summary_t *groups, long jobs, err_t *err)
@@ -135,11 +152,19 @@ static int run_point(const pool_t *p, uint64_t point, metrics_summary_t *m,
     int nov = point_overrides(p, point, ov, idx, seedbuf);
     scenario_t s;
     if (scenario_src_load(p->src, ov, nov, &s, err) != 0) goto out;
+    sim_precision_t prec;
     sim_options_t opt = {.trace = NULL, .progress = NULL, .groups = groups,
-                         .jobs = (int)jobs};
+                         .jobs = (int)jobs, .precision = &prec};
     memset(m, 0, sizeof *m);
     rc = groups ? same_groups(p, &s, err) : 0;
     if (rc == 0) rc = sim_run(&s, &opt, m, err);
+    /* A point short of its target is said (its CSV row holds its values). */
+    if (rc == 0 && s.precision.relative > 0 && !prec.met) {
+        char text[1024], label[256];
+        sim_precision_text(&s, &prec, text, sizeof text);
+        point_label(p->sp, point, label, sizeof label);
+        err_warn("point %llu (%s): precision %s", (unsigned long long)point, label, text);
+    }
     scenario_fini(&s);
     drop_timing(m);
     for (int g = 0; groups && g < p->ngroups; g++) drop_timing(&groups[g]);
@@ -194,22 +219,6 @@ static void progress_show(progress_t *pr, int final)
     if (pr->fn) pr->fn(pr->ctx, &pr->p);
 }
 
-/* "path=value, path=value" of a point, truncated to fit. */
-static void point_label(const sweepspec_t *sp, uint64_t point, char *buf, size_t n)
-{
-    enum { MAX_SHOWN = 16 };
-    const char *vals[MAX_SHOWN];
-    size_t used = 0;
-    buf[0] = '\0';
-    if (sp->naxes > MAX_SHOWN) return;
-    sweepspec_point(sp, point, vals);
-    for (int a = 0; a < sp->naxes && used < n; a++) {
-        int w = snprintf(buf + used, n - used, "%s%s=%s", a ? ", " : "",
-                         sp->axes[a].path, vals[a]);
-        if (w < 0) break;
-        used += (size_t)w;
-    }
-}
 
 static int format_batch(const pool_t *p, size_t k0, size_t k1, char **buf,
                         size_t *len)

@@ -118,7 +118,12 @@ static void summarize_one(const metrics_rep_t *reps, int n, int stride, int m,
      * same histogram bucket every time) would otherwise show a half-width
      * of 1e-16 relative: that is arithmetic noise, not spread. */
     if (sd <= 1e-12 * fabs(mean)) sd = 0.0;
-    *ci95 = gsl_cdf_tdist_Pinv(0.975, (double)(k - 1)) * sd / sqrt((double)k);
+    *ci95 = metrics_halfwidth(sd, k, 0.975);
+}
+
+double metrics_halfwidth(double sd, int k, double q)
+{
+    return gsl_cdf_tdist_Pinv(q, (double)(k - 1)) * sd / sqrt((double)k);
 }
 
 static void summarize(const metrics_rep_t *reps, int n, int stride,

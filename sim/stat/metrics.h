@@ -108,6 +108,10 @@ typedef struct metrics_summary {
 } metrics_summary_t;
 
 void metrics_summarize(const metrics_rep_t *reps, int n, metrics_summary_t *out);
+/* The t interval's half-width of a mean of k >= 2 values with standard
+ * deviation sd: its quantile q of Student's t with k - 1 degrees (0.975
+ * for a two-sided 95% interval). */
+double metrics_halfwidth(double sd, int k, double q);
 /* Same for metric m of group g of each replication: reps[r·ngroups + g]. */
 void metrics_summarize_group(const metrics_rep_t *reps, int n, int ngroups, int g,
                              metrics_summary_t *out);

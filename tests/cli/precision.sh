@@ -56,5 +56,12 @@ if $SPECSIM sweep "$TMP/p.yaml" --quiet --precision 3% \
    [ "$(wc -l <"$TMP/s.csv")" -eq 3 ]; then pass precision_sweep; else
     fail precision_sweep "$(cat "$TMP/err")"; fi
 
+# A point that reaches the cap short of its target says so (its row holds
+# its values).
+$SPECSIM sweep "$TMP/p.yaml" --quiet --precision 0.01% --set precision.max_replications=12 \
+    --set precision.metrics=accepted_len_mean --out "$TMP/s2.csv" >/dev/null 2>"$TMP/err"
+if [ "$(grep -c "warning: point [01] (protocol.gamma=[24]): precision NOT met at the cap of 12 replications" "$TMP/err")" -eq 2 ]
+then pass precision_sweep_cap_warned; else fail precision_sweep_cap_warned "$(cat "$TMP/err")"; fi
+
 expect_exit precision_compare_refused 2 $SPECSIM compare "$TMP/p.yaml" --quiet \
     --set precision.relative=2% --a protocol.gamma=2 --b protocol.gamma=3

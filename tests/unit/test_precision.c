@@ -157,6 +157,38 @@ static void test_threads_same(void)
     scenario_fini(&s);
 }
 
+/* The first round is at least 10 even when replications says fewer (below
+ * that the rule's coverage falls): a target met at once stops at 10. */
+static void test_first_round_floor(void)
+{
+    scenario_override_t ov[] = {{.path = "replications", .value = "3"},
+                                {.path = "precision.relative", .value = "50%"}};
+    scenario_t s;
+    if (load(&s, ov, 2) != 0) { CHECK(!"load"); return; }
+    metrics_summary_t m;
+    sim_precision_t p;
+    sim_options_t opt = {.precision = &p};
+    err_t err = {0};
+    CHECK(sim_run(&s, &opt, &m, &err) == 0);
+    CHECK(p.met && p.replications == 10 && m.reps == 10);
+    scenario_fini(&s);
+}
+
+/* A metric without values (an SLO metric with no slo:) cannot be judged:
+ * refused after the first round, not run to the cap. */
+static void test_unjudged_refused(void)
+{
+    scenario_override_t ov[] = {{.path = "precision.metrics", .value = "slo_attainment"}};
+    scenario_t s;
+    if (load(&s, ov, 1) != 0) { CHECK(!"load"); return; }
+    metrics_summary_t m;
+    err_t err = {0};
+    CHECK(sim_run(&s, NULL, &m, &err) == -1 && err.code == ERR_INPUT);
+    CHECK(strstr(err.msg, "precision.metrics: slo_attainment has a value in 0 of the "
+                          "first 10 replications") != NULL);
+    scenario_fini(&s);
+}
+
 static void refused(const char *path, const char *value, const char *want)
 {
     scenario_override_t ov = {.path = path, .value = value};
@@ -210,6 +242,8 @@ int main(void)
     RUN(test_threads_same);
     RUN(test_bad_keys);
     RUN(test_code_built_refused);
+    RUN(test_first_round_floor);
+    RUN(test_unjudged_refused);
     RUN(test_coverage);
     return check_done();
 }
