@@ -121,21 +121,30 @@ static void test_coverage(void)
     CHECK(hit >= 0.92 * K);
 }
 
+/* The base scenario with ov, run: 0 with *p and *m filled, else -1. */
+static int run_with(const scenario_override_t *ov, int nov, sim_precision_t *p,
+                    metrics_summary_t *m)
+{
+    scenario_t s;
+    if (load(&s, ov, nov) != 0) return -1;
+    sim_options_t opt = {.precision = p};
+    err_t err = {0};
+    int rc = sim_run(&s, &opt, m, &err);
+    if (rc != 0) printf("  %s\n", err.msg);
+    scenario_fini(&s);
+    return rc;
+}
+
 /* A target it cannot reach ends at the cap, said so. */
 static void test_cap(void)
 {
     scenario_override_t ov[] = {{.path = "precision.relative", .value = "0.01%"},
                                 {.path = "precision.max_replications", .value = "25"}};
-    scenario_t s;
-    if (load(&s, ov, 2) != 0) { CHECK(!"load"); return; }
     metrics_summary_t m;
     sim_precision_t p;
-    sim_options_t opt = {.precision = &p};
-    err_t err = {0};
-    CHECK(sim_run(&s, &opt, &m, &err) == 0);
+    CHECK(run_with(ov, 2, &p, &m) == 0);
     CHECK(!p.met && p.replications == 25 && m.reps == 25);
     CHECK(p.relative[0] > 0.0001);
-    scenario_fini(&s);
 }
 
 /* The stop and every value are the same on 1 thread and on 3: the rule is
@@ -163,15 +172,10 @@ static void test_first_round_floor(void)
 {
     scenario_override_t ov[] = {{.path = "replications", .value = "3"},
                                 {.path = "precision.relative", .value = "50%"}};
-    scenario_t s;
-    if (load(&s, ov, 2) != 0) { CHECK(!"load"); return; }
     metrics_summary_t m;
     sim_precision_t p;
-    sim_options_t opt = {.precision = &p};
-    err_t err = {0};
-    CHECK(sim_run(&s, &opt, &m, &err) == 0);
+    CHECK(run_with(ov, 2, &p, &m) == 0);
     CHECK(p.met && p.replications == 10 && m.reps == 10);
-    scenario_fini(&s);
 }
 
 /* A metric without values (an SLO metric with no slo:) cannot be judged:
