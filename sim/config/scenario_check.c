@@ -252,6 +252,24 @@ static void note_trace_at(sctx_t *x)
     ynode_where(o->trace_at, sizeof o->trace_at, n->src, n->line, n->col);
 }
 
+/* Where duration and the arrivals' key were written, for the run budget's
+ * messages (sim/run/guard.c), which come once the tree is gone. A key left
+ * to its default points where written_at says (the enclosing key, or the
+ * document). */
+static void note_run_keys(sctx_t *x)
+{
+    scenario_t *s = x->s;
+    ynode_t at;
+    const ynode_t *n = written_at(x->root, "duration", &at);
+    ynode_where(s->duration_at, sizeof s->duration_at, n->src, n->line, n->col);
+    int rate;
+    int k = scenario_arrivals_group(s, &rate);
+    char key[KEYTAB_KEY_MAX];
+    group_key(x->root, k, rate ? "workload.rate" : "workload.trace", key);
+    n = written_at(x->root, key, &at);
+    ynode_where(s->arrivals_at, sizeof s->arrivals_at, n->src, n->line, n->col);
+}
+
 /* build_where_t.key: a group's canonical key (tenants.groups.G.SUB) or a
  * replica group's (cloud.replica_groups.K.SUB) to the key that set it. */
 static void where_key(void *ctx, const char *key, char *out, size_t outsz)
@@ -281,6 +299,7 @@ static int where_blame(void *ctx, const char *key, err_t *err)
 int scenario_check_whole(sctx_t *x)
 {
     note_trace_at(x);
+    note_run_keys(x);
     if (check_output_file(x) != 0 || check_gamma_rate(x) != 0 ||
         check_token_limit(x) != 0 || check_accept_gamma(x) != 0 ||
         check_trace_keys(x) != 0)

@@ -24,6 +24,16 @@ const accept_cfg_t *scenario_group_acceptance(const scenario_t *s, int g)
     return G && G->acceptance.model ? &G->acceptance : &s->acceptance;
 }
 
+int scenario_arrivals_group(const scenario_t *s, int *is_rate)
+{
+    int k = 0;
+    while (k < s->ngroups && s->groups[k].workload.arrival != ARRIVAL_POISSON) k++;
+    *is_rate = k < s->ngroups;
+    if (*is_rate) return k;
+    for (k = 0; k < s->ngroups - 1 && s->groups[k].workload.arrival != ARRIVAL_TRACE;) k++;
+    return k;
+}
+
 int scenario_tensor_parallel(const scenario_t *s)
 {
     return s->cloud.tensor_parallel > 1 ? s->cloud.tensor_parallel : 1;

@@ -222,6 +222,12 @@ typedef struct scenario {
     int ntenants;              /* sum of group counts */
     cloud_cfg_t cloud;
     output_cfg_t output;
+    /* Where the keys a run may blame were written (FILE:LINE:COL,
+     * --set:N:COL; "" in a scenario made in code): duration (the run
+     * budget), and the key that sets the arrivals that may pile up
+     * (scenario_arrivals_group's rate or trace). */
+    char duration_at[YNODE_WHERE_MAX];
+    char arrivals_at[YNODE_WHERE_MAX];
     precision_cfg_t precision; /* replications: the first round, then more
                                   until the targets are met */
     struct build *built;       /* owned: what the loader built from this
@@ -245,6 +251,10 @@ const tenant_group_t *scenario_tenant_group(const scenario_t *s, int tenant);
  * scenario's). */
 const protocol_cfg_t *scenario_group_protocol(const scenario_t *s, int g);
 const accept_cfg_t *scenario_group_acceptance(const scenario_t *s, int g);
+/* The group whose arrivals may pile up: the first with Poisson arrivals
+ * (*is_rate 1: its workload.rate sets them), else the first that replays
+ * the request trace, else the last (*is_rate 0: workload.trace). */
+int scenario_arrivals_group(const scenario_t *s, int *is_rate);
 /* GPUs per cloud replica: cloud.tensor_parallel, 1 in a scenario built in
  * code that left it 0. */
 int scenario_tensor_parallel(const scenario_t *s);

@@ -106,12 +106,8 @@ static void trace_look(guard_t *g, double now, uint64_t events, uint64_t done, d
  * is a rate. */
 static int pileup_key(const scenario_t *s, char *buf, size_t n)
 {
-    int k = 0;
-    while (k < s->ngroups && s->groups[k].workload.arrival != ARRIVAL_POISSON) k++;
-    int rate = k < s->ngroups;
-    if (!rate)
-        for (k = 0; k < s->ngroups - 1 && s->groups[k].workload.arrival != ARRIVAL_TRACE;)
-            k++;
+    int rate;
+    int k = scenario_arrivals_group(s, &rate);
     const char *leaf = rate ? "rate" : "trace";
     if (s->ngroups > 1)
         snprintf(buf, n, "tenants.groups.%s.workload.%s", s->groups[k].name, leaf);
@@ -193,13 +189,14 @@ int guard_check(guard_t *g, double now, uint64_t events, uint64_t waiting, uint6
     /* A trace's arrivals end, and with them the events. */
     double total = projected(g, now, events, dev / dt, done, end);
     if (g->trace) trace_size(g, ev0, b0, events, total);
+    const scenario_t *s = g->s;
     if (total > GUARD_MAX_EVENTS)
         return err_set(err, ERR_INPUT,
-                       "duration: %g s would take about %.3g events (%llu in the first "
+                       "%s%sduration: %g s would take about %.3g events (%llu in the first "
                        "%g simulated s, %.3g per simulated second lately); a run is "
                        "bounded at %.0e events (docs/formats.md, \"Run budget\"): shorten "
-                       "duration", end, total, (unsigned long long)events, now, dev / dt,
-                       GUARD_MAX_EVENTS);
+                       "duration", s->duration_at, s->duration_at[0] ? ": " : "", end,
+                       total, (unsigned long long)events, now, dev / dt, GUARD_MAX_EVENTS);
     double ahead = (double)waiting * (end / now);
     /* No more can wait than the trace holds. */
     if (g->trace_only && ahead > g->trace_rows) ahead = g->trace_rows;
@@ -207,10 +204,11 @@ int guard_check(guard_t *g, double now, uint64_t events, uint64_t waiting, uint6
         char key[128];
         int rate = pileup_key(g->s, key, sizeof key);
         return err_set(err, ERR_INPUT,
-                       "%s: requests arrive faster than the tenants "
+                       "%s%s%s: requests arrive faster than the tenants "
                        "serve them: %llu waiting at t=%g s, about %.3g by the end of "
                        "duration %g s; at most %.0e may wait (docs/formats.md, \"Run "
-                       "budget\"): %s or shorten duration", key,
+                       "budget\"): %s or shorten duration", s->arrivals_at,
+                       s->arrivals_at[0] ? ": " : "", key,
                        (unsigned long long)waiting, now, ahead, end, GUARD_MAX_WAITING,
                        rate ? "lower the rate" : "replay fewer requests");
     }

@@ -28,10 +28,11 @@ fi
 expect_exit zero_time_cycle_broken 0 timeout 120 "$SPECSIM" run "$TMP/zero.yaml" \
     --set cloud.verify_time=1ms --set duration=2s --set warmup=1s
 
-# A duration no run could reach: refused with the projected event count.
+# A duration no run could reach: refused with the projected event count, at
+# the key as written (FILE:LINE:COL, although the run has no tree left).
 printf 'duration: 1e15s\n' >"$TMP/long.yaml"
 expect_exit endless_duration 2 timeout 120 "$SPECSIM" run "$TMP/long.yaml"
-if grep -q "^specsim run: duration: 1e+15 s would take about [0-9.e+]* events" "$TMP/err"; then
+if grep -q "^specsim run: $TMP/long.yaml:1:11: duration: 1e+15 s would take about [0-9.e+]* events" "$TMP/err"; then
     pass endless_duration_estimate
 else
     fail endless_duration_estimate "$(head -c 400 "$TMP/err")"
@@ -47,7 +48,7 @@ tenants:
   workload: {arrival: poisson, rate: 1000/s}
 Y
 expect_exit unmeetable_rate 2 timeout 120 "$SPECSIM" run "$TMP/overload.yaml"
-if grep -q "^specsim run: tenants.workload.rate: requests arrive faster than the tenants serve them: [0-9]* waiting" "$TMP/err"; then
+if grep -q "^specsim run: $TMP/overload.yaml:5:38: tenants.workload.rate: requests arrive faster than the tenants serve them: [0-9]* waiting" "$TMP/err"; then
     pass unmeetable_rate_message
 else
     fail unmeetable_rate_message "$(head -c 400 "$TMP/err")"
