@@ -377,20 +377,32 @@ static int heap_push(engine_t *e, const engine_event_t *ev)
     return 0;
 }
 
-/* Removes heap[0]. */
+/* Removes heap[0], bottom-up (Wegener's BOTTOM-UP-HEAPSORT, Theor.
+ * Comput. Sci. 118, 1993): the hole goes down to a leaf along the lesser
+ * children, one comparison a level, then the last event rises from there,
+ * usually a level or none, as it came from the bottom. The classic pop
+ * compares each child with it too, two comparisons a level. Keys (time,
+ * seq) are distinct, so the pops come in the same order. */
 static void heap_pop(engine_t *e)
 {
-    engine_event_t last = e->heap[--e->hn];
-    size_t n = e->hn, i = 0;
+    size_t n = --e->hn, i = 0;
+    if (n == 0) return;
+    engine_event_t *h = e->heap;
     for (;;) {
         size_t c = 2 * i + 1;
         if (c >= n) break;
-        if (c + 1 < n && before(&e->heap[c + 1], &e->heap[c])) c++;
-        if (!before(&e->heap[c], &last)) break;
-        e->heap[i] = e->heap[c];
+        if (c + 1 < n && before(&h[c + 1], &h[c])) c++;
+        h[i] = h[c];
         i = c;
     }
-    if (n > 0) e->heap[i] = last;
+    engine_event_t last = h[n];
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!before(&last, &h[p])) break;
+        h[i] = h[p];
+        i = p;
+    }
+    h[i] = last;
 }
 
 int engine_schedule(engine_t *e, double t, uint32_t type, uint32_t a,
