@@ -107,6 +107,23 @@ gnuplot -c scripts/thermal-itl.gp "$data/thermal.itl.csv" "$data/thermal-off.itl
     "$out/thermal-itl"
 end
 
+# ITL over time across a 10-second outage: sync, async, and async with
+# protocol.fallback {mode: local} (the example scenario as it is).
+begin fallback-itl
+fb=scenarios/examples/fallback.yaml
+"$specsim" run "$fb" --quiet --set protocol.mode=sync --set protocol.fallback.mode=off \
+    --trace "$data/fallback-sync.trace.csv" >/dev/null
+"$specsim" run "$fb" --quiet --set protocol.fallback.mode=off \
+    --trace "$data/fallback-async.trace.csv" >/dev/null
+"$specsim" run "$fb" --quiet --trace "$data/fallback-local.trace.csv" >/dev/null
+for k in sync async local; do
+    awk -F, -v bin=1 -v unit=s -f scripts/thermal-itl.awk "$data/fallback-$k.trace.csv" \
+        >"$data/fallback-$k.itl.csv"
+done
+gnuplot -c scripts/fallback-itl.gp "$data/fallback-sync.itl.csv" \
+    "$data/fallback-async.itl.csv" "$data/fallback-local.itl.csv" "$out/fallback-itl"
+end
+
 begin verify-roofline
 if "$specsim" roofline --help >/dev/null 2>&1; then
     "$specsim" roofline scenarios/paper/roofline.yaml >"$data/roofline.csv"

@@ -115,6 +115,42 @@ static int check_gamma_rate(sctx_t *x)
     return 0;
 }
 
+/* protocol.fallback decodes with the edge's draft model and reconciles
+ * with the cloud's target: only a protocol that drafts on the edge and
+ * verifies on the cloud (sync, async) has both; `after` counts blocks over
+ * rtt_above, so it means nothing without it. The message stands at the
+ * key as written: the group's own, else the top level's. */
+static int check_fallback(sctx_t *x)
+{
+    const scenario_t *s = x->s;
+    ynode_t at;
+    for (int gi = 0; gi < s->ngroups; gi++) {
+        const protocol_cfg_t *p = scenario_group_protocol(s, gi);
+        const fallback_cfg_t *f = &p->fallback;
+        if (f->mode == FALLBACK_OFF && !f->has_after) continue;
+        int bad_mode = f->mode != FALLBACK_OFF &&
+                       !(p->proto->drafts && p->proto->verifies && !p->proto->cloud_drafts);
+        int bad_after = f->has_after && !(f->rtt_above > 0);
+        if (!bad_mode && !bad_after) continue;
+        const char *sub = bad_mode ? "mode" : "after";
+        char own[KEYTAB_KEY_MAX], key[KEYTAB_KEY_MAX];
+        snprintf(own, sizeof own, "tenants.groups.%d.protocol.fallback.%s", gi, sub);
+        if (written(x->root, "tenants.groups") && written(x->root, own))
+            snprintf(key, sizeof key, "%s", own);
+        else
+            snprintf(key, sizeof key, "protocol.fallback.%s", sub);
+        if (bad_mode)
+            return keytab_err(&x->kc, written_at(x->root, key, &at), key,
+                              "'local' needs a protocol that drafts on the edge and "
+                              "verifies on the cloud (sync or async), not protocol.mode "
+                              "'%s'", p->proto->name);
+        return keytab_err(&x->kc, written_at(x->root, key, &at), key,
+                          "counts blocks whose round trip exceeds rtt_above: give "
+                          "protocol.fallback.rtt_above too");
+    }
+    return 0;
+}
+
 /* A block of gamma drafts is verified as gamma + 1 tokens in one iteration:
  * a smaller iteration limit could never verify one. */
 static int check_token_limit(sctx_t *x)
@@ -302,6 +338,7 @@ int scenario_check_whole(sctx_t *x)
     note_run_keys(x);
     if (check_output_file(x) != 0 || check_gamma_rate(x) != 0 ||
         check_token_limit(x) != 0 || check_accept_gamma(x) != 0 ||
+        check_fallback(x) != 0 ||
         check_trace_keys(x) != 0)
         return -1;
     build_where_t where = {x, where_key, where_blame};

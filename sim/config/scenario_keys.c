@@ -238,6 +238,19 @@ static const char *const PIN_NAMES[] = {"round-robin", "least-loaded",
 #define BIG 1e300
 #define END {.name = NULL}
 
+static const char *const FALLBACK_NAMES[] = {"off", "local", NULL};
+
+/* protocol.fallback: written back only when it is on. */
+static const keytab_key_t FALLBACK_KEYS[] = {
+    {.name = "mode", KEYTAB_ENUM(fallback_cfg_t, mode, int), .sub = FALLBACK_NAMES,
+     .def = "off", .flags = KF_SKIPEMPTY},
+    {.name = "rtt_above", KEYTAB_NUM(fallback_cfg_t, rtt_above), .unit = UNIT_DURATION,
+     .max = BIG, .def = "0s", .flags = KF_SKIPEMPTY,
+     .zero_means = "0: only while the link is down"},
+    {.name = "after", KEYTAB_INT(fallback_cfg_t, after), .min = 1, .max = 1e6,
+     .aux = KEYTAB_OFF(fallback_cfg_t, has_after, int), .flags = KF_HAS, .def = "1"},
+    END};
+
 const keytab_key_t scenario_keys_protocol[] = {
     {.name = "mode", KEYTAB_CUSTOM(protocol_cfg_t, proto, const struct proto_ops *),
      .sub = &REG_PROTO, .parse = parse_registered_key, .write = write_registered_key,
@@ -250,6 +263,8 @@ const keytab_key_t scenario_keys_protocol[] = {
      KEYTAB_CUSTOM(protocol_cfg_t, gamma_policy, const struct gamma_ops *),
      .sub = &REG_GAMMA, .parse = parse_registered_key, .write = write_registered_key,
      .def = "fixed"},
+    {.name = "fallback", KEYTAB_SECTION(protocol_cfg_t, fallback, fallback_cfg_t),
+     .sub = FALLBACK_KEYS, .flags = KF_SKIPEMPTY},
     END};
 
 static const keytab_key_t EDGE_KEYS[] = {

@@ -35,11 +35,24 @@ enum pin_policy { PIN_ROUND_ROBIN = 0, PIN_LEAST_LOADED, PIN_POWER_OF_TWO };
 struct proto_ops;
 struct gamma_ops;
 
+/* protocol.fallback (docs/formats.md, docs/design.md "Fallback"): the
+ * device decodes on its own, its draft model as the decoder, while its
+ * link is down or, with rtt_above, after `after` blocks in a row whose
+ * round trip exceeded it. All zero (mode off) unless the scenario asks. */
+enum fallback_mode { FALLBACK_OFF = 0, FALLBACK_LOCAL };
+typedef struct fallback_cfg {
+    int mode;            /* enum fallback_mode */
+    double rtt_above;    /* s; 0: outages alone */
+    int after;           /* blocks in a row over rtt_above, >= 1 */
+    int has_after;       /* the scenario gave `after` */
+} fallback_cfg_t;
+
 typedef struct protocol_cfg {
     const struct proto_ops *proto;        /* protocol.mode (sim/entity/proto.h) */
     int gamma;           /* draft tokens per block, in [1, GAMMA_MAX] */
     int window;          /* async: max unverified blocks in flight, >= 1 */
     const struct gamma_ops *gamma_policy; /* sim/model/gamma.h */
+    fallback_cfg_t fallback;
 } protocol_cfg_t;
 
 typedef struct edge_cfg {

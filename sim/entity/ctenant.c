@@ -88,8 +88,8 @@ static int submit_prefill(repl_t *r, int i, double now)
     cloud_job_t j = {0};
     j.tenant = i;
     j.kind = CLOUD_PREFILL;
-    j.tokens = C->prompt;
-    j.context = 0;
+    j.tokens = C->syncing ? C->sync_tokens : C->prompt;
+    j.context = C->syncing ? C->sync_context : 0;
     return submit(r, C, &j, now);
 }
 
@@ -102,12 +102,11 @@ int ctenant_admitted(void *ctx, int tenant, int replica, double now)
     return submit_prefill(r, tenant, now);
 }
 
-int ctenant_prompt(repl_t *r, int i, double now)
+/* A request whose body reached the cloud at now: KV, then its prefill. */
+static int request_begin(repl_t *r, int i, const msg_prompt_t *b, double now)
 {
     ctenant_t *C = &r->ct[i];
-    msg_prompt_t body;
-    if (msg_prompt_take(&r->prompt_box[i], &body))
-        return repl_fail(r, "a prompt message reached the cloud without its body");
+    msg_prompt_t body = *b;
     if (C->proto->verifies) accept_request(&C->acc, i, r->s->ntenants, C->requests);
     C->requests++;
     C->prompt = body.prompt;
@@ -138,12 +137,53 @@ int ctenant_prompt(repl_t *r, int i, double now)
     return 0;
 }
 
+int ctenant_prompt(repl_t *r, int i, double now)
+{
+    msg_prompt_t body;
+    if (msg_prompt_take(&r->prompt_box[i], &body))
+        return repl_fail(r, "a prompt message reached the cloud without its body");
+    return request_begin(r, i, &body, now);
+}
+
 static int complete(repl_t *r, ctenant_t *C, double now)
 {
     int rep = C->replica;
     C->replica = -1;
     cloud_unpin(r->cloud, rep);
     return cloud_release(r->cloud, rep, C->kv_bytes, now) ? -1 : 0;
+}
+
+int ctenant_resync(repl_t *r, int i, double now)
+{
+    ctenant_t *C = &r->ct[i];
+    msg_resync_t b;
+    if (msg_resync_take(&r->resync_box[i], &b)) return 0;   /* applied already */
+    repl_trace(r, i, "resync_arrive", -1, b.committed);
+    C->epoch = b.epoch;
+    /* A request the cloud finished while the edge was away is not held:
+     * the edge's must then start afresh as well. */
+    int fresh = b.fresh || C->replica < 0;
+    if (C->replica >= 0) {
+        cloud_purge(r->cloud, C->replica, i, now);
+        C->pending_drafts = 0;
+        if ((fresh || !b.active) && complete(r, C, now)) return -1;
+    }
+    if (!b.active) return 0;
+    /* The KV holds the prompt and every committed token but the last
+     * (the next verify feeds that one): afresh, all of them; else the
+     * tokens committed since the fallback began. */
+    C->syncing = 1;
+    C->sync_fresh = fresh;
+    C->sync_committed = b.committed;
+    if (fresh) {
+        C->sync_tokens = b.prompt + b.committed - 1;
+        C->sync_context = 0;
+        msg_prompt_t body = {.prompt = b.prompt, .output = b.output, .t0 = b.t0};
+        return request_begin(r, i, &body, now);
+    }
+    C->sync_tokens = b.committed - b.base;
+    C->sync_context = C->prompt + b.base - 1;
+    return submit_prefill(r, i, now);
 }
 
 int ctenant_block(repl_t *r, int i, uint64_t m, double now)
@@ -238,8 +278,9 @@ int ctenant_stream_done(repl_t *r, const cloud_job_t *job, double now)
     double bytes = g->overhead_bytes + g->bytes_per_token;
     if (job->kind == CLOUD_PREFILL) {
         if (job->tokens > 0) return 0;   /* more chunks to come */
-        C->committed = 1;
-        C->t_first = now;
+        if (!C->syncing || C->sync_fresh) C->t_first = now;
+        C->committed = C->syncing ? C->sync_committed : 1;
+        C->syncing = 0;
         repl_trace(r, i, "prefill_done", -1, C->prompt);
         if (send_down(r, C, i, msg_pack(MSG_FIRST, 0, 0, 0, C->epoch), bytes)) return -1;
     } else {

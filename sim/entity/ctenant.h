@@ -46,6 +46,10 @@ typedef struct ctenant {
     int spec_gamma, spec_drafted;   /* the block's gamma, its drafts done */
     double spec_start;    /* when its first draft step was queued */
     double spec_sent;     /* when its verify job was queued */
+    /* protocol.fallback's reconcile (ctenant_resync): the prefill under
+     * way catches the KV up with sync_tokens tokens over sync_context
+     * cached ones; when it ends the request has sync_committed tokens. */
+    int syncing, sync_fresh, sync_tokens, sync_context, sync_committed;
 } ctenant_t;
 
 /* Initialises r->ct[i] (downlink, acceptance state). Returns 0, or -1 with
@@ -58,6 +62,12 @@ void ctenant_fini(ctenant_t *C);
  * into the tenant; then pin a replica, reserve KV, and prefill once
  * admitted. Returns 0 or -1 (r->err). */
 int ctenant_prompt(repl_t *r, int i, double now);
+/* A reconcile message (protocol.fallback, msg_resync_t) reached the cloud
+ * at now: takes the edge's epoch, drops the blocks queued, lets go of a
+ * request the edge finished or replaced, and prefills what the KV lacks
+ * of the edge's current one; its end answers as a prompt's does
+ * (MSG_FIRST). 0, or -1 with r->err. */
+int ctenant_resync(repl_t *r, int i, double now);
 /* cloud_cb_t.admitted; ctx is the repl_t. */
 int ctenant_admitted(void *ctx, int tenant, int replica, double now);
 

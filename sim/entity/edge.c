@@ -34,6 +34,18 @@ int edge_cum_size(const repl_t *r, int i)
     return p->proto->verifies ? p->gamma_policy->limit(p->gamma) : 1;
 }
 
+/* A copy of tenant T's uplink (its index set: T->group). */
+static int link_copy(repl_t *r, edge_tenant_t *T, network_link_t *l, err_t *err)
+{
+    const network_cfg_t *net = &cfg(r, T)->network;
+    int i = edge_index(r, T);
+    return network_link_init(l, net->rtt, net->uplink_bps, &net->jitter, r->s->seed,
+                             r->rep, (uint64_t)i, RNG_UPLINK, err) ||
+                   repl_link_vary(grp(r, T), r->s->seed, r->rep, i, 0, l, err)
+               ? -1
+               : 0;
+}
+
 int edge_tenant_init(repl_t *r, int i, double *cum, err_t *err)
 {
     edge_tenant_t *T = &r->et[i];
@@ -48,6 +60,7 @@ int edge_tenant_init(repl_t *r, int i, double *cum, err_t *err)
     T->window = pc->window;
     T->stall_since = -1;
     T->cum = cum;
+    T->keep_sent = T->gpol->on_verdict != NULL;
     if (workload_init(&T->wl, &G->workload, r->sh->arrivals, seed, r->rep, i, err)) return -1;
     if (p->uses_cloud) {
         const network_cfg_t *net = &G->network;
@@ -55,6 +68,18 @@ int edge_tenant_init(repl_t *r, int i, double *cum, err_t *err)
                               r->rep, (uint64_t)i, RNG_UPLINK, err) ||
             repl_link_vary(grp(r, T), seed, r->rep, i, 0, &T->up, err))
             return -1;
+        /* Copies of the uplink: their processes draw from the same streams
+         * as the link's, so they follow its course without touching it. */
+        if (pc->fallback.mode == FALLBACK_LOCAL) {
+            T->fb = &pc->fallback;
+            T->keep_sent |= T->fb->rtt_above > 0;
+            if (link_copy(r, T, &T->probe, err)) return -1;
+        }
+        if (network_cfg_varies(net)) {
+            if (link_copy(r, T, &T->obs_stall, err) || link_copy(r, T, &T->obs_gap, err))
+                return -1;
+            T->has_obs = 1;
+        }
     }
     gamma_env_t genv = {
         .alpha_prior = accept_cfg_mean(grp(r, T)->acceptance, pc->gamma),
@@ -94,6 +119,9 @@ void edge_tenant_fini(edge_tenant_t *T)
 {
     workload_fini(&T->wl);
     network_link_fini(&T->up);
+    network_link_fini(&T->probe);
+    network_link_fini(&T->obs_stall);
+    network_link_fini(&T->obs_gap);
     if (T->proto && runs_policy(T->proto)) gamma_state_fini(&T->gst, T->gpol);
     if (T->draft_rng) gsl_rng_free(T->draft_rng);
     if (T->prefill_rng) gsl_rng_free(T->prefill_rng);
@@ -158,17 +186,48 @@ static int send_up(repl_t *r, edge_tenant_t *T, uint64_t m, double bytes)
     return 0;
 }
 
-void edge_stall_begin(repl_t *r, edge_tenant_t *T)
+/* Seconds of [a, b] link l was down; l is walked forward, so a must be at
+ * or after the b of the call before. */
+static double down_within(network_link_t *l, double a, double b)
 {
-    if (T->stall_since >= 0) return;
+    double d = 0, t = a;
+    while (t < b) {
+        double rtt, until;
+        int up = network_state_at(l, t, &rtt, &until);
+        double e = until < b ? until : b;
+        if (!up) d += e - t;
+        if (!(e > t)) break;
+        t = e;
+    }
+    return d;
+}
+
+static int link_check(repl_t *r, edge_tenant_t *T);
+
+int edge_stall_begin(repl_t *r, edge_tenant_t *T)
+{
+    if (T->stall_since >= 0) return 0;
     T->stall_since = engine_now(r->eng);
     repl_trace(r, edge_index(r, T), "stall_start", -1, 0);
+    return T->fb && T->fb_state == 0 ? link_check(r, T) : 0;
+}
+
+/* The stall [from, to] of a tenant whose link varies: its part while the
+ * link was down, over the measured span. */
+static void stall_observe(repl_t *r, edge_tenant_t *T, double from, double to)
+{
+    const tally_t *tl = r->tally;
+    double a = from > tl->warmup ? from : tl->warmup, b = to < tl->end ? to : tl->end;
+    if (b > a) tally_link_stall(r->tally, edge_index(r, T), down_within(&T->obs_stall, a, b));
 }
 
 static void stall_close(repl_t *r, edge_tenant_t *T)
 {
-    tally_stall(r->tally, edge_index(r, T), T->stall_since, engine_now(r->eng));
+    double now = engine_now(r->eng);
+    tally_stall(r->tally, edge_index(r, T), T->stall_since, now);
+    if (T->has_obs) stall_observe(r, T, T->stall_since, now);
     T->stall_since = -1;
+    T->link_gen++;   /* a pending EV_LINK is moot */
     repl_trace(r, edge_index(r, T), "stall_end", -1, 0);
 }
 
@@ -249,6 +308,12 @@ static void discard_pending(repl_t *r, edge_tenant_t *T)
     T->draft_gen++;   /* the pending draft event is now moot */
 }
 
+/* protocol.fallback, below. */
+static int link_usable(edge_tenant_t *T, double now);
+static void fb_begin(repl_t *r, edge_tenant_t *T, double now);
+static int fb_next(repl_t *r, edge_tenant_t *T);
+static int fb_end_idle(repl_t *r, edge_tenant_t *T);
+
 /* ---- request life cycle ------------------------------------------------- */
 
 static int start_request(repl_t *r, edge_tenant_t *T, double t0)
@@ -279,7 +344,12 @@ static int start_request(repl_t *r, edge_tenant_t *T, double t0)
         if (engine_schedule(r->eng, now + p, EV_EDGE_PREFILL, (uint32_t)i, 0))
             return repl_fail(r, REPL_SCHED_FAIL);
     }
-    if (T->proto->uses_cloud) {
+    /* A request that starts while the link is unusable starts in
+     * fallback; one that starts during a fallback stays there: the cloud
+     * hears of it when the fallback ends. */
+    if (T->fb && T->fb_state == 0 && !link_usable(T, now)) fb_begin(r, T, now);
+    if (T->fb_state) T->fb_fresh = 1;
+    if (T->proto->uses_cloud && !T->fb_state) {
         T->pending |= 2;
         /* The prompt's lengths and the request's start do not fit the
          * payload: they travel in the tenant's prompt slot, which the cloud
@@ -304,6 +374,8 @@ static void commit(repl_t *r, edge_tenant_t *T, int n)
     tl->raw.committed += n;
     if (tl->series) mser_series_add(tl->series, now, n);
     tally_commit(tl, edge_index(r, T), now, gap, n);
+    if (T->has_obs && down_within(&T->obs_gap, T->t_last, now) > 0)
+        tally_outage_commit(tl, edge_index(r, T), now, gap, n);
     T->t_last = now;
     repl_trace(r, edge_index(r, T), "commit", -1, n);
 }
@@ -321,6 +393,11 @@ static int end_request(repl_t *r, edge_tenant_t *T)
     T->epoch++;   /* the cloud bumped its epoch on the last verdict */
     T->busy = 0;
     repl_trace(r, i, "request_end", -1, T->committed);
+    /* A fallback with no request left to decode ends here (the cloud is
+     * told to drop what it holds once the link carries it). */
+    if (T->fb_state && !(T->wl.cfg->arrival != ARRIVAL_CLOSED && T->wl.count > 0) &&
+        fb_end_idle(r, T))
+        return -1;
     if (T->wl.cfg->arrival == ARRIVAL_CLOSED) {
         double next = workload_next(&T->wl, now);
         if (isfinite(next) &&
@@ -354,7 +431,8 @@ static int first_token(repl_t *r, edge_tenant_t *T)
     tally_first_token(tl, i, now, now - T->t0);
     repl_trace(r, i, "first_token", -1, 1);
     int rc = edge_maybe_end(r, T);
-    return rc <= 0 ? rc : T->proto->first_token(r, i);
+    if (rc <= 0) return rc;
+    return T->fb_state ? fb_next(r, T) : T->proto->first_token(r, i);
 }
 
 int edge_arrive(repl_t *r, int i, double now)
@@ -493,7 +571,7 @@ int edge_block_send(repl_t *r, edge_tenant_t *T)
     tally_t *tl = r->tally;
     const repl_group_t *g = grp(r, T);
     int n = T->draft_n;
-    if (T->gpol->on_verdict && note_sent(r, T, engine_now(r->eng))) return -1;
+    if (T->keep_sent && note_sent(r, T, engine_now(r->eng))) return -1;
     if (T->gpol->on_sent)
         T->gpol->on_sent(&T->gst, edge_index(r, T), n, T->draft_start, engine_now(r->eng));
     tl->raw.drafted += n;
@@ -547,7 +625,12 @@ int edge_verdict(repl_t *r, edge_tenant_t *T, uint64_t m, int *a, int *gamma)
     if (msg_epoch(m) != msg_epoch_of(T->epoch))
         return repl_fail(r, "verdict of an earlier epoch reached the edge");
     int g = msg_gamma(m), acc = msg_x(m);
-    if (T->gpol->on_verdict) T->gpol->on_verdict(&T->gst, i, g, acc, take_sent(T), now);
+    if (T->keep_sent) {
+        double sent = take_sent(T);
+        if (T->gpol->on_verdict) T->gpol->on_verdict(&T->gst, i, g, acc, sent, now);
+        if (T->fb && T->fb->rtt_above > 0)
+            T->rtt_over = now - sent > T->fb->rtt_above ? T->rtt_over + 1 : 0;
+    }
     T->unverified--;
     T->inflight -= g;
     T->zeros -= g == 0;
@@ -575,6 +658,157 @@ void edge_rollback(repl_t *r, edge_tenant_t *T)
     T->epoch++;
 }
 
+/* ---- protocol.fallback -------------------------------------------------- */
+
+/* The link as the device sees it at now: up and, with rtt_above, no
+ * slower than that. */
+static int link_usable(edge_tenant_t *T, double now)
+{
+    double rtt, until;
+    int up = network_state_at(&T->probe, now, &rtt, &until);
+    return up && !(T->fb->rtt_above > 0 && rtt > T->fb->rtt_above);
+}
+
+static void fb_begin(repl_t *r, edge_tenant_t *T, double now)
+{
+    T->fb_state = 1;
+    T->fb_since = now;
+    T->fb_seen = 1;
+    T->rtt_over = 0;
+    repl_trace(r, edge_index(r, T), "fallback_start", -1, T->committed);
+}
+
+static void fb_close(repl_t *r, edge_tenant_t *T, double now)
+{
+    tally_fallback(r->tally, edge_index(r, T), T->fb_since, now);
+    T->fb_state = 0;
+    T->fb_fresh = 0;
+    T->fb_cloud = 0;
+    T->rtt_over = 0;
+    repl_trace(r, edge_index(r, T), "fallback_end", -1, T->committed);
+}
+
+/* Speculation gives way to local decoding: the drafts in flight and in
+ * progress are thrown away as at a rollback (their verdicts, if they
+ * come, are moot), and the device decodes the next token itself. */
+static int fb_enter(repl_t *r, edge_tenant_t *T)
+{
+    stall_end(r, T);
+    discard_pending(r, T);
+    T->epoch++;
+    T->fb_base = T->committed;
+    T->fb_cloud = 1;
+    fb_begin(r, T, engine_now(r->eng));
+    return edge_token_start(r, T);
+}
+
+/* Sends the cloud the edge's state (msg_resync_t) and waits for its
+ * answer: the cloud prefills what it lacks of the request, then answers
+ * as it answers a prompt. */
+static int fb_reconcile(repl_t *r, edge_tenant_t *T)
+{
+    int i = edge_index(r, T);
+    const repl_group_t *g = grp(r, T);
+    msg_resync_t b = {.epoch = T->epoch, .active = 1, .fresh = T->fb_fresh,
+                      .prompt = T->prompt, .output = T->output,
+                      .committed = T->committed, .base = T->fb_fresh ? 0 : T->fb_base,
+                      .t0 = T->t0};
+    msg_resync_post(&r->resync_box[i], &b);
+    T->fb_state = 2;
+    int tokens = T->fb_fresh ? T->prompt + T->committed : T->committed - T->fb_base;
+    repl_trace(r, i, "reconcile", -1, tokens);
+    if (send_up(r, T, msg_pack(MSG_RESYNC, 0, 0, 0, T->epoch),
+                tokens * g->bytes_per_token + g->overhead_bytes))
+        return -1;
+    return edge_stall_begin(r, T);
+}
+
+/* After a token decoded locally (or the first): reconcile when the link
+ * is usable again, else decode the next. */
+static int fb_next(repl_t *r, edge_tenant_t *T)
+{
+    if (link_usable(T, engine_now(r->eng))) return fb_reconcile(r, T);
+    return edge_token_start(r, T);
+}
+
+/* The last request of a fallback ended and none waits: the fallback ends;
+ * the cloud, if it holds that request, is told to let it go. */
+static int fb_end_idle(repl_t *r, edge_tenant_t *T)
+{
+    if (T->fb_cloud) {
+        int i = edge_index(r, T);
+        msg_resync_t b = {.epoch = T->epoch};
+        msg_resync_post(&r->resync_box[i], &b);
+        if (send_up(r, T, msg_pack(MSG_RESYNC, 0, 0, 0, T->epoch),
+                    grp(r, T)->overhead_bytes))
+            return -1;
+    }
+    fb_close(r, T, engine_now(r->eng));
+    return 0;
+}
+
+/* A stalled tenant's link: down, the fallback begins; up, it is looked
+ * at again when it may change. */
+static int link_check(repl_t *r, edge_tenant_t *T)
+{
+    double now = engine_now(r->eng), rtt, until;
+    if (!T->busy || T->pending) return 0;
+    if (!network_state_at(&T->probe, now, &rtt, &until)) return fb_enter(r, T);
+    if (isfinite(until) &&
+        engine_schedule(r->eng, until, EV_LINK, (uint32_t)edge_index(r, T), T->link_gen))
+        return repl_fail(r, REPL_SCHED_FAIL);
+    return 0;
+}
+
+int edge_draft_check(repl_t *r, edge_tenant_t *T)
+{
+    double rtt, until;
+    if (T->fb_state || !T->busy || T->pending ||
+        network_state_at(&T->probe, engine_now(r->eng), &rtt, &until))
+        return 0;
+    return fb_enter(r, T);
+}
+
+int edge_link_changed(repl_t *r, int i, uint64_t gen)
+{
+    edge_tenant_t *T = &r->et[i];
+    if (gen != T->link_gen || T->stall_since < 0 || T->fb_state) return 0;
+    return link_check(r, T);
+}
+
+int edge_local_done(repl_t *r, int i)
+{
+    edge_tenant_t *T = &r->et[i];
+    edge_commit_own(r, T);
+    tally_local(r->tally, i, engine_now(r->eng), 1);
+    int rc = edge_maybe_end(r, T);
+    return rc <= 0 ? rc : fb_next(r, T);
+}
+
+int edge_resumed(repl_t *r, int i)
+{
+    edge_tenant_t *T = &r->et[i];
+    stall_end(r, T);
+    fb_close(r, T, engine_now(r->eng));
+    return T->proto->first_token(r, i);
+}
+
+int edge_fallback_down(repl_t *r, edge_tenant_t *T, uint64_t m)
+{
+    if (!T->fb_seen) return 0;
+    if (T->fb_state != 1 && msg_epoch(m) == msg_epoch_of(T->epoch)) return 0;
+    repl_trace(r, edge_index(r, T), "msg_moot", -1, msg_kind(m));
+    return 1;
+}
+
+int edge_rtt_check(repl_t *r, edge_tenant_t *T)
+{
+    if (T->fb_state || !(T->fb->rtt_above > 0) || T->rtt_over < T->fb->after ||
+        !T->busy || T->pending)
+        return 0;
+    return fb_enter(r, T);
+}
+
 /* ---- start and finish --------------------------------------------------- */
 
 int edge_start(repl_t *r)
@@ -592,6 +826,9 @@ void edge_finish(repl_t *r, double end)
     tally_t *tl = r->tally;
     for (int i = 0; i < r->n; i++) {
         edge_tenant_t *T = &r->et[i];
+        if (T->has_obs || T->fb) tally_link_observed(tl, i, T->has_obs, T->fb != NULL);
+        if (T->fb_state) tally_fallback(tl, i, T->fb_since, end);
+        if (T->has_obs && T->stall_since >= 0) stall_observe(r, T, T->stall_since, end);
         if (!T->busy) continue;
         if (T->pending == 0) tally_decode_time(tl, i, T->t_first, end);
         if (T->drafting) tally_edge_busy_open(tl, i, T->draft_start, end);

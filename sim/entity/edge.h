@@ -50,6 +50,24 @@ typedef struct edge_tenant {
     uint32_t epoch, draft_gen, next_block;
     int th_traced;        /* the throttling level last traced (r->thermal) */
     double t0, t_first, t_last, draft_start, stall_since;
+    int keep_sent;        /* the ring `sent` is kept (a policy observes
+                             verdicts, or fallback.rtt_above counts them) */
+    /* protocol.fallback (docs/design.md "Fallback"); fb NULL: off */
+    const fallback_cfg_t *fb;
+    network_link_t probe; /* a copy of the uplink's processes, for the
+                             device's view of its link (network_state_at) */
+    int fb_state;         /* 0 speculating, 1 decoding locally, 2 reconciling */
+    int fb_base;          /* committed when the fallback began */
+    int fb_fresh;         /* the request began during it: none at the cloud */
+    int fb_cloud;         /* the cloud holds a request not reconciled */
+    int fb_seen;          /* a fallback happened: moot messages may arrive */
+    int rtt_over;         /* blocks in a row whose round trip > rtt_above */
+    uint64_t link_gen;    /* EV_LINK generation: a stall's end makes it moot */
+    double fb_since;      /* when the fallback began */
+    /* link-down observers (tenants whose link may go down): copies of the
+     * uplink's processes, walked forward over stalls and commit gaps */
+    network_link_t obs_stall, obs_gap;
+    int has_obs;
 } edge_tenant_t;
 
 /* Draft-buffer entries tenant i needs (its policy's limit, 1 when it
@@ -97,7 +115,27 @@ int edge_cloud_block(repl_t *r, edge_tenant_t *T, uint64_t msg);
 /* After a rejection: discards the drafts in flight and in progress and
  * moves to the next epoch. */
 void edge_rollback(repl_t *r, edge_tenant_t *T);
-void edge_stall_begin(repl_t *r, edge_tenant_t *T);
+/* The tenant waits with nothing to do. With protocol.fallback it decodes
+ * locally instead when its link is down (now, or when it goes down while
+ * the wait lasts). 0, or -1 with r->err. */
+int edge_stall_begin(repl_t *r, edge_tenant_t *T);
+
+/* ---- protocol.fallback (docs/design.md "Fallback") --------------------- */
+/* A token decoded locally is done (EV_DRAFT while fb_state != 0). */
+int edge_local_done(repl_t *r, int i);
+/* After a draft (the protocol has sent it): a link found down starts the
+ * fallback at once, rather than when the window is spent. 0, or -1. */
+int edge_draft_check(repl_t *r, edge_tenant_t *T);
+/* EV_LINK of generation gen: the stalled tenant's link may have changed. */
+int edge_link_changed(repl_t *r, int i, uint64_t gen);
+/* The cloud's answer to the reconcile message arrived: speculation goes on. */
+int edge_resumed(repl_t *r, int i);
+/* 1 when message m reaching tenant T (which has a fallback policy) is moot:
+ * sent by the cloud for an epoch the fallback ended. */
+int edge_fallback_down(repl_t *r, edge_tenant_t *T, uint64_t m);
+/* After a verdict: fallback.after blocks in a row over fallback.rtt_above
+ * start the fallback. 0, or -1. */
+int edge_rtt_check(repl_t *r, edge_tenant_t *T);
 /* Ends the request when its last token is committed: returns 1 if it goes
  * on, 0 if it ended (and the next one may have started), -1 on failure. */
 int edge_maybe_end(repl_t *r, edge_tenant_t *T);

@@ -33,7 +33,7 @@
 
 #include "entity/proto.h"
 
-enum msg_kind { MSG_PROMPT = 0, MSG_BLOCK, MSG_FIRST, MSG_VERDICT, MSG_TOKEN };
+enum msg_kind { MSG_PROMPT = 0, MSG_BLOCK, MSG_FIRST, MSG_VERDICT, MSG_TOKEN, MSG_RESYNC };
 
 #define MSG_FIELD_MASK 0x7FFu
 #define MSG_EPOCH_MASK 0xFFFFFFFu
@@ -81,6 +81,41 @@ static inline int msg_prompt_take(msg_prompt_t *slot, msg_prompt_t *body)
     if (!slot->full) return -1;
     *body = *slot;
     body->full = 0;
+    slot->full = 0;
+    return 0;
+}
+
+/* The body of a reconcile message (protocol.fallback, docs/design.md
+ * "Fallback"): the edge's whole state of its current request, not a
+ * change, so that a later body may overwrite one still on the uplink
+ * (the link came back, went down and came back again): the first of the
+ * messages to arrive applies the latest body, the others find the slot
+ * empty and do nothing. It travels in the tenant's resync slot
+ * (repl_t.resync_box[i]) as a prompt's body does in the prompt slot. */
+typedef struct msg_resync {
+    uint32_t epoch;       /* the edge's epoch: the cloud takes it as its own */
+    int active;           /* the edge has a request under way */
+    int fresh;            /* it began during the fallback: the cloud has none of it */
+    int prompt, output;   /* its lengths */
+    int committed;        /* tokens committed at the edge */
+    int base;             /* of which the cloud's KV holds all but the last
+                             (committed when the fallback began; fresh: 0) */
+    double t0;            /* its start */
+    int full;
+} msg_resync_t;
+
+static inline void msg_resync_post(msg_resync_t *slot, const msg_resync_t *body)
+{
+    *slot = *body;
+    slot->full = 1;
+}
+
+/* 0 with *body, or -1 when the slot is empty (an earlier message of the
+ * same fallback applied it). */
+static inline int msg_resync_take(msg_resync_t *slot, msg_resync_t *body)
+{
+    if (!slot->full) return -1;
+    *body = *slot;
     slot->full = 0;
     return 0;
 }

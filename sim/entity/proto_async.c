@@ -37,8 +37,7 @@ static int async_draft_done(repl_t *r, int i)
     edge_tenant_t *T = &r->et[i];
     if (edge_block_send(r, T)) return -1;
     if (may_draft_more(T)) return edge_block_start(r, T);
-    edge_stall_begin(r, T);
-    return 0;
+    return edge_stall_begin(r, T);
 }
 
 static int async_verdict_at_edge(repl_t *r, int i, uint64_t msg)
@@ -53,8 +52,7 @@ static int async_verdict_at_edge(repl_t *r, int i, uint64_t msg)
     }
     if (T->drafting) return 0;
     if (may_draft_more(T)) return edge_block_start(r, T);
-    edge_stall_begin(r, T);
-    return 0;
+    return edge_stall_begin(r, T);
 }
 
 static int async_job_done(repl_t *r, const cloud_job_t *job, double now)

@@ -18,8 +18,7 @@ static int sync_draft_done(repl_t *r, int i)
 {
     edge_tenant_t *T = &r->et[i];
     if (edge_block_send(r, T)) return -1;
-    edge_stall_begin(r, T);
-    return 0;
+    return edge_stall_begin(r, T);
 }
 
 static int sync_verdict_at_edge(repl_t *r, int i, uint64_t msg)

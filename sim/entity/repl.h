@@ -32,7 +32,9 @@ enum repl_event {
     EV_UP,           /* a = tenant, b = message (edge -> cloud, sim/entity/msg.h) */
     EV_DOWN,         /* a = tenant, b = message (cloud -> edge) */
     EV_ITER_END,     /* a = replica (cloud) */
-    EV_KICK          /* a = replica (cloud) */
+    EV_KICK,         /* a = replica (cloud) */
+    EV_LINK          /* a = tenant, b = its link generation: protocol.fallback
+                        looks at a stalled tenant's link when it may change */
 };
 
 #define REPL_MEMO_MAX 65536
@@ -83,6 +85,7 @@ typedef struct repl {
     /* [n]: the body of the prompt on tenant i's uplink, written by its
      * sender, copied out by its receiver (sim/entity/msg.h). */
     struct msg_prompt *prompt_box;
+    struct msg_resync *resync_box;   /* [n]: protocol.fallback's (msg.h) */
     double *cum;               /* every tenant's draft-time buffer (edge) */
     /* [n]: every tenant's device temperature and throttling level
      * (sim/model/thermal.h; cfg NULL for a device without a thermal

@@ -22,7 +22,8 @@ int route_setup(repl_t *r, const repl_shared_t *sh, int rep, int sides, tally_t 
      * grows even once. */
     r->eng = engine_create((size_t)r->n * 4 + 64, err);
     r->prompt_box = calloc((size_t)r->n, sizeof *r->prompt_box);
-    if (!r->eng || !r->prompt_box) return -1;
+    r->resync_box = calloc((size_t)r->n, sizeof *r->resync_box);
+    if (!r->eng || !r->prompt_box || !r->resync_box) return -1;
     if (sides & ROUTE_EDGE) {
         r->et = calloc((size_t)r->n, sizeof *r->et);
         r->draft_memo = calloc((size_t)s->ngroups, sizeof *r->draft_memo);
@@ -60,6 +61,7 @@ void route_teardown(repl_t *r)
     free(r->et);
     free(r->ct);
     free(r->prompt_box);
+    free(r->resync_box);
     free(r->cum);
     free(r->thermal);
     if (r->draft_memo)
@@ -85,7 +87,16 @@ int route_draft(void *ctx, const engine_event_t *ev)
 {
     repl_t *r = ctx;
     int i = (int)ev->a;
-    return edge_draft_ended(r, i, ev->b) ? r->et[i].proto->draft_done(r, i) : 0;
+    if (!edge_draft_ended(r, i, ev->b)) return 0;
+    edge_tenant_t *T = &r->et[i];
+    if (T->fb_state) return edge_local_done(r, i);
+    if (T->proto->draft_done(r, i)) return -1;
+    return T->fb ? edge_draft_check(r, T) : 0;
+}
+
+int route_link(void *ctx, const engine_event_t *ev)
+{
+    return edge_link_changed(ctx, (int)ev->a, ev->b);
 }
 
 int route_up(void *ctx, const engine_event_t *ev)
@@ -93,6 +104,7 @@ int route_up(void *ctx, const engine_event_t *ev)
     repl_t *r = ctx;
     int i = (int)ev->a;
     if (msg_kind(ev->b) == MSG_PROMPT) return ctenant_prompt(r, i, ev->time);
+    if (msg_kind(ev->b) == MSG_RESYNC) return ctenant_resync(r, i, ev->time);
     return r->ct[i].proto->block_at_cloud(r, i, ev->b, ev->time);
 }
 
@@ -100,13 +112,18 @@ int route_down(void *ctx, const engine_event_t *ev)
 {
     repl_t *r = ctx;
     int i = (int)ev->a;
+    edge_tenant_t *T = &r->et[i];
+    /* protocol.fallback: what the cloud sent before it learnt of the
+     * fallback is moot (edge_fallback_down). */
+    if (T->fb && edge_fallback_down(r, T, ev->b)) return 0;
     switch (msg_kind(ev->b)) {
     case MSG_FIRST:
-        return edge_first_msg(r, i);
+        return T->fb_state == 2 ? edge_resumed(r, i) : edge_first_msg(r, i);
     case MSG_TOKEN:
         return edge_token_msg(r, i);
     default:
-        return r->et[i].proto->verdict_at_edge(r, i, ev->b);
+        if (T->proto->verdict_at_edge(r, i, ev->b)) return -1;
+        return T->fb ? edge_rtt_check(r, T) : 0;
     }
 }
 

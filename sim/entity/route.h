@@ -42,6 +42,7 @@ int route_edge_prefill(void *ctx, const engine_event_t *ev);  /* EV_EDGE_PREFILL
 int route_draft(void *ctx, const engine_event_t *ev);         /* EV_DRAFT */
 int route_up(void *ctx, const engine_event_t *ev);   /* EV_UP, at the cloud */
 int route_down(void *ctx, const engine_event_t *ev); /* EV_DOWN, at the edge */
+int route_link(void *ctx, const engine_event_t *ev); /* EV_LINK */
 /* cloud_cb_t.job_done: the tenant's protocol takes the finished job. */
 int route_job_done(void *ctx, const cloud_job_t *job, double now);
 

@@ -685,6 +685,8 @@ static int is_empty(const keytab_key_t *k, const void *base)
     switch (k->type) {
     case KT_STRING: case KT_PATH: return *CFIELD(base, k->off, char) == 0;
     case KT_INT: return *CFIELD(base, k->off, int) == 0;
+    case KT_ENUM:   /* its first name (an index; a stored name is never empty) */
+        return !(k->flags & KF_ENUMSTR) && *CFIELD(base, k->off, int) == 0;
     case KT_NUM: return *CFIELD(base, k->off, double) == 0;
     case KT_LIST: return *CFIELD(base, k->aux, int) == 0;
     case KT_CUSTOM: return *CFIELD(base, k->aux, char) == 0;

@@ -357,6 +357,20 @@ static double depart_opp(network_var_t *x, double now, double start, double byte
     }
 }
 
+int network_state_at(network_link_t *l, double t, double *rtt, double *until)
+{
+    if (!l->var) {
+        *rtt = 2 * l->half_rtt;
+        *until = INFINITY;
+        return 1;
+    }
+    seg_t s;
+    var_seg(l->var, t, &s);
+    *rtt = s.rtt;
+    *until = s.end;
+    return s.up;
+}
+
 static double var_send(network_link_t *l, double now, double bytes)
 {
     network_var_t *x = l->var;

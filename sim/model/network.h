@@ -99,6 +99,15 @@ void network_link_fini(network_link_t *l);
 int network_link_vary(network_link_t *l, const network_vary_t *v, uint64_t seed, int rep,
                       uint64_t entity, err_t *err);
 
+/* The link's state at time t as the device's own connectivity sees it:
+ * returns 1 when it is up, 0 when down; *rtt: its round trip then (s,
+ * without jitter), *until: when that state may change (INFINITY: never).
+ * A varying link walks its processes forward, so t must be at or after
+ * every earlier query's and send's: protocol.fallback asks a copy of the
+ * tenant's uplink made for that alone (sim/entity/edge.c), whose processes
+ * draw from the same streams and so follow the same course. */
+int network_state_at(network_link_t *l, double t, double *rtt, double *until);
+
 /* Sends `bytes` at time now; returns the delivery time. */
 double network_send(network_link_t *l, double now, double bytes);
 

@@ -52,7 +52,7 @@ static int handle_events(repl_t *r)
     if (engine_on(e, EV_ARRIVE, route_arrive, r) ||
         engine_on(e, EV_EDGE_PREFILL, route_edge_prefill, r) ||
         engine_on(e, EV_DRAFT, route_draft, r) || engine_on(e, EV_UP, route_up, r) ||
-        engine_on(e, EV_DOWN, route_down, r))
+        engine_on(e, EV_DOWN, route_down, r) || engine_on(e, EV_LINK, route_link, r))
         return repl_fail(r, "event types");
     /* Prefetching only pays once the tenants outgrow the caches; for a few
      * dozen tenants it is pure overhead (measured ~2% on the default). */

@@ -54,6 +54,7 @@ int metric_is_duration(int id)
     case METRIC_COMMIT_GAP_P99: case METRIC_TTFT_MEAN: case METRIC_TTFT_P99:
     case METRIC_E2E_MEAN: case METRIC_QUEUE_DELAY_MEAN: case METRIC_QUEUE_DELAY_P99:
     case METRIC_ADMISSION_WAIT_MEAN: case METRIC_ADMISSION_WAIT_P99: case METRIC_WALL_S:
+    case METRIC_LINK_STALL_S: case METRIC_ITL_OUTAGE_MEAN: case METRIC_ITL_OUTAGE_P99:
         return 1;
     default:
         return 0;

@@ -61,7 +61,12 @@
     X(EDGE_J_PER_REQ, "edge_j_per_req", "edge energy (busy + idle) per finished request (J)") \
     X(BATTERY_PCT_PER_H, "battery_pct_per_h", "edge battery drawn per hour, mean over devices (%/h)") \
     X(EDGE_THROTTLED_FRAC, "edge_throttled_frac", "time below full speed / time, devices with a thermal model") \
-    X(EDGE_DRAFT_SPEED_MEAN, "edge_draft_speed_mean", "time-average speed level (1 = full), devices with a thermal model")
+    X(EDGE_DRAFT_SPEED_MEAN, "edge_draft_speed_mean", "time-average speed level (1 = full), devices with a thermal model") \
+    X(FALLBACK_FRAC, "fallback_frac", "time in fallback / time, tenants with protocol.fallback") \
+    X(LOCAL_TOK_FRAC, "local_tok_frac", "tokens decoded locally in fallback / committed tokens, tenants with protocol.fallback") \
+    X(LINK_STALL_S, "link_stall_s", "seconds stalled while the link was down, per tenant whose link varies") \
+    X(ITL_OUTAGE_MEAN, "itl_outage_mean_s", "inter-token latency of tokens whose wait spans link-down time, mean (s)") \
+    X(ITL_OUTAGE_P99, "itl_outage_p99_s", "inter-token latency of tokens whose wait spans link-down time, p99 (s)")
 
 enum metric_id {
 #define METRICS_ENUM(id, name, desc) METRIC_##id,

@@ -13,11 +13,12 @@
 #define TT_MIN 1e-6
 #define TT_MAX 1e3
 
-enum { PART_HISTS = 5 };
+enum { PART_HISTS = 6 };
 
 static hist_t **part_hist(tally_part_t *p, int k)
 {
-    hist_t **h[PART_HISTS] = {&p->itl, &p->gap, &p->ttft, &p->qdelay, &p->admit};
+    hist_t **h[PART_HISTS] = {&p->itl, &p->gap, &p->ttft, &p->qdelay, &p->admit,
+                              &p->itl_out};
     return h[k];
 }
 
@@ -192,6 +193,42 @@ void tally_stall(tally_t *t, int i, double from, double to)
     double d = tally_clip(t, from, to);
     tally_part_t *p[2];
     for (int k = tally_parts(t, i, p); k-- > 0;) p[k]->stall += d;
+}
+
+void tally_fallback(tally_t *t, int i, double from, double to)
+{
+    double d = tally_clip(t, from, to);
+    tally_part_t *p[2];
+    for (int k = tally_parts(t, i, p); k-- > 0;) p[k]->fb_time += d;
+}
+
+void tally_local(tally_t *t, int i, double now, int n)
+{
+    if (now < t->warmup) return;
+    tally_part_t *p[2];
+    for (int k = tally_parts(t, i, p); k-- > 0;) p[k]->local_tokens += n;
+}
+
+void tally_link_observed(tally_t *t, int i, int observed, int fallback)
+{
+    tally_part_t *p[2];
+    for (int k = tally_parts(t, i, p); k-- > 0;) {
+        p[k]->obs_n += observed;
+        p[k]->fb_n += fallback;
+    }
+}
+
+void tally_link_stall(tally_t *t, int i, double down)
+{
+    tally_part_t *p[2];
+    for (int k = tally_parts(t, i, p); k-- > 0;) p[k]->link_stall += down;
+}
+
+void tally_outage_commit(tally_t *t, int i, double now, double gap, int n)
+{
+    if (now < t->warmup) return;
+    tally_part_t *p[2];
+    for (int k = tally_parts(t, i, p); k-- > 0;) hist_add(p[k]->itl_out, gap / n, n);
 }
 
 void tally_decode_time(tally_t *t, int i, double from, double to)
@@ -434,6 +471,11 @@ static void part_finish(const tally_t *t, const tally_part_t *p, int has_drafts,
     v[METRIC_EDGE_J_PER_TOK] = j_per_tok_edge(p, has_drafts, edge_known);
     v[METRIC_EDGE_THROTTLED_FRAC] = ratio(p->th_throttled, p->th_n * span);
     v[METRIC_EDGE_DRAFT_SPEED_MEAN] = ratio(p->th_speed, p->th_n * span);
+    v[METRIC_FALLBACK_FRAC] = ratio(p->fb_time, p->fb_n * span);
+    v[METRIC_LOCAL_TOK_FRAC] = p->fb_n > 0 ? ratio(p->local_tokens, p->committed) : NAN;
+    v[METRIC_LINK_STALL_S] = ratio(p->link_stall, p->obs_n);
+    v[METRIC_ITL_OUTAGE_MEAN] = mean(p->itl_out);
+    v[METRIC_ITL_OUTAGE_P99] = quant(p->itl_out, 0.99);
 }
 
 /* Energy of groups [g0, g1)'s edge devices over the measured span: each

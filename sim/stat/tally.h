@@ -67,6 +67,12 @@ typedef struct tally_part {
     /* devices with a thermal model: how many, their seconds below full
      * speed and their speed integrated over time (tally_thermal) */
     double th_n, th_throttled, th_speed;
+    /* protocol.fallback: tenants with one, their seconds in fallback and
+     * tokens decoded locally; tenants whose link varies, their seconds
+     * stalled while it was down; ITL of tokens whose wait spans down time */
+    double fb_n, fb_time, local_tokens;
+    double obs_n, link_stall;
+    hist_t *itl_out;
 } tally_part_t;
 
 /* One tenant, after warm-up (`run --per-tenant`, fairness). */
@@ -204,6 +210,18 @@ static inline void tally_down_bytes(tally_t *t, int i, double now, double bytes)
 
 /* An interval of tenant i waiting (stall) / decoding, clipped. */
 void tally_stall(tally_t *t, int i, double from, double to);
+/* protocol.fallback: tenant i was in fallback over [from, to] (clipped). */
+void tally_fallback(tally_t *t, int i, double from, double to);
+/* n tokens tenant i decoded locally in fallback were committed at now. */
+void tally_local(tally_t *t, int i, double now, int n);
+/* At the end, once per tenant: whether its link varies (its link-down
+ * time is observed) and whether it has a fallback policy. */
+void tally_link_observed(tally_t *t, int i, int observed, int fallback);
+/* Tenant i stalled `down` seconds of [from, to] while its link was down
+ * (counted when to is past the warm-up: `down` is already clipped). */
+void tally_link_stall(tally_t *t, int i, double down);
+/* n tokens committed at now after a wait of gap that spans down time. */
+void tally_outage_commit(tally_t *t, int i, double now, double gap, int n);
 void tally_decode_time(tally_t *t, int i, double from, double to);
 /* Tenant i's edge device computed (drafting or prefilling) over [from, to],
  * clipped: the busy time edge_j_per_tok charges at the group's power. */

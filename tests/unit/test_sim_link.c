@@ -99,6 +99,104 @@ static void test_sync_outage_count(void)
     scen_del(s);
 }
 
+/* protocol.fallback against a hand count. The sync tenant above (γ = 4,
+ * d = 10 ms, v = 5 ms, rtt 40 ms, α = 1: blocks of 85 ms from 45 ms, 5
+ * tokens each), one outage from 5 s to 7 s, 10 s measured from 0.
+ *
+ * Block 57's verdict is back at 4.975 s; block 58 drafts until 5.015 s
+ * and cannot leave. Without fallback the edge stalls from 5.015 s until
+ * that block's verdict: it leaves at 7.0, is verified 7.020-7.025 and
+ * back at 7.045 s: 1.985 s of the stall fall in the outage (link_stall_s)
+ * and the verdict's 5 tokens waited 7.045 - 4.975 = 2.070 s, ITL 0.414 s
+ * each (itl_outage_*).
+ *
+ * With fallback the edge sees the link down at 5.015 s: block 58 is
+ * dropped and the device decodes alone, one token per 10 ms, 5.025 s to
+ * 7.005 s: 199 tokens (the first after 4.975 + 50 ms, then 198 of 10 ms;
+ * each wait touches the outage: itl_outage_mean = 2.030/199 s). At 7.005
+ * s, the link up, it sends its state: the cloud's KV lacks those 199
+ * tokens; their prefill (v = 5 ms here) ends at 7.030 s and its answer is
+ * at the edge at 7.050 s: reconciling costs rtt + the prefill, 45 ms of
+ * stall, none in the outage (link_stall_s = 0). Fallback 5.015-7.050 s:
+ * fallback_frac = 2.035/10. Blocks resume at 7.050 s; 34 verdicts are
+ * back by 10 s. Tokens: 1 + 58·5 + 199 + 34·5 = 660 (local_tok_frac =
+ * 199/660); stall: 93 round trips of 45 ms (58 before, the reconcile, 34
+ * after) and the last block's 20 ms open at the end, over 10 - 0.045 s of
+ * decoding. */
+static void test_fallback_outage(void)
+{
+    scenario_t *s = sync_on_trace("fb.csv", "0,40,inf,inf,1\n5,40,inf,inf,0\n"
+                                            "7,40,inf,inf,1\n1000\n", 10);
+    s->warmup = 0;
+    metrics_summary_t m;
+    CHECK(run(s, 1, &m) == 0);
+    printf("  off: link_stall %.6f s, itl_outage %.6f s, fallback_frac %g\n",
+           m.value[METRIC_LINK_STALL_S], m.value[METRIC_ITL_OUTAGE_MEAN],
+           m.value[METRIC_FALLBACK_FRAC]);
+    CHECK_REL(m.value[METRIC_LINK_STALL_S], 1.985, 1e-9);
+    CHECK_REL(m.value[METRIC_ITL_OUTAGE_MEAN], 0.414, 1e-9);
+    CHECK(isnan(m.value[METRIC_FALLBACK_FRAC]) && isnan(m.value[METRIC_LOCAL_TOK_FRAC]));
+    s->protocol.fallback.mode = FALLBACK_LOCAL;
+    CHECK(run(s, 1, &m) == 0);
+    printf("  local: fallback_frac %.6f, local_tok_frac %.6f, link_stall %g s, "
+           "itl_outage %.6f s, throughput %.3f tok/s, stall_frac %.6f\n",
+           m.value[METRIC_FALLBACK_FRAC], m.value[METRIC_LOCAL_TOK_FRAC],
+           m.value[METRIC_LINK_STALL_S], m.value[METRIC_ITL_OUTAGE_MEAN],
+           m.value[METRIC_THROUGHPUT], m.value[METRIC_EDGE_STALL_FRAC]);
+    CHECK_REL(m.value[METRIC_FALLBACK_FRAC], 2.035 / 10, 1e-9);
+    CHECK_REL(m.value[METRIC_LOCAL_TOK_FRAC], 199 / 660.0, 1e-12);
+    CHECK(m.value[METRIC_LINK_STALL_S] == 0);
+    CHECK_REL(m.value[METRIC_ITL_OUTAGE_MEAN], 2.030 / 199, 1e-9);
+    CHECK_REL(m.value[METRIC_THROUGHPUT], 66, 1e-12);
+    CHECK_REL(m.value[METRIC_EDGE_STALL_FRAC], (93 * 0.045 + 0.020) / (10 - 0.045), 1e-9);
+    scen_del(s);
+}
+
+/* protocol.fallback's keys: written back only when on, loaded back the
+ * same; a protocol without edge drafts and cloud verification, or `after`
+ * without rtt_above, is refused at the key, FILE:LINE:COL. */
+static void test_fallback_keys(void)
+{
+    static const char *const yaml =
+        "protocol: {mode: async, fallback: {mode: local, rtt_above: 300ms, after: 2}}\n";
+    scenario_t s, t;
+    err_t err = {0};
+    int rc = scenario_load_string("t.yaml", yaml, NULL, 0, &s, &err);
+    if (rc) printf("  %s\n", err.msg);
+    CHECK(rc == 0);
+    if (rc) return;
+    const fallback_cfg_t *f = &s.protocol.fallback;
+    CHECK(f->mode == FALLBACK_LOCAL && f->rtt_above == 0.3 && f->after == 2);
+    char *text = scentext_yaml(&s);
+    CHECK(text && strstr(text, "fallback:"));
+    rc = text ? scenario_load_string("back.yaml", text, NULL, 0, &t, &err) : -1;
+    CHECK(rc == 0);
+    if (rc == 0) {
+        CHECK(!memcmp(&t.protocol.fallback, f, sizeof *f));
+        scenario_fini(&t);
+    }
+    free(text);
+    scenario_fini(&s);
+    CHECK(scenario_load_string("d.yaml", "protocol: {mode: async}\n", NULL, 0, &s, &err) == 0);
+    text = scentext_yaml(&s);
+    CHECK(text && !strstr(text, "fallback"));
+    free(text);
+    scenario_fini(&s);
+    static const char *const bad[][2] = {
+        {"protocol:\n  mode: edge-only\n  fallback: {mode: local}\n",
+         "e.yaml:3:20: protocol.fallback.mode: 'local' needs"},
+        {"protocol:\n  fallback: {mode: local, after: 2}\n",
+         "e.yaml:2:34: protocol.fallback.after: counts blocks"},
+        {"protocol:\n  fallback: {mode: remote}\n", "e.yaml:2:20: protocol.fallback.mode"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        rc = scenario_load_string("e.yaml", bad[k][0], NULL, 0, &s, &err);
+        printf("  %s\n", err.msg);
+        CHECK(rc != 0 && strncmp(err.msg, bad[k][1], strlen(bad[k][1])) == 0);
+        if (rc == 0) scenario_fini(&s);
+    }
+}
+
 /* Random offsets, Markov states and Gilbert-Elliott outages with 8
  * tenants and 3 replications: the same numbers at -j 1 and -j 3, and not
  * those of the link without them. */
@@ -224,6 +322,8 @@ int main(void)
     RUN(test_threads_same);
     RUN(test_groups_share_trace);
     RUN(test_states_keys);
+    RUN(test_fallback_outage);
+    RUN(test_fallback_keys);
     tmpdir_remove();
     return check_done();
 }
