@@ -286,6 +286,13 @@ static void ci_text(char *buf, size_t n, const compare_stat_t *st, double ci, do
     else output_fmt_ci(buf, n, ci * k);
 }
 
+/* Metric id has a value on either side. */
+static int table_has(int id, void *ctx)
+{
+    const compare_stat_t *st = &((const compare_report_t *)ctx)->r->m[id];
+    return !isnan(st->a) || !isnan(st->b);
+}
+
 static int table_row(FILE *f, int namew, int id, void *ctx)
 {
     const compare_stat_t *st = &((const compare_report_t *)ctx)->r->m[id];
@@ -316,7 +323,7 @@ int compare_print(FILE *f, const compare_report_t *rep)
         fprintf(f, "\n  %-*s %*s %*s %*s %*s %*s %*s %*s\n", namew, "", WV, "a", WV, "b",
                 WV, "b-a", WC + 1, "± paired", WC + 1, "± unpaired", WV, "b/a", WC + 1,
                 "±") < 0 ||
-        output_sections(f, table_row, (void *)rep) < 0)
+        output_sections(f, table_row, table_has, (void *)rep) < 0)
         return -1;
     return ferror(f) ? -1 : 0;
 }

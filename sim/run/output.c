@@ -118,48 +118,49 @@ typedef struct metric_group {
     const char *title;
     metric_view_t items[8];
     int n;
+    int optional;   /* left out when none of its metrics has a value */
 } metric_group_t;
 
 static const metric_group_t summary_groups[] = {
     {"latency", {{METRIC_ITL_MEAN, U_TIME, ""}, {METRIC_ITL_P50, U_TIME, ""},
                  {METRIC_ITL_P95, U_TIME, ""}, {METRIC_ITL_P99, U_TIME, ""},
                  {METRIC_COMMIT_GAP_P99, U_TIME, ""}, {METRIC_TTFT_MEAN, U_TIME, ""},
-                 {METRIC_TTFT_P99, U_TIME, ""}, {METRIC_E2E_MEAN, U_TIME, ""}}, 8},
+                 {METRIC_TTFT_P99, U_TIME, ""}, {METRIC_E2E_MEAN, U_TIME, ""}}, 8, 0},
     {"throughput", {{METRIC_TOKENS_PER_S_TENANT, U_TOKS, "tok/s"},
-                    {METRIC_THROUGHPUT, U_TOKS, "tok/s"}}, 2},
+                    {METRIC_THROUGHPUT, U_TOKS, "tok/s"}}, 2, 0},
     {"speculation", {{METRIC_ACCEPTANCE_RATE, U_PLAIN, ""},
                      {METRIC_ACCEPTED_LEN_MEAN, U_PLAIN, "tok/verdict"},
                      {METRIC_DRAFT_WASTE_FRAC, U_PCT, "%"},
-                     {METRIC_EDGE_STALL_FRAC, U_PCT, "%"}}, 4},
+                     {METRIC_EDGE_STALL_FRAC, U_PCT, "%"}}, 4, 0},
     {"slo", {{METRIC_SLO_ATTAINMENT, U_PCT, "%"}, {METRIC_TTFT_SLO_FRAC, U_PCT, "%"},
              {METRIC_TPOT_SLO_FRAC, U_PCT, "%"}, {METRIC_GOODPUT_REQ_S, U_PLAIN, "req/s"},
-             {METRIC_GOODPUT_TOK_S, U_TOKS, "tok/s"}}, 5},
+             {METRIC_GOODPUT_TOK_S, U_TOKS, "tok/s"}}, 5, 0},
     {"fairness", {{METRIC_FAIRNESS_JAIN, U_PLAIN, ""},
-                  {METRIC_TOKENS_PER_S_TENANT_P5, U_TOKS, "tok/s"}}, 2},
+                  {METRIC_TOKENS_PER_S_TENANT_P5, U_TOKS, "tok/s"}}, 2, 0},
     {"cloud", {{METRIC_GPU_UTIL, U_PCT, "%"}, {METRIC_GPU_ROOFLINE_UTIL, U_PCT, "%"},
                {METRIC_GPU_WASTE_FRAC, U_PCT, "%"},
                {METRIC_BATCH_MEAN, U_PLAIN, "jobs"}, {METRIC_BATCH_P99, U_PLAIN, "jobs"},
                {METRIC_QUEUE_DELAY_MEAN, U_TIME, ""},
-               {METRIC_QUEUE_DELAY_P99, U_TIME, ""}}, 7},
+               {METRIC_QUEUE_DELAY_P99, U_TIME, ""}}, 7, 0},
     {"kv cache", {{METRIC_KV_UTIL_MEAN, U_PCT, "%"},
                   {METRIC_ADMISSION_WAIT_MEAN, U_TIME, ""},
-                  {METRIC_ADMISSION_WAIT_P99, U_TIME, ""}}, 3},
+                  {METRIC_ADMISSION_WAIT_P99, U_TIME, ""}}, 3, 0},
     {"network", {{METRIC_NET_UP_BYTES_PER_TOK, U_BYTES, "B/tok"},
-                 {METRIC_NET_DOWN_BYTES_PER_TOK, U_BYTES, "B/tok"}}, 2},
+                 {METRIC_NET_DOWN_BYTES_PER_TOK, U_BYTES, "B/tok"}}, 2, 0},
     {"link", {{METRIC_FALLBACK_FRAC, U_PCT, "%"}, {METRIC_LOCAL_TOK_FRAC, U_PCT, "%"},
               {METRIC_LINK_STALL_S, U_TIME, ""}, {METRIC_ITL_OUTAGE_MEAN, U_TIME, ""},
-              {METRIC_ITL_OUTAGE_P99, U_TIME, ""}}, 5},
+              {METRIC_ITL_OUTAGE_P99, U_TIME, ""}}, 5, 1},
     {"cost", {{METRIC_GPU_S_PER_KTOK, U_PLAIN, "GPU-s/ktok"},
               {METRIC_EDGE_J_PER_TOK, U_PLAIN, "J/tok"}, {METRIC_GPU_J_PER_TOK, U_PLAIN, "J/tok"},
-              {METRIC_USD_PER_MTOK, U_PLAIN, "USD/Mtok"}}, 4},
+              {METRIC_USD_PER_MTOK, U_PLAIN, "USD/Mtok"}}, 4, 0},
     {"device", {{METRIC_EDGE_J_PER_REQ, U_PLAIN, "J/req"},
                 {METRIC_BATTERY_PCT_PER_H, U_PLAIN, "%/h"},
                 {METRIC_EDGE_THROTTLED_FRAC, U_PCT, "%"},
-                {METRIC_EDGE_DRAFT_SPEED_MEAN, U_PLAIN, ""}}, 4},
+                {METRIC_EDGE_DRAFT_SPEED_MEAN, U_PLAIN, ""}}, 4, 0},
     {"bookkeeping", {{METRIC_REQUESTS_DONE, U_COUNT, "requests"},
                      {METRIC_EVENTS, U_COUNT, "events"},
                      {METRIC_WALL_S, U_TIME, ""},
-                     {METRIC_EVENTS_PER_S, U_EVS, "events/s"}}, 4},
+                     {METRIC_EVENTS_PER_S, U_EVS, "events/s"}}, 4, 0},
 };
 enum { NGROUPS = (int)(sizeof summary_groups / sizeof summary_groups[0]) };
 
@@ -354,6 +355,22 @@ static int group_row(FILE *f, int namew, const metric_view_t *mv,
 /* Every metric of the tables above per tenant group, groups as columns
  * (means only: the JSON has their half-widths). The shared cloud's and the
  * run's metrics are left out: they are the fleet's in every group. */
+/* 1 when section g is shown: it is not optional, or has(id, ctx) says one
+ * of its metrics has a value (has NULL: every section is shown). */
+static int group_shown(const metric_group_t *g, output_has_fn has, void *ctx)
+{
+    if (!g->optional || !has) return 1;
+    for (int i = 0; i < g->n; i++)
+        if (has(g->items[i].id, ctx)) return 1;
+    return 0;
+}
+
+/* A summary's metric id has a value (ctx: the metrics_summary_t). */
+static int summary_has(int id, void *ctx)
+{
+    return !isnan(((const metrics_summary_t *)ctx)->value[id]);
+}
+
 static int summary_groups_table(FILE *f, const scenario_t *s, int namew,
                                 const metrics_summary_t *m)
 {
@@ -362,6 +379,7 @@ static int summary_groups_table(FILE *f, const scenario_t *s, int namew,
         if (fprintf(f, " %12.12s", s->groups[g].name) < 0) return -1;
     if (fputc('\n', f) == EOF) return -1;
     for (int t = 0; t < NGROUPS; t++) {
+        if (!group_shown(&summary_groups[t], summary_has, (void *)m)) continue;
         for (int i = 0; i < summary_groups[t].n; i++) {
             const metric_view_t *mv = &summary_groups[t].items[i];
             if (metrics_is_shared(mv->id)) continue;
@@ -409,15 +427,16 @@ void output_fmt_ci(char *buf, size_t n, double v)
     fmt_ci(buf, n, v);
 }
 
-int output_sections(FILE *f, output_row_fn row, void *ctx)
+int output_sections(FILE *f, output_row_fn row, output_has_fn has, void *ctx)
 {
     int namew = output_name_width();
     int listed[METRIC_COUNT] = {0};
     for (int g = 0; g < NGROUPS; g++) {
+        for (int i = 0; i < summary_groups[g].n; i++) listed[summary_groups[g].items[i].id] = 1;
+        if (!group_shown(&summary_groups[g], has, ctx)) continue;
         if (fprintf(f, "\n%s\n", summary_groups[g].title) < 0) return -1;
         for (int i = 0; i < summary_groups[g].n; i++) {
             int id = summary_groups[g].items[i].id;
-            listed[id] = 1;
             if (row(f, namew, id, ctx) < 0) return -1;
         }
     }
@@ -442,7 +461,7 @@ int output_summary(FILE *f, const scenario_t *s, const output_sources_t *src,
                    const metrics_summary_t *m)
 {
     if (summary_header(f, s, src, m->reps) < 0 ||
-        output_sections(f, summary_row, (void *)m) < 0)
+        output_sections(f, summary_row, summary_has, (void *)m) < 0)
         return -1;
     if (s->ngroups > 1 && m->groups && m->ngroups == s->ngroups &&
         summary_groups_table(f, s, output_name_width(), m) < 0)

@@ -79,7 +79,11 @@ int output_csv_number(FILE *f, double x);
  * lists come last, under "other". namew is the longest metric name. 0, or
  * -1 when a write or a row fails. */
 typedef int (*output_row_fn)(FILE *f, int namew, int id, void *ctx);
-int output_sections(FILE *f, output_row_fn row, void *ctx);
+/* has(id, ctx): 1 when metric id has a value to show. A section of
+ * metrics that exist only with some inputs (link: outages, fallback) is
+ * left out when none of them has one; has NULL shows every section. */
+typedef int (*output_has_fn)(int id, void *ctx);
+int output_sections(FILE *f, output_row_fn row, output_has_fn has, void *ctx);
 int output_name_width(void);   /* that namew */
 /* The factor by which the summary multiplies metric id's values, and the
  * unit it then prints (*unit static, "" for none): times in s, ms, us or ns
