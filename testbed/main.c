@@ -658,7 +658,13 @@ static int load(opts_t *o, scenario_t *s)
         scenario_fini(s);
         return 2;
     }
-    const char *why = o->real_verify ? server_real_refusal(s) : NULL;
+    /* protocol.fallback's reconcile carries its body in the simulator's
+     * memory (msg_resync_t), which the wire does not carry. */
+    const char *why = NULL;
+    for (int g = 0; g < s->ngroups && !why; g++)
+        if (scenario_group_protocol(s, g)->fallback.mode != FALLBACK_OFF)
+            why = "protocol.fallback is simulated only (give it to `specsim run`)";
+    if (!why && o->real_verify) why = server_real_refusal(s);
     if (!why && o->model) why = lmserver_refusal(s);
     if (!why && o->real_draft >= 0) why = fleet_real_draft_refusal(s, o->real_draft);
     if (why) {

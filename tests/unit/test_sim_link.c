@@ -152,33 +152,80 @@ static void test_fallback_outage(void)
     scen_del(s);
 }
 
+/* fallback.rtt_above on a fixed link, the same tenant (no trace): each
+ * block's round trip as the edge measures it is rtt + v = 45 ms, the
+ * link's own 40 ms. Above 50 ms nothing happens. Above 30 ms the link is
+ * too slow from the start: the request starts in fallback, prefilled on
+ * the device (0 s here) and never sent, and decodes alone: its first
+ * token at 0, then one per 10 ms, 1000 by 10 s (fallback_frac 1).
+ * Above 42 ms (the link fast enough, its blocks not): verdicts at 130
+ * and 215 ms, both over, so the fallback begins at 0.215 s; one local
+ * token (0.225 s), the link is usable, the reconcile's answer is back at
+ * 0.270 s (rtt + v), and so on: each cycle of 0.225 s commits 2 verdicts
+ * of 5 and 1 local token and spends 55 ms in fallback. */
+static void test_fallback_rtt(void)
+{
+    scenario_t *s = scen_new(1, 1, proto_find("sync"), 4, 1.0, 0.010, 0.005, 0.040);
+    s->duration = 10;
+    s->warmup = 0;
+    s->protocol.fallback = (fallback_cfg_t){.mode = FALLBACK_LOCAL, .rtt_above = 0.050,
+                                            .after = 2, .has_after = 1};
+    metrics_summary_t m;
+    CHECK(run(s, 1, &m) == 0);
+    CHECK(m.value[METRIC_FALLBACK_FRAC] == 0 && m.value[METRIC_LOCAL_TOK_FRAC] == 0);
+    s->protocol.fallback.rtt_above = 0.030;
+    CHECK(run(s, 1, &m) == 0);
+    CHECK(m.value[METRIC_FALLBACK_FRAC] == 1);
+    CHECK_REL(m.value[METRIC_LOCAL_TOK_FRAC], 1000 / 1001.0, 1e-12);
+    CHECK(isnan(m.value[METRIC_LINK_STALL_S]));   /* the link does not vary */
+    /* 44 cycles of 0.225 s from 0.045 s end at 9.945 s: 44 · 11 tokens,
+     * then verdicts at 10.030 s and later are past the end (the 45th
+     * cycle's first comes at 9.945 + 0.085). */
+    s->protocol.fallback.rtt_above = 0.042;
+    CHECK(run(s, 1, &m) == 0);
+    printf("  rtt_above 42 ms: fallback_frac %.6f, local_tok_frac %.6f, throughput %.1f\n",
+           m.value[METRIC_FALLBACK_FRAC], m.value[METRIC_LOCAL_TOK_FRAC],
+           m.value[METRIC_THROUGHPUT]);
+    CHECK_REL(m.value[METRIC_FALLBACK_FRAC], 44 * 0.055 / 10, 1e-9);
+    CHECK_REL(m.value[METRIC_LOCAL_TOK_FRAC], 44 / (1 + 44 * 11.0), 1e-12);
+    scen_del(s);
+}
+
+/* Loads yaml into *s and what `check` writes of it back into *t: 0, or
+ * -1 (the failure checked and reported; nothing left to free). */
+static int load_and_back(const char *yaml, scenario_t *s, scenario_t *t)
+{
+    err_t err = {0};
+    int rc = scenario_load_string("t.yaml", yaml, NULL, 0, s, &err);
+    if (rc) printf("  %s\n", err.msg);
+    CHECK(rc == 0);
+    if (rc) return -1;
+    char *text = scentext_yaml(s);
+    rc = text ? scenario_load_string("back.yaml", text, NULL, 0, t, &err) : -1;
+    if (rc) printf("  %s\n", err.msg);
+    CHECK(rc == 0);
+    free(text);
+    if (rc) scenario_fini(s);
+    return rc ? -1 : 0;
+}
+
 /* protocol.fallback's keys: written back only when on, loaded back the
  * same; a protocol without edge drafts and cloud verification, or `after`
  * without rtt_above, is refused at the key, FILE:LINE:COL. */
 static void test_fallback_keys(void)
 {
-    static const char *const yaml =
-        "protocol: {mode: async, fallback: {mode: local, rtt_above: 300ms, after: 2}}\n";
     scenario_t s, t;
     err_t err = {0};
-    int rc = scenario_load_string("t.yaml", yaml, NULL, 0, &s, &err);
-    if (rc) printf("  %s\n", err.msg);
-    CHECK(rc == 0);
-    if (rc) return;
-    const fallback_cfg_t *f = &s.protocol.fallback;
-    CHECK(f->mode == FALLBACK_LOCAL && f->rtt_above == 0.3 && f->after == 2);
-    char *text = scentext_yaml(&s);
-    CHECK(text && strstr(text, "fallback:"));
-    rc = text ? scenario_load_string("back.yaml", text, NULL, 0, &t, &err) : -1;
-    CHECK(rc == 0);
-    if (rc == 0) {
+    if (load_and_back("protocol: {mode: async, fallback: {mode: local, rtt_above: 300ms, "
+                      "after: 2}}\n", &s, &t) == 0) {
+        const fallback_cfg_t *f = &s.protocol.fallback;
+        CHECK(f->mode == FALLBACK_LOCAL && f->rtt_above == 0.3 && f->after == 2);
         CHECK(!memcmp(&t.protocol.fallback, f, sizeof *f));
         scenario_fini(&t);
+        scenario_fini(&s);
     }
-    free(text);
-    scenario_fini(&s);
     CHECK(scenario_load_string("d.yaml", "protocol: {mode: async}\n", NULL, 0, &s, &err) == 0);
-    text = scentext_yaml(&s);
+    char *text = scentext_yaml(&s);
     CHECK(text && !strstr(text, "fallback"));
     free(text);
     scenario_fini(&s);
@@ -190,7 +237,7 @@ static void test_fallback_keys(void)
         {"protocol:\n  fallback: {mode: remote}\n", "e.yaml:2:20: protocol.fallback.mode"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
-        rc = scenario_load_string("e.yaml", bad[k][0], NULL, 0, &s, &err);
+        int rc = scenario_load_string("e.yaml", bad[k][0], NULL, 0, &s, &err);
         printf("  %s\n", err.msg);
         CHECK(rc != 0 && strncmp(err.msg, bad[k][1], strlen(bad[k][1])) == 0);
         if (rc == 0) scenario_fini(&s);
@@ -282,11 +329,7 @@ static void test_states_keys(void)
         "    - {name: a, count: 1}\n"
         "    - {name: b, count: 1, network: {rtt: 10ms, trace_stride: 2s}}\n";
     scenario_t s, t;
-    err_t err = {0};
-    int rc = scenario_load_string("t.yaml", yaml, NULL, 0, &s, &err);
-    if (rc) printf("  %s\n", err.msg);
-    CHECK(rc == 0);
-    if (rc) return;
+    if (load_and_back(yaml, &s, &t) != 0) return;
     const network_cfg_t *a = &s.groups[0].network, *b = &s.groups[1].network;
     CHECK(a->nstates == 2 && b->nstates == 2);
     CHECK(a->states[0].rtt == 0.050 && b->states[0].rtt == 0.010);
@@ -295,22 +338,15 @@ static void test_states_keys(void)
     CHECK(a->states[0].up == 1 && a->states[1].up == 0 && a->states[1].mean == 1);
     CHECK(a->mean_up == 30 && b->mean_down == 0.5);
     CHECK(!a->has_trace_stride && b->has_trace_stride && b->trace_stride == 2);
-    char *text = scentext_yaml(&s);
-    rc = text ? scenario_load_string("back.yaml", text, NULL, 0, &t, &err) : -1;
-    if (rc) printf("  %s\n", err.msg);
-    CHECK(rc == 0);
-    if (rc == 0) {
-        for (int g = 0; g < 2; g++) {
-            const network_cfg_t *x = &s.groups[g].network, *y = &t.groups[g].network;
-            CHECK(x->nstates == y->nstates &&
-                  !memcmp(x->states, y->states, sizeof x->states) &&
-                  x->mean_up == y->mean_up && x->mean_down == y->mean_down &&
-                  x->has_trace_stride == y->has_trace_stride &&
-                  x->trace_stride == y->trace_stride);
-        }
-        scenario_fini(&t);
+    for (int g = 0; g < 2; g++) {
+        const network_cfg_t *x = &s.groups[g].network, *y = &t.groups[g].network;
+        CHECK(x->nstates == y->nstates &&
+              !memcmp(x->states, y->states, sizeof x->states) &&
+              x->mean_up == y->mean_up && x->mean_down == y->mean_down &&
+              x->has_trace_stride == y->has_trace_stride &&
+              x->trace_stride == y->trace_stride);
     }
-    free(text);
+    scenario_fini(&t);
     scenario_fini(&s);
 }
 
@@ -324,6 +360,7 @@ int main(void)
     RUN(test_states_keys);
     RUN(test_fallback_outage);
     RUN(test_fallback_keys);
+    RUN(test_fallback_rtt);
     tmpdir_remove();
     return check_done();
 }
