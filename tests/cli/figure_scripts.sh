@@ -128,6 +128,11 @@ got=$(awk -F, -v bin=10 -f scripts/thermal-itl.awk "$TMP/th.csv" | tr '\n' ' ')
 if [ "$got" = "t_min,itl_ms,speed 0.083333,2500.000000,1 0.250000,4333.333333,0.5 " ]
 then pass thermal_itl_hand_count
 else fail thermal_itl_hand_count "got: $got"; fi
+# The same in seconds (unit=s, fallback-itl.gp): the bins' middles 5 s, 15 s.
+got=$(awk -F, -v bin=10 -v unit=s -f scripts/thermal-itl.awk "$TMP/th.csv" | tr '\n' ' ')
+if [ "$got" = "t_s,itl_ms,speed 5.000000,2500.000000,1 15.000000,4333.333333,0.5 " ]
+then pass thermal_itl_seconds
+else fail thermal_itl_seconds "got: $got"; fi
 
 # --- point-labels.awk -----------------------------------------------------
 # On a 0..10 x 0..10 panel with gap 0.1: (1,1) (1.5,1) (1.5,1.5) are within
