@@ -17,16 +17,20 @@ _Static_assert(sizeof(tally_totals_t) % sizeof(double) == 0,
 /* The shared cloud's scalars after the raw totals. */
 #define CLOUD_SUMS 5
 
+/* A part's histograms, in tally_part_t's order. */
+enum { PART_HISTS = 6 };
+
 static hist_t *part_hist(const tally_part_t *p, int k)
 {
-    hist_t *const h[5] = {p->itl, p->gap, p->ttft, p->qdelay, p->admit};
+    hist_t *const h[PART_HISTS] = {p->itl, p->gap, p->ttft, p->qdelay, p->admit,
+                                   p->itl_out};
     return h[k];
 }
 
 static size_t part_len(const tally_part_t *p)
 {
     size_t n = PART_SUMS;
-    for (int k = 0; k < 5; k++) n += hist_state_len(part_hist(p, k));
+    for (int k = 0; k < PART_HISTS; k++) n += hist_state_len(part_hist(p, k));
     return n;
 }
 
@@ -42,7 +46,7 @@ static double *pack_part(const tally_part_t *p, double *o)
 {
     memcpy(o, (const char *)p + PART_FIRST, PART_SUMS * sizeof *o);
     o += PART_SUMS;
-    for (int k = 0; k < 5; k++) {
+    for (int k = 0; k < PART_HISTS; k++) {
         hist_state_get(part_hist(p, k), o);
         o += hist_state_len(part_hist(p, k));
     }
@@ -75,7 +79,7 @@ static const double *add_part(tally_part_t *p, const double *in, const double *e
     if (in == NULL || (size_t)(end - in) < part_len(p)) return NULL;
     add_sums((double *)(void *)((char *)p + PART_FIRST), in, PART_SUMS);
     in += PART_SUMS;
-    for (int k = 0; k < 5; k++) {
+    for (int k = 0; k < PART_HISTS; k++) {
         hist_t *h = part_hist(p, k);
         if (hist_state_merge(h, in, hist_state_len(h))) return NULL;
         in += hist_state_len(h);

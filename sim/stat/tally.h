@@ -52,6 +52,7 @@ typedef struct tally_totals {
 /* What is kept for the fleet and for each tenant group, after warm-up. */
 typedef struct tally_part {
     hist_t *itl, *gap, *ttft, *qdelay, *admit;
+    hist_t *itl_out;          /* ITL of tokens whose wait spans link-down time */
     double committed, decode_tokens, decode_time, stall;
     double e2e_sum, e2e_n, requests_done;
     double accepted, verified_drafts, verdicts, verdict_tokens;
@@ -69,10 +70,9 @@ typedef struct tally_part {
     double th_n, th_throttled, th_speed;
     /* protocol.fallback: tenants with one, their seconds in fallback and
      * tokens decoded locally; tenants whose link varies, their seconds
-     * stalled while it was down; ITL of tokens whose wait spans down time */
+     * stalled while it was down */
     double fb_n, fb_time, local_tokens;
     double obs_n, link_stall;
-    hist_t *itl_out;
 } tally_part_t;
 
 /* One tenant, after warm-up (`run --per-tenant`, fairness). */
