@@ -70,13 +70,17 @@ int edge_tenant_init(repl_t *r, int i, double *cum, err_t *err)
             return -1;
         /* Copies of the uplink: their processes draw from the same streams
          * as the link's, so they follow its course without touching it. */
-        if (pc->fallback.mode == FALLBACK_LOCAL) {
+        int fb = pc->fallback.mode == FALLBACK_LOCAL, obs = network_cfg_varies(net);
+        if ((fb || obs) && !(T->watch = calloc(1, sizeof *T->watch)))
+            return err_set(err, ERR_RUNTIME, "edge: out of memory");
+        if (fb) {
             T->fb = &pc->fallback;
             T->keep_sent |= T->fb->rtt_above > 0;
-            if (link_copy(r, T, &T->probe, err)) return -1;
+            if (link_copy(r, T, &T->watch->probe, err)) return -1;
         }
-        if (network_cfg_varies(net)) {
-            if (link_copy(r, T, &T->obs_stall, err) || link_copy(r, T, &T->obs_gap, err))
+        if (obs) {
+            if (link_copy(r, T, &T->watch->obs_stall, err) ||
+                link_copy(r, T, &T->watch->obs_gap, err))
                 return -1;
             T->has_obs = 1;
         }
@@ -119,9 +123,13 @@ void edge_tenant_fini(edge_tenant_t *T)
 {
     workload_fini(&T->wl);
     network_link_fini(&T->up);
-    network_link_fini(&T->probe);
-    network_link_fini(&T->obs_stall);
-    network_link_fini(&T->obs_gap);
+    if (T->watch) {
+        network_link_fini(&T->watch->probe);
+        network_link_fini(&T->watch->obs_stall);
+        network_link_fini(&T->watch->obs_gap);
+        free(T->watch);
+        T->watch = NULL;
+    }
     if (T->proto && runs_policy(T->proto)) gamma_state_fini(&T->gst, T->gpol);
     if (T->draft_rng) gsl_rng_free(T->draft_rng);
     if (T->prefill_rng) gsl_rng_free(T->prefill_rng);
@@ -218,7 +226,8 @@ static void stall_observe(repl_t *r, edge_tenant_t *T, double from, double to)
 {
     const tally_t *tl = r->tally;
     double a = from > tl->warmup ? from : tl->warmup, b = to < tl->end ? to : tl->end;
-    if (b > a) tally_link_stall(r->tally, edge_index(r, T), down_within(&T->obs_stall, a, b));
+    if (b > a)
+        tally_link_stall(r->tally, edge_index(r, T), down_within(&T->watch->obs_stall, a, b));
 }
 
 static void stall_close(repl_t *r, edge_tenant_t *T)
@@ -374,7 +383,7 @@ static void commit(repl_t *r, edge_tenant_t *T, int n)
     tl->raw.committed += n;
     if (tl->series) mser_series_add(tl->series, now, n);
     tally_commit(tl, edge_index(r, T), now, gap, n);
-    if (T->has_obs && down_within(&T->obs_gap, T->t_last, now) > 0)
+    if (T->has_obs && down_within(&T->watch->obs_gap, T->t_last, now) > 0)
         tally_outage_commit(tl, edge_index(r, T), now, gap, n);
     T->t_last = now;
     repl_trace(r, edge_index(r, T), "commit", -1, n);
@@ -665,7 +674,7 @@ void edge_rollback(repl_t *r, edge_tenant_t *T)
 static int link_usable(edge_tenant_t *T, double now)
 {
     double rtt, until;
-    int up = network_state_at(&T->probe, now, &rtt, &until);
+    int up = network_state_at(&T->watch->probe, now, &rtt, &until);
     return up && !(T->fb->rtt_above > 0 && rtt > T->fb->rtt_above);
 }
 
@@ -753,7 +762,7 @@ static int link_check(repl_t *r, edge_tenant_t *T)
 {
     double now = engine_now(r->eng), rtt, until;
     if (!T->busy || T->pending) return 0;
-    if (!network_state_at(&T->probe, now, &rtt, &until)) return fb_enter(r, T);
+    if (!network_state_at(&T->watch->probe, now, &rtt, &until)) return fb_enter(r, T);
     if (isfinite(until) &&
         engine_schedule(r->eng, until, EV_LINK, (uint32_t)edge_index(r, T), T->link_gen))
         return repl_fail(r, REPL_SCHED_FAIL);
@@ -764,7 +773,7 @@ int edge_draft_check(repl_t *r, edge_tenant_t *T)
 {
     double rtt, until;
     if (T->fb_state || !T->busy || T->pending ||
-        network_state_at(&T->probe, engine_now(r->eng), &rtt, &until))
+        network_state_at(&T->watch->probe, engine_now(r->eng), &rtt, &until))
         return 0;
     return fb_enter(r, T);
 }

@@ -23,6 +23,15 @@
 #include "entity/repl.h"
 #include "model/workload.h"
 
+/* Copies of a tenant's uplink processes, each walked forward on its own
+ * (network_state_at): protocol.fallback's view of the link (probe), and
+ * the link-down time over stalls and commit gaps (obs_*, when the link
+ * varies). On the heap: most tenants have none, and a tenant's state
+ * stays small for fleets of millions. */
+typedef struct edge_watch {
+    network_link_t probe, obs_stall, obs_gap;
+} edge_watch_t;
+
 typedef struct edge_tenant {
     const proto_ops_t *proto;   /* this tenant's protocol */
     const gamma_ops_t *gpol;    /* its speculation-length policy */
@@ -54,8 +63,6 @@ typedef struct edge_tenant {
                              verdicts, or fallback.rtt_above counts them) */
     /* protocol.fallback (docs/design.md "Fallback"); fb NULL: off */
     const fallback_cfg_t *fb;
-    network_link_t probe; /* a copy of the uplink's processes, for the
-                             device's view of its link (network_state_at) */
     int fb_state;         /* 0 speculating, 1 decoding locally, 2 reconciling */
     int fb_base;          /* committed when the fallback began */
     int fb_fresh;         /* the request began during it: none at the cloud */
@@ -64,10 +71,8 @@ typedef struct edge_tenant {
     int rtt_over;         /* blocks in a row whose round trip > rtt_above */
     uint64_t link_gen;    /* EV_LINK generation: a stall's end makes it moot */
     double fb_since;      /* when the fallback began */
-    /* link-down observers (tenants whose link may go down): copies of the
-     * uplink's processes, walked forward over stalls and commit gaps */
-    network_link_t obs_stall, obs_gap;
-    int has_obs;
+    struct edge_watch *watch; /* owned; NULL without fallback or a varying link */
+    int has_obs;          /* watch's observers are kept (the link varies) */
 } edge_tenant_t;
 
 /* Draft-buffer entries tenant i needs (its policy's limit, 1 when it
