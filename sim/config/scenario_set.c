@@ -164,18 +164,10 @@ static int apply_override(ynode_t *root, const set_ctx_t *s)
             ynode_free(v);
             return set_err(s, col, path, plen, "empty key in the path%s%s", "", "");
         }
-        ynode_t **slot = NULL;
+        ynode_t **slot = NULL;   /* NULL: a new key or item, appended */
         if (cur->kind == YNODE_MAP) {
             ynode_pair_t *p = ynode_find(cur, seg);
-            if (!p) {
-                ynode_t *n = add_child(cur, seg, s, col, last, v);
-                if (!n) return err_set(s->err, ERR_RUNTIME, "out of memory");
-                if (last) return 0;
-                cur = n;
-                pos = upto + 1;
-                continue;
-            }
-            slot = &p->val;
+            if (p) slot = &p->val;
         } else {
             long i = seq_index(cur, seg);
             if (i < 0) {
@@ -184,26 +176,24 @@ static int apply_override(ynode_t *root, const set_ctx_t *s)
                                "no list item '%s' (give an index or an item's name)%s",
                                seg, "");
             }
-            if ((size_t)i == cur->n) {
-                ynode_t *n = add_child(cur, seg, s, col, last, v);
-                if (!n) return err_set(s->err, ERR_RUNTIME, "out of memory");
-                if (last) return 0;
-                cur = n;
-                pos = upto + 1;
-                continue;
-            }
-            slot = &cur->items[i];
+            if ((size_t)i < cur->n) slot = &cur->items[i];
         }
-        if (last) {
+        if (!slot) {
+            ynode_t *n = add_child(cur, seg, s, col, last, v);
+            if (!n) return err_set(s->err, ERR_RUNTIME, "out of memory");
+            if (last) return 0;
+            cur = n;
+        } else if (last) {
             ynode_free(*slot);
             *slot = v;
             return 0;
+        } else {
+            if (make_descendable(s, slot, seg, col, path, upto) != 0) {
+                ynode_free(v);
+                return -1;
+            }
+            cur = *slot;
         }
-        if (make_descendable(s, slot, seg, col, path, upto) != 0) {
-            ynode_free(v);
-            return -1;
-        }
-        cur = *slot;
         pos = upto + 1;
     }
     ynode_free(v);
