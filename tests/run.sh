@@ -14,8 +14,10 @@ trap 'rm -f "$log"' EXIT
 
 run_one() { # $1 = label, rest = command
     label=$1; shift
+    t0=$(date +%s)
     "$@" >"$log" 2>&1
     rc=$?
+    secs=$(( $(date +%s) - t0 ))
     p=$(grep -c '^PASS ' "$log")
     f=$(grep -c '^FAIL ' "$log")
     if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
@@ -23,7 +25,9 @@ run_one() { # $1 = label, rest = command
         echo "--- $label (exit $rc)"
         grep -v '^PASS ' "$log" | tail -n 60
     fi
-    echo "$label: $p passed, $f failed"
+    # The seconds let a slow test be found from CI's log alone: the whole
+    # suite is meant to stay under about 15 minutes on 2 cores.
+    echo "$label: $p passed, $f failed (${secs} s)"
     pass=$((pass + p))
     fail=$((fail + f))
 }
