@@ -8,6 +8,7 @@
 
 #include "entity/proto.h"
 #include "model/batch.h"
+#include "model/drift.h"
 #include "model/gamma.h"
 #include "model/order.h"
 #include "stat/metrics.h"
@@ -524,6 +525,16 @@ const keytab_key_t scenario_keys_precision[] = {
      .max = 1e6, .def = "1000"},
     END};
 
+/* The defaults are assumptions, not measurements (docs/formats.md, "drift",
+ * says why these sizes): a start spread of one typical block cycle, and
+ * noise small enough to leave every mean where the service model puts it. */
+static const keytab_key_t DRIFT_KEYS[] = {
+    {.name = "start", KEYTAB_NUM(drift_cfg_t, start), .unit = UNIT_DURATION, .max = BIG,
+     .def = "100ms"},
+    {.name = "edge", KEYTAB_NUM(drift_cfg_t, edge_cv), .max = DRIFT_CV_MAX, .def = "0.02"},
+    {.name = "cloud", KEYTAB_NUM(drift_cfg_t, cloud_cv), .max = DRIFT_CV_MAX, .def = "0.01"},
+    END};
+
 const keytab_key_t scenario_keys_top[] = {
     {.name = "name", KEYTAB_STRING(scenario_t, name)},
     {.name = "seed", KEYTAB_U64(scenario_t, seed), .def = "1"},
@@ -547,6 +558,7 @@ const keytab_key_t scenario_keys_top[] = {
     /* Resolved per group (resolve_slo): groups override it key by key. */
     {.name = "slo", .type = KT_SKIP},
     {.name = "precision", .type = KT_SKIP},  /* resolve_precision */
+    {.name = "drift", KEYTAB_SECTION(scenario_t, drift, drift_cfg_t), .sub = DRIFT_KEYS},
     END};
 
 const keytab_key_t scenario_keys_tenants[] = {

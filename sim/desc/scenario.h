@@ -211,6 +211,17 @@ typedef struct precision_cfg {
     int max_replications;      /* the cap, >= replications (default 1000) */
 } precision_cfg_t;
 
+/* drift: what keeps identical tenants from running in lockstep, as real
+ * ones never do (docs/formats.md, "drift"). Zero everywhere (a scenario made
+ * in code) is the what-if of perfect clocks: exact ties stay tied. */
+typedef struct drift_cfg {
+    double start;      /* s: each tenant's first request is shifted by a
+                          uniform draw in [0, start) */
+    double edge_cv;    /* coefficient of variation of each draft block's and
+                          edge prefill's time (mean-preserving, in [0, 0.25]) */
+    double cloud_cv;   /* the same for each cloud iteration's time */
+} drift_cfg_t;
+
 typedef struct output_cfg {
     char file[SCEN_PATH_MAX];  /* output.file: default for --out ("" = none) */
     char trace[SCEN_PATH_MAX]; /* output.trace: default for --trace */
@@ -243,6 +254,7 @@ typedef struct scenario {
     char arrivals_at[YNODE_WHERE_MAX];
     precision_cfg_t precision; /* replications: the first round, then more
                                   until the targets are met */
+    drift_cfg_t drift;
     struct build *built;       /* owned: what the loader built from this
                                   description (sim/config/build.h: service
                                   models, request trace, KV sizing), freed

@@ -31,7 +31,9 @@ enum rng_purpose {
     RNG_CLOUD_DRAFT_TIME = 14, /* cloud.draft_time draws (a replica's) */
     RNG_LINK_OFFSET = 15,/* a tenant's starting point in its link traces */
     RNG_LINK_STATE = 16, /* its link's Markov states: first state, sojourns, moves */
-    RNG_LINK_OUTAGE = 17 /* its link's Gilbert-Elliott outages */
+    RNG_LINK_OUTAGE = 17,/* its link's Gilbert-Elliott outages */
+    RNG_DRIFT = 18       /* drift: a tenant's start offset, then its edge
+                          * noise; a replica's iteration noise */
 };
 
 /* Returns a new generator (gsl_rng_taus2) seeded by hashing the four keys;

@@ -7,6 +7,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "model/batch.h"
+#include "model/drift.h"
 #include "model/order.h"
 
 /* A replica group as the replicas see it: what its iterations cost, and
@@ -18,6 +19,7 @@ typedef struct cgroup {
     const service_heads_t *dh;     /* or draft heads, */
     const dist_t *dt;              /* or their fixed time; NULL: none */
     double kv_bpt, ref_time;
+    double noise_cv;               /* drift.cloud (0 = none) */
     order_t ord;                   /* the order picks visit its queues in */
     /* The roofline time of the linear layers by batch tokens M (-1 = not
      * yet asked), for gpu_roofline_util: every iteration asks, and M takes
@@ -46,6 +48,7 @@ typedef struct replica {
     int pinned;
     gsl_rng *vrng;
     gsl_rng *drng;                 /* cloud.draft_time draws */
+    gsl_rng *nrng;                 /* drift.cloud's factors (NULL: none) */
 } replica_t;
 
 struct cloud {
@@ -194,6 +197,7 @@ static int groups_init(cloud_t *c, const cloud_group_t *groups, int ngroups, int
         g->dt = G->draft_time;
         g->kv_bpt = G->kv_bytes_per_token;
         g->ref_time = G->ref_time;
+        g->noise_cv = G->noise_cv;
         if (order_init(&g->ord, G->order, ntenants, job_cost, g) != 0) return -1;
         if (g->ref_time != c->grp[0].ref_time) c->weighted = 1;
         roof &= !g->vt && g->sv != NULL && !g->dt;
@@ -283,6 +287,10 @@ cloud_t *cloud_create_groups(const cloud_cfg_t *cfg, int ntenants,
                                  RNG_CLOUD_DRAFT_TIME);
             if (!r->drng) goto oom;
         }
+        if (r->g->noise_cv > 0) {
+            r->nrng = rng_stream(seed, (uint64_t)rep, (1ULL << 32) + (uint64_t)i, RNG_DRIFT);
+            if (!r->nrng) goto oom;
+        }
     }
     if (engine_on(eng, ev_iter, on_iter_end, c) || engine_on(eng, ev_kick, on_kick, c)) {
         cloud_free(c);
@@ -307,6 +315,7 @@ void cloud_free(cloud_t *c)
             free(c->rep[i].djob);
             if (c->rep[i].vrng) gsl_rng_free(c->rep[i].vrng);
             if (c->rep[i].drng) gsl_rng_free(c->rep[i].drng);
+            if (c->rep[i].nrng) gsl_rng_free(c->rep[i].nrng);
         }
     }
     free(c->rep);
@@ -534,6 +543,9 @@ static int start_iteration(cloud_t *c, int ri, double now)
     else
         dt = service_iter_time(r->g->sv, r->sjob, ns);
     if (nd > 0) dt += draft_pass(r, nd);
+    /* drift.cloud: a modelled iteration varies as a real GPU's does; one
+     * that a driver really runs (cb.iter_time) varies on its own. */
+    if (r->nrng && !c->cb.iter_time) dt *= drift_factor(r->nrng, r->g->noise_cv);
     if (!(dt >= 0)) dt = 0;
     r->roof = tl->roof_known ? roof_time(r->g, r->sjob, ns) : 0;
     if (nd > 0 && tl->roof_known) r->roof += roof_draft(r->g, r->djob, nd);

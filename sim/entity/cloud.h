@@ -84,12 +84,16 @@ typedef struct cloud_group {
     const service_t *dsv;
     const service_heads_t *dheads;
     const dist_t *draft_time;
+    double noise_cv;             /* drift.cloud: each modelled iteration's
+                                    time times a mean-1 factor of this CV
+                                    (sim/model/drift.h); 0 = none */
 } cloud_group_t;
 
 /* Creates the cluster: ngroups groups of replicas (cfg->replicas is not
  * read). cfg and groups are borrowed. Event types ev_iter and ev_kick are
  * registered on eng. Iteration-time draws use rng_stream(seed, rep,
- * 2^32 + replica, RNG_VERIFY_TIME). tally and trace (NULL = none) are
+ * 2^32 + replica, RNG_VERIFY_TIME), drift factors the same with RNG_DRIFT.
+ * tally and trace (NULL = none) are
  * borrowed. Returns NULL with err on failure; free with cloud_free(). */
 cloud_t *cloud_create_groups(const cloud_cfg_t *cfg, int ntenants,
                              const cloud_group_t *groups, int ngroups, engine_t *eng,

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "entity/msg.h"
+#include "model/drift.h"
 #include "model/thermal.h"
 #include "stat/mser.h"
 
@@ -44,6 +45,26 @@ static int link_copy(repl_t *r, edge_tenant_t *T, network_link_t *l, err_t *err)
                    repl_link_vary(grp(r, T), r->s->seed, r->rep, i, 0, l, err)
                ? -1
                : 0;
+}
+
+/* The tenant's drift stream is needed for a start offset (closed loops
+ * only: Poisson and trace arrivals are unrelated across tenants already) or
+ * for the noise of the steps it runs on its device. */
+static int drift_start_used(const scenario_t *s, const tenant_group_t *G)
+{
+    return s->drift.start > 0 && G->workload.arrival == ARRIVAL_CLOSED;
+}
+
+static int drift_used(const scenario_t *s, const tenant_group_t *G, const proto_ops_t *p)
+{
+    return drift_start_used(s, G) || (s->drift.edge_cv > 0 && p->drafts);
+}
+
+/* The factor of the tenant's next step on its device (drift.h); 1 without
+ * drift. */
+static double edge_drift(const repl_t *r, const edge_tenant_t *T)
+{
+    return T->drift_rng ? drift_factor(T->drift_rng, r->s->drift.edge_cv) : 1;
 }
 
 int edge_tenant_init(repl_t *r, int i, double *cum, err_t *err)
@@ -105,6 +126,11 @@ int edge_tenant_init(repl_t *r, int i, double *cum, err_t *err)
                      G->edge.device.idle_power_w, r->tally->warmup, r->tally->end);
         T->th_traced = r->thermal[i].level;
     }
+    if (drift_used(s, G, p)) {
+        T->drift_rng = rngbox_init(&T->drift_box, seed, (uint64_t)r->rep, (uint64_t)i,
+                                   RNG_DRIFT, err);
+        if (!T->drift_rng) return -1;
+    }
     if (p->drafts) {
         if (G->edge.has_draft_time && G->edge.draft_time.kind != DIST_CONST) {
             T->draft_rng = rng_stream(seed, (uint64_t)r->rep, (uint64_t)i, RNG_DRAFT_TIME);
@@ -133,7 +159,7 @@ void edge_tenant_fini(edge_tenant_t *T)
     if (T->proto && runs_policy(T->proto)) gamma_state_fini(&T->gst, T->gpol);
     if (T->draft_rng) gsl_rng_free(T->draft_rng);
     if (T->prefill_rng) gsl_rng_free(T->prefill_rng);
-    T->draft_rng = T->prefill_rng = NULL;
+    T->draft_rng = T->prefill_rng = T->drift_rng = NULL;
     free(T->sent);
     T->sent = NULL;
     T->sent_cap = T->sent_head = 0;
@@ -347,6 +373,7 @@ static int start_request(repl_t *r, edge_tenant_t *T, double t0)
                        ? dist_sample(&G->edge.prefill_time, T->prefill_rng)
                        : service_prefill_time(g->edge_sv, T->prompt);
         if (r->thermal) p /= edge_speed(r, T, now);
+        p *= edge_drift(r, T);
         /* A prefill is never abandoned: its whole time is busy time. */
         edge_busy(r, T, now, now + p);
         T->pending |= 1;
@@ -502,6 +529,13 @@ static int draft_begin(repl_t *r, edge_tenant_t *T, int n, int block)
             for (int k = 0; k < n; k++) T->cum[k] /= v;
             s /= v;
         }
+    }
+    /* One drift factor a block: a device's speed wanders over milliseconds,
+     * not token by token. */
+    double f = edge_drift(r, T);
+    if (f != 1) {
+        for (int k = 0; k < n; k++) T->cum[k] *= f;
+        s *= f;
     }
     T->drafting = 1;
     T->draft_n = n;
@@ -823,7 +857,13 @@ int edge_rtt_check(repl_t *r, edge_tenant_t *T)
 int edge_start(repl_t *r)
 {
     for (int i = 0; i < r->n; i++) {
-        double t = workload_next(&r->et[i].wl, 0.0);
+        edge_tenant_t *T = &r->et[i];
+        /* drift.start: the first request of a closed loop comes after a
+         * uniform offset (the stream's first draw), then its think time. */
+        double t0 = drift_start_used(r->s, cfg(r, T))
+                        ? gsl_rng_uniform(T->drift_rng) * r->s->drift.start
+                        : 0.0;
+        double t = workload_next(&T->wl, t0);
         if (isfinite(t) && engine_schedule(r->eng, t, EV_ARRIVE, (uint32_t)i, 0))
             return repl_fail(r, REPL_SCHED_FAIL);
     }

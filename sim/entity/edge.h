@@ -17,6 +17,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "base/err.h"
+#include "engine/rngbox.h"
 #include "model/gamma.h"
 #include "model/network.h"
 #include "entity/proto.h"
@@ -40,6 +41,11 @@ typedef struct edge_tenant {
     workload_t wl;
     network_link_t up;
     gsl_rng *draft_rng, *prefill_rng;   /* NULL when constant / model */
+    /* drift: the start offset, then the device's step factors; NULL when
+     * the tenant has no drift, else &drift_box.r (in place: one draw a
+     * block must not cost a cache miss on a heap block of its own). */
+    gsl_rng *drift_rng;
+    rngbox_t drift_box;
     double *cum;          /* cumulative draft times of the draft in progress
                              (room for the policy's limit; in r->cum) */
     gamma_state_t gst;    /* the policy's state */

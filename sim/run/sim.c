@@ -61,7 +61,7 @@ static int shared_replica_group(const scenario_t *s, int k, const build_replica_
     *g = (cloud_group_t){.count = c.replicas, .verify_time = vt, .sv = r->sv,
                          .kv_capacity = r->kv_capacity,
                          .kv_bytes_per_token = r->kv_bytes_per_token,
-                         .order = c.batching.order};
+                         .order = c.batching.order, .noise_cv = s->drift.cloud_cv};
     if (proto_any_cloud_drafts(s)) {
         /* cloud-spec's draft steps (the loader refused a scenario that
          * gives neither) */

@@ -6,7 +6,8 @@
 . "$(dirname "$0")/lib.sh"
 
 # Cloud-only with zero round trip, zero verify time and zero think time: a
-# cycle of zero-duration steps at t = 0.
+# cycle of zero-duration steps at t = 0 (no drift start offset; drift's
+# factors keep a zero time zero).
 cat >"$TMP/zero.yaml" <<'Y'
 duration: 10s
 protocol: {mode: cloud-only}
@@ -15,6 +16,7 @@ tenants:
   network: {rtt: 0s, jitter: none, uplink: inf, downlink: inf}
   workload: {arrival: closed, think: 0s, prompt_tokens: 1, output_tokens: 4}
 cloud: {verify_time: 0s}
+drift: {start: 0s}
 Y
 expect_exit zero_time_cycle 2 timeout 120 "$SPECSIM" run "$TMP/zero.yaml"
 if grep -q "simulated time stopped at t=0 s" "$TMP/err" &&

@@ -45,6 +45,7 @@ tenants:
   workload: {arrival: closed, think: 0s, prompt_tokens: 16, output_tokens: 100000}
 cloud:
   verify_time: 10ms
+drift: {start: 0s, edge: 0, cloud: 0}   # fixed times: the cycle is C exactly
 EOF2
 "$SPECSIM" run "$TMP/cf.yaml" --quiet --out "$TMP/sim.csv" >/dev/null 2>"$TMP/err"
 sim_itl=$(col "$TMP/sim.csv" itl_mean_s)

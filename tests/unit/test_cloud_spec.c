@@ -163,6 +163,7 @@ static const char *const EXACT_YAML =
     "  count: 1\n"
     "  network: {rtt: 40ms, jitter: none, uplink: inf, downlink: inf}\n"
     "  workload: {arrival: closed, think: 0s, prompt_tokens: 128, output_tokens: 101}\n"
+    "drift: {start: 0s, edge: 0, cloud: 0}\n"   /* exact sums: perfect clocks */
     "cloud:\n"
     "  %s\n";
 

@@ -92,6 +92,7 @@ static void test_stat_edges(void)
  * rtt = 40 ms, v = 5 ms, one request that never ends: a block takes
  * B = γd + rtt + v and commits a + 1 tokens. Shortened to 100 s. */
 #define SHORT "duration=100s", "warmup=5s"
+#define NO_DRIFT "drift.start=0s", "drift.edge=0", "drift.cloud=0"
 
 /* Side a of the two rtt cases below: the hook's own rtt. */
 static const char *const rtt_40ms[] = {"tenants.network.rtt=40ms", NULL};
@@ -133,13 +134,15 @@ static int run_pair(const char *const *common, const char *const *sa,
     return rc;
 }
 
-/* α = 1: every block commits γ + 1 = 5 tokens, each with the ITL B/5.
+/* α = 1 and no drift (perfect clocks, docs/formats.md "drift"): every
+ * block commits γ + 1 = 5 tokens, each with the ITL B/5.
  * rtt 40 -> 60 ms: B = 85 -> 105 ms, so the ITL goes from 17 to 21 ms
  * (diff exactly 4 ms, ratio 105/85), the decode rate from 5/0.085 to
  * 5/0.105 tok/s; every replication is the same, so the half-widths are 0. */
 static void test_deterministic_rtt(void)
 {
-    static const char *const common[] = {SHORT, "acceptance.alpha=1", "replications=3", NULL};
+    static const char *const common[] = {SHORT, "acceptance.alpha=1", "replications=3",
+                                         NO_DRIFT, NULL};
     static const char *const sb[] = {"tenants.network.rtt=60ms", NULL};
     compare_result_t r;
     if (run_pair(common, rtt_40ms, sb, &r) != 0) return;

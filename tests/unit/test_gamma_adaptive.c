@@ -156,7 +156,8 @@ static void test_goodput_zero(void)
  * the first verdict (the first block, before the warm-up ends, drafts
  * gamma_max), and each token then costs R + verify = 25 ms: a sync block
  * waits for its verdict; an async one too (nothing can be drafted past a
- * token the edge has not seen). The whole run commits what it decodes. */
+ * token the edge has not seen). The whole run commits what it decodes.
+ * Perfect clocks (no drift): each gap is exactly 25 ms. */
 static void test_goodput_zero_run(void)
 {
     static const char *modes[] = {"sync", "async"};
@@ -170,7 +171,8 @@ static void test_goodput_zero_run(void)
                  "  network: {rtt: 20ms, jitter: none, uplink: inf, downlink: inf}\n"
                  "  workload: {arrival: closed, think: 0s, prompt_tokens: 1, "
                  "output_tokens: 100000000}\n"
-                 "cloud: {verify_time: 5ms, batching: {policy: continuous}}\n",
+                 "cloud: {verify_time: 5ms, batching: {policy: continuous}}\n"
+                 "drift: {start: 0s, edge: 0, cloud: 0}\n",   /* every gap exact */
                  modes[k]);
         scenario_t s;
         err_t err = {0};

@@ -51,6 +51,10 @@
     "  verify_time: 5ms\n"                                                     \
     "  batching: {policy: continuous, max_batch: 8}\n"
 
+/* Perfect clocks (docs/formats.md, "drift"), for the counts by hand that
+ * every step's exact time decides. */
+#define NO_DRIFT "drift: {start: 0s, edge: 0, cloud: 0}\n"
+
 static const double T_A = 4 * 0.010 + 0.040 + 0.005;   /* 85 ms */
 static const double T_B = 4 * 0.020 + 0.100 + 0.005;   /* 185 ms */
 
@@ -132,12 +136,13 @@ static void test_two_groups_closed_form(void)
  * SLO ttft 100 ms, tpot 20 ms; group b overrides tpot with 40 ms. So a
  * meets both, b only TPOT. In 10 s with no warm-up (think 0, so request k
  * ends at k times its period): a finishes floor(10 / 0.215) = 46, b
- * floor(10 / 0.475) = 21 requests. */
+ * floor(10 / 0.475) = 21 requests. Perfect clocks (no drift), or the
+ * counts would move by one. */
 static void test_slo_hand_count(void)
 {
     char y[4096];
     snprintf(y, sizeof y, TWO_GROUPS_YAML, "10s", "0s", 1, "{model: iid, alpha: 1}",
-             "slo: {ttft: 100ms, tpot: 20ms}\n", "11", "      slo: {tpot: 40ms}\n");
+             "slo: {ttft: 100ms, tpot: 20ms}\n" NO_DRIFT, "11", "      slo: {tpot: 40ms}\n");
     metrics_summary_t m, g[2];
     if (run2(y, &m, g, NULL) != 0) return;
     const double na = 46, nb = 21, out = 11, span = 10;
@@ -393,7 +398,8 @@ static void test_roofline_and_kv_bounds(void)
  * the cloud 10 ms after that, while the other tenant's request (admitted
  * at the release) runs: so after the first two, every request waits
  * S - rtt = 80 ms, and KV is always held by exactly one request (the
- * release admits the next at once): kv_util_mean = 5.5 / 8. */
+ * release admits the next at once): kv_util_mean = 5.5 / 8. With perfect
+ * clocks (no drift): the two tenants start together. */
 static void test_admission_hand_count(void)
 {
     const char *y = "duration: 20s\nwarmup: 1s\n"
@@ -402,7 +408,7 @@ static void test_admission_hand_count(void)
                     "  network: {rtt: 20ms, jitter: none}\n"
                     "  workload: {arrival: closed, think: 0s, prompt_tokens: 1, "
                     "output_tokens: 10}\n"
-                    "cloud: {verify_time: 10ms, kv_capacity: 8MiB}\n";
+                    "cloud: {verify_time: 10ms, kv_capacity: 8MiB}\n" NO_DRIFT;
     scenario_t s;
     if (load(y, &s) != 0) return;
     metrics_summary_t m;

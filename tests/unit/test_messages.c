@@ -278,8 +278,10 @@ static void test_edge_sends_lengths(void)
     err_t err;
     repl_t r;
     memset(&r, 0, sizeof r);
-    scenario_override_t ov = {.path = "protocol.mode", .value = "sync"};
-    if (scenario_load_string("messages", MSGTEST_CLOUD, &ov, 1, &s, &err)) {
+    /* No start offset (drift.start): the first request is at t0 = 2 s. */
+    scenario_override_t ov[] = {{.path = "protocol.mode", .value = "sync"},
+                                {.path = "drift.start", .value = "0s"}};
+    if (scenario_load_string("messages", MSGTEST_CLOUD, ov, 2, &s, &err)) {
         printf("  %s\n", err.msg);
         check_failed_now = 1;
         return;
