@@ -116,8 +116,11 @@ static void test_window_and_start(void)
 
 #define NTOK 20000
 
+/* Perfect clocks (docs/formats.md, "drift"): the times below are exact. */
+#define NO_DRIFT "drift: {start: 0s, edge: 0, cloud: 0}\n"
+
 /* Edge-only, one tenant, always busy: 10 ms per token and 10 ms per prefill,
- * no think time, no jitter. A Snapdragon card (8 W) with R 5 K/W, τ 60 s and
+ * no think time, no jitter, no drift. A Snapdragon card (8 W) with R 5 K/W, τ 60 s and
  * one level at 45 °C, half speed: t* = 60·ln(40/20) = 41.589 s. */
 #define EDGE_ONLY_YAML(device)                                                 \
     "name: thermal-step\n"                                                     \
@@ -132,7 +135,8 @@ static void test_window_and_start(void)
     "    draft_time: 10ms\n"                                                   \
     "    prefill_time: 10ms\n"                                                 \
     "  workload: {arrival: closed, think: 0s, prompt_tokens: 1, "              \
-    "output_tokens: 1000}\n"
+    "output_tokens: 1000}\n"                                                  \
+    NO_DRIFT
 
 #define SNAP "models/hardware/snapdragon-8-gen-3.yaml"
 #define STEP_THERMAL                                                           \
@@ -237,7 +241,8 @@ static void test_battery_hand(void)
         "    device: {base: " SNAP ", idle_power_w: 0.5, battery_wh: 19.4}\n"
         "    draft_time: 10ms\n"
         "    prefill_time: 100ms\n"
-        "  workload: {arrival: closed, think: 1s, prompt_tokens: 1, output_tokens: 100}\n";
+        "  workload: {arrival: closed, think: 1s, prompt_tokens: 1, output_tokens: 100}\n"
+        NO_DRIFT;
     static double t[NTOK];
     metrics_summary_t m;
     double thr;
@@ -277,7 +282,8 @@ static void test_groups_mixed(void)
         "        device: {base: " SNAP ", battery_wh: 20, thermal: {ambient: 25, "
         "r_th: 5, tau: 60s, levels: [{above: 45, speed: 0.5}]}}\n"
         "    - name: plain\n"
-        "      count: 1\n";
+        "      count: 1\n"
+        NO_DRIFT;
     scenario_t s;
     err_t e;
     memset(&s, 0, sizeof s);
