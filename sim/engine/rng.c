@@ -81,7 +81,7 @@ double dist_sample(const dist_t *d, gsl_rng *r)
         if (d->a <= 0) return 0;
         double s2 = log1p((d->b * d->b) / (d->a * d->a));
         double mu = log(d->a) - 0.5 * s2;
-        return gsl_ran_lognormal(r, mu, sqrt(s2));
+        return rng_lognormal(r, mu, sqrt(s2));
     }
     case DIST_PARETO:
         return gsl_ran_pareto(r, d->b, d->a);
