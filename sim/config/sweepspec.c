@@ -775,3 +775,68 @@ int sweepspec_write_axes(const sweepspec_t *sp, const char *indent, FILE *f)
     axes_yaml(&b, sp, indent);
     return sb_write(&b, f);
 }
+
+/* ---- values that name files ---------------------------------------------- */
+
+/* Puts every scalar of tree (mapping values and sequence items; never a
+ * key) through fn; 1 when one changed, 0 when none did, -1 out of memory. */
+static int map_scalars(ynode_t *n, sweepspec_map_fn fn, void *ctx)
+{
+    if (n->kind == YNODE_SCALAR) {
+        char buf[4096];
+        const char *v = fn(n->str, ctx, buf, sizeof buf);
+        if (v == n->str || strcmp(v, n->str) == 0) return 0;
+        char *c = strdup(v);
+        if (!c) return -1;
+        free(n->str);
+        n->str = c;
+        n->plain = 0;
+        return 1;
+    }
+    int changed = 0;
+    for (size_t i = 0; i < n->n; i++) {
+        int r = map_scalars(n->kind == YNODE_SEQ ? n->items[i] : n->pairs[i].val, fn, ctx);
+        if (r < 0) return -1;
+        changed |= r;
+    }
+    return changed;
+}
+
+char *sweepspec_value_map(const char *v, int is_flow, sweepspec_map_fn fn, void *ctx)
+{
+    char buf[4096];
+    if (!is_flow) return strdup(fn(v, ctx, buf, sizeof buf));
+    /* Written by flow() (or a --set's text): parsed back, its scalars
+     * mapped, written again by flow(); kept as it was when nothing changed
+     * or it does not parse (the loader reports that). */
+    ynode_t *tree = NULL;
+    err_t e = {0};
+    if (ynode_parse("sweep", NULL, v, strlen(v), 1, 0, &tree, &e) != 0 || !tree)
+        return strdup(v);
+    int r = map_scalars(tree, fn, ctx);
+    char *out = NULL;
+    if (r == 0) {
+        out = strdup(v);
+    } else if (r > 0) {
+        sbuf_t b = {0};
+        flow(tree, &b);
+        if (!b.oom) out = b.s;
+        else free(b.s);
+    }
+    ynode_free(tree);
+    return out;
+}
+
+int sweepspec_map_values(sweepspec_t *sp, sweepspec_map_fn fn, void *ctx)
+{
+    for (int a = 0; a < sp->naxes; a++) {
+        sweep_axis_t *ax = &sp->axes[a];
+        for (int i = 0; i < ax->nvalues; i++) {
+            char *v = sweepspec_value_map(ax->values[i], ax->vflow[i], fn, ctx);
+            if (!v) return -1;
+            free(ax->values[i]);
+            ax->values[i] = v;
+        }
+    }
+    return 0;
+}

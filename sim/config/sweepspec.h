@@ -122,6 +122,18 @@ int sweepspec_check(const char *scenario, const char *text,
 SPECSIM_API int sweepspec_check_src(const scenario_src_t *src, const scenario_override_t *base,
                         int nbase, sweepspec_t *out, err_t *err);
 
+/* A value's scalars put through fn: fn returns s itself, or its
+ * replacement written into buf (size n). A scalar value is one scalar; a
+ * flow value (vflow: a distribution, a mapping) is parsed and every scalar
+ * in it (mapping values, sequence items, never keys) mapped, then written
+ * again. A new malloc'ed value, or NULL out of memory. */
+typedef const char *(*sweepspec_map_fn)(const char *s, void *ctx, char *buf, size_t n);
+char *sweepspec_value_map(const char *v, int is_flow, sweepspec_map_fn fn, void *ctx);
+/* Every axis value through sweepspec_value_map, in place: how a sweep
+ * names the files its axes read by absolute path (sim/run/sweep.c). 0, or
+ * -1 out of memory (values already mapped stay mapped). */
+int sweepspec_map_values(sweepspec_t *sp, sweepspec_map_fn fn, void *ctx);
+
 /* Writes the section back as YAML (`sweep:` with every axis as an explicit
  * list), so a sidecar is itself a runnable sweep. 0 or -1 on write error. */
 SPECSIM_API int sweepspec_write_yaml(const sweepspec_t *sp, FILE *f);

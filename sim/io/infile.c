@@ -129,10 +129,21 @@ typedef struct entry {
     int parsed;
 } entry_t;
 
+/* Another name a file was asked for by (the same file, datapath_absolute
+ * says): a sweep point names by its absolute path a file that the sweep's
+ * checks read by the name written (sim/run/sweep.c), and must get the bytes
+ * read then, not a second copy. */
+typedef struct alias {
+    char *path;
+    entry_t *e;
+} alias_t;
+
 struct infiles {
     pthread_mutex_t mu;
     entry_t **e;      /* each malloc'ed, so its strings never move */
     size_t n, cap;
+    alias_t *al;
+    size_t nal, calias;
 };
 
 infiles_t *infiles_create(void)
@@ -157,6 +168,8 @@ void infiles_free(infiles_t *fs)
         free(fs->e[i]);
     }
     free(fs->e);
+    for (size_t i = 0; i < fs->nal; i++) free(fs->al[i].path);
+    free(fs->al);
     pthread_mutex_destroy(&fs->mu);
     free(fs);
 }
@@ -173,6 +186,8 @@ static const entry_t *find(const infiles_t *fs, const char *path)
 {
     for (size_t i = 0; i < fs->n; i++)
         if (strcmp(fs->e[i]->path, path) == 0) return fs->e[i];
+    for (size_t i = 0; i < fs->nal; i++)
+        if (strcmp(fs->al[i].path, path) == 0) return fs->al[i].e;
     return NULL;
 }
 
@@ -229,6 +244,31 @@ static const entry_t *add(infiles_t *fs, const char *path, size_t cap, err_t *er
     return e;
 }
 
+/* With fs->mu held: the entry of path, read now unless the set holds the
+ * same file under another name (kept as an alias of that entry then). */
+static entry_t *get(infiles_t *fs, const char *path, size_t cap, err_t *err)
+{
+    entry_t *e = (entry_t *)find(fs, path);
+    if (e) return e;
+    char abs[4096];
+    if (strcmp(path, "-") != 0 && datapath_absolute(path, abs, sizeof abs) == 0) {
+        for (size_t i = 0; i < fs->n; i++) {
+            if (strcmp(fs->e[i]->abs, abs) != 0) continue;
+            if (fs->nal == fs->calias) {
+                size_t nc = fs->calias ? 2 * fs->calias : 4;
+                alias_t *a = realloc(fs->al, nc * sizeof *a);
+                if (!a) return fs->e[i];   /* found again next time */
+                fs->al = a;
+                fs->calias = nc;
+            }
+            char *p = strdup(path);
+            if (p) fs->al[fs->nal++] = (alias_t){p, fs->e[i]};
+            return fs->e[i];
+        }
+    }
+    return (entry_t *)add(fs, path, cap, err);
+}
+
 int infiles_read(infiles_t *fs, const char *path, size_t cap, char **text,
                  size_t *len, err_t *err)
 {
@@ -236,8 +276,7 @@ int infiles_read(infiles_t *fs, const char *path, size_t cap, char **text,
     *text = NULL;
     *len = 0;
     pthread_mutex_lock(&fs->mu);
-    const entry_t *e = find(fs, path);
-    if (!e) e = add(fs, path, cap, err);
+    const entry_t *e = get(fs, path, cap, err);
     int rc = -1;
     if (e && e->len > cap) {
         too_big(path, (unsigned long long)e->len, cap, err);
@@ -255,8 +294,7 @@ int infiles_yaml(infiles_t *fs, const char *path, size_t cap,
 {
     *tree = NULL;
     pthread_mutex_lock(&fs->mu);
-    entry_t *e = (entry_t *)find(fs, path);
-    if (!e) e = (entry_t *)add(fs, path, cap, err);
+    entry_t *e = get(fs, path, cap, err);
     int rc = e ? 0 : -1;
     if (e && e->len > cap) rc = too_big(path, (unsigned long long)e->len, cap, err);
     /* A syntax error is not remembered: the next request reports it too. */

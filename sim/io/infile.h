@@ -47,7 +47,9 @@ infiles_t *infiles_create(void);
 void infiles_free(infiles_t *fs);
 
 /* infile_read through the set: a copy (the caller frees it) of the bytes
- * read the first time path was asked for. fs NULL: infile_read. Thread-safe.
+ * read the first time path, or another name of the same file (by
+ * datapath_absolute: "dir/t.csv" and "/abs/dir/t.csv"), was asked for. fs
+ * NULL: infile_read. Thread-safe.
  * A failed read is not remembered (the error is reported each time). */
 int infiles_read(infiles_t *fs, const char *path, size_t cap, char **text,
                  size_t *len, err_t *err);

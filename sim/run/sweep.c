@@ -509,6 +509,20 @@ static const char *value_as_read(const char *dir, const char *v, infiles_t *read
     return v;
 }
 
+/* value_as_read as a sweepspec_map_fn (sim/config/sweepspec.h), so that it
+ * reaches the file names inside a flow value ({dist: empirical, file: F})
+ * too. */
+typedef struct as_read {
+    const char *dir;
+    infiles_t *read;
+} as_read_t;
+
+static const char *map_as_read(const char *v, void *ctx, char *buf, size_t n)
+{
+    const as_read_t *a = ctx;
+    return value_as_read(a->dir, v, a->read, buf, n);
+}
+
 /* The point's command: its "# read PATH sha256 HEX" lines (the files its
  * load read, as a sidecar names them), then `specsim run` with the
  * scenario and every value that names a file by absolute path, so that it
@@ -545,18 +559,24 @@ static int explain(FILE *f, const sweep_opts_t *o, const pool_t *p, uint64_t row
         fputs("specsim run ", f);
         shell_word(f, abs);
     }
+    as_read_t ar = {dir, scenario_src_files(src)};
     for (int k = 0; k < nov && rc == 0; k++) {
         fputs(" --set ", f);
-        const char *v = value_as_read(dir, ov[k].value, scenario_src_files(src), abs,
-                                      sizeof abs);
-        char *kv = malloc(strlen(ov[k].path) + strlen(v) + 2);
+        /* A value that starts a flow node is YAML the loader parses: the
+         * files named in it are mapped too. */
+        const char *ov_v = ov[k].value;
+        char *v = sweepspec_value_map(ov_v, ov_v[0] == '{' || ov_v[0] == '[',
+                                      map_as_read, &ar);
+        char *kv = v ? malloc(strlen(ov[k].path) + strlen(v) + 2) : NULL;
         if (!kv) {
+            free(v);
             rc = err_set(err, ERR_RUNTIME, "out of memory");
             break;
         }
         sprintf(kv, "%s=%s", ov[k].path, v);
         shell_word(f, kv);
         free(kv);
+        free(v);
     }
     if (rc == 0) fputc('\n', f);
     scenario_src_free(src);
@@ -686,6 +706,23 @@ int sweep_run(const sweep_opts_t *o, err_t *err)
         return err_set(err, ERR_INPUT, "--resume and --force exclude each other");
     if (load_sweep(o, &src, &sp, &base, &p, err) != 0) return -1;
     if (sweepspec_validate_src(&sp, src, o->sets, o->nsets, err) < 0) goto out;
+    /* The checks loaded every axis value: a value that names a file they
+     * read is that file's absolute path from here on, in the points' loads,
+     * the rows and the sidecar, beside whose "# read" line (digest) it
+     * stands. Written as given, a rerun of the sidecar from elsewhere read
+     * another file of that name, or none (issue 28 item 1). The points read
+     * the bytes the checks read (infiles_read: the same file by another
+     * name), and a resume, which maps its axes the same way, compares equal
+     * sidecars and rows. */
+    {
+        char dir[4096];
+        scenario_dir(o->scenario, dir, sizeof dir);
+        as_read_t ar = {dir, scenario_src_files(src)};
+        if (sweepspec_map_values(&sp, map_as_read, &ar) != 0) {
+            err_set(err, ERR_RUNTIME, "out of memory");
+            goto out;
+        }
+    }
 
     /* The scenario's output: section as loaded, --set applied: its file is
      * the default output; a trace no sweep writes is refused, not ignored. */

@@ -171,3 +171,69 @@ for m in requests_done itl_mean_s; do
 done
 if [ $ok = 1 ] && ! grep -q 'holds other bytes' "$TMP/err"; then pass sweep_explain_absolute_paths
 else fail sweep_explain_absolute_paths "$(cat "$TMP/ex.cmd") $(head -c 300 "$TMP/err")"; fi
+
+# A sweep whose axes name data files (acceptance traces, empirical value
+# files inside a flow value, request traces) records in its sidecar what
+# the sweep read: each such value by its absolute path, next to a "# read"
+# line with sha256sum's digest. The old sidecar kept the values as written
+# ("a1.txt"): rerun from another directory it read the decoys of those
+# names next to the sidecar (or found none). The rows name the same paths,
+# so a resume, and a rerun of the sidecar, recognise the rows already
+# written.
+printf '1\n2\n4\n3\n' >"$A/a1.txt"; printf '4\n0\n4\n' >"$A/a2.txt"
+printf '1ms\n2ms\n' >"$A/t1.txt"; printf '30ms\n40ms\n' >"$A/t2.txt"
+cat >"$A/fx.yaml" <<'Y'
+duration: 10s
+warmup: 0s
+replications: 1
+protocol: {mode: sync, gamma: 4}
+acceptance: {model: trace, file: a1.txt}
+tenants:
+  count: 2
+  workload: {arrival: trace, trace: e1.csv, prompt_tokens: 8, output_tokens: 8}
+sweep:
+  acceptance.file: [a1.txt, a2.txt]
+  tenants.workload: [{arrival: trace, trace: e2.csv},
+                     {arrival: closed, think: {dist: empirical, file: t2.txt}}]
+Y
+for d in "$TMP/out" "$TMP/b"; do
+    printf '1\n' >"$d/a1.txt"; printf '0\n' >"$d/a2.txt"
+    printf '900ms\n' >"$d/t2.txt"; head -2 "$A/e2.csv" >"$d/e2.csv"
+done
+(cd "$A" && "$S" sweep fx.yaml -j 2 --quiet --out "$TMP/out/fx.csv") 2>"$TMP/err"
+side=$TMP/out/fx.scenario.yaml
+ok=1
+for f in a1.txt a2.txt e2.csv t2.txt; do
+    grep -qx "# read $A/$f sha256 $(sha256sum "$A/$f" | cut -d' ' -f1)" "$side" || ok=0
+done
+grep -qx "    - $A/a2.txt" "$side" &&
+    grep -qx "    - {arrival: trace, trace: $A/e2.csv}" "$side" &&
+    grep -qx "    - {arrival: closed, think: {dist: empirical, file: $A/t2.txt}}" "$side" || ok=0
+grep -q "^3,$A/a2.txt," "$TMP/out/fx.csv" || ok=0
+if [ $ok = 1 ]; then pass sweep_sidecar_file_axes_absolute
+else fail sweep_sidecar_file_axes_absolute "$(head -c 300 "$TMP/err") $(sed -n '/^sweep:/,$p' "$side")"; fi
+
+# Rerun from elsewhere, beside decoys: the same rows, no warning. A resume
+# of the cut-off CSV, from the sweep and from its sidecar, finds its
+# earlier rows (a different sidecar or row is refused, exit 2) and ends
+# with the same file.
+metrics() { cut -d, -f1-8 "$1"; }
+(cd "$TMP/b" && "$S" sweep ../out/fx.scenario.yaml -j 1 --quiet --out fx.csv) 2>"$TMP/err"
+ok=1
+metrics "$TMP/out/fx.csv" >"$TMP/m1"; metrics "$TMP/b/fx.csv" >"$TMP/m2"
+cmp -s "$TMP/m1" "$TMP/m2" && [ "$(wc -l <"$TMP/m1")" -eq 5 ] || ok=0
+grep -q warning "$TMP/err" && ok=0
+head -3 "$TMP/out/fx.csv" >"$TMP/b/cut.csv"; cp "$side" "$TMP/b/cut.scenario.yaml"
+(cd "$TMP/b" && "$S" sweep "$A/fx.yaml" -j 1 --quiet --resume --out cut.csv) 2>>"$TMP/err" || ok=0
+metrics "$TMP/b/cut.csv" | cmp -s - "$TMP/m1" || ok=0
+head -2 "$TMP/b/fx.csv" >"$TMP/b/cut2.csv"; cp "$TMP/b/fx.scenario.yaml" "$TMP/b/cut2.scenario.yaml"
+(cd / && "$S" sweep "$side" -j 1 --quiet --resume --out "$TMP/b/cut2.csv") 2>>"$TMP/err" || ok=0
+metrics "$TMP/b/cut2.csv" | cmp -s - "$TMP/m1" || ok=0
+if [ $ok = 1 ]; then pass sweep_sidecar_file_axes_rerun_and_resume
+else fail sweep_sidecar_file_axes_rerun_and_resume "$(diff "$TMP/m1" "$TMP/m2" | head -4) $(head -c 400 "$TMP/err")"; fi
+
+# --explain maps a file inside a flow value too (it printed it as written).
+(cd "$A" && "$S" sweep fx.yaml --explain 3) >"$TMP/fx.cmd" 2>"$TMP/err"
+if grep -q "tenants.workload={arrival: closed, think: {dist: empirical, file: $A/t2.txt}}'\$" "$TMP/fx.cmd"
+then pass sweep_explain_flow_file_absolute
+else fail sweep_explain_flow_file_absolute "$(cat "$TMP/fx.cmd" "$TMP/err")"; fi
