@@ -722,9 +722,13 @@ static int fd_room(int ntenants)
     rlim_t want = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need ? need : rl.rlim_max;
     struct rlimit up = {want, rl.rlim_max};
     if (setrlimit(RLIMIT_NOFILE, &up) == 0 && want >= need) return 0;
-    fprintf(stderr, "testbed: %d tenants need about %llu open files in each process (one "
-            "socket per tenant), but the limit is %llu (hard %llu): raise it (ulimit -n) "
-            "or run fewer tenants\n", ntenants, (unsigned long long)need,
+    /* "1 tenant needs", not "1 tenants need": a fleet of one is refused
+     * too when the limit is below the spare descriptors. */
+    int one = ntenants == 1;
+    fprintf(stderr, "testbed: %d tenant%s need%s about %llu open files in each process "
+            "(one socket per tenant), but the limit is %llu (hard %llu): raise it "
+            "(ulimit -n) or run fewer tenants\n", ntenants, one ? "" : "s", one ? "s" : "",
+            (unsigned long long)need,
             (unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_max);
     return 2;
 }
