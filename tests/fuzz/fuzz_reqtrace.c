@@ -17,13 +17,23 @@
  * [1, WORKLOAD_TRACE_TOKENS_MAX]. Its requests, written back as a plain
  * `time_s,prompt_tokens,output_tokens,tenant` file in time order, must read
  * back (at scale 1) as the same trace.
+ *
+ * Hostile dates: when the first column is Azure's TIMESTAMP, a trace that
+ * loads holds only real dates and times. Each row's first field that has
+ * the shape YYYY-MM-DD hh:mm:ss[.frac] is checked here by timegm's round
+ * trip (2023-02-31 comes back as March 3rd) and a second below 60 (no leap
+ * second): the reader once carried such dates into the next month without
+ * a word (issue 28 item 16).
  */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <time.h>
 
 #include "fuzz.h"
 #include "model/workload_trace.h"
@@ -71,6 +81,62 @@ static const char *broken(const workload_trace_t *tr, long want_n)
                 r->output < 1 || r->output > WORKLOAD_TRACE_TOKENS_MAX)
                 return "a length outside [1, WORKLOAD_TRACE_TOKENS_MAX]";
         }
+    }
+    return NULL;
+}
+
+/* NULL when the field f[0..n) (blanks trimmed) is not shaped like a
+ * date-time or is a real one; else why not. Checked apart from the reader:
+ * the day by timegm's round trip, which normalises what does not exist. */
+static const char *bad_date(const char *f, size_t n)
+{
+    while (n && isspace((unsigned char)*f)) f++, n--;
+    while (n && isspace((unsigned char)f[n - 1])) n--;
+    char buf[64];
+    if (n < 19 || n >= sizeof buf) return NULL;
+    memcpy(buf, f, n);
+    buf[n] = 0;
+    static const char shape[] = "dddd-dd-dd?dd:dd:dd";
+    for (int i = 0; i < 19; i++)
+        if (shape[i] == 'd' ? !isdigit((unsigned char)buf[i])
+                            : shape[i] != '?' && buf[i] != shape[i])
+            return NULL;
+    struct tm tm = {0};
+    tm.tm_year = atoi(buf) - 1900;
+    tm.tm_mon = atoi(buf + 5) - 1;
+    tm.tm_mday = atoi(buf + 8);
+    tm.tm_hour = atoi(buf + 11);
+    tm.tm_min = atoi(buf + 14);
+    int sec = atoi(buf + 17);
+    struct tm t = tm;
+    errno = 0;
+    if (timegm(&t) == (time_t)-1 && errno) return NULL;   /* out of time_t's range */
+    if (t.tm_year != tm.tm_year || t.tm_mon != tm.tm_mon || t.tm_mday != tm.tm_mday ||
+        t.tm_hour != tm.tm_hour || t.tm_min != tm.tm_min)
+        return "a date-time that does not exist loads";
+    if (sec >= 60) return "a second of 60 or more (a leap second) loads";
+    return NULL;
+}
+
+/* With TIMESTAMP the header's first column: the first field of every line
+ * after the header through bad_date. NULL, or the first failure. */
+static const char *bad_dates(const char *t, size_t n)
+{
+    const char *end = t + n, *nl = memchr(t, '\n', n);
+    size_t h = strcspn(t, ",\r\n");
+    while (h && isspace((unsigned char)t[h - 1])) h--;
+    const char *p = t;
+    while (p < t + h && isspace((unsigned char)*p)) p++;
+    if ((size_t)(t + h - p) != 9 || strncasecmp(p, "TIMESTAMP", 9) != 0 || !nl)
+        return NULL;
+    for (p = nl + 1; p < end;) {
+        const char *e = memchr(p, '\n', (size_t)(end - p));
+        size_t len = e ? (size_t)(e - p) : (size_t)(end - p);
+        size_t f = 0;
+        while (f < len && p[f] != ',' && p[f] != '\r') f++;
+        const char *why = bad_date(p, f);
+        if (why) return why;
+        p += len + 1;
     }
     return NULL;
 }
@@ -152,6 +218,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     const char *why = broken(tr, nonblank_lines(seen, seen_len) - 1);
     if (why) fuzz_fail("a loaded request trace breaks its promise:", why);
+    if ((why = bad_dates(seen, seen_len)) != NULL) fuzz_fail(why, NULL);
 
     size_t len;
     char *back = write_back(tr, &len);
