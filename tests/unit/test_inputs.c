@@ -156,6 +156,43 @@ static void test_read_once(void)
     scenario_src_free(src);
 }
 
+/* A sweep's points name by absolute path the files its checks read by the
+ * name written (sim/run/sweep.c, issue 28 item 1): the same file under
+ * another name (a "./" in it, a symbolic link) is the bytes read the
+ * first time, read once and listed once, not a second copy of a file that
+ * may have changed since. */
+static void test_same_file_two_names(void)
+{
+    put("tr.csv", "first\n");
+    char other[600], link[600];
+    snprintf(other, sizeof other, "%s/./tr.csv", dir);
+    snprintf(link, sizeof link, "%s", path("ln.csv"));
+    CHECK(symlink(path("tr.csv"), link) == 0);
+    infiles_t *fs = infiles_create();
+    char *a = NULL, *b = NULL, *c = NULL;
+    size_t la, lb, lc;
+    err_t err = {0};
+    CHECK(infiles_read(fs, path("tr.csv"), 100, &a, &la, &err) == 0);
+    put("tr.csv", "second\n");
+    CHECK(infiles_read(fs, other, 100, &b, &lb, &err) == 0);
+    CHECK(infiles_read(fs, link, 100, &c, &lc, &err) == 0);
+    CHECK(a && b && c && lb == 6 && lc == 6 && memcmp(b, "first\n", 6) == 0 &&
+          memcmp(c, "first\n", 6) == 0);
+    CHECK(infiles_count(fs) == 1 && infiles_disk_reads(fs) == 1);
+    /* One line, of the bytes read first: sha256sum of "first\n". */
+    char *reads = infiles_reads_text(fs), abs[600], want[800];
+    CHECK(datapath_absolute(path("tr.csv"), abs, sizeof abs) == 0);
+    snprintf(want, sizeof want, "# read %s sha256 "
+             "b640e840b19d378660b32fb51ae18d67dccb4a8596a29e7bd72c1b2ae5928f41\n", abs);
+    CHECK(reads != NULL);
+    if (reads) CHECK_STR(reads, want);
+    free(reads);
+    free(a);
+    free(b);
+    free(c);
+    infiles_free(fs);
+}
+
 /* ---- item 8: paths beside the scenario, then the specsim root -------------- */
 
 static void test_paths(void)
@@ -281,6 +318,7 @@ int main(void)
     RUN(test_size_cap);
     RUN(test_refused);
     RUN(test_read_once);
+    RUN(test_same_file_two_names);
     RUN(test_paths);
     RUN(test_axis_linear);
     RUN(test_nul_byte);
