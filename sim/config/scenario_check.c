@@ -196,6 +196,70 @@ static void acceptance_key(const ynode_t *root, int gi, const char *sub, char *k
         snprintf(key, KEYTAB_KEY_MAX, "acceptance.%.64s", sub);
 }
 
+/* The dotted key that set group gi's protocol key `sub`: its own when it
+ * gives it, else the top level's. */
+static void protocol_key(const ynode_t *root, int gi, const char *sub, char *key)
+{
+    char own[KEYTAB_KEY_MAX];
+    snprintf(own, sizeof own, "tenants.groups.%d.protocol.%.64s", gi, sub);
+    if (written(root, "tenants.groups") && written(root, own))
+        snprintf(key, KEYTAB_KEY_MAX, "%s", own);
+    else
+        snprintf(key, KEYTAB_KEY_MAX, "protocol.%.64s", sub);
+}
+
+/* protocol.gamma written with a tree must be its node count (the tree
+ * sets gamma: sim/config/scenario_keys.c). */
+static int check_tree_gamma(sctx_t *x, int gi, const tree_t *t)
+{
+    char key[KEYTAB_KEY_MAX];
+    ynode_t at;
+    protocol_key(x->root, gi, "gamma", key);
+    const ynode_t *v = written_at(x->root, key, &at);
+    if (v == &at || v->kind != YNODE_SCALAR) return 0;
+    char *end = NULL;
+    long g = strtol(v->str, &end, 10);
+    if (end != v->str && !*end && g == t->n) return 0;
+    return keytab_err(&x->kc, v, key, "%s differs from protocol.tree's %d nodes (a "
+                      "tree's drafts are its nodes: leave gamma out)", v->str, t->n);
+}
+
+/* A token tree (protocol.tree) needs a protocol that serves trees, a fixed
+ * block (no speculation-length policy sizes trees), and an acceptance model
+ * that judges trees. */
+static int check_tree(sctx_t *x)
+{
+    const scenario_t *s = x->s;
+    char key[KEYTAB_KEY_MAX];
+    ynode_t at;
+    for (int gi = 0; gi < s->ngroups; gi++) {
+        const protocol_cfg_t *p = scenario_group_protocol(s, gi);
+        if (p->tree.n == 0) continue;
+        protocol_key(x->root, gi, "tree", key);
+        if (!p->proto->trees)
+            return keytab_err(&x->kc, written_at(x->root, key, &at), key,
+                              "protocol.mode '%s' does not serve token trees (sync "
+                              "does; async and cloud-spec not yet; cloud-only and "
+                              "edge-only verify no blocks)", p->proto->name);
+        if (p->gamma_policy->next) {
+            protocol_key(x->root, gi, "gamma_policy", key);
+            return keytab_err(&x->kc, written_at(x->root, key, &at), key,
+                              "'%s' sizes chains; with protocol.tree the block is "
+                              "the tree as given: use gamma_policy: fixed",
+                              p->gamma_policy->name);
+        }
+        const accept_cfg_t *a = scenario_group_acceptance(s, gi);
+        if (!a->model->draw_tree) {
+            acceptance_key(x->root, gi, "model", key);
+            return keytab_err(&x->kc, written_at(x->root, key, &at), key,
+                              "'%s' judges chains only; protocol.tree needs a model "
+                              "of tree acceptance: model: tree", a->model->name);
+        }
+        if (check_tree_gamma(x, gi, &p->tree) != 0) return -1;
+    }
+    return 0;
+}
+
 /* A model's gamma check says "KEY: what": the message at that key. */
 static int blame_accept_key(sctx_t *x, int gi)
 {
@@ -336,7 +400,7 @@ int scenario_check_whole(sctx_t *x)
 {
     note_trace_at(x);
     note_run_keys(x);
-    if (check_output_file(x) != 0 || check_gamma_rate(x) != 0 ||
+    if (check_output_file(x) != 0 || check_tree(x) != 0 || check_gamma_rate(x) != 0 ||
         check_token_limit(x) != 0 || check_accept_gamma(x) != 0 ||
         check_fallback(x) != 0 ||
         check_trace_keys(x) != 0)

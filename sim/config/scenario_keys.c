@@ -11,6 +11,7 @@
 #include "model/drift.h"
 #include "model/gamma.h"
 #include "model/order.h"
+#include "model/tree.h"
 #include "stat/metrics.h"
 
 
@@ -252,6 +253,19 @@ static const keytab_key_t FALLBACK_KEYS[] = {
      .aux = KEYTAB_OFF(fallback_cfg_t, has_after, int), .flags = KF_HAS, .def = "1"},
     END};
 
+/* protocol.tree: the tree's nodes are the block's drafts, so gamma (the
+ * block's drafts everywhere else: draft buffer, KV reserve, verify job)
+ * becomes the node count; scenario_check refuses a written gamma that
+ * differs. */
+static int tree_parse_gamma(keytab_ctx_t *c, const ynode_t *node, const char *key,
+                            const keytab_key_t *k, void *base)
+{
+    if (tree_parse_key(c, node, key, k, base) != 0) return -1;
+    protocol_cfg_t *p = base;
+    p->gamma = p->tree.n;
+    return 0;
+}
+
 const keytab_key_t scenario_keys_protocol[] = {
     {.name = "mode", KEYTAB_CUSTOM(protocol_cfg_t, proto, const struct proto_ops *),
      .sub = &REG_PROTO, .parse = parse_registered_key, .write = write_registered_key,
@@ -264,6 +278,10 @@ const keytab_key_t scenario_keys_protocol[] = {
      KEYTAB_CUSTOM(protocol_cfg_t, gamma_policy, const struct gamma_ops *),
      .sub = &REG_GAMMA, .parse = parse_registered_key, .write = write_registered_key,
      .def = "fixed"},
+    /* After gamma: a tree sets gamma to its node count (tree_parse_gamma). */
+    {.name = "tree", KEYTAB_CUSTOM(protocol_cfg_t, tree, tree_t),
+     .aux = KEYTAB_OFF(protocol_cfg_t, tree.present, char), .parse = tree_parse_gamma,
+     .write = tree_write_key, .flags = KF_SKIPEMPTY},
     {.name = "fallback", KEYTAB_SECTION(protocol_cfg_t, fallback, fallback_cfg_t),
      .sub = FALLBACK_KEYS, .flags = KF_SKIPEMPTY},
     END};

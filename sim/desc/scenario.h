@@ -24,6 +24,7 @@
 #include "model/batch.h"
 #include "model/cards.h"
 #include "model/network.h"
+#include "model/tree.h"
 #include "model/workload.h"
 
 #define SCEN_PATH_MAX 512
@@ -53,6 +54,9 @@ typedef struct protocol_cfg {
     int window;          /* async: max unverified blocks in flight, >= 1 */
     const struct gamma_ops *gamma_policy; /* sim/model/gamma.h */
     fallback_cfg_t fallback;
+    tree_t tree;         /* protocol.tree; tree.n 0: blocks are chains. With
+                            a tree, gamma is its node count (the block's
+                            drafts, sim/model/tree.h) */
 } protocol_cfg_t;
 
 typedef struct edge_cfg {

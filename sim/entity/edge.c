@@ -185,6 +185,44 @@ static int memo_cover(repl_t *r, int gi, int last)
     return 0;
 }
 
+/* One draft step at context ctx: the group's fixed time, a sample of its
+ * distribution, or the service model's (memoised per context). */
+static double draft_step(repl_t *r, edge_tenant_t *T, int ctx)
+{
+    const repl_group_t *g = grp(r, T);
+    if (g->draft_kind == 0) return g->draft_const;
+    if (g->draft_kind == 1) return dist_sample(&cfg(r, T)->edge.draft_time, T->draft_rng);
+    if (ctx >= 0 && memo_cover(r, T->group, ctx) == 0) {
+        double *m = r->draft_memo[T->group] + ctx;
+        if (*m < 0) *m = service_draft_time(g->edge_sv, ctx);
+        return *m;
+    }
+    return service_draft_time(g->edge_sv, ctx);
+}
+
+/* A token tree's block (sim/model/tree.h, docs/design.md "Token trees"):
+ * one draft step per level, its nodes drafted together, each attending to
+ * the context and its ancestors (level d at context ctx + d, as the chain's
+ * d-th token). A level of w nodes costs one step plus, with the service
+ * model, what its w - 1 further rows add (service_draft_width_time); a
+ * fixed or sampled draft_time is one step per level whatever its width.
+ * cum[k] of node k (level order) is the end of its level. */
+static double tree_draft_times(repl_t *r, edge_tenant_t *T, const tree_t *t, int ctx)
+{
+    const repl_group_t *g = grp(r, T);
+    double s = 0, *cum = T->cum;
+    for (int d = 0, k = 0; d < t->depth; d++) {
+        int w = t->width[d];
+        double wide = 0;
+        if (g->draft_kind == 2 && w > 1)
+            wide = service_draft_width_time(g->edge_sv, ctx + d, w) -
+                   service_draft_time(g->edge_sv, ctx + d);
+        s += draft_step(r, T, ctx + d) + wide;
+        for (int j = 0; j < w; j++) cum[k++] = s;
+    }
+    return s;
+}
+
 /* Fills T->cum with the cumulative draft times of n tokens from context
  * ctx and returns the total. The service model's answers never change, so
  * they are kept per context: a block reads gamma of them from one span. */
@@ -192,6 +230,8 @@ static double draft_times(repl_t *r, edge_tenant_t *T, int ctx, int n)
 {
     const repl_group_t *g = grp(r, T);
     double s = 0, *cum = T->cum;
+    if (g->protocol->tree.n > 0 && n == g->protocol->tree.n)
+        return tree_draft_times(r, T, &g->protocol->tree, ctx);
     if (g->draft_kind == 0) {
         for (int k = 0; k < n; k++) cum[k] = s += g->draft_const;
     } else if (g->draft_kind == 1) {

@@ -37,6 +37,11 @@ typedef struct proto_form_in {
                                   (accept_cfg_law) */
     int gamma, window;         /* window >= 1 */
     double draft_s;            /* one drafted token */
+    double block_draft_s;      /* drafting one block: gamma·draft_s for a
+                                  chain, one step per level for a tree */
+    const struct tree *tree;   /* protocol.tree (law is then its law, gamma
+                                  its nodes); NULL: a chain. Only protocols
+                                  with `trees` are asked then */
     double verify_s;           /* one verify of gamma + 1 tokens, batch of 1 */
     double decode_s;           /* one cloud decode iteration of one token */
     double cloud_draft_s;      /* one draft step of one token on the cloud
@@ -78,6 +83,8 @@ typedef struct proto_ops {
     int cloud_drafts;          /* the cloud drafts next to the target (draft
                                   steps are cloud jobs): needs cloud.draft
                                   or cloud.draft_time */
+    int trees;                 /* its blocks may be token trees
+                                  (protocol.tree, sim/model/tree.h) */
     /* What an adaptive speculation-length policy maximises: one tenant's
      * closed-form tokens per second for blocks of gamma >= 1 (see
      * gamma_rate_fn), built on sim/model/specrate.h; the edge hands it to

@@ -37,7 +37,8 @@ static int sync_job_done(repl_t *r, const cloud_job_t *job, double now)
     return ctenant_verdict(r, job, a, a + 1, 0, now);
 }
 
-/* A block is drafted (γd), sent (its γ tokens serialised, then
+/* A block is drafted (γd; a tree: its levels' steps), sent (its γ tokens
+ * — a tree's nodes — serialised, then
  * propagated), verified (v) and its verdict of E[a+1] tokens comes back;
  * the next block starts only then, so by renewal-reward the rate is
  * E[a+1] per block time, and the tenant alternates that time less v away
@@ -46,7 +47,7 @@ static int sync_closed_form(const proto_form_in_t *in, proto_form_t *out)
 {
     double E = specrate_law_sync_len(in->law);
     double bpt = in->bytes_per_token, ovh = in->overhead_bytes;
-    double block = in->gamma * in->draft_s +
+    double block = in->block_draft_s +
                    specrate_link_s(in->gamma * bpt + ovh, in->up_bps) + in->up_prop_s +
                    in->verify_s + specrate_link_s(ovh + E * bpt, in->down_bps) +
                    in->down_prop_s;
@@ -62,6 +63,7 @@ const proto_ops_t proto_sync = {
     .verifies = 1,
     .uses_cloud = 1,
     .uses_window = 0,
+    .trees = 1,
     .block_rate = specrate_sync_rate,   /* a block takes γd + rtt, commits E[a+1] */
     .closed_form = sync_closed_form,
     .first_token = sync_first_token,

@@ -13,7 +13,7 @@
 
 /* The registry: one X(name) per model, whose descriptor accept_NAME_model
  * is defined in accept_NAME.c. The first is the default. */
-#define ACCEPT_MODELS(X) X(iid) X(positional) X(beta) X(markov) X(trace)
+#define ACCEPT_MODELS(X) X(iid) X(positional) X(beta) X(markov) X(trace) X(tree)
 
 #define ACCEPT_DECLARE(n) extern const accept_model_t accept_##n##_model;
 ACCEPT_MODELS(ACCEPT_DECLARE)
@@ -299,6 +299,20 @@ int accept_cfg_law(const accept_cfg_t *c, int gamma, accept_law_t *L, err_t *err
         return err_set(err, ERR_INPUT, "acceptance.model: '%s' has no block law, so "
                        "there is no closed form for it", c->model->name);
     if (c->model->law(c->par, gamma, L, err) == 0) return 0;
+    accept_law_fini(L);
+    return -1;
+}
+
+int accept_cfg_law_tree(const accept_cfg_t *c, const struct tree *t, accept_law_t *L,
+                        err_t *err)
+{
+    memset(L, 0, sizeof *L);
+    if (accept_cfg_check(c, err) != 0) return -1;
+    if (!c->model->law_tree)
+        return err_set(err, ERR_INPUT, "acceptance.model: '%s' judges chains only, "
+                       "not token trees (protocol.tree): use model tree",
+                       c->model->name);
+    if (c->model->law_tree(c->par, t, L, err) == 0) return 0;
     accept_law_fini(L);
     return -1;
 }

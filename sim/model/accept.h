@@ -34,6 +34,8 @@
 #include "io/keytab.h"
 #include "engine/rngbox.h"
 
+struct tree;   /* sim/model/tree.h */
+
 /* The hidden states a block law may carry between blocks (markov: 2).
  * analytic.c's Markov renewal handles up to this many. */
 #define ACCEPT_LAW_STATES 2
@@ -107,6 +109,12 @@ typedef struct accept_model {
      * the model has no block law, so `specsim analytic` has no closed form
      * for it and says so (accept_cfg_law). */
     int (*law)(const void *par, int gamma, accept_law_t *L, err_t *err);
+    /* Token trees (sim/model/tree.h). NULL: the model judges chains only,
+     * and the loader refuses it with protocol.tree. draw_tree returns the
+     * depth of the longest accepted root path, 0 .. t->depth; law_tree
+     * fills *L for gamma = t->depth (a = that depth). */
+    int (*draw_tree)(void *st, const void *par, gsl_rng *r, const struct tree *t);
+    int (*law_tree)(const void *par, const struct tree *t, accept_law_t *L, err_t *err);
 } accept_model_t;
 
 /* An acceptance configuration: a model and its parameters. */
@@ -149,6 +157,11 @@ double accept_cfg_mean(const accept_cfg_t *c, int gamma);
 /* The model's block law for gamma >= 1 into *L (release with
  * accept_law_fini). 0, or -1 with err. */
 int accept_cfg_law(const accept_cfg_t *c, int gamma, accept_law_t *L, err_t *err);
+
+/* The block law of a token tree t (accept_model_t.law_tree) into *L,
+ * gamma = t->depth. 0, or -1 with err (the model judges no trees). */
+int accept_cfg_law_tree(const accept_cfg_t *c, const struct tree *t, accept_law_t *L,
+                        err_t *err);
 
 /* --- block laws (for models filling one, and for readers) -------------- */
 
@@ -215,6 +228,13 @@ static inline int accept_draw(accept_t *a, int gamma)
 {
     if (gamma < 1) return 0;
     return a->model->draw(a->st, a->par, a->rng, gamma);
+}
+
+/* Depth of the longest accepted root path of token tree t (the model has
+ * draw_tree: the loader refuses a tree with any other). */
+static inline int accept_draw_tree(accept_t *a, const struct tree *t)
+{
+    return a->model->draw_tree(a->st, a->par, a->rng, t);
 }
 
 /* A new request of the tenant (see accept_model_t.request). */

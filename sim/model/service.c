@@ -444,6 +444,13 @@ double service_draft_time(const service_t *sv, int context)
     return service_iter_time(sv, &j, 1);
 }
 
+double service_draft_width_time(const service_t *sv, int context, int width)
+{
+    service_job_t one = {1, context, 0}, all = {width, context, 0};
+    double extra = service_iter_time(sv, &all, 1) - service_iter_time(sv, &one, 1);
+    return service_draft_time(sv, context) + extra;
+}
+
 int service_draft_in_table(const service_t *sv, int context)
 {
     if (sv->tok.n > 0) {

@@ -145,6 +145,14 @@ double service_composed_time(const service_t *sv, const service_job_t *jobs, int
  * attention model adds the difference outside the measured contexts), plus
  * the overhead; else service_iter_time of one 1-token job. */
 double service_draft_time(const service_t *sv, int context);
+/* One draft step of a token tree's level: width >= 1 tokens drafted
+ * together, each over `context` cached tokens plus its ancestors (the
+ * dense width × (context + width) attention of service_iter_time, as a
+ * verify block's). service_draft_time plus what the width - 1 further rows
+ * add to one iteration (iteration time of `width` tokens minus that of 1),
+ * so a level of one token costs exactly service_draft_time and a measured
+ * token time stays the anchor. */
+double service_draft_width_time(const service_t *sv, int context, int width);
 /* Prefill of a prompt of n tokens (one job, context 0). */
 double service_prefill_time(const service_t *sv, int n);
 void service_terms(const service_t *sv, const service_job_t *jobs, int njobs,

@@ -62,6 +62,24 @@ static int side_times(const hw_card_t *hw, const llm_card_t *m, int prec,
     return 0;
 }
 
+/* Drafting one block of tree t at context ctx (the chain's closed forms
+ * take every draft at the prompt's context too): one step per level, a
+ * level of w nodes one step of w tokens (service_draft_width_time); with a
+ * fixed draft_time one draft_time per level, as the simulator. */
+static int tree_block_draft(const edge_cfg_t *ed, int ctx, const tree_t *t, double step,
+                            double *out, err_t *err)
+{
+    *out = t->depth * step;
+    if (ed->has_draft_time) return 0;
+    service_t *sv = service_create(&ed->device, &ed->draft, ed->quant, ed->calibration,
+                                   ed->overhead, err);
+    if (!sv) return -1;
+    *out = 0;
+    for (int d = 0; d < t->depth; d++) *out += service_draft_width_time(sv, ctx, t->width[d]);
+    service_free(sv);
+    return 0;
+}
+
 static const char *dist_source(const dist_t *d)
 {
     return d->kind == DIST_CONST ? "fixed" : "distribution";
@@ -163,7 +181,7 @@ static int proto_forms(const scenario_t *s, const proto_form_in_t *in, analytic_
     memset(own, 0, sizeof *own);
     const proto_ops_t *p;
     for (size_t i = 0; (p = proto_at(i)) != NULL; i++) {
-        if (!p->closed_form) continue;
+        if (!p->closed_form || (in->tree && p->verifies && !p->trees)) continue;
         proto_form_t f = {0};
         int rc = p->closed_form(in, &f);
         if (rc == 1) continue;   /* the scenario lacks what it needs */
@@ -278,9 +296,17 @@ static int compute(const scenario_t *s, analytic_t *out, err_t *err)
         service_free(dsv);
     }
 
-    /* Acceptance: the model's law of a per block, and E[a+1]. */
+    /* Acceptance: the model's law of a per block (a tree's: of its accepted
+     * depth), and E[a+1]. */
+    const tree_t *tree = s->protocol.tree.n > 0 ? &s->protocol.tree : NULL;
+    double block_draft = gamma * out->draft_time_s;
+    if (tree && tree_block_draft(ed, (int)ctx, tree, out->draft_time_s, &block_draft,
+                                 err) != 0)
+        return -1;
     accept_law_t L;
-    if (accept_cfg_law(&s->acceptance, gamma, &L, err) != 0) return -1;
+    if ((tree ? accept_cfg_law_tree(&s->acceptance, tree, &L, err)
+              : accept_cfg_law(&s->acceptance, gamma, &L, err)) != 0)
+        return -1;
     out->alpha_mean = accept_cfg_mean(&s->acceptance, gamma);
     out->accepted_len_expected = specrate_law_sync_len(&L);
 
@@ -291,7 +317,8 @@ static int compute(const scenario_t *s, analytic_t *out, err_t *err)
     proto_form_in_t in = {
         .law = &L, .gamma = gamma,
         .window = s->protocol.window > 0 ? s->protocol.window : 1,
-        .draft_s = out->draft_time_s, .verify_s = out->verify_time_s,
+        .draft_s = out->draft_time_s, .block_draft_s = block_draft, .tree = tree,
+        .verify_s = out->verify_time_s,
         .decode_s = cloud_iter, .cloud_draft_s = cloud_draft,
         .up_prop_s = nw->rtt / 2 + jit, .down_prop_s = nw->rtt / 2 + jit,
         .up_bps = nw->uplink_bps, .down_bps = nw->downlink_bps,

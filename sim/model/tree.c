@@ -1,0 +1,251 @@
+/* tree — building, walking and reading a token tree's shape (tree.h). */
+#include "model/tree.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- building ------------------------------------------------------------ */
+
+/* Fills the derived fields of *t from parent[] of nodes already numbered
+ * canonically (level by level, siblings contiguous in rank order). */
+static void tree_derive(tree_t *t)
+{
+    t->depth = 0;
+    t->root_children = 0;
+    for (int i = 0; i < t->n; i++) {
+        int p = t->parent[i];
+        t->level[i] = (int16_t)(p < 0 ? 1 : t->level[p] + 1);
+        t->nchild[i] = 0;
+        t->child0[i] = 0;
+        int *count = p < 0 ? &t->root_children : NULL;
+        if (p >= 0) {
+            if (t->nchild[p] == 0) t->child0[p] = (int16_t)i;
+            t->rank[i] = (int16_t)++t->nchild[p];
+        } else {
+            t->rank[i] = (int16_t)++*count;
+        }
+        if (t->level[i] > t->depth) t->depth = t->level[i];
+    }
+    memset(t->width, 0, sizeof t->width);
+    for (int i = 0; i < t->n; i++) t->width[t->level[i] - 1]++;
+    t->present = t->n > 0;
+}
+
+int tree_from_branching(tree_t *t, const int *b, int nb, err_t *err)
+{
+    memset(t, 0, sizeof *t);
+    if (nb < 1) return err_set(err, ERR_INPUT, "branching: the list is empty");
+    if (nb > TREE_NODES_MAX)
+        return err_set(err, ERR_INPUT, "branching: %d levels, more than the %d nodes "
+                       "a tree may have", nb, TREE_NODES_MAX);
+    long total = 0, level = 1;
+    for (int d = 0; d < nb; d++) {
+        if (b[d] < 1)
+            return err_set(err, ERR_INPUT, "branching.%d: %d is below 1 (every level "
+                           "needs a node)", d, b[d]);
+        level *= b[d];
+        total += level;
+        if (total > TREE_NODES_MAX)
+            return err_set(err, ERR_INPUT, "branching: more than %d nodes (the tree "
+                           "has %ld by level %d)", TREE_NODES_MAX,
+                           total, d + 1);
+    }
+    /* Level by level: each node of the level above gets b[d] children in
+     * turn, so siblings are contiguous and numbered in rank order. */
+    int n = 0, lo = 0, hi = 0;   /* [lo, hi): the level above; root: none */
+    for (int d = 0; d < nb; d++) {
+        int start = n;
+        if (d == 0) {
+            for (int k = 0; k < b[0]; k++) t->parent[n++] = -1;
+        } else {
+            for (int p = lo; p < hi; p++)
+                for (int k = 0; k < b[d]; k++) t->parent[n++] = (int16_t)p;
+        }
+        lo = start;
+        hi = n;
+    }
+    t->n = n;
+    t->given = TREE_BRANCHING;
+    t->nspec = nb;
+    for (int d = 0; d < nb; d++) t->spec[d] = (int16_t)b[d];
+    tree_derive(t);
+    return 0;
+}
+
+int tree_from_parents(tree_t *t, const int *p, int np, err_t *err)
+{
+    memset(t, 0, sizeof *t);
+    if (np < 1) return err_set(err, ERR_INPUT, "parents: the list is empty");
+    if (np > TREE_NODES_MAX)
+        return err_set(err, ERR_INPUT, "parents: %d nodes, more than %d", np,
+                       TREE_NODES_MAX);
+    for (int i = 0; i < np; i++) {
+        if (p[i] < -1 || p[i] >= i)
+            return err_set(err, ERR_INPUT, "parents.%d: %d is not -1 (the root) or the "
+                           "index of an earlier node (0 .. %d)", i, p[i], i - 1);
+    }
+    /* Canonical order: level by level; within a level by the canonical
+     * index of the parent, then as listed (the rank). orig[c]: the listed
+     * index of canonical node c. Every node is reached: its parent comes
+     * before it. */
+    int orig[TREE_NODES_MAX], n = 0, lo = 0, hi = 0;
+    for (int i = 0; i < np; i++)
+        if (p[i] < 0) {
+            orig[n] = i;
+            t->parent[n++] = -1;
+        }
+    for (hi = n; lo < hi; lo = hi, hi = n)
+        for (int c = lo; c < hi; c++)
+            for (int i = 0; i < np; i++)
+                if (p[i] == orig[c]) {
+                    orig[n] = i;
+                    t->parent[n++] = (int16_t)c;
+                }
+    t->n = n;
+    t->given = TREE_PARENTS;
+    t->nspec = np;
+    for (int i = 0; i < np; i++) t->spec[i] = (int16_t)p[i];
+    tree_derive(t);
+    return 0;
+}
+
+int tree_chain(tree_t *t, int gamma, err_t *err)
+{
+    int b[TREE_NODES_MAX];
+    if (gamma < 1 || gamma > TREE_NODES_MAX)
+        return err_set(err, ERR_INPUT, "tree: a chain of %d drafts is outside [1, %d]",
+                       gamma, TREE_NODES_MAX);
+    for (int d = 0; d < gamma; d++) b[d] = 1;
+    return tree_from_branching(t, b, gamma, err);
+}
+
+/* ---- walking ------------------------------------------------------------- */
+
+int tree_first_run(const tree_t *t, int v)
+{
+    int len = 0;
+    for (;;) {
+        int has = v < 0 ? t->root_children > 0 : t->nchild[v] > 0;
+        if (!has) return len;
+        v = v < 0 ? 0 : t->child0[v];
+        len++;
+    }
+}
+
+int tree_first_run_end(const tree_t *t, int v)
+{
+    for (;;) {
+        int has = v < 0 ? t->root_children > 0 : t->nchild[v] > 0;
+        if (!has) return v;
+        v = v < 0 ? 0 : t->child0[v];
+    }
+}
+
+double tree_expected_depth(const tree_t *t, const double *p, int np, double *at_least)
+{
+    double reach[TREE_NODES_MAX], e = 0;
+    if (at_least)
+        for (int d = 0; d <= t->depth; d++) at_least[d] = d == 0;
+    /* Parents precede children: reach[parent] is known in time. */
+    for (int i = 0; i < t->n; i++) {
+        int k = t->rank[i] - 1;
+        double pk = k < np ? p[k] : 0;
+        reach[i] = (t->parent[i] < 0 ? 1 : reach[t->parent[i]]) * pk;
+        e += reach[i];
+        if (at_least) at_least[t->level[i]] += reach[i];
+    }
+    return e;
+}
+
+/* ---- the scenario key ----------------------------------------------------- */
+
+static const keytab_key_t TREE_KEYS[] = {
+    {.name = "branching", .type = KT_SKIP},
+    {.name = "parents", .type = KT_SKIP},
+    {.name = NULL}};
+
+/* The integers of a list node into v (at most TREE_NODES_MAX). */
+static int tree_ints(keytab_ctx_t *c, const ynode_t *node, const char *key, int *v,
+                     int *n)
+{
+    if (node->kind != YNODE_SEQ)
+        return keytab_err(c, node, key, "expected a list of integers, got %s",
+                          ynode_kind_name(node));
+    if (node->n == 0) return keytab_err(c, node, key, "the list is empty");
+    if (node->n > TREE_NODES_MAX)
+        return keytab_err(c, node, key, "%zu entries: a tree has at most %d nodes",
+                          node->n, TREE_NODES_MAX);
+    for (size_t i = 0; i < node->n; i++) {
+        const ynode_t *it = node->items[i];
+        char *end = NULL;
+        long x = it->kind == YNODE_SCALAR ? strtol(it->str, &end, 10) : 0;
+        if (it->kind != YNODE_SCALAR || end == it->str || *end || x < -1000000 ||
+            x > 1000000) {
+            char ik[KEYTAB_KEY_MAX], idx[24];
+            snprintf(idx, sizeof idx, "%zu", i);
+            keytab_join(ik, key, idx);
+            return keytab_err(c, it, ik, "expected an integer");
+        }
+        v[i] = (int)x;
+    }
+    *n = (int)node->n;
+    return 0;
+}
+
+/* An error of tree_from_*: "SUB...: what" placed at the list (or its
+ * entry named by the message's index). */
+static int tree_blame(keytab_ctx_t *c, const ynode_t *list, const char *key,
+                      const char *sub, err_t *e)
+{
+    const char *msg = e->msg, *colon = strstr(msg, ": ");
+    const ynode_t *at = list;
+    char k[KEYTAB_KEY_MAX];
+    keytab_join(k, key, sub);
+    size_t sl = strlen(sub);
+    if (colon && !strncmp(msg, sub, sl) && msg[sl] == '.') {
+        long i = strtol(msg + sl + 1, NULL, 10);
+        if (i >= 0 && (size_t)i < list->n) at = list->items[i];
+        char idx[24];
+        snprintf(idx, sizeof idx, "%ld", i);
+        char k2[KEYTAB_KEY_MAX];
+        keytab_join(k2, k, idx);
+        return keytab_err(c, at, k2, "%s", colon + 2);
+    }
+    return keytab_err(c, at, k, "%s", colon ? colon + 2 : msg);
+}
+
+int tree_parse_key(keytab_ctx_t *c, const ynode_t *node, const char *key,
+                   const keytab_key_t *k, void *base)
+{
+    tree_t *t = (tree_t *)((char *)base + k->off);
+    if (node->kind != YNODE_MAP)
+        return keytab_err(c, node, key, "expected a mapping with branching or parents "
+                          "(e.g. {branching: [3, 2, 1]}), got %s", ynode_kind_name(node));
+    if (keytab_check_keys(c, TREE_KEYS, node, key) != 0) return -1;
+    const ynode_t *b = ynode_get(node, "branching"), *p = ynode_get(node, "parents");
+    if ((b != NULL) == (p != NULL))
+        return keytab_err(c, node, key, "give exactly one of branching (factors per "
+                          "depth) and parents (parent index per node)");
+    const char *sub = b ? "branching" : "parents";
+    const ynode_t *list = b ? b : p;
+    char lk[KEYTAB_KEY_MAX];
+    keytab_join(lk, key, sub);
+    int v[TREE_NODES_MAX], n = 0;
+    if (tree_ints(c, list, lk, v, &n) != 0) return -1;
+    err_t e = {0};
+    int rc = b ? tree_from_branching(t, v, n, &e) : tree_from_parents(t, v, n, &e);
+    if (rc != 0) return tree_blame(c, list, key, sub, &e);
+    return 0;
+}
+
+int tree_write_key(FILE *f, const keytab_key_t *k, const void *base, int indent)
+{
+    (void)indent;
+    const tree_t *t = (const tree_t *)((const char *)base + k->off);
+    if (fprintf(f, " {%s: [", t->given == TREE_PARENTS ? "parents" : "branching") < 0)
+        return -1;
+    for (int i = 0; i < t->nspec; i++)
+        if (fprintf(f, "%s%d", i ? ", " : "", t->spec[i]) < 0) return -1;
+    return fprintf(f, "]}\n") < 0 ? -1 : 0;
+}
