@@ -1,0 +1,232 @@
+/* test_tree — token trees (sim/model/tree.c), their acceptance model
+ * (sim/model/accept_tree.c) and sync's closed form with a tree, against
+ * values counted and derived by hand in the comments.
+ *
+ * The running example: branching [3, 2, 1] (3 + 3·2 + 6·1 = 15 nodes,
+ * depth 3) under p = [0.5, 0.2, 0.1]. Depth 1: ranks 1, 2, 3, products
+ * 0.5 + 0.2 + 0.1 = 0.8 = P(a >= 1). Depth 2: each depth-1 node's ranks 1
+ * and 2, so (0.5 + 0.2)·0.8 = 0.56 = P(a >= 2). Depth 3: one child (rank
+ * 1) each, 0.5·0.56 = 0.28 = P(a >= 3). E[a] = 0.8 + 0.56 + 0.28 = 1.64;
+ * with the bonus token E[a + 1] = 2.64. The law: P(a = 0) = 0.2,
+ * P(1) = 0.24, P(2) = 0.28, P(3) = 0.28; E[a²] = 0.24 + 4·0.28 + 9·0.28 =
+ * 3.88, Var[a] = 3.88 − 1.64² = 1.1904.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "config/scenario.h"
+#include "model/accept.h"
+#include "model/tree.h"
+#include "run/analytic.h"
+#include "run/sim.h"
+#include "stat/metrics.h"
+
+static const double P321[] = {0.5, 0.2, 0.1};
+static const double LAW321[] = {0.2, 0.24, 0.28, 0.28};
+#define E321 1.64
+#define VAR321 1.1904
+
+static void build_321(tree_t *t)
+{
+    err_t e;
+    int b[] = {3, 2, 1};
+    CHECK(tree_from_branching(t, b, 3, &e) == 0);
+}
+
+/* [3, 2, 1]: 15 nodes, widths 3, 6, 6; nodes 0-2 are the root's children
+ * ranks 1-3; node 3 (first of depth 2) is node 0's rank-1 child, node 4
+ * its rank-2; node 9 (first of depth 3) is node 3's only child. */
+static void test_branching_shape(void)
+{
+    tree_t t;
+    build_321(&t);
+    CHECK(t.n == 15 && t.depth == 3 && t.root_children == 3);
+    CHECK(t.width[0] == 3 && t.width[1] == 6 && t.width[2] == 6);
+    CHECK(t.parent[0] == -1 && t.rank[2] == 3 && t.level[2] == 1);
+    CHECK(t.parent[3] == 0 && t.rank[3] == 1 && t.parent[4] == 0 && t.rank[4] == 2);
+    CHECK(t.parent[5] == 1 && t.parent[8] == 2 && t.level[8] == 2);
+    CHECK(t.parent[9] == 3 && t.nchild[3] == 1 && t.child0[3] == 9 && t.level[14] == 3);
+    CHECK(tree_first_run(&t, -1) == 3 && tree_first_run_end(&t, -1) == 9);
+}
+
+/* parents [-1, 0, -1, 1, 2] as listed: a = root's rank 1, b = a's child,
+ * c = root's rank 2, d = b's child, e = c's child. Level by level: a, c |
+ * b (of a), e (of c) | d (of b): parents -1, -1, 0, 1, 2, widths 2, 2, 1. */
+static void test_parents_canonical(void)
+{
+    tree_t t;
+    err_t e;
+    int p[] = {-1, 0, -1, 1, 2};
+    CHECK(tree_from_parents(&t, p, 5, &e) == 0);
+    CHECK(t.n == 5 && t.depth == 3 && t.root_children == 2);
+    int want[] = {-1, -1, 0, 1, 2};
+    for (int i = 0; i < 5; i++) CHECK(t.parent[i] == want[i]);
+    CHECK(t.width[0] == 2 && t.width[1] == 2 && t.width[2] == 1);
+    CHECK(t.rank[1] == 2 && t.rank[3] == 1);
+    /* E under p = [0.6, 0.3]: a 0.6, c 0.3, b 0.36, e 0.18, d 0.216. */
+    const double pp[] = {0.6, 0.3};
+    CHECK_ABS(tree_expected_depth(&t, pp, 2, NULL), 0.6 + 0.3 + 0.36 + 0.18 + 0.216,
+              1e-12);
+}
+
+static void test_bad_shapes(void)
+{
+    tree_t t;
+    err_t e;
+    int zero[] = {2, 0};
+    CHECK(tree_from_branching(&t, zero, 2, &e) < 0 && e.code == ERR_INPUT);
+    CHECK(strstr(e.msg, "branching.1") != NULL);
+    int big[] = {8, 8, 8};   /* 8 + 64 + 512 > 128 */
+    CHECK(tree_from_branching(&t, big, 3, &e) < 0 && strstr(e.msg, "128") != NULL);
+    int fwd[] = {-1, 2, 0};  /* node 1's parent after it */
+    CHECK(tree_from_parents(&t, fwd, 3, &e) < 0 && strstr(e.msg, "parents.1") != NULL);
+    int ok[] = {2, 2, 2, 2, 2, 2};   /* 2 + 4 + ... + 64 = 126 <= 128 */
+    CHECK(tree_from_branching(&t, ok, 6, &e) == 0 && t.n == 126);
+}
+
+static void test_expected_and_law(void)
+{
+    tree_t t;
+    build_321(&t);
+    double ge[5];
+    CHECK_ABS(tree_expected_depth(&t, P321, 3, ge), E321, 1e-12);
+    CHECK_ABS(ge[0], 1, 1e-15);
+    CHECK_ABS(ge[1], 0.8, 1e-12);
+    CHECK_ABS(ge[2], 0.56, 1e-12);
+    CHECK_ABS(ge[3], 0.28, 1e-12);
+    accept_cfg_t c;
+    err_t e;
+    CHECK(accept_cfg_parse(&c, "{model: tree, p: [0.5, 0.2, 0.1]}", &e) == 0);
+    accept_law_t L;
+    CHECK(accept_cfg_law_tree(&c, &t, &L, &e) == 0);
+    CHECK(L.gamma == 3);
+    for (int k = 0; k <= 3; k++) CHECK_ABS(accept_law_p(&L, 0, k), LAW321[k], 1e-12);
+    accept_law_fini(&L);
+    accept_cfg_fini(&c);
+}
+
+/* Draws against the law: the mean within 4 SE (sd = sqrt(1.1904) over N
+ * draws) and each P(a = k) within 4 binomial SE. */
+static void test_draws(void)
+{
+    tree_t t;
+    build_321(&t);
+    accept_cfg_t c;
+    err_t e;
+    CHECK(accept_cfg_parse(&c, "{model: tree, p: [0.5, 0.2, 0.1]}", &e) == 0);
+    accept_t a;
+    CHECK(accept_init(&a, &c, 5, 0, 0, &e) == 0);
+    const int N = 400000;
+    long count[4] = {0};
+    double sum = 0;
+    for (int i = 0; i < N; i++) {
+        int d = accept_draw_tree(&a, &t);
+        CHECK(d >= 0 && d <= 3);
+        if (d < 0 || d > 3) break;
+        count[d]++;
+        sum += d;
+    }
+    CHECK_ABS(sum / N, E321, 4 * sqrt(VAR321 / N));
+    for (int k = 0; k <= 3; k++)
+        CHECK_ABS((double)count[k] / N, LAW321[k],
+                  4 * sqrt(LAW321[k] * (1 - LAW321[k]) / N));
+    accept_fini(&a);
+    accept_cfg_fini(&c);
+}
+
+/* A chain as a tree makes iid's decisions: the same stream, one uniform per
+ * block (accept_tree.c's top comment), so the same a block by block. */
+static void test_chain_is_iid(void)
+{
+    tree_t t;
+    err_t e;
+    CHECK(tree_chain(&t, 4, &e) == 0);
+    accept_cfg_t ct, ci;
+    CHECK(accept_cfg_parse(&ct, "{model: tree, p: [0.7]}", &e) == 0);
+    CHECK(accept_cfg_parse(&ci, "{model: iid, alpha: 0.7}", &e) == 0);
+    accept_t at, ai;
+    CHECK(accept_init(&at, &ct, 9, 1, 3, &e) == 0);
+    CHECK(accept_init(&ai, &ci, 9, 1, 3, &e) == 0);
+    int same = 1;
+    for (int i = 0; i < 100000 && same; i++)
+        same = accept_draw_tree(&at, &t) == accept_draw(&ai, 4);
+    CHECK(same);
+    accept_fini(&at);
+    accept_fini(&ai);
+    accept_cfg_fini(&ct);
+    accept_cfg_fini(&ci);
+}
+
+/* Sync, one tenant, fixed times, tree [3, 2, 1]: a block is drafted in one
+ * draft_time per level (3·10 ms), sent (rtt/2), verified at once (5 ms,
+ * one tenant), and its verdict returns (rtt/2): every commit gap is
+ * B = 30 + 40 + 5 = 75 ms and commits a + 1, E[a + 1] = 2.64. ITL = B/E;
+ * Ē over n = R·(duration − warm-up)/B blocks has SE sd(a)/sqrt(n). */
+#define TREE_SYNC_YAML                                                          \
+    "name: tree-sync\n"                                                         \
+    "seed: 3\n"                                                                 \
+    "duration: 300s\n"                                                          \
+    "warmup: 10s\n"                                                             \
+    "replications: 4\n"                                                        \
+    "protocol: {mode: sync, tree: {branching: [3, 2, 1]}}\n"                    \
+    "acceptance: {model: tree, p: [0.5, 0.2, 0.1]}\n"                           \
+    "tenants:\n"                                                                \
+    "  count: 1\n"                                                              \
+    "  edge: {draft_time: 10ms}\n"                                              \
+    "  network: {rtt: 40ms, jitter: none, uplink: inf, downlink: inf,\n"        \
+    "            bytes_per_token: 4, overhead_bytes: 64}\n"                     \
+    "  workload: {arrival: closed, think: 0s, prompt_tokens: 1, output_tokens: " \
+    "100000000}\n"                                                              \
+    "cloud:\n"                                                                  \
+    "  replicas: 1\n"                                                           \
+    "  verify_time: 5ms\n"                                                      \
+    "  batching: {policy: continuous, max_batch: 1}\n"
+
+static void test_sync_closed_form(void)
+{
+    scenario_t s;
+    err_t e;
+    memset(&s, 0, sizeof s);
+    if (scenario_load_string("tree-sync", TREE_SYNC_YAML, NULL, 0, &s, &e) < 0) {
+        printf("  load: %s\n", e.msg);
+        check_failed_now = 1;
+        return;
+    }
+    CHECK(s.protocol.gamma == 15);
+    const double B = 3 * 0.010 + 0.040 + 0.005, E = 1 + E321;
+    /* analytic: the same block and E, from the tree's law. */
+    analytic_t an;
+    CHECK(analytic_compute(&s, &an, &e) == 0);
+    CHECK_ABS(an.accepted_len_expected, E, 1e-12);
+    CHECK_REL(analytic_value(&an, "block_time_sync_s"), B, 1e-12);
+    CHECK_REL(analytic_value(&an, "throughput_sync_tok_s"), E / B, 1e-12);
+    /* the simulator within 4 SE of the same E. */
+    metrics_summary_t m;
+    sim_options_t opt = {.trace = NULL};
+    CHECK(sim_run(&s, &opt, &m, &e) == 0);
+    double n = 4 * (300.0 - 10.0) / B, se = sqrt(VAR321 / n);
+    printf("  tree-sync: E = %.4f, sim %.4f, SE %.4f; ITL want %.6f got %.6f\n", E,
+           m.value[METRIC_ACCEPTED_LEN_MEAN], se, B / E, m.value[METRIC_ITL_MEAN]);
+    CHECK_ABS(m.value[METRIC_ACCEPTED_LEN_MEAN], E, 4 * se);
+    CHECK_REL(m.value[METRIC_ITL_MEAN], B / E, 4 * se / E);
+    CHECK_REL(m.value[METRIC_THROUGHPUT], E / B, 4 * se / E);
+    /* Every node is uploaded: 15·4 + 64 = 124 bytes a block, E tokens a
+     * block; drafts: 15 a block, of which a are kept, so waste = 1 − E[a]/15. */
+    CHECK_REL(m.value[METRIC_NET_UP_BYTES_PER_TOK], 124 / E, 4 * se / E);
+    CHECK_ABS(m.value[METRIC_DRAFT_WASTE_FRAC], 1 - E321 / 15, 4 * se / 15);
+    scenario_fini(&s);
+}
+
+int main(void)
+{
+    RUN(test_branching_shape);
+    RUN(test_parents_canonical);
+    RUN(test_bad_shapes);
+    RUN(test_expected_and_law);
+    RUN(test_draws);
+    RUN(test_chain_is_iid);
+    RUN(test_sync_closed_form);
+    return check_done();
+}
