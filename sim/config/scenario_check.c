@@ -239,7 +239,7 @@ static int check_tree(sctx_t *x)
         if (!p->proto->trees)
             return keytab_err(&x->kc, written_at(x->root, key, &at), key,
                               "protocol.mode '%s' does not serve token trees (sync "
-                              "does; async and cloud-spec not yet; cloud-only and "
+                              "and async do; cloud-spec not yet; cloud-only and "
                               "edge-only verify no blocks)", p->proto->name);
         if (p->gamma_policy->next) {
             protocol_key(x->root, gi, "gamma_policy", key);

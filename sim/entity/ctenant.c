@@ -230,10 +230,12 @@ static int verify_begin(repl_t *r, const cloud_job_t *job, double now, int *a)
     /* A block of no drafts has nothing to judge (and draws nothing, so the
      * acceptance stream of the other blocks is as without it). */
     const tree_t *t = &grp(r, C)->protocol->tree;
-    int d = t->n > 0 && gamma == t->n ? accept_draw_tree(&C->acc, t)
+    int tw = 0;
+    int d = t->n > 0 && gamma == t->n ? accept_draw_tree(&C->acc, t, &tw)
             : gamma > 0               ? accept_draw(&C->acc, gamma)
                                       : 0;
     *a = d < 0 ? 0 : d > gamma ? gamma : d;
+    C->whole = t->n > 0 ? tw : *a == gamma;
     return 1;
 }
 

@@ -30,6 +30,9 @@ typedef struct ctenant {
     int replica;        /* -1 while no request holds one */
     int prompt, output, committed;   /* prompt, output: the prompt's */
     int pending_drafts; /* drafts of this epoch's blocks queued or running */
+    int whole;          /* the last judged block was accepted whole: every
+                           draft of a chain, the whole rank-1 chain of a
+                           token tree (what async pipelines on) */
     uint32_t epoch;
     uint32_t blocks_in; /* blocks received: the next one's id */
     long requests;      /* requests whose prompt reached the cloud */

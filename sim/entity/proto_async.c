@@ -8,22 +8,30 @@
  * discarded, drafting restarts after the correction). A block of gamma 0
  * (a policy's choice, sim/model/gamma.h) is plain remote decoding: its verdict
  * commits the one token the cloud decoded, and the edge drafts nothing
- * after it until that verdict is back. */
+ * after it until that verdict is back. A token tree's block (protocol.tree)
+ * is accepted whole when its whole rank-1 chain is, the path the next block
+ * is drafted after (docs/design.md "Token trees"). */
 #include <math.h>
 
 #include "entity/ctenant.h"
 #include "entity/edge.h"
+#include "entity/msg.h"
 #include "entity/proto.h"
 #include "model/specrate.h"
+#include "model/tree.h"
 
 /* Drafting may go on while the window has room and the request could still
  * need more tokens than the blocks in flight would give if all were
  * accepted (drafting past that can only be thrown away), and no block of
  * gamma 0 is in flight: its token, decoded by the cloud, is not known to
  * the edge, so nothing after it can be drafted until its verdict. */
-static int may_draft_more(const edge_tenant_t *T)
+static int may_draft_more(const repl_t *r, const edge_tenant_t *T)
 {
-    return T->unverified < T->window && T->committed + T->inflight < T->output &&
+    /* A token tree's block gives at most its rank-1 chain (what the next
+     * block is drafted after); a chain's, its drafts. */
+    const tree_t *t = &r->sh->groups[T->group].protocol->tree;
+    int ahead = t->n > 0 ? T->unverified * t->first_len : T->inflight;
+    return T->unverified < T->window && T->committed + ahead < T->output &&
            T->zeros == 0;
 }
 
@@ -36,7 +44,7 @@ static int async_draft_done(repl_t *r, int i)
 {
     edge_tenant_t *T = &r->et[i];
     if (edge_block_send(r, T)) return -1;
-    if (may_draft_more(T)) return edge_block_start(r, T);
+    if (may_draft_more(r, T)) return edge_block_start(r, T);
     return edge_stall_begin(r, T);
 }
 
@@ -46,12 +54,16 @@ static int async_verdict_at_edge(repl_t *r, int i, uint64_t msg)
     int a, gamma;
     int rc = edge_verdict(r, T, msg, &a, &gamma);
     if (rc <= 0) return rc;
-    if (a < gamma) {
+    /* Rejected unless accepted whole: a whole block commits its a drafts
+     * and no bonus, any other commits a + 1 (async_job_done). A chain's
+     * whole block has a = gamma; a tree's (a < its nodes) is told by its
+     * committed count. */
+    if (a < gamma && msg_y(msg) != a) {
         edge_rollback(r, T);
         return edge_block_start(r, T);
     }
     if (T->drafting) return 0;
-    if (may_draft_more(T)) return edge_block_start(r, T);
+    if (may_draft_more(r, T)) return edge_block_start(r, T);
     return edge_stall_begin(r, T);
 }
 
@@ -63,7 +75,8 @@ static int async_job_done(repl_t *r, const cloud_job_t *job, double now)
     /* A block of no drafts is plain remote decoding: the cloud's token
      * commits (nothing was drafted after it, see may_draft_more). */
     if (gamma == 0) return ctenant_verdict(r, job, 0, 1, 0, now);
-    return ctenant_verdict(r, job, a, a == gamma ? gamma : a + 1, a < gamma, now);
+    int whole = r->ct[job->tenant].whole;
+    return ctenant_verdict(r, job, a, whole ? a : a + 1, !whole, now);
 }
 
 /* Renewal-reward over rollback cycles through the pipeline of drafting,
@@ -73,11 +86,13 @@ static int async_job_done(repl_t *r, const cloud_job_t *job, double now)
 static int async_closed_form(const proto_form_in_t *in, proto_form_t *out)
 {
     double bpt = in->bytes_per_token, ovh = in->overhead_bytes;
+    int most = in->tree ? in->tree->depth : in->gamma;   /* drafts a verdict keeps */
     specrate_pipe_t pp = {
         .gamma = in->gamma, .window = in->window, .d = in->draft_s, .v = in->verify_s,
+        .block_d = in->block_draft_s,
         .up_ser = specrate_link_s(in->gamma * bpt + ovh, in->up_bps),
         .up_prop = in->up_prop_s,
-        .down_ser = specrate_link_s(ovh + (in->gamma + 1) * bpt, in->down_bps),
+        .down_ser = specrate_link_s(ovh + (most + 1) * bpt, in->down_bps),
         .down_prop = in->down_prop_s,
     };
     out->tok_s = specrate_law_async(&pp, in->law);
@@ -90,6 +105,7 @@ const proto_ops_t proto_async = {
     .verifies = 1,
     .uses_cloud = 1,
     .uses_window = 1,
+    .trees = 1,
     .block_rate = specrate_async,   /* the renewal formula with the window */
     .closed_form = async_closed_form,
     .first_token = async_first_token,

@@ -329,6 +329,7 @@ int accept_law_init(accept_law_t *L, int nparts, int ns, int gamma, err_t *err)
     L->nparts = nparts;
     L->ns = ns;
     L->gamma = gamma;
+    L->full_len = gamma;
     for (int p = 0; p < nparts; p++) {
         L->part[p].weight = 1;
         L->part[p].start[0] = 1;
@@ -370,7 +371,8 @@ double accept_law_p(const accept_law_t *L, int p, int k)
     double s = 0;
     for (int a = 0; a < L->ns; a++)
         for (int b = 0; b < L->ns; b++)
-            s += P->start[a] * (k < L->gamma ? *accept_law_rej(L, p, a, k, b) : P->full[a][b]);
+            s += P->start[a] * ((k < L->gamma ? *accept_law_rej(L, p, a, k, b) : 0) +
+                                (k == L->full_len ? P->full[a][b] : 0));
     return s;
 }
 

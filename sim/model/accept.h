@@ -60,6 +60,12 @@ typedef struct accept_law_part {
  * per-tenant alpha; other models: one part). */
 typedef struct accept_law {
     int gamma, ns, nparts;
+    /* Tokens a full acceptance (`full`) commits before the bonus: gamma
+     * for a chain. A token tree's law (law_tree) has gamma = its depth + 1
+     * rejection outcomes, a = 0 .. depth (every accepted path but the
+     * whole rank-1 chain, the one async pipelines on), and full_len = that
+     * chain's length. Set to gamma by accept_law_init. */
+    int full_len;
     accept_law_part_t *part; /* owned, nparts entries */
 } accept_law_t;
 
@@ -111,9 +117,12 @@ typedef struct accept_model {
     int (*law)(const void *par, int gamma, accept_law_t *L, err_t *err);
     /* Token trees (sim/model/tree.h). NULL: the model judges chains only,
      * and the loader refuses it with protocol.tree. draw_tree returns the
-     * depth of the longest accepted root path, 0 .. t->depth; law_tree
-     * fills *L for gamma = t->depth (a = that depth). */
-    int (*draw_tree)(void *st, const void *par, gsl_rng *r, const struct tree *t);
+     * depth of the longest accepted root path, 0 .. t->depth, and sets
+     * *whole to 1 when that path is the whole rank-1 chain (tree.h,
+     * first_len), else 0; law_tree fills *L in the tree's shape (see
+     * accept_law_t.full_len). */
+    int (*draw_tree)(void *st, const void *par, gsl_rng *r, const struct tree *t,
+                     int *whole);
     int (*law_tree)(const void *par, const struct tree *t, accept_law_t *L, err_t *err);
 } accept_model_t;
 
@@ -175,7 +184,8 @@ double *accept_law_rej(const accept_law_t *L, int p, int s, int a, int s2);
 /* Part p as independent drafts, the one at position i (0-based) accepted
  * with alpha_at[min(i, n - 1)]; one state. */
 void accept_law_positional(accept_law_t *L, int p, const double *alpha_at, int n);
-/* P(a = k) for k = 0..gamma of part p, averaged over its start law. */
+/* P(a = k) for k = 0..gamma of part p, averaged over its start law (a
+ * tree's law: rej[k], plus full when k = full_len). */
 double accept_law_p(const accept_law_t *L, int p, int k);
 
 /* --- shared by models with one alpha per tenant (iid, beta) ------------ */
@@ -230,11 +240,12 @@ static inline int accept_draw(accept_t *a, int gamma)
     return a->model->draw(a->st, a->par, a->rng, gamma);
 }
 
-/* Depth of the longest accepted root path of token tree t (the model has
- * draw_tree: the loader refuses a tree with any other). */
-static inline int accept_draw_tree(accept_t *a, const struct tree *t)
+/* Depth of the longest accepted root path of token tree t, *whole 1 when
+ * it is the whole rank-1 chain (the model has draw_tree: the loader
+ * refuses a tree with any other). */
+static inline int accept_draw_tree(accept_t *a, const struct tree *t, int *whole)
 {
-    return a->model->draw_tree(a->st, a->par, a->rng, t);
+    return a->model->draw_tree(a->st, a->par, a->rng, t, whole);
 }
 
 /* A new request of the tenant (see accept_model_t.request). */

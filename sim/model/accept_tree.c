@@ -144,15 +144,18 @@ static int tree_pick_other(const tree_par_t *tp, const tree_t *t, int v, gsl_rng
     return -1;
 }
 
-static int tree_draw_tree(void *st, const void *par, gsl_rng *r, const tree_t *t)
+static int tree_draw_tree(void *st, const void *par, gsl_rng *r, const tree_t *t,
+                          int *whole)
 {
     const tree_par_t *tp = par;
     int v = -1, a = 0;
+    *whole = 0;
     for (;;) {
         int m = tree_first_run(t, v);
         if (m == 0) return a;
         int k = accept_geo_draw(st, r, m);
         for (int j = 0; j < k; j++) v = v < 0 ? 0 : t->child0[v];
+        *whole = a == 0 && k == m;   /* the first run, to its end */
         a += k;
         if (k == m) return a;
         int w = tree_pick_other(tp, t, v, r);
@@ -176,16 +179,23 @@ static int tree_law(const void *par, int gamma, accept_law_t *L, err_t *err)
 }
 
 /* P(a = d) = P(a >= d) − P(a >= d + 1), P(a >= d) the sum over the nodes
- * of depth d of their root paths' products (tree_expected_depth). */
+ * of depth d of their root paths' products (tree_expected_depth); the
+ * whole rank-1 chain (full, p[0]^first_len) is taken out of its depth's
+ * outcome (accept_law_t.full_len). */
 static int tree_law_tree(const void *par, const tree_t *t, accept_law_t *L, err_t *err)
 {
     const tree_par_t *tp = par;
     double at_least[TREE_NODES_MAX + 2];
-    if (accept_law_init(L, 1, 1, t->depth, err) != 0) return -1;
+    if (accept_law_init(L, 1, 1, t->depth + 1, err) != 0) return -1;
     tree_expected_depth(t, tp->p, tp->np, at_least);
-    for (int d = 0; d < t->depth; d++)
-        *accept_law_rej(L, 0, 0, d, 0) = at_least[d] - at_least[d + 1];
-    L->part[0].full[0][0] = at_least[t->depth];
+    at_least[t->depth + 1] = 0;
+    double whole = 1;   /* multiplied as tree_expected_depth does: exact */
+    for (int j = 0; j < t->first_len; j++) whole *= tp->p[0];
+    for (int d = 0; d <= t->depth; d++)
+        *accept_law_rej(L, 0, 0, d, 0) =
+            at_least[d] - at_least[d + 1] - (d == t->first_len ? whole : 0);
+    L->full_len = t->first_len;
+    L->part[0].full[0][0] = whole;
     return 0;
 }
 

@@ -43,6 +43,8 @@
  * a = γ; start the law of the first block's state. */
 typedef struct blaw {
     int ns, gamma;
+    int full_len;          /* tokens a full acceptance commits before its
+                              bonus (accept_law_t.full_len) */
     const double *rej;
     double full[2][2];
     double start[2];
@@ -50,7 +52,8 @@ typedef struct blaw {
 
 static blaw_t blaw_part(const accept_law_t *L, int p)
 {
-    blaw_t b = {.ns = L->ns, .gamma = L->gamma, .rej = L->part[p].rej};
+    blaw_t b = {.ns = L->ns, .gamma = L->gamma, .full_len = L->full_len,
+                .rej = L->part[p].rej};
     memcpy(b.full, L->part[p].full, sizeof b.full);
     memcpy(b.start, L->part[p].start, sizeof b.start);
     return b;
@@ -71,7 +74,8 @@ static void stationary2(double p01, double p10, const double *start, double *nu)
     nu[1] = 1 - nu[0];
 }
 
-/* E[a+1] per block in the long run (sync commits a+1, γ+1 on full accept). */
+/* E[a+1] per block in the long run (sync commits a+1, γ+1 on full accept;
+ * a tree: its rank-1 chain and the bonus). */
 static double blaw_sync_len(const blaw_t *L)
 {
     double nu[2] = {1, 0};
@@ -88,7 +92,7 @@ static double blaw_sync_len(const blaw_t *L)
         double es = 0;
         for (int s2 = 0; s2 < L->ns; s2++) {
             for (int a = 0; a < L->gamma; a++) es += (a + 1) * *rej_at(L, s, a, s2);
-            es += (L->gamma + 1) * L->full[s][s2];
+            es += (L->full_len + 1) * L->full[s][s2];
         }
         e += nu[s] * es;
     }
@@ -101,7 +105,7 @@ static double blaw_sync_len(const blaw_t *L)
  * single server, or the window's W blocks around the whole loop. */
 static double pipe_period(const specrate_pipe_t *pp)
 {
-    double gd = pp->gamma * pp->d;
+    double gd = pp->block_d;
     double loop = gd + pp->up_ser + pp->up_prop + pp->v + pp->down_ser + pp->down_prop;
     double per = fmax(fmax(gd, pp->v), fmax(pp->up_ser, pp->down_ser));
     return fmax(per, loop / pp->window);
@@ -116,7 +120,7 @@ static double pipe_delay(const specrate_pipe_t *pp)
  * of block j−W is back before block j is due. Then r_j = jγd + delay. */
 static int pipe_stall_free(const specrate_pipe_t *pp)
 {
-    double gd = pp->gamma * pp->d;
+    double gd = pp->block_d;
     return pp->v <= gd && pp->up_ser <= gd && pp->down_ser <= gd &&
            pipe_delay(pp) <= (pp->window - 1) * gd;
 }
@@ -145,7 +149,7 @@ static int pipe_iter_init(pipe_iter_t *it, const specrate_pipe_t *pp, int maxj)
 static double pipe_next(pipe_iter_t *it)
 {
     const specrate_pipe_t *pp = it->pp;
-    double gd = pp->gamma * pp->d;
+    double gd = pp->block_d;
     int j = ++it->j;
     if (it->free_run) return j * gd + pipe_delay(pp);
     double start = it->s;
@@ -168,17 +172,20 @@ static double pipe_next(pipe_iter_t *it)
  * block law is frozen at its last state mix (exact for one state). */
 static double pipe_async_rate(const specrate_pipe_t *pp, const blaw_t *L)
 {
-    int ns = L->ns, g = L->gamma;
+    /* nr rejection outcomes a = 0 .. nr - 1 commit a + 1 each; a full
+     * acceptance commits g (a chain: nr = g = γ; a tree: its depth + 1
+     * outcomes, and its rank-1 chain's length). */
+    int ns = L->ns, nr = L->gamma, g = L->full_len;
     double anyrej = 0;
     for (int s = 0; s < ns; s++)
-        for (int a = 0; a < g; a++)
+        for (int a = 0; a < nr; a++)
             for (int s2 = 0; s2 < ns; s2++) anyrej += *rej_at(L, s, a, s2);
     double P = pipe_period(pp);
     if (anyrej <= 0) return g / P;
     if (ns == 1 && pipe_stall_free(pp)) {   /* the closed form of the header */
         double q = 1 - L->full[0][0], rt = 0;
-        for (int a = 0; a < g; a++) rt += (a + 1) * *rej_at(L, 0, a, 0);
-        return ((1 / q - 1) * g + rt / q) / (g * pp->d / q + pipe_delay(pp));
+        for (int a = 0; a < nr; a++) rt += (a + 1) * *rej_at(L, 0, a, 0);
+        return ((1 / q - 1) * g + rt / q) / (pp->block_d / q + pipe_delay(pp));
     }
 
     pipe_iter_t it;
@@ -195,7 +202,7 @@ static double pipe_async_rate(const specrate_pipe_t *pp, const blaw_t *L)
             for (int s = 0; s < ns; s++) {
                 double m = alive[s0][s];
                 if (m == 0) continue;
-                for (int a = 0; a < g; a++)
+                for (int a = 0; a < nr; a++)
                     for (int s2 = 0; s2 < ns; s2++) {
                         double w = m * *rej_at(L, s, a, s2);
                         tim[s0] += w * r;
@@ -219,7 +226,7 @@ static double pipe_async_rate(const specrate_pipe_t *pp, const blaw_t *L)
                 m += alive[s0][s];
                 for (int s2 = 0; s2 < ns; s2++) {
                     stay += alive[s0][s] * L->full[s][s2];
-                    for (int a = 0; a < g; a++) {
+                    for (int a = 0; a < nr; a++) {
                         double w = alive[s0][s] * *rej_at(L, s, a, s2);
                         rt += w * (a + 1);
                         end[s2] += w;
@@ -268,12 +275,12 @@ double specrate_async(double alpha, int gamma, double d, double rtt, int window)
     if (gamma < 1 || gamma > GAMMA_MAX) return NAN;
     double rej[GAMMA_MAX];
     for (int a = 0; a < gamma; a++) rej[a] = pow(alpha, a) * (1 - alpha);
-    blaw_t L = {.ns = 1, .gamma = gamma, .rej = rej, .start = {1, 0}};
+    blaw_t L = {.ns = 1, .gamma = gamma, .full_len = gamma, .rej = rej, .start = {1, 0}};
     L.full[0][0] = pow(alpha, gamma);
     /* The round trip as the uplink's propagation: it delays the verdict
      * without occupying a server. */
     specrate_pipe_t pp = {.gamma = gamma, .window = window > 0 ? window : 1, .d = d,
-                 .up_prop = rtt};
+                          .block_d = gamma * d, .up_prop = rtt};
     return pipe_async_rate(&pp, &L);
 }
 

@@ -10,6 +10,8 @@
 typedef struct specrate_pipe {
     int gamma, window;
     double d, v;
+    double block_d;              /* drafting one block: gamma·d for a chain,
+                                    one step per level for a token tree */
     double up_ser, up_prop;      /* block upload: serialisation, propagation */
     double down_ser, down_prop;  /* verdict download */
 } specrate_pipe_t;

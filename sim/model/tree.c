@@ -30,6 +30,7 @@ static void tree_derive(tree_t *t)
     memset(t->width, 0, sizeof t->width);
     for (int i = 0; i < t->n; i++) t->width[t->level[i] - 1]++;
     t->present = t->n > 0;
+    t->first_len = tree_first_run(t, -1);
 }
 
 int tree_from_branching(tree_t *t, const int *b, int nb, err_t *err)

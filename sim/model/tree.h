@@ -47,6 +47,8 @@ typedef struct tree {
     int16_t nchild[TREE_NODES_MAX];
     int16_t width[TREE_NODES_MAX];   /* nodes at depth d + 1 */
     int root_children;               /* the root's children: nodes 0 .. this-1 */
+    int first_len;                   /* length of the rank-1 chain from the
+                                        root: what async pipelines on */
 } tree_t;
 
 /* Builds *t from branching factors b[0..nb) (each >= 1). 0, or -1 with err

@@ -1,5 +1,6 @@
 # Token trees (protocol.tree, docs/design.md "Token trees"): a tree whose
-# every branching factor is 1 is the chain, to the last event; a wider
+# every branching factor is 1 is the chain, to the last event (sync and
+# async); a wider
 # tree's block, counted by hand in the trace, drafts one step per level and
 # sends and verifies every node. (Bad trees: tests/data/scenarios/bad/tree-*.)
 . tests/cli/lib.sh
@@ -35,6 +36,17 @@ lens=$(awk -F, '$3 == "verify_end" { print $5 }' "$TMP/chain.csv" 2>/dev/null | 
 if [ -s "$TMP/chain.csv" ] && [ "$lens" = 01234 ] && cmp -s "$TMP/chain.csv" "$TMP/tree.csv"
 then pass tree_of_ones_is_the_chain
 else fail tree_of_ones_is_the_chain "lens '$lens'; $(cmp "$TMP/chain.csv" "$TMP/tree.csv" 2>&1) $(head -c 300 "$TMP/err")"; fi
+
+# The same under async (window 3): pipelining, rollbacks and purges too.
+scen "{mode: async, window: 3, gamma: 4}" "{model: iid, alpha: 0.7}" >"$TMP/achain.yaml"
+scen "{mode: async, window: 3, tree: {branching: [1, 1, 1, 1]}}" "{model: tree, p: [0.7]}" \
+    >"$TMP/atree.yaml"
+"$SPECSIM" run "$TMP/achain.yaml" --quiet --trace "$TMP/achain.csv" >/dev/null 2>"$TMP/err"
+"$SPECSIM" run "$TMP/atree.yaml" --quiet --trace "$TMP/atree.csv" >/dev/null 2>>"$TMP/err"
+if [ -s "$TMP/achain.csv" ] && grep -q ',rollback,' "$TMP/achain.csv" &&
+   cmp -s "$TMP/achain.csv" "$TMP/atree.csv"
+then pass async_tree_of_ones_is_the_chain
+else fail async_tree_of_ones_is_the_chain "$(cmp "$TMP/achain.csv" "$TMP/atree.csv" 2>&1) $(head -c 300 "$TMP/err")"; fi
 
 # [3, 2, 1]: 3 + 6 + 6 = 15 nodes in 3 levels. One tenant, draft_time
 # 10 ms: each block is drafted in 3 steps (30 ms from draft_start to

@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <gsl/gsl_cdf.h>
+
 #include "check.h"
 #include "config/scenario.h"
 #include "model/accept.h"
@@ -101,7 +103,11 @@ static void test_expected_and_law(void)
     CHECK(accept_cfg_parse(&c, "{model: tree, p: [0.5, 0.2, 0.1]}", &e) == 0);
     accept_law_t L;
     CHECK(accept_cfg_law_tree(&c, &t, &L, &e) == 0);
-    CHECK(L.gamma == 3);
+    /* The tree's shape of law: outcomes a = 0 .. 3 besides the whole
+     * rank-1 chain (nodes 0, 3, 9: 0.5³ = 0.125), which commits 3. */
+    CHECK(L.gamma == 4 && L.full_len == 3);
+    CHECK_ABS(L.part[0].full[0][0], 0.125, 1e-15);
+    CHECK_ABS(*accept_law_rej(&L, 0, 0, 3, 0), 0.28 - 0.125, 1e-12);
     for (int k = 0; k <= 3; k++) CHECK_ABS(accept_law_p(&L, 0, k), LAW321[k], 1e-12);
     accept_law_fini(&L);
     accept_cfg_fini(&c);
@@ -119,15 +125,18 @@ static void test_draws(void)
     accept_t a;
     CHECK(accept_init(&a, &c, 5, 0, 0, &e) == 0);
     const int N = 400000;
-    long count[4] = {0};
+    long count[4] = {0}, wholes = 0;
     double sum = 0;
     for (int i = 0; i < N; i++) {
-        int d = accept_draw_tree(&a, &t);
-        CHECK(d >= 0 && d <= 3);
+        int w = -1, d = accept_draw_tree(&a, &t, &w);
+        CHECK(d >= 0 && d <= 3 && (w == 0 || (w == 1 && d == 3)));
         if (d < 0 || d > 3) break;
         count[d]++;
+        wholes += w;
         sum += d;
     }
+    /* the whole rank-1 chain: 0.5³ */
+    CHECK_ABS((double)wholes / N, 0.125, 4 * sqrt(0.125 * 0.875 / N));
     CHECK_ABS(sum / N, E321, 4 * sqrt(VAR321 / N));
     for (int k = 0; k <= 3; k++)
         CHECK_ABS((double)count[k] / N, LAW321[k],
@@ -151,7 +160,10 @@ static void test_chain_is_iid(void)
     CHECK(accept_init(&ai, &ci, 9, 1, 3, &e) == 0);
     int same = 1;
     for (int i = 0; i < 100000 && same; i++)
-        same = accept_draw_tree(&at, &t) == accept_draw(&ai, 4);
+    {
+        int w, d = accept_draw_tree(&at, &t, &w);
+        same = d == accept_draw(&ai, 4) && w == (d == 4);
+    }
     CHECK(same);
     accept_fini(&at);
     accept_fini(&ai);
@@ -219,6 +231,57 @@ static void test_sync_closed_form(void)
     scenario_fini(&s);
 }
 
+/* Async, one tenant, fixed times, window 4, the same tree: the edge sends a
+ * block every 3·10 ms = 30 ms, drafting each after the end of the previous
+ * block's rank-1 chain; a block accepted along that whole chain (nodes 0,
+ * 3, 9: q̄ = 0.5³ = 0.125) commits its 3 drafts, any other a + 1 and rolls
+ * back. The verdict of a block is back 40 + 5 = 45 ms after its send <=
+ * (4 − 1)·30, so the edge never waits inside a cycle. Renewal-reward over
+ * cycles ended by the first block not accepted whole (J ~ geometric,
+ * q = 0.875): E[tokens] = (1/q − 1)·3 + E[a + 1; not whole]/q, E[a + 1;
+ * not whole] = 1·0.2 + 2·0.24 + 3·0.28 + 4·(0.28 − 0.125) = 2.14, and
+ * E[time] = 30 ms/q + 45 ms. Per verdict (every judged block is an
+ * independent draw): mean 3·0.125 + 2.14 = 2.515 tokens, E[X²] = 9·0.125
+ * + 0.2 + 4·0.24 + 9·0.28 + 16·0.155 = 7.285. The rate's tolerance: 4
+ * standard errors from 8 replications (test_closed_form.c's expect_ci). */
+static void test_async_closed_form(void)
+{
+    char y[4096];
+    snprintf(y, sizeof y, "%s", TREE_SYNC_YAML);
+    char *m1 = strstr(y, "mode: sync"), *r1 = strstr(y, "replications: 4");
+    CHECK(m1 && r1);
+    if (!m1 || !r1) return;
+    memcpy(r1, "replications: 8", 15);
+    char rest[4096];
+    snprintf(rest, sizeof rest, "%s", m1 + strlen("mode: sync"));
+    snprintf(m1, sizeof y - (size_t)(m1 - y), "mode: async, window: 4%s", rest);
+    scenario_t s;
+    err_t e;
+    memset(&s, 0, sizeof s);
+    if (scenario_load_string("tree-async", y, NULL, 0, &s, &e) < 0) {
+        printf("  load: %s\n", e.msg);
+        check_failed_now = 1;
+        return;
+    }
+    const double q = 0.875, rt = 2.14, Bd = 0.030, delay = 0.045;
+    const double want = ((1 / q - 1) * 3 + rt / q) / (Bd / q + delay);
+    analytic_t an;
+    CHECK(analytic_compute(&s, &an, &e) == 0);
+    CHECK_REL(analytic_value(&an, "throughput_async_tok_s"), want, 1e-12);
+    metrics_summary_t m;
+    sim_options_t opt = {.trace = NULL};
+    CHECK(sim_run(&s, &opt, &m, &e) == 0);
+    double t = gsl_cdf_tdist_Pinv(0.975, m.reps - 1), ci = m.ci95[METRIC_THROUGHPUT];
+    printf("  tree-async: rate want %.4f got %.4f (ci95 %.4f); len want 2.515 got %.4f\n",
+           want, m.value[METRIC_THROUGHPUT], ci, m.value[METRIC_ACCEPTED_LEN_MEAN]);
+    CHECK(m.reps == 8 && ci <= 0.02 * want);
+    CHECK_ABS(m.value[METRIC_THROUGHPUT], want, 4 * ci / t);
+    double blocks = 8 * (300.0 - 10.0) / (Bd / q + delay) / q;
+    double sd = sqrt(7.285 - 2.515 * 2.515);
+    CHECK_ABS(m.value[METRIC_ACCEPTED_LEN_MEAN], 2.515, 4 * sd / sqrt(blocks));
+    scenario_fini(&s);
+}
+
 int main(void)
 {
     RUN(test_branching_shape);
@@ -228,5 +291,6 @@ int main(void)
     RUN(test_draws);
     RUN(test_chain_is_iid);
     RUN(test_sync_closed_form);
+    RUN(test_async_closed_form);
     return check_done();
 }
