@@ -238,9 +238,9 @@ static int check_tree(sctx_t *x)
         protocol_key(x->root, gi, "tree", key);
         if (!p->proto->trees)
             return keytab_err(&x->kc, written_at(x->root, key, &at), key,
-                              "protocol.mode '%s' does not serve token trees (sync "
-                              "and async do; cloud-spec not yet; cloud-only and "
-                              "edge-only verify no blocks)", p->proto->name);
+                              "protocol.mode '%s' does not serve token trees "
+                              "(sync, async and cloud-spec do; it verifies no "
+                              "drafted blocks)", p->proto->name);
         if (p->gamma_policy->next) {
             protocol_key(x->root, gi, "gamma_policy", key);
             return keytab_err(&x->kc, written_at(x->root, key, &at), key,

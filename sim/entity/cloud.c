@@ -366,11 +366,19 @@ static double roof_time(cgroup_t *g, const service_job_t *jobs, int n)
 
 /* The draft's pass over a batch's nd draft steps (r->djob, one token
  * each): its fixed time, the heads' step, or the draft model's iteration. */
+/* Tokens of n draft steps (a token tree's level drafts several at once). */
+static int draft_tokens(const service_job_t *jobs, int n)
+{
+    int m = 0;
+    for (int k = 0; k < n; k++) m += jobs[k].tokens;
+    return m;
+}
+
 static double draft_pass(const replica_t *r, int nd)
 {
     const cgroup_t *g = r->g;
     if (g->dt) return dist_sample(g->dt, r->drng);
-    if (g->dh) return service_heads_time(g->dh, nd);
+    if (g->dh) return service_heads_time(g->dh, draft_tokens(r->djob, nd));
     return g->dsv ? service_iter_time(g->dsv, r->djob, nd) : 0;
 }
 
@@ -379,7 +387,7 @@ static double draft_pass(const replica_t *r, int nd)
 static double roof_draft(const cgroup_t *g, const service_job_t *jobs, int n)
 {
     if (n <= 0) return 0;
-    if (g->dh) return service_heads_roofline(g->dh, n);
+    if (g->dh) return service_heads_roofline(g->dh, draft_tokens(jobs, n));
     if (!g->dsv) return 0;
     return service_roofline_linear(g->dsv, n) + service_roofline_attention(g->dsv, jobs, n);
 }

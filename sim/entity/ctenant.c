@@ -313,14 +313,17 @@ int ctenant_decode(repl_t *r, int i, double now)
 /* ---- cloud-side speculation ------------------------------------------- */
 
 /* Queues draft step k (0-based) of the block: one token of the draft over
- * the prompt, the committed tokens and the block's drafts so far. */
+ * the prompt, the committed tokens and the block's drafts so far; a token
+ * tree's level k: its nodes together, each over that context and its k
+ * ancestors (docs/design.md "Token trees"). */
 static int submit_draft(repl_t *r, int i, double now)
 {
     ctenant_t *C = &r->ct[i];
+    const tree_t *t = &grp(r, C)->protocol->tree;
     cloud_job_t j = {0};
     j.tenant = i;
     j.kind = CLOUD_DRAFT;
-    j.tokens = 1;
+    j.tokens = t->n > 0 ? t->width[C->spec_drafted] : 1;
     j.context = C->prompt + C->committed - 1 + C->spec_drafted;
     j.epoch = C->epoch;
     return submit(r, C, &j, now);
@@ -357,8 +360,10 @@ int ctenant_spec_drafted(repl_t *r, const cloud_job_t *job, double now)
     ctenant_t *C = &r->ct[i];
     if (job->epoch != C->epoch) return 0;   /* its request is over */
     C->spec_drafted++;
-    return C->spec_drafted < C->spec_gamma ? submit_draft(r, i, now)
-                                           : spec_verify(r, i, now);
+    /* Draft steps per block: a tree's levels, a chain's gamma. */
+    const tree_t *t = &grp(r, C)->protocol->tree;
+    int steps = t->n > 0 ? t->depth : C->spec_gamma;
+    return C->spec_drafted < steps ? submit_draft(r, i, now) : spec_verify(r, i, now);
 }
 
 void ctenant_spec_verified(repl_t *r, const cloud_job_t *job, int a, double now)

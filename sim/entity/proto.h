@@ -39,6 +39,8 @@ typedef struct proto_form_in {
     double draft_s;            /* one drafted token */
     double block_draft_s;      /* drafting one block: gamma·draft_s for a
                                   chain, one step per level for a tree */
+    double cloud_block_draft_s; /* the same on the cloud: gamma·cloud_draft_s,
+                                  or a tree's levels (NAN: no cloud draft) */
     const struct tree *tree;   /* protocol.tree (law is then its law, gamma
                                   its nodes); NULL: a chain. Only protocols
                                   with `trees` are asked then */

@@ -8,7 +8,8 @@
  * crosses the WAN: the edge only sends the prompt and takes the first
  * token and one message per block, as cloud-only streams its tokens. The
  * tenant's speculation-length policy runs on the cloud
- * (sim/entity/ctenant.h, ctenant_spec_*). */
+ * (sim/entity/ctenant.h, ctenant_spec_*). A token tree's block drafts one
+ * level per step, its nodes together (docs/design.md "Token trees"). */
 #include "entity/ctenant.h"
 #include "entity/edge.h"
 #include "entity/proto.h"
@@ -46,7 +47,7 @@ static int cloudspec_job_done(repl_t *r, const cloud_job_t *job, double now)
 }
 
 /* One tenant alone: each block takes γ iterations of one draft step
- * (cloud_draft_s each) and one verify iteration of γ + 1 tokens
+ * (cloud_draft_s each; a token tree: one step per level, of its width) and one verify iteration of γ + 1 tokens
  * (verify_s), back to back on its replica, and commits E[a+1] tokens; the
  * links only delay the stream (a message per block, in order), so by
  * renewal-reward the rate is E[a+1] per block time. */
@@ -54,7 +55,7 @@ static int cloudspec_closed_form(const proto_form_in_t *in, proto_form_t *out)
 {
     if (!(in->cloud_draft_s >= 0)) return 1;   /* no cloud draft described */
     double E = specrate_law_sync_len(in->law);
-    proto_form_blocks(out, E, in->gamma * in->cloud_draft_s + in->verify_s,
+    proto_form_blocks(out, E, in->cloud_block_draft_s + in->verify_s,
                       "block_time_cloud_spec_s", "itl_cloud_spec_s");
     out->figs[out->nfigs].key = "cloud_draft_time_s";
     out->figs[out->nfigs++].v = in->cloud_draft_s;
@@ -68,6 +69,7 @@ const proto_ops_t proto_cloud_spec = {
     .uses_cloud = 1,
     .uses_window = 0,
     .cloud_drafts = 1,
+    .trees = 1,
     /* a block is γ draft steps of d and a verify, one after the other at
      * the cloud, and commits E[a+1]: sync's rate with the round trip R
      * standing for what follows the drafting (queueing and verification) */

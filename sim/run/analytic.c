@@ -80,6 +80,33 @@ static int tree_block_draft(const edge_cfg_t *ed, int ctx, const tree_t *t, doub
     return 0;
 }
 
+/* One draft step of `width` tokens on the cloud (cloud-spec), as the cloud
+ * runs it: cloud.draft_time (one per step, whatever its width), the heads'
+ * roofline or the draft model over the context. NAN when the scenario
+ * describes no cloud draft. 0, or -1 with err. */
+static int cloud_draft_step(const cloud_cfg_t *cl, int ctx, int width, double *out,
+                            err_t *err)
+{
+    *out = NAN;
+    if (cl->has_draft_time) {
+        *out = dist_mean(&cl->draft_time);
+    } else if (cl->draft_heads.params > 0) {
+        service_heads_t h;
+        if (service_heads_init(&h, &cl->gpu, cl->precision, cl->draft_heads.params,
+                               cl->draft_heads.flops_per_token, cl->overhead, err) != 0)
+            return -1;
+        *out = service_heads_time(&h, width);
+    } else if (cl->draft_ref[0]) {
+        service_t *dsv = service_create(&cl->gpu, &cl->draft, cl->draft_precision, NULL,
+                                        cl->overhead, err);
+        if (!dsv) return -1;
+        service_job_t one = {width, ctx, 0};
+        *out = service_iter_time(dsv, &one, 1);
+        service_free(dsv);
+    }
+    return 0;
+}
+
 static const char *dist_source(const dist_t *d)
 {
     return d->kind == DIST_CONST ? "fixed" : "distribution";
@@ -277,28 +304,23 @@ static int compute(const scenario_t *s, analytic_t *out, err_t *err)
         return -1;
 
     /* A draft step on the cloud (cloud-spec): the draft model on the
-     * cloud's GPU, one token over the context, as the cloud runs it. */
+     * cloud's GPU, one token over the context, as the cloud runs it; a
+     * block's, gamma of them or a tree's levels. */
+    const tree_t *tree = s->protocol.tree.n > 0 ? &s->protocol.tree : NULL;
     double cloud_draft = NAN;
-    if (cl->has_draft_time) {
-        cloud_draft = dist_mean(&cl->draft_time);
-    } else if (cl->draft_heads.params > 0) {
-        service_heads_t h;
-        if (service_heads_init(&h, &cl->gpu, cl->precision, cl->draft_heads.params,
-                               cl->draft_heads.flops_per_token, cl->overhead, err) != 0)
-            return -1;
-        cloud_draft = service_heads_time(&h, 1);
-    } else if (cl->draft_ref[0]) {
-        service_t *dsv = service_create(&cl->gpu, &cl->draft, cl->draft_precision, NULL,
-                                        cl->overhead, err);
-        if (!dsv) return -1;
-        service_job_t one = {1, (int)ctx, 0};
-        cloud_draft = service_iter_time(dsv, &one, 1);
-        service_free(dsv);
+    if (cloud_draft_step(cl, (int)ctx, 1, &cloud_draft, err) != 0) return -1;
+    double cloud_block = gamma * cloud_draft;
+    if (tree && cloud_draft >= 0) {
+        cloud_block = 0;
+        for (int d = 0; d < tree->depth; d++) {
+            double step;
+            if (cloud_draft_step(cl, (int)ctx, tree->width[d], &step, err) != 0) return -1;
+            cloud_block += step;
+        }
     }
 
     /* Acceptance: the model's law of a per block (a tree's: of its accepted
      * depth), and E[a+1]. */
-    const tree_t *tree = s->protocol.tree.n > 0 ? &s->protocol.tree : NULL;
     double block_draft = gamma * out->draft_time_s;
     if (tree && tree_block_draft(ed, (int)ctx, tree, out->draft_time_s, &block_draft,
                                  err) != 0)
@@ -320,6 +342,7 @@ static int compute(const scenario_t *s, analytic_t *out, err_t *err)
         .draft_s = out->draft_time_s, .block_draft_s = block_draft, .tree = tree,
         .verify_s = out->verify_time_s,
         .decode_s = cloud_iter, .cloud_draft_s = cloud_draft,
+        .cloud_block_draft_s = cloud_block,
         .up_prop_s = nw->rtt / 2 + jit, .down_prop_s = nw->rtt / 2 + jit,
         .up_bps = nw->uplink_bps, .down_bps = nw->downlink_bps,
         .bytes_per_token = nw->bytes_per_token, .overhead_bytes = nw->overhead_bytes,

@@ -1,6 +1,6 @@
 # Token trees (protocol.tree, docs/design.md "Token trees"): a tree whose
-# every branching factor is 1 is the chain, to the last event (sync and
-# async); a wider
+# every branching factor is 1 is the chain, to the last event (sync, async
+# and cloud-spec); a wider
 # tree's block, counted by hand in the trace, drafts one step per level and
 # sends and verifies every node. (Bad trees: tests/data/scenarios/bad/tree-*.)
 . tests/cli/lib.sh
@@ -47,6 +47,30 @@ if [ -s "$TMP/achain.csv" ] && grep -q ',rollback,' "$TMP/achain.csv" &&
    cmp -s "$TMP/achain.csv" "$TMP/atree.csv"
 then pass async_tree_of_ones_is_the_chain
 else fail async_tree_of_ones_is_the_chain "$(cmp "$TMP/achain.csv" "$TMP/atree.csv" 2>&1) $(head -c 300 "$TMP/err")"; fi
+
+# And under cloud-spec, the draft model on the cloud's GPU (service model,
+# batched with the other tenants' work).
+cs="cloud: {draft: models/llm/tinyllama-1.1b.yaml}"
+{ scen "{mode: cloud-spec, gamma: 4}" "{model: iid, alpha: 0.7}"; echo "$cs"; } >"$TMP/cchain.yaml"
+{ scen "{mode: cloud-spec, tree: {branching: [1, 1, 1, 1]}}" "{model: tree, p: [0.7]}"
+  echo "$cs"; } >"$TMP/ctree.yaml"
+"$SPECSIM" run "$TMP/cchain.yaml" --quiet --trace "$TMP/cchain.csv" >/dev/null 2>"$TMP/err"
+"$SPECSIM" run "$TMP/ctree.yaml" --quiet --trace "$TMP/ctree.csv" >/dev/null 2>>"$TMP/err"
+if [ -s "$TMP/cchain.csv" ] && grep -q ',cloud_draft_start,' "$TMP/cchain.csv" &&
+   cmp -s "$TMP/cchain.csv" "$TMP/ctree.csv"
+then pass cloud_spec_tree_of_ones_is_the_chain
+else fail cloud_spec_tree_of_ones_is_the_chain "$(cmp "$TMP/cchain.csv" "$TMP/ctree.csv" 2>&1) $(head -c 300 "$TMP/err")"; fi
+
+# [3, 2, 1] drafted on the cloud: per block three draft steps of 3, 6 and 6
+# tokens (one per level), then a verify of 16.
+sed -e 's/mode: cloud-spec, tree: {branching: \[1, 1, 1, 1\]}/mode: cloud-spec, tree: {branching: [3, 2, 1]}/' \
+    -e 's/p: \[0.7\]/p: [0.5, 0.2, 0.1]/' "$TMP/ctree.yaml" >"$TMP/cwide.yaml"
+"$SPECSIM" run "$TMP/cwide.yaml" --quiet --trace "$TMP/cwide.csv" >/dev/null 2>"$TMP/err"
+steps=$(awk -F, '$2 == 0 && $3 == "cloud_draft_start" { printf "%s ", $5 }
+                 $2 == 0 && $3 == "verify_start" { printf "v%s ", $5 }' "$TMP/cwide.csv" |
+        cut -d' ' -f1-8)
+if [ "$steps" = "3 6 6 v16 3 6 6 v16" ]; then pass cloud_spec_tree_levels
+else fail cloud_spec_tree_levels "steps '$steps' $(head -c 300 "$TMP/err")"; fi
 
 # [3, 2, 1]: 3 + 6 + 6 = 15 nodes in 3 levels. One tenant, draft_time
 # 10 ms: each block is drafted in 3 steps (30 ms from draft_start to

@@ -282,6 +282,48 @@ static void test_async_closed_form(void)
     scenario_fini(&s);
 }
 
+/* cloud-spec, one tenant, the same tree: the cloud drafts it in 3 steps of
+ * cloud.draft_time 2 ms each (one per level, its nodes together), then
+ * verifies the 16 tokens in 5 ms; alone on its replica nothing waits, so
+ * a block takes B = 3·2 + 5 = 11 ms and commits a + 1, E = 2.64: rate E/B.
+ * The links only delay the stream. Tolerance as for sync (4 SE of Ē over
+ * the blocks simulated). */
+static void test_cloud_spec_closed_form(void)
+{
+    char y[4096];
+    snprintf(y, sizeof y, "%s", TREE_SYNC_YAML);
+    char *m1 = strstr(y, "mode: sync"), *v1 = strstr(y, "  verify_time: 5ms\n");
+    CHECK(m1 && v1);
+    if (!m1 || !v1) return;
+    char rest[4096];
+    snprintf(rest, sizeof rest, "%s", v1);
+    snprintf(v1, sizeof y - (size_t)(v1 - y), "  draft_time: 2ms\n%s", rest);
+    snprintf(rest, sizeof rest, "%s", m1 + strlen("mode: sync"));
+    snprintf(m1, sizeof y - (size_t)(m1 - y), "mode: cloud-spec%s", rest);
+    scenario_t s;
+    err_t e;
+    memset(&s, 0, sizeof s);
+    if (scenario_load_string("tree-cs", y, NULL, 0, &s, &e) < 0) {
+        printf("  load: %s\n", e.msg);
+        check_failed_now = 1;
+        return;
+    }
+    const double B = 3 * 0.002 + 0.005, E = 1 + E321;
+    analytic_t an;
+    CHECK(analytic_compute(&s, &an, &e) == 0);
+    CHECK_REL(analytic_value(&an, "block_time_cloud_spec_s"), B, 1e-12);
+    CHECK_REL(analytic_value(&an, "throughput_cloud_spec_tok_s"), E / B, 1e-12);
+    metrics_summary_t m;
+    sim_options_t opt = {.trace = NULL};
+    CHECK(sim_run(&s, &opt, &m, &e) == 0);
+    double n = 4 * (300.0 - 10.0) / B, se = sqrt(VAR321 / n);
+    printf("  tree-cs: E = %.4f, sim %.4f; rate want %.3f got %.3f\n", E,
+           m.value[METRIC_ACCEPTED_LEN_MEAN], E / B, m.value[METRIC_THROUGHPUT]);
+    CHECK_ABS(m.value[METRIC_ACCEPTED_LEN_MEAN], E, 4 * se);
+    CHECK_REL(m.value[METRIC_THROUGHPUT], E / B, 4 * se / E);
+    scenario_fini(&s);
+}
+
 int main(void)
 {
     RUN(test_branching_shape);
@@ -292,5 +334,6 @@ int main(void)
     RUN(test_chain_is_iid);
     RUN(test_sync_closed_form);
     RUN(test_async_closed_form);
+    RUN(test_cloud_spec_closed_form);
     return check_done();
 }
