@@ -143,15 +143,14 @@ int tree_first_run_end(const tree_t *t, int v)
     }
 }
 
-double tree_expected_depth(const tree_t *t, const double *p, int np, double *at_least)
+double tree_expected_depth(const tree_t *t, const tree_probs_t *pr, double *at_least)
 {
     double reach[TREE_NODES_MAX], e = 0;
     if (at_least)
         for (int d = 0; d <= t->depth; d++) at_least[d] = d == 0;
     /* Parents precede children: reach[parent] is known in time. */
     for (int i = 0; i < t->n; i++) {
-        int k = t->rank[i] - 1;
-        double pk = k < np ? p[k] : 0;
+        double pk = tree_probs_at(pr, t->level[i], t->rank[i]);
         reach[i] = (t->parent[i] < 0 ? 1 : reach[t->parent[i]]) * pk;
         e += reach[i];
         if (at_least) at_least[t->level[i]] += reach[i];

@@ -69,11 +69,29 @@ int tree_first_run(const tree_t *t, int v);
 /* The last node of that run. */
 int tree_first_run_end(const tree_t *t, int v);
 
-/* Σ over nodes of Π p[rank - 1] along the node's root path: E[a], the
- * expected accepted depth, under an acceptance that picks child rank k
- * with p[k - 1] at each accepted node (ranks >= np: probability 0).
- * at_least[d] (d = 0 .. depth, may be NULL) receives P(a >= d). */
-double tree_expected_depth(const tree_t *t, const double *p, int np, double *at_least);
+/* Rows of child-rank probabilities (Sequoia's p_k): row d for the children
+ * at depth d + 1 (row 0: the root's), the last row repeating below; ranks
+ * past a row's np have probability 0. */
+#define TREE_ROWS_MAX 16
+#define TREE_RANKS_MAX 32
+typedef struct tree_probs {
+    int nrows;
+    int np[TREE_ROWS_MAX];
+    double p[TREE_ROWS_MAX][TREE_RANKS_MAX];
+} tree_probs_t;
+
+/* P(child of rank k, at depth d >= 1, is the accepted one | its parent is). */
+static inline double tree_probs_at(const tree_probs_t *pr, int d, int k)
+{
+    int row = d - 1 < pr->nrows ? d - 1 : pr->nrows - 1;
+    return k >= 1 && k <= pr->np[row] ? pr->p[row][k - 1] : 0;
+}
+
+/* Σ over nodes of the product of tree_probs_at along the node's root path:
+ * E[a], the expected accepted depth, under an acceptance that picks child
+ * rank k of an accepted node with its probability. at_least[d] (d = 0 ..
+ * depth, may be NULL) receives P(a >= d). */
+double tree_expected_depth(const tree_t *t, const tree_probs_t *pr, double *at_least);
 
 /* `protocol.tree` as a scenario key: a mapping with `branching` or
  * `parents` (sim/config/scenario_keys.c); the field is a tree_t. */

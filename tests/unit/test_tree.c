@@ -30,6 +30,15 @@ static const double LAW321[] = {0.2, 0.24, 0.28, 0.28};
 #define E321 1.64
 #define VAR321 1.1904
 
+/* One row of probabilities for every depth. */
+static tree_probs_t probs1(const double *p, int n)
+{
+    tree_probs_t pr = {.nrows = 1};
+    pr.np[0] = n;
+    for (int k = 0; k < n; k++) pr.p[0][k] = p[k];
+    return pr;
+}
+
 static void build_321(tree_t *t)
 {
     err_t e;
@@ -69,7 +78,8 @@ static void test_parents_canonical(void)
     CHECK(t.rank[1] == 2 && t.rank[3] == 1);
     /* E under p = [0.6, 0.3]: a 0.6, c 0.3, b 0.36, e 0.18, d 0.216. */
     const double pp[] = {0.6, 0.3};
-    CHECK_ABS(tree_expected_depth(&t, pp, 2, NULL), 0.6 + 0.3 + 0.36 + 0.18 + 0.216,
+    tree_probs_t pr = probs1(pp, 2);
+    CHECK_ABS(tree_expected_depth(&t, &pr, NULL), 0.6 + 0.3 + 0.36 + 0.18 + 0.216,
               1e-12);
 }
 
@@ -93,7 +103,8 @@ static void test_expected_and_law(void)
     tree_t t;
     build_321(&t);
     double ge[5];
-    CHECK_ABS(tree_expected_depth(&t, P321, 3, ge), E321, 1e-12);
+    tree_probs_t pr = probs1(P321, 3);
+    CHECK_ABS(tree_expected_depth(&t, &pr, ge), E321, 1e-12);
     CHECK_ABS(ge[0], 1, 1e-15);
     CHECK_ABS(ge[1], 0.8, 1e-12);
     CHECK_ABS(ge[2], 0.56, 1e-12);
@@ -109,6 +120,49 @@ static void test_expected_and_law(void)
     CHECK_ABS(L.part[0].full[0][0], 0.125, 1e-15);
     CHECK_ABS(*accept_law_rej(&L, 0, 0, 3, 0), 0.28 - 0.125, 1e-12);
     for (int k = 0; k <= 3; k++) CHECK_ABS(accept_law_p(&L, 0, k), LAW321[k], 1e-12);
+    accept_law_fini(&L);
+    accept_cfg_fini(&c);
+}
+
+/* p per depth: [3, 2, 1] under rows [0.5, 0.2, 0.1] (the root's
+ * children), [0.6, 0.3] (depth 2), [0.4] (depth 3). P(a >= 1) = 0.8,
+ * P(a >= 2) = 0.8·0.9 = 0.72, P(a >= 3) = 0.72·0.4 = 0.288: E[a] = 1.808;
+ * P(a = 0..3) = 0.2, 0.08, 0.432, 0.288; the whole rank-1 chain
+ * 0.5·0.6·0.4 = 0.12. The loader reads the rows from YAML; analytic and
+ * draws agree with the hand law. */
+static void test_per_depth(void)
+{
+    tree_t t;
+    build_321(&t);
+    accept_cfg_t c;
+    err_t e;
+    CHECK(accept_cfg_parse(&c, "{model: tree, p: [[0.5, 0.2, 0.1], [0.6, 0.3], [0.4]]}",
+                           &e) == 0);
+    accept_law_t L;
+    const double law[] = {0.2, 0.08, 0.432, 0.288};
+    CHECK(accept_cfg_law_tree(&c, &t, &L, &e) == 0);
+    for (int k = 0; k <= 3; k++) CHECK_ABS(accept_law_p(&L, 0, k), law[k], 1e-12);
+    CHECK_ABS(L.part[0].full[0][0], 0.12, 1e-15);
+    accept_law_fini(&L);
+    accept_t a;
+    CHECK(accept_init(&a, &c, 21, 0, 2, &e) == 0);
+    const int N = 400000;
+    long count[4] = {0}, wholes = 0;
+    for (int i = 0; i < N; i++) {
+        int w, d = accept_draw_tree(&a, &t, &w);
+        if (d < 0 || d > 3) { CHECK(0); break; }
+        count[d]++;
+        wholes += w;
+    }
+    for (int k = 0; k <= 3; k++)
+        CHECK_ABS((double)count[k] / N, law[k], 4 * sqrt(law[k] * (1 - law[k]) / N));
+    CHECK_ABS((double)wholes / N, 0.12, 4 * sqrt(0.12 * 0.88 / N));
+    accept_fini(&a);
+    /* A chain under rows: positional with the rows' first p, the last
+     * repeating: P(a >= 2) of 4 drafts = 0.5·0.6, P(a = 4) = 0.5·0.6·0.4². */
+    CHECK(accept_cfg_law(&c, 4, &L, &e) == 0);
+    CHECK_ABS(accept_law_p(&L, 0, 4), 0.5 * 0.6 * 0.4 * 0.4, 1e-15);
+    CHECK_ABS(accept_law_p(&L, 0, 1), 0.5 * 0.4, 1e-15);
     accept_law_fini(&L);
     accept_cfg_fini(&c);
 }
@@ -331,6 +385,7 @@ int main(void)
     RUN(test_bad_shapes);
     RUN(test_expected_and_law);
     RUN(test_draws);
+    RUN(test_per_depth);
     RUN(test_chain_is_iid);
     RUN(test_sync_closed_form);
     RUN(test_async_closed_form);
