@@ -364,8 +364,6 @@ static double roof_time(cgroup_t *g, const service_job_t *jobs, int n)
     return roof_linear(g, m) + service_roofline_attention(g->sv, jobs, n);
 }
 
-/* The draft's pass over a batch's nd draft steps (r->djob, one token
- * each): its fixed time, the heads' step, or the draft model's iteration. */
 /* Tokens of n draft steps (a token tree's level drafts several at once). */
 static int draft_tokens(const service_job_t *jobs, int n)
 {
@@ -373,6 +371,10 @@ static int draft_tokens(const service_job_t *jobs, int n)
     for (int k = 0; k < n; k++) m += jobs[k].tokens;
     return m;
 }
+
+/* The draft's pass over a batch's nd draft steps (r->djob, one token
+ * each, a token tree's level several): its fixed time, the heads' step, or
+ * the draft model's iteration. */
 
 static double draft_pass(const replica_t *r, int nd)
 {

@@ -203,9 +203,10 @@ static double draft_step(repl_t *r, edge_tenant_t *T, int ctx)
 /* A token tree's block (sim/model/tree.h, docs/design.md "Token trees"):
  * one draft step per level, its nodes drafted together, each attending to
  * the context and its ancestors (level d at context ctx + d, as the chain's
- * d-th token). A level of w nodes costs one step plus, with the service
- * model, what its w - 1 further rows add (service_draft_width_time); a
- * fixed or sampled draft_time is one step per level whatever its width.
+ * d-th token). With the service model a level of w nodes costs its step
+ * of w tokens (service_draft_width_time; one node: the chain's memoised
+ * step, the same value); a fixed or sampled draft_time is one step per
+ * level whatever its width.
  * cum[k] of node k (level order) is the end of its level. */
 static double tree_draft_times(repl_t *r, edge_tenant_t *T, const tree_t *t, int ctx)
 {
@@ -213,11 +214,8 @@ static double tree_draft_times(repl_t *r, edge_tenant_t *T, const tree_t *t, int
     double s = 0, *cum = T->cum;
     for (int d = 0, k = 0; d < t->depth; d++) {
         int w = t->width[d];
-        double wide = 0;
-        if (g->draft_kind == 2 && w > 1)
-            wide = service_draft_width_time(g->edge_sv, ctx + d, w) -
-                   service_draft_time(g->edge_sv, ctx + d);
-        s += draft_step(r, T, ctx + d) + wide;
+        s += g->draft_kind == 2 && w > 1 ? service_draft_width_time(g->edge_sv, ctx + d, w)
+                                         : draft_step(r, T, ctx + d);
         for (int j = 0; j < w; j++) cum[k++] = s;
     }
     return s;

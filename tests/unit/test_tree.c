@@ -20,6 +20,7 @@
 #include "check.h"
 #include "config/scenario.h"
 #include "model/accept.h"
+#include "model/service.h"
 #include "model/tree.h"
 #include "run/analytic.h"
 #include "run/sim.h"
@@ -378,6 +379,35 @@ static void test_cloud_spec_closed_form(void)
     scenario_fini(&s);
 }
 
+/* A level's draft step (sim/model/service.h): one node costs exactly the
+ * chain's step; w nodes cost, without a table, one iteration of w tokens
+ * over the context (the datasheet roofline's job of q = w), which on a
+ * memory-bound device is far below w single steps. */
+static void test_level_cost(void)
+{
+    scenario_t s;
+    err_t e;
+    memset(&s, 0, sizeof s);
+    if (scenario_load_string("lvl", "name: lvl\n", NULL, 0, &s, &e) < 0) {
+        printf("  load: %s\n", e.msg);
+        check_failed_now = 1;
+        return;
+    }
+    const edge_cfg_t *ed = &s.groups[0].edge;
+    service_t *sv = service_create(&ed->device, &ed->draft, ed->quant, NULL, ed->overhead,
+                                   &e);
+    CHECK(sv != NULL);
+    if (sv) {
+        CHECK(service_draft_width_time(sv, 300, 1) == service_draft_time(sv, 300));
+        service_job_t six = {6, 300, 0};
+        CHECK_REL(service_draft_width_time(sv, 300, 6), service_iter_time(sv, &six, 1),
+                  1e-12);
+        CHECK(service_draft_width_time(sv, 300, 6) < 2 * service_draft_time(sv, 300));
+        service_free(sv);
+    }
+    scenario_fini(&s);
+}
+
 int main(void)
 {
     RUN(test_branching_shape);
@@ -390,5 +420,6 @@ int main(void)
     RUN(test_sync_closed_form);
     RUN(test_async_closed_form);
     RUN(test_cloud_spec_closed_form);
+    RUN(test_level_cost);
     return check_done();
 }
