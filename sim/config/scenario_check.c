@@ -224,6 +224,29 @@ static int check_tree_gamma(sctx_t *x, int gi, const tree_t *t)
                       "tree's drafts are its nodes: leave gamma out)", v->str, t->n);
 }
 
+/* A budget tree's shape (protocol.tree.budget) comes from its acceptance
+ * model's probabilities, known once both sections are read: built here for
+ * the scenario's protocol and each group's own (check_tree has made sure
+ * each used one has a model of tree acceptance). */
+static void tree_build_one(protocol_cfg_t *p, const accept_cfg_t *a)
+{
+    if (p->tree.given != TREE_BUDGET || p->tree.built || !a->model ||
+        !a->model->tree_probs)
+        return;
+    tree_from_budget(&p->tree, a->model->tree_probs(a->par));
+}
+
+static int tree_build_budgets(scenario_t *s)
+{
+    tree_build_one(&s->protocol, &s->acceptance);
+    for (int gi = 0; s->groups && gi < s->ngroups; gi++) {
+        tenant_group_t *G = &s->groups[gi];
+        if (G->protocol.proto)
+            tree_build_one(&G->protocol, scenario_group_acceptance(s, gi));
+    }
+    return 0;
+}
+
 /* A token tree (protocol.tree) needs a protocol that serves trees, a fixed
  * block (no speculation-length policy sizes trees), and an acceptance model
  * that judges trees. */
@@ -257,7 +280,7 @@ static int check_tree(sctx_t *x)
         }
         if (check_tree_gamma(x, gi, &p->tree) != 0) return -1;
     }
-    return 0;
+    return tree_build_budgets(x->s);
 }
 
 /* A model's gamma check says "KEY: what": the message at that key. */

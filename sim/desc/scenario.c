@@ -75,7 +75,8 @@ int scenario_mixed(const scenario_t *s)
     for (int g = 0; s->groups && g < s->ngroups; g++) {
         const protocol_cfg_t *p = scenario_group_protocol(s, g);
         if (p->proto != t->proto || p->gamma != t->gamma || p->window != t->window ||
-            p->gamma_policy != t->gamma_policy || s->groups[g].acceptance.model)
+            p->gamma_policy != t->gamma_policy || !tree_same(&p->tree, &t->tree) ||
+            s->groups[g].acceptance.model)
             return 1;
     }
     return 0;

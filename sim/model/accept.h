@@ -34,7 +34,8 @@
 #include "io/keytab.h"
 #include "engine/rngbox.h"
 
-struct tree;   /* sim/model/tree.h */
+struct tree;         /* sim/model/tree.h */
+struct tree_probs;
 
 /* The hidden states a block law may carry between blocks (markov: 2).
  * analytic.c's Markov renewal handles up to this many. */
@@ -124,6 +125,9 @@ typedef struct accept_model {
     int (*draw_tree)(void *st, const void *par, gsl_rng *r, const struct tree *t,
                      int *whole);
     int (*law_tree)(const void *par, const struct tree *t, accept_law_t *L, err_t *err);
+    /* The probabilities a budget tree is built under (tree_from_budget);
+     * NULL with draw_tree NULL. */
+    const struct tree_probs *(*tree_probs)(const void *par);
 } accept_model_t;
 
 /* An acceptance configuration: a model and its parameters. */

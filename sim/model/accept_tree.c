@@ -260,6 +260,11 @@ static int tree_law_tree(const void *par, const tree_t *t, accept_law_t *L, err_
     return 0;
 }
 
+static const tree_probs_t *tree_probs_of(const void *par)
+{
+    return &((const tree_par_t *)par)->pr;
+}
+
 const accept_model_t accept_tree_model = {
     .name = "tree",
     .keys = TREE_KEYS,
@@ -271,4 +276,5 @@ const accept_model_t accept_tree_model = {
     .law = tree_law,
     .draw_tree = tree_draw_tree,
     .law_tree = tree_law_tree,
+    .tree_probs = tree_probs_of,
 };

@@ -30,6 +30,7 @@ static void tree_derive(tree_t *t)
     memset(t->width, 0, sizeof t->width);
     for (int i = 0; i < t->n; i++) t->width[t->level[i] - 1]++;
     t->present = t->n > 0;
+    t->built = t->n > 0;
     t->first_len = tree_first_run(t, -1);
 }
 
@@ -121,6 +122,67 @@ int tree_chain(tree_t *t, int gamma, err_t *err)
     return tree_from_branching(t, b, gamma, err);
 }
 
+/* The most likely candidate: a child of rank k of node v (-1: the root)
+ * not yet in the tree, k <= top_k. Returns 0 when none is left. */
+typedef struct tree_cand {
+    int v, k, depth;
+    double p;
+} tree_cand_t;
+
+static int tree_cand_better(const tree_cand_t *a, const tree_cand_t *b)
+{
+    if (a->p != b->p) return a->p > b->p;
+    if (a->depth != b->depth) return a->depth < b->depth;
+    if (a->v != b->v) return a->v < b->v;
+    return a->k < b->k;
+}
+
+void tree_from_budget(tree_t *t, const tree_probs_t *pr)
+{
+    int budget = t->spec[0], top_k = t->spec[1];
+    int parent[TREE_NODES_MAX], lvl[TREE_NODES_MAX];
+    double reach[TREE_NODES_MAX];
+    /* At most one open candidate per node (its next rank) and the root's:
+     * a child of rank k + 1 opens once rank k is in. */
+    tree_cand_t cand[TREE_NODES_MAX + 2];
+    int nc = 0, n = 0;
+    cand[nc++] = (tree_cand_t){-1, 1, 1, tree_probs_at(pr, 1, 1)};
+    while (n < budget && nc > 0) {
+        int best = 0;
+        for (int c = 1; c < nc; c++)
+            if (tree_cand_better(&cand[c], &cand[best])) best = c;
+        tree_cand_t b = cand[best];
+        parent[n] = b.v;
+        lvl[n] = b.depth;
+        reach[n] = b.p;
+        cand[best] = cand[--nc];
+        if (b.k < top_k) {
+            double up = b.v < 0 ? 1 : reach[b.v];
+            cand[nc++] = (tree_cand_t){b.v, b.k + 1, b.depth,
+                                       up * tree_probs_at(pr, b.depth, b.k + 1)};
+        }
+        cand[nc++] = (tree_cand_t){n, 1, lvl[n] + 1,
+                                   reach[n] * tree_probs_at(pr, lvl[n] + 1, 1)};
+        n++;
+    }
+    int spec[2] = {t->spec[0], t->spec[1]};
+    err_t e;
+    /* Parents come before children and siblings in rank order: valid. */
+    tree_from_parents(t, parent, n, &e);
+    t->given = TREE_BUDGET;
+    t->nspec = 2;
+    t->spec[0] = (int16_t)spec[0];
+    t->spec[1] = (int16_t)spec[1];
+}
+
+int tree_same(const tree_t *a, const tree_t *b)
+{
+    if (a->given != b->given || a->nspec != b->nspec) return 0;
+    for (int i = 0; i < a->nspec; i++)
+        if (a->spec[i] != b->spec[i]) return 0;
+    return 1;
+}
+
 /* ---- walking ------------------------------------------------------------- */
 
 int tree_first_run(const tree_t *t, int v)
@@ -163,7 +225,45 @@ double tree_expected_depth(const tree_t *t, const tree_probs_t *pr, double *at_l
 static const keytab_key_t TREE_KEYS[] = {
     {.name = "branching", .type = KT_SKIP},
     {.name = "parents", .type = KT_SKIP},
+    {.name = "budget", .type = KT_SKIP},
+    {.name = "top_k", .type = KT_SKIP},
     {.name = NULL}};
+
+/* An integer in [lo, hi] at node. */
+static int tree_int(keytab_ctx_t *c, const ynode_t *node, const char *key, int lo, int hi,
+                    int *out)
+{
+    char *end = NULL;
+    long x = node->kind == YNODE_SCALAR ? strtol(node->str, &end, 10) : 0;
+    if (node->kind != YNODE_SCALAR || end == node->str || *end || x < lo || x > hi)
+        return keytab_err(c, node, key, "expected an integer in [%d, %d]", lo, hi);
+    *out = (int)x;
+    return 0;
+}
+
+/* {budget: N, top_k: K}: N nodes, best first under the acceptance model's
+ * probabilities; the shape is built once both sections are read
+ * (tree_from_budget, from sim/config/scenario_check.c). */
+static int tree_parse_budget(keytab_ctx_t *c, const ynode_t *node, const char *key,
+                             tree_t *t)
+{
+    char k1[KEYTAB_KEY_MAX], k2[KEYTAB_KEY_MAX];
+    keytab_join(k1, key, "budget");
+    keytab_join(k2, key, "top_k");
+    int budget, top_k = TREE_NODES_MAX;
+    const ynode_t *kn = ynode_get(node, "top_k");
+    if (tree_int(c, ynode_get(node, "budget"), k1, 1, TREE_NODES_MAX, &budget) != 0 ||
+        (kn && tree_int(c, kn, k2, 1, TREE_NODES_MAX, &top_k) != 0))
+        return -1;
+    memset(t, 0, sizeof *t);
+    t->given = TREE_BUDGET;
+    t->nspec = 2;
+    t->spec[0] = (int16_t)budget;
+    t->spec[1] = (int16_t)top_k;
+    t->n = budget;
+    t->present = 1;
+    return 0;
+}
 
 /* The integers of a list node into v (at most TREE_NODES_MAX). */
 static int tree_ints(keytab_ctx_t *c, const ynode_t *node, const char *key, int *v,
@@ -224,9 +324,14 @@ int tree_parse_key(keytab_ctx_t *c, const ynode_t *node, const char *key,
                           "(e.g. {branching: [3, 2, 1]}), got %s", ynode_kind_name(node));
     if (keytab_check_keys(c, TREE_KEYS, node, key) != 0) return -1;
     const ynode_t *b = ynode_get(node, "branching"), *p = ynode_get(node, "parents");
-    if ((b != NULL) == (p != NULL))
+    const ynode_t *bu = ynode_get(node, "budget");
+    if ((b != NULL) + (p != NULL) + (bu != NULL) != 1)
         return keytab_err(c, node, key, "give exactly one of branching (factors per "
-                          "depth) and parents (parent index per node)");
+                          "depth), parents (parent index per node) and budget (nodes "
+                          "best first, with top_k)");
+    if (ynode_get(node, "top_k") && !bu)
+        return keytab_err(c, ynode_get(node, "top_k"), key, "top_k goes with budget");
+    if (bu) return tree_parse_budget(c, node, key, t);
     const char *sub = b ? "branching" : "parents";
     const ynode_t *list = b ? b : p;
     char lk[KEYTAB_KEY_MAX];
@@ -243,6 +348,9 @@ int tree_write_key(FILE *f, const keytab_key_t *k, const void *base, int indent)
 {
     (void)indent;
     const tree_t *t = (const tree_t *)((const char *)base + k->off);
+    if (t->given == TREE_BUDGET)
+        return fprintf(f, " {budget: %d, top_k: %d}\n", t->spec[0], t->spec[1]) < 0 ? -1
+                                                                                   : 0;
     if (fprintf(f, " {%s: [", t->given == TREE_PARENTS ? "parents" : "branching") < 0)
         return -1;
     for (int i = 0; i < t->nspec; i++)

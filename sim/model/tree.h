@@ -31,14 +31,18 @@
 #define TREE_NODES_MAX 128
 
 /* How the scenario described the tree (written back the same way). */
-enum tree_given { TREE_NONE = 0, TREE_BRANCHING, TREE_PARENTS };
+enum tree_given { TREE_NONE = 0, TREE_BRANCHING, TREE_PARENTS, TREE_BUDGET };
 
 typedef struct tree {
     char present;                    /* 1: a tree was given (keytab's
                                         KF_SKIPEMPTY reads this byte) */
     int given;                       /* enum tree_given; TREE_NONE: no tree */
     int nspec;                       /* entries of spec */
-    int16_t spec[TREE_NODES_MAX];    /* the list as given (branching or parents) */
+    int16_t spec[TREE_NODES_MAX];    /* the list as given (branching or
+                                        parents; budget: budget, top_k) */
+    int built;                       /* the shape is known (a budget's is
+                                        built from the acceptance model's
+                                        probabilities: tree_from_budget) */
     int n, depth;                    /* nodes, levels (0 for no tree) */
     int16_t parent[TREE_NODES_MAX];  /* canonical index, -1: the root */
     int16_t rank[TREE_NODES_MAX];    /* 1-based among its siblings */
@@ -58,6 +62,9 @@ int tree_from_branching(tree_t *t, const int *b, int nb, err_t *err);
 /* Builds *t from parent indices p[0..np) (-1: the root; else an earlier
  * index). 0, or -1 with err (ERR_INPUT "parents.I: ..."). */
 int tree_from_parents(tree_t *t, const int *p, int np, err_t *err);
+
+/* 1 when a and b describe the same tree as given. */
+int tree_same(const tree_t *a, const tree_t *b);
 
 /* The chain of gamma drafts (1 <= gamma <= TREE_NODES_MAX) as a tree. */
 int tree_chain(tree_t *t, int gamma, err_t *err);
@@ -93,8 +100,19 @@ static inline double tree_probs_at(const tree_probs_t *pr, int d, int k)
  * depth, may be NULL) receives P(a >= d). */
 double tree_expected_depth(const tree_t *t, const tree_probs_t *pr, double *at_least);
 
-/* `protocol.tree` as a scenario key: a mapping with `branching` or
- * `parents` (sim/config/scenario_keys.c); the field is a tree_t. */
+/* Builds the shape of a budget tree t (given TREE_BUDGET: n = budget,
+ * spec[1] = top_k) under probabilities pr: best first, the node whose
+ * root path is most likely added next (a child of rank k <= top_k of a
+ * node in the tree, or of the root), ties to the shallower, then the
+ * earlier parent, then the lower rank. The n most likely nodes form a
+ * tree when each row's p is non-increasing in rank (a child is never more
+ * likely than its parent or its elder sibling), so this maximises
+ * tree_expected_depth over trees of n nodes (Sequoia's optimal tree). */
+void tree_from_budget(tree_t *t, const tree_probs_t *pr);
+
+/* `protocol.tree` as a scenario key: a mapping with `branching`, `parents`
+ * or `budget` (and `top_k`) (sim/config/scenario_keys.c); the field is a
+ * tree_t. */
 int tree_parse_key(keytab_ctx_t *c, const ynode_t *node, const char *key,
                    const keytab_key_t *k, void *base);
 int tree_write_key(FILE *f, const keytab_key_t *k, const void *base, int indent);

@@ -122,3 +122,17 @@ else fail tree_parents_same_as_branching "$(head -c 300 "$TMP/err")"; fi
 "$SPECSIM" analytic "$TMP/wide.yaml" >"$TMP/an" 2>"$TMP/err"
 if grep -Eq '^accepted_len_expected: +2\.64$' "$TMP/an"; then pass tree_analytic_expected_len
 else fail tree_analytic_expected_len "$(head -3 "$TMP/an") $(head -c 300 "$TMP/err")"; fi
+
+# budget: the 5 most likely nodes under p, best first (tests/unit/test_tree.c
+# derives the shape): E[a + 1] = 1 + 0.5 + 0.25 + 0.2 + 0.125 + 0.1 = 2.175;
+# check writes the budget back and the written scenario runs the same.
+sed "s/tree: {branching: \[3, 2, 1\]}/tree: {budget: 5, top_k: 3}/" "$TMP/wide.yaml" >"$TMP/bud.yaml"
+"$SPECSIM" analytic "$TMP/bud.yaml" >"$TMP/an" 2>"$TMP/err"
+"$SPECSIM" check "$TMP/bud.yaml" >"$TMP/b1.yaml" 2>>"$TMP/err"
+"$SPECSIM" run "$TMP/bud.yaml" --quiet --trace "$TMP/bud.csv" >/dev/null 2>>"$TMP/err"
+"$SPECSIM" run "$TMP/b1.yaml" --quiet --trace "$TMP/b1.csv" >/dev/null 2>>"$TMP/err"
+if grep -Eq '^accepted_len_expected: +2\.175$' "$TMP/an" &&
+   grep -q '^  tree: {budget: 5, top_k: 3}$' "$TMP/b1.yaml" && grep -q '^  gamma: 5$' "$TMP/b1.yaml" &&
+   grep -q ',block_sent,0,5$' "$TMP/bud.csv" && cmp -s "$TMP/bud.csv" "$TMP/b1.csv"
+then pass tree_budget
+else fail tree_budget "$(head -3 "$TMP/an") $(grep tree "$TMP/b1.yaml") $(head -c 300 "$TMP/err")"; fi

@@ -125,6 +125,35 @@ static void test_expected_and_law(void)
     accept_cfg_fini(&c);
 }
 
+/* budget 5, top_k 3 under p = [0.5, 0.2, 0.1], best first: A = root's
+ * rank 1 (0.5); then A's rank 1, B (0.25, beats the root's rank 2, 0.2);
+ * then the root's rank 2, C (0.2); then B's rank 1, D (0.125); then, of
+ * three candidates at 0.1 (A's rank 2, depth 2; the root's rank 3, depth
+ * 1; C's rank 1, depth 2), the shallowest: E = the root's rank 3. E[a] =
+ * 0.5 + 0.25 + 0.2 + 0.125 + 0.1 = 1.175; canonical: roots A, C, E, then
+ * B (of A), then D (of B). No other 5-node tree does better: its nodes
+ * would have to include a node of probability below 0.1 in place of one of
+ * these (the five largest path probabilities). top_k 1 gives the chain. */
+static void test_budget(void)
+{
+    tree_t t;
+    memset(&t, 0, sizeof t);
+    t.given = TREE_BUDGET;
+    t.nspec = 2;
+    t.spec[0] = 5;
+    t.spec[1] = 3;
+    tree_probs_t pr = probs1(P321, 3);
+    tree_from_budget(&t, &pr);
+    CHECK(t.n == 5 && t.depth == 3 && t.root_children == 3 && t.built);
+    int want[] = {-1, -1, -1, 0, 3};
+    for (int i = 0; i < 5; i++) CHECK(t.parent[i] == want[i]);
+    CHECK_ABS(tree_expected_depth(&t, &pr, NULL), 1.175, 1e-12);
+    CHECK(t.given == TREE_BUDGET && t.spec[0] == 5 && t.spec[1] == 3);
+    t.spec[1] = 1;
+    tree_from_budget(&t, &pr);
+    CHECK(t.n == 5 && t.depth == 5 && t.first_len == 5);
+}
+
 /* p per depth: [3, 2, 1] under rows [0.5, 0.2, 0.1] (the root's
  * children), [0.6, 0.3] (depth 2), [0.4] (depth 3). P(a >= 1) = 0.8,
  * P(a >= 2) = 0.8·0.9 = 0.72, P(a >= 3) = 0.72·0.4 = 0.288: E[a] = 1.808;
@@ -415,6 +444,7 @@ int main(void)
     RUN(test_bad_shapes);
     RUN(test_expected_and_law);
     RUN(test_draws);
+    RUN(test_budget);
     RUN(test_per_depth);
     RUN(test_chain_is_iid);
     RUN(test_sync_closed_form);
