@@ -664,6 +664,13 @@ static int load(opts_t *o, scenario_t *s)
     for (int g = 0; g < s->ngroups && !why; g++)
         if (scenario_group_protocol(s, g)->fallback.mode != FALLBACK_OFF)
             why = "protocol.fallback is simulated only (give it to `specsim run`)";
+    /* Real models draft and verify chains; a token tree's block
+     * (protocol.tree) is emulated only. */
+    for (int g = 0; g < s->ngroups && !why; g++)
+        if (scenario_group_protocol(s, g)->tree.n > 0 &&
+            (o->real_verify || o->model || o->real_draft >= 0))
+            why = "protocol.tree: the real models draft and verify chains (run the "
+                  "tree emulated, or give it to `specsim run`)";
     if (!why && o->real_verify) why = server_real_refusal(s);
     if (!why && o->model) why = lmserver_refusal(s);
     if (!why && o->real_draft >= 0) why = fleet_real_draft_refusal(s, o->real_draft);
