@@ -47,7 +47,8 @@ static int cloudspec_job_done(repl_t *r, const cloud_job_t *job, double now)
 }
 
 /* One tenant alone: each block takes γ iterations of one draft step
- * (cloud_draft_s each; a token tree: one step per level, of its width) and one verify iteration of γ + 1 tokens
+ * (cloud_draft_s each; a token tree: one step per level, of its width:
+ * cloud_block_draft_s in all) and one verify iteration of γ + 1 tokens
  * (verify_s), back to back on its replica, and commits E[a+1] tokens; the
  * links only delay the stream (a message per block, in order), so by
  * renewal-reward the rate is E[a+1] per block time. */

@@ -3,14 +3,15 @@
  *
  * Each model is one descriptor (accept_model_t) in its own file
  * (accept_iid.c, accept_positional.c, accept_beta.c, accept_markov.c,
- * accept_trace.c), listed once in the registry of accept.c. The descriptor
- * owns everything about the model: its name, its scenario keys (a keytab
- * table over its own parameter struct, so loading, "did you mean" and
- * writing the section back all come from it), its check, the per-tenant
- * state (init, draw a block's outcome), its mean per-draft acceptance for
- * reporting, and its block law (the distribution of accepted drafts for a
- * gamma) that the closed forms of analytic.c use. So the simulator, the
- * loader and the closed forms read one definition of each model.
+ * accept_trace.c, accept_tree.c), listed once in the registry of accept.c.
+ * The descriptor owns everything about the model: its name, its scenario
+ * keys (a keytab table over its own parameter struct, so loading, "did you
+ * mean" and writing the section back all come from it), its check, the
+ * per-tenant state (init, draw a block's outcome), its mean per-draft
+ * acceptance for reporting, and its block law (the distribution of
+ * accepted drafts for a gamma) that the closed forms of analytic.c use.
+ * So the simulator, the loader and the closed forms read one definition
+ * of each model.
  *
  * An accept_cfg_t (descriptor + its owned parameter block) is self-contained:
  * a tenant group can hold its own.

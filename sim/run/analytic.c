@@ -75,7 +75,8 @@ static int tree_block_draft(const edge_cfg_t *ed, int ctx, const tree_t *t, doub
                                    ed->overhead, err);
     if (!sv) return -1;
     *out = 0;
-    for (int d = 0; d < t->depth; d++) *out += service_draft_width_time(sv, ctx, t->width[d]);
+    for (int d = 0; d < t->depth; d++)
+        *out += service_draft_width_time(sv, ctx, t->width[d]);
     service_free(sv);
     return 0;
 }
