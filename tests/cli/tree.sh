@@ -75,11 +75,13 @@ else fail cloud_spec_tree_levels "steps '$steps' $(head -c 300 "$TMP/err")"; fi
 # [3, 2, 1]: 3 + 6 + 6 = 15 nodes in 3 levels. One tenant, draft_time
 # 10 ms: each block is drafted in 3 steps (30 ms from draft_start to
 # block_sent), sent as 15 drafts (block_sent and block_arrive carry 15),
-# and every verdict accepts at most the depth, 3.
+# and every verdict accepts at most the depth, 3. No drift: the 30 ms are
+# exact with perfect clocks (docs/formats.md, "drift").
 cat >"$TMP/wide.yaml" <<'EOF'
 name: tree-wide
 duration: 20s
 warmup: 1s
+drift: {start: 0s, edge: 0, cloud: 0}
 protocol: {mode: sync, tree: {branching: [3, 2, 1]}}
 acceptance: {model: tree, p: [0.5, 0.2, 0.1]}
 tenants:
