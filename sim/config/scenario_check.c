@@ -363,6 +363,34 @@ static int check_trace_keys(sctx_t *x)
     return 0;
 }
 
+/* workload.session draws each session's turns and, between sessions, the
+ * gap the tenant stays away: a closed loop's think times give that rhythm.
+ * Poisson and trace arrivals come whenever their process or file says, so
+ * a session's turns would have no order to follow: refused, not guessed.
+ * A gap needs turns to mean anything. */
+static int check_session_keys(sctx_t *x)
+{
+    const scenario_t *s = x->s;
+    for (int g = 0; g < s->ngroups; g++) {
+        const workload_cfg_t *w = &s->groups[g].workload;
+        char key[KEYTAB_KEY_MAX];
+        ynode_t at;
+        if (w->session.has_gap && !w->session.has_turns) {
+            group_key(x->root, g, "workload.session.gap", key);
+            return keytab_err(&x->kc, written_at(x->root, key, &at), key,
+                              "is the time between sessions: give "
+                              "workload.session.turns too");
+        }
+        if (!w->session.has_turns || w->arrival == ARRIVAL_CLOSED) continue;
+        group_key(x->root, g, "workload.session.turns", key);
+        return keytab_err(&x->kc, written_at(x->root, key, &at), key,
+                          "sessions need arrival: closed (think time between "
+                          "turns, gap between sessions), not arrival: %s",
+                          w->arrival == ARRIVAL_POISSON ? "poisson" : "trace");
+    }
+    return 0;
+}
+
 /* Commands that write no trace refuse output.trace: where it was given is
  * kept for their message (scenario_refuse_trace). */
 static void note_trace_at(sctx_t *x)
@@ -426,7 +454,7 @@ int scenario_check_whole(sctx_t *x)
     if (check_output_file(x) != 0 || check_tree(x) != 0 || check_gamma_rate(x) != 0 ||
         check_token_limit(x) != 0 || check_accept_gamma(x) != 0 ||
         check_fallback(x) != 0 ||
-        check_trace_keys(x) != 0)
+        check_trace_keys(x) != 0 || check_session_keys(x) != 0)
         return -1;
     build_where_t where = {x, where_key, where_blame};
     x->s->built = build_create(x->s, x->kc.files, &where, x->kc.err);

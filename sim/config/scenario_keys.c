@@ -422,6 +422,14 @@ static const keytab_key_t NETWORK_KEYS[] = {
      .parse = parse_states, .write = write_states},
     END};
 
+/* tenants.workload.session: written back only when given. */
+static const keytab_key_t SESSION_KEYS[] = {
+    {.name = "turns", KEYTAB_DIST(session_cfg_t, turns), .min = 1, .max = 1e6,
+     .aux = KEYTAB_OFF(session_cfg_t, has_turns, int), .flags = KF_HAS},
+    {.name = "gap", KEYTAB_DIST(session_cfg_t, gap), .unit = UNIT_DURATION, .max = BIG,
+     .aux = KEYTAB_OFF(session_cfg_t, has_gap, int), .flags = KF_HAS},
+    END};
+
 static const keytab_key_t WORKLOAD_KEYS[] = {
     {.name = "arrival", KEYTAB_ENUM(workload_cfg_t, arrival, enum arrival_kind),
      .sub = ARRIVAL_NAMES, .def = "closed"},
@@ -443,6 +451,8 @@ static const keytab_key_t WORKLOAD_KEYS[] = {
      * written back without the key. */
     {.name = "time_scale", KEYTAB_NUM(workload_cfg_t, time_scale), .min = 0,
      .max = 1e12, .flags = KF_MIN_OPEN | KF_SKIPEMPTY},
+    {.name = "session", KEYTAB_SECTION(workload_cfg_t, session, session_cfg_t),
+     .sub = SESSION_KEYS, .flags = KF_SKIPEMPTY},
     END};
 
 static const keytab_key_t BATCH_KEYS[] = {
@@ -461,6 +471,14 @@ static const keytab_key_t BATCH_KEYS[] = {
     {.name = "order", KEYTAB_CUSTOM(batching_cfg_t, order, const struct order_ops *),
      .sub = &REG_ORDER, .parse = parse_registered_key, .write = write_registered_key,
      .def = "fcfs"},
+    END};
+
+static const char *const PREFIX_CACHE_NAMES[] = {"none", "lru", NULL};
+
+/* cloud.prefix_cache: written back only when it is on. */
+static const keytab_key_t PREFIX_CACHE_KEYS[] = {
+    {.name = "policy", KEYTAB_ENUM(prefix_cache_cfg_t, policy, int),
+     .sub = PREFIX_CACHE_NAMES, .def = "none", .flags = KF_SKIPEMPTY},
     END};
 
 /* cloud.draft_heads: written back only when given. */
@@ -515,6 +533,8 @@ const keytab_key_t scenario_keys_cloud[] = {
     {.name = "gpu_hour_usd", KEYTAB_NUM(cloud_cfg_t, gpu_hour_usd), .max = 1e9,
      .flags = KF_SKIPEMPTY, .def = "0",
      .zero_means = "0: no price (usd_per_mtok is NaN)"},
+    {.name = "prefix_cache", KEYTAB_SECTION(cloud_cfg_t, prefix_cache, prefix_cache_cfg_t),
+     .sub = PREFIX_CACHE_KEYS, .flags = KF_SKIPEMPTY},
     {.name = "replica_groups", .type = KT_SKIP},   /* resolve_replica_groups */
     END};
 
@@ -674,5 +694,6 @@ const keytab_key_t scenario_keys_rgroup_layer[] = {
     {.name = "draft_heads", .type = KT_SKIP},
     {.name = "precision", .type = KT_SKIP},
     {.name = "pinning", .type = KT_SKIP},
+    {.name = "prefix_cache", .type = KT_SKIP},
     {.name = "replica_groups", .type = KT_SKIP},
     END};

@@ -170,6 +170,16 @@ typedef struct draft_heads_cfg {
     double flops_per_token;  /* FLOPs per drafted token */
 } draft_heads_cfg_t;
 
+/* cloud.prefix_cache (docs/design.md "Sessions"): what a replica keeps
+ * of a session turn's KV when the turn ends. none: nothing (every turn
+ * prefills its whole prompt); lru: the turn's prompt and output stay as
+ * the session's cached prefix, evicted least recently used when admission
+ * needs room. */
+enum prefix_cache_policy { PREFIX_CACHE_NONE = 0, PREFIX_CACHE_LRU };
+typedef struct prefix_cache_cfg {
+    int policy;              /* enum prefix_cache_policy */
+} prefix_cache_cfg_t;
+
 typedef struct cloud_cfg {
     int replicas;            /* with replica_groups: the sum of their counts */
     char gpu_ref[SCEN_PATH_MAX];
@@ -196,6 +206,7 @@ typedef struct cloud_cfg {
                                 of an iteration takes it */
     dist_t draft_time;       /* owned */
     draft_heads_cfg_t draft_heads; /* cloud.draft_heads (0, 0 = none) */
+    prefix_cache_cfg_t prefix_cache;
     replica_group_t *rgroups;/* owned; cloud.replica_groups, NULL = none (the
                                 flat keys above describe every replica) */
     int nrgroups;

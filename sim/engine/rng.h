@@ -33,8 +33,9 @@ enum rng_purpose {
     RNG_LINK_OFFSET = 15,/* a tenant's starting point in its link traces */
     RNG_LINK_STATE = 16, /* its link's Markov states: first state, sojourns, moves */
     RNG_LINK_OUTAGE = 17,/* its link's Gilbert-Elliott outages */
-    RNG_DRIFT = 18       /* drift: a tenant's start offset, then its edge
+    RNG_DRIFT = 18,      /* drift: a tenant's start offset, then its edge
                           * noise; a replica's iteration noise */
+    RNG_SESSION = 19     /* workload.session: turns per session, gaps */
 };
 
 /* Returns a new generator (gsl_rng_taus2) seeded by hashing the four keys;

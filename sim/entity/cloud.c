@@ -45,6 +45,8 @@ typedef struct replica {
     double kv_t;                   /* kv_used held since */
     double roof, iter_end;         /* the running iteration's roofline time, end */
     int adm_head, adm_tail;        /* tenants waiting for KV (linked) */
+    int lru_head, lru_tail;        /* cached prefixes, least recent first */
+    double kv_cached;              /* their bytes (part of kv_used) */
     int pinned;
     gsl_rng *vrng;
     gsl_rng *drng;                 /* cloud.draft_time draws */
@@ -73,6 +75,11 @@ struct cloud {
     int *thead, *ttail;            /* per tenant: its queued jobs, in order */
     int *adm_next;                 /* per tenant: admission queue link */
     double *adm_bytes;
+    /* cloud.prefix_cache lru, per tenant (NULL when off): its cached
+     * prefix's replica (-1: none), LRU links and bytes. */
+    int *pc_rep, *pc_prev, *pc_next;
+    double *pc_bytes;
+    long pc_evictions;
     int rr;
     /* Jobs waiting for their first iteration, integrated over time for the
      * Little's-law check. */
@@ -262,6 +269,14 @@ cloud_t *cloud_create_groups(const cloud_cfg_t *cfg, int ntenants,
         batch_scratch_init(&c->scratch, ntenants) != 0 ||
         groups_init(c, groups, ngroups, ntenants) != 0)
         goto oom;
+    if (cfg->prefix_cache.policy == PREFIX_CACHE_LRU) {
+        c->pc_rep = malloc((size_t)ntenants * sizeof *c->pc_rep);
+        c->pc_prev = malloc((size_t)ntenants * sizeof *c->pc_prev);
+        c->pc_next = malloc((size_t)ntenants * sizeof *c->pc_next);
+        c->pc_bytes = calloc((size_t)ntenants, sizeof *c->pc_bytes);
+        if (!c->pc_rep || !c->pc_prev || !c->pc_next || !c->pc_bytes) goto oom;
+        for (int t = 0; t < ntenants; t++) c->pc_rep[t] = -1;
+    }
     if (cfg->pinning == PIN_POWER_OF_TWO && c->nrep > 1) {
         c->prng = rng_stream(seed, (uint64_t)rep, CLOUD_PIN_ENTITY, RNG_PIN);
         if (!c->prng) goto oom;
@@ -271,6 +286,7 @@ cloud_t *cloud_create_groups(const cloud_cfg_t *cfg, int ntenants,
         replica_t *r = &c->rep[i];
         r->head = r->tail = -1;
         r->adm_head = r->adm_tail = -1;
+        r->lru_head = r->lru_tail = -1;
         r->timer_at = -1;
         r->bjob = malloc((size_t)c->cap.max_batch * sizeof *r->bjob);
         r->btok = malloc((size_t)c->cap.max_batch * sizeof *r->btok);
@@ -331,6 +347,10 @@ void cloud_free(cloud_t *c)
     if (c->prng) gsl_rng_free(c->prng);
     free(c->adm_next);
     free(c->adm_bytes);
+    free(c->pc_rep);
+    free(c->pc_prev);
+    free(c->pc_next);
+    free(c->pc_bytes);
     free(c);
 }
 
@@ -435,14 +455,93 @@ int cloud_pin(cloud_t *c)
 
 void cloud_unpin(cloud_t *c, int replica) { c->rep[replica].pinned--; }
 
+void cloud_pin_to(cloud_t *c, int replica) { c->rep[replica].pinned++; }
+
 static int fits(const replica_t *r, double bytes)
 {
     return r->kv_used + bytes <= r->kv_cap || r->kv_used <= 0;
 }
 
+/* Takes `bytes` out of the replica's KV (a release or an eviction). */
+static void kv_sub(cloud_t *c, replica_t *r, double bytes, double now)
+{
+    kv_to(c, r, now);
+    r->kv_used -= bytes;
+    if (r->kv_used < 1e-9 * r->kv_cap || r->kv_used < 0) r->kv_used = 0;
+}
+
+/* ---- prefix cache (cloud.prefix_cache lru) ------------------------------
+ * A cached prefix stays in kv_used (kv_util counts it) and in the
+ * replica's LRU list until its tenant's next turn takes it back into a
+ * request, its tenant drops it, or admission evicts it. */
+
+static void lru_unlink(cloud_t *c, replica_t *r, int t)
+{
+    int p = c->pc_prev[t], n = c->pc_next[t];
+    if (p >= 0) c->pc_next[p] = n; else r->lru_head = n;
+    if (n >= 0) c->pc_prev[n] = p; else r->lru_tail = p;
+    r->kv_cached -= c->pc_bytes[t];
+    if (r->lru_head < 0) r->kv_cached = 0;   /* no rounding left behind */
+    c->pc_rep[t] = -1;
+}
+
+/* Evicts least recently used prefixes until `bytes` fit, but only when
+ * evicting them all would make room: a request that waits for running
+ * requests to end leaves the cache as it is. */
+static void make_room(cloud_t *c, replica_t *r, double bytes, double now)
+{
+    if (r->lru_head < 0 || fits(r, bytes)) return;
+    double held = r->kv_used - r->kv_cached;
+    if (!(held + bytes <= r->kv_cap || held <= 1e-9 * r->kv_cap)) return;
+    while (r->lru_head >= 0 && !fits(r, bytes)) {
+        int t = r->lru_head;
+        double b = c->pc_bytes[t];
+        lru_unlink(c, r, t);
+        kv_sub(c, r, b, now);
+        c->pc_evictions++;
+    }
+}
+
+void cloud_cache_put(cloud_t *c, int replica, int tenant, double bytes)
+{
+    replica_t *r = &c->rep[replica];
+    c->pc_bytes[tenant] = bytes;
+    c->pc_rep[tenant] = replica;
+    c->pc_prev[tenant] = r->lru_tail;
+    c->pc_next[tenant] = -1;
+    if (r->lru_tail >= 0) c->pc_next[r->lru_tail] = tenant; else r->lru_head = tenant;
+    r->lru_tail = tenant;
+    r->kv_cached += bytes;
+}
+
+int cloud_cache_replica(const cloud_t *c, int tenant)
+{
+    return c->pc_rep ? c->pc_rep[tenant] : -1;
+}
+
+double cloud_cache_take(cloud_t *c, int tenant)
+{
+    int ri = cloud_cache_replica(c, tenant);
+    if (ri < 0) return 0;
+    double b = c->pc_bytes[tenant];
+    lru_unlink(c, &c->rep[ri], tenant);
+    return b;
+}
+
+int cloud_cache_drop(cloud_t *c, int tenant, double now)
+{
+    int ri = cloud_cache_replica(c, tenant);
+    if (ri < 0) return 0;
+    return cloud_release(c, ri, cloud_cache_take(c, tenant), now);
+}
+
+long cloud_cache_evictions(const cloud_t *c) { return c->pc_evictions; }
+double cloud_kv_used(const cloud_t *c, int replica) { return c->rep[replica].kv_used; }
+
 int cloud_reserve(cloud_t *c, int replica, int tenant, double bytes)
 {
     replica_t *r = &c->rep[replica];
+    if (r->adm_head < 0) make_room(c, r, bytes, engine_now(c->eng));
     if (r->adm_head < 0 && fits(r, bytes)) {
         kv_to(c, r, engine_now(c->eng));
         r->kv_used += bytes;
@@ -459,10 +558,10 @@ int cloud_reserve(cloud_t *c, int replica, int tenant, double bytes)
 int cloud_release(cloud_t *c, int replica, double bytes, double now)
 {
     replica_t *r = &c->rep[replica];
-    kv_to(c, r, now);
-    r->kv_used -= bytes;
-    if (r->kv_used < 1e-9 * r->kv_cap || r->kv_used < 0) r->kv_used = 0;
-    while (r->adm_head >= 0 && fits(r, c->adm_bytes[r->adm_head])) {
+    kv_sub(c, r, bytes, now);
+    while (r->adm_head >= 0) {
+        make_room(c, r, c->adm_bytes[r->adm_head], now);
+        if (!fits(r, c->adm_bytes[r->adm_head])) break;
         int t = r->adm_head;
         r->adm_head = c->adm_next[t];
         if (r->adm_head < 0) r->adm_tail = -1;

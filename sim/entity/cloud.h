@@ -25,7 +25,8 @@
  * of draft steps alone costs only the draft's pass.
  *
  * KV capacity per replica is reserved per request at admission; requests
- * that do not fit wait FIFO. A request larger than the whole capacity is
+ * that do not fit wait FIFO (evicting cached prefixes first, with
+ * cloud.prefix_cache lru). A request larger than the whole capacity is
  * admitted only when its replica holds no other reservation (so the run does
  * not deadlock; the capacity is then over-committed by that one request).
  *
@@ -125,6 +126,9 @@ double cloud_ref_time(const service_t *sv, const dist_t *verify_time);
  * the new request, so that a group twice as fast takes twice the requests. */
 int cloud_pin(cloud_t *c);
 void cloud_unpin(cloud_t *c, int replica);
+/* Counts a request pinned to `replica` without choosing: a session turn
+ * whose cached prefix lives there (cloud_cache_replica). */
+void cloud_pin_to(cloud_t *c, int replica);
 
 /* Reserves `bytes` of KV for tenant's request: returns 1 if admitted now,
  * 0 if it waits (cb.admitted fires later). */
@@ -132,6 +136,26 @@ int cloud_reserve(cloud_t *c, int replica, int tenant, double bytes);
 /* Returns a reservation; admits waiting requests that now fit (through
  * cb.admitted). Returns 0, or -1 when a callback failed. */
 int cloud_release(cloud_t *c, int replica, double bytes, double now);
+
+/* Prefix cache (cloud.prefix_cache lru; docs/design.md "Sessions"). A
+ * tenant has at most one cached prefix, on one replica. cloud_cache_put
+ * turns `bytes` of tenant's reservation on replica into its cached prefix
+ * (kv_used does not change; it becomes the replica's most recently used).
+ * Admission (cloud_reserve, cloud_release) evicts least recently used
+ * prefixes when, and only when, that makes room for the request at the
+ * head. cloud_cache_replica: the replica holding tenant's prefix, -1 when
+ * none (evicted, dropped, or the cache is off). cloud_cache_take: takes it
+ * back into a request of tenant (its bytes stay reserved, now the
+ * request's) and returns its bytes (0: none). cloud_cache_drop: releases it
+ * (admitting waiters); 0, or -1 when a callback failed.
+ * cloud_cache_evictions: prefixes evicted so far; cloud_kv_used: a
+ * replica's reserved bytes, cached prefixes included (for tests). */
+void cloud_cache_put(cloud_t *c, int replica, int tenant, double bytes);
+int cloud_cache_replica(const cloud_t *c, int tenant);
+double cloud_cache_take(cloud_t *c, int tenant);
+int cloud_cache_drop(cloud_t *c, int tenant, double now);
+long cloud_cache_evictions(const cloud_t *c);
+double cloud_kv_used(const cloud_t *c, int replica);
 
 /* Queues a job (fields tenant, kind, tokens, context, epoch, block; arrive is
  * set to now). Returns 0, or -1 on allocation/scheduling failure. */

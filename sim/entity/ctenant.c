@@ -88,8 +88,8 @@ static int submit_prefill(repl_t *r, int i, double now)
     cloud_job_t j = {0};
     j.tenant = i;
     j.kind = CLOUD_PREFILL;
-    j.tokens = C->syncing ? C->sync_tokens : C->prompt;
-    j.context = C->syncing ? C->sync_context : 0;
+    j.tokens = C->syncing ? C->sync_tokens : C->prompt - C->cached;
+    j.context = C->syncing ? C->sync_context : C->cached;
     return submit(r, C, &j, now);
 }
 
@@ -100,6 +100,34 @@ int ctenant_admitted(void *ctx, int tenant, int replica, double now)
     repl_trace(r, tenant, "kv_admit", -1, 0);
     tally_admitted(r->tally, tenant, now, now - r->ct[tenant].t_prompt);
     return submit_prefill(r, tenant, now);
+}
+
+static int prefix_cache_on(const repl_t *r)
+{
+    return r->s->cloud.prefix_cache.policy == PREFIX_CACHE_LRU;
+}
+
+/* Pins the request whose body is b to a replica and takes its session's
+ * prefix from the prefix cache when it is resident there: C->cached
+ * tokens. A session's first turn (no prefix) drops what the tenant's last
+ * session left, which no later turn can use. Counts the turn (hit or
+ * miss). 0, or -1 when a release's admission failed. */
+static int request_pin(repl_t *r, int i, const msg_prompt_t *b, double now)
+{
+    ctenant_t *C = &r->ct[i];
+    C->cached = 0;
+    int at = cloud_cache_replica(r->cloud, i);
+    if (at >= 0 && b->prefix > 0) {
+        cloud_cache_take(r->cloud, i);
+        C->cached = b->prefix;
+        C->replica = at;
+        cloud_pin_to(r->cloud, at);
+    } else {
+        if (at >= 0 && cloud_cache_drop(r->cloud, i, now)) return -1;
+        C->replica = cloud_pin(r->cloud);
+    }
+    tally_prefix(r->tally, i, now, b->prefix, C->cached > 0);
+    return 0;
 }
 
 /* A request whose body reached the cloud at now: KV, then its prefill. */
@@ -114,9 +142,9 @@ static int request_begin(repl_t *r, int i, const msg_prompt_t *b, double now)
     C->t0 = body.t0;
     C->committed = 0;
     C->pending_drafts = 0;
-    C->replica = cloud_pin(r->cloud);
-    C->kv_bytes = ((double)C->prompt + C->output + C->kv_extra) *
-                  cloud_kv_bytes_per_token(r->cloud, C->replica);
+    if (request_pin(r, i, &body, now)) return -1;
+    double bpt = cloud_kv_bytes_per_token(r->cloud, C->replica);
+    C->kv_bytes = ((double)C->prompt + C->output + C->kv_extra) * bpt;
     C->t_prompt = now;
     /* A request the whole cache cannot hold would over-commit it (see
      * sim/entity/cloud.h); lengths the loader could bound were checked there. */
@@ -127,9 +155,12 @@ static int request_begin(repl_t *r, int i, const msg_prompt_t *b, double now)
                        "(+ %d for a block) needs %.6g bytes of KV (%.6g per token), more "
                        "than replica %d's whole KV cache of %.6g bytes (at t=%g s)",
                        C->prompt, C->output, C->kv_extra, C->kv_bytes,
-                       cloud_kv_bytes_per_token(r->cloud, C->replica), C->replica,
-                       cap, now);
-    if (cloud_reserve(r->cloud, C->replica, i, C->kv_bytes)) {
+                       bpt, C->replica, cap, now);
+    /* A hit's prefix is reserved already (it was cached): the request
+     * reserves the rest, and holds kv_bytes in all. */
+    double rest = ((double)C->prompt - C->cached + C->output + C->kv_extra) * bpt;
+    if (C->cached > 0) C->kv_bytes = (double)C->cached * bpt + rest;
+    if (cloud_reserve(r->cloud, C->replica, i, rest)) {
         tally_admitted(r->tally, i, now, 0);
         return submit_prefill(r, i, now);
     }
@@ -145,12 +176,22 @@ int ctenant_prompt(repl_t *r, int i, double now)
     return request_begin(r, i, &body, now);
 }
 
-static int complete(repl_t *r, ctenant_t *C, double now)
+/* The request is over at the cloud. With the prefix cache, a session's
+ * turn that ran to its end (`keep`) leaves its prompt and output cached as
+ * the next turn's prefix; everything else is released. */
+static int complete(repl_t *r, ctenant_t *C, int keep, double now)
 {
-    int rep = C->replica;
+    int rep = C->replica, i = (int)(C - r->ct);
     C->replica = -1;
     cloud_unpin(r->cloud, rep);
-    return cloud_release(r->cloud, rep, C->kv_bytes, now) ? -1 : 0;
+    double bytes = C->kv_bytes;
+    if (keep && prefix_cache_on(r) && grp(r, C)->cfg->workload.session.has_turns) {
+        double kept = ((double)C->prompt + C->output) *
+                      cloud_kv_bytes_per_token(r->cloud, rep);
+        cloud_cache_put(r->cloud, rep, i, kept);
+        bytes -= kept;
+    }
+    return cloud_release(r->cloud, rep, bytes, now) ? -1 : 0;
 }
 
 int ctenant_resync(repl_t *r, int i, double now)
@@ -166,7 +207,7 @@ int ctenant_resync(repl_t *r, int i, double now)
     if (C->replica >= 0) {
         cloud_purge(r->cloud, C->replica, i, now);
         C->pending_drafts = 0;
-        if ((fresh || !b.active) && complete(r, C, now)) return -1;
+        if ((fresh || !b.active) && complete(r, C, 0, now)) return -1;
     }
     if (!b.active) return 0;
     /* The KV holds the prompt and every committed token but the last
@@ -272,7 +313,7 @@ int ctenant_verdict(repl_t *r, const cloud_job_t *job, int a, int want,
                                     (uint32_t)gamma, job->epoch),
                   g->overhead_bytes + (a + 1) * g->bytes_per_token))
         return -1;
-    return done ? complete(r, C, now) : 0;
+    return done ? complete(r, C, 1, now) : 0;
 }
 
 int ctenant_stream_done(repl_t *r, const cloud_job_t *job, double now)
@@ -294,7 +335,7 @@ int ctenant_stream_done(repl_t *r, const cloud_job_t *job, double now)
     }
     if (C->committed >= C->output) {
         C->epoch++;
-        return complete(r, C, now);
+        return complete(r, C, 1, now);
     }
     return 1;
 }

@@ -33,6 +33,9 @@ typedef struct ctenant {
     int whole;          /* the last judged block was accepted whole: every
                            draft of a chain, the whole rank-1 chain of a
                            token tree (what async pipelines on) */
+    int cached;         /* prompt tokens its KV held at admission: the
+                           session's prefix, taken from the prefix cache
+                           (docs/design.md "Sessions"; 0: a miss, or none) */
     uint32_t epoch;
     uint32_t blocks_in; /* blocks received: the next one's id */
     long requests;      /* requests whose prompt reached the cloud */

@@ -407,9 +407,13 @@ static int start_request(repl_t *r, edge_tenant_t *T, double t0)
     T->pending = 0;
     repl_trace(r, i, "request_start", -1, T->prompt);
     if (T->proto->drafts) {
+        /* A session's later turn: the device kept its own KV of the
+         * earlier turns (docs/design.md "Sessions"), so it prefills only
+         * the new tokens. */
         double p = G->edge.has_prefill_time
                        ? dist_sample(&G->edge.prefill_time, T->prefill_rng)
-                       : service_prefill_time(g->edge_sv, T->prompt);
+                       : service_prefill_time(g->edge_sv,
+                                              T->prompt - workload_prefix(&T->wl));
         if (r->thermal) p /= edge_speed(r, T, now);
         p *= edge_drift(r, T);
         /* A prefill is never abandoned: its whole time is busy time. */
@@ -428,7 +432,8 @@ static int start_request(repl_t *r, edge_tenant_t *T, double t0)
         /* The prompt's lengths and the request's start do not fit the
          * payload: they travel in the tenant's prompt slot, which the cloud
          * empties when the message arrives (sim/entity/msg.h). */
-        if (msg_prompt_post(&r->prompt_box[i], T->prompt, T->output, T->t0))
+        if (msg_prompt_post_turn(&r->prompt_box[i], T->prompt, workload_prefix(&T->wl),
+                                 T->output, T->t0))
             return repl_fail(r, "a prompt was sent while the previous one was "
                              "on the uplink");
         if (send_up(r, T, msg_pack(MSG_PROMPT, 0, 0, 0, T->epoch),

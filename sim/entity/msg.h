@@ -62,16 +62,27 @@ typedef struct msg_prompt {
     int prompt, output;   /* tokens */
     double t0;            /* the request's start (s), its TTFT's origin */
     int full;             /* the slot holds a body not yet delivered */
+    int prefix;           /* of prompt, the tokens earlier turns of its
+                             session produced (0: none; docs/design.md
+                             "Sessions") */
 } msg_prompt_t;
 
 /* The sender fills slot with a prompt's body as it sends the message.
  * 0, or -1 when the slot still holds an undelivered prompt (a bug: see
  * above). */
-static inline int msg_prompt_post(msg_prompt_t *slot, int prompt, int output, double t0)
+static inline int msg_prompt_post_turn(msg_prompt_t *slot, int prompt, int prefix,
+                                       int output, double t0)
 {
     if (slot->full) return -1;
-    *slot = (msg_prompt_t){.prompt = prompt, .output = output, .t0 = t0, .full = 1};
+    *slot = (msg_prompt_t){.prompt = prompt, .output = output, .t0 = t0, .full = 1,
+                           .prefix = prefix};
     return 0;
+}
+
+/* A request that is no session's later turn. */
+static inline int msg_prompt_post(msg_prompt_t *slot, int prompt, int output, double t0)
+{
+    return msg_prompt_post_turn(slot, prompt, 0, output, t0);
 }
 
 /* The receiver copies the body out of slot at delivery and frees the slot.

@@ -32,6 +32,8 @@ int workload_init(workload_t *w, const workload_cfg_t *cfg,
     w->head = w->count = w->cap = 0;
     w->req = NULL;
     w->nreq = w->next_arrival = w->next_served = 0;
+    w->session = NULL;
+    w->turns_left = w->context = w->prefix = 0;
     if (cfg->arrival == ARRIVAL_TRACE) {
         const workload_trace_t *tr = trace;
         if (!tr || tenant >= tr->ntenants)
@@ -51,6 +53,12 @@ int workload_init(workload_t *w, const workload_cfg_t *cfg,
     }
     rc |= stream_for(&cfg->prompt_tokens, seed, rep, tenant, RNG_PROMPT, &w->prompt);
     rc |= stream_for(&cfg->output_tokens, seed, rep, tenant, RNG_OUTPUT, &w->output);
+    const session_cfg_t *ss = &cfg->session;
+    if (ss->has_turns && (ss->turns.kind != DIST_CONST ||
+                          (ss->has_gap && ss->gap.kind != DIST_CONST))) {
+        w->session = rng_stream(seed, (uint64_t)rep, (uint64_t)tenant, RNG_SESSION);
+        if (!w->session) rc = -1;
+    }
     if (rc) {
         workload_fini(w);
         return err_set(err, ERR_RUNTIME, "workload: out of memory");
@@ -63,7 +71,9 @@ void workload_fini(workload_t *w)
     if (w->think) gsl_rng_free(w->think);
     if (w->prompt) gsl_rng_free(w->prompt);
     if (w->output) gsl_rng_free(w->output);
+    if (w->session) gsl_rng_free(w->session);
     free(w->fifo);
+    w->session = NULL;
     w->think = w->prompt = w->output = NULL;
     w->fifo = NULL;
 }
@@ -78,8 +88,20 @@ static double workload_gap(workload_t *w)
     return dist_sample(&w->cfg->think, w->think);
 }
 
+/* A session's last turn has ended (and one has begun: the first arrival
+ * comes a think time after the start, as without sessions). */
+static int session_over(const workload_t *w)
+{
+    return w->cfg->session.has_turns && w->turns_left == 0 && w->context > 0;
+}
+
 double workload_next(workload_t *w, double now)
 {
+    if (session_over(w)) {
+        const session_cfg_t *ss = &w->cfg->session;
+        double gap = ss->has_gap ? dist_sample(&ss->gap, w->session) : 0;
+        return now + (gap > 0 ? gap : 0);
+    }
     if (w->cfg->arrival != ARRIVAL_TRACE) return now + workload_gap(w);
     return w->next_arrival < w->nreq ? w->req[w->next_arrival++].t : INFINITY;
 }
@@ -95,6 +117,24 @@ static int tokens(const dist_t *d, gsl_rng *r)
     return (int)x;
 }
 
+/* The next turn of the tenant's session, whose new part is *prompt tokens:
+ * a new session first when the last one is over (its turns drawn, its
+ * context empty), or when this turn would take the context past the
+ * token cap (so that sums stay within an int). *prompt becomes the whole
+ * prompt. */
+static void session_turn(workload_t *w, int *prompt, int output)
+{
+    if (w->turns_left <= 0 ||
+        (long)w->context + *prompt + output > WORKLOAD_TRACE_TOKENS_MAX) {
+        w->turns_left = tokens(&w->cfg->session.turns, w->session);
+        w->context = 0;
+    }
+    w->turns_left--;
+    w->prefix = w->context;
+    *prompt += w->context;
+    w->context = *prompt + output;
+}
+
 void workload_lengths(workload_t *w, int *prompt, int *output)
 {
     if (w->cfg->arrival == ARRIVAL_TRACE) {
@@ -107,6 +147,7 @@ void workload_lengths(workload_t *w, int *prompt, int *output)
     }
     *prompt = tokens(&w->cfg->prompt_tokens, w->prompt);
     *output = tokens(&w->cfg->output_tokens, w->output);
+    if (w->cfg->session.has_turns) session_turn(w, prompt, *output);
 }
 
 int workload_push(workload_t *w, double t)

@@ -26,6 +26,17 @@
 enum arrival_kind { ARRIVAL_CLOSED = 0, ARRIVAL_POISSON, ARRIVAL_TRACE };
 
 /* A tenant group's workload as the scenario describes it (tenants.workload). */
+/* tenants.workload.session (docs/design.md "Sessions"): a tenant's
+ * requests come in sessions of `turns` turns; turn k's prompt is the
+ * previous turns' prompts and outputs plus prompt_tokens new ones. Closed
+ * loop only: between turns the think time, between sessions `gap` (the
+ * tenant is away). has_turns 0: no sessions (every request stands alone). */
+typedef struct session_cfg {
+    dist_t turns;            /* turns per session, rounded, >= 1 */
+    dist_t gap;              /* s between a session's end and the next */
+    int has_turns, has_gap;  /* given */
+} session_cfg_t;
+
 typedef struct workload_cfg {
     enum arrival_kind arrival;
     dist_t think;            /* closed: think time between requests (s) */
@@ -35,6 +46,7 @@ typedef struct workload_cfg {
     char trace[WORKLOAD_PATH_MAX];/* trace: the request trace file ("" = none) */
     double time_scale;       /* trace: times are multiplied by it; 0 = not
                                 given (1) */
+    session_cfg_t session;   /* closed loop only (scenario_check) */
 } workload_cfg_t;
 
 /* w's time_scale as applied: 0 stands for the default, 1 (kept 0 so that
@@ -49,6 +61,13 @@ typedef struct workload {
     int head, count, cap;
     const workload_req_t *req;   /* trace: this tenant's requests (borrowed) */
     long nreq, next_arrival, next_served;
+    /* Sessions (cfg->session.has_turns): one stream (RNG_SESSION) for the
+     * turns and gap draws, NULL when both are constant; the turns left in
+     * the current session (0: between sessions), the session's context so
+     * far (prompts and outputs of its turns) and the current turn's prefix
+     * (the context it started with). A few integers per tenant. */
+    gsl_rng *session;
+    int turns_left, context, prefix;
 } workload_t;
 
 /* Initialises the tenant's workload; trace: the request trace (borrowed)
@@ -62,10 +81,17 @@ void workload_fini(workload_t *w);
 /* When the next request arrives, for a tenant at time now: now + the gap
  * (closed: think time after the previous request; poisson: an exponential
  * inter-arrival gap, INFINITY for a rate of 0); the next trace row's time
- * for a trace (INFINITY after the last). */
+ * for a trace (INFINITY after the last). With sessions, after a session's
+ * last turn the gap draw replaces the think time. */
 double workload_next(workload_t *w, double now);
-/* Prompt and output lengths of the next request served. */
+/* Prompt and output lengths of the next request served. With sessions,
+ * *prompt is the whole prompt (the session's context + the new tokens) and
+ * workload_prefix() the context part; a session that would grow past
+ * WORKLOAD_TRACE_TOKENS_MAX ends early and a new one starts. */
 void workload_lengths(workload_t *w, int *prompt, int *output);
+/* The tokens of the last request's prompt that earlier turns of its session
+ * produced (0: the session's first turn, or no sessions). */
+static inline int workload_prefix(const workload_t *w) { return w->prefix; }
 
 /* FIFO of waiting poisson arrivals. push returns -1 on allocation failure;
  * pop returns 0 when empty. */

@@ -150,6 +150,8 @@ static const metric_group_t summary_groups[] = {
     {"link", {{METRIC_FALLBACK_FRAC, U_PCT, "%"}, {METRIC_LOCAL_TOK_FRAC, U_PCT, "%"},
               {METRIC_LINK_STALL_S, U_TIME, ""}, {METRIC_ITL_OUTAGE_MEAN, U_TIME, ""},
               {METRIC_ITL_OUTAGE_P99, U_TIME, ""}}, 5, 1},
+    {"sessions", {{METRIC_PREFIX_HIT_RATE, U_PCT, "%"},
+                  {METRIC_REPREFILL_TOK_PER_TURN, U_PLAIN, "tok/turn"}}, 2, 1},
     {"cost", {{METRIC_GPU_S_PER_KTOK, U_PLAIN, "GPU-s/ktok"},
               {METRIC_EDGE_J_PER_TOK, U_PLAIN, "J/tok"}, {METRIC_GPU_J_PER_TOK, U_PLAIN, "J/tok"},
               {METRIC_USD_PER_MTOK, U_PLAIN, "USD/Mtok"}}, 4, 0},

@@ -66,7 +66,9 @@
     X(LOCAL_TOK_FRAC, "local_tok_frac", "tokens decoded locally in fallback / committed tokens, tenants with protocol.fallback") \
     X(LINK_STALL_S, "link_stall_s", "seconds stalled while the link was down, per tenant whose link varies") \
     X(ITL_OUTAGE_MEAN, "itl_outage_mean_s", "inter-token latency of tokens whose wait spans link-down time, mean (s)") \
-    X(ITL_OUTAGE_P99, "itl_outage_p99_s", "inter-token latency of tokens whose wait spans link-down time, p99 (s)")
+    X(ITL_OUTAGE_P99, "itl_outage_p99_s", "inter-token latency of tokens whose wait spans link-down time, p99 (s)") \
+    X(PREFIX_HIT_RATE, "prefix_hit_rate", "session turns whose prefix was resident in the cloud's prefix cache / turns with a prefix") \
+    X(REPREFILL_TOK_PER_TURN, "reprefill_tok_per_turn", "prefix tokens the cloud prefilled again, per session turn with a prefix")
 
 enum metric_id {
 #define METRICS_ENUM(id, name, desc) METRIC_##id,

@@ -343,6 +343,17 @@ void tally_admitted(tally_t *t, int i, double now, double d)
     for (int k = tally_parts(t, i, p); k-- > 0;) hist_add(p[k]->admit, d, 1);
 }
 
+void tally_prefix(tally_t *t, int i, double now, int prefix, int hit)
+{
+    if (now < t->warmup || prefix <= 0) return;
+    tally_part_t *p[2];
+    for (int k = tally_parts(t, i, p); k-- > 0;) {
+        p[k]->pfx_turns++;
+        p[k]->pfx_hits += hit != 0;
+        p[k]->pfx_reprefill += hit ? 0 : prefix;
+    }
+}
+
 void tally_kv(tally_t *t, double util, double from, double to)
 {
     t->kv_area += util * tally_clip(t, from, to);
@@ -476,6 +487,8 @@ static void part_finish(const tally_t *t, const tally_part_t *p, int has_drafts,
     v[METRIC_LINK_STALL_S] = ratio(p->link_stall, p->obs_n);
     v[METRIC_ITL_OUTAGE_MEAN] = mean(p->itl_out);
     v[METRIC_ITL_OUTAGE_P99] = quant(p->itl_out, 0.99);
+    v[METRIC_PREFIX_HIT_RATE] = ratio(p->pfx_hits, p->pfx_turns);
+    v[METRIC_REPREFILL_TOK_PER_TURN] = ratio(p->pfx_reprefill, p->pfx_turns);
 }
 
 /* Energy of groups [g0, g1)'s edge devices over the measured span: each

@@ -73,6 +73,10 @@ typedef struct tally_part {
      * stalled while it was down */
     double fb_n, fb_time, local_tokens;
     double obs_n, link_stall;
+    /* sessions: turns whose prompt had a prefix from earlier turns, those
+     * whose prefix was resident in the cloud's prefix cache, and the prefix
+     * tokens the cloud prefilled again (the misses' prefixes) */
+    double pfx_turns, pfx_hits, pfx_reprefill;
 } tally_part_t;
 
 /* One tenant, after warm-up (`run --per-tenant`, fairness). */
@@ -307,6 +311,10 @@ static inline void tally_queue_delay(tally_t *t, int i, double now, double d)
 
 /* Tenant i's request got its KV reservation after waiting d. */
 void tally_admitted(tally_t *t, int i, double now, double d);
+/* A session turn of tenant i whose prompt carries `prefix` tokens of
+ * earlier turns reached the cloud at now: hit when they were resident
+ * (cloud.prefix_cache), else the cloud prefills them again. */
+void tally_prefix(tally_t *t, int i, double now, int prefix, int hit);
 
 /* ---- the shared cloud --------------------------------------------------- */
 /* `util` (KV reserved / capacity) held over [from, to]. */

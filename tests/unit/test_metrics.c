@@ -30,7 +30,8 @@ static void test_names_match_design(void)
         "gpu_roofline_util", "edge_j_per_tok", "gpu_j_per_tok", "usd_per_mtok",
         "edge_j_per_req", "battery_pct_per_h", "edge_throttled_frac",
         "edge_draft_speed_mean", "fallback_frac", "local_tok_frac", "link_stall_s",
-        "itl_outage_mean_s", "itl_outage_p99_s"};
+        "itl_outage_mean_s", "itl_outage_p99_s", "prefix_hit_rate",
+        "reprefill_tok_per_turn"};
     int n = (int)(sizeof design / sizeof design[0]);
     CHECK(METRIC_COUNT == n);
     for (int i = 0; i < n; i++) {
