@@ -274,6 +274,73 @@ static void test_run_ttft(void)
     CHECK(lru.value[METRIC_REPREFILL_TOK_PER_TURN] == 0);
 }
 
+/* Three cloud-only tenants A, B, C (one group each), sessions of two
+ * turns of 50 new tokens and 50 output, so a first turn holds U = 100
+ * tokens of KV and leaves U cached, a second holds 2U (U of prefix) and
+ * leaves 2U. Iterations of 1 ms, rtt 20 ms, no drift: a turn lasts about
+ * D = 20 ms + 50 iterations = 70 ms, alone at the cloud. Thinks 1, 1.8
+ * and 3 s put the turns in the order
+ *
+ *   A1 (1 s), B1 (1.8 s), A2 (2.07 s), C1 (3 s), B2 (3.67 s), C2 (6.07 s),
+ *
+ * never two at once; each gap is 20 s minus the tenant's think, so every
+ * session starts 20 s + 2D after the last and the order repeats.
+ * KV (llama-2-7b fp16: 2 x 32 layers x 4096 x 2 B = 512 KiB a token) of
+ * c units of U, half a unit over so that no sum is compared at equality.
+ * Worked by hand turn by turn (a first turn's prefix is 0: it only finds
+ * room; LRU order is the order of the turns' ends):
+ *  - c = 4: the only evictions are of prefixes whose session is over: all
+ *    second turns hit.
+ *  - c = 3: C1 evicts B's prefix, so B2 misses (and evicts A's, which has
+ *    served), C2 hits; the next period's A1 fits and B1 evicts C's: A2 hits
+ *    again. 2 hits in 3, every period; B2 prefills its U again.
+ *  - c = 2: A2 hits (evicting B's), C1 evicts A's, B2 and C2 find theirs
+ *    gone (each evicting the other's): 1 hit in 3, 2U again a period. */
+static void test_run_rotation(void)
+{
+    const double U = 100.0 * 524288;
+    const double want_rate[3] = {1.0 / 3, 2.0 / 3, 1};
+    const double want_again[3] = {2 * 100.0 / 3, 100.0 / 3, 0};
+    for (int c = 2; c <= 4; c++) {
+        char yaml[2048];
+        snprintf(yaml, sizeof yaml,
+                 "duration: 200s\nwarmup: 0s\nseed: 5\n"
+                 "protocol: {mode: cloud-only}\n"
+                 "drift: {start: 0s, edge: 0, cloud: 0}\n"
+                 "tenants:\n"
+                 "  network: {rtt: 20ms}\n"
+                 "  workload: {prompt_tokens: 50, output_tokens: 50}\n"
+                 "  groups:\n"
+                 "    - {name: a, count: 1, workload: {think: 1s, session: {turns: 2, gap: 19s}}}\n"
+                 "    - {name: b, count: 1, workload: {think: 1.8s, session: {turns: 2, gap: 18.2s}}}\n"
+                 "    - {name: c, count: 1, workload: {think: 3s, session: {turns: 2, gap: 17s}}}\n"
+                 "cloud:\n"
+                 "  verify_time: 1ms\n"
+                 "  kv_capacity: %.17gB\n"
+                 "  prefix_cache: {policy: lru}\n",
+                 (c + 0.5) * U);
+        scenario_t s;
+        err_t err = {0};
+        if (scenario_load_string("rotation", yaml, NULL, 0, &s, &err)) {
+            printf("  load: %s\n", err.msg);
+            CHECK(0);
+            continue;
+        }
+        metrics_summary_t m;
+        sim_options_t opt = {0};
+        CHECK(sim_run(&s, &opt, &m, &err) == 0);
+        printf("  room for %d: hit rate %.6f (hand %.6f), re-prefill %.4f tok/turn "
+               "(hand %.4f), %g requests\n", c, m.value[METRIC_PREFIX_HIT_RATE],
+               want_rate[c - 2], m.value[METRIC_REPREFILL_TOK_PER_TURN], want_again[c - 2],
+               m.value[METRIC_REQUESTS_DONE]);
+        /* 200 s hold 10 whole periods of about 20.14 s: 60 turns. */
+        CHECK(m.value[METRIC_REQUESTS_DONE] == 60);
+        CHECK_REL(m.value[METRIC_PREFIX_HIT_RATE], want_rate[c - 2], 1e-12);
+        CHECK_REL(m.value[METRIC_REPREFILL_TOK_PER_TURN] + 1, want_again[c - 2] + 1, 1e-12);
+        scenario_fini(&s);
+    }
+}
+
 /* No sessions: no turn has a prefix, so both metrics are NaN (nothing to
  * rate), whatever the cache policy. */
 static void test_run_nan(void)
@@ -299,6 +366,7 @@ int main(void)
     RUN(test_lru_rotation);
     RUN(test_lru_waits);
     RUN(test_run_ttft);
+    RUN(test_run_rotation);
     RUN(test_run_nan);
     return check_done();
 }
