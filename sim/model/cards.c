@@ -79,6 +79,20 @@ static const keytab_key_t FLOPS_KEYS[] = {
     FLOPS_KEY("fp8", PREC_FP8, KF_SKIPEMPTY, "0"),
     {.name = NULL, .type = KT_END}};
 
+#define BWEFF_KEY(n, p)                                                           \
+    {.name = n, .type = KT_NUM, .off = (p) * sizeof(double), .max = 1,             \
+     .flags = KF_SKIPEMPTY, .def = "0", .zero_means = "0: bw_eff"}
+
+/* bw_eff_by_precision: the formats whose kernels differ from fp16's GEMV. */
+static const keytab_key_t BWEFF_KEYS[] = {
+    BWEFF_KEY("fp32", PREC_FP32),
+    BWEFF_KEY("fp16", PREC_FP16),
+    BWEFF_KEY("w8a16", PREC_W8A16),
+    BWEFF_KEY("w4a16", PREC_W4A16),
+    BWEFF_KEY("w4a4", PREC_W4A4),
+    BWEFF_KEY("fp8", PREC_FP8),
+    {.name = NULL, .type = KT_END}};
+
 /* --- the thermal section (model/thermal.h) ------------------------------ */
 
 static const keytab_key_t LEVEL_KEYS[] = {
@@ -190,6 +204,13 @@ static const keytab_key_t HW_KEYS[] = {
      .flags = KF_MIN_OPEN, .def = "0.8"},
     {.name = "flops_eff", KEYTAB_NUM(hw_card_t, flops_eff), .max = 1,
      .flags = KF_MIN_OPEN, .def = "0.6"},
+    {.name = "bw_eff_by_precision", KEYTAB_SECTION(hw_card_t, bw_eff_prec, double *),
+     .sub = BWEFF_KEYS},
+    {.name = "kernel_floor", KEYTAB_NUM(hw_card_t, kernel_floor), .unit = UNIT_DURATION,
+     .max = 1, .flags = KF_SKIPEMPTY, .def = "0",
+     .zero_means = "0: no floor, element-wise operators not modelled"},
+    {.name = "roofline_p", KEYTAB_NUM(hw_card_t, roofline_p), .max = 64,
+     .flags = KF_SKIPEMPTY, .def = "0", .zero_means = "0: max(memory, compute)"},
     /* Optional; 0 = not given (no tensor parallelism, no energy figure). */
     {.name = "interconnect_bw", KEYTAB_NUM(hw_card_t, interconnect_bw),
      .unit = UNIT_BANDWIDTH, .max = 1e18, .flags = KF_SKIPEMPTY, .def = "0",

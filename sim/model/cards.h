@@ -52,6 +52,19 @@ typedef struct hw_card {
                                    has no such path) */
     double bw_eff;              /* default achieved fraction of mem_bw */
     double flops_eff;           /* default achieved fraction of peak */
+    /* Optional, 0 = not given: the achieved fraction of mem_bw by weight
+     * format (`bw_eff_by_precision:`, indexed by enum precision); a format
+     * not given uses bw_eff. Quantized GEMV kernels dequantise while they
+     * read and reach less of the peak than fp16 ones (docs/validation.md). */
+    double bw_eff_prec[PREC_COUNT];
+    /* Optional, 0 = not modelled: kernel_floor, the least time one kernel
+     * costs (launch and tail, seconds); when given, every operator costs at
+     * least that, and the per-layer element-wise operators (two RMSNorms,
+     * RoPE, SiLU·mul, two residual adds) and sampling are modelled as
+     * kernels of their own. roofline_p: the exponent of the smooth maximum
+     * (m^p + c^p)^(1/p) of an operator's memory and compute times (0: the
+     * plain maximum). Both are fitted in docs/validation.md. */
+    double kernel_floor, roofline_p;
     /* Optional, 0 = not given. interconnect_*: one GPU's link to its
      * tensor-parallel peers (bytes/s per direction, per-call latency in s);
      * power_w: board power under load (GPU TDP, SoC sustained); idle_power_w:

@@ -84,6 +84,20 @@ typedef struct attn_table {
     double fit_bw, fit_rate;
 } attn_table_t;
 
+/* The operators outside the matrix products, each one kernel reading and
+ * writing fp16 activations (docs/design.md, "The service model"). Per token,
+ * per layer: an RMSNorm reads and writes hidden values (2 FLOPs per element
+ * for the sum of squares, 2 to scale); RoPE rotates the q and k heads in
+ * place (6 FLOPs per pair); SiLU·mul reads gate and up and writes their
+ * product (about 5 FLOPs per element: exp, add, divide, two multiplies);
+ * a residual add reads two hidden vectors and writes one. Sampling reads one
+ * fp32 logit row per token whose logits are computed (a softmax's 5 FLOPs
+ * per logit). Only with kernel_floor > 0 (hw_card_t). */
+enum { ELT_NORM, ELT_ROPE, ELT_ACT, ELT_RESID, ELT_SAMPLE, ELT_N };
+static const int elt_count[ELT_N] = {2, 1, 1, 2, 1};
+
+typedef struct eltwise { double bytes_per_m, flops_per_m; } eltwise_t;
+
 /* Whole-token batches up to 255 tokens (32 blocks of γ + 1 = 8) cover
  * nearly every decode iteration; 2 KiB per service, filled at creation. */
 enum { LIN_MEMO_N = 256 };
@@ -102,6 +116,10 @@ struct service {
     int tp;                     /* GPUs per replica (tensor parallel) */
     double ar_bytes_per_m;      /* one all-reduce's bytes per token (M·hidden·2) */
     double ar_bw, ar_lat;       /* interconnect bytes/s, latency per call */
+    double floor;               /* kernel_floor: least time of one kernel, s */
+    double p;                   /* roofline_p: smooth-maximum exponent (0: max) */
+    double vec_rate;            /* element-wise FLOP/s (fp32 peak × flops_eff) */
+    eltwise_t elt[ELT_N];       /* per layer (sampling: per logit row) */
     attn_table_t att;
     curve_t tok;                /* whole-token rows (m = 1) vs context */
     curve_t step;               /* step factor vs M (n = 0: f = 1) */
@@ -192,6 +210,39 @@ static inline double max2(double a, double b)
 
 static double lin_bytes(const linop_t *o, double m) { return o->wbytes + m * o->act_per_m; }
 
+/* One kernel of memory time a and compute time b at the datasheet rates:
+ * the smooth maximum (a^p + b^p)^(1/p) — measured GEMMs bend from the
+ * memory to the compute roof gradually, slowest near the ridge — or the
+ * plain maximum at p = 0; then at least the kernel floor. */
+static double kernel_time(const service_t *sv, double a, double b)
+{
+    double t;
+    if (sv->p > 0) {
+        double hi = max2(a, b), lo = a + b - hi;
+        t = hi > 0 ? hi * pow(1.0 + pow(lo / hi, sv->p), 1.0 / sv->p) : 0;
+    } else {
+        t = max2(a, b);
+    }
+    return max2(t, sv->floor);
+}
+
+/* The element-wise operators and sampling of m tokens, `head` of them with
+ * logits; 0 without a kernel floor. */
+static double eltwise_time(const service_t *sv, double m, double head)
+{
+    if (!(sv->floor > 0)) return 0;
+    double t = 0;
+    for (int i = 0; i < ELT_N; i++) {
+        double rows = i == ELT_SAMPLE ? head : m;
+        double per = i == ELT_SAMPLE ? 1 : sv->layers;
+        if (rows <= 0) continue;
+        const eltwise_t *e = &sv->elt[i];
+        t += per * elt_count[i] *
+             kernel_time(sv, rows * e->bytes_per_m / sv->bw, rows * e->flops_per_m / sv->vec_rate);
+    }
+    return t;
+}
+
 static double lin_roof(const linop_t *o, double m, double bw, double rate)
 {
     return max2(m * o->flops_per_m / rate, lin_bytes(o, m) / bw);
@@ -213,7 +264,7 @@ static double lin_table(const linop_t *o, double m, int *inside)
 
 static double att_roof(const service_t *sv, double q, double c, double bw, double rate)
 {
-    return max2(sv->attn_flops_coef * q * (c + q) / rate,
+    return max2(sv->attn_flops_coef * q * (c + q / 2.0) / rate,
                 sv->attn_bytes_coef * (c + q) / bw);
 }
 
@@ -260,7 +311,7 @@ static double att_table(const service_t *sv, double q, double c, int *inside)
 /* ---- iteration ----------------------------------------------------------- */
 
 typedef struct sums {
-    double m, ctx, qctx;   /* Σq, Σ(c+q), Σq·(c+q) */
+    double m, ctx, qctx;   /* Σq, Σ(c+q), Σq·(c+q/2) (causal: see below) */
     double head;           /* Σ(q − nohead): the lm_head's rows */
 } sums_t;
 
@@ -272,7 +323,9 @@ static sums_t job_sums(const service_job_t *jobs, int njobs)
         int skip = jobs[j].nohead;
         s.m += q;
         s.ctx += cq;
-        s.qctx += q * cq;
+        /* A prompt's tokens attend causally to one another: q·c over the
+         * cache plus half the q×q square. */
+        s.qctx += q * (jobs[j].context + q / 2.0);
         s.head += skip <= 0 ? q : skip >= jobs[j].tokens ? 0 : q - skip;
     }
     return s;
@@ -290,10 +343,13 @@ static double allreduce_time(const service_t *sv, double m)
  * (none: 0 s). */
 static double lin_datasheet(const service_t *sv, double m, double head)
 {
-    double t = sv->overhead + allreduce_time(sv, m);
+    double t = sv->overhead + allreduce_time(sv, m) + eltwise_time(sv, m, head);
     for (int i = 0; i < OP_N; i++) {
         double rows = i == OP_LM_HEAD ? head : m;
-        if (rows > 0) t += sv->op[i].mult * lin_roof(&sv->op[i], rows, sv->bw, sv->rate);
+        const linop_t *o = &sv->op[i];
+        if (rows > 0)
+            t += o->mult * kernel_time(sv, lin_bytes(o, rows) / sv->bw,
+                                       rows * o->flops_per_m / sv->rate);
     }
     return t;
 }
@@ -310,8 +366,8 @@ static double iter_datasheet(const service_t *sv, const sums_t *s)
 {
     int k = s->m < LIN_MEMO_N && s->head == s->m ? (int)s->m : -1;
     double t = k >= 0 && k == s->m ? sv->lin_memo[k] : lin_datasheet(sv, s->m, s->head);
-    return t + sv->layers * max2(sv->attn_flops_coef * s->qctx / sv->rate,
-                                 sv->attn_bytes_coef * s->ctx / sv->bw);
+    return t + sv->layers * kernel_time(sv, sv->attn_bytes_coef * s->ctx / sv->bw,
+                                        sv->attn_flops_coef * s->qctx / sv->rate);
 }
 
 /* Attention time of the whole batch (all layers) with a table in use. */
@@ -421,8 +477,8 @@ static double att_job(const service_t *sv, double q, double c)
     sums_t s = job_sums(&j, 1);
     int in;
     if (!sv->have_table)
-        return sv->layers * fmax(sv->attn_flops_coef * s.qctx / sv->rate,
-                                 sv->attn_bytes_coef * s.ctx / sv->bw);
+        return sv->layers * kernel_time(sv, sv->attn_bytes_coef * s.ctx / sv->bw,
+                                        sv->attn_flops_coef * s.qctx / sv->rate);
     return att_batch_table(sv, &j, 1, &s, &in);
 }
 
@@ -555,6 +611,23 @@ static int compute_prec(int prec)
     return prec == PREC_W4A4 || prec == PREC_FP32 || prec == PREC_FP8 ? prec : PREC_FP16;
 }
 
+/* The element-wise operators' bytes and FLOPs per token (fp16 activations,
+ * see elt_count). Under tensor parallelism the norms and residual adds run
+ * on the whole hidden vector on every GPU; RoPE and SiLU·mul on its share
+ * of the heads and ffn columns; sampling on the whole (gathered) logits. */
+static void setup_eltwise(service_t *sv, const llm_card_t *m)
+{
+    double h = m->hidden, tp = sv->tp;
+    double qk = (m->heads + m->kv_heads) * (double)(m->hidden / m->heads) / tp;
+    double f = (double)m->ffn / tp;
+    sv->elt[ELT_NORM] = (eltwise_t){2 * 2 * h, 4 * h};
+    sv->elt[ELT_ROPE] = (eltwise_t){2 * 2 * qk, 3 * qk};
+    sv->elt[ELT_ACT] = m->gated_mlp ? (eltwise_t){3 * 2 * f, 5 * f}
+                                    : (eltwise_t){2 * 2 * f, 4 * f};
+    sv->elt[ELT_RESID] = (eltwise_t){3 * 2 * h, h};
+    sv->elt[ELT_SAMPLE] = (eltwise_t){4.0 * m->vocab, 5.0 * m->vocab};
+}
+
 /* Which dimension of each op tensor parallelism splits: 0 = N (columns),
  * 1 = K (rows). */
 static const int split_dim[OP_N] = {0, 1, 0, 1, 0};
@@ -590,6 +663,7 @@ static void setup_ops(service_t *sv, const llm_card_t *m)
     sv->attn_bytes_coef = 2.0 * (m->kv_heads / tp) * hd * 2.0;
     sv->attn_flops_coef = 4.0 * (m->hidden / tp);
     sv->ar_bytes_per_m = act * m->hidden;
+    setup_eltwise(sv, m);
 }
 
 static int op_index(const char *name)
@@ -734,7 +808,7 @@ static int build_attention(service_t *sv, const caltable_t *t)
             double tj = row->time_s / row->batch;
             pts[m++] = (pt_t){row->context, tj};
             double cq = (double)row->context + row->q;
-            double f = sv->attn_flops_coef * row->q * cq;
+            double f = sv->attn_flops_coef * row->q * (row->context + row->q / 2.0);
             if (i == 0) { bsum += sv->attn_bytes_coef * cq; btime += tj; }
             if (f > best_f) { best_f = f; best_t = tj; best_b = sv->attn_bytes_coef * cq; }
         }
@@ -826,6 +900,12 @@ static int use_table(service_t *sv, const llm_card_t *m, const char *path,
     return 0;
 }
 
+double service_bw_eff(const hw_card_t *hw, int precision)
+{
+    double e = (unsigned)precision < PREC_COUNT ? hw->bw_eff_prec[precision] : 0;
+    return e > 0 ? e : hw->bw_eff;
+}
+
 int service_check_hardware(const hw_card_t *hw, int precision, err_t *err)
 {
     if (!(hw->mem_bw > 0) || !isfinite(hw->mem_bw))
@@ -900,8 +980,11 @@ service_t *service_create_in(const hw_card_t *hw, const llm_card_t *model,
     int cp = compute_prec(precision);
     sv->prec = precision;
     sv->overhead = overhead_s;
-    sv->bw = hw->mem_bw * hw->bw_eff;
+    sv->bw = hw->mem_bw * service_bw_eff(hw, precision);
     sv->rate = hw->flops[cp] * hw->flops_eff;
+    sv->vec_rate = hw->flops[PREC_FP32] > 0 ? hw->flops[PREC_FP32] * hw->flops_eff : sv->rate;
+    sv->floor = hw->kernel_floor;
+    sv->p = hw->roofline_p;
     sv->peak_bw = hw->mem_bw;
     sv->peak_rate = hw->flops[cp];
     sv->source = sv->draft_source = "datasheet";
@@ -945,7 +1028,7 @@ int service_heads_init(service_heads_t *h, const hw_card_t *hw, int precision,
     int cp = compute_prec(precision);
     *h = (service_heads_t){.bytes = params * precision_weight_bytes(precision),
                            .flops_per_token = flops_per_token,
-                           .bw = hw->mem_bw * hw->bw_eff,
+                           .bw = hw->mem_bw * service_bw_eff(hw, precision),
                            .rate = hw->flops[cp] * hw->flops_eff,
                            .peak_bw = hw->mem_bw, .peak_rate = hw->flops[cp],
                            .overhead = overhead_s};

@@ -89,6 +89,9 @@ int service_check_model(const llm_card_t *model, err_t *err);
  * (0, 1], a peak FLOP/s for the precision's compute type. 0, or -1 with err
  * (ERR_INPUT "hardware card 'NAME': ..."). */
 int service_check_hardware(const hw_card_t *hw, int precision, err_t *err);
+/* The card's achieved fraction of mem_bw for a precision's weight format:
+ * bw_eff_by_precision's entry when given, else bw_eff. */
+double service_bw_eff(const hw_card_t *hw, int precision);
 void service_free(service_t *sv);
 
 /* Where iteration times come from, decided at create:

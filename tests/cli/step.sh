@@ -79,8 +79,9 @@ hand() {
         t = 0; w = 0
         for (i = 1; i <= 4; i++) { t += layers * lin(m, n[i], k[i]); w += layers * 2 * n[i] * k[i] }
         t += lin(h, vocab, d); w += 2 * vocab * d
-        # Attention, one kernel over the batch, every layer.
-        fl = layers * b * 4 * q * (c + q) * d
+        # Attention, one kernel over the batch, every layer; causal: each new
+        # token attends to the c cached and on average half of the q new.
+        fl = layers * b * 4 * q * (c + q / 2) * d
         by = layers * b * 2 * (c + q) * kvh * hd * 2
         t += max(fl / rate, by / bw)
         printf "%.17g %.17g\n", t, w

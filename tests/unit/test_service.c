@@ -97,37 +97,38 @@ static void test_roofline_decode_by_hand(void)
  * (qkv ridge at M ≈ 241, o ≈ 457, gate_up ≈ 195, down ≈ 241, lm_head ≈ 196):
  *   Σ_layers 2·M·N·K = 2·1000·(131072+65536+262144+131072)·2 = 2.359296e9
  *     FLOP / 5e12 = 4.718592e-4 s
- *   attention: 4·1000·1000·256·2 = 2.048e9 FLOP -> 4.096e-4 s
+ *   attention, causal (each of the 1000 tokens attends to 500 on average):
+ *     4·1000·(0 + 1000/2)·256·2 = 1.024e9 FLOP -> 2.048e-4 s
  *     (KV 2·1000·2·64·2·2 = 1.024e6 B -> 2.048e-5 s, below)
  *   lm_head over all 1000 rows (a block whose every position is verified):
- *     2·1000·256000 = 5.12e8 FLOP -> 1.024e-4 s; total 9.838592e-4 s
+ *     2·1000·256000 = 5.12e8 FLOP -> 1.024e-4 s; total 7.790592e-4 s
  *   a prefill needs the last row's logits only: lm_head of one row,
  *     memory-bound, 1000·256·2 + 2·1·(256+1000) = 514512 B / 50e9
- *     = 1.029024e-5 s; total 8.917494e-4 s (the old model priced the head
- *     for every prefill row, 9.838592e-4 s). */
+ *     = 1.029024e-5 s; total 6.8694944e-4 s (the old model priced the head
+ *     for every prefill row, 7.790592e-4 s). */
 static void test_roofline_prefill_by_hand(void)
 {
     service_t *sv = make(PREC_FP16, "", 0);
     CHECK(sv != NULL);
     if (!sv) return;
-    CHECK_REL(service_prefill_time(sv, 1000), 4.718592e-4 + 4.096e-4 + 1.029024e-5, 1e-12);
+    CHECK_REL(service_prefill_time(sv, 1000), 4.718592e-4 + 2.048e-4 + 1.029024e-5, 1e-12);
     service_job_t j = {1000, 0, 0}, p = {1000, 0, 999};
-    CHECK_REL(service_iter_time(sv, &j, 1), 9.838592e-4, 1e-12);
+    CHECK_REL(service_iter_time(sv, &j, 1), 7.790592e-4, 1e-12);
     CHECK_REL(service_iter_time(sv, &p, 1), service_prefill_time(sv, 1000), 1e-15);
     service_terms_t t;
     service_terms(sv, &j, 1, &t);
     CHECK(t.linear_compute_s > t.linear_mem_s);
     CHECK(t.attn_compute_s > t.attn_mem_s);
-    CHECK_REL(t.attn_compute_s, 4.096e-4, 1e-12);
-    CHECK_REL(t.flops, 2.871296e9 + 2.048e9, 1e-12);
+    CHECK_REL(t.attn_compute_s, 2.048e-4, 1e-12);
+    CHECK_REL(t.flops, 2.871296e9 + 1.024e9, 1e-12);
     service_terms(sv, &p, 1, &t);
-    CHECK_REL(t.flops, 2.359296e9 + 2 * 256000.0 + 2.048e9, 1e-12);
+    CHECK_REL(t.flops, 2.359296e9 + 2 * 256000.0 + 1.024e9, 1e-12);
     CHECK_REL(t.lm_head_s, 1.029024e-5, 1e-12);
     /* A chunk that is not the prompt's last computes no logits at all. */
     service_job_t c = {1000, 0, 1000};
     service_terms(sv, &c, 1, &t);
     CHECK(t.lm_head_s == 0);
-    CHECK_REL(t.flops, 2.359296e9 + 2.048e9, 1e-12);
+    CHECK_REL(t.flops, 2.359296e9 + 1.024e9, 1e-12);
     service_free(sv);
 }
 
@@ -218,8 +219,9 @@ static void test_weight_bytes_llama2_7b(void)
 }
 
 /* Rates by precision. With bandwidth made effectively infinite, one token is
- * pure compute: linear + lm_head 2·1435648 FLOP, attention (q=1, c=0)
- * 4·1·1·256·2 = 2048 FLOP; total 2873344 FLOP.
+ * pure compute: linear + lm_head 2·1435648 FLOP, attention (q=1, c=0; the
+ * token attends causally to half of itself) 4·1·(0 + 1/2)·256·2 = 1024 FLOP;
+ * total 2872320 FLOP.
  *   fp16 and w4a16 (fp16 compute): / 5e12;  w4a4: / 2e13;  fp32: / 5e11. */
 static void test_rates_by_precision(void)
 {
@@ -233,7 +235,7 @@ static void test_rates_by_precision(void)
     for (int i = 0; i < 5; i++) {
         service_t *sv = service_create(&h, &m, precs[i], NULL, 0, &e);
         CHECK(sv != NULL);
-        if (sv) CHECK_REL(service_iter_time(sv, &j, 1), 2873344.0 / rate[i], 1e-9);
+        if (sv) CHECK_REL(service_iter_time(sv, &j, 1), 2872320.0 / rate[i], 1e-9);
         service_free(sv);
     }
     /* A format whose compute path has no peak is an error at create. */
@@ -447,8 +449,9 @@ static void test_table_fit_memory_bound_rows(void)
                    fmax(2 * 2000 * n * k / 5e12, (2 * n * k + 2 * 2000 * (n + k)) / B0);
         }
         /* Attention without rows: the whole-table fit (B0; rate 5e12 as above),
-         * batch roofline: 4·2000·2000·256·2 FLOP / 5e12 vs KV 2·2000·2·64·2·2/B0. */
-        double att = fmax(4.0 * 2000 * 2000 * 256 * 2 / 5e12, 2.0 * 2000 * 2 * 64 * 2 * 2 / B0);
+         * batch roofline, causal: 4·2000·(0 + 2000/2)·256·2 FLOP / 5e12 vs KV
+         * 2·2000·2·64·2·2/B0. */
+        double att = fmax(4.0 * 2000 * 1000 * 256 * 2 / 5e12, 2.0 * 2000 * 2 * 64 * 2 * 2 / B0);
         CHECK_REL(service_iter_time(sv, &j, 1), lin + att, 1e-12);
     }
     service_free(sv);
@@ -470,7 +473,8 @@ static void test_table_fitted_attention(void)
         for (int op = 0; op < 5; op++)
             lin += (op == 4 ? 1 : 2) *
                    (law_lin(op, 4, 1e11) + law_lin(op, 8, 1e11)) / 2;   /* M = 6 */
-        double flops = 2 * (4.0 * 1 * 257 * 256 + 4.0 * 5 * 1029 * 256);
+        /* Causal: q·(c + q/2) per job. */
+        double flops = 2 * (4.0 * 1 * 256.5 * 256 + 4.0 * 5 * 1026.5 * 256);
         double bytes = 2 * (2.0 * 257 * 2 * 64 * 2 + 2.0 * 1029 * 2 * 64 * 2);
         CHECK_REL(service_iter_time(sv, j, 2), lin + fmax(flops / 1e11, bytes / B0), 1e-12);
         CHECK(!service_in_table(sv, j, 2));
