@@ -218,6 +218,8 @@ static const keytab_key_t HW_KEYS[] = {
     {.name = "interconnect_latency", KEYTAB_NUM(hw_card_t, interconnect_latency),
      .unit = UNIT_DURATION, .max = 1,
      .flags = KF_SKIPEMPTY, .def = "0"},
+    {.name = "interconnect_step_latency", KEYTAB_NUM(hw_card_t, interconnect_step_latency),
+     .unit = UNIT_DURATION, .max = 1, .flags = KF_SKIPEMPTY, .def = "0"},
     {.name = "power_w", KEYTAB_NUM(hw_card_t, power_w), .max = 1e6,
      .flags = KF_SKIPEMPTY, .def = "0", .zero_means = "0: unknown (energy metrics NaN)"},
     {.name = "idle_power_w", KEYTAB_NUM(hw_card_t, idle_power_w), .max = 1e6,

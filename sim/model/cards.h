@@ -70,6 +70,10 @@ typedef struct hw_card {
      * power_w: board power under load (GPU TDP, SoC sustained); idle_power_w:
      * power while idle. */
     double interconnect_bw, interconnect_latency;
+    /* Optional, 0 = not given: the latency of one step of a ring
+     * all-reduce (2(n-1) steps over n GPUs), paid on top of
+     * interconnect_latency, the per-call part. */
+    double interconnect_step_latency;
     double power_w, idle_power_w;
     /* Optional: battery capacity in Wh (0 = unknown: battery metrics NaN),
      * and the `thermal:` section (has_thermal 0 = none: full speed always;

@@ -38,6 +38,14 @@
  * measured Ms; a table-based iteration costs overhead + f(M)·(operators).
  * Without whole-step rows f = 1.
  *
+ * On the datasheet path two card parameters refine the plain roofline
+ * (both fitted to results/validation/published.csv in docs/validation.md):
+ * roofline_p > 0 replaces max(memory, compute) of every operator by the
+ * smooth maximum (m^p + c^p)^(1/p), and kernel_floor > 0 makes every kernel
+ * cost at least that floor and adds the element-wise operators and
+ * sampling (eltwise_t) as kernels of their own. A table's rows already hold
+ * both effects, so the table path uses neither.
+ *
  * Tensor parallelism over tp GPUs (Megatron-style): qkv and gate_up are
  * split by columns, o and down by rows, lm_head and the embedding by vocab,
  * attention by heads (kv_heads too), so each GPU holds 1/tp of every weight
@@ -45,7 +53,8 @@
  * iteration is one GPU's time (all run in lockstep). Each layer then adds two
  * all-reduces (after o and after down) of the M×hidden activations, each a
  * ring all-reduce: 2(tp−1)/tp × M·hidden·2 B / interconnect_bw + the card's
- * interconnect_latency. The weight footprint and KV bytes per token are the
+ * interconnect_latency (per call) + 2(tp−1) × interconnect_step_latency (the
+ * ring's steps, each a small message's latency). The weight footprint and KV bytes per token are the
  * replica's (all tp GPUs). A table measures one GPU's unsplit shapes, so
  * tp > 1 runs on the datasheet roofline only.
  *
@@ -116,6 +125,7 @@ struct service {
     int tp;                     /* GPUs per replica (tensor parallel) */
     double ar_bytes_per_m;      /* one all-reduce's bytes per token (M·hidden·2) */
     double ar_bw, ar_lat;       /* interconnect bytes/s, latency per call */
+    double ar_step;             /* latency per ring step */
     double floor;               /* kernel_floor: least time of one kernel, s */
     double p;                   /* roofline_p: smooth-maximum exponent (0: max) */
     double vec_rate;            /* element-wise FLOP/s (fp32 peak × flops_eff) */
@@ -331,12 +341,16 @@ static sums_t job_sums(const service_job_t *jobs, int njobs)
     return s;
 }
 
-/* The two ring all-reduces per layer of an M-token iteration; 0 at tp = 1. */
+/* The two ring all-reduces per layer of an M-token iteration; 0 at tp = 1.
+ * Latency-bandwidth: a call's fixed cost, 2(tp-1) ring steps of a small
+ * message's latency each, and 2(tp-1)/tp of the bytes at the link rate. */
 static double allreduce_time(const service_t *sv, double m)
 {
     if (sv->tp <= 1) return 0;
     double ring = 2.0 * (sv->tp - 1) / sv->tp;
-    return sv->layers * 2.0 * (ring * m * sv->ar_bytes_per_m / sv->ar_bw + sv->ar_lat);
+    double steps = 2.0 * (sv->tp - 1);
+    return sv->layers * 2.0 * (ring * m * sv->ar_bytes_per_m / sv->ar_bw + sv->ar_lat +
+                               steps * sv->ar_step);
 }
 
 /* The linear layers of m tokens, the lm_head over `head` rows of them
@@ -991,6 +1005,7 @@ service_t *service_create_in(const hw_card_t *hw, const llm_card_t *model,
     sv->tp = tp;
     sv->ar_bw = hw->interconnect_bw;
     sv->ar_lat = hw->interconnect_latency;
+    sv->ar_step = hw->interconnect_step_latency;
     setup_ops(sv, model);
     if (calibration && calibration[0] &&
         use_table(sv, model, calibration, files, err) != 0) {

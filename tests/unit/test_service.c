@@ -611,6 +611,60 @@ static void test_table_mismatch(void)
     CHECK(e.code == ERR_INPUT);
 }
 
+/* The decode step of test_roofline_decode_by_hand (M = 1 over 100 cached,
+ * fp16, overhead 0.1 ms) with a kernel floor of 10 us: every kernel costs
+ * at least 10 us.
+ *   linear, per layer: qkv 5.2736e-6 -> 1e-5, o -> 1e-5, gate_up
+ *     1.053696e-5 (above), down -> 1e-5: 4.053696e-5, x2 = 8.107392e-5
+ *   lm_head 1.029024e-5 (above the floor)
+ *   attention 1.03424e-6 per layer -> 1e-5, x2 = 2e-5
+ *   element-wise: 6 kernels a layer (two RMSNorms, RoPE, SiLU·mul, two
+ *     residual adds), each ~1-3 KB -> below the floor: 6e-5, x2 = 1.2e-4
+ *   sampling: 4·1000 B of logits -> 1e-5
+ *   total 1e-4 + 8.107392e-5 + 1.029024e-5 + 2e-5 + 1.2e-4 + 1e-5
+ *       = 3.4136416e-4 s.
+ * With roofline_p 1 and no floor every operator costs memory + compute
+ * time: the FLOPs add 2·2·589824 / 5e12 = 4.718592e-7 (linear),
+ * 2·1000·256 / 5e12 = 1.024e-7 (lm_head) and, causal, 4·1·100.5·256·2
+ * / 5e12 = 4.11648e-8 (attention) to 1.5981088e-4: 1.60426304e-4 s.
+ * bw_eff_by_precision applies to its own format only. */
+static void test_floor_smooth_and_format_bw(void)
+{
+    llm_card_t m = tiny();
+    hw_card_t h = device();
+    err_t e = {0, ""};
+    service_job_t j = {1, 100, 0};
+    h.kernel_floor = 10e-6;
+    service_t *sv = service_create(&h, &m, PREC_FP16, NULL, 1e-4, &e);
+    CHECK(sv != NULL);
+    if (sv) CHECK_REL(service_iter_time(sv, &j, 1), 3.4136416e-4, 1e-12);
+    service_free(sv);
+    h.kernel_floor = 0;
+    h.roofline_p = 1;
+    sv = service_create(&h, &m, PREC_FP16, NULL, 1e-4, &e);
+    CHECK(sv != NULL);
+    if (sv) CHECK_REL(service_iter_time(sv, &j, 1), 1.60426304e-4, 1e-12);
+    service_free(sv);
+    h.roofline_p = 0;
+    /* w4a16 at its own 0.25 is w4a16 on a card whose bw_eff is 0.25; fp16
+     * keeps bw_eff 0.5 (the by-hand 1.5981088e-4). */
+    h.bw_eff_prec[PREC_W4A16] = 0.25;
+    hw_card_t g = device();
+    g.bw_eff = 0.25;
+    service_t *a = service_create(&h, &m, PREC_W4A16, NULL, 0, &e);
+    service_t *b = service_create(&g, &m, PREC_W4A16, NULL, 0, &e);
+    service_t *c = service_create(&h, &m, PREC_FP16, NULL, 1e-4, &e);
+    CHECK(a && b && c);
+    if (a && b && c) {
+        CHECK_REL(service_iter_time(a, &j, 1), service_iter_time(b, &j, 1), 1e-15);
+        CHECK_REL(service_iter_time(c, &j, 1), 1.5981088e-4, 1e-12);
+        CHECK(service_bw_eff(&h, PREC_W4A16) == 0.25 && service_bw_eff(&h, PREC_FP8) == 0.5);
+    }
+    service_free(a);
+    service_free(b);
+    service_free(c);
+}
+
 int main(void)
 {
     RUN(test_roofline_decode_by_hand);
@@ -627,5 +681,6 @@ int main(void)
     RUN(test_table_token_rows);
     RUN(test_step_factor);
     RUN(test_table_mismatch);
+    RUN(test_floor_smooth_and_format_bw);
     return check_done();
 }

@@ -4,8 +4,10 @@
  * roofline written out operator by operator (sim/model/service.c states the model;
  * the sums below do not call it): LLaMA-2-70B (80 layers, hidden 8192,
  * 64 heads, 8 kv_heads, head_dim 128, ffn 28672 gated, vocab 32000) on the
- * H200 card (4.8 TB/s x 0.8, 989.5 TFLOP/s x 0.6, NVLink 450 GB/s one way,
- * 10 us per all-reduce), fp16. Then a simulated run with one tenant agrees
+ * H200 card (4.8 TB/s x 0.8, 989.5 TFLOP/s x 0.7, fp32 67 TFLOP/s x 0.7 for
+ * the element-wise kernels, NVLink 450 GB/s one way, 6 us per all-reduce
+ * call + 1 us per ring step, a 6 us kernel floor, the smooth maximum at
+ * p = 2), fp16. Then a simulated run with one tenant agrees
  * with `analytic`, and a deterministic run's energy and cost match a hand
  * count.
  */
@@ -22,9 +24,12 @@
 #define FIG(a, key) analytic_value(&(a), key)
 
 #define B_H200 (4.8e12 * 0.8)
-#define R_H200 (989.5e12 * 0.6)
+#define R_H200 (989.5e12 * 0.7)
+#define V_H200 (67e12 * 0.7)
 #define NVLINK 450e9
-#define AR_LAT 10e-6
+#define AR_LAT 6e-6
+#define AR_STEP 1e-6
+#define FLOOR 6e-6
 
 static int load_cards(llm_card_t *m, hw_card_t *h)
 {
@@ -41,10 +46,40 @@ static int load_cards(llm_card_t *m, hw_card_t *h)
     return rc;
 }
 
-/* max(flops / R, bytes / B) of an n x k linear op over M tokens, fp16. */
+/* One kernel of memory time a and compute time b: sqrt(a² + b²) (the card's
+ * roofline_p 2), at least the 6 us floor. */
+static double kern(double a, double b)
+{
+    return fmax(sqrt(a * a + b * b), FLOOR);
+}
+
+/* An n x k linear op over M tokens, fp16. */
 static double lin(double m, double n, double k)
 {
-    return fmax(2 * m * n * k / R_H200, (2 * n * k + 2 * m * (n + k)) / B_H200);
+    return kern((2 * n * k + 2 * m * (n + k)) / B_H200, 2 * m * n * k / R_H200);
+}
+
+/* The element-wise kernels of one layer over q tokens on one GPU of n, fp16
+ * activations: two RMSNorms (read + write 8192 values, 4 FLOPs each), RoPE
+ * on the GPU's q and k heads ((64 + 8)·128 / n values, read + write, 3 FLOPs
+ * each), SiLU·mul (read 2, write 1 of 28672 / n, 5 FLOPs), two residual
+ * adds (read 2, write 1 of 8192, 1 FLOP). */
+static double eltwise(double q, int n)
+{
+    double rope = 72.0 * 128 / n, f = 28672.0 / n;
+    return 2 * kern(q * 4 * 8192 / B_H200, q * 4 * 8192 / V_H200) +
+           kern(q * 4 * rope / B_H200, q * 3 * rope / V_H200) +
+           kern(q * 6 * f / B_H200, q * 5 * f / V_H200) +
+           2 * kern(q * 6 * 8192 / B_H200, q * 8192 / V_H200);
+}
+
+/* The two all-reduces of a layer: per call 6 us + 2(n-1) ring steps of 1 us
+ * + 2(n-1)/n of q·8192·2 bytes over NVLink. */
+static double allreduce(int n, double q)
+{
+    return n > 1 ? 2 * (2.0 * (n - 1) / n * q * 8192 * 2 / NVLINK + AR_LAT +
+                        2.0 * (n - 1) * AR_STEP)
+                 : 0;
 }
 
 /* One job of q new tokens over c cached, per GPU of n. */
@@ -54,11 +89,13 @@ static double by_hand_70b(int n, double q, double c, double overhead)
                    + lin(q, 8192, 8192.0 / n)      /* o: split by rows */
                    + lin(q, 57344.0 / n, 8192)     /* gate_up: 2·28672 by columns */
                    + lin(q, 8192, 28672.0 / n);    /* down: by rows */
-    double attn = fmax(4 * q * (c + q) * (8192.0 / n) / R_H200,
-                       2 * (c + q) * (8.0 / n) * 128 * 2 / B_H200);
+    /* Causal: the q new tokens attend to c cached and half of themselves. */
+    double attn = kern(2 * (c + q) * (8.0 / n) * 128 * 2 / B_H200,
+                       4 * q * (c + q / 2) * (8192.0 / n) / R_H200);
     double lm = lin(q, 32000.0 / n, 8192);
-    double ar = n > 1 ? 80 * 2 * (2.0 * (n - 1) / n * q * 8192 * 2 / NVLINK + AR_LAT) : 0;
-    return overhead + 80 * (layer + attn) + lm + ar;
+    /* Sampling: one fp32 logit row of 32000 per token, 5 FLOPs a logit. */
+    double sample = kern(q * 4 * 32000 / B_H200, q * 5 * 32000 / V_H200);
+    return overhead + 80 * (layer + attn + eltwise(q, n) + allreduce(n, q)) + lm + sample;
 }
 
 static void test_tp_70b_verify_by_hand(void)
@@ -68,6 +105,9 @@ static void test_tp_70b_verify_by_hand(void)
     CHECK(load_cards(&m, &h) == 0);
     CHECK_REL(h.interconnect_bw, NVLINK, 1e-12);
     CHECK_REL(h.interconnect_latency, AR_LAT, 1e-12);
+    CHECK_REL(h.interconnect_step_latency, AR_STEP, 1e-12);
+    CHECK_REL(h.kernel_floor, FLOOR, 1e-12);
+    CHECK(h.roofline_p == 2);
     static const int ns[] = {1, 2, 4, 8};
     double prev = INFINITY;
     for (int i = 0; i < 4; i++) {
@@ -85,8 +125,7 @@ static void test_tp_70b_verify_by_hand(void)
         prev = t;
         service_terms_t terms;
         service_terms(sv, &job, 1, &terms);
-        double ar = ns[i] > 1 ? 160 * (2.0 * (ns[i] - 1) / ns[i] * 5 * 8192 * 2 / NVLINK + AR_LAT)
-                              : 0;
+        double ar = 80 * allreduce(ns[i], 5);
         CHECK_REL(terms.allreduce_s + 1e-300, ar + 1e-300, 1e-12);
         /* The replica's footprint does not depend on the split: ~138 GB of
          * fp16 weights, 80·2·8·128·2 B of KV per token. */
