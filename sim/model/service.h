@@ -12,6 +12,10 @@
  * scaled by a step factor measured from those rows (service_step_factor).
  * A replica may be tp GPUs in tensor parallelism (service_create_tp): one
  * GPU's share of every operator plus two ring all-reduces per layer.
+ * On the datasheet path the card may refine the roofline (service.c):
+ * bandwidth by weight format, a smooth maximum of the two times instead of
+ * max, and a per-kernel floor that also brings in the element-wise
+ * operators and sampling.
  */
 #ifndef SPECSIM_SERVICE_H
 #define SPECSIM_SERVICE_H

@@ -46,8 +46,11 @@ expect_exit trace_rep_alone_exit2 2 "$SPECSIM" run scenarios/examples/sync.yaml 
     --trace-rep 0
 
 # The default scenario's closed-loop tenants all start at 0: a transient
-# longer than a 1 s warm-up.
-"$SPECSIM" run --set warmup=1s --reps 1 >/dev/null 2>"$TMP/err"
+# longer than a 1 s warm-up. In 20 s, not the default 60 s: the warning
+# allows the transient 5% of the measured time beyond the warm-up, and the
+# transient's length follows the service model's times (about 3 s with the
+# fitted cards of docs/validation.md, inside 5% of 59 s but not of 19 s).
+"$SPECSIM" run --set warmup=1s --set duration=20s --reps 1 >/dev/null 2>"$TMP/err"
 grep -q "warning: warmup 1 s is shorter than .* MSER-5" "$TMP/err" &&
     pass warmup_warning || fail warmup_warning "$(head -c 400 "$TMP/err")"
 # Its own 5 s warm-up (3 replications) leaves about 1 s of transient: under 5% of the
