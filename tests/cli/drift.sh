@@ -133,10 +133,6 @@ case "$BUILD" in
 *)
     f=scenarios/testbed/lockstep-sync-16.yaml
     "$SPECSIM" run "$f" --quiet --reps 5 --set duration=4s --out "$TMP/ls.csv" >/dev/null 2>"$TMP/err"
-    col() {
-        awk -F, -v n="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == n) c = i }
-                           NR == 2 && c { print $c }' "$1"
-    }
     why=""
     for try in 1 2; do
         "$BUILD/testbed" run "$f" --quiet --set duration=4s --out "$TMP/lt.csv" >/dev/null 2>"$TMP/err" ||

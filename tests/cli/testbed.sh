@@ -5,12 +5,6 @@
 . tests/cli/lib.sh
 TESTBED="$BUILD/testbed"
 
-# col FILE NAME: a metric from a one-row run CSV.
-col() {
-    awk -F, -v n="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == n) c = i }
-                       NR == 2 && c { print $c }' "$1"
-}
-
 # --- closed form: one sync tenant, fixed times ----------------------------
 # gamma = 4 drafts of d = 4 ms, RTT R = 20 ms, verify v = 10 ms, no jitter,
 # unlimited links, one endless request: every verdict comes one cycle

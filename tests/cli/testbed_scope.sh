@@ -27,10 +27,6 @@ cloud:
     - {name: a, count: 1}
     - {name: b, count: 1}
 Y
-col() {
-    awk -F, -v n="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == n) c = i }
-                       NR == 2 && c { print $c }' "$1"
-}
 "$TESTBED" run "$TMP/s.yaml" --quiet --out "$TMP/tb.csv" >/dev/null 2>"$TMP/err"
 rc=$?
 if [ $rc -eq 0 ] && [ "$(col "$TMP/tb.csv" requests_done)" = 8 ] &&
