@@ -32,8 +32,14 @@ if ! "$py" scripts/llm/llamacpp-ref.py --tokenize "$model" tests/data/llm/agree.
     fail llm_agree_ids "$(tail -n 1 "$TMP/err")"; exit 1
 fi
 # The first five sequences (paragraph mode: sequences are blank-line
-# separated).
-awk -v RS= -v ORS='\n\n' 'NR <= 5' "$TMP/all.ids" >"$TMP/a.ids"
+# separated). Under the sanitizers (build/asan), which look for memory errors
+# in the same code the optimised run measures, only the first sequence (500
+# positions: the same forward pass, KV cache filled to the same length, the
+# same bounds; it measured 500 of 500 top-1, largest difference 0.035, so
+# 0.995 still allows at most 2 differing positions and fails on a third).
+nseq=5; minpos=2000
+case "$BUILD" in *asan*) nseq=1; minpos=500 ;; esac
+awk -v RS= -v ORS='\n\n' -v n=$nseq 'NR <= n' "$TMP/all.ids" >"$TMP/a.ids"
 npos=$(grep -c . "$TMP/a.ids")
 if ! "$py" scripts/llm/llamacpp-ref.py "$f16" "$TMP/a.ids" "$TMP/a.ref" 2>"$TMP/err"; then
     fail llm_agree_ref "$(tail -n 1 "$TMP/err")"; exit 1
@@ -47,7 +53,7 @@ sed 's/^/  /' "$TMP/out"
 pos=$(sed -n 's/^positions \([0-9]*\), top-1 agreement \([0-9.]*\).*/\1/p' "$TMP/out")
 top1=$(sed -n 's/^positions \([0-9]*\), top-1 agreement \([0-9.]*\).*/\2/p' "$TMP/out")
 diff=$(sed -n 's/^largest |logit difference|: \([0-9.e+-]*\) .*/\1/p' "$TMP/out")
-if [ "$rc" -eq 0 ] && [ "${pos:-0}" -eq "$npos" ] && [ "$npos" -ge 2000 ] &&
+if [ "$rc" -eq 0 ] && [ "${pos:-0}" -eq "$npos" ] && [ "$npos" -ge "$minpos" ] &&
    awk -v t="$top1" 'BEGIN { exit !(t >= 0.995) }'; then
     pass llm_agree_top1
 else
