@@ -228,8 +228,10 @@ static double kernel_time(const service_t *sv, double a, double b)
 {
     double t;
     if (sv->p > 0) {
-        double hi = max2(a, b), lo = a + b - hi;
-        t = hi > 0 ? hi * pow(1.0 + pow(lo / hi, sv->p), 1.0 / sv->p) : 0;
+        double hi = max2(a, b), lo = a + b - hi, r = hi > 0 ? lo / hi : 0;
+        /* p = 2, the fitted value, without two pow() calls: they were 4% of
+         * the default scenario's instructions. */
+        t = sv->p == 2 ? hi * sqrt(1.0 + r * r) : hi * pow(1.0 + pow(r, sv->p), 1.0 / sv->p);
     } else {
         t = max2(a, b);
     }
