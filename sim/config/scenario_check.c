@@ -184,28 +184,18 @@ static int check_token_limit(sctx_t *x)
     return 0;
 }
 
-/* The dotted key that set group gi's acceptance key `sub`: in its own
- * section when it gives it there, else the top level's. */
-static void acceptance_key(const ynode_t *root, int gi, const char *sub, char *key)
+/* The dotted key that set group gi's key `sub` of `section` (acceptance,
+ * protocol): in its own section when it gives it there, else the top
+ * level's. */
+static void section_key(const ynode_t *root, int gi, const char *section, const char *sub,
+                        char *key)
 {
     char own[KEYTAB_KEY_MAX];
-    snprintf(own, sizeof own, "tenants.groups.%d.acceptance.%.64s", gi, sub);
+    snprintf(own, sizeof own, "tenants.groups.%d.%.16s.%.64s", gi, section, sub);
     if (written(root, "tenants.groups") && written(root, own))
         snprintf(key, KEYTAB_KEY_MAX, "%s", own);
     else
-        snprintf(key, KEYTAB_KEY_MAX, "acceptance.%.64s", sub);
-}
-
-/* The dotted key that set group gi's protocol key `sub`: its own when it
- * gives it, else the top level's. */
-static void protocol_key(const ynode_t *root, int gi, const char *sub, char *key)
-{
-    char own[KEYTAB_KEY_MAX];
-    snprintf(own, sizeof own, "tenants.groups.%d.protocol.%.64s", gi, sub);
-    if (written(root, "tenants.groups") && written(root, own))
-        snprintf(key, KEYTAB_KEY_MAX, "%s", own);
-    else
-        snprintf(key, KEYTAB_KEY_MAX, "protocol.%.64s", sub);
+        snprintf(key, KEYTAB_KEY_MAX, "%.16s.%.64s", section, sub);
 }
 
 /* protocol.gamma written with a tree must be its node count (the tree
@@ -214,7 +204,7 @@ static int check_tree_gamma(sctx_t *x, int gi, const tree_t *t)
 {
     char key[KEYTAB_KEY_MAX];
     ynode_t at;
-    protocol_key(x->root, gi, "gamma", key);
+    section_key(x->root, gi, "protocol", "gamma", key);
     const ynode_t *v = written_at(x->root, key, &at);
     if (v == &at || v->kind != YNODE_SCALAR) return 0;
     char *end = NULL;
@@ -258,14 +248,14 @@ static int check_tree(sctx_t *x)
     for (int gi = 0; gi < s->ngroups; gi++) {
         const protocol_cfg_t *p = scenario_group_protocol(s, gi);
         if (p->tree.n == 0) continue;
-        protocol_key(x->root, gi, "tree", key);
+        section_key(x->root, gi, "protocol", "tree", key);
         if (!p->proto->trees)
             return keytab_err(&x->kc, written_at(x->root, key, &at), key,
                               "protocol.mode '%s' does not serve token trees "
                               "(sync, async and cloud-spec do; it verifies no "
                               "drafted blocks)", p->proto->name);
         if (p->gamma_policy->next) {
-            protocol_key(x->root, gi, "gamma_policy", key);
+            section_key(x->root, gi, "protocol", "gamma_policy", key);
             return keytab_err(&x->kc, written_at(x->root, key, &at), key,
                               "'%s' sizes chains; with protocol.tree the block is "
                               "the tree as given: use gamma_policy: fixed",
@@ -273,7 +263,7 @@ static int check_tree(sctx_t *x)
         }
         const accept_cfg_t *a = scenario_group_acceptance(s, gi);
         if (!a->model->draw_tree) {
-            acceptance_key(x->root, gi, "model", key);
+            section_key(x->root, gi, "acceptance", "model", key);
             return keytab_err(&x->kc, written_at(x->root, key, &at), key,
                               "'%s' judges chains only; protocol.tree needs a model "
                               "of tree acceptance: model: tree", a->model->name);
@@ -292,7 +282,7 @@ static int blame_accept_key(sctx_t *x, int gi)
         snprintf(sub, sizeof sub, "%.*s", (int)(sep - msg), msg);
         memmove(msg, sep + 2, strlen(sep + 2) + 1);
     }
-    acceptance_key(x->root, gi, sub, key);
+    section_key(x->root, gi, "acceptance", sub, key);
     return blame_key(x, key);
 }
 
