@@ -395,7 +395,6 @@ static int draft_tokens(const service_job_t *jobs, int n)
 /* The draft's pass over a batch's nd draft steps (r->djob, one token
  * each, a token tree's level several): its fixed time, the heads' step, or
  * the draft model's iteration. */
-
 static double draft_pass(const replica_t *r, int nd)
 {
     const cgroup_t *g = r->g;
