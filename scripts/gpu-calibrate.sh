@@ -39,7 +39,11 @@
 #       ignored, so the device tool copies it only when named: run with
 #       carry [".deps"].
 # Environment: OUT, BUILD (default build), JOBS, MODELS (card names under
-# models/llm/, each optionally :fp16 or :w4a16 for one precision only), STEP_TIMEOUT (default 200), DEADLINE_S (default 480).
+# models/llm/, each optionally :fp16 or :w4a16 for one precision only; empty:
+# no calibration), STEP_TIMEOUT (default 200), DEADLINE_S (default 480),
+# HF_ARGS and HF_TIMEOUT (scripts/gpu-hf-steps.py's arguments and limit),
+# FP8_MODELS and FP8_TIMEOUT (model card files for scripts/gpu-fp8-gemm.py;
+# empty: skipped).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -54,7 +58,7 @@ fi
 T0=$(date +%s)
 BUILD=${BUILD:-build}
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 4)}
-MODELS=${MODELS:-"llama-2-7b llama-3-8b smollm2-135m:fp16 llama-2-70b"}
+MODELS=${MODELS-"llama-2-7b llama-3-8b smollm2-135m:fp16 llama-2-70b"}
 STEP_TIMEOUT=${STEP_TIMEOUT:-200}
 DEADLINE_S=${DEADLINE_S:-480}
 
@@ -241,13 +245,25 @@ pack
 # The same whole steps in Hugging Face transformers (scripts/gpu-hf-steps.py),
 # an implementation nobody on this project wrote, where the image has
 # PyTorch and transformers: last, since the tables above come first.
+# HF_ARGS (unquoted, split on spaces) replaces the default grid and cards.
 if python3 -c 'import torch, transformers, yaml' >/dev/null 2>&1; then
+    # shellcheck disable=SC2086
     step hf-steps "${HF_TIMEOUT:-150}" sh -c 'PYTHONUNBUFFERED=1 python3 scripts/gpu-hf-steps.py "$@" >"$0"' \
-        "$dest/hf-steps.csv" models/llm/llama-2-7b.yaml models/llm/llama-3-8b.yaml \
-        models/llm/smollm2-135m.yaml
+        "$dest/hf-steps.csv" ${HF_ARGS:-models/llm/llama-2-7b.yaml models/llm/llama-3-8b.yaml \
+        models/llm/smollm2-135m.yaml}
     [ -s "$dest/hf-steps.csv" ] && show "$(sed 's/^/  /' "$dest/hf-steps.csv")"
 else
     say "hf-steps: skipped (python3 cannot import torch, transformers and yaml here)"
+fi
+pack
+
+# FP8 (e4m3) and FP16 linear layers through torch._scaled_mm / cuBLASLt
+# (scripts/gpu-fp8-gemm.py): the FP8 peaks the cards quote, measured.
+if [ -n "${FP8_MODELS:-}" ] && python3 -c 'import torch, yaml' >/dev/null 2>&1; then
+    # shellcheck disable=SC2086
+    step fp8-gemm "${FP8_TIMEOUT:-120}" sh -c 'PYTHONUNBUFFERED=1 python3 scripts/gpu-fp8-gemm.py "$@" >"$0"' \
+        "$dest/fp8-gemm.csv" $FP8_MODELS
+    [ -s "$dest/fp8-gemm.csv" ] && show "$(sed 's/^/  /' "$dest/fp8-gemm.csv")"
 fi
 pack
 

@@ -8,16 +8,20 @@ service model and build/calibrate's own whole-step rows are read beside it
 Weights are random: a step's time does not depend on their values. The KV
 cache is a static one of CTX slots (HF attends over all of them, masked), so
 the context is CTX. A step feeds M = batch x q new tokens and computes the
-logits of all of them, as a verification iteration does. For each
-(batch, q) it records:
+logits of all of them, as a verification iteration does (phase "step").
+A prefill of N tokens (phase "prefill", --prefill) feeds one prompt of N
+tokens into an empty cache of N slots and computes the logits of its last
+token only, as `specsim step prefill` times it. For each it records:
   eager_ms    the Python call, kernels launched one by one (mean of REPS)
   graph_ms    the same step replayed from a CUDA graph (mean of REPS), or
               blank when capture fails (the reason goes to stderr)
   kernel_ms   the sum of the step's GPU kernel times from torch.profiler
               (mean of 3 steps): the GPU's busy time, without launch gaps
 
-usage: gpu-hf-steps.py CARD.yaml [CARD.yaml ...] > rows.csv
+usage: gpu-hf-steps.py [--ctx C[,C...]] [--configs BxQ[,BxQ...]]
+                      [--prefill N[,N...]] CARD.yaml [CARD.yaml ...] > rows.csv
 CARD: a models/llm/ card (layers, hidden, heads, kv_heads, ffn, vocab).
+Defaults: --ctx 1024 --configs 1x1,1x5,4x5,16x5,32x5,64x4, no prefill.
 """
 import statistics
 import sys
@@ -29,7 +33,6 @@ from torch.profiler import ProfilerActivity, profile
 from transformers import LlamaConfig, LlamaForCausalLM
 from transformers.cache_utils import StaticCache
 
-CTX = 1024
 # Steps advance the cache's write position; a block of steps starts HEAD
 # slots before the end, so that it never runs past the cache.
 HEAD = 64
@@ -37,35 +40,41 @@ REPS = 10
 CONFIGS = [(1, 1), (1, 5), (4, 5), (16, 5), (32, 5), (64, 4)]
 
 
-def config_of(path):
+def config_of(path, max_ctx):
     with open(path) as f:
         c = yaml.safe_load(f)
     cfg = LlamaConfig(hidden_size=c["hidden"], intermediate_size=c["ffn"],
                       num_hidden_layers=c["layers"], num_attention_heads=c["heads"],
                       num_key_value_heads=c["kv_heads"], vocab_size=c["vocab"],
-                      max_position_embeddings=CTX + HEAD, attn_implementation="sdpa")
+                      max_position_embeddings=max_ctx + HEAD, attn_implementation="sdpa")
     return c["name"], cfg
 
 
 class Step:
-    """One model, one (batch, q): the static inputs a CUDA graph needs."""
+    """One model, one (batch, q) over a cache of ctx slots: the static
+    inputs a CUDA graph needs. A prefill starts at position 0 of a cache of
+    q slots and keeps the last token's logits only."""
 
-    def __init__(self, model, cfg, batch, q):
+    def __init__(self, model, cfg, batch, q, ctx, prefill=False):
         self.model, self.q = model, q
-        self.cache = StaticCache(config=cfg, max_cache_len=CTX)
+        self.start = 0 if prefill else ctx - HEAD
+        self.keep = 1 if prefill else 0
+        self.cache = StaticCache(config=cfg, max_cache_len=q if prefill else ctx)
         dev = "cuda"
         self.ids = torch.randint(0, cfg.vocab_size, (batch, q), device=dev)
-        self.pos = (torch.arange(q, device=dev) + CTX - HEAD).expand(batch, q).contiguous()
+        self.pos = (torch.arange(q, device=dev) + self.start).expand(batch, q).contiguous()
         self.run()  # allocates the cache (lazily, at the first update)
 
     def rewind(self):
         for layer in self.cache.layers:
-            layer.cumulative_length.fill_(CTX - HEAD)
+            layer.cumulative_length.fill_(self.start)
 
     def run(self):
+        if self.keep:  # a prefill always writes slots 0..q-1
+            self.rewind()
         return self.model(input_ids=self.ids, position_ids=self.pos,
                           past_key_values=self.cache, use_cache=True,
-                          logits_to_keep=0).logits
+                          logits_to_keep=self.keep).logits
 
 
 def timed(fn, n):
@@ -116,15 +125,18 @@ def kernel_ms(s):
     return us / 3 / 1e3
 
 
-def measure(path, gpu):
-    name, cfg = config_of(path)
+def measure(path, gpu, ctxs, configs, prefills):
+    name, cfg = config_of(path, max(ctxs + prefills))
     torch.manual_seed(1)
     with torch.device("cuda"):
         model = LlamaForCausalLM(cfg).to(torch.float16).eval()
-    for batch, q in CONFIGS:
+    runs = [("step", b, q, c) for c in ctxs for b, q in configs]
+    runs += [("prefill", 1, n, 0) for n in prefills]
+    for phase, batch, q, ctx in runs:
+        s = None
         try:
             with torch.inference_mode():
-                s = Step(model, cfg, batch, q)
+                s = Step(model, cfg, batch, q, ctx, phase == "prefill")
                 e = eager_ms(s)
                 k = kernel_ms(s)
                 try:
@@ -133,9 +145,9 @@ def measure(path, gpu):
                     print("graph capture failed for %s %dx%d: %s" % (name, batch, q, ex),
                           file=sys.stderr)
                     gr = ""
-            print("hf-transformers,%s,%s,%s,%s,%d,%d,%d,%d,%.4f,%s,%.4f" %
-                  (transformers.__version__, torch.__version__, gpu, name, batch, q,
-                   batch * q, CTX, e, gr, k), flush=True)
+            print("hf-transformers,%s,%s,%s,%s,%s,%d,%d,%d,%d,%.4f,%s,%.4f" %
+                  (transformers.__version__, torch.__version__, gpu, name, phase, batch, q,
+                   batch * q, ctx, e, gr, k), flush=True)
         except Exception as ex:
             print("FAILED %s %dx%d: %s" % (name, batch, q, ex), file=sys.stderr)
         finally:
@@ -145,16 +157,50 @@ def measure(path, gpu):
     torch.cuda.empty_cache()
 
 
+def ints(text):
+    return [int(v) for v in text.split(",") if v]
+
+
+def parse(argv):
+    """(ctxs, configs, prefills, cards), or None on a bad argument."""
+    ctxs, configs, prefills, cards = [1024], CONFIGS, [], []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a in ("--ctx", "--configs", "--prefill") and i + 1 < len(argv):
+            v = argv[i + 1]
+            if a == "--ctx":
+                ctxs = ints(v)
+            elif a == "--prefill":
+                prefills = ints(v)
+            else:
+                configs = [tuple(int(x) for x in bq.split("x")) for bq in v.split(",") if bq]
+            i += 2
+        elif a.startswith("--"):
+            return None
+        else:
+            cards.append(a)
+            i += 1
+    if not cards or any(c <= HEAD for c in ctxs) or any(len(bq) != 2 for bq in configs):
+        return None
+    return ctxs, configs, prefills, cards
+
+
 def main():
-    if len(sys.argv) < 2:
+    try:
+        args = parse(sys.argv[1:])
+    except ValueError:
+        args = None
+    if args is None:
         print(__doc__, file=sys.stderr)
         return 2
+    ctxs, configs, prefills, cards = args
     torch.set_default_dtype(torch.float16)
     gpu = torch.cuda.get_device_name(0).replace(",", " ")
-    print("engine,engine_version,torch_version,gpu,model,batch,q,m,context,"
+    print("engine,engine_version,torch_version,gpu,model,phase,batch,q,m,context,"
           "eager_ms,graph_ms,kernel_ms", flush=True)
-    for path in sys.argv[1:]:
-        measure(path, gpu)
+    for path in cards:
+        measure(path, gpu, ctxs, configs, prefills)
     return 0
 
 

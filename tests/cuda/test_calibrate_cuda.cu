@@ -72,7 +72,7 @@ static void test_calibrate_fp16(void)
     run_and_load("fp16", &t, &ok);
     if (!ok) return;
     check_common(&t, "fp16");
-    int lin = 0, att = 0, tok = 0;
+    int lin = 0, att = 0, tok = 0, big = 0;
     for (int i = 0; i < t.nrows; i++) {
         const caltable_row_t *r = &t.rows[i];
         if (r->op == CAL_LINEAR) {
@@ -85,13 +85,16 @@ static void test_calibrate_fp16(void)
             CHECK(r->heads == 4 && r->kv_heads == 2 && r->head_dim == 64);
         } else {
             tok++;
+            big += r->m == 160 || r->m == 256;
         }
     }
     /* --quick: 5 shapes x M in {1,2,4,8,16}; batch {1,8} x contexts
-     * {128..1024} x q 1..9; 4 token configurations. */
+     * {128..1024} x q 1..9; 6 token configurations (batch x q: 1x1, 1x5,
+     * 4x5, 16x5, and the verify-sized 32x5 and 64x4). */
     CHECK(lin == 25);
     CHECK(att == 2 * 4 * 9);
-    CHECK(tok == 4);
+    CHECK(tok == 6);
+    CHECK(big == 2);
     caltable_fini(&t);
 }
 
