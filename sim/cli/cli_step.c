@@ -13,21 +13,25 @@
 
 static const char usage[] =
     "usage: specsim step decode  --hardware CARD --model CARD [--batch B]\n"
-    "                            [--context C] [OPTIONS]\n"
+    "                            [--tokens Q] [--context C] [OPTIONS]\n"
     "       specsim step prefill --hardware CARD --model CARD [--batch B]\n"
     "                            --prompt N [OPTIONS]\n"
     "       specsim step batch   --hardware CARD --model CARD [--batch B|max]\n"
     "                            --prompt N --generate G [OPTIONS]\n"
+    "       specsim step linear  --hardware CARD --model CARD --op NAME\n"
+    "                            --tokens M [OPTIONS]\n"
     "OPTIONS: [--precision P] [--tp T] [--overhead TIME] [--quiet]\n"
     "\n"
     "The service model's time (docs/design.md, \"The service model\") for one\n"
-    "decode step, one prefill or a static batch run, on a hardware card and a\n"
+    "decode step, one prefill, a static batch run or one linear layer, on a\n"
+    "hardware card and a\n"
     "model card: the cards' datasheet peaks times their default efficiencies,\n"
     "as the simulator times an iteration without a calibration table; no\n"
     "scenario. docs/validation.md sets these beside published measurements.\n"
     "Prints CSV on stdout, a header and one row:\n"
-    "  decode   one decode step of B jobs of one new token, each over C cached\n"
-    "           tokens (default B 1, C 0):\n"
+    "  decode   one decode step of B jobs of Q new tokens each (default 1; Q > 1\n"
+    "           is a verification iteration, every token with its logits), each\n"
+    "           over C cached tokens (default B 1, C 0):\n"
     "             batch,tokens,context,time_s,tok_s,memory_s,compute_s,\n"
     "             allreduce_s,weight_bytes,kv_bytes,flops,fits\n"
     "  prefill  the prefill of B prompts of N tokens in one iteration, each\n"
@@ -38,6 +42,13 @@ static const char usage[] =
     "           over N + k - 1 cached tokens:\n"
     "             batch,prompt,generate,prefill_s,decode_s,total_s,itl_s,\n"
     "             output_tok_s,seq_tok_s,fits\n"
+    "  linear   one layer's linear operator NAME (qkv, o, gate_up, down or\n"
+    "           lm_head) over M token rows as one kernel, one GPU's share:\n"
+    "             op,tokens,n,k,time_s,memory_s,compute_s,bytes,flops\n"
+    "           memory_s = bytes / achieved bandwidth, compute_s = flops /\n"
+    "           achieved FLOP rate; time_s joins them as every kernel of the\n"
+    "           service model (the card's roofline_p and kernel_floor), no\n"
+    "           overhead; bytes: the weights, the activations in and out\n"
     "time_s is the iteration's time, overhead included, and tok_s = B x tokens\n"
     "/ time_s; memory_s and compute_s are the overhead plus the memory-bound\n"
     "and the compute-bound times of the linear layers and attention (as\n"
@@ -60,6 +71,8 @@ static const char usage[] =
     "                   the largest B whose K,V of N + G tokens a job fits in\n"
     "                   the memory the weights leave\n"
     "  --context C      decode: cached tokens per job (default 0)\n"
+    "  --tokens Q       decode: new tokens per job (default 1); linear: rows M\n"
+    "  --op NAME        linear: qkv, o, gate_up, down or lm_head\n"
     "  --prompt N       prefill, batch: prompt tokens per job\n"
     "  --generate G     batch: tokens generated per job\n"
     "  --overhead TIME  fixed time added to every iteration (default 0s;\n"
@@ -68,14 +81,15 @@ static const char usage[] =
     "  --quiet          accepted as by every command; step shows no progress,\n"
     "                   so it has nothing to silence\n";
 
-typedef enum mode { MODE_DECODE, MODE_PREFILL, MODE_BATCH } mode_kind_t;
+typedef enum mode { MODE_DECODE, MODE_PREFILL, MODE_BATCH, MODE_LINEAR, MODE_N } mode_kind_t;
 
-static const char *const mode_names[] = {"decode", "prefill", "batch"};
+static const char *const mode_names[MODE_N] = {"decode", "prefill", "batch", "linear"};
 
 typedef struct step_cmd {
     step_setup_t setup;
-    int batch, batch_max, context, prompt, generate;
-    int has_context, has_prompt, has_generate;   /* the option was given */
+    int batch, batch_max, context, prompt, generate, tokens;
+    const char *op;
+    int has_batch, has_context, has_prompt, has_generate, has_tokens;   /* given */
     cli_opt_common_t com;   /* --help, --version; the mode as com.scenario */
     mode_kind_t mode;
 } step_cmd_t;
@@ -104,7 +118,12 @@ static int take(void *ctx, const cli_opt_arg_t *a)
     case OPT_PRECISION: c->setup.precision = a->value; return 0;
     case OPT_OVERHEAD: c->setup.overhead = a->value; return 0;
     case OPT_TP: return int_opt(a, 1, 4096, &c->setup.tp);
+    case OPT_OP: c->op = a->value; return 0;
+    case OPT_TOKENS:
+        c->has_tokens = 1;
+        return int_opt(a, 1, STEP_TOKENS_MAX, &c->tokens);
     case OPT_BATCH:
+        c->has_batch = 1;
         if (strcmp(a->value, "max") == 0) {
             c->batch_max = 1;
             return 0;
@@ -128,17 +147,24 @@ static int check_mode(const step_cmd_t *c)
 {
     const char *m = mode_names[c->mode];
     const char *stray = NULL;
-    if (c->mode != MODE_DECODE && c->has_context) stray = "--context";
-    else if (c->mode == MODE_DECODE && c->has_prompt) stray = "--prompt";
+    int dec = c->mode == MODE_DECODE, lin = c->mode == MODE_LINEAR;
+    if (!dec && c->has_context) stray = "--context";
+    else if ((dec || lin) && c->has_prompt) stray = "--prompt";
     else if (c->mode != MODE_BATCH && c->has_generate) stray = "--generate";
+    else if (!dec && !lin && c->has_tokens) stray = "--tokens";
+    else if (!lin && c->op) stray = "--op";
+    else if (lin && c->has_batch) stray = "--batch";
     if (stray)
         return cli_opt_usage_error("step", "%s does not go with %s (decode takes "
-                                   "--context; prefill --prompt; batch --prompt and "
-                                   "--generate)", stray, m);
+                                   "--tokens and --context; prefill --prompt; batch "
+                                   "--prompt and --generate; linear --op and --tokens, "
+                                   "no --batch)", stray, m);
+    if (lin && (!c->op || !c->has_tokens))
+        return cli_opt_usage_error("step", "linear needs --op NAME and --tokens M");
     if (c->batch_max && c->mode != MODE_BATCH)
         return cli_opt_usage_error("step", "--batch max goes with batch, not with %s "
                                    "(give a number)", m);
-    if (c->mode != MODE_DECODE && !c->has_prompt)
+    if (!dec && !lin && !c->has_prompt)
         return cli_opt_usage_error("step", "%s needs --prompt N", m);
     if (c->mode == MODE_BATCH && !c->has_generate)
         return cli_opt_usage_error("step", "batch needs --generate G");
@@ -152,12 +178,13 @@ static int parse_cmd(step_cmd_t *c, int argc, char **argv)
     int rc = cli_opt_read(CLI_STEP, "step", argc, argv, take, c, &c->com);
     const char *mode = c->com.scenario;
     if (rc || c->com.help || c->com.version) return rc;
-    if (!mode) return cli_opt_usage_error("step", "no mode given (decode, prefill or batch)");
+    if (!mode)
+        return cli_opt_usage_error("step", "no mode given (decode, prefill, batch or linear)");
     int i = 0;
-    while (i < 3 && strcmp(mode, mode_names[i]) != 0) i++;
-    if (i == 3)
-        return cli_opt_usage_error("step", "unknown mode '%s' (decode, prefill or batch)",
-                                   mode);
+    while (i < MODE_N && strcmp(mode, mode_names[i]) != 0) i++;
+    if (i == MODE_N)
+        return cli_opt_usage_error("step", "unknown mode '%s' (decode, prefill, batch or "
+                                   "linear)", mode);
     c->mode = (mode_kind_t)i;
     return check_mode(c);
 }
@@ -194,11 +221,20 @@ static int print_run(const step_run_t *r)
                   r->itl_s, r->output_tok_s, r->seq_tok_s, r->fits) < 0 ? -1 : 0;
 }
 
+static int print_linear(const char *op, const step_linear_t *r)
+{
+    return printf("op,tokens,n,k,time_s,memory_s,compute_s,bytes,flops\n"
+                  "%s,%d,%d,%d,%.10g,%.10g,%.10g,%.10g,%.10g\n",
+                  op, r->tokens, r->n, r->k, r->time_s, r->memory_s, r->compute_s,
+                  r->bytes, r->flops) < 0 ? -1 : 0;
+}
+
 /* The mode's row on stdout. 0, or -1 with err. */
 static int answer(const step_cmd_t *c, const step_t *st, err_t *err)
 {
     step_iter_t it;
     step_run_t run;
+    step_linear_t lin;
     int b = c->batch;
     if (c->batch_max) {
         b = step_batch_max(st, c->prompt, c->generate);
@@ -210,7 +246,11 @@ static int answer(const step_cmd_t *c, const step_t *st, err_t *err)
     int rc;
     switch (c->mode) {
     case MODE_DECODE:
-        rc = step_decode(st, b, c->context, &it, err) || print_iter(&it);
+        rc = step_verify(st, b, c->has_tokens ? c->tokens : 1, c->context, &it, err) ||
+             print_iter(&it);
+        break;
+    case MODE_LINEAR:
+        rc = step_linear(st, c->op, c->tokens, &lin, err) || print_linear(c->op, &lin);
         break;
     case MODE_PREFILL:
         rc = step_prefill(st, b, c->prompt, &it, err) || print_iter(&it);

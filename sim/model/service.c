@@ -689,6 +689,22 @@ static int op_index(const char *name)
     return -1;
 }
 
+int service_linear_op(const service_t *sv, const char *name, double m, service_linop_t *out)
+{
+    int i = op_index(name);
+    if (i < 0) return -1;
+    const linop_t *o = &sv->op[i];
+    double bytes = lin_bytes(o, m), flops = m * o->flops_per_m;
+    *out = (service_linop_t){
+        .n = split_dim[i] == 0 ? (int)(o->n / sv->tp) : o->n,
+        .k = split_dim[i] == 1 ? (int)(o->k / sv->tp) : o->k,
+        .bytes = bytes, .flops = flops,
+        .memory_s = bytes / sv->bw, .compute_s = flops / sv->rate,
+        .time_s = kernel_time(sv, bytes / sv->bw, flops / sv->rate),
+    };
+    return 0;
+}
+
 /* The table must describe this model at this precision. */
 static int check_table(const caltable_t *t, const llm_card_t *m, int prec,
                        const service_t *sv, err_t *err)

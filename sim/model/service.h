@@ -178,6 +178,20 @@ double service_iter_time_datasheet(const service_t *sv,
  * caller may keep them per m (the cloud does, as every iteration asks);
  * attention is over the jobs. */
 double service_roofline_linear(const service_t *sv, double m);
+
+/* One linear layer, one kernel, on the datasheet path: the operator `name`
+ * (qkv, o, gate_up, down, lm_head) of one layer over m tokens, one GPU's
+ * share under tensor parallelism. memory_s = bytes / achieved bandwidth,
+ * compute_s = flops / achieved FLOP rate (the card's peaks times its
+ * efficiencies for the precision); time_s combines them as every datasheet
+ * kernel is (roofline_p's smooth maximum, at least kernel_floor), no
+ * overhead. bytes count the weights once and the activations in and out.
+ * 0, or -1 when name is no operator (out untouched). */
+typedef struct service_linop {
+    int n, k;
+    double time_s, memory_s, compute_s, bytes, flops;
+} service_linop_t;
+int service_linear_op(const service_t *sv, const char *name, double m, service_linop_t *out);
 double service_roofline_attention(const service_t *sv, const service_job_t *jobs,
                                   int njobs);
 

@@ -163,8 +163,31 @@ static int check_range(const char *what, int v, int lo, int hi, err_t *err)
 
 int step_decode(const step_t *st, int batch, int context, step_iter_t *out, err_t *err)
 {
-    if (BATCH_OK(batch) || TOKENS_OK("context", context, 0)) return -1;
-    return iteration(st, batch, 1, context, 0, out, err);
+    return step_verify(st, batch, 1, context, out, err);
+}
+
+int step_verify(const step_t *st, int batch, int tokens, int context, step_iter_t *out,
+                err_t *err)
+{
+    if (BATCH_OK(batch) || TOKENS_OK("tokens", tokens, 1) ||
+        TOKENS_OK("context", context, 0))
+        return -1;
+    return iteration(st, batch, tokens, context, 0, out, err);
+}
+
+int step_linear(const step_t *st, const char *op, int tokens, step_linear_t *out,
+                err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    if (TOKENS_OK("tokens", tokens, 1)) return -1;
+    service_linop_t l;
+    if (service_linear_op(st->sv, op, tokens, &l) != 0)
+        return err_set(err, ERR_INPUT, "unknown operator '%s' (qkv, o, gate_up, down or "
+                       "lm_head)", op);
+    *out = (step_linear_t){.tokens = tokens, .n = l.n, .k = l.k, .time_s = l.time_s,
+                           .memory_s = l.memory_s, .compute_s = l.compute_s,
+                           .bytes = l.bytes, .flops = l.flops};
+    return 0;
 }
 
 int step_prefill(const step_t *st, int batch, int prompt, step_iter_t *out, err_t *err)

@@ -77,6 +77,24 @@ typedef struct step_iter {
 SPECSIM_API int step_decode(const step_t *st, int batch, int context, step_iter_t *out,
                             err_t *err);
 
+/* The same with `tokens` new tokens per job, each with its logits: a
+ * verification iteration of blocks of that many tokens (tokens 1 is
+ * step_decode). tokens >= 1. 0, or -1 with err. */
+SPECSIM_API int step_verify(const step_t *st, int batch, int tokens, int context,
+                            step_iter_t *out, err_t *err);
+
+/* One linear layer over `tokens` rows as one kernel: the operator op (qkv,
+ * o, gate_up, down or lm_head) of one layer, one GPU's share of it (n x k
+ * weights), as sim/model/service.h's service_linear_op times it. */
+typedef struct step_linear {
+    int tokens, n, k;
+    double time_s, memory_s, compute_s, bytes, flops;
+} step_linear_t;
+
+/* tokens >= 1; op as above (else ERR_INPUT). 0, or -1 with err. */
+SPECSIM_API int step_linear(const step_t *st, const char *op, int tokens, step_linear_t *out,
+                            err_t *err);
+
 /* The prefill of batch prompts of `prompt` tokens in one iteration (each
  * from an empty cache; the logits of each prompt's last token only).
  * batch, prompt >= 1. 0, or -1 with err. */

@@ -3,6 +3,10 @@
 #                           roofline written out here, operator by operator,
 #                           from the two cards' numbers; so are its weight
 #                           bytes;
+#   step_verify_by_hand     the same for B jobs of Q new tokens (--tokens), and
+#                           --tokens 1 is the plain decode step;
+#   step_linear_by_hand     one linear layer (step linear), with and without
+#                           roofline_p 2 and a kernel floor;
 #   step_prefill_by_hand    the same for a compute-bound prefill (lm_head
 #                           over the last token only);
 #   step_prefill_one_is_decode  a 1-token prefill is a decode step at context 0;
@@ -98,6 +102,35 @@ if step decode $cards && same "$(col "$TMP/out" time_s)" "$1" &&
 else fail step_decode_by_hand "want time_s $1 weight_bytes $2; got $(cat "$TMP/out" "$TMP/err")"; fi
 cp "$TMP/out" "$TMP/decode0"
 
+# A verification iteration: B jobs of Q new tokens, every token with logits.
+set -- $(hand 12 12 3 4 100)
+if step decode $cards --batch 3 --tokens 4 --context 100 &&
+   same "$(col "$TMP/out" time_s)" "$1" && [ "$(col "$TMP/out" tokens)" = 4 ] &&
+   step decode $cards --tokens 1 && cmp -s "$TMP/out" "$TMP/decode0"; then
+    pass step_verify_by_hand
+else fail step_verify_by_hand "want time_s $1; got $(cat "$TMP/out" "$TMP/err")"; fi
+
+# One linear layer (gate_up: n = 2 x 512, k = 256) at M = 7: the plain
+# maximum on the toy card; on a card with roofline_p 2 and a kernel floor,
+# sqrt(memory^2 + compute^2), at least the floor.
+linhand() {
+    awk -v m="$1" -v p="$2" -v fl="$3" 'BEGIN { n = 1024; k = 256
+        a = (2 * n * k + 2 * m * (n + k)) / (1000e9 * 0.5); b = 2 * m * n * k / (100e12 * 0.5)
+        t = p == 2 ? sqrt(a * a + b * b) : (a > b ? a : b); if (t < fl) t = fl
+        printf "%.17g %.17g %.17g\n", t, a, b }'
+}
+sed 's/^flops_eff: 0.5$/flops_eff: 0.5\nroofline_p: 2\nkernel_floor: 10us/' "$TMP/hw.yaml" >"$TMP/hw2.yaml"
+set -- $(linhand 7 0 0) $(linhand 7 2 10e-6) $(linhand 3000 2 10e-6)
+if step linear $cards --op gate_up --tokens 7 && same "$(col "$TMP/out" time_s)" "$1" &&
+   same "$(col "$TMP/out" memory_s)" "$2" && same "$(col "$TMP/out" compute_s)" "$3" &&
+   [ "$(col "$TMP/out" n)x$(col "$TMP/out" k)" = 1024x256 ] &&
+   step linear --hardware "$TMP/hw2.yaml" --model "$TMP/llm.yaml" --op gate_up --tokens 7 &&
+   same "$(col "$TMP/out" time_s)" "$4" &&
+   step linear --hardware "$TMP/hw2.yaml" --model "$TMP/llm.yaml" --op gate_up --tokens 3000 &&
+   same "$(col "$TMP/out" time_s)" "$7"; then
+    pass step_linear_by_hand
+else fail step_linear_by_hand "want $*; got $(cat "$TMP/out" "$TMP/err")"; fi
+
 set -- $(hand 4096 1 1 4096 0)
 if step prefill $cards --prompt 4096 && same "$(col "$TMP/out" time_s)" "$1" &&
    same "$(col "$TMP/out" tok_s)" "$(awk -v t="$1" 'BEGIN { printf "%.17g", 4096 / t }')"; then
@@ -180,6 +213,13 @@ bad() {
 }
 bad no_mode "no mode given" $cards
 bad mode "unknown mode 'verify'" verify $cards
+bad linear_no_op "linear needs --op NAME and --tokens M" linear $cards --tokens 4
+bad linear_no_tokens "linear needs --op NAME and --tokens M" linear $cards --op o
+bad linear_op "unknown operator 'ffn'" linear $cards --op ffn --tokens 4
+bad linear_batch "--batch does not go with linear" linear $cards --op o --tokens 4 --batch 2
+bad op_decode "--op does not go with decode" decode $cards --op o
+bad tokens_prefill "--tokens does not go with prefill" prefill $cards --prompt 4 --tokens 2
+bad tokens_zero "--tokens needs an integer from 1" decode $cards --tokens 0
 bad two_modes "more than one mode given ('prefill')" decode prefill $cards
 bad no_hardware "no --hardware CARD given" decode --model "$TMP/llm.yaml"
 bad no_model "no --model CARD given" decode --hardware "$TMP/hw.yaml"
