@@ -19,9 +19,11 @@ token only, as `specsim step prefill` times it. For each it records:
               (mean of 3 steps): the GPU's busy time, without launch gaps
 
 usage: gpu-hf-steps.py [--ctx C[,C...]] [--configs BxQ[,BxQ...]]
-                      [--prefill N[,N...]] CARD.yaml [CARD.yaml ...] > rows.csv
+                      [--prefill N[,N...]] [--compile] CARD.yaml ... > rows.csv
 CARD: a models/llm/ card (layers, hidden, heads, kv_heads, ffn, vocab).
 Defaults: --ctx 1024 --configs 1x1,1x5,4x5,16x5,32x5,64x4, no prefill.
+--compile: the model's forward through torch.compile (TorchInductor), engine
+"hf-transformers+inductor": fused element-wise kernels, as gpt-fast runs.
 """
 import statistics
 import sys
@@ -125,11 +127,18 @@ def kernel_ms(s):
     return us / 3 / 1e3
 
 
-def measure(path, gpu, ctxs, configs, prefills):
+def measure(path, gpu, ctxs, configs, prefills, compiled):
     name, cfg = config_of(path, max(ctxs + prefills))
     torch.manual_seed(1)
     with torch.device("cuda"):
         model = LlamaForCausalLM(cfg).to(torch.float16).eval()
+    engine = "hf-transformers"
+    if compiled:
+        # TorchInductor fuses the element-wise operators into Triton kernels
+        # and keeps cuBLAS for the GEMMs, as gpt-fast does; each (batch, q)
+        # compiles once, in Step's first call, before anything is timed.
+        model.forward = torch.compile(model.forward, dynamic=False)
+        engine = "hf-transformers+inductor"
     runs = [("step", b, q, c) for c in ctxs for b, q in configs]
     runs += [("prefill", 1, n, 0) for n in prefills]
     for phase, batch, q, ctx in runs:
@@ -145,8 +154,8 @@ def measure(path, gpu, ctxs, configs, prefills):
                     print("graph capture failed for %s %dx%d: %s" % (name, batch, q, ex),
                           file=sys.stderr)
                     gr = ""
-            print("hf-transformers,%s,%s,%s,%s,%s,%d,%d,%d,%d,%.4f,%s,%.4f" %
-                  (transformers.__version__, torch.__version__, gpu, name, phase, batch, q,
+            print("%s,%s,%s,%s,%s,%s,%d,%d,%d,%d,%.4f,%s,%.4f" %
+                  (engine, transformers.__version__, torch.__version__, gpu, name, phase, batch, q,
                    batch * q, ctx, e, gr, k), flush=True)
         except Exception as ex:
             print("FAILED %s %dx%d: %s" % (name, batch, q, ex), file=sys.stderr)
@@ -162,12 +171,15 @@ def ints(text):
 
 
 def parse(argv):
-    """(ctxs, configs, prefills, cards), or None on a bad argument."""
-    ctxs, configs, prefills, cards = [1024], CONFIGS, [], []
+    """(ctxs, configs, prefills, cards, compiled), or None on a bad argument."""
+    ctxs, configs, prefills, cards, compiled = [1024], CONFIGS, [], [], False
     i = 0
     while i < len(argv):
         a = argv[i]
-        if a in ("--ctx", "--configs", "--prefill") and i + 1 < len(argv):
+        if a == "--compile":
+            compiled = True
+            i += 1
+        elif a in ("--ctx", "--configs", "--prefill") and i + 1 < len(argv):
             v = argv[i + 1]
             if a == "--ctx":
                 ctxs = ints(v)
@@ -183,7 +195,7 @@ def parse(argv):
             i += 1
     if not cards or any(c <= HEAD for c in ctxs) or any(len(bq) != 2 for bq in configs):
         return None
-    return ctxs, configs, prefills, cards
+    return ctxs, configs, prefills, cards, compiled
 
 
 def main():
@@ -194,13 +206,13 @@ def main():
     if args is None:
         print(__doc__, file=sys.stderr)
         return 2
-    ctxs, configs, prefills, cards = args
+    ctxs, configs, prefills, cards, compiled = args
     torch.set_default_dtype(torch.float16)
     gpu = torch.cuda.get_device_name(0).replace(",", " ")
     print("engine,engine_version,torch_version,gpu,model,phase,batch,q,m,context,"
           "eager_ms,graph_ms,kernel_ms", flush=True)
     for path in cards:
-        measure(path, gpu, ctxs, configs, prefills)
+        measure(path, gpu, ctxs, configs, prefills, compiled)
     return 0
 
 

@@ -9,7 +9,9 @@
 #       (torch.matmul for fp16, torch._scaled_mm for fp8 e4m3), timed by
 #       scripts/gpu-fp8-gemm.py          -> step linear --op SHAPE --tokens M
 #   results/validation/h200-hf-steps.csv  whole forward steps in Hugging
-#       Face transformers, CUDA-graph replay (graph_ms), timed by
+#       Face transformers, as it comes (groups "hf") and with its forward
+#       compiled by TorchInductor (groups "inductor": fused element-wise
+#       kernels, as gpt-fast runs), CUDA-graph replay (graph_ms), timed by
 #       scripts/gpu-hf-steps.py          -> step decode --batch B --tokens Q
 #                                           --context C, or step prefill
 #                                           --prompt N (kernel_ms where the
@@ -61,12 +63,14 @@ done
 # measured time is the smaller of graph_ms and kernel_ms, the GPU's busy time.
 tail -n +2 "$steps" | while IFS=, read -r eng ver tv gpu model phase b q m ctx eager graph kern; do
     ms=$(awk -v g="$graph" -v k="$kern" 'BEGIN { print (g == "" || k + 0 < g + 0) ? k : g }')
+    # transformers as it comes ("hf"), or compiled by TorchInductor.
+    case $eng in *inductor) pre=inductor ;; *) pre=hf ;; esac
     if [ "$phase" = prefill ]; then
         t=$(step_time prefill --model "$model" --prompt "$q")
-        grp="hf prefill"; set="$model prefill N$q"
+        grp="$pre prefill"; set="$model prefill N$q"
     else
         t=$(step_time decode --model "$model" --batch "$b" --tokens "$q" --context "$ctx")
-        if [ "$q" -eq 1 ]; then grp="hf decode"; else grp="hf verify"; fi
+        if [ "$q" -eq 1 ]; then grp="$pre decode"; else grp="$pre verify"; fi
         set="$model B$b x Q$q C$ctx"
     fi
     echo "$grp|$set|$(awk -v x="$ms" 'BEGIN { printf "%.4f", x * 1000 }')|$t" >>"$tmp/rows"

@@ -12,6 +12,13 @@
 #                          below the value recorded in docs/validation.md + 2
 #                          percentage points: GUARDS, not targets, that fail
 #                          a change undoing the agreement;
+#   h200_inductor_decode   the decode step (B = 1) of llama-2-7b as
+#                          TorchInductor compiles transformers (fused
+#                          element-wise kernels, cuBLAS GEMMs) is within 5%
+#                          of the model, issue 23's target for single-GPU
+#                          decode; its verification iteration (32 x 5) is
+#                          not (the model is 19% fast there, recorded as a
+#                          guard of 21%);
 #   h200_not_slower_than_hf  no whole step is predicted more than 5% slower
 #                          than Hugging Face transformers measured it: the
 #                          service model stands for an efficient engine, and
@@ -21,7 +28,7 @@
 if sh scripts/validate-h200.sh "$SPECSIM" >"$TMP/out" 2>"$TMP/err"; then
     want=$(( $(wc -l <results/validation/h200-gemm.csv) - 1 +
              $(wc -l <results/validation/h200-hf-steps.csv) - 1 ))
-    got=$(grep -c '^| \(gemm\|hf\) [^|]* | [^|]* x\{0,1\}[^|]* | [0-9]' "$TMP/out")
+    got=$(grep -c '^| \(gemm\|hf\|inductor\) [^|]* | [^|]* x\{0,1\}[^|]* | [0-9]' "$TMP/out")
     if [ "$got" -eq "$want" ]; then pass h200_validate_runs
     else fail h200_validate_runs "$got table rows, want $want"; fi
 else
@@ -61,3 +68,13 @@ slow=$(awk -F' *[|] *' '$2 ~ /^hf / && $7 + 0 > 0 && $7 + 0 < 0.95 { print $3 ":
 nhf=$(grep -c '^| hf [a-z]* | [a-z]' "$TMP/out")
 if [ -z "$slow" ] && [ "$nhf" -gt 0 ]; then pass h200_not_slower_than_hf
 else fail h200_not_slower_than_hf "$nhf rows; slower than HF by more than 5%: $slow"; fi
+
+# inductor rows: group|limit on |error| %
+echo "inductor decode|5
+inductor verify|21" | while IFS='|' read -r group lim; do
+    name=h200_$(echo "$group" | tr ' ' _)
+    got=$(awk -F' *[|] *' -v g="$group" '$2 == g && $3 ~ /^[0-9]+$/ { print $5 }' "$TMP/out")
+    if [ -n "$got" ] && awk -v got="$got" -v lim="$lim" 'BEGIN { exit !(got <= lim) }'; then
+        pass "$name"
+    else fail "$name" "worst |error| '$got'% > $lim%"; fi
+done
