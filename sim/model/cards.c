@@ -93,6 +93,21 @@ static const keytab_key_t BWEFF_KEYS[] = {
     BWEFF_KEY("fp8", PREC_FP8),
     {.name = NULL, .type = KT_END}};
 
+#define FLOPSEFF_KEY(n, p)                                                        \
+    {.name = n, .type = KT_NUM, .off = (p) * sizeof(double), .max = 1,             \
+     .flags = KF_SKIPEMPTY, .def = "0", .zero_means = "0: flops_eff"}
+
+/* flops_eff_by_precision: the formats whose GEMMs reach another fraction of
+ * their own peak than fp16's (FP8's on Hopper, docs/validation.md). */
+static const keytab_key_t FLOPSEFF_KEYS[] = {
+    FLOPSEFF_KEY("fp32", PREC_FP32),
+    FLOPSEFF_KEY("fp16", PREC_FP16),
+    FLOPSEFF_KEY("w8a16", PREC_W8A16),
+    FLOPSEFF_KEY("w4a16", PREC_W4A16),
+    FLOPSEFF_KEY("w4a4", PREC_W4A4),
+    FLOPSEFF_KEY("fp8", PREC_FP8),
+    {.name = NULL, .type = KT_END}};
+
 /* --- the thermal section (model/thermal.h) ------------------------------ */
 
 static const keytab_key_t LEVEL_KEYS[] = {
@@ -206,6 +221,8 @@ static const keytab_key_t HW_KEYS[] = {
      .flags = KF_MIN_OPEN, .def = "0.6"},
     {.name = "bw_eff_by_precision", KEYTAB_SECTION(hw_card_t, bw_eff_prec, double *),
      .sub = BWEFF_KEYS},
+    {.name = "flops_eff_by_precision", KEYTAB_SECTION(hw_card_t, flops_eff_prec, double *),
+     .sub = FLOPSEFF_KEYS},
     {.name = "kernel_floor", KEYTAB_NUM(hw_card_t, kernel_floor), .unit = UNIT_DURATION,
      .max = 1, .flags = KF_SKIPEMPTY, .def = "0",
      .zero_means = "0: no floor, element-wise operators not modelled"},

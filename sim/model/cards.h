@@ -57,6 +57,10 @@ typedef struct hw_card {
      * not given uses bw_eff. Quantized GEMV kernels dequantise while they
      * read and reach less of the peak than fp16 ones (docs/validation.md). */
     double bw_eff_prec[PREC_COUNT];
+    /* Optional, 0 = not given: the achieved fraction of the precision's
+     * peak FLOP/s (`flops_eff_by_precision:`); a format not given uses
+     * flops_eff. */
+    double flops_eff_prec[PREC_COUNT];
     /* Optional, 0 = not modelled: kernel_floor, the least time one kernel
      * costs (launch and tail, seconds); when given, every operator costs at
      * least that, and the per-layer element-wise operators (two RMSNorms,

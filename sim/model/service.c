@@ -938,6 +938,12 @@ double service_bw_eff(const hw_card_t *hw, int precision)
     return e > 0 ? e : hw->bw_eff;
 }
 
+double service_flops_eff(const hw_card_t *hw, int precision)
+{
+    double e = (unsigned)precision < PREC_COUNT ? hw->flops_eff_prec[precision] : 0;
+    return e > 0 ? e : hw->flops_eff;
+}
+
 int service_check_hardware(const hw_card_t *hw, int precision, err_t *err)
 {
     if (!(hw->mem_bw > 0) || !isfinite(hw->mem_bw))
@@ -1013,7 +1019,7 @@ service_t *service_create_in(const hw_card_t *hw, const llm_card_t *model,
     sv->prec = precision;
     sv->overhead = overhead_s;
     sv->bw = hw->mem_bw * service_bw_eff(hw, precision);
-    sv->rate = hw->flops[cp] * hw->flops_eff;
+    sv->rate = hw->flops[cp] * service_flops_eff(hw, precision);
     sv->vec_rate = hw->flops[PREC_FP32] > 0 ? hw->flops[PREC_FP32] * hw->flops_eff : sv->rate;
     sv->floor = hw->kernel_floor;
     sv->p = hw->roofline_p;
@@ -1062,7 +1068,7 @@ int service_heads_init(service_heads_t *h, const hw_card_t *hw, int precision,
     *h = (service_heads_t){.bytes = params * precision_weight_bytes(precision),
                            .flops_per_token = flops_per_token,
                            .bw = hw->mem_bw * service_bw_eff(hw, precision),
-                           .rate = hw->flops[cp] * hw->flops_eff,
+                           .rate = hw->flops[cp] * service_flops_eff(hw, precision),
                            .peak_bw = hw->mem_bw, .peak_rate = hw->flops[cp],
                            .overhead = overhead_s};
     return 0;

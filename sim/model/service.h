@@ -96,6 +96,9 @@ int service_check_hardware(const hw_card_t *hw, int precision, err_t *err);
 /* The card's achieved fraction of mem_bw for a precision's weight format:
  * bw_eff_by_precision's entry when given, else bw_eff. */
 double service_bw_eff(const hw_card_t *hw, int precision);
+/* The same for the FLOP rate: flops_eff_by_precision's entry, else
+ * flops_eff. */
+double service_flops_eff(const hw_card_t *hw, int precision);
 void service_free(service_t *sv);
 
 /* Where iteration times come from, decided at create:

@@ -49,9 +49,9 @@ else fail h200_row_defined "want measured $meas, specsim $t, error $err; got $(g
 limits="gemm fp16 M<=128|8.2
 gemm fp8 M<=128|8.2
 gemm fp16 M=256|14.5
-gemm fp8 M=256|9.6
+gemm fp8 M=256|14.7
 gemm fp16 M>=512|5.9
-gemm fp8 M>=512|6.4"
+gemm fp8 M>=512|3.4"
 echo "$limits" | while IFS='|' read -r group reached; do
     name=h200_$(echo "$group" | sed 's/<=/le/; s/>=/ge/; s/=/eq/; s/[^a-z0-9]\{1,\}/_/g')
     got=$(awk -F' *[|] *' -v g="$group" '$2 == g && $3 ~ /^[0-9]+$/ { print $4 }' "$TMP/out")

@@ -665,6 +665,39 @@ static void test_floor_smooth_and_format_bw(void)
     service_free(c);
 }
 
+/* flops_eff_by_precision applies to its own format only. tiny()'s gate_up
+ * over M = 64 (2·64·n·k FLOPs) at fp8 on 20 TFLOP/s × 0.25 takes the compute
+ * time of the same op on a card whose flops_eff is 0.25; fp16 keeps 0.5 of
+ * its 10 TFLOP/s, written out here. */
+static void test_format_flops_eff(void)
+{
+    llm_card_t m = tiny();
+    hw_card_t h = device(), g = device();
+    err_t e = {0, ""};
+    h.flops_eff_prec[PREC_FP8] = 0.25;
+    g.flops_eff = 0.25;
+    service_t *a = service_create(&h, &m, PREC_FP8, NULL, 0, &e);
+    service_t *b = service_create(&g, &m, PREC_FP8, NULL, 0, &e);
+    service_t *c = service_create(&h, &m, PREC_FP16, NULL, 0, &e);
+    CHECK(a && b && c);
+    service_linop_t la, lb, lc;
+    if (a && b && c && service_linear_op(a, "gate_up", 64, &la) == 0 &&
+        service_linear_op(b, "gate_up", 64, &lb) == 0 &&
+        service_linear_op(c, "gate_up", 64, &lc) == 0) {
+        double flops = 2.0 * 64 * la.n * (double)la.k;
+        CHECK_REL(la.compute_s, flops / (20e12 * 0.25), 1e-12);
+        CHECK_REL(la.compute_s, lb.compute_s, 1e-15);
+        CHECK_REL(lc.compute_s, flops / (10e12 * 0.5), 1e-12);
+        CHECK(service_flops_eff(&h, PREC_FP8) == 0.25 && service_flops_eff(&h, PREC_FP16) == 0.5);
+    } else {
+        CHECK(0);
+    }
+    CHECK(!a || service_linear_op(a, "ffn", 1, &la) == -1);
+    service_free(a);
+    service_free(b);
+    service_free(c);
+}
+
 int main(void)
 {
     RUN(test_roofline_decode_by_hand);
@@ -682,5 +715,6 @@ int main(void)
     RUN(test_step_factor);
     RUN(test_table_mismatch);
     RUN(test_floor_smooth_and_format_bw);
+    RUN(test_format_flops_eff);
     return check_done();
 }
