@@ -140,6 +140,7 @@ static int tree_cand_better(const tree_cand_t *a, const tree_cand_t *b)
 void tree_from_budget(tree_t *t, const tree_probs_t *pr)
 {
     int budget = t->spec[0], top_k = t->spec[1];
+    int max_depth = t->nspec > 2 ? t->spec[2] : TREE_NODES_MAX;
     int parent[TREE_NODES_MAX], lvl[TREE_NODES_MAX];
     double reach[TREE_NODES_MAX];
     /* At most one open candidate per node (its next rank) and the root's:
@@ -161,18 +162,21 @@ void tree_from_budget(tree_t *t, const tree_probs_t *pr)
             cand[nc++] = (tree_cand_t){b.v, b.k + 1, b.depth,
                                        up * tree_probs_at(pr, b.depth, b.k + 1)};
         }
-        cand[nc++] = (tree_cand_t){n, 1, lvl[n] + 1,
-                                   reach[n] * tree_probs_at(pr, lvl[n] + 1, 1)};
+        /* A depth cap closes the node's children; the parse made sure the
+         * capped tree still has room for the budget (tree_parse_budget). */
+        if (lvl[n] < max_depth)
+            cand[nc++] = (tree_cand_t){n, 1, lvl[n] + 1,
+                                       reach[n] * tree_probs_at(pr, lvl[n] + 1, 1)};
         n++;
     }
-    int spec[2] = {t->spec[0], t->spec[1]};
+    int16_t spec[3] = {t->spec[0], t->spec[1], t->spec[2]};
+    int nspec = t->nspec;
     err_t e;
     /* Parents come before children and siblings in rank order: valid. */
     tree_from_parents(t, parent, n, &e);
     t->given = TREE_BUDGET;
-    t->nspec = 2;
-    t->spec[0] = (int16_t)spec[0];
-    t->spec[1] = (int16_t)spec[1];
+    t->nspec = nspec;
+    memcpy(t->spec, spec, sizeof spec);
 }
 
 int tree_same(const tree_t *a, const tree_t *b)
@@ -227,7 +231,24 @@ static const keytab_key_t TREE_KEYS[] = {
     {.name = "parents", .type = KT_SKIP},
     {.name = "budget", .type = KT_SKIP},
     {.name = "top_k", .type = KT_SKIP},
+    {.name = "depth", .type = KT_SKIP},
+    {.name = "width", .type = KT_SKIP},
     {.name = NULL}};
+
+/* Nodes of a tree of `depth` levels in which every node (and the root) has
+ * `width` children: width + width^2 + ... + width^depth, counted only up
+ * to TREE_NODES_MAX + 1 (so that it cannot overflow: past the cap the
+ * exact count does not matter). */
+static int tree_full_nodes(int depth, int width)
+{
+    long total = 0, level = 1;
+    for (int d = 0; d < depth && total <= TREE_NODES_MAX; d++) {
+        level *= width;
+        total += level;
+        if (level > TREE_NODES_MAX) level = TREE_NODES_MAX + 1;
+    }
+    return total > TREE_NODES_MAX ? TREE_NODES_MAX + 1 : (int)total;
+}
 
 /* An integer in [lo, hi] at node. */
 static int tree_int(keytab_ctx_t *c, const ynode_t *node, const char *key, int lo, int hi,
@@ -241,25 +262,38 @@ static int tree_int(keytab_ctx_t *c, const ynode_t *node, const char *key, int l
     return 0;
 }
 
-/* {budget: N, top_k: K}: N nodes, best first under the acceptance model's
- * probabilities; the shape is built once both sections are read
+/* {budget: N, top_k: K, depth: D}: N nodes, best first under the
+ * acceptance model's probabilities, none deeper than D (no cap when D is
+ * not given); the shape is built once both sections are read
  * (tree_from_budget, from sim/config/scenario_check.c). */
 static int tree_parse_budget(keytab_ctx_t *c, const ynode_t *node, const char *key,
                              tree_t *t)
 {
-    char k1[KEYTAB_KEY_MAX], k2[KEYTAB_KEY_MAX];
+    char k1[KEYTAB_KEY_MAX], k2[KEYTAB_KEY_MAX], k3[KEYTAB_KEY_MAX];
     keytab_join(k1, key, "budget");
     keytab_join(k2, key, "top_k");
-    int budget, top_k = TREE_NODES_MAX;
-    const ynode_t *kn = ynode_get(node, "top_k");
-    if (tree_int(c, ynode_get(node, "budget"), k1, 1, TREE_NODES_MAX, &budget) != 0 ||
-        (kn && tree_int(c, kn, k2, 1, TREE_NODES_MAX, &top_k) != 0))
+    keytab_join(k3, key, "depth");
+    int budget, top_k = TREE_NODES_MAX, depth = 0;
+    const ynode_t *kn = ynode_get(node, "top_k"), *dn = ynode_get(node, "depth");
+    const ynode_t *bn = ynode_get(node, "budget");
+    if (tree_int(c, bn, k1, 1, TREE_NODES_MAX, &budget) != 0 ||
+        (kn && tree_int(c, kn, k2, 1, TREE_NODES_MAX, &top_k) != 0) ||
+        (dn && tree_int(c, dn, k3, 1, TREE_NODES_MAX, &depth) != 0))
         return -1;
+    /* Only a depth cap can leave too little room: without one a chain of
+     * rank-1 children always holds the budget. Caught here, not when the
+     * shape is built: the budget is taken as the node count (the block's
+     * gamma, tree_parse_gamma) as soon as the key is read. */
+    int room = depth ? tree_full_nodes(depth, top_k) : TREE_NODES_MAX;
+    if (budget > room)
+        return keytab_err(c, bn, k1, "%d nodes do not fit in depth %d with top_k %d "
+                          "(at most %d)", budget, depth, top_k, room);
     memset(t, 0, sizeof *t);
     t->given = TREE_BUDGET;
-    t->nspec = 2;
+    t->nspec = depth ? 3 : 2;   /* written back as given: depth only if given */
     t->spec[0] = (int16_t)budget;
     t->spec[1] = (int16_t)top_k;
+    t->spec[2] = (int16_t)depth;
     t->n = budget;
     t->present = 1;
     return 0;
@@ -315,23 +349,63 @@ static int tree_blame(keytab_ctx_t *c, const ynode_t *list, const char *key,
     return keytab_err(c, at, k, "%s", colon ? colon + 2 : msg);
 }
 
+/* {depth: D, width: W}: the full tree in which every node above depth D
+ * (and the root) has W children, built as the branching list [W, ..., W]
+ * (D entries) and written back as that list. Two integers rather than a
+ * list so that `optimize` can search the shape one number at a time
+ * (--knob protocol.tree.depth=1..4 --knob protocol.tree.width=1..3). */
+static int tree_parse_uniform(keytab_ctx_t *c, const ynode_t *node, const char *key,
+                              tree_t *t)
+{
+    char kd[KEYTAB_KEY_MAX], kw[KEYTAB_KEY_MAX];
+    keytab_join(kd, key, "depth");
+    keytab_join(kw, key, "width");
+    const ynode_t *dn = ynode_get(node, "depth"), *wn = ynode_get(node, "width");
+    if (!dn) return keytab_err(c, wn, kw, "width goes with depth (the levels it fills)");
+    int depth, width;
+    if (tree_int(c, dn, kd, 1, TREE_NODES_MAX, &depth) != 0 ||
+        tree_int(c, wn, kw, 1, TREE_NODES_MAX, &width) != 0)
+        return -1;
+    int n = tree_full_nodes(depth, width);
+    if (n > TREE_NODES_MAX)
+        return keytab_err(c, wn, kw, "width %d over depth %d is more than %d nodes "
+                          "(%d + %d^2 + ... + %d^%d)", width, depth, TREE_NODES_MAX,
+                          width, width, width, depth);
+    int b[TREE_NODES_MAX];
+    for (int d = 0; d < depth; d++) b[d] = width;
+    err_t e = {0};
+    if (tree_from_branching(t, b, depth, &e) != 0)   /* cannot fail: checked above */
+        return keytab_err(c, node, key, "%s", e.msg);
+    return 0;
+}
+
 int tree_parse_key(keytab_ctx_t *c, const ynode_t *node, const char *key,
                    const keytab_key_t *k, void *base)
 {
     tree_t *t = (tree_t *)((char *)base + k->off);
     if (node->kind != YNODE_MAP)
-        return keytab_err(c, node, key, "expected a mapping with branching or parents "
-                          "(e.g. {branching: [3, 2, 1]}), got %s", ynode_kind_name(node));
+        return keytab_err(c, node, key, "expected a mapping with branching, parents, "
+                          "depth and width, or budget (e.g. {branching: [3, 2, 1]}), "
+                          "got %s", ynode_kind_name(node));
     if (keytab_check_keys(c, TREE_KEYS, node, key) != 0) return -1;
     const ynode_t *b = ynode_get(node, "branching"), *p = ynode_get(node, "parents");
-    const ynode_t *bu = ynode_get(node, "budget");
-    if ((b != NULL) + (p != NULL) + (bu != NULL) != 1)
+    const ynode_t *bu = ynode_get(node, "budget"), *w = ynode_get(node, "width");
+    const ynode_t *d = ynode_get(node, "depth");
+    if ((b != NULL) + (p != NULL) + (bu != NULL) + (w != NULL) != 1)
         return keytab_err(c, node, key, "give exactly one of branching (factors per "
-                          "depth), parents (parent index per node) and budget (nodes "
-                          "best first, with top_k)");
+                          "depth), parents (parent index per node), width (with depth: "
+                          "a uniform tree) and budget (nodes best first, with top_k and "
+                          "depth)");
     if (ynode_get(node, "top_k") && !bu)
         return keytab_err(c, ynode_get(node, "top_k"), key, "top_k goes with budget");
+    if (d && !bu && !w) {
+        char kd[KEYTAB_KEY_MAX];
+        keytab_join(kd, key, "depth");
+        return keytab_err(c, d, kd, "depth goes with width (a uniform tree) or budget "
+                          "(its deepest level)");
+    }
     if (bu) return tree_parse_budget(c, node, key, t);
+    if (w) return tree_parse_uniform(c, node, key, t);
     const char *sub = b ? "branching" : "parents";
     const ynode_t *list = b ? b : p;
     char lk[KEYTAB_KEY_MAX];
@@ -348,6 +422,9 @@ int tree_write_key(FILE *f, const keytab_key_t *k, const void *base, int indent)
 {
     (void)indent;
     const tree_t *t = (const tree_t *)((const char *)base + k->off);
+    if (t->given == TREE_BUDGET && t->nspec > 2)
+        return fprintf(f, " {budget: %d, top_k: %d, depth: %d}\n", t->spec[0], t->spec[1],
+                       t->spec[2]) < 0 ? -1 : 0;
     if (t->given == TREE_BUDGET)
         return fprintf(f, " {budget: %d, top_k: %d}\n", t->spec[0], t->spec[1]) < 0 ? -1
                                                                                    : 0;

@@ -5,7 +5,9 @@
  * is given either by branching factors per depth (`branching: [3, 2, 1]`:
  * every node of depth d has b_{d+1} children, the root b_1) or by an
  * explicit list of parent indices (`parents: [-1, -1, 0, 0, 1]`: node i's
- * parent, -1 for the root; a parent comes before its children). The
+ * parent, -1 for the root; a parent comes before its children), by a depth
+ * and a width (`{depth: 3, width: 2}`: read as the branching list [2, 2,
+ * 2]), or by a node budget filled best first (tree_from_budget). The
  * children of a node are ranked in the order they are listed (rank 1
  * first): the acceptance model of sim/model/accept.h gives each rank its
  * own probability (Sequoia's p_k).
@@ -39,7 +41,8 @@ typedef struct tree {
     int given;                       /* enum tree_given; TREE_NONE: no tree */
     int nspec;                       /* entries of spec */
     int16_t spec[TREE_NODES_MAX];    /* the list as given (branching or
-                                        parents; budget: budget, top_k) */
+                                        parents; budget: budget, top_k and,
+                                        when nspec is 3, the depth cap) */
     int built;                       /* the shape is known (a budget's is
                                         built from the acceptance model's
                                         probabilities: tree_from_budget) */
@@ -101,18 +104,22 @@ static inline double tree_probs_at(const tree_probs_t *pr, int d, int k)
 double tree_expected_depth(const tree_t *t, const tree_probs_t *pr, double *at_least);
 
 /* Builds the shape of a budget tree t (given TREE_BUDGET: n = budget,
- * spec[1] = top_k) under probabilities pr: best first, the node whose
- * root path is most likely added next (a child of rank k <= top_k of a
- * node in the tree, or of the root), ties to the shallower, then the
+ * spec[1] = top_k, spec[2] = the depth cap when nspec is 3) under
+ * probabilities pr: best first, the node whose root path is most likely
+ * added next (a child of rank k <= top_k of a node in the tree, or of the
+ * root, at a depth within the cap), ties to the shallower, then the
  * earlier parent, then the lower rank. The n most likely nodes form a
  * tree when each row's p is non-increasing in rank (a child is never more
  * likely than its parent or its elder sibling), so this maximises
- * tree_expected_depth over trees of n nodes (Sequoia's optimal tree). */
+ * tree_expected_depth over trees of n nodes within the cap (Sequoia's
+ * optimal tree). The cap must leave room for n nodes (top_k + top_k^2 +
+ * ... + top_k^cap >= n; the scenario key checks it): with less, fewer
+ * nodes are built. */
 void tree_from_budget(tree_t *t, const tree_probs_t *pr);
 
-/* `protocol.tree` as a scenario key: a mapping with `branching`, `parents`
- * or `budget` (and `top_k`) (sim/config/scenario_keys.c); the field is a
- * tree_t. */
+/* `protocol.tree` as a scenario key: a mapping with `branching`,
+ * `parents`, `depth` and `width`, or `budget` (and `top_k`, `depth`)
+ * (sim/config/scenario_keys.c); the field is a tree_t. */
 int tree_parse_key(keytab_ctx_t *c, const ynode_t *node, const char *key,
                    const keytab_key_t *k, void *base);
 int tree_write_key(FILE *f, const keytab_key_t *k, const void *base, int indent);

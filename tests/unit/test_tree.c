@@ -154,6 +154,77 @@ static void test_budget(void)
     CHECK(t.n == 5 && t.depth == 5 && t.first_len == 5);
 }
 
+/* The same budget and p with depth: 2. A (0.5), B = A's rank 1 (0.25),
+ * C = the root's rank 2 (0.2) as above; B's rank 1 (0.125) would be at
+ * depth 3, so it never opens. Three candidates at 0.1 remain: the root's
+ * rank 3 (depth 1) goes first, the shallowest: E; then A's rank 2 and
+ * C's rank 1 (both depth 2), A's the earlier parent: F. E[a] = 0.5 +
+ * 0.25 + 0.2 + 0.1 + 0.1 = 1.15; canonical: roots A, C, E, then A's
+ * children B, F (ranks 1, 2). */
+static void test_budget_depth(void)
+{
+    tree_t t;
+    memset(&t, 0, sizeof t);
+    t.given = TREE_BUDGET;
+    t.nspec = 3;
+    t.spec[0] = 5;
+    t.spec[1] = 3;
+    t.spec[2] = 2;
+    tree_probs_t pr = probs1(P321, 3);
+    tree_from_budget(&t, &pr);
+    CHECK(t.n == 5 && t.depth == 2 && t.root_children == 3);
+    CHECK(t.width[0] == 3 && t.width[1] == 2);
+    int want[] = {-1, -1, -1, 0, 0};
+    for (int i = 0; i < 5; i++) CHECK(t.parent[i] == want[i]);
+    CHECK(t.rank[3] == 1 && t.rank[4] == 2);
+    CHECK_ABS(tree_expected_depth(&t, &pr, NULL), 1.15, 1e-12);
+    CHECK(t.nspec == 3 && t.spec[0] == 5 && t.spec[1] == 3 && t.spec[2] == 2);
+}
+
+/* The shape keys as the loader reads them. {depth: 3, width: 2} is the
+ * tree [2, 2, 2]: 2 + 4 + 8 = 14 nodes, gamma 14. {budget: 5, top_k: 3,
+ * depth: 2} is test_budget_depth's tree (built from acceptance.p). Too
+ * many nodes: width 3 over depth 5 is 3 + 9 + 27 + 81 + 243 = 363 > 128;
+ * a budget of 7 in depth 2 with top_k 2 exceeds its 2 + 4 = 6 places. */
+static tree_t load_tree(const char *tree, err_t *e, int *rc)
+{
+    char y[512];
+    snprintf(y, sizeof y, "name: shape\nprotocol: {mode: sync, tree: %s}\n"
+             "acceptance: {model: tree, p: [0.5, 0.2, 0.1]}\n", tree);
+    scenario_t s;
+    tree_t t;
+    memset(&t, 0, sizeof t);
+    *rc = scenario_load_string("shape", y, NULL, 0, &s, e);
+    if (*rc == 0) {
+        t = s.protocol.tree;
+        CHECK(s.protocol.gamma == t.n);
+        scenario_fini(&s);
+    }
+    return t;
+}
+
+static void test_shape_keys(void)
+{
+    err_t e;
+    int rc;
+    tree_t t = load_tree("{depth: 3, width: 2}", &e, &rc);
+    CHECK(rc == 0 && t.n == 14 && t.depth == 3 && t.given == TREE_BRANCHING);
+    CHECK(t.width[0] == 2 && t.width[1] == 4 && t.width[2] == 8);
+    t = load_tree("{budget: 5, top_k: 3, depth: 2}", &e, &rc);
+    CHECK(rc == 0 && t.n == 5 && t.depth == 2 && t.root_children == 3);
+    t = load_tree("{depth: 5, width: 3}", &e, &rc);
+    CHECK(rc < 0 && e.code == ERR_INPUT && strstr(e.msg, "protocol.tree.width") != NULL);
+    t = load_tree("{budget: 7, top_k: 2, depth: 2}", &e, &rc);
+    CHECK(rc < 0 && strstr(e.msg, "protocol.tree.budget") != NULL &&
+          strstr(e.msg, "at most 6") != NULL);
+    t = load_tree("{width: 2}", &e, &rc);
+    CHECK(rc < 0 && strstr(e.msg, "protocol.tree.width") != NULL);
+    t = load_tree("{branching: [2], depth: 2}", &e, &rc);
+    CHECK(rc < 0 && strstr(e.msg, "protocol.tree.depth") != NULL);
+    t = load_tree("{depth: 2, width: 0}", &e, &rc);
+    CHECK(rc < 0 && strstr(e.msg, "protocol.tree.width") != NULL);
+}
+
 /* p per depth: [3, 2, 1] under rows [0.5, 0.2, 0.1] (the root's
  * children), [0.6, 0.3] (depth 2), [0.4] (depth 3). P(a >= 1) = 0.8,
  * P(a >= 2) = 0.8·0.9 = 0.72, P(a >= 3) = 0.72·0.4 = 0.288: E[a] = 1.808;
@@ -445,6 +516,8 @@ int main(void)
     RUN(test_expected_and_law);
     RUN(test_draws);
     RUN(test_budget);
+    RUN(test_budget_depth);
+    RUN(test_shape_keys);
     RUN(test_per_depth);
     RUN(test_chain_is_iid);
     RUN(test_sync_closed_form);
