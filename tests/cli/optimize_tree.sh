@@ -82,6 +82,13 @@ print(b["protocol.tree.depth"], b["protocol.tree.width"])' "$TMP/$search.json") 
     then pass "tree_shape_optimize_$search"
     else fail "tree_shape_optimize_$search" "best '$got', by hand '$best' $(head -c 300 "$TMP/err")"; fi
 done
+# The example scenario is this one with the search in its optimize:
+# section; its comment quotes the same answer.
+ex=scenarios/examples/optimize-tree.yaml
+if "$SPECSIM" optimize "$ex" -j 2 2>"$TMP/err" |
+       grep -qx "best: protocol.tree.depth=${best% *}, protocol.tree.width=${best#* }"
+then pass tree_shape_example
+else fail tree_shape_example "$(head -c 300 "$TMP/err")"; fi
 n=$(($(wc -l <"$TMP/grid.csv") - 1))
 [ "$n" -eq 12 ] && pass tree_shape_grid_rows || fail tree_shape_grid_rows "$n rows"
 
