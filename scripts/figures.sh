@@ -49,6 +49,29 @@ sweep_figure cost-vs-itl cost-vs-itl
 sweep_figure gamma-policy-rtt gamma-policy-rtt
 sweep_figure order-slo order-slo
 
+# Where should the draft run? The edge-vs-cloud sweep once per variant
+# (the --set lines that make it; scenarios/paper/edge-vs-cloud.yaml as it is
+# is edge-chain), then edge-vs-cloud.awk names each point's winner per metric.
+begin edge-vs-cloud
+evc() { # evc VARIANT [--set K=V ...]
+    v=$1; shift
+    "$specsim" sweep scenarios/paper/edge-vs-cloud.yaml -j "$jobs" $mode --quiet "$@" \
+        --out "$data/edge-vs-cloud-$v.csv"
+}
+evc edge-chain
+evc edge-tree --set "protocol.tree={branching: [2, 2, 1, 1]}" --set protocol.gamma=14
+evc cloud-draft --set protocol.mode=cloud-spec --set cloud.draft=models/llm/tinyllama-1.1b.yaml
+evc cloud-heads --set protocol.mode=cloud-spec \
+    --set "cloud.draft_heads={params: 0.37e9, flops_per_token: 0.75e9}"
+evc cloud-only --set protocol.mode=cloud-only
+awk -F, -f scripts/edge-vs-cloud.awk \
+    v=edge-chain "$data/edge-vs-cloud-edge-chain.csv" v=edge-tree "$data/edge-vs-cloud-edge-tree.csv" \
+    v=cloud-draft "$data/edge-vs-cloud-cloud-draft.csv" v=cloud-heads "$data/edge-vs-cloud-cloud-heads.csv" \
+    v=cloud-only "$data/edge-vs-cloud-cloud-only.csv" >"$data/edge-vs-cloud.csv"
+gnuplot -c scripts/edge-vs-cloud.gp "$data/edge-vs-cloud.csv" "$out/edge-vs-cloud" \
+    "$(sed -n 's/^ *gpu_hour_usd: *\([0-9.]*\).*/\1/p' scenarios/paper/edge-vs-cloud.yaml)"
+end
+
 # SLO attainment needs a simulator with the `slo:` section and the
 # slo_attainment metric; an older one refuses the scenario's `slo:` key, and
 # then this figure alone is skipped (the committed PNG/PDF stay as they are).

@@ -176,3 +176,43 @@ n=$(awk -F, 'NR > 1 { n[$2]++ } END { for (o in n) print o, n[o] }' "$TMP/os.csv
 if [ -z "$miss" ] && [ "$n" = "edf 11 fair 11 fcfs 11 least-slack 11 priority 11 " ]
 then pass order_slo_sweep
 else fail order_slo_sweep "missing: $miss; points: $n; $(head -c 400 "$TMP/err")"; fi
+
+# --- edge-vs-cloud.awk by hand ----------------------------------------------
+# Two edge variants (a, b) and one cloud variant (x) at 2 points. ITL at 1
+# tenant: x wins, best edge a 0.020 / 0.010 = 2; at 8: b 0.028 against x
+# 0.0285, closer than the CIs (0.001 + 0.001): b wins but a tie. GPU-s at 1
+# tenant: b 0.8 / 2.0 = 0.4, beyond the CIs; $ at 1 tenant: x wins, 5 / 4.
+h=point,tenants.network.rtt,tenants.count,itl_mean_s,itl_mean_s_ci95,gpu_s_per_ktok,gpu_s_per_ktok_ci95,usd_per_mtok,usd_per_mtok_ci95
+printf '%s\n0,10ms,1,0.020,0.001,1.0,0.1,5,0.1\n1,10ms,8,0.030,0.001,0.5,0.01,1,0.01\n' "$h" >"$TMP/ea.csv"
+printf '%s\n0,10ms,1,0.025,0.001,0.8,0.1,6,0.1\n1,10ms,8,0.028,0.001,0.55,0.01,1.1,0.01\n' "$h" >"$TMP/eb.csv"
+printf '%s\n0,10ms,1,0.010,0.001,2.0,0.1,4,0.1\n1,10ms,8,0.0285,0.001,0.6,0.01,1.2,0.01\n' "$h" >"$TMP/cx.csv"
+evc() { awk -F, -f scripts/edge-vs-cloud.awk "$@"; }
+got=$(evc v=edge-a "$TMP/ea.csv" v=edge-b "$TMP/eb.csv" v=cloud-x "$TMP/cx.csv" 2>"$TMP/err" |
+    grep -E '^(itl_mean_s|gpu_s_per_ktok,10ms,1,|usd_per_mtok,10ms,1,)' | tr '\n' ' ')
+want="itl_mean_s,10ms,1,1,1,cloud-x,3,0.02,0.01,2.0000,0 itl_mean_s,10ms,8,1,2,edge-b,2,0.028,0.0285,0.9825,1 \
+gpu_s_per_ktok,10ms,1,1,1,edge-b,2,0.8,2,0.4000,0 usd_per_mtok,10ms,1,1,1,cloud-x,3,5,4,1.2500,0 "
+if [ "$got" = "$want" ]; then pass edge_vs_cloud_hand_count
+else fail edge_vs_cloud_hand_count "got: $got; $(cat "$TMP/err")"; fi
+# A point missing from one file, an empty value (usd_per_mtok without
+# cloud.gpu_hour_usd) and no cloud variant are refused, with nothing printed.
+head -n 2 "$TMP/cx.csv" >"$TMP/cx1.csv"
+sed 's/,1\.2,0\.01$/,,/' "$TMP/cx.csv" >"$TMP/cxe.csv"
+for c in "cx1:v=edge-a $TMP/ea.csv v=cloud-x $TMP/cx1.csv" \
+         "cxe:v=edge-a $TMP/ea.csv v=cloud-x $TMP/cxe.csv" \
+         "edge:v=edge-a $TMP/ea.csv v=edge-b $TMP/eb.csv"; do
+    # shellcheck disable=SC2086 # the arguments are split on purpose
+    out=$(evc ${c#*:} 2>/dev/null); rc=$?
+    if [ "$rc" = 2 ] && [ -z "$out" ]; then pass "edge_vs_cloud_refuses_${c%%:*}"
+    else fail "edge_vs_cloud_refuses_${c%%:*}" "exit $rc, printed: $out"; fi
+done
+
+# --- the edge-vs-cloud sweep ------------------------------------------------
+# A short run of the paper sweep (as edge-chain): every column the awk reads,
+# 6 RTTs x 8 tenant counts, and a usd_per_mtok in every row (the scenario
+# prices the GPU, so the figure's panel (c) is not empty).
+miss=$(sweep_cols evc scenarios/paper/edge-vs-cloud.yaml tenants.network.rtt tenants.count \
+    itl_mean_s itl_mean_s_ci95 gpu_s_per_ktok gpu_s_per_ktok_ci95 usd_per_mtok usd_per_mtok_ci95)
+n=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "usd_per_mtok") c = i; next }
+    $c != "" && $c + 0 > 0 { k++ } END { print NR - 1, k + 0 }' "$TMP/evc.csv")
+if [ -z "$miss" ] && [ "$n" = "48 48" ]; then pass edge_vs_cloud_sweep
+else fail edge_vs_cloud_sweep "missing: $miss; points, priced: $n; $(head -c 400 "$TMP/err")"; fi
