@@ -35,6 +35,7 @@ do for [fmt in "pdf png"] {
     if (fmt eq "pdf") { eval TERM_PDF; set terminal pdfcairo size 7.5in,3in font 'Sans,8'; LF = ",6" } \
     else { eval TERM_PNG; set terminal pngcairo size 1600,640 font 'Sans,12'; LF = ",10" }
     set output OUT . "." . fmt
+    unset key  # the panels have none: the variants' key is its own plot below
     # Category tics (set per format: the key's empty plot below unsets them).
     set xtics () scale 0; set ytics () scale 0
     do for [i = 1:NX] { set xtics add (word(rtts, i) i) }
