@@ -26,7 +26,9 @@
 #                                   rate), output_tok_s (/ tp), itl_s, total_s
 # Cards: hardware_card and model_card; a hardware variant the source leaves
 # open (unknown) is read as the nearest card (A100: a100-80g, H100: h100-sxm,
-# AGX or IGX Orin: jetson-orin-agx); none is listed as "no card" and counted.
+# AGX or IGX Orin: jetson-orin-agx, an M1 Max whose GPU is not stated:
+# apple-m1-max, the 32-core GPU; both M1 Max GPUs have the same 400GB/s);
+# none is listed as "no card" and counted.
 # Precision: fp16 and bf16 are fp16; int8 weight-only is w8a16; every 4-bit
 # weight format is w4a16; fp8 is fp8 (e4m3 weights and activations, the
 # card's dense FP8 peak, an fp16 KV cache); unknown is fp16 for vLLM and w4a16 for
@@ -77,7 +79,7 @@ function card(dir, name) { return system("[ -f models/" dir "/" name ".yaml ]") 
                                              : "edge: llama.cpp, Ollama"
     if (hwc == "unknown") {
         hwc = hw ~ /A100/ ? "a100-80g" : hw ~ /H100/ ? "h100-sxm" \
-            : hw ~ /Orin/ ? "jetson-orin-agx" : "none"
+            : hw ~ /Orin/ ? "jetson-orin-agx" : hw ~ /M1 Max/ ? "apple-m1-max" : "none"
         if (hwc != "none") note("hardware variant not stated: " hwc)
     }
     why = ""

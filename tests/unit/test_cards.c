@@ -46,7 +46,14 @@ static void test_hw_cards(void)
 {
     static const char *const files[] = {"h200", "h100-sxm", "a100-80g", "l4",
                                         "jetson-orin-agx", "snapdragon-8-gen-3",
-                                        "apple-m2", "raspberry-pi-5"};
+                                        "apple-m2", "raspberry-pi-5",
+                                        /* the cards the published points of
+                                         * docs/validation.md need */
+                                        "a100-40g", "a100-80g-pcie", "h100-pcie",
+                                        "rtx-4090", "apple-m1", "apple-m1-max",
+                                        "apple-m3-max", "jetson-orin-nano",
+                                        "jetson-orin-nano-super",
+                                        "snapdragon-8-gen-2", "snapdragon-8-elite"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
         char path[512];
         snprintf(path, sizeof path, ROOT "models/hardware/%s.yaml", files[i]);
