@@ -29,8 +29,10 @@
 # AGX or IGX Orin: jetson-orin-agx, an M1 Max whose GPU is not stated:
 # apple-m1-max, the 32-core GPU; both M1 Max GPUs have the same 400GB/s);
 # none is listed as "no card" and counted.
-# Precision: fp16 and bf16 are fp16; int8 weight-only is w8a16; every 4-bit
-# weight format is w4a16; fp8 is fp8 (e4m3 weights and activations, the
+# Precision: fp16 and bf16 are fp16; a named weight format is that format
+# (its own bits per weight, computed at w8a16 or w4a16: int8 weight-only is
+# int8-ch, gpt-fast int4 int4-g32, AWQ int4-g128, GGUF q4_0 and q4_K_M and
+# MLC q4f16_1 by name); an unnamed 4-bit format is w4a16; fp8 is fp8 (e4m3 weights and activations, the
 # card's dense FP8 peak, an fp16 KV cache); unknown is fp16 for vLLM and w4a16 for
 # Ollama (its default tags are 4-bit). Lengths: a 0-token prompt (llama-bench
 # tg) is one token, so that the run is G one-token steps from an empty cache;
@@ -86,9 +88,17 @@ function card(dir, name) { return system("[ -f models/" dir "/" name ".yaml ]") 
     if (hwc == "none" || !card("hardware", hwc)) why = "hardware (" hw ")"
     if (mc == "none" || !card("llm", mc))
         why = why (why == "" ? "" : ", ") "model (" v("model") ")"
+    # A named layout is read at its own bits per weight (specsim step
+    # --help): GGUF and MLC formats by name, gpt-fast int4 (group 32, bf16
+    # scale and zero) int4-g32, its int8 (a scale per row) int8-ch, AWQ
+    # (group 128, fp16 scale, 4-bit zero) int4-g128; a 4-bit format the
+    # source does not name (QNN w4a16, int4) the w4a16 reference layout.
     if (prec == "fp16" || prec == "bf16") p = "fp16"
-    else if (prec == "int8-wo") p = "w8a16"
-    else if (prec ~ /^(int4-wo-g32|awq-int4|q4_0|q4_K_M|q4f16_1|w4a16|int4)$/) p = "w4a16"
+    else if (prec == "int8-wo") p = "int8-ch"
+    else if (prec == "int4-wo-g32") p = "int4-g32"
+    else if (prec == "awq-int4") p = "int4-g128"
+    else if (prec ~ /^(q4_0|q4_K_M|q4f16_1)$/) p = prec
+    else if (prec ~ /^(w4a16|int4)$/) p = "w4a16"
     else if (prec == "fp8") p = "fp8"
     else if (prec == "unknown" && engine ~ /Ollama/) { p = "w4a16"; note("precision not stated: w4a16") }
     else if (prec == "unknown") { p = "fp16"; note("precision not stated: fp16") }

@@ -41,6 +41,53 @@ double precision_weight_bytes(int p)
     }
 }
 
+/* Bits per weight of the layouts the published points of docs/validation.md
+ * use, from each format's block layout (a block of B weights at b bits plus
+ * its metadata, per weight):
+ *   q4_0     GGUF: 32 4-bit weights + one fp16 scale: (32*4 + 16) / 32
+ *   q4_1     GGUF: 32 4-bit weights + fp16 scale and fp16 min: (128 + 32) / 32
+ *   q8_0     GGUF: 32 int8 weights + one fp16 scale: (32*8 + 16) / 32
+ *   q4_K_M   GGUF mix: Q4_K super-blocks (4.5 bits) for most tensors, Q6_K
+ *            (6.5625 bits) for the output matrix and part of attn_v and
+ *            ffn_down; llama.cpp's quantize tool lists 4.58 GiB for
+ *            Llama-3-8B (8.03e9 weights: 4.90 bits) and 3.80 GiB for
+ *            LLaMA-7B (6.74e9: 4.84 bits); 4.85, the 7B-class figure
+ *   q4f16_1  MLC: group 32, fp16 scale, symmetric (no zero): 4 + 16/32
+ *   int4-g32 gpt-fast int4 weight-only: group 32, bf16 scale and bf16
+ *            zero per group: 4 + 32/32
+ *   int4-g128  AWQ / GPTQ: group 128, fp16 scale + 4-bit zero: 4 + 20/128,
+ *            the w4a16 reference layout
+ *   int8-ch  gpt-fast int8 weight-only: one scale per output row, 16/K
+ *            bits (< 0.004 at K = 4096), left out: 8 */
+const weight_format_t weight_formats[] = {
+    {"q4_0", PREC_W4A16, 4.5},
+    {"q4_1", PREC_W4A16, 5.0},
+    {"q8_0", PREC_W8A16, 8.5},
+    {"q4_K_M", PREC_W4A16, 4.85},
+    {"q4f16_1", PREC_W4A16, 4.5},
+    {"int4-g32", PREC_W4A16, 5.0},
+    {"int4-g128", PREC_W4A16, 4.0 + 20.0 / 128.0},
+    {"int8-ch", PREC_W8A16, 8.0},
+    {NULL, 0, 0},
+};
+
+int weight_format_parse(const char *s, int *prec, double *bytes)
+{
+    int p = precision_parse(s);
+    if (p >= 0) {
+        *prec = p;
+        *bytes = precision_weight_bytes(p);
+        return 0;
+    }
+    for (const weight_format_t *f = weight_formats; f->name; f++)
+        if (strcmp(s, f->name) == 0) {
+            *prec = f->prec;
+            *bytes = f->bits / 8.0;
+            return 0;
+        }
+    return -1;
+}
+
 int cards_resolve_path(const char *ref, char *out, size_t outsz)
 {
     return datapath_resolve(".", ref, out, outsz);

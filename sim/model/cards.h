@@ -99,6 +99,23 @@ const char *precision_name(int prec);
  * one byte, its per-tensor or per-channel scale negligible). */
 double precision_weight_bytes(int prec);
 
+/* A named weight format (docs/formats.md, "Weight formats"): a quantized
+ * layout as an engine stores it. It computes at `prec` (that precision's
+ * peak FLOP rate and its bw_eff_by_precision entry) but is read at its own
+ * bits per weight, block scales, zeros and mixed tensors included, where
+ * the precision's bytes are one reference layout (g128 with a scale and a
+ * zero per group) for every format of its width. */
+typedef struct weight_format {
+    const char *name;
+    int prec;       /* enum precision it computes at */
+    double bits;    /* bits per weight, metadata included */
+} weight_format_t;
+/* The formats, NULL-name-terminated. */
+extern const weight_format_t weight_formats[];
+/* A precision name ("w4a16": its own bytes) or a format name ("q4_0"): 0
+ * with *prec and *bytes (per weight) set, or -1 when neither. */
+int weight_format_parse(const char *s, int *prec, double *bytes);
+
 /* Writes into out (size outsz) the path to open for a card reference
  * given on the command line: datapath_resolve from the working directory
  * (as given if absolute or if it exists relative to the working directory,

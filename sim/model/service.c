@@ -113,6 +113,7 @@ enum { LIN_MEMO_N = 256 };
 
 struct service {
     int prec;
+    double wbytes;              /* bytes per weight (the precision's or a format's) */
     double overhead;
     double bw, rate;            /* datasheet achieved rates */
     double peak_bw, peak_rate;  /* datasheet peaks (no efficiencies) */
@@ -658,7 +659,7 @@ static void setup_ops(service_t *sv, const llm_card_t *m)
         {m->hidden, m->ffn},
         {m->vocab, m->hidden},
     };
-    double wb = precision_weight_bytes(sv->prec);
+    double wb = sv->wbytes;
     double act = sv->prec == PREC_FP32 ? 4 : 2;
     double tp = sv->tp;
     for (int i = 0; i < OP_N; i++) {
@@ -998,8 +999,21 @@ service_t *service_create_in(const hw_card_t *hw, const llm_card_t *model,
                              double overhead_s, int tp, struct infiles *files,
                              err_t *err)
 {
+    return service_create_wb(hw, model, precision, 0, calibration, overhead_s, tp,
+                             files, err);
+}
+
+service_t *service_create_wb(const hw_card_t *hw, const llm_card_t *model,
+                             int precision, double weight_bytes,
+                             const char *calibration, double overhead_s, int tp,
+                             struct infiles *files, err_t *err)
+{
     if (precision < 0 || precision >= PREC_COUNT) {
         err_set(err, ERR_INPUT, "service: unknown precision %d", precision);
+        return NULL;
+    }
+    if (!(weight_bytes >= 0) || !isfinite(weight_bytes)) {
+        err_set(err, ERR_INPUT, "service: bytes per weight must be finite and >= 0");
         return NULL;
     }
     if (service_check_model(model, err) != 0 ||
@@ -1017,6 +1031,7 @@ service_t *service_create_in(const hw_card_t *hw, const llm_card_t *model,
     }
     int cp = compute_prec(precision);
     sv->prec = precision;
+    sv->wbytes = weight_bytes > 0 ? weight_bytes : precision_weight_bytes(precision);
     sv->overhead = overhead_s;
     sv->bw = hw->mem_bw * service_bw_eff(hw, precision);
     sv->rate = hw->flops[cp] * service_flops_eff(hw, precision);

@@ -79,6 +79,13 @@ service_t *service_create_in(const hw_card_t *hw, const llm_card_t *model,
                              int precision, const char *calibration,
                              double overhead_s, int tp, struct infiles *files,
                              err_t *err);
+/* The same with the weights read at weight_bytes per weight (a named
+ * weight format's, cards.h weight_format_parse) instead of the precision's
+ * own; 0: the precision's. */
+service_t *service_create_wb(const hw_card_t *hw, const llm_card_t *model,
+                             int precision, double weight_bytes,
+                             const char *calibration, double overhead_s, int tp,
+                             struct infiles *files, err_t *err);
 /* tp >= 1; for tp > 1: tp divides heads and kv_heads, the card has an
  * interconnect_bw, and no calibration table is given. 0, or -1 with err
  * (ERR_INPUT, the message names the card at fault). */

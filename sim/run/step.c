@@ -39,7 +39,7 @@ static int resolve_card(const char *ref, const char *dir, const char *what, char
 
 /* The cards, the precision and the overhead; *bad names what is wrong. */
 static int read_inputs(const step_setup_t *in, hw_card_t *hw, llm_card_t *m, int *prec,
-                       double *overhead, step_input_t *bad, err_t *err)
+                       double *wbytes, double *overhead, step_input_t *bad, err_t *err)
 {
     char path[1024];
     *bad = STEP_IN_HARDWARE;
@@ -55,10 +55,12 @@ static int read_inputs(const step_setup_t *in, hw_card_t *hw, llm_card_t *m, int
         return -1;
     *bad = STEP_IN_PRECISION;
     const char *p = in->precision ? in->precision : "fp16";
-    *prec = precision_parse(p);
-    if (*prec < 0)
+    /* A named weight format (q4_0, q4_K_M, ...) computes at its precision
+     * and is read at its own bytes per weight (cards.h). */
+    if (weight_format_parse(p, prec, wbytes) != 0)
         return err_set(err, ERR_INPUT, "unknown precision '%s' (fp32, fp16, w8a16, "
-                       "w4a16, w4a4 or fp8)", p);
+                       "w4a16, w4a4, fp8, or a weight format: q4_0, q4_1, q8_0, "
+                       "q4_K_M, q4f16_1, int4-g32, int4-g128, int8-ch)", p);
     /* A card the model cannot use at any precision is the card's fault; one
      * that lacks this precision's peak, the precision's. */
     *bad = service_check_hardware(hw, PREC_FP16, err) != 0 ? STEP_IN_HARDWARE
@@ -81,14 +83,14 @@ step_t *step_create(const step_setup_t *in, step_input_t *bad, err_t *err)
     hw_card_t hw;
     llm_card_t m;
     int prec = PREC_FP16;
-    double overhead = 0;
-    if (read_inputs(in, &hw, &m, &prec, &overhead, bad, err) != 0) return NULL;
+    double overhead = 0, wbytes = 0;
+    if (read_inputs(in, &hw, &m, &prec, &wbytes, &overhead, bad, err) != 0) return NULL;
     step_t *st = calloc(1, sizeof *st);
     if (!st) {
         err_set(err, ERR_RUNTIME, "out of memory");
         return NULL;
     }
-    st->sv = service_create_tp(&hw, &m, prec, NULL, overhead, in->tp, err);
+    st->sv = service_create_wb(&hw, &m, prec, wbytes, NULL, overhead, in->tp, NULL, err);
     if (!st->sv) {
         free(st);
         return NULL;

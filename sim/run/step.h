@@ -27,7 +27,8 @@
 typedef struct step_setup {
     const char *hardware;   /* hardware card (models/hardware/) */
     const char *model;      /* LLM card (models/llm/) */
-    const char *precision;  /* fp16, fp32, w8a16, w4a16, w4a4, fp8; NULL: fp16 */
+    const char *precision;  /* fp16, fp32, w8a16, w4a16, w4a4, fp8, or a weight
+                               format (cards.h weight_formats); NULL: fp16 */
     int tp;                 /* GPUs in tensor parallelism, >= 1 */
     const char *overhead;   /* fixed time of every iteration, a duration
                                ("0.5ms"); NULL: 0 */

@@ -137,6 +137,20 @@ if step prefill $cards --prompt 4096 && same "$(col "$TMP/out" time_s)" "$1" &&
     pass step_prefill_by_hand
 else fail step_prefill_by_hand "want time_s $1; got $(cat "$TMP/out" "$TMP/err")"; fi
 
+# --- named weight formats ----------------------------------------------------
+# A format computes at its precision and reads its own bits per weight: the
+# weights read are the fp16 ones x bits / 16 (q4_0: 4.5 bits, q4_K_M 4.85,
+# q8_0 8.5), and w4a16 is the reference g128 layout, 4 + 20/128 bits.
+w16=$(col "$TMP/decode0" weight_bytes)
+ok=1
+for fb in q4_0:4.5 q4_K_M:4.85 q8_0:8.5 int4-g128:4.15625 w4a16:4.15625; do
+    f=${fb%%:*} b=${fb#*:}
+    if step decode $cards --precision "$f" &&
+       same "$(col "$TMP/out" weight_bytes)" "$(awk -v w="$w16" -v b="$b" 'BEGIN { printf "%.17g", w * b / 16 }')"; then :
+    else ok=0; echo "$f: want $w16 x $b / 16; got $(cat "$TMP/out" "$TMP/err")"; fi
+done
+[ $ok = 1 ] && pass step_weight_formats || fail step_weight_formats "see above"
+
 # --- relations between the modes -------------------------------------------
 if step prefill $cards --prompt 1 &&
    [ "$(col "$TMP/out" time_s)" = "$(col "$TMP/decode0" time_s)" ]; then

@@ -98,6 +98,30 @@ static void test_precision(void)
     CHECK_STR(precision_name(PREC_W8A16), "w8a16");
 }
 
+/* Named weight formats: their precision and their own bytes per weight; a
+ * precision name is its own format. */
+static void test_weight_formats(void)
+{
+    int p = -1;
+    double b = 0;
+    /* GGUF Q4_0: a block of 32 4-bit weights and one fp16 scale = 18 bytes */
+    CHECK(weight_format_parse("q4_0", &p, &b) == 0 && p == PREC_W4A16 && b == 18.0 / 32);
+    /* Q8_0: 32 int8 weights and one fp16 scale = 34 bytes */
+    CHECK(weight_format_parse("q8_0", &p, &b) == 0 && p == PREC_W8A16 && b == 34.0 / 32);
+    CHECK(weight_format_parse("q4_K_M", &p, &b) == 0 && p == PREC_W4A16 && b == 4.85 / 8);
+    /* gpt-fast int4: group 32 with a bf16 scale and zero, 4 + 32/32 bits */
+    CHECK(weight_format_parse("int4-g32", &p, &b) == 0 && b == 5.0 / 8);
+    /* AWQ's g128 layout is the w4a16 reference one */
+    CHECK(weight_format_parse("int4-g128", &p, &b) == 0 &&
+          b == precision_weight_bytes(PREC_W4A16));
+    CHECK(weight_format_parse("w8a16", &p, &b) == 0 && p == PREC_W8A16 &&
+          b == precision_weight_bytes(PREC_W8A16));
+    CHECK(weight_format_parse("q4_k_m", &p, &b) == -1);   /* names are exact */
+    CHECK(weight_format_parse("int4", &p, &b) == -1);
+    for (const weight_format_t *f = weight_formats; f->name; f++)
+        CHECK(f->prec == PREC_W4A16 || f->prec == PREC_W8A16);
+}
+
 static ynode_t *parse(const char *text)
 {
     ynode_t *n = NULL;
@@ -246,6 +270,7 @@ int main(void)
     RUN(test_llm_cards);
     RUN(test_hw_cards);
     RUN(test_precision);
+    RUN(test_weight_formats);
     RUN(test_inline_and_base);
     RUN(test_card_file_errors);
     RUN(test_card_round_trip);
