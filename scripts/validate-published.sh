@@ -32,14 +32,16 @@
 # Precision: fp16 and bf16 are fp16; a named weight format is that format
 # (its own bits per weight, computed at w8a16 or w4a16: int8 weight-only is
 # int8-ch, gpt-fast int4 int4-g32, AWQ int4-g128, GGUF q4_0 and q4_K_M and
-# MLC q4f16_1 by name); an unnamed 4-bit format is w4a16; fp8 is fp8 (e4m3 weights and activations, the
-# card's dense FP8 peak, an fp16 KV cache); unknown is fp16 for vLLM and w4a16 for
-# Ollama (its default tags are 4-bit). Lengths: a 0-token prompt (llama-bench
+# MLC q4f16_1 by name); an unnamed 4-bit format is w4a16; fp8 is fp8 (e4m3
+# weights and activations, the card's dense FP8 peak, an fp16 KV cache);
+# unknown is fp16 for vLLM and w4a16 for Ollama (its default tags are 4-bit). Lengths: a 0-token prompt (llama-bench
 # tg) is one token, so that the run is G one-token steps from an empty cache;
 # an unstated prompt is 16 tokens, an unstated output 128; an unstated batch
 # (an offline maximum-throughput run) is --batch max. Overhead: the
 # scenario defaults, 0.5ms an iteration for data-centre GPUs
-# (cloud.overhead) and 0s on edge devices (edge.overhead). Every assumption a
+# (cloud.overhead) and 0s on edge devices (edge.overhead). Engine: the
+# card's efficiency set for the row's engine (--engine llamacpp_cpu,
+# llamacpp_gpu, mlc or qnn) where the card gives one. Every assumption a
 # row needs is named in its last column.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -68,6 +70,18 @@ awk -F, -v OFS="$tab" '
 function v(name) { return $(col[name]) }
 function note(s) { assumed = assumed (assumed == "" ? "" : "; ") s }
 function card(dir, name) { return system("[ -f models/" dir "/" name ".yaml ]") == 0 }
+# 1 when the engines: section of the card names the engine (a two-space key
+# under it, as the cards write it).
+function has_engine(name, e,    f, line, in_) {
+    f = "models/hardware/" name ".yaml"; in_ = 0
+    while ((getline line < f) > 0) {
+        if (line ~ /^engines:/) { in_ = 1; continue }
+        if (in_ && line ~ /^[^ #]/) in_ = 0
+        if (in_ && line ~ ("^  " e ":")) { close(f); return 1 }
+    }
+    close(f)
+    return 0
+}
 /^#/ || /^[[:space:]]*$/ { next }
 !ncol { for (i = 1; i <= NF; i++) col[$i] = i; ncol = NF; next }
 {
@@ -86,6 +100,14 @@ function card(dir, name) { return system("[ -f models/" dir "/" name ".yaml ]") 
     }
     why = ""
     if (hwc == "none" || !card("hardware", hwc)) why = "hardware (" hw ")"
+    # The efficiency set of the engine, where the card gives one (engines: in
+    # models/hardware/, docs/validation.md "Engine profiles"): llama.cpp
+    # and Ollama on a CPU or on a GPU, MLC, QNN.
+    eng = engine ~ /MLC/ ? "mlc" : engine ~ /Qualcomm|QNN/ ? "qnn" \
+        : engine ~ /llama[.]cpp|Ollama/ ? (engine ~ /CPU/ || hw ~ /[(]CPU[)]/ ? "llamacpp_cpu" \
+                                                                           : "llamacpp_gpu") : ""
+    if (why == "" && eng != "" && has_engine(hwc, eng)) note("engine: " eng)
+    else eng = ""
     if (mc == "none" || !card("llm", mc))
         why = why (why == "" ? "" : ", ") "model (" v("model") ")"
     # A named layout is read at its own bits per weight (specsim step
@@ -127,7 +149,7 @@ function card(dir, name) { return system("[ -f models/" dir "/" name ".yaml ]") 
     else { args = "--batch " b " --prompt " in_ " --generate " out
            setting = setting " in" in_ " out" out }
     args = "--hardware " hwc " --model " mc " --precision " p " --tp " tp " " args \
-           " --overhead " (v("group") == "edge" ? "0s" : "0.5ms")
+           " --overhead " (v("group") == "edge" ? "0s" : "0.5ms") (eng != "" ? " --engine " eng : "")
     factor = unit == "ms" ? 1000 : unit == "us" ? 1e6 : unit == "tok/s/GPU" ? 1 / tp : 1
     if (why != "") { mode = "none"; args = "no card: " why; setting = "-" }
     print id, group, v("split"), setting, metric, unit, v("value"), mode, args, column,

@@ -20,7 +20,7 @@ static const char usage[] =
     "                            --prompt N --generate G [OPTIONS]\n"
     "       specsim step linear  --hardware CARD --model CARD --op NAME\n"
     "                            --tokens M [OPTIONS]\n"
-    "OPTIONS: [--precision P] [--tp T] [--overhead TIME] [--quiet]\n"
+    "OPTIONS: [--precision P] [--engine E] [--tp T] [--overhead TIME] [--quiet]\n"
     "\n"
     "The service model's time (docs/design.md, \"The service model\") for one\n"
     "decode step, one prefill, a static batch run or one linear layer, on a\n"
@@ -69,6 +69,10 @@ static const char usage[] =
     "                   its own bits per weight: q4_0 (4.5), q4_1 (5), q8_0\n"
     "                   (8.5), q4_K_M (4.85), q4f16_1 (4.5), int4-g32 (5),\n"
     "                   int4-g128 (4.16, = w4a16), int8-ch (8)\n"
+    "  --engine E       the hardware card's efficiency set for engine E\n"
+    "                   (`engines.E:`: llamacpp_cpu, llamacpp_gpu, mlc or qnn)\n"
+    "                   instead of its own bw_eff, flops_eff and\n"
+    "                   bw_eff_by_precision, where the set gives them\n"
     "  --tp T           T GPUs in tensor parallelism (default 1): every time is\n"
     "                   one GPU's share of the work plus two all-reduces a layer\n"
     "  --batch B        jobs (default 1), 1 to 1048576; batch also takes max:\n"
@@ -121,6 +125,7 @@ static int take(void *ctx, const cli_opt_arg_t *a)
     case OPT_MODEL: c->setup.model = a->value; return 0;
     case OPT_PRECISION: c->setup.precision = a->value; return 0;
     case OPT_OVERHEAD: c->setup.overhead = a->value; return 0;
+    case OPT_ENGINE: c->setup.engine = a->value; return 0;
     case OPT_TP: return int_opt(a, 1, 4096, &c->setup.tp);
     case OPT_OP: c->op = a->value; return 0;
     case OPT_TOKENS:
@@ -202,6 +207,7 @@ static const char *input_option(step_input_t in)
     case STEP_IN_PRECISION: return "--precision";
     case STEP_IN_TP: return "--tp";
     case STEP_IN_OVERHEAD: return "--overhead";
+    case STEP_IN_ENGINE: return "--engine";
     default: return NULL;
     }
 }

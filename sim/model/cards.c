@@ -88,6 +88,33 @@ int weight_format_parse(const char *s, int *prec, double *bytes)
     return -1;
 }
 
+const char *const engine_names[ENGINE_COUNT + 1] = {"llamacpp_cpu", "llamacpp_gpu",
+                                                    "mlc", "qnn", NULL};
+
+int engine_parse(const char *s)
+{
+    for (int i = 0; i < ENGINE_COUNT; i++)
+        if (strcmp(s, engine_names[i]) == 0) return i;
+    return -1;
+}
+
+int cards_hw_apply_engine(hw_card_t *hw, int engine, err_t *err)
+{
+    if ((unsigned)engine >= ENGINE_COUNT)
+        return err_set(err, ERR_INPUT, "unknown engine %d", engine);
+    const engine_eff_t *e = &hw->engines[engine];
+    int given = e->bw_eff > 0 || e->flops_eff > 0;
+    for (int p = 0; p < PREC_COUNT; p++) given |= e->bw_eff_prec[p] > 0;
+    if (!given)
+        return err_set(err, ERR_INPUT, "hardware card '%s' gives no engines.%s "
+                       "(efficiencies for that engine)", hw->name, engine_names[engine]);
+    if (e->bw_eff > 0) hw->bw_eff = e->bw_eff;
+    if (e->flops_eff > 0) hw->flops_eff = e->flops_eff;
+    for (int p = 0; p < PREC_COUNT; p++)
+        if (e->bw_eff_prec[p] > 0) hw->bw_eff_prec[p] = e->bw_eff_prec[p];
+    return 0;
+}
+
 int cards_resolve_path(const char *ref, char *out, size_t outsz)
 {
     return datapath_resolve(".", ref, out, outsz);
@@ -153,6 +180,27 @@ static const keytab_key_t FLOPSEFF_KEYS[] = {
     FLOPSEFF_KEY("w4a16", PREC_W4A16),
     FLOPSEFF_KEY("w4a4", PREC_W4A4),
     FLOPSEFF_KEY("fp8", PREC_FP8),
+    {.name = NULL, .type = KT_END}};
+
+/* engines.NAME: one engine's efficiencies; 0 or absent: the card's. */
+static const keytab_key_t ENGINE_KEYS[] = {
+    {.name = "bw_eff", KEYTAB_NUM(engine_eff_t, bw_eff), .max = 1, .flags = KF_SKIPEMPTY,
+     .def = "0", .zero_means = "0: the card's"},
+    {.name = "flops_eff", KEYTAB_NUM(engine_eff_t, flops_eff), .max = 1,
+     .flags = KF_SKIPEMPTY, .def = "0", .zero_means = "0: the card's"},
+    {.name = "bw_eff_by_precision", KEYTAB_SECTION(engine_eff_t, bw_eff_prec, double *),
+     .sub = BWEFF_KEYS, .flags = KF_SKIPEMPTY},
+    {.name = NULL, .type = KT_END}};
+
+#define ENGINE_KEY(n, e)                                                          \
+    {.name = n, .type = KT_SECTION, .off = (e) * sizeof(engine_eff_t),             \
+     .sub = ENGINE_KEYS, .flags = KF_SKIPEMPTY}
+
+static const keytab_key_t ENGINES_KEYS[] = {
+    ENGINE_KEY("llamacpp_cpu", ENGINE_LLAMACPP_CPU),
+    ENGINE_KEY("llamacpp_gpu", ENGINE_LLAMACPP_GPU),
+    ENGINE_KEY("mlc", ENGINE_MLC),
+    ENGINE_KEY("qnn", ENGINE_QNN),
     {.name = NULL, .type = KT_END}};
 
 /* --- the thermal section (model/thermal.h) ------------------------------ */
@@ -270,6 +318,8 @@ static const keytab_key_t HW_KEYS[] = {
      .sub = BWEFF_KEYS},
     {.name = "flops_eff_by_precision", KEYTAB_SECTION(hw_card_t, flops_eff_prec, double *),
      .sub = FLOPSEFF_KEYS},
+    {.name = "engines", KEYTAB_SECTION(hw_card_t, engines, engine_eff_t *),
+     .sub = ENGINES_KEYS, .flags = KF_SKIPEMPTY},
     {.name = "kernel_floor", KEYTAB_NUM(hw_card_t, kernel_floor), .unit = UNIT_DURATION,
      .max = 1, .flags = KF_SKIPEMPTY, .def = "0",
      .zero_means = "0: no floor, element-wise operators not modelled"},

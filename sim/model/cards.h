@@ -41,6 +41,24 @@ enum precision {
     PREC_COUNT
 };
 
+/* Serving engines whose kernels reach different shares of a device's peaks
+ * (docs/validation.md, "Engine profiles"): a card may give each a set of
+ * efficiencies (`engines:`), used when a caller names the engine
+ * (`specsim step --engine`). */
+enum serving_engine {
+    ENGINE_LLAMACPP_CPU = 0,
+    ENGINE_LLAMACPP_GPU,
+    ENGINE_MLC,
+    ENGINE_QNN,
+    ENGINE_COUNT
+};
+
+/* One engine's efficiencies on a card; 0 = not given: the card's own. */
+typedef struct engine_eff {
+    double bw_eff, flops_eff;
+    double bw_eff_prec[PREC_COUNT];
+} engine_eff_t;
+
 typedef struct hw_card {
     char name[CARD_NAME_MAX];
     char kind[16];              /* "gpu" or "cpu" (SoC) */
@@ -79,6 +97,8 @@ typedef struct hw_card {
      * interconnect_latency, the per-call part. */
     double interconnect_step_latency;
     double power_w, idle_power_w;
+    /* Optional, all 0 = none: efficiency sets by engine (enum serving_engine). */
+    engine_eff_t engines[ENGINE_COUNT];
     /* Optional: battery capacity in Wh (0 = unknown: battery metrics NaN),
      * and the `thermal:` section (has_thermal 0 = none: full speed always;
      * model/thermal.h). */
@@ -115,6 +135,16 @@ extern const weight_format_t weight_formats[];
 /* A precision name ("w4a16": its own bytes) or a format name ("q4_0"): 0
  * with *prec and *bytes (per weight) set, or -1 when neither. */
 int weight_format_parse(const char *s, int *prec, double *bytes);
+
+/* Engine names in enum serving_engine's order, NULL-terminated ("llamacpp_cpu",
+ * "llamacpp_gpu", "mlc", "qnn"); engine_parse: the index, -1 if unknown. */
+extern const char *const engine_names[ENGINE_COUNT + 1];
+int engine_parse(const char *s);
+/* Replaces hw's efficiencies by the engine's set where it gives them
+ * (bw_eff, flops_eff, each bw_eff_by_precision entry; the rest stay the
+ * card's). 0, or -1 with err (ERR_INPUT) when the card gives no set for
+ * the engine. */
+int cards_hw_apply_engine(hw_card_t *hw, int engine, err_t *err);
 
 /* Writes into out (size outsz) the path to open for a card reference
  * given on the command line: datapath_resolve from the working directory

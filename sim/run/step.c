@@ -53,6 +53,16 @@ static int read_inputs(const step_setup_t *in, hw_card_t *hw, llm_card_t *m, int
     if (resolve_card(in->model, "llm", "model", path, sizeof path, err) != 0 ||
         cards_load_llm_file(path, m, err) != 0 || service_check_model(m, err) != 0)
         return -1;
+    /* An engine's efficiency set replaces the card's before anything is
+     * checked or derived from them. */
+    if (in->engine) {
+        *bad = STEP_IN_ENGINE;
+        int e = engine_parse(in->engine);
+        if (e < 0)
+            return err_set(err, ERR_INPUT, "unknown engine '%s' (llamacpp_cpu, "
+                           "llamacpp_gpu, mlc or qnn)", in->engine);
+        if (cards_hw_apply_engine(hw, e, err) != 0) return -1;
+    }
     *bad = STEP_IN_PRECISION;
     const char *p = in->precision ? in->precision : "fp16";
     /* A named weight format (q4_0, q4_K_M, ...) computes at its precision

@@ -32,6 +32,8 @@ typedef struct step_setup {
     int tp;                 /* GPUs in tensor parallelism, >= 1 */
     const char *overhead;   /* fixed time of every iteration, a duration
                                ("0.5ms"); NULL: 0 */
+    const char *engine;     /* an engine whose efficiencies the hardware card
+                               gives (cards.h engine_names); NULL: the card's */
 } step_setup_t;
 
 /* The input an ERR_INPUT error of step_create is about. */
@@ -41,7 +43,8 @@ typedef enum step_input {
     STEP_IN_MODEL,
     STEP_IN_PRECISION,
     STEP_IN_TP,
-    STEP_IN_OVERHEAD
+    STEP_IN_OVERHEAD,
+    STEP_IN_ENGINE
 } step_input_t;
 
 typedef struct step step_t;

@@ -151,6 +151,27 @@ for fb in q4_0:4.5 q4_K_M:4.85 q8_0:8.5 int4-g128:4.15625 w4a16:4.15625; do
 done
 [ $ok = 1 ] && pass step_weight_formats || fail step_weight_formats "see above"
 
+# --- engine efficiency sets --------------------------------------------------
+# --engine E replaces the card's efficiencies by engines.E where it gives
+# them: a w4a16 bandwidth twice the card's halves a memory-bound step's
+# weight time; an engine the card does not give, or no such engine, is an
+# input error about --engine.
+cp "$TMP/hw.yaml" "$TMP/hw-eng.yaml"
+cat >>"$TMP/hw-eng.yaml" <<'EOF'
+bw_eff_by_precision:
+  w4a16: 0.25
+engines:
+  mlc:
+    bw_eff_by_precision:
+      w4a16: 0.5
+EOF
+engcards="--hardware $TMP/hw-eng.yaml --model $TMP/llm.yaml"
+if step decode $engcards --precision w4a16 && m0=$(col "$TMP/out" memory_s) &&
+   step decode $engcards --precision w4a16 --engine mlc && m1=$(col "$TMP/out" memory_s) &&
+   awk -v a="$m0" -v b="$m1" 'BEGIN { exit !(b < a && b > a / 2.5) }'; then
+    pass step_engine
+else fail step_engine "memory_s without $m0, with --engine mlc $m1: $(cat "$TMP/err")"; fi
+
 # --- relations between the modes -------------------------------------------
 if step prefill $cards --prompt 1 &&
    [ "$(col "$TMP/out" time_s)" = "$(col "$TMP/decode0" time_s)" ]; then
@@ -242,6 +263,8 @@ bad hardware_is_model "--hardware: $TMP/llm.yaml" decode --hardware "$TMP/llm.ya
 bad model_missing "--model: no model card 'nope.yaml'" decode --hardware "$TMP/hw.yaml" --model nope.yaml
 bad precision "--precision: unknown precision 'fp4'" decode $cards --precision fp4
 bad precision_no_path "--precision: hardware card 'toy-gpu': no peak FLOP/s for fp8" decode $cards --precision fp8
+bad engine_unknown "--engine: unknown engine 'tvm'" decode $cards --engine tvm
+bad engine_not_on_card "--engine: hardware card 'toy-gpu' gives no engines.qnn" decode $cards --engine qnn
 bad tp_heads "--tp: 3 does not divide" decode $cards --tp 3
 bad tp_link "--tp: 2 GPUs need an interconnect" decode --hardware apple-m2 --model "$TMP/llm.yaml" --tp 2
 bad tp_zero "--tp needs an integer from 1" decode $cards --tp 0
@@ -266,7 +289,7 @@ else fail step_quiet "$(cat "$TMP/err")"; fi
 "$SPECSIM" step --help >"$TMP/help" 2>&1
 missing=""
 for o in --hardware --model --precision --tp --batch --context --prompt --generate \
-         --overhead --quiet decode prefill batch; do
+         --overhead --engine --quiet decode prefill batch; do
     grep -q -- "$o" "$TMP/help" || missing="$missing $o"
 done
 if [ -z "$missing" ] && "$SPECSIM" --help | grep -q "step MODE"; then pass step_help

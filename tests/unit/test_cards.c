@@ -249,6 +249,29 @@ static void test_card_round_trip(void)
     CHECK(a.bw_eff == b.bw_eff && a.flops_eff == b.flops_eff);
 }
 
+/* An engine's efficiency set is written back and read back; applying it
+ * replaces only what it gives; a card without the set refuses it. */
+static void test_engines(void)
+{
+    hw_card_t a, b;
+    err_t err = {0};
+    CHECK(cards_load_hw_file(ROOT "models/hardware/raspberry-pi-5.yaml", &a, &err) == 0);
+    for (int e = 0; e < ENGINE_COUNT; e++)
+        CHECK(engine_parse(engine_names[e]) == e);
+    CHECK(engine_parse("llama.cpp") == -1);
+    hw_card_t plain = a;
+    CHECK(cards_hw_apply_engine(&plain, ENGINE_MLC, &err) == -1 && err.code == ERR_INPUT);
+    a.engines[ENGINE_MLC].bw_eff_prec[PREC_W4A16] = 0.75;
+    a.engines[ENGINE_QNN].flops_eff = 0.9;
+    if (hw_round_trip(&a, &b) != 0) return;
+    CHECK(b.engines[ENGINE_MLC].bw_eff_prec[PREC_W4A16] == 0.75);
+    CHECK(b.engines[ENGINE_QNN].flops_eff == 0.9 && b.engines[ENGINE_QNN].bw_eff == 0);
+    hw_card_t m = b;
+    CHECK(cards_hw_apply_engine(&m, ENGINE_MLC, &err) == 0);
+    CHECK(m.bw_eff_prec[PREC_W4A16] == 0.75 && m.bw_eff == b.bw_eff &&
+          m.flops_eff == b.flops_eff && m.bw_eff_prec[PREC_W8A16] == b.bw_eff_prec[PREC_W8A16]);
+}
+
 /* Text with YAML's Unicode line breaks NEL, LS and PS (U+0085, U+2028,
  * U+2029) reads back unchanged: unescaped, a reader folds each into a space
  * (found by tests/fuzz/fuzz_card); so does a C1 control (U+0080), which a
@@ -274,6 +297,7 @@ int main(void)
     RUN(test_inline_and_base);
     RUN(test_card_file_errors);
     RUN(test_card_round_trip);
+    RUN(test_engines);
     RUN(test_card_round_trip_line_breaks);
     return check_done();
 }
