@@ -317,7 +317,7 @@ static const keytab_key_t HW_KEYS[] = {
     {.name = "bw_eff_by_precision", KEYTAB_SECTION(hw_card_t, bw_eff_prec, double *),
      .sub = BWEFF_KEYS},
     {.name = "flops_eff_by_precision", KEYTAB_SECTION(hw_card_t, flops_eff_prec, double *),
-     .sub = FLOPSEFF_KEYS},
+     .sub = FLOPSEFF_KEYS, .flags = KF_SKIPEMPTY},
     {.name = "engines", KEYTAB_SECTION(hw_card_t, engines, engine_eff_t *),
      .sub = ENGINES_KEYS, .flags = KF_SKIPEMPTY},
     {.name = "kernel_floor", KEYTAB_NUM(hw_card_t, kernel_floor), .unit = UNIT_DURATION,
