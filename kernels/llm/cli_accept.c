@@ -11,7 +11,14 @@
  * and prints a report (α, acceptance per position, accepted lengths at
  * γ = 2, 4, 8, run lengths, each model's fit and goodness of fit). NAME is
  * the draft spec with ':' as '-L' (w4a16:8 → w4a16-L8), MODE greedy or
- * sampled. `--refit TRACE.txt...` measures nothing: it reads traces back
+ * sampled. With `--ranks K` (greedy) also, from one pass of each draft:
+ *   NAME-MODE.ranks      the rank of the target's token among the draft's
+ *                        at every position (kernels/llm/accrank.h)
+ *   NAME-MODE.tree       the tree acceptance profile estimated from it, per
+ *                        depth and rank, that a scenario names
+ *                        (`acceptance: {model: tree, profile: PATH}`)
+ * and the per-depth, per-rank table with counts and standard errors in the
+ * report. `--refit TRACE.txt...` measures nothing: it reads traces back
  * (accstat_read_trace) and prints the same report and writes the same .fit
  * and .dat, so a change to the fits costs no measurement. */
 #include <errno.h>
@@ -22,6 +29,7 @@
 #include <unistd.h>
 
 #include "accfit.h"
+#include "accrank.h"
 #include "accstat.h"
 #include "cli_args.h"
 #include "cli_cmds.h"
@@ -42,6 +50,8 @@ typedef struct acc_args {
     int no_eos;   /* generate past the end-of-sequence token, as the testbed does */
     int refit;    /* --refit: fit the traces given, measure nothing */
     int quiet;    /* --quiet: no timing lines on stderr */
+    int ranks;    /* --ranks K: rank streams and tree profiles (0: none) */
+    int tree_width, tree_depth;   /* the tree the profile's blocks are cut for */
     const char *traces[ACC_TRACES_MAX];
     int ntraces;
 } acc_args_t;
@@ -51,6 +61,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: " CMD " --model GGUF --prompts FILE --out DIR [--drafts SPEC,...]\n"
                "       [--target fp16] [--tokens N] [--temp T] [--seed S] [--batch B]\n"
                "       [--limit N] [--threads N] [--label TEXT] [--no-eos] [--quiet]\n"
+               "       [--ranks K [--tree-width W] [--tree-depth D]]\n"
                "       " CMD " --refit [--out DIR] TRACE.txt...\n"
                "  --no-eos  each text runs to --tokens past the end-of-sequence token (as\n"
                "            build/testbed run --real-model decodes); else it ends there\n"
@@ -58,7 +69,32 @@ static void usage(FILE *f)
                "            format, '# request' lines between texts), print the same report\n"
                "            and write NAME.fit and NAME.dat (NAME: the file name without\n"
                "            .txt) beside each trace, or into --out\n"
-               "  --quiet   no timing lines (target and drafts) on stderr\n");
+               "  --quiet   no timing lines (target and drafts) on stderr\n"
+               "  --ranks K greedy: also the rank of the target's token among the draft's\n"
+               "            (capped at K, 1..32) at every position, NAME.ranks, and the\n"
+               "            tree acceptance profile per depth and rank, NAME.tree, cut in\n"
+               "            blocks of a tree W wide (default K, 1..K) and D deep\n"
+               "            (default 8, 1..16)\n");
+}
+
+/* --ranks and the tree it is cut for. Greedy only: a sampled tree's
+ * verification (multi-draft rejection sampling) is not rank-wise. */
+static int rank_args(acc_args_t *a, err_t *err)
+{
+    if (!a->ranks) {
+        if (a->tree_width || a->tree_depth)
+            return err_set(err, ERR_INPUT, CMD ": --tree-width and --tree-depth go with --ranks");
+        return 0;
+    }
+    if (a->temp > 0)
+        return err_set(err, ERR_INPUT, CMD ": --ranks measures greedy trees only (--temp 0); "
+                       "got --temp %g", a->temp);
+    if (!a->tree_width) a->tree_width = a->ranks;
+    if (!a->tree_depth) a->tree_depth = 8;
+    if (a->tree_width > a->ranks)
+        return err_set(err, ERR_INPUT, CMD ": --tree-width %d is wider than --ranks %d (a "
+                       "rank past K is not told apart)", a->tree_width, a->ranks);
+    return 0;
 }
 
 static int parse(int argc, char **argv, void *args, err_t *err)
@@ -76,6 +112,9 @@ static int parse(int argc, char **argv, void *args, err_t *err)
         {"temp", CLI_NUM, &a->temp, 0, 100, 0},     {"seed", CLI_WHOLE, &a->seed, 0, 1e15, 0},
         {"help", CLI_FLAG, &a->help, 0, 0, 0},      {"no-eos", CLI_FLAG, &a->no_eos, 0, 0, 0},
         {"refit", CLI_FLAG, &a->refit, 0, 0, 0},    {"quiet", CLI_FLAG, &a->quiet, 0, 0, 0},
+        {"ranks", CLI_INT, &a->ranks, 1, ACCRANK_K_MAX, 0},
+        {"tree-width", CLI_INT, &a->tree_width, 1, ACCRANK_K_MAX, 0},
+        {"tree-depth", CLI_INT, &a->tree_depth, 1, ACCRANK_D_MAX, 0},
     };
     const int no = (int)(sizeof o / sizeof o[0]);
     /* Trace files only with --refit: without it an argument that is not an
@@ -99,6 +138,7 @@ static int parse(int argc, char **argv, void *args, err_t *err)
     }
     if (!a->model || !a->prompts || !a->out)
         return err_set(err, ERR_INPUT, CMD ": --model, --prompts and --out are required");
+    if (rank_args(a, err) != 0) return -1;
     /* The label goes into a trace's '#' header line: a line break would
      * end it and leave text the trace reader refuses. */
     for (const char *c = a->label; c && *c; c++)
@@ -123,6 +163,7 @@ typedef struct meas {
     tforce_text_t *tx;
     llm_run_t *run;
     uint8_t **oc;          /* outcomes per text, for the draft at hand */
+    uint8_t **rk;          /* ranks per text (--ranks), likewise */
     char **label;
 } meas_t;
 
@@ -132,11 +173,13 @@ static void meas_free(meas_t *m)
         if (m->ids) free(m->ids[i]);
         if (m->tx) tforce_text_free(&m->tx[i]);
         if (m->oc) free(m->oc[i]);
+        if (m->rk) free(m->rk[i]);
         if (m->label) free(m->label[i]);
     }
     free(m->ids);
     free(m->tx);
     free(m->oc);
+    free(m->rk);
     free(m->label);
     prompts_free(m->ps);
     llm_run_free(m->run);
@@ -150,8 +193,9 @@ static int meas_texts(meas_t *m, err_t *err)
     m->ids = calloc((size_t)m->np, sizeof *m->ids);
     m->tx = calloc((size_t)m->np, sizeof *m->tx);
     m->oc = calloc((size_t)m->np, sizeof *m->oc);
+    m->rk = calloc((size_t)m->np, sizeof *m->rk);
     m->label = calloc((size_t)m->np, sizeof *m->label);
-    if (!m->ids || !m->tx || !m->oc || !m->label)
+    if (!m->ids || !m->tx || !m->oc || !m->rk || !m->label)
         return err_set(err, ERR_RUNTIME, CMD ": out of memory");
     llm_model_t *t = cli_args_load(&m->cm, a->target, err);
     if (!t) return -1;
@@ -167,7 +211,8 @@ static int meas_texts(meas_t *m, err_t *err)
         m->tx[i].prompt = m->ids[i];
         char buf[128];
         snprintf(buf, sizeof buf, "prompt %d (%s, line %d)", i, p->category, p->line);
-        if (!(m->label[i] = strdup(buf)) || !(m->oc[i] = malloc((size_t)a->tokens))) {
+        if (!(m->label[i] = strdup(buf)) || !(m->oc[i] = malloc((size_t)a->tokens)) ||
+            (a->ranks && !(m->rk[i] = malloc((size_t)a->tokens)))) {
             llm_free(t);
             return err_set(err, ERR_RUNTIME, CMD ": out of memory");
         }
@@ -379,6 +424,65 @@ static int report(const char *dir, const char *name, const accstat_stream_t *st,
     return rc;
 }
 
+/* Text i's ranks, and its chain outcomes from them (rank 0: the draft's
+ * argmax is the target's token), from one pass of the draft. */
+static int draft_ranks(const llm_model_t *d, meas_t *m, int i, err_t *err)
+{
+    if (tforce_ranks(d, m->run, &m->tx[i], m->a->ranks, m->rk[i], err) != 0) return -1;
+    for (int j = 0; j + 1 < m->tx[i].n; j++) m->oc[i][j] = m->rk[i][j] == 0;
+    return 0;
+}
+
+/* The per-depth, per-rank table on standard output. */
+static void print_ranks(const accrank_est_t *e, const char *name)
+{
+    printf("tree acceptance of %s: %ld complete blocks of a tree %d wide, %d deep; mean "
+           "accepted %.4f\n  p_k(d) = P(the target's token is the draft's k-th | the block "
+           "reached depth d), +- its standard error\n  depth reached", name, e->blocks,
+           e->width, e->depth, e->blocks ? (double)e->accepted / (double)e->blocks : 0.0);
+    for (int r = 0; r < e->k; r++) printf("  p_%d", r + 1);
+    printf("  none\n");
+    for (int d = 0; d < e->depth; d++) {
+        printf("  %5d %7ld", d + 1, e->reached[d]);
+        for (int r = 0; r <= e->k; r++) {
+            if (!e->reached[d]) printf(" -");
+            else printf(" %.4f+-%.4f", accrank_p(e, d, r), accrank_se(e, d, r));
+        }
+        printf("\n");
+    }
+}
+
+/* --ranks: the rank stream, the profile and the table for one draft. */
+static int rank_report(const meas_t *m, const char *name, const char *const *hdr, err_t *err)
+{
+    const acc_args_t *a = m->a;
+    accrank_stream_t *st = calloc((size_t)m->np, sizeof *st);
+    if (!st) return err_set(err, ERR_RUNTIME, CMD ": out of memory");
+    for (int i = 0; i < m->np; i++)
+        st[i] = (accrank_stream_t){m->rk[i], m->tx[i].n > 1 ? m->tx[i].n - 1 : 0, m->label[i]};
+    accrank_est_t e;
+    accrank_estimate(st, m->np, a->ranks, a->tree_width, a->tree_depth, &e);
+    print_ranks(&e, name);
+    fflush(stdout);
+    /* Headers 0, 1 and 3 of the trace's (the draft, the texts, the
+     * command); 2 holds the chain's alpha. */
+    const char *h[3] = {hdr[0], hdr[1], hdr[3]};
+    outf_t o;
+    int rc = out_open(&o, a->out, name, ".ranks", err), w;
+    if (rc == 0) {
+        if ((w = accrank_write_ranks(o.f, h, 3, a->ranks, st, m->np)) != 0)
+            err_set(err, ERR_RUNTIME, CMD ": error writing %s", o.tmp);
+        rc = out_close(&o, w == 0, err);
+    }
+    if (rc == 0 && (rc = out_open(&o, a->out, name, ".tree", err)) == 0) {
+        if ((w = accrank_write_profile(o.f, h, 3, &e)) != 0)
+            err_set(err, ERR_RUNTIME, CMD ": error writing %s", o.tmp);
+        rc = out_close(&o, w == 0, err);
+    }
+    free(st);
+    return rc;
+}
+
 static int one_draft(meas_t *m, const char *spec, err_t *err)
 {
     const acc_args_t *a = m->a;
@@ -387,8 +491,9 @@ static int one_draft(meas_t *m, const char *spec, err_t *err)
     double t0 = wallclock_s();
     int rc = 0;
     for (int i = 0; rc == 0 && i < m->np; i++)
-        rc = tforce_outcomes(d, m->run, &m->tx[i], i, (float)a->temp, (uint64_t)a->seed,
-                             m->oc[i], err);
+        rc = a->ranks ? draft_ranks(d, m, i, err)
+                      : tforce_outcomes(d, m->run, &m->tx[i], i, (float)a->temp,
+                                        (uint64_t)a->seed, m->oc[i], err);
     accstat_stream_t *st = calloc((size_t)m->np, sizeof *st);
     if (rc == 0 && !st) rc = err_set(err, ERR_RUNTIME, CMD ": out of memory");
     long n = 0, acc = 0;
@@ -418,6 +523,7 @@ static int one_draft(meas_t *m, const char *spec, err_t *err)
             for (char *c = hdr[k]; *c; c++)
                 if ((unsigned char)*c < 0x20 || *c == 0x7F) *c = '?';
         rc = report(a->out, name, st, m->np, h, 4, 1, err);
+        if (rc == 0 && a->ranks) rc = rank_report(m, name, h, err);
     }
     free(st);
     llm_free(d);
@@ -453,7 +559,7 @@ static int run(const void *args, err_t *err)
 {
     const acc_args_t *a = args;
     if (a->refit) return refit(a, err);
-    meas_t m = {a, {NULL, NULL}, NULL, 0, NULL, NULL, NULL, NULL, NULL};
+    meas_t m = {a, {NULL, NULL}, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL};
     /* The output directory and the prompt file before the model: a mistake
      * in either costs no model load and no measurement. */
     int rc = cli_args_out_dir(CMD, "--out", a->out, err);

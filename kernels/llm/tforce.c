@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "accrank.h"
 #include "engine/rng.h"
 #include "spec.h"
 
@@ -129,24 +130,42 @@ int tforce_generate(const llm_model_t *target, llm_run_t *r, tforce_text_t *text
     return rc;
 }
 
-int tforce_outcomes(const llm_model_t *draft, llm_run_t *r, const tforce_text_t *t,
-                    int text_id, float temp, uint64_t seed, uint8_t *out, err_t *err)
+/* The draft's logits after each of t's positions 0 .. n−2 (the rows that
+ * predict tokens 1 .. n−1), into *lg (malloc'd, the caller's to free): the
+ * prompt and the text read in one pass. 0, or -1 with err. */
+static int draft_rows(const llm_model_t *draft, llm_run_t *r, const tforce_text_t *t,
+                      float **lg, err_t *err)
 {
-    if (t->n < 2) return 0;
     int vocab = llm_config(draft)->vocab, len = t->plen + t->n - 1, rows = t->n - 1, rc = 0;
     int32_t *seq = malloc((size_t)len * sizeof *seq);
-    float *lg = malloc((size_t)rows * vocab * sizeof *lg), *q = malloc((size_t)vocab * sizeof *q);
+    *lg = malloc((size_t)rows * vocab * sizeof **lg);
     llm_kv_t *kv = llm_kv_create(draft, len, err);
-    gsl_rng *g = temp > 0.0f ? rng_stream(seed, 1, (uint64_t)text_id, TF_RNG_OUTCOME) : NULL;
     if (!kv) rc = -1;
-    else if (!seq || !lg || !q || (temp > 0.0f && !g))
-        rc = err_set(err, ERR_RUNTIME, "tforce: out of memory");
+    else if (!seq || !*lg) rc = err_set(err, ERR_RUNTIME, "tforce: out of memory");
     if (rc == 0) {
         memcpy(seq, t->prompt, (size_t)t->plen * sizeof *seq);
         memcpy(seq + t->plen, t->tok, (size_t)(t->n - 1) * sizeof *seq);
         llm_span_t sp = {kv, seq, len, t->plen};
-        rc = llm_forward(r, draft, &sp, 1, lg, err);
+        rc = llm_forward(r, draft, &sp, 1, *lg, err);
     }
+    llm_kv_free(kv);
+    free(seq);
+    if (rc != 0) {
+        free(*lg);
+        *lg = NULL;
+    }
+    return rc;
+}
+
+int tforce_outcomes(const llm_model_t *draft, llm_run_t *r, const tforce_text_t *t,
+                    int text_id, float temp, uint64_t seed, uint8_t *out, err_t *err)
+{
+    if (t->n < 2) return 0;
+    int vocab = llm_config(draft)->vocab;
+    float *lg = NULL, *q = malloc((size_t)vocab * sizeof *q);
+    gsl_rng *g = temp > 0.0f ? rng_stream(seed, 1, (uint64_t)text_id, TF_RNG_OUTCOME) : NULL;
+    int rc = !q || (temp > 0.0f && !g) ? err_set(err, ERR_RUNTIME, "tforce: out of memory")
+                                       : draft_rows(draft, r, t, &lg, err);
     for (int j = 1; rc == 0 && j < t->n; j++) {
         const float *row = lg + (size_t)(j - 1) * vocab;
         if (temp <= 0.0f) {
@@ -157,10 +176,23 @@ int tforce_outcomes(const llm_model_t *draft, llm_run_t *r, const tforce_text_t 
         /* Kept with probability min(p, q)/p = min(1, q/p). */
         out[j - 1] = gsl_rng_uniform(g) * t->ptok[j] < q[t->tok[j]];
     }
-    llm_kv_free(kv);
-    free(seq);
     free(lg);
     free(q);
     if (g) gsl_rng_free(g);
     return rc;
+}
+
+int tforce_ranks(const llm_model_t *draft, llm_run_t *r, const tforce_text_t *t, int cap,
+                 uint8_t *out, err_t *err)
+{
+    if (t->n < 2) return 0;
+    if (cap < 1 || cap > 255)
+        return err_set(err, ERR_INPUT, "tforce: rank cap %d outside 1 .. 255", cap);
+    int vocab = llm_config(draft)->vocab;
+    float *lg = NULL;
+    if (draft_rows(draft, r, t, &lg, err) != 0) return -1;
+    for (int j = 1; j < t->n; j++)
+        out[j - 1] = (uint8_t)accrank_rank(lg + (size_t)(j - 1) * vocab, vocab, t->tok[j], cap);
+    free(lg);
+    return 0;
 }

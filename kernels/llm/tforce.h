@@ -57,4 +57,12 @@ void tforce_text_free(tforce_text_t *t);
 int tforce_outcomes(const llm_model_t *draft, llm_run_t *r, const tforce_text_t *t,
                     int text_id, float temp, uint64_t seed, uint8_t *out, err_t *err);
 
+/* Greedy texts only (t->ptok unused): out[j − 1] = the rank of the
+ * target's token t_j among the draft's after the text before it
+ * (accrank_rank, capped at cap, 1 .. 255), j = 1 .. n−1; out[j − 1] == 0
+ * exactly where tforce_outcomes gives 1 at temperature 0. One forward pass
+ * of the draft, as tforce_outcomes. 0, or -1 with err. */
+int tforce_ranks(const llm_model_t *draft, llm_run_t *r, const tforce_text_t *t, int cap,
+                 uint8_t *out, err_t *err);
+
 #endif

@@ -182,6 +182,32 @@ static int check_other_keys(keytab_ctx_t *c, const accept_model_t *m,
     return 0;
 }
 
+/* The place to report a missing key of m at: the model key, else the
+ * section, else c->where; *l the layer it is in (-1: none). */
+static const ynode_t *missing_at(const keytab_layer_t *layers, int nl, int *l)
+{
+    *l = nl - 1;
+    const ynode_t *at = layer_value(layers, nl, "model", l);
+    for (int i = nl - 1; !at && i >= 0; i--)
+        if (layers[i].map && !ynode_is_null(layers[i].map)) at = layers[*l = i].map;
+    return at;
+}
+
+/* None of m->need_any given: reported at the first of them. */
+static int check_need_any(keytab_ctx_t *c, const accept_model_t *m,
+                          const keytab_layer_t *layers, int nl)
+{
+    if (!m->need_any[0]) return 0;
+    for (int i = 0; i < 4 && m->need_any[i]; i++)
+        if (layer_value(layers, nl, m->need_any[i], NULL)) return 0;
+    int l;
+    const ynode_t *at = missing_at(layers, nl, &l);
+    char key[KEYTAB_KEY_MAX];
+    keytab_join(key, l >= 0 ? layers[l].prefix : "", m->need_any[0]);
+    return keytab_err(c, at, key, "required when model is %s (or %s)", m->name,
+                      m->need_any[1] ? m->need_any[1] : "");
+}
+
 /* A required parameter no layer gives: reported at the model key (where
  * the requirement comes from), else at the section, else at c->where. */
 static int check_required(keytab_ctx_t *c, const accept_model_t *m,
@@ -189,15 +215,13 @@ static int check_required(keytab_ctx_t *c, const accept_model_t *m,
 {
     for (const keytab_key_t *k = m->keys; k->name; k++) {
         if (!(k->flags & KF_REQUIRED) || layer_value(layers, nl, k->name, NULL)) continue;
-        int l = nl - 1;
-        const ynode_t *at = layer_value(layers, nl, "model", &l);
-        for (int i = nl - 1; !at && i >= 0; i--)
-            if (layers[i].map && !ynode_is_null(layers[i].map)) at = layers[l = i].map;
+        int l;
+        const ynode_t *at = missing_at(layers, nl, &l);
         char key[KEYTAB_KEY_MAX];
         keytab_join(key, l >= 0 ? layers[l].prefix : "", k->name);
         return keytab_err(c, at, key, "required when model is %s", m->name);
     }
-    return 0;
+    return check_need_any(c, m, layers, nl);
 }
 
 /* 0 when `model` and every model's keys fit in one table of TAB_MAX;

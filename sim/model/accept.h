@@ -86,6 +86,10 @@ typedef struct accept_model {
     size_t par_size;
     /* Frees what resolving keys allocated into par (NULL: nothing). */
     void (*par_fini)(void *par);
+    /* Keys of which the scenario must give at least one (NULL-ended; empty
+     * when none): alternatives, each optional alone (tree: p or profile).
+     * Missing, they are reported as KF_REQUIRED keys are. */
+    const char *need_any[4];
     /* Checks par (a hand-built one too). 0, or -1 with err (ERR_INPUT,
      * "acceptance.KEY: ..."). */
     int (*check)(const void *par, err_t *err);

@@ -23,14 +23,25 @@
  * of the same stream as iid's: the tree [1, 1, 1, 1] under p = [alpha] and
  * the chain of gamma 4 under iid alpha make the same decisions
  * (tests/cli/tree.sh compares their traces).
+ *
+ * The rows may come from a profile file instead (`profile: PATH`, docs/
+ * formats.md "Tree acceptance profiles"): one line of p per depth, as
+ * `build/llm accept --ranks` writes what it measured on a real draft and
+ * target (kernels/llm/accrank.h). A scenario gives `p` or `profile`, not
+ * both; `check` writes back what was given (the profile by its absolute
+ * path, as acceptance traces are).
  */
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "model/accept.h"
 #include "model/tree.h"
 #include "engine/rng.h"
+#include "base/datapath.h"
+#include "io/infile.h"
 #include "io/keytab.h"
 
 /* Σ p up to rounding of the values as written. */
@@ -38,6 +49,8 @@
 
 typedef struct tree_par {
     tree_probs_t pr;
+    int p_given;                     /* `p` was given (written back only then) */
+    char profile[KEYTAB_PATH_MAX];   /* the profile read ("": none) */
 } tree_par_t;
 
 _Static_assert(sizeof(accept_geo_t) <= ACCEPT_STATE_BYTES, "tree state too large");
@@ -124,14 +137,143 @@ static int tree_write_p(FILE *f, const keytab_key_t *k, const void *base, int in
     return fputc('\n', f) == EOF ? -1 : 0;
 }
 
+/* --- profiles ------------------------------------------------------------ */
+
+/* Numbers of one profile line. */
+#define PROFILE_LINE_MAX 4096
+
+typedef struct profile_rd {
+    keytab_ctx_t *c;
+    const char *key, *src;
+    tree_probs_t *pr;
+} profile_rd_t;
+
+static int prof_err(profile_rd_t *r, int line, int col, const char *fmt, const char *what)
+{
+    ynode_t at = {.src = r->src, .line = line, .col = col};
+    return keytab_err(r->c, &at, r->key, fmt, what);
+}
+
+/* `# format: ...` must name this format (a trace given here by mistake
+ * says `positions`); other comments are free text. */
+static int prof_comment(profile_rd_t *r, const char *q, int line, int col)
+{
+    const char *b = q + 1 + strspn(q + 1, " \t");
+    if (strncmp(b, "format:", 7) != 0) return 0;
+    b += 7 + strspn(b + 7, " \t");
+    if (!strncmp(b, "tree-profile", 12) && !b[12 + strspn(b + 12, " \t")]) return 0;
+    return prof_err(r, line, col, "'# format: %.40s': a tree profile says "
+                    "'# format: tree-profile'", b);
+}
+
+/* One depth's line: 1 .. TREE_RANKS_MAX probabilities, summing to at most 1. */
+static int prof_row(profile_rd_t *r, char *q, int line, int col0)
+{
+    tree_probs_t *pr = r->pr;
+    if (pr->nrows == TREE_ROWS_MAX)
+        return prof_err(r, line, col0, "%s", "more than 16 depths (the last row "
+                        "repeats below)");
+    int d = pr->nrows, n = 0;
+    double sum = 0;
+    for (char *p = q; *p;) {
+        char *end;
+        int col = col0 + (int)(p - q);
+        double v = strtod(p, &end);
+        if (end == p || (*end && *end != ' ' && *end != '\t') || !(v >= 0 && v <= 1)) {
+            char tok[64];
+            snprintf(tok, sizeof tok, "%.*s", (int)strcspn(p, " \t"), p);
+            return prof_err(r, line, col, "'%s' is not a probability in [0, 1]", tok);
+        }
+        if (n == TREE_RANKS_MAX)
+            return prof_err(r, line, col, "%s", "more than 32 ranks on one depth");
+        pr->p[d][n++] = v;
+        sum += v;
+        p = end + strspn(end, " \t");
+    }
+    if (sum > 1 + TREE_SUM_SLACK) {
+        char s[32];
+        snprintf(s, sizeof s, "%g", sum);
+        return prof_err(r, line, col0, "the probabilities sum to %s, more than 1 (at most "
+                        "one child is accepted)", s);
+    }
+    pr->np[d] = n;
+    pr->nrows++;
+    return 0;
+}
+
+static int prof_text(profile_rd_t *r, char *text)
+{
+    int line = 0;
+    for (char *p = text, *nl; p; p = nl) {
+        nl = strchr(p, '\n');
+        if (nl) *nl++ = 0;
+        line++;
+        char *q = p + strspn(p, " \t");
+        int col = (int)(q - p) + 1;
+        size_t l = strlen(q);
+        while (l && (q[l - 1] == ' ' || q[l - 1] == '\t' || q[l - 1] == '\r')) q[--l] = 0;
+        if (!*q) continue;
+        if (l > PROFILE_LINE_MAX) return prof_err(r, line, col, "%s", "too long a line");
+        if ((*q == '#' ? prof_comment(r, q, line, col) : prof_row(r, q, line, col)) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int tree_parse_profile(keytab_ctx_t *c, const ynode_t *node, const char *key,
+                              const keytab_key_t *k, void *base)
+{
+    (void)k;
+    tree_par_t *t = base;
+    if (node->kind != YNODE_SCALAR)
+        return keytab_err(c, node, key, "expected a file path, got %s", ynode_kind_name(node));
+    if (t->p_given)
+        return keytab_err(c, node, key, "give p or profile, not both");
+    if (keytab_find_file(c, node->str, t->profile, sizeof t->profile) != 0)
+        return keytab_err(c, node, key, "file '%s' not found (%s)", node->str,
+                          datapath_where(c->dir));
+    char *text;
+    size_t len;
+    err_t rerr;
+    if (infiles_read(c->files, t->profile, INFILE_DATA_MAX, &text, &len, &rerr) != 0)
+        return keytab_err(c, node, key, "cannot read: %s", rerr.msg);
+    tree_probs_t pr = {0};
+    profile_rd_t r = {c, key, t->profile, &pr};
+    int nl, nc, rc;
+    if (infile_find_nul(text, len, &nl, &nc)) rc = prof_err(&r, nl, nc, "%s", INFILE_NUL_WHY);
+    else rc = prof_text(&r, text);
+    free(text);
+    if (rc == 0 && pr.nrows == 0)
+        rc = keytab_err(c, node, key, "profile '%s' holds no row of probabilities", t->profile);
+    if (rc == 0) t->pr = pr;
+    return rc;
+}
+
+static int tree_write_profile(FILE *f, const keytab_key_t *k, const void *base, int indent)
+{
+    (void)k;
+    (void)indent;
+    if (fputc(' ', f) == EOF || keytab_write_path(f, ((const tree_par_t *)base)->profile) != 0)
+        return -1;
+    return fputc('\n', f) == EOF ? -1 : 0;
+}
+
+/* Neither key is required on its own: one of them is (tree_check). `p` is
+ * written back only when given, `profile` only when not empty. */
 static const keytab_key_t TREE_KEYS[] = {
     {.name = "p", KEYTAB_CUSTOM(tree_par_t, pr, tree_probs_t), .parse = tree_parse_p,
-     .write = tree_write_p, .flags = KF_REQUIRED},
+     .write = tree_write_p, .flags = KF_HAS, .aux = KEYTAB_OFF(tree_par_t, p_given, int)},
+    {.name = "profile", .type = KT_CUSTOM, .off = KEYTAB_CHARS(tree_par_t, profile),
+     .parse = tree_parse_profile, .write = tree_write_profile, .flags = KF_SKIPEMPTY,
+     .aux = offsetof(tree_par_t, profile)},
     {.name = NULL}};
 
 static int tree_check(const void *par, err_t *err)
 {
     const tree_probs_t *pr = &((const tree_par_t *)par)->pr;
+    if (pr->nrows == 0)
+        return err_set(err, ERR_INPUT, "acceptance: the tree model needs p (probabilities "
+                       "per child rank) or profile (a file of them per depth)");
     if (pr->nrows < 1 || pr->nrows > TREE_ROWS_MAX)
         return err_set(err, ERR_INPUT, "acceptance.p: give 1 to %d rows", TREE_ROWS_MAX);
     for (int d = 0; d < pr->nrows; d++) {
@@ -269,6 +411,7 @@ const accept_model_t accept_tree_model = {
     .name = "tree",
     .keys = TREE_KEYS,
     .par_size = sizeof(tree_par_t),
+    .need_any = {"p", "profile", NULL},
     .check = tree_check,
     .init = tree_init,
     .draw = tree_draw_chain,
