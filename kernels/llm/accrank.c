@@ -1,7 +1,10 @@
 /* accrank — tree acceptance from ranks (see accrank.h). */
 #include "accrank.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 int accrank_rank(const float *row, int vocab, int32_t tok, int cap)
 {
@@ -100,4 +103,172 @@ int accrank_write_profile(FILE *f, const char *const *header, int nh, const accr
             fprintf(f, "%.6f%c", down6(accrank_p(e, d, r)), r == e->k - 1 ? '\n' : ' ');
     }
     return ferror(f) ? -1 : 0;
+}
+
+/* --- reading a rank stream back ---------------------------------------- */
+
+/* Growing arrays of the reader; the streams' r pointers are set at the
+ * end (the rank buffer moves while it grows), from start offsets. */
+typedef struct rd {
+    accrank_file_t *f;
+    long n, cap;       /* ranks */
+    long *start;       /* per stream */
+    int scap, lcap, hcap;   /* of start and st, of label, of header */
+} rd_t;
+
+static int grow(void **a, long *cap, long need, size_t elem)
+{
+    if (need <= *cap) return 0;
+    long nc = *cap ? 2 * *cap : 256;
+    while (nc < need) nc *= 2;
+    void *na = realloc(*a, (size_t)nc * elem);
+    if (!na) return -1;
+    *a = na;
+    *cap = nc;
+    return 0;
+}
+
+static int push_text(char ***v, int *n, int *cap, const char *s)
+{
+    long c = *cap;
+    char *d = strdup(s);
+    if (!d || grow((void **)v, &c, *n + 1, sizeof **v)) {
+        free(d);
+        return -1;
+    }
+    *cap = (int)c;
+    (*v)[(*n)++] = d;
+    return 0;
+}
+
+static int new_stream(rd_t *r, const char *label)
+{
+    accrank_file_t *f = r->f;
+    long c = r->scap, c2 = r->scap;
+    if (grow((void **)&r->start, &c, f->ns + 1, sizeof *r->start) ||
+        grow((void **)&f->st, &c2, f->ns + 1, sizeof *f->st))
+        return -1;
+    r->scap = (int)c;
+    int nl = f->ns;
+    if (push_text(&f->label, &nl, &r->lcap, label)) return -1;
+    r->start[f->ns++] = r->n;
+    return 0;
+}
+
+/* One comment line (b: after '#' and blanks). */
+static int comment(rd_t *r, const char *b, const char *path, int line, err_t *err)
+{
+    accrank_file_t *f = r->f;
+    if (!strncmp(b, "format:", 7)) {
+        const char *v = b + 7 + strspn(b + 7, " \t");
+        char *end;
+        long k = strncmp(v, "ranks", 5) ? -1 : strtol(v + 5, &end, 10);
+        if (k < 1 || k > ACCRANK_K_MAX || *end)
+            return err_set(err, ERR_INPUT, "%s:%d: '# format: %.40s': a rank stream says "
+                           "'# format: ranks K', K 1 .. %d", path, line, v, ACCRANK_K_MAX);
+        f->k = (int)k;
+        return 0;
+    }
+    if (!strncmp(b, "request", 7)) {
+        const char *v = b + 7 + strspn(b + 7, " \t");
+        if (*v == ':') v += 1 + strspn(v + 1, " \t");
+        return new_stream(r, v) ? err_set(err, ERR_RUNTIME, "%s: out of memory", path) : 0;
+    }
+    if (f->ns > 0 || !strncmp(b, "each outcome:", 13)) return 0;
+    return push_text(&f->header, &f->nh, &r->hcap, b)
+               ? err_set(err, ERR_RUNTIME, "%s: out of memory", path) : 0;
+}
+
+/* One data line of ranks. */
+static int data(rd_t *r, char *q, const char *path, int line, err_t *err)
+{
+    accrank_file_t *f = r->f;
+    if (!f->k)
+        return err_set(err, ERR_INPUT, "%s:%d: ranks before a '# format: ranks K' line",
+                       path, line);
+    if (f->ns == 0 && new_stream(r, "") != 0)
+        return err_set(err, ERR_RUNTIME, "%s: out of memory", path);
+    for (char *p = q; *p; p += strspn(p, " \t")) {
+        size_t nd = strspn(p, "0123456789");
+        long v = nd && nd < 4 ? strtol(p, NULL, 10) : -1;
+        if (v < 0 || v > f->k || (p[nd] && p[nd] != ' ' && p[nd] != '\t'))
+            return err_set(err, ERR_INPUT, "%s:%d: '%.*s' is not a rank 0 .. %d", path, line,
+                           (int)strcspn(p, " \t") < 40 ? (int)strcspn(p, " \t") : 40, p, f->k);
+        if (grow((void **)&f->r, &r->cap, r->n + 1, 1))
+            return err_set(err, ERR_RUNTIME, "%s: out of memory", path);
+        f->r[r->n++] = (uint8_t)v;
+        p += nd;
+    }
+    return 0;
+}
+
+static char *slurp(const char *path, err_t *err)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp) {
+        err_set(err, ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    char *buf = NULL;
+    long n = 0, cap = 0;
+    size_t got;
+    do {
+        if (grow((void **)&buf, &cap, n + 65537, 1)) {
+            free(buf);
+            fclose(fp);
+            err_set(err, ERR_RUNTIME, "%s: out of memory", path);
+            return NULL;
+        }
+        got = fread(buf + n, 1, 65536, fp);
+        n += (long)got;
+    } while (got > 0);
+    buf[n] = 0;
+    int bad = ferror(fp) || memchr(buf, 0, (size_t)n) != NULL;
+    fclose(fp);
+    if (bad) {
+        free(buf);
+        err_set(err, ERR_INPUT, "%s: a read error or a NUL byte (not a rank stream)", path);
+        return NULL;
+    }
+    return buf;
+}
+
+int accrank_read(const char *path, accrank_file_t *f, err_t *err)
+{
+    memset(f, 0, sizeof *f);
+    char *text = slurp(path, err);
+    if (!text) return -1;
+    rd_t r = {f, 0, 0, NULL, 0, 0, 0};
+    int rc = 0, line = 0;
+    for (char *p = text, *nl; rc == 0 && p; p = nl) {
+        nl = strchr(p, '\n');
+        if (nl) *nl++ = 0;
+        line++;
+        size_t l = strlen(p);
+        while (l && (p[l - 1] == ' ' || p[l - 1] == '\t' || p[l - 1] == '\r')) p[--l] = 0;
+        char *q = p + strspn(p, " \t");
+        if (!*q) continue;
+        rc = *q == '#' ? comment(&r, q + 1 + strspn(q + 1, " \t"), path, line, err)
+                       : data(&r, q, path, line, err);
+    }
+    free(text);
+    if (rc == 0 && r.n == 0) rc = err_set(err, ERR_INPUT, "%s: no rank", path);
+    for (int i = 0; rc == 0 && i < f->ns; i++) {
+        long end = i + 1 < f->ns ? r.start[i + 1] : r.n;
+        f->st[i] = (accrank_stream_t){f->r + r.start[i], (int)(end - r.start[i]), f->label[i]};
+    }
+    free(r.start);
+    if (rc != 0) accrank_file_free(f);
+    return rc;
+}
+
+void accrank_file_free(accrank_file_t *f)
+{
+    for (int i = 0; i < f->ns; i++) free(f->label[i]);
+    for (int i = 0; i < f->nh; i++) free(f->header[i]);
+    free(f->label);
+    free(f->header);
+    free(f->st);
+    free(f->r);
+    memset(f, 0, sizeof *f);
 }

@@ -30,6 +30,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "base/err.h"
+
 /* Ranks kept apart (the simulator's TREE_RANKS_MAX) and depths estimated
  * (its TREE_ROWS_MAX). */
 #define ACCRANK_K_MAX 32
@@ -79,5 +81,24 @@ int accrank_write_ranks(FILE *f, const char *const *header, int nh, int k,
  * before it. 0, or -1 on a write error. */
 int accrank_write_profile(FILE *f, const char *const *header, int nh,
                           const accrank_est_t *e);
+
+/* A rank stream read back (accrank_read): its cap k, streams (one per
+ * `# request` line; ranks before the first one, if any, a stream of their
+ * own), and the comment lines before the first `# request` other than the
+ * format directive and its explanation, without "#" and leading blanks. */
+typedef struct accrank_file {
+    int k;
+    accrank_stream_t *st;
+    int ns;
+    uint8_t *r;          /* every stream's ranks, one after another */
+    char **label, **header;
+    int nh;
+} accrank_file_t;
+
+/* Reads a file accrank_write_ranks wrote. 0, or -1 with err (ERR_INPUT
+ * "PATH:LINE: what": no `# format: ranks K` before the data, a value that
+ * is not an integer 0 .. K, no rank at all). */
+int accrank_read(const char *path, accrank_file_t *f, err_t *err);
+void accrank_file_free(accrank_file_t *f);
 
 #endif

@@ -62,13 +62,15 @@ static void usage(FILE *f)
                "       [--target fp16] [--tokens N] [--temp T] [--seed S] [--batch B]\n"
                "       [--limit N] [--threads N] [--label TEXT] [--no-eos] [--quiet]\n"
                "       [--ranks K [--tree-width W] [--tree-depth D]]\n"
-               "       " CMD " --refit [--out DIR] TRACE.txt...\n"
+               "       " CMD " --refit [--out DIR] [--tree-width W] [--tree-depth D] TRACE.txt|RANKS.ranks...\n"
                "  --no-eos  each text runs to --tokens past the end-of-sequence token (as\n"
                "            build/testbed run --real-model decodes); else it ends there\n"
                "  --refit   measure nothing: read traces this command wrote (per-position\n"
                "            format, '# request' lines between texts), print the same report\n"
                "            and write NAME.fit and NAME.dat (NAME: the file name without\n"
-               "            .txt) beside each trace, or into --out\n"
+               "            .txt) beside each trace, or into --out; a NAME.ranks file gives\n"
+               "            the tree table and NAME[-wW][-dD].tree for --tree-width W (default\n"
+               "            its K) and --tree-depth D (default 8)\n"
                "  --quiet   no timing lines (target and drafts) on stderr\n"
                "  --ranks K greedy: also the rank of the target's token among the draft's\n"
                "            (capped at K, 1..32) at every position, NAME.ranks, and the\n"
@@ -129,7 +131,8 @@ static int parse(int argc, char **argv, void *args, err_t *err)
     if (a->refit) {
         /* What only a measurement reads. */
         for (int i = 0; i < no; i++)
-            if (o[i].seen && strcmp(o[i].name, "refit") && strcmp(o[i].name, "out"))
+            if (o[i].seen && strcmp(o[i].name, "refit") && strcmp(o[i].name, "out") &&
+                strncmp(o[i].name, "tree-", 5))
                 return err_set(err, ERR_INPUT, CMD ": --%s does not go with --refit (it fits "
                                "traces already measured)", o[i].name);
         if (a->ntraces < 1)
@@ -530,6 +533,45 @@ static int one_draft(meas_t *m, const char *spec, err_t *err)
     return rc;
 }
 
+/* --refit of a rank stream: the tree table and profile re-estimated for
+ * --tree-width/--tree-depth (default: the file's K, 8), written as NAME.tree
+ * with -wW and -dD before .tree where they differ from the default. */
+static int refit_ranks(const acc_args_t *a, const char *path, const char *dir,
+                       const char *name, err_t *err)
+{
+    accrank_file_t f;
+    if (accrank_read(path, &f, err) != 0) return -1;
+    int w = a->tree_width ? a->tree_width : f.k, d = a->tree_depth ? a->tree_depth : 8, rc = 0;
+    if (w > f.k)
+        rc = err_set(err, ERR_INPUT, CMD ": --tree-width %d is wider than %s's ranks (K = %d)",
+                     w, path, f.k);
+    char full[300], from[600];
+    int n = snprintf(full, sizeof full, "%s", name);
+    if (w != f.k) n += snprintf(full + n, sizeof full - (size_t)n, "-w%d", w);
+    if (d != 8) snprintf(full + n, sizeof full - (size_t)n, "-d%d", d);
+    snprintf(from, sizeof from, "re-estimated from %s by " CMD " --refit", path);
+    for (char *c = from; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7F) *c = '?';
+    const char *h[ACC_TRACES_MAX];
+    int nh = 0;
+    for (int i = 0; i < f.nh && nh < ACC_TRACES_MAX - 1; i++) h[nh++] = f.header[i];
+    h[nh++] = from;
+    if (rc == 0) {
+        accrank_est_t e;
+        accrank_estimate(f.st, f.ns, f.k, w, d, &e);
+        print_ranks(&e, full);
+        fflush(stdout);
+        outf_t o;
+        if ((rc = out_open(&o, dir, full, ".tree", err)) == 0) {
+            int bad = accrank_write_profile(o.f, h, nh, &e);
+            if (bad) err_set(err, ERR_RUNTIME, CMD ": error writing %s", o.tmp);
+            rc = out_close(&o, bad == 0, err);
+        }
+    }
+    accrank_file_free(&f);
+    return rc;
+}
+
 /* --refit: each trace read back and reported on as if just measured; its
  * .fit and .dat written beside it (or into --out). */
 static int refit(const acc_args_t *a, err_t *err)
@@ -537,8 +579,6 @@ static int refit(const acc_args_t *a, err_t *err)
     if (a->out && cli_args_out_dir(CMD, "--out", a->out, err)) return -1;
     for (int i = 0; i < a->ntraces; i++) {
         const char *path = a->traces[i];
-        accstat_trace_t t;
-        if (accstat_read_trace(path, &t, err) != 0) return -1;
         char dir[4096], name[256];
         const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
         if (a->out) snprintf(dir, sizeof dir, "%s", a->out);
@@ -546,8 +586,15 @@ static int refit(const acc_args_t *a, err_t *err)
         else if (slash) snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
         else snprintf(dir, sizeof dir, ".");
         size_t bl = strlen(base);
+        if (bl > 6 && !strcmp(base + bl - 6, ".ranks")) {
+            snprintf(name, sizeof name, "%.*s", (int)bl - 6, base);
+            if (refit_ranks(a, path, dir, name, err) != 0) return -1;
+            continue;
+        }
         if (bl > 4 && !strcmp(base + bl - 4, ".txt")) bl -= 4;
         snprintf(name, sizeof name, "%.*s", (int)bl, base);
+        accstat_trace_t t;
+        if (accstat_read_trace(path, &t, err) != 0) return -1;
         int rc = report(dir, name, t.st, t.ns, (const char *const *)t.header, t.nh, 0, err);
         accstat_trace_free(&t);
         if (rc != 0) return -1;

@@ -11,6 +11,8 @@
 #   - a width-4 profile 2 deep, named by a scenario, gives under
 #     `specsim analytic` (tree branching [4, 4], every node the profile
 #     counted) the mean accepted length the measurement's blocks had;
+#   - `--refit` of the rank stream writes the same profile (its comment
+#     lines apart), and a width-1 re-estimate the width-1 measurement's;
 #   - bad options exit 2 before any model is read.
 # No model is a failure, not a skip.
 . tests/cli/lib.sh
@@ -60,6 +62,20 @@ if [ -n "$mean" ] && [ -n "$exp" ] &&
    awk -v m="$mean" -v e="$exp" 'BEGIN { d = e - 1 - m; exit !(d < 1e-4 && d > -1e-4) }'
 then pass "llm_tree_profile_analytic_is_measured ($exp - 1 vs $mean)"
 else fail llm_tree_profile_analytic_is_measured "analytic '$exp', measured '$mean' $(head -c 300 "$TMP/err")"; fi
+
+# The width-4 measurement's ranks re-estimated 2 deep (its own cut) and 1
+# wide, 8 deep (the width-1 measurement's cut): the same rows.
+mkdir -p "$TMP/rf"
+"$BUILD/llm" accept --refit --out "$TMP/rf" --tree-depth 2 "$TMP/w4/w4a16-greedy.ranks" \
+    >/dev/null 2>"$TMP/err"
+"$BUILD/llm" accept --refit --out "$TMP/rf" --tree-width 1 "$TMP/w4/w4a16-greedy.ranks" \
+    >/dev/null 2>>"$TMP/err"
+rows() { grep -v '^#' "$1" 2>/dev/null; }
+if [ -n "$(rows "$TMP/rf/w4a16-greedy-d2.tree")" ] &&
+   [ "$(rows "$TMP/rf/w4a16-greedy-d2.tree")" = "$(rows "$TMP/w4/w4a16-greedy.tree")" ] &&
+   [ "$(rows "$TMP/rf/w4a16-greedy-w1.tree")" = "$(rows "$TMP/w1/w4a16-greedy.tree")" ]
+then pass llm_tree_refit_ranks
+else fail llm_tree_refit_ranks "$(ls "$TMP/rf") $(head -c 300 "$TMP/err")"; fi
 
 expect_exit llm_tree_ranks_sampled 2 "$BUILD/llm" accept --model "$model" --prompts "$TMP/p.txt" \
     --out "$TMP" --ranks 4 --temp 1

@@ -10,7 +10,9 @@
  *     accstat's acceptance per draft position (the existing path, an
  *     independent count) on the tiny models' streams;
  *   - the profile written reads back through the simulator's tree model
- *     (acceptance.profile) as the estimates rounded down to 6 decimals.
+ *     (acceptance.profile) as the estimates rounded down to 6 decimals;
+ *   - the rank stream written reads back (accrank_read) as written, and
+ *     bad ones are refused at PATH:LINE.
  * The real model: tests/cli/llm_tree.sh. */
 #include <math.h>
 #include <stdint.h>
@@ -239,6 +241,48 @@ static void test_profile_loads(void)
     accept_cfg_fini(&c);
 }
 
+static void write_text(const char *file, const char *text)
+{
+    FILE *f = fopen(file, "w");
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_ranks_round_trip(void)
+{
+    accrank_stream_t st[2] = {{HAND_A, 9, "prompt 0 (a)"}, {HAND_B, 4, "prompt 1 (b)"}};
+    char file[600];
+    snprintf(file, sizeof file, "%s/hand.ranks", dir);
+    FILE *f = fopen(file, "w");
+    const char *h[2] = {"first header", "second"};
+    CHECK(f && accrank_write_ranks(f, h, 2, 3, st, 2) == 0);
+    if (f) fclose(f);
+    accrank_file_t rf;
+    err_t err = {0, ""};
+    CHECK(accrank_read(file, &rf, &err) == 0);
+    CHECK(rf.k == 3 && rf.ns == 2 && rf.nh == 2);
+    if (rf.ns == 2 && rf.nh == 2) {
+        CHECK(rf.st[0].n == 9 && memcmp(rf.st[0].r, HAND_A, 9) == 0);
+        CHECK(rf.st[1].n == 4 && memcmp(rf.st[1].r, HAND_B, 4) == 0);
+        CHECK_STR(rf.label[1], "prompt 1 (b)");
+        CHECK_STR(rf.header[1], "second");
+    }
+    accrank_file_free(&rf);
+    /* A rank past K, ranks before the format line, no rank at all. */
+    const char *bad[3] = {"# format: ranks 3\n# request: x\n0 1\n2 4\n",
+                          "0 1 2\n# format: ranks 3\n", "# format: ranks 3\n# request: x\n"};
+    const char *want[3] = {":4: '4' is not a rank 0 .. 3", ":1: ranks before", ": no rank"};
+    for (int i = 0; i < 3; i++) {
+        write_text(file, bad[i]);
+        err = (err_t){0, ""};
+        CHECK(accrank_read(file, &rf, &err) == -1 && err.code == ERR_INPUT);
+        if (!strstr(err.msg, want[i])) printf("  %d: %s\n", i, err.msg);
+        CHECK(strstr(err.msg, want[i]) != NULL);
+    }
+}
+
 int main(void)
 {
     if (!mkdtemp(dir)) return 1;
@@ -247,6 +291,7 @@ int main(void)
     RUN(test_rank_by_hand);
     RUN(test_counts_by_hand);
     RUN(test_profile_loads);
+    RUN(test_ranks_round_trip);
     RUN(test_ranks_reference_and_chain);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
