@@ -1,6 +1,8 @@
 /* accrank — tree acceptance from ranks (see accrank.h). */
 #include "accrank.h"
 
+#include "model/tree.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -48,6 +50,44 @@ void accrank_estimate(const accrank_stream_t *st, int ns, int k, int width, int 
             i += len;
         }
     }
+}
+
+/* Accepted drafts of the block of t starting at r[0] (n ranks left), and
+ * its length in positions; -1 when the text ends inside it. */
+static int replay_block(const tree_t *t, const uint8_t *r, int n, int *len)
+{
+    int v = -1, a = 0;
+    for (;;) {
+        int nc = v < 0 ? t->root_children : t->nchild[v];
+        if (nc == 0) {
+            *len = a;   /* a leaf: the block is whole */
+            return a;
+        }
+        if (a >= n) return -1;
+        if (r[a] >= nc) {
+            *len = a + 1;
+            return a;
+        }
+        v = (v < 0 ? 0 : t->child0[v]) + r[a];
+        a++;
+    }
+}
+
+void accrank_replay_tree(const accrank_stream_t *st, int ns, const tree_t *t,
+                         accrank_replay_t *out)
+{
+    double s1 = 0, s2 = 0;
+    long n = 0;
+    for (int s = 0; t->n > 0 && s < ns; s++)
+        for (int i = 0, len, a; (a = replay_block(t, st[s].r + i, st[s].n - i, &len)) >= 0;
+             i += len) {
+            n++;
+            s1 += a;
+            s2 += (double)a * a;
+        }
+    out->blocks = n;
+    out->mean = n ? s1 / (double)n : NAN;
+    out->se = n > 1 ? sqrt((s2 - s1 * s1 / (double)n) / (double)(n - 1) / (double)n) : NAN;
 }
 
 double accrank_p(const accrank_est_t *e, int d, int r)

@@ -82,6 +82,22 @@ int accrank_write_ranks(FILE *f, const char *const *header, int nh, int k,
 int accrank_write_profile(FILE *f, const char *const *header, int nh,
                           const accrank_est_t *e);
 
+struct tree;   /* sim/model/tree.h */
+
+/* The rank streams replayed against one token tree t: each block walks
+ * from the root to the child of rank r + 1 while the rank r at its depth
+ * has such a child (greedy verification's accepted path), ending at the
+ * first rank the node has no child for (consumed, as a rejection) or at a
+ * leaf (a whole block); blocks cut as accrank_estimate cuts them. The
+ * tree's truth on these texts, with no model of how ranks at successive
+ * depths depend on each other. */
+typedef struct accrank_replay {
+    long blocks;
+    double mean, se;     /* accepted drafts per complete block, its standard error */
+} accrank_replay_t;
+void accrank_replay_tree(const accrank_stream_t *st, int ns, const struct tree *t,
+                         accrank_replay_t *out);
+
 /* A rank stream read back (accrank_read): its cap k, streams (one per
  * `# request` line; ranks before the first one, if any, a stream of their
  * own), and the comment lines before the first `# request` other than the

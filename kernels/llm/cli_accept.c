@@ -35,6 +35,7 @@
 #include "cli_cmds.h"
 #include "prompts.h"
 #include "tforce.h"
+#include "model/tree.h"
 #include "base/wallclock.h"
 
 #define CMD "llm accept"
@@ -52,6 +53,7 @@ typedef struct acc_args {
     int quiet;    /* --quiet: no timing lines on stderr */
     int ranks;    /* --ranks K: rank streams and tree profiles (0: none) */
     int tree_width, tree_depth;   /* the tree the profile's blocks are cut for */
+    const char *branching;        /* --refit --tree-branching: a tree to replay */
     const char *traces[ACC_TRACES_MAX];
     int ntraces;
 } acc_args_t;
@@ -70,7 +72,9 @@ static void usage(FILE *f)
                "            and write NAME.fit and NAME.dat (NAME: the file name without\n"
                "            .txt) beside each trace, or into --out; a NAME.ranks file gives\n"
                "            the tree table and NAME[-wW][-dD].tree for --tree-width W (default\n"
-               "            its K) and --tree-depth D (default 8)\n"
+               "            its K) and --tree-depth D (default 8); --tree-branching B1,B2,..\n"
+               "            replays the ranks against that tree and prints its measured mean\n"
+               "            accepted length beside the profile's closed form\n"
                "  --quiet   no timing lines (target and drafts) on stderr\n"
                "  --ranks K greedy: also the rank of the target's token among the draft's\n"
                "            (capped at K, 1..32) at every position, NAME.ranks, and the\n"
@@ -83,6 +87,8 @@ static void usage(FILE *f)
  * verification (multi-draft rejection sampling) is not rank-wise. */
 static int rank_args(acc_args_t *a, err_t *err)
 {
+    if (a->branching)
+        return err_set(err, ERR_INPUT, CMD ": --tree-branching goes with --refit of a .ranks file");
     if (!a->ranks) {
         if (a->tree_width || a->tree_depth)
             return err_set(err, ERR_INPUT, CMD ": --tree-width and --tree-depth go with --ranks");
@@ -117,6 +123,7 @@ static int parse(int argc, char **argv, void *args, err_t *err)
         {"ranks", CLI_INT, &a->ranks, 1, ACCRANK_K_MAX, 0},
         {"tree-width", CLI_INT, &a->tree_width, 1, ACCRANK_K_MAX, 0},
         {"tree-depth", CLI_INT, &a->tree_depth, 1, ACCRANK_D_MAX, 0},
+        {"tree-branching", CLI_STR, &a->branching, 0, 0, 0},
     };
     const int no = (int)(sizeof o / sizeof o[0]);
     /* Trace files only with --refit: without it an argument that is not an
@@ -533,6 +540,39 @@ static int one_draft(meas_t *m, const char *spec, err_t *err)
     return rc;
 }
 
+/* --tree-branching: the tree replayed on the ranks (its truth on these
+ * texts) beside the closed form of the profile e estimates (Sequoia's
+ * model: ranks at successive depths independent given the block reached
+ * them). */
+static int replay_branching(const acc_args_t *a, const accrank_file_t *f,
+                            const accrank_est_t *e, err_t *err)
+{
+    int b[TREE_NODES_MAX], nb = 0;
+    for (const char *p = a->branching; *p && nb < TREE_NODES_MAX;) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 1 || v > f->k || (*end && *end != ','))
+            return err_set(err, ERR_INPUT, CMD ": --tree-branching '%s': give factors 1 .. %d "
+                           "(the ranks kept apart) separated by commas", a->branching, f->k);
+        b[nb++] = (int)v;
+        p = *end ? end + 1 : end;
+    }
+    tree_t t;
+    if (tree_from_branching(&t, b, nb, err) != 0) return -1;
+    tree_probs_t pr = {0};
+    for (int d = 0; d < e->depth && d < TREE_ROWS_MAX && e->reached[d] > 0; d++) {
+        pr.np[d] = e->k;
+        for (int r = 0; r < e->k; r++) pr.p[d][r] = accrank_p(e, d, r);
+        pr.nrows++;
+    }
+    accrank_replay_t rp;
+    accrank_replay_tree(f->st, f->ns, &t, &rp);
+    printf("tree branching [%s] (%d nodes, depth %d): replayed mean accepted %.4f +- %.4f "
+           "(%ld blocks); the profile's closed form %.4f\n", a->branching, t.n, t.depth,
+           rp.mean, rp.se, rp.blocks, pr.nrows ? tree_expected_depth(&t, &pr, NULL) : NAN);
+    return 0;
+}
+
 /* --refit of a rank stream: the tree table and profile re-estimated for
  * --tree-width/--tree-depth (default: the file's K, 8), written as NAME.tree
  * with -wW and -dD before .tree where they differ from the default. */
@@ -560,9 +600,10 @@ static int refit_ranks(const acc_args_t *a, const char *path, const char *dir,
         accrank_est_t e;
         accrank_estimate(f.st, f.ns, f.k, w, d, &e);
         print_ranks(&e, full);
+        if (a->branching) rc = replay_branching(a, &f, &e, err);
         fflush(stdout);
         outf_t o;
-        if ((rc = out_open(&o, dir, full, ".tree", err)) == 0) {
+        if (rc == 0 && (rc = out_open(&o, dir, full, ".tree", err)) == 0) {
             int bad = accrank_write_profile(o.f, h, nh, &e);
             if (bad) err_set(err, ERR_RUNTIME, CMD ": error writing %s", o.tmp);
             rc = out_close(&o, bad == 0, err);

@@ -11,6 +11,9 @@
  *     independent count) on the tiny models' streams;
  *   - the profile written reads back through the simulator's tree model
  *     (acceptance.profile) as the estimates rounded down to 6 decimals;
+ *   - a tree replayed on a hand-made stream, counted by hand, and the
+ *     chain tree replayed on the tiny models' streams against accstat's
+ *     accepted lengths;
  *   - the rank stream written reads back (accrank_read) as written, and
  *     bad ones are refused at PATH:LINE.
  * The real model: tests/cli/llm_tree.sh. */
@@ -162,6 +165,15 @@ static void test_ranks_reference_and_chain(void)
         }
     }
     CHECK(diff == 0);
+    /* The chain of 4 replayed: accstat's mean accepted length at gamma 4. */
+    tree_t ch;
+    accrank_replay_t rp;
+    CHECK(tree_chain(&ch, 4, &err) == 0);
+    accrank_replay_tree(rs, NTEXT, &ch, &rp);
+    long sum = 0;
+    for (int a = 0; a <= 4; a++) sum += a * s.counts[4][a];
+    CHECK(rp.blocks == accstat_blocks(&s, 4));
+    CHECK_ABS(rp.mean, (double)sum / (double)accstat_blocks(&s, 4), 1e-12);
     for (int i = 0; i < NTEXT; i++) tforce_text_free(&tx[i]);
     llm_run_free(r);
     llm_free(t);
@@ -209,6 +221,24 @@ static void test_counts_by_hand(void)
     accstat_t s;
     accstat_compute(&os, 1, &s);
     for (int i = 1; i <= 4; i++) CHECK(accstat_position(&s, 4, i) == accrank_p(&e, i - 1, 0));
+}
+
+/* Tree [2, 1] (the root's ranks 1 and 2, one rank-1 child each) on text A:
+ * 0 1 | 2 | 0 0 | 0 3 | 1 0 → accepted 1 (rank 1 has no second child),
+ * 0 (no third root child), 2 (a leaf: whole), 1, 2 (whole, at the text's
+ * end: complete). Mean 6/5; sample variance 2.8/4, so se sqrt(0.7/5). */
+static void test_replay_by_hand(void)
+{
+    accrank_stream_t st = {HAND_A, 9, "a"};
+    const int b[2] = {2, 1};
+    tree_t t;
+    err_t err = {0, ""};
+    CHECK(tree_from_branching(&t, b, 2, &err) == 0);
+    accrank_replay_t rp;
+    accrank_replay_tree(&st, 1, &t, &rp);
+    CHECK(rp.blocks == 5);
+    CHECK_ABS(rp.mean, 1.2, 1e-15);
+    CHECK_ABS(rp.se, sqrt(0.7 / 5), 1e-15);
 }
 
 /* The profile of the hand-made stream through the simulator's loader:
@@ -291,6 +321,7 @@ int main(void)
     RUN(test_rank_by_hand);
     RUN(test_counts_by_hand);
     RUN(test_profile_loads);
+    RUN(test_replay_by_hand);
     RUN(test_ranks_round_trip);
     RUN(test_ranks_reference_and_chain);
     char cmd[600];
