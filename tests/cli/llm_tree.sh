@@ -91,3 +91,11 @@ expect_exit llm_tree_depth_alone 2 "$BUILD/llm" accept --model "$model" --prompt
     --out "$TMP" --tree-depth 4
 expect_exit llm_tree_ranks_range 2 "$BUILD/llm" accept --model "$model" --prompts "$TMP/p.txt" \
     --out "$TMP" --ranks 33
+expect_exit llm_tree_branching_needs_refit 2 "$BUILD/llm" accept --model "$model" \
+    --prompts "$TMP/p.txt" --out "$TMP" --ranks 4 --tree-branching 2,1
+expect_exit llm_tree_branching_past_k 2 "$BUILD/llm" accept --refit --out "$TMP/rf" \
+    --tree-branching 5,1 "$TMP/w4/w4a16-greedy.ranks"
+printf '# format: ranks 4\n# request: x\n0 1 7\n' >"$TMP/bad.ranks"
+expect_exit llm_tree_refit_bad_rank 2 "$BUILD/llm" accept --refit --out "$TMP/rf" "$TMP/bad.ranks"
+if grep -qF "bad.ranks:3: '7' is not a rank 0 .. 4" "$TMP/err"; then pass llm_tree_refit_bad_rank_where
+else fail llm_tree_refit_bad_rank_where "$(cat "$TMP/err")"; fi
