@@ -19,7 +19,9 @@
 # Neither kernel library nor engine is this project's code. The whole steps
 # are compared with overhead 0: a graph replay has no framework time
 # between kernels, which is what cloud.overhead stands for.
-# Exit status 0, or 1 when an input is missing or a specsim call failed.
+# H200_CARD=FILE asks another hardware card than models/hardware/h200.yaml
+# (a what-if: another roofline_p, say). Exit status 0, or 1 when an input is
+# missing or a specsim call failed.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 specsim=${1:-$root/build/specsim}
