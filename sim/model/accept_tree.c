@@ -265,7 +265,7 @@ static const keytab_key_t TREE_KEYS[] = {
      .write = tree_write_p, .flags = KF_HAS, .aux = KEYTAB_OFF(tree_par_t, p_given, int)},
     {.name = "profile", .type = KT_CUSTOM, .off = KEYTAB_CHARS(tree_par_t, profile),
      .parse = tree_parse_profile, .write = tree_write_profile, .flags = KF_SKIPEMPTY,
-     .aux = offsetof(tree_par_t, profile)},
+     .aux = KEYTAB_CHARS(tree_par_t, profile)},
     {.name = NULL}};
 
 static int tree_check(const void *par, err_t *err)
