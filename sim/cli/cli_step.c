@@ -163,11 +163,12 @@ static int check_mode(const step_cmd_t *c)
     else if (!dec && !lin && c->has_tokens) stray = "--tokens";
     else if (!lin && c->op) stray = "--op";
     else if (lin && c->has_batch) stray = "--batch";
+    else if (lin && c->setup.overhead) stray = "--overhead";   /* one kernel, no iteration */
     if (stray)
         return cli_opt_usage_error("step", "%s does not go with %s (decode takes "
                                    "--tokens and --context; prefill --prompt; batch "
                                    "--prompt and --generate; linear --op and --tokens, "
-                                   "no --batch)", stray, m);
+                                   "no --batch or --overhead)", stray, m);
     if (lin && (!c->op || !c->has_tokens))
         return cli_opt_usage_error("step", "linear needs --op NAME and --tokens M");
     if (c->batch_max && c->mode != MODE_BATCH)
@@ -234,7 +235,7 @@ static int print_run(const step_run_t *r)
 static int print_linear(const char *op, const step_linear_t *r)
 {
     return printf("op,tokens,n,k,time_s,memory_s,compute_s,bytes,flops\n"
-                  "%s,%d,%d,%d,%.10g,%.10g,%.10g,%.10g,%.10g\n",
+                  "%s,%d,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g\n",
                   op, r->tokens, r->n, r->k, r->time_s, r->memory_s, r->compute_s,
                   r->bytes, r->flops) < 0 ? -1 : 0;
 }

@@ -59,7 +59,7 @@ double precision_weight_bytes(int p)
  *            the w4a16 reference layout
  *   int8-ch  gpt-fast int8 weight-only: one scale per output row, 16/K
  *            bits (< 0.004 at K = 4096), left out: 8 */
-const weight_format_t weight_formats[] = {
+const weight_format_t cards_weight_formats[] = {
     {"q4_0", PREC_W4A16, 4.5},
     {"q4_1", PREC_W4A16, 5.0},
     {"q8_0", PREC_W8A16, 8.5},
@@ -71,7 +71,7 @@ const weight_format_t weight_formats[] = {
     {NULL, 0, 0},
 };
 
-int weight_format_parse(const char *s, int *prec, double *bytes)
+int cards_weight_format_parse(const char *s, int *prec, double *bytes)
 {
     int p = precision_parse(s);
     if (p >= 0) {
@@ -79,7 +79,7 @@ int weight_format_parse(const char *s, int *prec, double *bytes)
         *bytes = precision_weight_bytes(p);
         return 0;
     }
-    for (const weight_format_t *f = weight_formats; f->name; f++)
+    for (const weight_format_t *f = cards_weight_formats; f->name; f++)
         if (strcmp(s, f->name) == 0) {
             *prec = f->prec;
             *bytes = f->bits / 8.0;
@@ -88,13 +88,13 @@ int weight_format_parse(const char *s, int *prec, double *bytes)
     return -1;
 }
 
-const char *const engine_names[ENGINE_COUNT + 1] = {"llamacpp_cpu", "llamacpp_gpu",
+const char *const cards_engine_names[ENGINE_COUNT + 1] = {"llamacpp_cpu", "llamacpp_gpu",
                                                     "mlc", "qnn", NULL};
 
-int engine_parse(const char *s)
+int cards_engine_parse(const char *s)
 {
     for (int i = 0; i < ENGINE_COUNT; i++)
-        if (strcmp(s, engine_names[i]) == 0) return i;
+        if (strcmp(s, cards_engine_names[i]) == 0) return i;
     return -1;
 }
 
@@ -107,9 +107,19 @@ int cards_hw_apply_engine(hw_card_t *hw, int engine, err_t *err)
     for (int p = 0; p < PREC_COUNT; p++) given |= e->bw_eff_prec[p] > 0;
     if (!given)
         return err_set(err, ERR_INPUT, "hardware card '%s' gives no engines.%s "
-                       "(efficiencies for that engine)", hw->name, engine_names[engine]);
-    if (e->bw_eff > 0) hw->bw_eff = e->bw_eff;
-    if (e->flops_eff > 0) hw->flops_eff = e->flops_eff;
+                       "(efficiencies for that engine)", hw->name, cards_engine_names[engine]);
+    /* The set replaces the card's as a whole: an engine's bw_eff (flops_eff)
+     * stands for every format it does not name itself, so the card's own
+     * per-format entries, which would otherwise take precedence
+     * (service_bw_eff, service_flops_eff), go with it. */
+    if (e->bw_eff > 0) {
+        hw->bw_eff = e->bw_eff;
+        memset(hw->bw_eff_prec, 0, sizeof hw->bw_eff_prec);
+    }
+    if (e->flops_eff > 0) {
+        hw->flops_eff = e->flops_eff;
+        memset(hw->flops_eff_prec, 0, sizeof hw->flops_eff_prec);
+    }
     for (int p = 0; p < PREC_COUNT; p++)
         if (e->bw_eff_prec[p] > 0) hw->bw_eff_prec[p] = e->bw_eff_prec[p];
     return 0;

@@ -131,15 +131,15 @@ typedef struct weight_format {
     double bits;    /* bits per weight, metadata included */
 } weight_format_t;
 /* The formats, NULL-name-terminated. */
-extern const weight_format_t weight_formats[];
+extern const weight_format_t cards_weight_formats[];
 /* A precision name ("w4a16": its own bytes) or a format name ("q4_0"): 0
  * with *prec and *bytes (per weight) set, or -1 when neither. */
-int weight_format_parse(const char *s, int *prec, double *bytes);
+int cards_weight_format_parse(const char *s, int *prec, double *bytes);
 
 /* Engine names in enum serving_engine's order, NULL-terminated ("llamacpp_cpu",
- * "llamacpp_gpu", "mlc", "qnn"); engine_parse: the index, -1 if unknown. */
-extern const char *const engine_names[ENGINE_COUNT + 1];
-int engine_parse(const char *s);
+ * "llamacpp_gpu", "mlc", "qnn"); cards_engine_parse: the index, -1 if unknown. */
+extern const char *const cards_engine_names[ENGINE_COUNT + 1];
+int cards_engine_parse(const char *s);
 /* Replaces hw's efficiencies by the engine's set where it gives them
  * (bw_eff, flops_eff, each bw_eff_by_precision entry; the rest stay the
  * card's). 0, or -1 with err (ERR_INPUT) when the card gives no set for

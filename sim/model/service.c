@@ -697,8 +697,8 @@ int service_linear_op(const service_t *sv, const char *name, double m, service_l
     const linop_t *o = &sv->op[i];
     double bytes = lin_bytes(o, m), flops = m * o->flops_per_m;
     *out = (service_linop_t){
-        .n = split_dim[i] == 0 ? (int)(o->n / sv->tp) : o->n,
-        .k = split_dim[i] == 1 ? (int)(o->k / sv->tp) : o->k,
+        .n = split_dim[i] == 0 ? (double)o->n / sv->tp : o->n,
+        .k = split_dim[i] == 1 ? (double)o->k / sv->tp : o->k,
         .bytes = bytes, .flops = flops,
         .memory_s = bytes / sv->bw, .compute_s = flops / sv->rate,
         .time_s = kernel_time(sv, bytes / sv->bw, flops / sv->rate),

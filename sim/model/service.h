@@ -80,7 +80,7 @@ service_t *service_create_in(const hw_card_t *hw, const llm_card_t *model,
                              double overhead_s, int tp, struct infiles *files,
                              err_t *err);
 /* The same with the weights read at weight_bytes per weight (a named
- * weight format's, cards.h weight_format_parse) instead of the precision's
+ * weight format's, cards.h cards_weight_format_parse) instead of the precision's
  * own; 0: the precision's. */
 service_t *service_create_wb(const hw_card_t *hw, const llm_card_t *model,
                              int precision, double weight_bytes,
@@ -198,7 +198,7 @@ double service_roofline_linear(const service_t *sv, double m);
  * overhead. bytes count the weights once and the activations in and out.
  * 0, or -1 when name is no operator (out untouched). */
 typedef struct service_linop {
-    int n, k;
+    double n, k;   /* one GPU's share: fractional where tp does not divide */
     double time_s, memory_s, compute_s, bytes, flops;
 } service_linop_t;
 int service_linear_op(const service_t *sv, const char *name, double m, service_linop_t *out);

@@ -57,7 +57,7 @@ static int read_inputs(const step_setup_t *in, hw_card_t *hw, llm_card_t *m, int
      * checked or derived from them. */
     if (in->engine) {
         *bad = STEP_IN_ENGINE;
-        int e = engine_parse(in->engine);
+        int e = cards_engine_parse(in->engine);
         if (e < 0)
             return err_set(err, ERR_INPUT, "unknown engine '%s' (llamacpp_cpu, "
                            "llamacpp_gpu, mlc or qnn)", in->engine);
@@ -67,7 +67,7 @@ static int read_inputs(const step_setup_t *in, hw_card_t *hw, llm_card_t *m, int
     const char *p = in->precision ? in->precision : "fp16";
     /* A named weight format (q4_0, q4_K_M, ...) computes at its precision
      * and is read at its own bytes per weight (cards.h). */
-    if (weight_format_parse(p, prec, wbytes) != 0)
+    if (cards_weight_format_parse(p, prec, wbytes) != 0)
         return err_set(err, ERR_INPUT, "unknown precision '%s' (fp32, fp16, w8a16, "
                        "w4a16, w4a4, fp8, or a weight format: q4_0, q4_1, q8_0, "
                        "q4_K_M, q4f16_1, int4-g32, int4-g128, int8-ch)", p);

@@ -28,12 +28,12 @@ typedef struct step_setup {
     const char *hardware;   /* hardware card (models/hardware/) */
     const char *model;      /* LLM card (models/llm/) */
     const char *precision;  /* fp16, fp32, w8a16, w4a16, w4a4, fp8, or a weight
-                               format (cards.h weight_formats); NULL: fp16 */
+                               format (cards.h cards_weight_formats); NULL: fp16 */
     int tp;                 /* GPUs in tensor parallelism, >= 1 */
     const char *overhead;   /* fixed time of every iteration, a duration
                                ("0.5ms"); NULL: 0 */
     const char *engine;     /* an engine whose efficiencies the hardware card
-                               gives (cards.h engine_names); NULL: the card's */
+                               gives (cards.h cards_engine_names); NULL: the card's */
 } step_setup_t;
 
 /* The input an ERR_INPUT error of step_create is about. */
@@ -91,7 +91,8 @@ SPECSIM_API int step_verify(const step_t *st, int batch, int tokens, int context
  * o, gate_up, down or lm_head) of one layer, one GPU's share of it (n x k
  * weights), as sim/model/service.h's service_linear_op times it. */
 typedef struct step_linear {
-    int tokens, n, k;
+    int tokens;
+    double n, k;   /* one GPU's share, as the bytes and flops count it */
     double time_s, memory_s, compute_s, bytes, flops;
 } step_linear_t;
 

@@ -164,8 +164,24 @@ engines:
   mlc:
     bw_eff_by_precision:
       w4a16: 0.5
+  llamacpp_cpu:
+    bw_eff: 0.4
 EOF
 engcards="--hardware $TMP/hw-eng.yaml --model $TMP/llm.yaml"
+# One linear layer's memory time is its bytes over the bandwidth in force,
+# exactly: the card's w4a16 entry (0.25), mlc's own entry (0.5), and
+# llamacpp_cpu's plain bw_eff (0.4), which stands for w4a16 too instead of
+# the card's entry.
+okeng=1
+for e in -:0.25 mlc:0.5 llamacpp_cpu:0.4; do
+    name=${e%%:*} eff=${e#*:}
+    if [ "$name" = - ]; then set --; else set -- --engine "$name"; fi
+    if step linear $engcards --precision w4a16 --op gate_up --tokens 1 "$@" &&
+       same "$(col "$TMP/out" memory_s)" "$(awk -v b="$(col "$TMP/out" bytes)" -v e="$eff" \
+           'BEGIN { printf "%.17g", b / (1000e9 * e) }')"; then :
+    else okeng=0; echo "engine $name: want bw_eff $eff; got $(cat "$TMP/out" "$TMP/err")"; fi
+done
+[ $okeng = 1 ] && pass step_engine_exact || fail step_engine_exact "see above"
 if step decode $engcards --precision w4a16 && m0=$(col "$TMP/out" memory_s) &&
    step decode $engcards --precision w4a16 --engine mlc && m1=$(col "$TMP/out" memory_s) &&
    awk -v a="$m0" -v b="$m1" 'BEGIN { exit !(b < a && b > a / 2.5) }'; then
@@ -255,6 +271,7 @@ bad linear_batch "--batch does not go with linear" linear $cards --op o --tokens
 bad op_decode "--op does not go with decode" decode $cards --op o
 bad tokens_prefill "--tokens does not go with prefill" prefill $cards --prompt 4 --tokens 2
 bad tokens_zero "--tokens needs an integer from 1" decode $cards --tokens 0
+bad linear_overhead "--overhead does not go with linear" linear $cards --op o --tokens 4 --overhead 1ms
 bad two_modes "more than one mode given ('prefill')" decode prefill $cards
 bad no_hardware "no --hardware CARD given" decode --model "$TMP/llm.yaml"
 bad no_model "no --model CARD given" decode --hardware "$TMP/hw.yaml"
@@ -289,7 +306,7 @@ else fail step_quiet "$(cat "$TMP/err")"; fi
 "$SPECSIM" step --help >"$TMP/help" 2>&1
 missing=""
 for o in --hardware --model --precision --tp --batch --context --prompt --generate \
-         --overhead --engine --quiet decode prefill batch; do
+         --overhead --engine --tokens --op --quiet decode prefill batch linear; do
     grep -q -- "$o" "$TMP/help" || missing="$missing $o"
 done
 if [ -z "$missing" ] && "$SPECSIM" --help | grep -q "step MODE"; then pass step_help

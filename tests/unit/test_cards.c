@@ -105,20 +105,20 @@ static void test_weight_formats(void)
     int p = -1;
     double b = 0;
     /* GGUF Q4_0: a block of 32 4-bit weights and one fp16 scale = 18 bytes */
-    CHECK(weight_format_parse("q4_0", &p, &b) == 0 && p == PREC_W4A16 && b == 18.0 / 32);
+    CHECK(cards_weight_format_parse("q4_0", &p, &b) == 0 && p == PREC_W4A16 && b == 18.0 / 32);
     /* Q8_0: 32 int8 weights and one fp16 scale = 34 bytes */
-    CHECK(weight_format_parse("q8_0", &p, &b) == 0 && p == PREC_W8A16 && b == 34.0 / 32);
-    CHECK(weight_format_parse("q4_K_M", &p, &b) == 0 && p == PREC_W4A16 && b == 4.85 / 8);
+    CHECK(cards_weight_format_parse("q8_0", &p, &b) == 0 && p == PREC_W8A16 && b == 34.0 / 32);
+    CHECK(cards_weight_format_parse("q4_K_M", &p, &b) == 0 && p == PREC_W4A16 && b == 4.85 / 8);
     /* gpt-fast int4: group 32 with a bf16 scale and zero, 4 + 32/32 bits */
-    CHECK(weight_format_parse("int4-g32", &p, &b) == 0 && b == 5.0 / 8);
+    CHECK(cards_weight_format_parse("int4-g32", &p, &b) == 0 && b == 5.0 / 8);
     /* AWQ's g128 layout is the w4a16 reference one */
-    CHECK(weight_format_parse("int4-g128", &p, &b) == 0 &&
+    CHECK(cards_weight_format_parse("int4-g128", &p, &b) == 0 &&
           b == precision_weight_bytes(PREC_W4A16));
-    CHECK(weight_format_parse("w8a16", &p, &b) == 0 && p == PREC_W8A16 &&
+    CHECK(cards_weight_format_parse("w8a16", &p, &b) == 0 && p == PREC_W8A16 &&
           b == precision_weight_bytes(PREC_W8A16));
-    CHECK(weight_format_parse("q4_k_m", &p, &b) == -1);   /* names are exact */
-    CHECK(weight_format_parse("int4", &p, &b) == -1);
-    for (const weight_format_t *f = weight_formats; f->name; f++)
+    CHECK(cards_weight_format_parse("q4_k_m", &p, &b) == -1);   /* names are exact */
+    CHECK(cards_weight_format_parse("int4", &p, &b) == -1);
+    for (const weight_format_t *f = cards_weight_formats; f->name; f++)
         CHECK(f->prec == PREC_W4A16 || f->prec == PREC_W8A16);
 }
 
@@ -257,8 +257,8 @@ static void test_engines(void)
     err_t err = {0};
     CHECK(cards_load_hw_file(ROOT "models/hardware/raspberry-pi-5.yaml", &a, &err) == 0);
     for (int e = 0; e < ENGINE_COUNT; e++)
-        CHECK(engine_parse(engine_names[e]) == e);
-    CHECK(engine_parse("llama.cpp") == -1);
+        CHECK(cards_engine_parse(cards_engine_names[e]) == e);
+    CHECK(cards_engine_parse("llama.cpp") == -1);
     hw_card_t plain = a;
     CHECK(cards_hw_apply_engine(&plain, ENGINE_MLC, &err) == -1 && err.code == ERR_INPUT);
     a.engines[ENGINE_MLC].bw_eff_prec[PREC_W4A16] = 0.75;

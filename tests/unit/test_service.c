@@ -684,7 +684,12 @@ static void test_format_flops_eff(void)
     if (a && b && c && service_linear_op(a, "gate_up", 64, &la) == 0 &&
         service_linear_op(b, "gate_up", 64, &lb) == 0 &&
         service_linear_op(c, "gate_up", 64, &lc) == 0) {
-        double flops = 2.0 * 64 * la.n * (double)la.k;
+        /* gate_up of a gated MLP: 2·ffn outputs over hidden inputs. */
+        double n = m.gated_mlp ? 2.0 * m.ffn : m.ffn, k = m.hidden;
+        double flops = 2.0 * 64 * n * k;
+        CHECK(la.n == n && la.k == k);
+        CHECK_REL(la.bytes, 1.0 * n * k + 2.0 * 64 * (n + k), 1e-12);   /* fp8: 1 B */
+        CHECK_REL(la.memory_s, la.bytes / (100e9 * 0.5), 1e-12);
         CHECK_REL(la.compute_s, flops / (20e12 * 0.25), 1e-12);
         CHECK_REL(la.compute_s, lb.compute_s, 1e-15);
         CHECK_REL(lc.compute_s, flops / (10e12 * 0.5), 1e-12);
