@@ -90,7 +90,10 @@ struct tree;   /* sim/model/tree.h */
  * first rank the node has no child for (consumed, as a rejection) or at a
  * leaf (a whole block); blocks cut as accrank_estimate cuts them. The
  * tree's truth on these texts, with no model of how ranks at successive
- * depths depend on each other. */
+ * depths depend on each other. Precondition: no node of t has more than K
+ * children (K the streams' rank cap), since rank K means only "not among
+ * the first K" and is no child; the caller checks it (llm accept refuses
+ * branching factors above K). */
 typedef struct accrank_replay {
     long blocks;
     double mean, se;     /* accepted drafts per complete block, its standard error */

@@ -145,6 +145,18 @@ static int parse(int argc, char **argv, void *args, err_t *err)
                                "traces already measured)", o[i].name);
         if (a->ntraces < 1)
             return err_set(err, ERR_INPUT, CMD ": --refit needs at least one trace file");
+        /* The tree options read rank streams only: with none given they
+         * would do nothing. */
+        int tree = 0, ranks = 0;
+        for (int i = 0; i < no; i++) tree |= o[i].seen && !strncmp(o[i].name, "tree-", 5);
+        for (int i = 0; i < a->ntraces; i++) {
+            size_t n = strlen(a->traces[i]);
+            ranks |= n >= 6 && !strcmp(a->traces[i] + n - 6, ".ranks");
+        }
+        if (tree && !ranks)
+            return err_set(err, ERR_INPUT, CMD ": --tree-width, --tree-depth and "
+                           "--tree-branching go with a rank stream (NAME.ranks), and "
+                           "no file given is one");
         return 0;
     }
     if (!a->model || !a->prompts || !a->out)
@@ -549,12 +561,17 @@ static int replay_branching(const acc_args_t *a, const accrank_file_t *f,
                             const accrank_est_t *e, err_t *err)
 {
     int b[TREE_NODES_MAX], nb = 0;
-    for (const char *p = a->branching; *p && nb < TREE_NODES_MAX;) {
+    const char *p = a->branching;
+    while (*p) {
         char *end;
         long v = strtol(p, &end, 10);
-        if (end == p || v < 1 || v > f->k || (*end && *end != ','))
-            return err_set(err, ERR_INPUT, CMD ": --tree-branching '%s': give factors 1 .. %d "
-                           "(the ranks kept apart) separated by commas", a->branching, f->k);
+        /* A factor each time, no empty one (a trailing comma), and no more
+         * levels than a tree can have nodes. */
+        if (end == p || v < 1 || v > f->k || (*end && (*end != ',' || !end[1])) ||
+            nb == TREE_NODES_MAX)
+            return err_set(err, ERR_INPUT, CMD ": --tree-branching '%s': give at most %d "
+                           "factors 1 .. %d (the ranks kept apart) separated by commas",
+                           a->branching, TREE_NODES_MAX, f->k);
         b[nb++] = (int)v;
         p = *end ? end + 1 : end;
     }

@@ -95,6 +95,10 @@ expect_exit llm_tree_branching_needs_refit 2 "$BUILD/llm" accept --model "$model
     --prompts "$TMP/p.txt" --out "$TMP" --ranks 4 --tree-branching 2,1
 expect_exit llm_tree_branching_past_k 2 "$BUILD/llm" accept --refit --out "$TMP/rf" \
     --tree-branching 5,1 "$TMP/w4/w4a16-greedy.ranks"
+expect_exit llm_tree_branching_trailing_comma 2 "$BUILD/llm" accept --refit --out "$TMP/rf" \
+    --tree-branching 2,1, "$TMP/w4/w4a16-greedy.ranks"
+expect_exit llm_tree_options_need_ranks 2 "$BUILD/llm" accept --refit --out "$TMP/rf" \
+    --tree-width 2 "$TMP/w4/w4a16-greedy.txt"
 printf '# format: ranks 4\n# request: x\n0 1 7\n' >"$TMP/bad.ranks"
 expect_exit llm_tree_refit_bad_rank 2 "$BUILD/llm" accept --refit --out "$TMP/rf" "$TMP/bad.ranks"
 if grep -qF "bad.ranks:3: '7' is not a rank 0 .. 4" "$TMP/err"; then pass llm_tree_refit_bad_rank_where
