@@ -11,11 +11,14 @@
 #   results/validation/h200-hf-steps.csv  whole forward steps in Hugging
 #       Face transformers, as it comes (groups "hf") and with its forward
 #       compiled by TorchInductor (groups "inductor": fused element-wise
-#       kernels, as gpt-fast runs), CUDA-graph replay (graph_ms), timed by
+#       kernels, as gpt-fast runs), timed by
 #       scripts/gpu-hf-steps.py          -> step decode --batch B --tokens Q
 #                                           --context C, or step prefill
-#                                           --prompt N (kernel_ms where the
-#                                           graph was slower: see below)
+#                                           --prompt N; the measured time is
+#                                           the smaller of graph replay
+#                                           (graph_ms) and the kernels' sum
+#                                           (kernel_ms), in practice mostly
+#                                           the kernel sum (below)
 # Neither kernel library nor engine is this project's code. The whole steps
 # are compared with overhead 0: a graph replay has no framework time
 # between kernels, which is what cloud.overhead stands for.
@@ -60,9 +63,10 @@ tail -n +2 "$gemm" | while IFS=, read -r gpu model shape n k m dtype us tflops g
     if [ "$m" -le 128 ]; then side="M<=128"; elif [ "$m" -le 256 ]; then side="M=256"; else side="M>=512"; fi
     echo "gemm $prec $side|$model $shape ${n}x$k M$m $prec|$us|$t" >>"$tmp/rows"
 done
-# Whole steps. graph_ms is the replayed graph; for the longest prefills
-# replay came out slower than eager launches (graph memory), so the
-# measured time is the smaller of graph_ms and kernel_ms, the GPU's busy time.
+# Whole steps: the smaller of graph_ms (the replayed graph, with the gaps
+# between kernels) and kernel_ms (the GPU's busy time); the kernel sum in
+# 46 of the 53 transformers rows, and replay was the slower by far for the
+# longest prefills.
 tail -n +2 "$steps" | while IFS=, read -r eng ver tv gpu model phase b q m ctx eager graph kern; do
     ms=$(awk -v g="$graph" -v k="$kern" 'BEGIN { print (g == "" || k + 0 < g + 0) ? k : g }')
     # transformers as it comes ("hf"), or compiled by TorchInductor.

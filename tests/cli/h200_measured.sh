@@ -1,12 +1,13 @@
 # scripts/validate-h200.sh against the measurements made on an NVIDIA H200
 # (results/validation/h200-gemm.csv, h200-hf-steps.csv; docs/validation.md,
 # "An H200, measured here"). cuBLAS, cuBLASLt and Hugging Face transformers
-# are not this project's code, so these compare the service model with
-# implementations nobody here wrote:
+# are not this project's code. What is judged against them, and what only
+# guards what is recorded:
 #   h200_validate_runs     the script runs and prints one row per measurement
 #                          (every CSV data row), no specsim call failing;
-#   h200_row_defined       a row's error is (specsim - measured) / measured,
-#                          specsim's time asked of `specsim step linear` here;
+#   h200_row_defined       the script's plumbing: a row's error is
+#                          (specsim - measured) / measured, specsim's time
+#                          asked of `specsim step linear` here;
 #   h200_gemm_GROUP        the median |error| of the linear layers of a
 #                          group (precision x side of the ridge) stays at or
 #                          below the value recorded in docs/validation.md + 2
