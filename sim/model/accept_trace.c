@@ -54,6 +54,7 @@
 #include "base/datapath.h"
 #include "io/infile.h"
 #include "io/keytab.h"
+#include "io/textline.h"
 #include "io/ynode.h"
 
 /* Digits of the largest accepted length a per-block line may hold, and the
@@ -191,15 +192,11 @@ static int add_positions(reader_t *r, const char *p, int line, int col)
  * data line, so that every line is read in one format. */
 static int read_text(reader_t *r, char *text)
 {
-    int line = 0, data = 0;
-    for (char *p = text, *nl; p; p = nl) {
-        nl = strchr(p, '\n');
-        if (nl) *nl++ = 0;
-        line++;
-        char *q = p + strspn(p, " \t");
-        int col = (int)(q - p) + 1;
-        size_t l = strlen(q);
-        while (l && (q[l - 1] == ' ' || q[l - 1] == '\t' || q[l - 1] == '\r')) q[--l] = 0;
+    int data = 0, col;
+    textline_t it;
+    textline_init(&it, text);
+    for (char *q; (q = textline_next(&it, &col)) != NULL;) {
+        int line = it.line;
         if (!*q) continue;
         if (*q == '#') {
             const char *b = q + 1 + strspn(q + 1, " \t");

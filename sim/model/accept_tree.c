@@ -43,6 +43,7 @@
 #include "base/datapath.h"
 #include "io/infile.h"
 #include "io/keytab.h"
+#include "io/textline.h"
 
 /* Σ p up to rounding of the values as written. */
 #define TREE_SUM_SLACK 1e-12
@@ -203,15 +204,12 @@ static int prof_row(profile_rd_t *r, char *q, int line, int col0)
 
 static int prof_text(profile_rd_t *r, char *text)
 {
-    int line = 0;
-    for (char *p = text, *nl; p; p = nl) {
-        nl = strchr(p, '\n');
-        if (nl) *nl++ = 0;
-        line++;
-        char *q = p + strspn(p, " \t");
-        int col = (int)(q - p) + 1;
+    textline_t it;
+    textline_init(&it, text);
+    int col;
+    for (char *q; (q = textline_next(&it, &col)) != NULL;) {
+        int line = it.line;
         size_t l = strlen(q);
-        while (l && (q[l - 1] == ' ' || q[l - 1] == '\t' || q[l - 1] == '\r')) q[--l] = 0;
         if (!*q) continue;
         if (l > PROFILE_LINE_MAX) return prof_err(r, line, col, "%s", "too long a line");
         if ((*q == '#' ? prof_comment(r, q, line, col) : prof_row(r, q, line, col)) != 0)
