@@ -1,6 +1,7 @@
 /* accrank — tree acceptance from ranks (see accrank.h). */
 #include "accrank.h"
 
+#include "io/textline.h"
 #include "model/tree.h"
 
 #include <errno.h>
@@ -206,6 +207,10 @@ static int comment(rd_t *r, const char *b, const char *path, int line, err_t *er
         if (k < 1 || k > ACCRANK_K_MAX || *end)
             return err_set(err, ERR_INPUT, "%s:%d: '# format: %.40s': a rank stream says "
                            "'# format: ranks K', K 1 .. %d", path, line, v, ACCRANK_K_MAX);
+        /* Every rank of a file is read against one K. */
+        if (r->n > 0 && k != f->k)
+            return err_set(err, ERR_INPUT, "%s:%d: '# format: ranks %ld' after ranks read "
+                           "as ranks %d", path, line, k, f->k);
         f->k = (int)k;
         return 0;
     }
@@ -219,8 +224,8 @@ static int comment(rd_t *r, const char *b, const char *path, int line, err_t *er
                ? err_set(err, ERR_RUNTIME, "%s: out of memory", path) : 0;
 }
 
-/* One data line of ranks. */
-static int data(rd_t *r, char *q, const char *path, int line, err_t *err)
+/* One data line of ranks, q starting at column col. */
+static int data(rd_t *r, char *q, const char *path, int line, int col, err_t *err)
 {
     accrank_file_t *f = r->f;
     if (!f->k)
@@ -232,7 +237,8 @@ static int data(rd_t *r, char *q, const char *path, int line, err_t *err)
         size_t nd = strspn(p, "0123456789");
         long v = nd && nd < 4 ? strtol(p, NULL, 10) : -1;
         if (v < 0 || v > f->k || (p[nd] && p[nd] != ' ' && p[nd] != '\t'))
-            return err_set(err, ERR_INPUT, "%s:%d: '%.*s' is not a rank 0 .. %d", path, line,
+            return err_set(err, ERR_INPUT, "%s:%d:%d: '%.*s' is not a rank 0 .. %d", path,
+                           line, col + (int)(p - q),
                            (int)strcspn(p, " \t") < 40 ? (int)strcspn(p, " \t") : 40, p, f->k);
         if (grow((void **)&f->r, &r->cap, r->n + 1, 1))
             return err_set(err, ERR_RUNTIME, "%s: out of memory", path);
@@ -279,17 +285,13 @@ int accrank_read(const char *path, accrank_file_t *f, err_t *err)
     char *text = slurp(path, err);
     if (!text) return -1;
     rd_t r = {f, 0, 0, NULL, 0, 0, 0};
-    int rc = 0, line = 0;
-    for (char *p = text, *nl; rc == 0 && p; p = nl) {
-        nl = strchr(p, '\n');
-        if (nl) *nl++ = 0;
-        line++;
-        size_t l = strlen(p);
-        while (l && (p[l - 1] == ' ' || p[l - 1] == '\t' || p[l - 1] == '\r')) p[--l] = 0;
-        char *q = p + strspn(p, " \t");
+    int rc = 0, col;
+    textline_t it;
+    textline_init(&it, text);
+    for (char *q; rc == 0 && (q = textline_next(&it, &col)) != NULL;) {
         if (!*q) continue;
-        rc = *q == '#' ? comment(&r, q + 1 + strspn(q + 1, " \t"), path, line, err)
-                       : data(&r, q, path, line, err);
+        rc = *q == '#' ? comment(&r, q + 1 + strspn(q + 1, " \t"), path, it.line, err)
+                       : data(&r, q, path, it.line, col, err);
     }
     free(text);
     if (rc == 0 && r.n == 0) rc = err_set(err, ERR_INPUT, "%s: no rank", path);

@@ -101,5 +101,5 @@ expect_exit llm_tree_options_need_ranks 2 "$BUILD/llm" accept --refit --out "$TM
     --tree-width 2 "$TMP/w4/w4a16-greedy.txt"
 printf '# format: ranks 4\n# request: x\n0 1 7\n' >"$TMP/bad.ranks"
 expect_exit llm_tree_refit_bad_rank 2 "$BUILD/llm" accept --refit --out "$TMP/rf" "$TMP/bad.ranks"
-if grep -qF "bad.ranks:3: '7' is not a rank 0 .. 4" "$TMP/err"; then pass llm_tree_refit_bad_rank_where
+if grep -qF "bad.ranks:3:5: '7' is not a rank 0 .. 4" "$TMP/err"; then pass llm_tree_refit_bad_rank_where
 else fail llm_tree_refit_bad_rank_where "$(cat "$TMP/err")"; fi

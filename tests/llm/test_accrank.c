@@ -300,11 +300,14 @@ static void test_ranks_round_trip(void)
         CHECK_STR(rf.header[1], "second");
     }
     accrank_file_free(&rf);
-    /* A rank past K, ranks before the format line, no rank at all. */
-    const char *bad[3] = {"# format: ranks 3\n# request: x\n0 1\n2 4\n",
-                          "0 1 2\n# format: ranks 3\n", "# format: ranks 3\n# request: x\n"};
-    const char *want[3] = {":4: '4' is not a rank 0 .. 3", ":1: ranks before", ": no rank"};
-    for (int i = 0; i < 3; i++) {
+    /* A rank past K (line 4, column 3, counted by hand), ranks before the
+     * format line, no rank at all, a second K after ranks. */
+    const char *bad[4] = {"# format: ranks 3\n# request: x\n0 1\n2 4\n",
+                          "0 1 2\n# format: ranks 3\n", "# format: ranks 3\n# request: x\n",
+                          "# format: ranks 3\n0 1\n# format: ranks 5\n4\n"};
+    const char *want[4] = {":4:3: '4' is not a rank 0 .. 3", ":1: ranks before", ": no rank",
+                           ":3: '# format: ranks 5' after ranks read as ranks 3"};
+    for (int i = 0; i < 4; i++) {
         write_text(file, bad[i]);
         err = (err_t){0, ""};
         CHECK(accrank_read(file, &rf, &err) == -1 && err.code == ERR_INPUT);
