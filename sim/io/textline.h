@@ -1,7 +1,9 @@
 /* textline — the lines of a text file held in memory, one at a time, with
- * their blanks trimmed: what the acceptance trace and tree profile readers
- * (sim/model/accept_trace.c, sim/model/accept_tree.c) share, so that both
- * count lines and columns alike for their FILE:LINE:COL messages.
+ * their blanks trimmed: what every line-oriented data reader shares (the
+ * acceptance traces and tree profiles, sim/model/accept_trace.c and
+ * sim/model/accept_tree.c; empirical values through ynode_next_data_line,
+ * sim/io/ynode.h; rank streams, kernels/llm/accrank.c), so that all count
+ * lines and columns alike for their FILE:LINE:COL messages.
  */
 #ifndef SPECSIM_TEXTLINE_H
 #define SPECSIM_TEXTLINE_H

@@ -1,6 +1,8 @@
 /* ynode — YAML text into a marked node tree (see ynode.h). */
 #include "io/ynode.h"
 
+#include "io/textline.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -461,19 +463,10 @@ int ynode_parse(const char *src, const char *key, const char *text, size_t len,
 
 char *ynode_next_data_line(char **cursor, int *line, int *col)
 {
-    for (char *p = *cursor; p && *p; p = *cursor) {
-        char *nl = strchr(p, '\n');
-        *cursor = nl ? nl + 1 : NULL;
-        if (nl) *nl = 0;
-        ++*line;
-        const char *start = p;
-        while (*p == ' ' || *p == '\t') p++;
-        size_t l = strlen(p);
-        while (l && (p[l - 1] == ' ' || p[l - 1] == '\t' || p[l - 1] == '\r'))
-            p[--l] = 0;
-        if (!*p || *p == '#') continue;
-        *col = (int)(p - start) + 1;
-        return p;
-    }
-    return NULL;
+    textline_t it = {*cursor, *line};
+    char *p;
+    while ((p = textline_next(&it, col)) != NULL && (!*p || *p == '#')) {}
+    *cursor = it.next;
+    *line = it.line;
+    return p;
 }
