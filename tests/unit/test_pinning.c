@@ -5,7 +5,9 @@
  * every long one to replica 0 (its worst load is 10, counted by hand
  * below) while power-of-two, looking at the load, keeps its worst far
  * lower; the stream is its own (the draws repeat for a seed and differ for
- * another). */
+ * another). Least-loaded, which keeps its lightest replica in a tournament
+ * tree, picks what a scan over every replica picks (the test's own, on its
+ * own count of the loads), with and without groups of different speeds. */
 #include "check.h"
 #include "entity/cloud.h"
 
@@ -148,8 +150,67 @@ static void test_one_replica(void)
     rig_fini(&r);
 }
 
+/* Least-loaded against a scan written here: `count` replicas in two
+ * groups whose reference times are t0 and t1 (equal: plain counts; else
+ * (load + 1) x time, ties to the lower index); random pins, unpins and
+ * pins to a given replica, each pin checked. */
+static void scan_check(int count, double t0, double t1, uint64_t seed)
+{
+    err_t err;
+    cloud_cfg_t cfg = {.replicas = count, .has_verify_time = 1};
+    cfg.verify_time = dist_const(1.0);
+    cfg.batching.max_batch = 4;
+    cfg.pinning = PIN_LEAST_LOADED;
+    engine_t *eng = engine_create(16, &err);
+    tally_t *tl = tally_create(0, 1e9, 1, (const int[]){4}, 0);
+    int n0 = count / 3;
+    cloud_group_t g[2] = {
+        {.count = n0, .verify_time = &cfg.verify_time, .kv_capacity = INFINITY, .ref_time = t0},
+        {.count = count - n0, .verify_time = &cfg.verify_time, .kv_capacity = INFINITY,
+         .ref_time = t1}};
+    cloud_cb_t cb = {NULL, no_done, no_admit, NULL};
+    cloud_t *c = cloud_create_groups(&cfg, 4, g, 2, eng, 0, 1, &cb, tl, NULL, seed, 0, &err);
+    CHECK(c != NULL);
+    int load[64] = {0}, bad = 0;
+    uint64_t x = seed;
+    for (int s = 0; s < 20000 && c; s++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        int op = (int)(x >> 60), at = (int)((x >> 33) % (uint64_t)count);
+        if (op < 5 && load[at] > 0) {
+            cloud_unpin(c, at);
+            load[at]--;
+        } else if (op < 7) {
+            cloud_pin_to(c, at);
+            load[at]++;
+        } else {
+            int best = 0;
+            for (int i = 1; i < count; i++) {
+                double li = (load[i] + 1) * (i < n0 ? t0 : t1);
+                double lb = (load[best] + 1) * (best < n0 ? t0 : t1);
+                if (li < lb) best = i;
+            }
+            int got = cloud_pin(c);
+            bad += got != best;
+            load[got]++;
+        }
+    }
+    CHECK(bad == 0);
+    cloud_free(c);
+    tally_free(tl);
+    engine_free(eng);
+}
+
+static void test_least_loaded_is_the_scan(void)
+{
+    scan_check(37, 1.0, 1.0, 3);    /* plain counts, not a power of two */
+    scan_check(64, 1.0, 1.0, 4);
+    scan_check(37, 2.0, 3.0, 5);    /* weighted: many ties of (load + 1) x time */
+    scan_check(5, 0.7, 0.25, 6);
+}
+
 int main(void)
 {
+    RUN(test_least_loaded_is_the_scan);
     RUN(test_two_equals_least_loaded);
     RUN(test_spread);
     RUN(test_stream);
