@@ -6,7 +6,7 @@ set -eu
 build=${1:-build}
 sim=$build/specsim
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap 'rm -rf "$tmp"; git worktree prune >/dev/null 2>&1 || true' EXIT
 
 # field NAME FILE: a metric's value from a --json result: the first match,
 # the fleet's (every tenant group repeats the keys further down).
@@ -51,6 +51,41 @@ awk -v a="$r1" -v m="$(cat "$tmp/rss.tenants-1m")" \
     r1 = e1 / (w1 - s1); r0 = e0 / (w0 - s0)
     printf "tenants-1m: %.2f KiB per tenant, set-up %.2f s; run %.2f M events/s against %.2f M at 10k (%.2fx slower)\n",
            (m - a) / 999999, s1, r1 / 1e6, r0 / 1e6, r0 / r1 }'
+
+# Before and after the one change of random streams (issue 27 item 4: the
+# lognormal draws' normal from GSL's ziggurat instead of the polar method,
+# commit 23c24fd): that commit's parent is built in a scratch worktree and
+# run beside this build, alternately, three times each; the medians. Set
+# BENCH_BASE=REV to measure against another commit, BENCH_BASE=none to skip.
+# Without git history (a tarball) it says so in one line.
+base_rev=${BENCH_BASE:-23c24fd^}
+echo
+echo "== events/s: this build against $base_rev (one core, median of 3 alternating)"
+if [ "$base_rev" = none ]; then
+    echo "skipped (BENCH_BASE=none)"
+elif ! git rev-parse -q --verify "$base_rev^{commit}" >/dev/null 2>&1 ||
+     ! git worktree add -q --detach "$tmp/base" "$base_rev" >/dev/null 2>&1; then
+    echo "skipped: no git history holding $base_rev here"
+elif ! make -s -C "$tmp/base" build/specsim >"$tmp/base.log" 2>&1; then
+    echo "skipped: $base_rev did not build (its log: make -C a worktree of it)"
+    git worktree remove --force "$tmp/base" >/dev/null 2>&1 || true
+else
+    eps() { "$1" run "$2" -j 1 --json --quiet --set replications=1 ${3:+--set "$3"} 2>/dev/null |
+            sed -n -E 's/^ *"events_per_s": *([^,}]*),?$/\1/p' | head -n 1; }
+    for sc in "scenarios/default.yaml duration=3000s" "scenarios/bench/tenants-10k.yaml"; do
+        set -- $sc
+        : >"$tmp/e.old"; : >"$tmp/e.new"
+        for k in 1 2 3; do
+            eps "$tmp/base/build/specsim" "$1" "${2:-}" >>"$tmp/e.old"
+            eps "$sim" "$1" "${2:-}" >>"$tmp/e.new"
+        done
+        awk -v sc="$(basename "$1" .yaml)" -v a="$(sort -g "$tmp/e.old" | sed -n 2p)" \
+            -v b="$(sort -g "$tmp/e.new" | sed -n 2p)" 'BEGIN {
+            printf "%-12s before %6.2f M events/s  now %6.2f M events/s  ratio %.2f\n",
+                   sc, a / 1e6, b / 1e6, b / a }'
+    done
+    git worktree remove --force "$tmp/base" >/dev/null 2>&1 || true
+fi
 
 # Start-up with a whole fleet at one instant (closed loop, no think time,
 # 1 ms simulated): 4x the tenants should take about 4x the wall (issue 28:

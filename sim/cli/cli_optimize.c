@@ -279,10 +279,14 @@ static void json_knobs(FILE *f, const optimize_spec_t *sp, uint64_t point)
     }
 }
 
-static void json_best(FILE *f, const optimize_spec_t *sp, const optimize_eval_t *e)
+static void json_best(FILE *f, const optimize_spec_t *sp, const optimize_eval_t *e,
+                      int precision)
 {
     fputs("{", f);
     json_knobs(f, sp, e->point);
+    /* With precision: each point's own count (a point near a constraint's
+     * bound runs more); otherwise every point runs the scenario's. */
+    if (precision) fprintf(f, "\"replications\": %d, ", e->m.reps);
     int first = 1;
     for (int m = 0; m < METRIC_COUNT; m++) {
         if (metric_is_timing(m)) continue;
@@ -295,10 +299,12 @@ static void json_best(FILE *f, const optimize_spec_t *sp, const optimize_eval_t 
     fputs("}", f);
 }
 
-static void json_frontier_point(FILE *f, const optimize_spec_t *sp, const optimize_eval_t *e)
+static void json_frontier_point(FILE *f, const optimize_spec_t *sp, const optimize_eval_t *e,
+                                int precision)
 {
     fputs("{", f);
     json_knobs(f, sp, e->point);
+    if (precision) fprintf(f, "\"replications\": %d, ", e->m.reps);
     int metric = sp->cons[0].metric;
     fprintf(f, "\"%s\": ", metric_name(metric));
     json_num(f, e->m.value[metric]);
@@ -320,7 +326,7 @@ static void json_frontier_point(FILE *f, const optimize_spec_t *sp, const optimi
 static int print_json(FILE *f, const optimize_spec_t *sp, const optimize_result_t *r)
 {
     fputs("{\"best\": ", f);
-    if (r->best >= 0) json_best(f, sp, &r->evals[r->best]);
+    if (r->best >= 0) json_best(f, sp, &r->evals[r->best], r->precision);
     else fputs("null", f);
     char why[512];
     if (optimize_why_none(sp, r, why, sizeof why)) {
@@ -332,7 +338,7 @@ static int print_json(FILE *f, const optimize_spec_t *sp, const optimize_result_
             r->nevals, (unsigned long long)sp->knobs.npoints, optimize_search_name(sp->search));
     for (size_t k = 0; k < r->nfrontier; k++) {
         if (k) fputs(", ", f);
-        json_frontier_point(f, sp, &r->evals[r->frontier[k]]);
+        json_frontier_point(f, sp, &r->evals[r->frontier[k]], r->precision);
     }
     fputs("]}\n", f);
     return ferror(f) ? -1 : 0;
@@ -348,11 +354,13 @@ static void print_knobs(FILE *f, const optimize_spec_t *sp, uint64_t point)
         fprintf(f, "%s%s=%s", a ? ", " : "", sp->knobs.axes[a].path, vals[a]);
 }
 
-static void print_best(FILE *f, const optimize_spec_t *sp, const optimize_eval_t *e)
+static void print_best(FILE *f, const optimize_spec_t *sp, const optimize_eval_t *e,
+                       int precision)
 {
     fputs("best: ", f);
     print_knobs(f, sp, e->point);
     fputc('\n', f);
+    if (precision) fprintf(f, "  replications %d\n", e->m.reps);
     fprintf(f, "  objective   %s %s = %.6g", sp->maximize ? "max" : "min",
             sp->objective_name, optimize_objective(sp, e));
     if (sp->objective >= 0) fprintf(f, " ± %.3g", e->m.ci95[sp->objective]);
@@ -381,6 +389,7 @@ static void print_frontier(FILE *f, const optimize_spec_t *sp, const optimize_re
                 e->m.value[metric], e->m.ci95[metric], sp->objective_name,
                 optimize_objective(sp, e),
                 e->feasible ? "feasible  " : e->unjudged ? "unjudged  " : "infeasible");
+        if (r->precision) fprintf(f, "%4d reps  ", e->m.reps);
         print_knobs(f, sp, e->point);
         fputc('\n', f);
     }
@@ -392,7 +401,7 @@ static int print_text(FILE *f, const optimize_spec_t *sp, const optimize_result_
             optimize_search_name(sp->search), r->nevals,
             (unsigned long long)sp->knobs.npoints);
     char why[512];
-    if (r->best >= 0) print_best(f, sp, &r->evals[r->best]);
+    if (r->best >= 0) print_best(f, sp, &r->evals[r->best], r->precision);
     else if (optimize_why_none(sp, r, why, sizeof why)) fprintf(f, "best: none (%s)\n", why);
     if (r->best >= 0 && r->nunjudged)
         fprintf(f, "unjudged: %zu of %zu points (fewer than two replications have a value "

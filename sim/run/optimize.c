@@ -638,10 +638,16 @@ static int eval_points(search_t *s, const uint64_t *points, size_t n, err_t *err
         s->cap = cap;
     }
     metrics_summary_t *ms = calloc(m ? m : 1, sizeof *ms);
-    int rc = ms ? 0 : err_set(err, ERR_RUNTIME, "out of memory");
+    /* With precision:, a point settles every constraint's bound too: one
+     * near a bound needs more replications than one far from it. */
+    sim_bound_t *b = malloc((size_t)(s->sp->ncons ? s->sp->ncons : 1) * sizeof *b);
+    int rc = ms && b ? 0 : err_set(err, ERR_RUNTIME, "out of memory");
+    for (int k = 0; rc == 0 && k < s->sp->ncons; k++)
+        b[k] = (sim_bound_t){s->sp->cons[k].metric, s->sp->cons[k].bound};
     if (rc == 0)
         rc = sweep_eval_src(s->src, &s->sp->knobs, s->o->sets, s->o->nsets, todo, m,
-                            s->o->jobs, ms, err);
+                            s->o->jobs, b, s->sp->ncons, ms, err);
+    free(b);
     for (size_t k = 0; rc == 0 && k < m; k++) {
         optimize_eval_t *e = &r->evals[r->nevals++];
         e->point = todo[k];
@@ -891,11 +897,12 @@ int optimize_why_none(const optimize_spec_t *sp, const optimize_result_t *r, cha
  * that a bad --set is reported as itself, not as a knob value's error),
  * every knob value loads, and constraints have replications for a CI. */
 static int precheck(const scenario_override_t *sets, int nsets, const scenario_src_t *src,
-                    const optimize_spec_t *sp, int *has_slo, err_t *err)
+                    const optimize_spec_t *sp, int *has_slo, int *precision, err_t *err)
 {
     scenario_t base;
     if (scenario_src_load(src, sets, nsets, &base, err) != 0) return -1;
     int reps = base.replications;
+    *precision = base.precision.relative > 0;
     /* Any group's SLO (the top-level slo: is every group's default), so
      * that an SLO metric without a value can be explained. */
     *has_slo = 0;
@@ -938,8 +945,8 @@ int optimize_check(const scenario_src_t *src, const scenario_override_t *sets, i
                   err) != 0)
         return -1;
     if (!found) return 0;
-    int has_slo;
-    return precheck(sets, nsets, src, out, &has_slo, err);
+    int has_slo, precision;
+    return precheck(sets, nsets, src, out, &has_slo, &precision, err);
 }
 
 /* A bound as the shortest text that reads back as the same double. */
@@ -981,7 +988,7 @@ int optimize_run(const optimize_opts_t *o, const optimize_spec_t *sp,
     scenario_src_t *src;
     if (scenario_src_open(o->scenario, &src, err) != 0) return -1;
     search_t s = {.o = o, .src = src, .sp = sp, .res = res};
-    int rc = precheck(o->sets, o->nsets, src, sp, &res->has_slo, err);
+    int rc = precheck(o->sets, o->nsets, src, sp, &res->has_slo, &res->precision, err);
     const outfile_role_t out = {o->out, "--out", 1};
     if (rc == 0 && o->out) rc = outfile_not_read(&out, 1, scenario_src_files(src), err);
     if (rc == 0) {

@@ -169,6 +169,8 @@ typedef struct optimize_result {
     size_t nunjudged;          /* points with an unjudged constraint */
     int has_slo;               /* the base scenario has an SLO (slo: ttft or
                                   tpot, top-level or a group's) */
+    int precision;             /* it has precision: points' replications
+                                  differ (each eval's m.reps), and are shown */
     size_t *frontier;          /* owned; indices into evals, ascending in the
                                   first constraint's metric; 0 without one */
     size_t nfrontier;

@@ -269,6 +269,29 @@ static double acc_rel_halfwidth(const precision_acc_t *a, double conf)
     return metrics_halfwidth(sd, a->k, 1 - (1 - conf) / 2) / fabs(a->mean);
 }
 
+/* The interval's half-width at confidence conf (INFINITY under two
+ * values). */
+static double acc_halfwidth(const precision_acc_t *a, double conf)
+{
+    if (a->k < 2) return INFINITY;
+    return metrics_halfwidth(sqrt(a->m2 / (a->k - 1)), a->k, 1 - (1 - conf) / 2);
+}
+
+/* How far bound b is from settled: the half-width over what it must come
+ * down to (the distance from the mean to the bound, or the target's share
+ * of |bound| when nearer); <1 when settled. A metric with under two values
+ * cannot be judged against the bound and is left to the caller (optimize
+ * calls that constraint unjudged): 0. */
+static double bound_need(const precision_cfg_t *p, const precision_acc_t *a, double b)
+{
+    if (a->k < 2) return 0;
+    double d = acc_halfwidth(a, p->confidence);
+    if (d <= 1e-12 * fabs(a->mean)) return 0;   /* values that agree */
+    double gap = fabs(a->mean - b), floor = precision_target(p) * fabs(b);
+    if (d < gap) return 0;                     /* the interval excludes b */
+    return floor > 0 ? d / floor : INFINITY;   /* settled at d <= floor */
+}
+
 /* Every metric judged on at least n0 values and within the target. */
 static int precision_met(const precision_cfg_t *p, const precision_acc_t *acc, int n0)
 {
@@ -291,6 +314,9 @@ typedef struct run_ctx {
      * metrics over the replications taken in order, and the first count
      * that met the targets (0: not yet). */
     precision_acc_t *acc;
+    const sim_bound_t *bounds; /* opt's, with their running moments */
+    precision_acc_t *bacc;
+    int nbounds;
     int met_at;
     int tenant_hists;          /* per-tenant rows asked for */
     metrics_rep_t *reps;       /* [R] */
@@ -420,6 +446,15 @@ static int run_rep(const run_ctx_t *c, rep_worker_t *w, int r, FILE *rows, err_t
     return 0;
 }
 
+/* The bounds not yet settled. */
+static int bounds_unsettled(const run_ctx_t *c)
+{
+    int n = 0;
+    for (int j = 0; j < c->nbounds; j++)
+        n += bound_need(&c->s->precision, &c->bacc[j], c->bounds[j].bound) >= 1;
+    return n;
+}
+
 /* Replication r taken in order: 1 when it is the one at which the run
  * meets its precision targets (never before the first round ends), -1
  * with err when the first round leaves a metric that cannot be judged
@@ -430,6 +465,8 @@ static int precision_stop(run_ctx_t *c, int r, err_t *err)
     const precision_cfg_t *p = &c->s->precision;
     if (!c->acc) return 0;
     for (int i = 0; i < p->nmetrics; i++) acc_add(&c->acc[i], c->reps[r].v[p->metrics[i]]);
+    for (int j = 0; j < c->nbounds; j++)
+        acc_add(&c->bacc[j], c->reps[r].v[c->bounds[j].metric]);
     int n0 = precision_first(p, c->s->replications);
     if (r + 1 < n0) return 0;
     for (int i = 0; r + 1 == n0 && i < p->nmetrics; i++)
@@ -439,7 +476,7 @@ static int precision_stop(run_ctx_t *c, int r, err_t *err)
                            "without slo:, a cloud metric without a cloud, ...): it "
                            "cannot be judged", metric_name(p->metrics[i]),
                            c->acc[i].k, n0);
-    if (!precision_met(p, c->acc, n0)) return 0;
+    if (!precision_met(p, c->acc, n0) || bounds_unsettled(c) > 0) return 0;
     c->met_at = r + 1;
     return 1;
 }
@@ -461,6 +498,8 @@ static void precision_report(const run_ctx_t *c, sim_precision_t *out)
     memset(out, 0, sizeof *out);
     out->replications = c->R;
     out->met = c->met_at > 0;
+    out->bounds = c->acc ? c->nbounds : 0;
+    out->settled = out->bounds - (c->acc ? bounds_unsettled(c) : 0);
     for (int i = 0; c->acc && i < p->nmetrics; i++)
         out->relative[i] = acc_rel_halfwidth(&c->acc[i], p->confidence);
 }
@@ -479,6 +518,9 @@ void sim_precision_text(const scenario_t *s, const sim_precision_t *p, char *buf
                            : snprintf(buf + at, n - at, "%s %s not judged (a mean of 0 "
                                       "with a spread)", i ? "," : "",
                                       metric_name(c->metrics[i])));
+    if (p->bounds > 0 && at < n)
+        snprintf(buf + at, n - at, "; %d of %d constraint bounds settled", p->settled,
+                 p->bounds);
 }
 
 /* This round's replications in the calling thread, in order. */
@@ -683,8 +725,10 @@ static int next_round(const run_ctx_t *c, int n, int jobs)
     const precision_cfg_t *p = &c->s->precision;
     double worst = 0, target = precision_target(p);
     for (int i = 0; i < p->nmetrics; i++)
-        worst = fmax(worst, acc_rel_halfwidth(&c->acc[i], p->confidence));
-    double want = isfinite(worst) ? ceil(n * (worst / target) * (worst / target)) : 2.0 * n;
+        worst = fmax(worst, acc_rel_halfwidth(&c->acc[i], p->confidence) / target);
+    for (int j = 0; j < c->nbounds; j++)
+        worst = fmax(worst, bound_need(p, &c->bacc[j], c->bounds[j].bound));
+    double want = isfinite(worst) ? ceil(n * worst * worst) : 2.0 * n;
     double hi = fmin(fmax(want, n + jobs), 2.0 * n + jobs);
     return (int)fmin(hi, p->max_replications);
 }
@@ -737,6 +781,12 @@ static int run_reps(const scenario_t *s, const sim_options_t *opt,
     run_ctx_t c = {.s = s, .opt = opt, .sh = &sh, .R = R, .tenant_hists = pt != NULL,
                    .tot = tot, .nrep = proto_any_cloud(s) ? s->cloud.replicas : 0,
                    .acc = s->precision.relative > 0 ? acc : NULL};
+    if (c.acc && opt && opt->nbounds > 0) {
+        c.bounds = opt->bounds;
+        c.nbounds = opt->nbounds;
+        c.bacc = calloc((size_t)c.nbounds, sizeof *c.bacc);
+        if (!c.bacc) rc = err_set(err, ERR_RUNTIME, "simulation: out of memory");
+    }
     c.reps = calloc((size_t)R, sizeof *c.reps);
     c.res = calloc((size_t)R, sizeof *c.res);
     if (groups) c.greps = calloc((size_t)R * s->ngroups, sizeof *c.greps);
@@ -778,6 +828,7 @@ static int run_reps(const scenario_t *s, const sim_options_t *opt,
     free(c.reps);
     free(c.res);
     free(c.greps);
+    free(c.bacc);
     shared_fini(&sh);
     return rc;
 }

@@ -29,10 +29,23 @@ typedef struct sim_warmup_diag {
                               mean of the per-replication picks) */
 } sim_warmup_diag_t;
 
+/* A bound a run with precision: must settle (optimize's constraints,
+ * sim/run/optimize.h): replications are added until the interval of
+ * `metric` at precision.confidence lies on one side of `bound`, or is no
+ * wider than precision.relative of |bound| either side (nearer than that
+ * the bound cannot be told apart at the precision asked). A point near a
+ * bound so gets more replications than one far from it. */
+typedef struct sim_bound {
+    int metric;            /* sim/stat/metrics.h id */
+    double bound;
+} sim_bound_t;
+
 /* What a run with precision: (sim/desc/scenario.h) came to. */
 typedef struct sim_precision {
     int replications;      /* those the results are over */
-    int met;               /* every target was met (else the cap ended it) */
+    int met;               /* every target was met and every bound settled
+                              (else the cap ended it) */
+    int bounds, settled;   /* sim_options_t's bounds; those settled */
     /* Per metric of precision.metrics, in order: the interval's half-width
      * at precision.confidence over |mean| (INFINITY when not judged). */
     double relative[PRECISION_METRICS_MAX];
@@ -77,6 +90,10 @@ typedef struct sim_options {
     /* With precision: filled when not NULL (replications used, targets
      * met); rep_values then needs precision.max_replications records. */
     sim_precision_t *precision;
+    /* With precision: bounds to settle too (sim_bound_t), caller-owned;
+     * ignored without precision. */
+    const sim_bound_t *bounds;
+    int nbounds;
     /* Filled when not NULL: the part of wall_s spent building the
      * replications' worlds (every tenant's state, the cloud, the first
      * events): wall_s times set-up's share of the replications' own time

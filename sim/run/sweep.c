@@ -59,6 +59,8 @@ typedef struct pool {
     const scenario_t *base;   /* --per-group: its groups name the columns */
     int ngroups;              /* 0 without --per-group */
     const char *out;          /* the output's name, for I/O errors */
+    const sim_bound_t *bounds; /* with precision: bounds each point settles */
+    int nbounds;
 
     const uint64_t *todo;     /* points to run, ascending */
     size_t ntodo;
@@ -154,7 +156,8 @@ static int run_point(const pool_t *p, uint64_t point, metrics_summary_t *m,
     if (scenario_src_load(p->src, ov, nov, &s, err) != 0) goto out;
     sim_precision_t prec;
     sim_options_t opt = {.trace = NULL, .progress = NULL, .groups = groups,
-                         .jobs = (int)jobs, .precision = &prec};
+                         .jobs = (int)jobs, .precision = &prec, .bounds = p->bounds,
+                         .nbounds = p->nbounds};
     memset(m, 0, sizeof *m);
     rc = groups ? same_groups(p, &s, err) : 0;
     if (rc == 0) rc = sim_run(&s, &opt, m, err);
@@ -433,10 +436,12 @@ static void *eval_worker(void *arg)
 int sweep_eval_src(const scenario_src_t *src, const sweepspec_t *sp,
                    const scenario_override_t *sets, int nsets,
                    const uint64_t *points, size_t n, long jobs,
+                   const sim_bound_t *bounds, int nbounds,
                    metrics_summary_t *out, err_t *err)
 {
     if (n == 0) return 0;
-    pool_t p = {.src = src, .sp = sp, .sets = sets, .nsets = nsets};
+    pool_t p = {.src = src, .sp = sp, .sets = sets, .nsets = nsets, .bounds = bounds,
+                .nbounds = nbounds};
     /* The budget as run_pool shares it: the points first, the rest to
      * their replications (pool.h). */
     jobs = pool_jobs(jobs);

@@ -19,6 +19,7 @@
 #include "stat/metrics.h"
 #include "config/scenario.h"
 #include "config/sweepspec.h"
+#include "run/sim.h"
 
 /* Points written so far: done of total (this shard's points), of which
  * done_at_start were already in the file when the sweep resumed; final is 1
@@ -62,11 +63,14 @@ SPECSIM_API int sweep_run(const sweep_opts_t *o, err_t *err);
  * number of cores) and stores the summary of points[k] in out[k]
  * (caller-owned, n entries; wall-clock metrics left NAN as in sweep
  * files). For searches that pick the next points from the last ones
- * (sim/run/optimize.h). 0, or -1 with err: the first failed point in the
- * order given, naming it. */
+ * (sim/run/optimize.h). With precision:, each point also settles the
+ * nbounds bounds (sim_bound_t, sim/run/sim.h; caller-owned, may be NULL
+ * with 0). 0, or -1 with err: the first failed point in the order given,
+ * naming it. */
 int sweep_eval_src(const scenario_src_t *src, const sweepspec_t *sp,
                    const scenario_override_t *sets, int nsets,
                    const uint64_t *points, size_t n, long jobs,
+                   const sim_bound_t *bounds, int nbounds,
                    metrics_summary_t *out, err_t *err);
 
 /* Writes to f the `specsim run` command line that reproduces point `row`

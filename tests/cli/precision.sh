@@ -65,3 +65,26 @@ then pass precision_sweep_cap_warned; else fail precision_sweep_cap_warned "$(ca
 
 expect_exit precision_compare_refused 2 $SPECSIM compare "$TMP/p.yaml" --quiet \
     --set precision.relative=2% --a protocol.gamma=2 --b protocol.gamma=3
+
+# optimize settles each constraint's bound too (sim_bound_t, sim/run/sim.h):
+# a point whose accepted_len_mean (2.7731 in closed form: tests/unit/
+# test_precision.c) is far from the bound stops after the first round of
+# 10; one 1.5% from it runs on until its interval excludes the bound. The
+# precision metric, gpu_util, meets 1% in the first round here. Each
+# point's replications are printed, in the text and in --json.
+sed '/^sweep:/,$d' "$TMP/p.yaml" >"$TMP/o.yaml"
+O="$SPECSIM optimize $TMP/o.yaml --quiet --knob protocol.window=1 --max throughput_tok_s \
+    --precision 1% --set precision.metrics=gpu_util"
+$O --constraint 'accepted_len_mean >= 2.4958' >"$TMP/far" 2>&1
+$O --constraint 'accepted_len_mean >= 2.7315' >"$TMP/near" 2>&1
+far=$(sed -n 's/^  replications \([0-9]*\)$/\1/p' "$TMP/far")
+near=$(sed -n 's/^  replications \([0-9]*\)$/\1/p' "$TMP/near")
+if [ "$far" = 10 ] && [ -n "$near" ] && [ "$near" -gt 10 ] &&
+   grep -q "feasible  *$near reps  protocol.window=1" "$TMP/near"; then
+    pass optimize_near_bound_more_replications; else
+    fail optimize_near_bound_more_replications "far='$far' near='$near': $(tail -3 "$TMP/near")"; fi
+$O --constraint 'accepted_len_mean >= 2.7315' --json >"$TMP/near.json" 2>&1
+if grep -q "\"best\": {\"protocol.window\": 1, \"replications\": $near, " "$TMP/near.json" &&
+   grep -q "\"frontier\": \[{\"protocol.window\": 1, \"replications\": $near, " "$TMP/near.json"
+then pass optimize_replications_json; else
+    fail optimize_replications_json "$(head -c 300 "$TMP/near.json")"; fi

@@ -11,7 +11,9 @@
  * runs whose mean lies within the target of the closed form); that the run
  * stops at the first count that meets the rule, recomputed here from the
  * replications' values with a two-pass t interval of the test's own; the
- * cap; the same results at any thread count; and bad keys.
+ * cap; the same results at any thread count; bad keys; and the bounds
+ * optimize's constraints add (settled at the first count, recomputed here;
+ * a near bound runs longer than a far one; few wrong-side decisions).
  */
 #include <gsl/gsl_cdf.h>
 #include <math.h>
@@ -125,6 +127,96 @@ static void test_coverage(void)
     printf("  coverage %d/%d = %.3f at a 1%% target (95%%), %.1f replications on "
            "average; closed form %.6f\n", hit, K, (double)hit / K, (double)nsum / K, mu);
     if (K >= 200) CHECK(hit >= 0.92 * K);
+}
+
+/* ---- bounds (optimize's constraints) ----------------------------------
+ * The precision metric is gpu_util, within 1% after the first round here
+ * (every block takes the same time); the bound is on accepted_len_mean,
+ * whose closed form mu is known. A bound far from mu settles in the first
+ * round; one 1.5% from it runs until the interval excludes it; one at mu
+ * cannot be excluded and runs until the interval is within 1% of it
+ * (γ' |bound|). */
+
+/* Whether bound b is settled over the first n values of metric k: the t
+ * interval at 95% (two passes, the test's own) excludes b or is within
+ * γ' = 1% / 1.01 of |b|. */
+static int settled_by_hand(const metrics_rep_t *v, int n, int k, double b)
+{
+    double mean = 0, ss = 0;
+    for (int r = 0; r < n; r++) mean += v[r].v[k] / n;
+    for (int r = 0; r < n; r++) ss += (v[r].v[k] - mean) * (v[r].v[k] - mean);
+    double d = gsl_cdf_tdist_Pinv(0.975, n - 1) * sqrt(ss / (n - 1) / n);
+    return d < fabs(mean - b) || d <= 0.01 / 1.01 * fabs(b);
+}
+
+/* Runs the base scenario (seed given) with precision on gpu_util and the
+ * bound accepted_len_mean vs b; values into v (1000), 0 or -1. */
+static int run_bound(double b, const char *seed, metrics_rep_t *v, sim_precision_t *p,
+                     metrics_summary_t *m)
+{
+    scenario_override_t ov[] = {{.path = "precision.metrics", .value = "[gpu_util]"},
+                                {.path = "seed", .value = seed}};
+    scenario_t s;
+    if (load(&s, ov, 2) != 0) return -1;
+    sim_bound_t bound = {METRIC_ACCEPTED_LEN_MEAN, b};
+    sim_options_t opt = {.rep_values = v, .precision = p, .bounds = &bound, .nbounds = 1};
+    err_t err = {0};
+    int rc = sim_run(&s, &opt, m, &err);
+    if (rc != 0) printf("  %s\n", err.msg);
+    scenario_fini(&s);
+    return rc;
+}
+
+/* Far, near and at the bound: the stop is the first count that settles
+ * it, recomputed here; far stops at the first round, near runs longer. */
+static void test_bounds_settle(void)
+{
+    double mu = closed_form(), bs[] = {0.9 * mu, 0.985 * mu, mu};
+    int k = METRIC_ACCEPTED_LEN_MEAN, used[3] = {0};
+    metrics_rep_t *v = calloc(1000, sizeof *v);
+    for (int i = 0; v && i < 3; i++) {
+        sim_precision_t p;
+        metrics_summary_t m;
+        if (run_bound(bs[i], "1", v, &p, &m) != 0) { CHECK(!"run"); break; }
+        int n = p.replications;
+        used[i] = n;
+        printf("  bound %.4f (mu %.4f): %d replications, %.4f ± %.4f\n", bs[i], mu, n,
+               m.value[k], m.ci95[k]);
+        CHECK(p.met && p.bounds == 1 && p.settled == 1);
+        CHECK(settled_by_hand(v, n, k, bs[i]));
+        CHECK(n == 10 || !settled_by_hand(v, n - 1, k, bs[i]));
+    }
+    CHECK(used[0] == 10 && used[1] > used[0] && used[2] > used[0]);
+    free(v);
+}
+
+/* Over seeds, a bound 1.5% below mu is almost never settled on the wrong
+ * side (the interval wholly below it): the rule looks after every
+ * replication, so the share can exceed the 2.5% of one look; measured
+ * here, and held at most 5% over 100 runs. */
+static void test_bound_decisions(void)
+{
+#ifdef __SANITIZE_ADDRESS__
+    const int K = 5;
+#else
+    const int K = 100;
+#endif
+    double mu = closed_form(), b = 0.985 * mu;
+    int wrong = 0, nsum = 0, k = METRIC_ACCEPTED_LEN_MEAN;
+    metrics_rep_t *v = calloc(1000, sizeof *v);
+    for (int i = 0; v && i < K; i++) {
+        char seed[32];
+        snprintf(seed, sizeof seed, "%d", 2000 + i);
+        sim_precision_t p;
+        metrics_summary_t m;
+        if (run_bound(b, seed, v, &p, &m) != 0 || !p.met) { CHECK(!"run"); break; }
+        wrong += m.value[k] + m.ci95[k] < b;
+        nsum += p.replications;
+    }
+    printf("  bound 1.5%% below mu: %d of %d runs settled it on the wrong side, "
+           "%.1f replications on average\n", wrong, K, (double)nsum / K);
+    if (K >= 100) CHECK(wrong <= 5);
+    free(v);
 }
 
 /* The base scenario with ov, run: 0 with *p and *m filled, else -1. */
@@ -255,5 +347,7 @@ int main(void)
     RUN(test_first_round_floor);
     RUN(test_unjudged_refused);
     RUN(test_coverage);
+    RUN(test_bounds_settle);
+    RUN(test_bound_decisions);
     return check_done();
 }
