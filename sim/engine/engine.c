@@ -486,6 +486,21 @@ static inline void take(engine_t *e, const engine_event_t *next, engine_event_t 
     e->n--;
 }
 
+/* Hints, besides the next event, the one HINT_AHEAD places after it in
+ * bucket 0 (sorted, least last), if no earlier one is scheduled before it
+ * runs: with 10^6 tenants a tenant's state is a TLB miss and a DRAM miss
+ * away, longer than one event takes, so a hint one event ahead arrives
+ * late. 4 ahead: the run itself 1.08x (tenants-1m, alternating runs;
+ * 8 ahead no better). */
+enum { HINT_AHEAD = 4 };
+
+static inline void hint_ahead(engine_t *e)
+{
+    if (!e->radix || e->nfirst <= HINT_AHEAD) return;
+    const engine_event_t *far = &e->first[e->nfirst - 1 - HINT_AHEAD];
+    if (e->hint[far->type]) e->hint[far->type](e->ctx[far->type], far);
+}
+
 int engine_run(engine_t *e, double until)
 {
     return engine_run_until(e, until, UINT64_MAX) < 0 ? -1 : 0;
@@ -506,6 +521,7 @@ int engine_run_until(engine_t *e, double until, uint64_t max_events)
         if (e->hints) {
             next = peek(e, &fail);
             if (next && e->hint[next->type]) e->hint[next->type](e->ctx[next->type], next);
+            hint_ahead(e);
         }
         engine_fn fn = e->fn[ev.type];
         if (!fn || fn(e->ctx[ev.type], &ev) != 0) return -1;

@@ -56,7 +56,10 @@ void engine_free(engine_t *e);
 int engine_on(engine_t *e, uint32_t type, engine_fn fn, void *ctx);
 
 /* Optional: hint(ctx, next) is called with the event that will run next,
- * just before the current one runs, for events of `type`. A model uses it
+ * just before the current one runs, for events of `type`; a large queue
+ * (the radix heap) also calls it with an event a few places further on
+ * (sim/engine/engine.c, hint_ahead), which may then be hinted twice. A
+ * model uses it
  * to prefetch the state that event will touch, so the cache misses overlap
  * with the current handler instead of stalling the next one (with 10^4
  * tenants their state does not fit in L2). A hint must not change

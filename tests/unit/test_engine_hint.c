@@ -1,7 +1,10 @@
 /* engine_on_hint: the hint sees exactly the event that runs next (when the
  * handler schedules nothing earlier), only for types that have one, and the
- * run order is the same with and without hints. */
+ * run order is the same with and without hints. A large queue (the radix
+ * heap) also hints an event a few places further on: every event hinted
+ * runs later, some of them several events later. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "check.h"
@@ -83,8 +86,61 @@ static void test_hint(void)
     free(b);
 }
 
+/* The radix heap: per event (by seq), the event count at its first hint
+ * and, when it runs, how many events after that hint it ran. */
+typedef struct far {
+    engine_t *e;
+    uint64_t lcg;
+    int n, bad, ahead_max, hints;
+    int hinted_at[4096];       /* by seq: event count at its first hint, -1 */
+} far_t;
+
+static int far_step(void *ctx, const engine_event_t *ev)
+{
+    far_t *f = ctx;
+    if (ev->seq < 4096 && f->hinted_at[ev->seq] >= 0) {
+        int ahead = f->n - f->hinted_at[ev->seq];
+        if (ahead < 0) f->bad++;
+        if (ahead > f->ahead_max) f->ahead_max = ahead;
+    }
+    f->n++;
+    f->lcg = f->lcg * 6364136223846793005ULL + 1442695040888963407ULL;
+    if (f->n > 3000) return 0;
+    return engine_schedule(f->e, ev->time + 1.0 + (double)(f->lcg >> 54) / 1024.0, 0, 0, 0);
+}
+
+static void far_hint(void *ctx, const engine_event_t *ev)
+{
+    far_t *f = ctx;
+    if (ev->seq < 4096 && f->hinted_at[ev->seq] < 0) f->hinted_at[ev->seq] = f->n;
+    f->hints++;
+}
+
+static void test_hint_ahead(void)
+{
+    far_t *f = calloc(1, sizeof *f);
+    err_t err;
+    CHECK(f != NULL);
+    if (!f) return;
+    for (int k = 0; k < 4096; k++) f->hinted_at[k] = -1;
+    f->e = engine_create(ENGINE_RADIX_MIN, &err);
+    CHECK(f->e != NULL);
+    if (!f->e) { free(f); return; }
+    f->lcg = 7;
+    engine_on(f->e, 0, far_step, f);
+    engine_on_hint(f->e, 0, far_hint);
+    for (int i = 0; i < 64; i++) engine_schedule(f->e, i / 64.0, 0, 0, 0);
+    CHECK(engine_run(f->e, INFINITY) == 0);
+    printf("  %d events, %d hints, an event ran up to %d events after its first hint\n",
+           f->n, f->hints, f->ahead_max);
+    CHECK(f->bad == 0 && f->hints > f->n && f->ahead_max >= 4);
+    engine_free(f->e);
+    free(f);
+}
+
 int main(void)
 {
     RUN(test_hint);
+    RUN(test_hint_ahead);
     return check_done();
 }
