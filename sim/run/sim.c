@@ -277,15 +277,16 @@ static double acc_halfwidth(const precision_acc_t *a, double conf)
     return metrics_halfwidth(sqrt(a->m2 / (a->k - 1)), a->k, 1 - (1 - conf) / 2);
 }
 
-/* How far bound b is from settled: the half-width over what it must come
- * down to (the distance from the mean to the bound, or the target's share
- * of |bound| when nearer); <1 when settled. A metric with under two values
- * cannot be judged against the bound and is left to the caller (optimize
- * calls that constraint unjudged): 0. */
+/* How far bound b is from settled: the 95% half-width (the interval a
+ * constraint is judged by, whatever precision.confidence says) over what
+ * it must come down to (the distance from the mean to the bound, or the
+ * target's share of |bound| when nearer); <1 when settled. A metric with
+ * under two values cannot be judged against the bound and is left to the
+ * caller (optimize calls that constraint unjudged): 0. */
 static double bound_need(const precision_cfg_t *p, const precision_acc_t *a, double b)
 {
     if (a->k < 2) return 0;
-    double d = acc_halfwidth(a, p->confidence);
+    double d = acc_halfwidth(a, 0.95);
     if (d <= 1e-12 * fabs(a->mean)) return 0;   /* values that agree */
     double gap = fabs(a->mean - b), floor = precision_target(p) * fabs(b);
     if (d < gap) return 0;                     /* the interval excludes b */

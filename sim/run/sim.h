@@ -30,11 +30,12 @@ typedef struct sim_warmup_diag {
 } sim_warmup_diag_t;
 
 /* A bound a run with precision: must settle (optimize's constraints,
- * sim/run/optimize.h): replications are added until the interval of
- * `metric` at precision.confidence lies on one side of `bound`, or is no
- * wider than precision.relative of |bound| either side (nearer than that
- * the bound cannot be told apart at the precision asked). A point near a
- * bound so gets more replications than one far from it. */
+ * sim/run/optimize.h): replications are added until the 95% interval
+ * of `metric` (the one a constraint is judged by) lies on one side of
+ * `bound`, or is no wider than precision.relative of |bound| either side
+ * (nearer than that the bound cannot be told apart at the precision
+ * asked). A point near a bound so gets more replications than one far
+ * from it. */
 typedef struct sim_bound {
     int metric;            /* sim/stat/metrics.h id */
     double bound;
