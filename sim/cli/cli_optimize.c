@@ -191,7 +191,7 @@ static int parse_cmd(cmd_t *c, int argc, char **argv)
 static int write_csv(const char *path, const optimize_spec_t *sp,
                      const optimize_result_t *r, err_t *err)
 {
-    char *header = sweepfile_header(&sp->knobs, NULL, err);
+    char *header = sweepfile_header(&sp->knobs, NULL, r->precision, err);
     if (!header) return -1;
     outfile_t o;   /* atomically, or through to a device (sim/io/outfile.h) */
     if (outfile_open(&o, path, err) != 0) {
@@ -200,7 +200,7 @@ static int write_csv(const char *path, const optimize_spec_t *sp,
     }
     int rc = fputs(header, o.f) == EOF ? -1 : 0;
     for (size_t k = 0; rc == 0 && k < r->nevals; k++)
-        rc = sweepfile_row(o.f, &sp->knobs, r->evals[k].point, &r->evals[k].m);
+        rc = sweepfile_row(o.f, &sp->knobs, r->evals[k].point, &r->evals[k].m, r->precision);
     free(header);
     if (rc == 0) return outfile_commit(&o, err);
     int e = errno;

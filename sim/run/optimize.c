@@ -903,6 +903,8 @@ static int precheck(const scenario_override_t *sets, int nsets, const scenario_s
     if (scenario_src_load(src, sets, nsets, &base, err) != 0) return -1;
     int reps = base.replications;
     *precision = base.precision.relative > 0;
+    for (int a = 0; a < sp->knobs.naxes; a++)
+        *precision |= strncmp(sp->knobs.axes[a].path, "precision.", 10) == 0;
     /* Any group's SLO (the top-level slo: is every group's default), so
      * that an SLO metric without a value can be explained. */
     *has_slo = 0;

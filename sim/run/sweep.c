@@ -61,6 +61,8 @@ typedef struct pool {
     const char *out;          /* the output's name, for I/O errors */
     const sim_bound_t *bounds; /* with precision: bounds each point settles */
     int nbounds;
+    int precision;            /* points may stop at a precision: rows say
+                                 their replications */
 
     const uint64_t *todo;     /* points to run, ascending */
     size_t ntodo;
@@ -230,7 +232,7 @@ static int format_batch(const pool_t *p, size_t k0, size_t k1, char **buf,
     if (!f) return -1;
     int rc = 0;
     for (size_t k = k0; rc == 0 && k < k1; k++)
-        rc = sweepfile_row(f, p->sp, p->todo[k], &p->ring[k % p->window].m);
+        rc = sweepfile_row(f, p->sp, p->todo[k], &p->ring[k % p->window].m, p->precision);
     if (fclose(f) != 0) rc = -1;
     if (rc) { free(*buf); *buf = NULL; }
     return rc;
@@ -744,7 +746,13 @@ int sweep_run(const sweep_opts_t *o, err_t *err)
         p.base = &base;
         p.ngroups = base.ngroups;
     }
-    if (!(header = sweepfile_header(&sp, o->per_group ? &base : NULL, err))) goto out;
+    /* With precision: (the base's, or an axis over its keys) points stop
+     * at different counts: each row says its own. */
+    p.precision = base.precision.relative > 0;
+    for (int a = 0; a < sp.naxes; a++)
+        p.precision |= strncmp(sp.axes[a].path, "precision.", 10) == 0;
+    if (!(header = sweepfile_header(&sp, o->per_group ? &base : NULL, p.precision, err)))
+        goto out;
     if (!(sidecar = sweepfile_sidecar_inputs(&base, &sp, scenario_src_files(src), err)))
         goto out;
     uint64_t total = sp.npoints, ndone = 0;

@@ -54,27 +54,30 @@ static char *capture(int (*fn)(FILE *, const void *), const void *arg,
 typedef struct header_arg {
     const sweepspec_t *sp;
     const scenario_t *groups;
+    int precision;
 } header_arg_t;
 
 static int header_fn(FILE *f, const void *arg)
 {
     const header_arg_t *h = arg;
     const sweepspec_t *sp = h->sp;
-    int ng = h->groups ? h->groups->ngroups : 0;
-    const char **keys = malloc((size_t)(sp->naxes + 1 + ng) * sizeof *keys);
+    int ng = h->groups ? h->groups->ngroups : 0, nkeys = sp->naxes + 1 + h->precision;
+    const char **keys = malloc((size_t)(nkeys + ng) * sizeof *keys);
     if (!keys) return -1;
     keys[0] = "point";
     for (int a = 0; a < sp->naxes; a++) keys[a + 1] = sp->axes[a].path;
-    const char **names = keys + sp->naxes + 1;
+    if (h->precision) keys[sp->naxes + 1] = "replications";
+    const char **names = keys + nkeys;
     for (int g = 0; g < ng; g++) names[g] = h->groups->groups[g].name;
-    int rc = output_csv_header_groups(f, keys, sp->naxes + 1, names, ng);
+    int rc = output_csv_header_groups(f, keys, nkeys, names, ng);
     free(keys);
     return rc;
 }
 
-char *sweepfile_header(const sweepspec_t *sp, const scenario_t *groups, err_t *err)
+char *sweepfile_header(const sweepspec_t *sp, const scenario_t *groups, int precision,
+                       err_t *err)
 {
-    header_arg_t h = {sp, groups};
+    header_arg_t h = {sp, groups, precision != 0};
     return capture(header_fn, &h, NULL, err);
 }
 
@@ -208,18 +211,20 @@ int sweepfile_sidecar_points(const char *text, uint64_t *npoints)
 }
 
 int sweepfile_row(FILE *f, const sweepspec_t *sp, uint64_t point,
-                  const metrics_summary_t *m)
+                  const metrics_summary_t *m, int precision)
 {
     enum { MAX_INLINE = 16 };
-    const char *inl[MAX_INLINE + 1];
+    const char *inl[MAX_INLINE + 2];
     const char **vals = sp->naxes < MAX_INLINE
-                            ? inl : malloc((size_t)(sp->naxes + 1) * sizeof *vals);
+                            ? inl : malloc((size_t)(sp->naxes + 2) * sizeof *vals);
     if (!vals) return -1;
-    char idx[32];
+    char idx[32], reps[32];
     snprintf(idx, sizeof idx, "%" PRIu64, point);
+    snprintf(reps, sizeof reps, "%d", m->reps);
     vals[0] = idx;
     sweepspec_point(sp, point, vals + 1);
-    int rc = output_csv_row(f, vals, sp->naxes + 1, m);
+    vals[sp->naxes + 1] = reps;
+    int rc = output_csv_row(f, vals, sp->naxes + 1 + (precision != 0), m);
     if (vals != inl) free(vals);
     return rc;
 }

@@ -36,9 +36,12 @@ int sweepfile_sidecar_path(const char *csv, char *out, size_t n);
 
 /* The CSV header line (with its newline); groups: NULL, or the scenario
  * whose tenant groups get GROUP.metric columns (`sweep --per-group`; rows
- * then come from summaries that carry those groups). Returns a malloc'ed
- * string the caller frees, or NULL with err filled. */
-SPECSIM_API char *sweepfile_header(const sweepspec_t *sp, const scenario_t *groups, err_t *err);
+ * then come from summaries that carry those groups); precision: the sweep
+ * runs with precision:, and a `replications` column after the axes says
+ * how many each point took. Returns a malloc'ed string the caller frees,
+ * or NULL with err filled. */
+SPECSIM_API char *sweepfile_header(const sweepspec_t *sp, const scenario_t *groups,
+                                   int precision, err_t *err);
 
 /* The sidecar text for base + sp, after the comment lines "# specsim sweep:
  * points N, id H", "# written by " + version_string() (version.h) and
@@ -52,9 +55,10 @@ char *sweepfile_sidecar_inputs(const scenario_t *base, const sweepspec_t *sp,
 /* Reads "points N" from a sidecar text's first line. 0 or -1. */
 int sweepfile_sidecar_points(const char *text, uint64_t *npoints);
 
-/* Appends the row of `point` (axis values from sp, metrics m) to f. 0/-1. */
+/* Appends the row of `point` (axis values from sp, then with precision
+ * m->reps, then metrics m) to f. 0/-1. */
 SPECSIM_API int sweepfile_row(FILE *f, const sweepspec_t *sp, uint64_t point,
-                  const metrics_summary_t *m);
+                              const metrics_summary_t *m, int precision);
 
 /* Starts a new output: the CSV holding only the header, and its sidecar,
  * both written in full before either is renamed into place (an existing

@@ -56,6 +56,20 @@ if $SPECSIM sweep "$TMP/p.yaml" --quiet --precision 3% \
    [ "$(wc -l <"$TMP/s.csv")" -eq 3 ]; then pass precision_sweep; else
     fail precision_sweep "$(cat "$TMP/err")"; fi
 
+# With precision: each row says how many replications its point took (a
+# `replications` column after the axes), the count `specsim run` of that
+# point stops at; without it there is no such column.
+reps1=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "replications") c = i }
+                 NR == 3 && c { print $c }' "$TMP/s.csv")
+n1=$($SPECSIM run "$TMP/p.yaml" --quiet --precision 3% --set precision.metrics=accepted_len_mean \
+     --set protocol.gamma=4 2>/dev/null | sed -n 's/^precision *met after \([0-9]*\) replications.*/\1/p')
+$SPECSIM sweep "$TMP/p.yaml" --quiet --out "$TMP/s0.csv" >/dev/null 2>&1
+if [ -n "$reps1" ] && [ "$reps1" = "$n1" ] && [ "$reps1" -ge 10 ] &&
+   head -1 "$TMP/s.csv" | grep -q '^point,protocol.gamma,replications,itl_mean_s,' &&
+   ! head -1 "$TMP/s0.csv" | grep -q replications; then
+    pass precision_sweep_replications_column; else
+    fail precision_sweep_replications_column "csv '$reps1' run '$n1': $(head -c 120 "$TMP/s.csv")"; fi
+
 # A point that reaches the cap short of its target says so (its row holds
 # its values).
 $SPECSIM sweep "$TMP/p.yaml" --quiet --precision 0.01% --set precision.max_replications=12 \
