@@ -69,6 +69,7 @@ static const cli_opt_spec_t specs[OPT_COUNT] = {
     [OPT_TOKENS] = {"--tokens", 0, 1, 0, CLI_STEP},
     [OPT_OP] = {"--op", 0, 1, 0, CLI_STEP},
     [OPT_ENGINE] = {"--engine", 0, 1, 0, CLI_STEP},
+    [OPT_KV_PRECISION] = {"--kv-precision", 0, 1, 0, CLI_STEP},
     [OPT_A] = {"--a", 0, 1, 1, CLI_COMPARE},
     [OPT_B] = {"--b", 0, 1, 1, CLI_COMPARE},
 };

@@ -20,7 +20,8 @@ static const char usage[] =
     "                            --prompt N --generate G [OPTIONS]\n"
     "       specsim step linear  --hardware CARD --model CARD --op NAME\n"
     "                            --tokens M [OPTIONS]\n"
-    "OPTIONS: [--precision P] [--engine E] [--tp T] [--overhead TIME] [--quiet]\n"
+    "OPTIONS: [--precision P] [--kv-precision K] [--engine E] [--tp T]\n"
+    "         [--overhead TIME] [--quiet]\n"
     "\n"
     "The service model's time (docs/design.md, \"The service model\") for one\n"
     "decode step, one prefill, a static batch run or one linear layer, on a\n"
@@ -69,6 +70,10 @@ static const char usage[] =
     "                   its own bits per weight: q4_0 (4.5), q4_1 (5), q8_0\n"
     "                   (8.5), q4_K_M (4.85), q4f16_1 (4.5), int4-g32 (5),\n"
     "                   int4-g128 (4.16, = w4a16), int8-ch (8)\n"
+    "  --kv-precision K the K,V cache's elements: fp16 (default, at every\n"
+    "                   precision, fp8 included) or fp8 (1 byte, as engines\n"
+    "                   with an FP8 KV cache keep it): halves the K,V bytes\n"
+    "                   attention reads and each cached token holds\n"
     "  --engine E       the hardware card's efficiency set for engine E\n"
     "                   (`engines.E:`: llamacpp_cpu, llamacpp_gpu, mlc or qnn)\n"
     "                   instead of its own bw_eff, flops_eff and\n"
@@ -126,6 +131,7 @@ static int take(void *ctx, const cli_opt_arg_t *a)
     case OPT_PRECISION: c->setup.precision = a->value; return 0;
     case OPT_OVERHEAD: c->setup.overhead = a->value; return 0;
     case OPT_ENGINE: c->setup.engine = a->value; return 0;
+    case OPT_KV_PRECISION: c->setup.kv_precision = a->value; return 0;
     case OPT_TP: return int_opt(a, 1, 4096, &c->setup.tp);
     case OPT_OP: c->op = a->value; return 0;
     case OPT_TOKENS:
@@ -209,6 +215,7 @@ static const char *input_option(step_input_t in)
     case STEP_IN_TP: return "--tp";
     case STEP_IN_OVERHEAD: return "--overhead";
     case STEP_IN_ENGINE: return "--engine";
+    case STEP_IN_KV_PRECISION: return "--kv-precision";
     default: return NULL;
     }
 }

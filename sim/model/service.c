@@ -14,9 +14,12 @@
  * A linear op over M tokens: flops 2·M·N·K, bytes = weights (bytes/weight of
  * the precision, lm_head included) + activations in and out 2·M·(K+N) (4 for
  * fp32). Attention of a job with q new tokens over c cached, per layer:
- * KV bytes 2·(c+q)·kv_heads·head_dim·2, flops 4·q·(c+q)·hidden (QK^T and PV,
- * no causal halving); one fused kernel per iteration, so the datasheet time is
- * max(Σflops/rate, Σbytes/bw) over the batch.
+ * KV bytes 2·(c+q)·kv_heads·head_dim·e, e the K,V cache's bytes per element
+ * (2 for fp16, the default at every precision; 1 for an fp8 cache, which
+ * FP8 engines such as TensorRT-LLM with --fp8_kv_cache keep), flops
+ * 4·q·(c+q)·hidden (QK^T and PV, no causal halving); one fused kernel per
+ * iteration, so the datasheet time is max(Σflops/rate, Σbytes/bw) over the
+ * batch.
  *
  * With a table, each linear op's time is piecewise linear in M between the
  * measured Ms. Outside them it is scaled from the nearest measured point by a
@@ -118,6 +121,7 @@ struct service {
     double bw, rate;            /* datasheet achieved rates */
     double peak_bw, peak_rate;  /* datasheet peaks (no efficiencies) */
     double layers;
+    double kv_elem;             /* bytes per K or V element (2 fp16, 1 fp8) */
     double attn_bytes_coef;     /* per layer, per (c+q) token */
     double attn_flops_coef;     /* per layer, per q·(c+q) */
     double weight_footprint;
@@ -677,7 +681,7 @@ static void setup_ops(service_t *sv, const llm_card_t *m)
     }
     sv->weight_footprint += 2.0 * m->vocab * (double)m->hidden;   /* embeddings */
     sv->layers = m->layers;
-    sv->attn_bytes_coef = 2.0 * (m->kv_heads / tp) * hd * 2.0;
+    sv->attn_bytes_coef = 2.0 * (m->kv_heads / tp) * hd * sv->kv_elem;
     sv->attn_flops_coef = 4.0 * (m->hidden / tp);
     sv->ar_bytes_per_m = act * m->hidden;
     setup_eltwise(sv, m);
@@ -1008,12 +1012,45 @@ service_t *service_create_wb(const hw_card_t *hw, const llm_card_t *model,
                              const char *calibration, double overhead_s, int tp,
                              struct infiles *files, err_t *err)
 {
+    service_opts_t o = {.precision = precision, .weight_bytes = weight_bytes,
+                        .calibration = calibration, .overhead_s = overhead_s,
+                        .tp = tp, .files = files};
+    return service_create_opts(hw, model, &o, err);
+}
+
+double service_kv_precision_bytes(const char *name)
+{
+    if (!name) return 0;
+    if (strcmp(name, "fp16") == 0) return 2;
+    if (strcmp(name, "fp8") == 0) return 1;
+    return 0;
+}
+
+service_t *service_create_opts(const hw_card_t *hw, const llm_card_t *model,
+                               const service_opts_t *o, err_t *err)
+{
+    int precision = o->precision, tp = o->tp;
+    double weight_bytes = o->weight_bytes, overhead_s = o->overhead_s;
+    const char *calibration = o->calibration;
+    double kv_elem = o->kv_bytes == 0 ? 2 : o->kv_bytes;   /* NaN and < 0 refused below */
     if (precision < 0 || precision >= PREC_COUNT) {
         err_set(err, ERR_INPUT, "service: unknown precision %d", precision);
         return NULL;
     }
     if (!(weight_bytes >= 0) || !isfinite(weight_bytes)) {
         err_set(err, ERR_INPUT, "service: bytes per weight must be finite and >= 0");
+        return NULL;
+    }
+    if (kv_elem != 2 && kv_elem != 1) {
+        err_set(err, ERR_INPUT, "service: a K,V element takes 2 bytes (fp16) or 1 "
+                "(fp8), not %g", o->kv_bytes);
+        return NULL;
+    }
+    /* A table's attention rows were timed over an fp16 cache; read as an fp8
+     * one they would halve the bytes but not the measured time. */
+    if (kv_elem != 2 && calibration && calibration[0]) {
+        err_set(err, ERR_INPUT, "service: a calibration table measures attention over "
+                "an fp16 K,V cache; an fp8 cache uses the datasheet roofline only");
         return NULL;
     }
     if (service_check_model(model, err) != 0 ||
@@ -1032,6 +1069,7 @@ service_t *service_create_wb(const hw_card_t *hw, const llm_card_t *model,
     int cp = compute_prec(precision);
     sv->prec = precision;
     sv->wbytes = weight_bytes > 0 ? weight_bytes : precision_weight_bytes(precision);
+    sv->kv_elem = kv_elem;
     sv->overhead = overhead_s;
     sv->bw = hw->mem_bw * service_bw_eff(hw, precision);
     sv->rate = hw->flops[cp] * service_flops_eff(hw, precision);
@@ -1047,7 +1085,7 @@ service_t *service_create_wb(const hw_card_t *hw, const llm_card_t *model,
     sv->ar_step = hw->interconnect_step_latency;
     setup_ops(sv, model);
     if (calibration && calibration[0] &&
-        use_table(sv, model, calibration, files, err) != 0) {
+        use_table(sv, model, calibration, o->files, err) != 0) {
         service_free(sv);
         return NULL;
     }

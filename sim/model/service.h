@@ -86,6 +86,30 @@ service_t *service_create_wb(const hw_card_t *hw, const llm_card_t *model,
                              int precision, double weight_bytes,
                              const char *calibration, double overhead_s, int tp,
                              struct infiles *files, err_t *err);
+/* Every setting of a service model in one record, for the caller that
+ * sets more than the functions above take (a scenario key adds a field
+ * here, not another service_create_* argument). Zeroed fields mean the
+ * defaults of service_create_wb. */
+typedef struct service_opts {
+    int precision;            /* PREC_* of the weights and the compute */
+    double weight_bytes;      /* bytes per weight; 0: the precision's */
+    double kv_bytes;          /* bytes per cached K or V element: 2 (fp16) or
+                                 1 (fp8, e4m3); 0: 2. Every precision's cache
+                                 is fp16 unless this says fp8. */
+    const char *calibration;  /* table path; NULL or "": datasheet only */
+    double overhead_s;        /* fixed time per iteration, >= 0 */
+    int tp;                   /* GPUs in tensor parallelism, >= 1 */
+    struct infiles *files;    /* as service_create_in; NULL: from disk */
+} service_opts_t;
+/* service_create_wb with everything from o. An fp8 cache (kv_bytes 1)
+ * halves the K,V bytes attention reads and each cached token holds; it
+ * refuses a calibration table (ERR_INPUT), whose attention rows were timed
+ * over an fp16 cache. service_create_wb is this with kv_bytes 0. */
+service_t *service_create_opts(const hw_card_t *hw, const llm_card_t *model,
+                               const service_opts_t *o, err_t *err);
+/* Bytes per K or V element of a KV-cache precision named as `specsim step
+ * --kv-precision` takes it: "fp16" 2, "fp8" 1; 0 for any other name. */
+double service_kv_precision_bytes(const char *name);
 /* tp >= 1; for tp > 1: tp divides heads and kv_heads, the card has an
  * interconnect_bw, and no calibration table is given. 0, or -1 with err
  * (ERR_INPUT, the message names the card at fault). */
@@ -235,7 +259,8 @@ double service_heads_roofline(const service_heads_t *h, int m);
  * model's precision (scales and zeros included) plus the token embedding
  * table, stored fp16 (vocab × hidden × 2). Norm weights are ignored. */
 double service_weight_bytes(const service_t *sv);
-/* K and V bytes per cached token (fp16, all layers, all tp GPUs). */
+/* K and V bytes per cached token (at the cache's bytes per element:
+ * fp16 unless service_opts_t.kv_bytes says fp8; all layers, all tp GPUs). */
 double service_kv_bytes_per_token(const service_t *sv);
 
 #endif

@@ -37,9 +37,11 @@ static int resolve_card(const char *ref, const char *dir, const char *what, char
                    what, ref, dir);
 }
 
-/* The cards, the precision and the overhead; *bad names what is wrong. */
+/* The cards, the precision, the K,V cache's bytes per element and the
+ * overhead; *bad names what is wrong. */
 static int read_inputs(const step_setup_t *in, hw_card_t *hw, llm_card_t *m, int *prec,
-                       double *wbytes, double *overhead, step_input_t *bad, err_t *err)
+                       double *wbytes, double *kvbytes, double *overhead,
+                       step_input_t *bad, err_t *err)
 {
     char path[1024];
     *bad = STEP_IN_HARDWARE;
@@ -76,6 +78,11 @@ static int read_inputs(const step_setup_t *in, hw_card_t *hw, llm_card_t *m, int
     *bad = service_check_hardware(hw, PREC_FP16, err) != 0 ? STEP_IN_HARDWARE
                                                            : STEP_IN_PRECISION;
     if (service_check_hardware(hw, *prec, err) != 0) return -1;
+    *bad = STEP_IN_KV_PRECISION;
+    const char *kv = in->kv_precision ? in->kv_precision : "fp16";
+    *kvbytes = service_kv_precision_bytes(kv);
+    if (*kvbytes == 0)
+        return err_set(err, ERR_INPUT, "unknown KV-cache precision '%s' (fp16 or fp8)", kv);
     *bad = STEP_IN_OVERHEAD;
     *overhead = 0;
     char why[200];
@@ -93,14 +100,17 @@ step_t *step_create(const step_setup_t *in, step_input_t *bad, err_t *err)
     hw_card_t hw;
     llm_card_t m;
     int prec = PREC_FP16;
-    double overhead = 0, wbytes = 0;
-    if (read_inputs(in, &hw, &m, &prec, &wbytes, &overhead, bad, err) != 0) return NULL;
+    double overhead = 0, wbytes = 0, kvbytes = 2;
+    if (read_inputs(in, &hw, &m, &prec, &wbytes, &kvbytes, &overhead, bad, err) != 0)
+        return NULL;
     step_t *st = calloc(1, sizeof *st);
     if (!st) {
         err_set(err, ERR_RUNTIME, "out of memory");
         return NULL;
     }
-    st->sv = service_create_wb(&hw, &m, prec, wbytes, NULL, overhead, in->tp, NULL, err);
+    service_opts_t o = {.precision = prec, .weight_bytes = wbytes, .kv_bytes = kvbytes,
+                        .overhead_s = overhead, .tp = in->tp};
+    st->sv = service_create_opts(&hw, &m, &o, err);
     if (!st->sv) {
         free(st);
         return NULL;

@@ -34,6 +34,8 @@ typedef struct step_setup {
                                ("0.5ms"); NULL: 0 */
     const char *engine;     /* an engine whose efficiencies the hardware card
                                gives (cards.h cards_engine_names); NULL: the card's */
+    const char *kv_precision; /* the K,V cache's elements: fp16 or fp8
+                                 (service_kv_precision_bytes); NULL: fp16 */
 } step_setup_t;
 
 /* The input an ERR_INPUT error of step_create is about. */
@@ -44,7 +46,8 @@ typedef enum step_input {
     STEP_IN_PRECISION,
     STEP_IN_TP,
     STEP_IN_OVERHEAD,
-    STEP_IN_ENGINE
+    STEP_IN_ENGINE,
+    STEP_IN_KV_PRECISION
 } step_input_t;
 
 typedef struct step step_t;

@@ -15,6 +15,11 @@
 #   step_batch_sum          a static batch run is its prefill plus G - 1
 #                           decode steps (G = 2, 3 summed here), with
 #                           itl_s, output_tok_s and seq_tok_s as defined;
+#   step_kv_fp8_by_hand     --kv-precision fp8 halves exactly the K,V bytes
+#                           attention reads (the hand roofline at 1 byte an
+#                           element), nothing else; fp16 is the default;
+#   step_kv_fp8_capacity    and halves the K,V a cached token holds, so
+#                           --batch max doubles as written out here;
 #   step_tp_halves          TP = 2 reads half the weights and K,V per GPU and
 #                           adds the ring all-reduces written out here;
 #   step_batch_max          --batch max is the largest batch whose K,V fits
@@ -71,9 +76,11 @@ step() { "$SPECSIM" step "$@" >"$TMP/out" 2>"$TMP/err"; }
 
 # The roofline by hand: per op max(flops / rate, bytes / bandwidth), bytes =
 # fp16 weights + activations in and out. m tokens through the linear layers,
-# h rows through lm_head, b jobs of q tokens over c cached.
+# h rows through lm_head, b jobs of q tokens over c cached; e bytes per K or
+# V element (2, fp16, unless given). Prints the time, the weight bytes and
+# the K,V bytes.
 hand() {
-    awk -v m="$1" -v h="$2" -v b="$3" -v q="$4" -v c="$5" 'BEGIN {
+    awk -v m="$1" -v h="$2" -v b="$3" -v q="$4" -v c="$5" -v e="${6:-2}" 'BEGIN {
         bw = 1000e9 * 0.5; rate = 100e12 * 0.5
         layers = 2; d = 256; hd = 256 / 4; kvh = 2; ffn = 512; vocab = 1000
         n[1] = (4 + 2 * kvh) * hd; k[1] = d     # qkv
@@ -86,9 +93,9 @@ hand() {
         # Attention, one kernel over the batch, every layer; causal: each new
         # token attends to the c cached and on average half of the q new.
         fl = layers * b * 4 * q * (c + q / 2) * d
-        by = layers * b * 2 * (c + q) * kvh * hd * 2
+        by = layers * b * 2 * (c + q) * kvh * hd * e
         t += max(fl / rate, by / bw)
-        printf "%.17g %.17g\n", t, w
+        printf "%.17g %.17g %.17g\n", t, w, by
     }
     function max(a, b) { return a > b ? a : b }
     function lin(m, n, k) { return max(2 * m * n * k / rate, (2 * n * k + 2 * m * (n + k)) / bw) }'
@@ -109,6 +116,25 @@ if step decode $cards --batch 3 --tokens 4 --context 100 &&
    step decode $cards --tokens 1 && cmp -s "$TMP/out" "$TMP/decode0"; then
     pass step_verify_by_hand
 else fail step_verify_by_hand "want time_s $1; got $(cat "$TMP/out" "$TMP/err")"; fi
+
+# An fp8 K,V cache: the same verification iteration with attention's K,V
+# at 1 byte an element: 2 layers x 3 jobs x 2 (K and V) x 104 tokens x 2
+# heads x 64 x 1 B = 159744 B, half of fp16's 319488, still memory-bound
+# (159744 B / 500 GB/s = 0.32 us against 2.5 MFLOP / 50 TFLOP/s = 0.05 us);
+# the weights and FLOPs do not change, and fp16 is the default.
+set -- $(hand 12 12 3 4 100 1) $(hand 12 12 3 4 100 2)
+if [ "$3" = 159744 ] && [ "$6" = 319488 ] &&
+   step decode $cards --batch 3 --tokens 4 --context 100 && cp "$TMP/out" "$TMP/kv16" &&
+   step decode $cards --batch 3 --tokens 4 --context 100 --kv-precision fp16 &&
+   cmp -s "$TMP/out" "$TMP/kv16" &&
+   step decode $cards --batch 3 --tokens 4 --context 100 --kv-precision fp8 &&
+   same "$(col "$TMP/out" time_s)" "$1" && same "$(col "$TMP/out" kv_bytes)" "$3" &&
+   same "$(col "$TMP/kv16" kv_bytes)" "$6" &&
+   [ "$(col "$TMP/out" weight_bytes)" = "$(col "$TMP/kv16" weight_bytes)" ] &&
+   [ "$(col "$TMP/out" flops)" = "$(col "$TMP/kv16" flops)" ] &&
+   awk -v a="$(col "$TMP/out" time_s)" -v b="$(col "$TMP/kv16" time_s)" 'BEGIN { exit !(a < b) }'; then
+    pass step_kv_fp8_by_hand
+else fail step_kv_fp8_by_hand "want time_s $1 kv_bytes $3; got $(cat "$TMP/out" "$TMP/err"); fp16: $(cat "$TMP/kv16")"; fi
 
 # One linear layer (gate_up: n = 2 x 512, k = 256) at M = 7: the plain
 # maximum on the toy card; on a card with roofline_p 2 and a kernel floor,
@@ -239,6 +265,14 @@ if [ "$(col "$TMP/max" batch)" = 323 ] && [ "$(col "$TMP/max" fits)" = 1 ] &&
    [ "$(col "$TMP/out" fits)" = 0 ]; then
     pass step_batch_max
 else fail step_batch_max "max: $(cat "$TMP/max"); 324: $(cat "$TMP/out" "$TMP/err")"; fi
+# With an fp8 K,V cache a token holds 512 B: (10e6 - 3383296) / 10240 =
+# 646.16 jobs.
+step batch $cards --batch max --prompt 10 --generate 10 --kv-precision fp8 && cp "$TMP/out" "$TMP/max"
+step batch $cards --batch 647 --prompt 10 --generate 10 --kv-precision fp8
+if [ "$(col "$TMP/max" batch)" = 646 ] && [ "$(col "$TMP/max" fits)" = 1 ] &&
+   [ "$(col "$TMP/out" fits)" = 0 ]; then
+    pass step_kv_fp8_capacity
+else fail step_kv_fp8_capacity "max: $(cat "$TMP/max"); 647: $(cat "$TMP/out" "$TMP/err")"; fi
 
 if step decode --hardware a100-80g --model llama-2-70b && [ "$(col "$TMP/out" fits)" = 0 ] &&
    step decode --hardware a100-80g --model llama-2-70b --tp 2 && [ "$(col "$TMP/out" fits)" = 1 ]; then
@@ -280,6 +314,8 @@ bad hardware_is_model "--hardware: $TMP/llm.yaml" decode --hardware "$TMP/llm.ya
 bad model_missing "--model: no model card 'nope.yaml'" decode --hardware "$TMP/hw.yaml" --model nope.yaml
 bad precision "--precision: unknown precision 'fp4'" decode $cards --precision fp4
 bad precision_no_path "--precision: hardware card 'toy-gpu': no peak FLOP/s for fp8" decode $cards --precision fp8
+bad kv_precision "--kv-precision: unknown KV-cache precision 'int8' (fp16 or fp8)" decode $cards --kv-precision int8
+bad kv_precision_empty "option '--kv-precision' needs a non-empty value" decode $cards --kv-precision ''
 bad engine_unknown "--engine: unknown engine 'tvm'" decode $cards --engine tvm
 bad engine_not_on_card "--engine: hardware card 'toy-gpu' gives no engines.qnn" decode $cards --engine qnn
 bad tp_heads "--tp: 3 does not divide" decode $cards --tp 3
@@ -306,7 +342,8 @@ else fail step_quiet "$(cat "$TMP/err")"; fi
 "$SPECSIM" step --help >"$TMP/help" 2>&1
 missing=""
 for o in --hardware --model --precision --tp --batch --context --prompt --generate \
-         --overhead --engine --tokens --op --quiet decode prefill batch linear; do
+         --overhead --engine --kv-precision --tokens --op --quiet decode prefill batch \
+         linear; do
     grep -q -- "$o" "$TMP/help" || missing="$missing $o"
 done
 if [ -z "$missing" ] && "$SPECSIM" --help | grep -q "step MODE"; then pass step_help
