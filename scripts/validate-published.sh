@@ -33,7 +33,9 @@
 # (its own bits per weight, computed at w8a16 or w4a16: int8 weight-only is
 # int8-ch, gpt-fast int4 int4-g32, AWQ int4-g128, GGUF q4_0 and q4_K_M and
 # MLC q4f16_1 by name); an unnamed 4-bit format is w4a16; fp8 is fp8 (e4m3
-# weights and activations, the card's dense FP8 peak, an fp16 KV cache);
+# weights and activations, the card's dense FP8 peak, an fp16 KV cache
+# unless the row's notes say "FP8 KV cache", which they do only where the
+# source states it: then --kv-precision fp8);
 # unknown is fp16 for vLLM and w4a16 for Ollama (its default tags are 4-bit). Lengths: a 0-token prompt (llama-bench
 # tg) is one token, so that the run is G one-token steps from an empty cache;
 # an unstated prompt is 16 tokens, an unstated output 128; an unstated batch
@@ -125,6 +127,9 @@ function has_engine(name, e,    f, line, in_) {
     else if (prec == "unknown" && engine ~ /Ollama/) { p = "w4a16"; note("precision not stated: w4a16") }
     else if (prec == "unknown") { p = "fp16"; note("precision not stated: fp16") }
     else why = why (why == "" ? "" : ", ") "precision " prec
+    # The format of the K,V cache: fp16 unless the source states an FP8 cache
+    # (recorded in the notes: TensorRT-LLM v0.6.1 builds with --fp8_kv_cache).
+    kv = v("notes") ~ /FP8 KV cache/ ? "fp8" : ""
     # The question and the column that answers it.
     if ((metric == "decode_tok_s" && ctx ~ /^[0-9]+$/) ||
         (metric == "step_time" && regime == "decode")) {
@@ -143,12 +148,13 @@ function has_engine(name, e,    f, line, in_) {
     if (in_ == "0") in_ = 1
     if (mode != "decode" && in_ !~ /^[0-9]+$/) { in_ = 16; note("prompt not stated: 16") }
     if (mode == "batch" && (out !~ /^[0-9]+$/ || out == 0)) { out = 128; note("output not stated: 128") }
-    setting = hwc " " mc " " prec (tp > 1 ? " TP" tp : "") " B" b
+    setting = hwc " " mc " " prec (kv != "" ? " kv:" kv : "") (tp > 1 ? " TP" tp : "") " B" b
     if (mode == "decode") { args = "--batch " b " --context " ctx; setting = setting " ctx" ctx }
     else if (mode == "prefill") { args = "--batch " b " --prompt " in_; setting = setting " in" in_ }
     else { args = "--batch " b " --prompt " in_ " --generate " out
            setting = setting " in" in_ " out" out }
-    args = "--hardware " hwc " --model " mc " --precision " p " --tp " tp " " args \
+    args = "--hardware " hwc " --model " mc " --precision " p (kv != "" ? " --kv-precision " kv : "") \
+           " --tp " tp " " args \
            " --overhead " (v("group") == "edge" ? "0s" : "0.5ms") (eng != "" ? " --engine " eng : "")
     factor = unit == "ms" ? 1000 : unit == "us" ? 1e6 : unit == "tok/s/GPU" ? 1 / tp : 1
     if (why != "") { mode = "none"; args = "no card: " why; setting = "-" }
