@@ -684,7 +684,7 @@ static int is_empty(const keytab_key_t *k, const void *base)
 {
     switch (k->type) {
     case KT_STRING: case KT_PATH: return *CFIELD(base, k->off, char) == 0;
-    case KT_INT: return *CFIELD(base, k->off, int) == 0;
+    case KT_INT: case KT_BOOL: return *CFIELD(base, k->off, int) == 0;   /* bool: false */
     case KT_ENUM:   /* its first name (an index; a stored name is never empty) */
         return !(k->flags & KF_ENUMSTR) && *CFIELD(base, k->off, int) == 0;
     case KT_NUM: return *CFIELD(base, k->off, double) == 0;

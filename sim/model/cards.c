@@ -144,6 +144,10 @@ static const keytab_key_t LLM_KEYS[] = {
     LLM_INT("ffn", ffn, KF_REQUIRED),
     LLM_INT("vocab", vocab, KF_REQUIRED),
     {.name = "gated_mlp", KEYTAB_BOOL(llm_card_t, gated_mlp), .def = "true"},
+    /* Written back only when true, so that the cards and scenarios written
+     * before the key read back as they were. */
+    {.name = "tied_embeddings", KEYTAB_BOOL(llm_card_t, tied_embeddings), .def = "false",
+     .flags = KF_SKIPEMPTY},
     {.name = "source", KEYTAB_STRING(llm_card_t, source)},
     {.name = "base", .type = KT_SKIP},
     {.name = NULL, .type = KT_END}};

@@ -27,6 +27,8 @@ typedef struct llm_card {
     int ffn;        /* MLP inner width */
     int vocab;
     int gated_mlp;  /* 1: SwiGLU (gate, up, down); 0: (up, down) */
+    int tied_embeddings; /* 1: the lm_head is the token embedding table
+                          * (stored once); 0: two matrices */
     char source[CARD_TEXT_MAX];
 } llm_card_t;
 

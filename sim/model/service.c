@@ -679,7 +679,12 @@ static void setup_ops(service_t *sv, const llm_card_t *m)
         o->act_per_m = act * (k + n);
         o->flops_per_m = 2.0 * n * k;
     }
-    sv->weight_footprint += 2.0 * m->vocab * (double)m->hidden;   /* embeddings */
+    /* The token embedding table, fp16, unless it is the lm_head's matrix
+     * (tied embeddings, Llama-3.2-1B and 3B): then the lm_head above is
+     * the one copy held. Either way a step reads the lm_head whole and
+     * only the embedding rows of its tokens, so the step's time does not
+     * depend on the tying, only the footprint (KV capacity, fit) does. */
+    if (!m->tied_embeddings) sv->weight_footprint += 2.0 * m->vocab * (double)m->hidden;
     sv->layers = m->layers;
     sv->attn_bytes_coef = 2.0 * (m->kv_heads / tp) * hd * sv->kv_elem;
     sv->attn_flops_coef = 4.0 * (m->hidden / tp);

@@ -257,7 +257,8 @@ double service_heads_roofline(const service_heads_t *h, int m);
 
 /* Weight footprint in bytes, of all tp GPUs together: every layer's linear weights and lm_head at the
  * model's precision (scales and zeros included) plus the token embedding
- * table, stored fp16 (vocab × hidden × 2). Norm weights are ignored. */
+ * table, stored fp16 (vocab × hidden × 2), unless the card ties it to the
+ * lm_head (tied_embeddings: one matrix). Norm weights are ignored. */
 double service_weight_bytes(const service_t *sv);
 /* K and V bytes per cached token (at the cache's bytes per element:
  * fp16 unless service_opts_t.kv_bytes says fp8; all layers, all tp GPUs). */

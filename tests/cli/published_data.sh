@@ -10,7 +10,11 @@
 #   published_values      every value is a positive number;
 #   published_split       every split is fit or holdout, a source's rows are
 #                         all on one side, and both sides have rows;
-#   published_counts      at least 40 GPU rows and 15 edge rows.
+#   published_counts      at least 40 GPU rows and 15 edge rows;
+#   published_cards       every model_card is none or a card in models/llm/,
+#                         every hardware_card none, unknown or a card in
+#                         models/hardware/ (a misspelt card would read as
+#                         "no card" in scripts/validate-published.sh).
 # Each check lists every offending row, not only the first. It needs no build.
 . tests/cli/lib.sh
 
@@ -87,3 +91,10 @@ gpu=$(awk -F, '$2 != "edge"' "$TMP/rows" | wc -l)
 edge=$(awk -F, '$2 == "edge"' "$TMP/rows" | wc -l)
 if [ "$gpu" -ge 40 ] && [ "$edge" -ge 15 ]; then pass published_counts
 else fail published_counts "$gpu GPU rows (want >= 40), $edge edge rows (want >= 15)"; fi
+
+awk -F, '{ print $1, $12, $14 }' "$TMP/rows" | while read -r id hw model; do
+    case $hw in none|unknown) ;; *) [ -f "models/hardware/$hw.yaml" ] || echo "$id: hardware_card $hw" ;; esac
+    [ "$model" = none ] || [ -f "models/llm/$model.yaml" ] || echo "$id: model_card $model"
+done >"$TMP/bad"
+if [ -s "$TMP/bad" ]; then fail published_cards "$(tr '\n' ';' <"$TMP/bad")"
+else pass published_cards; fi

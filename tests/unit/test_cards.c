@@ -10,23 +10,28 @@
 
 #define ROOT SPECSIM_ROOT "/"
 
-/* Parameters of a LLaMA-style decoder: embeddings + lm_head (untied), per
- * layer q/o (hidden^2 each), k/v (hidden * kv_dim each), gated MLP
- * (3 * hidden * ffn); norms are negligible (< 0.01%). */
+/* Parameters of a LLaMA-style decoder: embeddings + lm_head (one matrix
+ * when tied), per layer q/o (hidden^2 each), k/v (hidden * kv_dim each),
+ * gated MLP (3 * hidden * ffn); norms are negligible (< 0.01%). */
 static double llm_params(const llm_card_t *m)
 {
     double h = m->hidden, kv = (double)m->hidden / m->heads * m->kv_heads;
     double layer = 2 * h * h + 2 * h * kv + (m->gated_mlp ? 3 : 2) * h * m->ffn;
-    return m->layers * layer + 2.0 * m->vocab * h;
+    return m->layers * layer + (m->tied_embeddings ? 1.0 : 2.0) * m->vocab * h;
 }
 
 static void test_llm_cards(void)
 {
     /* Published sizes: Llama 2 paper / model cards (6.74B, 13.02B, 68.98B),
-     * Meta Llama 3 8B (8.03B), TinyLlama (1.10B). */
-    static const struct { const char *file; double params; } cards[] = {
-        {"llama-2-7b", 6.74e9}, {"llama-2-13b", 13.02e9}, {"llama-2-70b", 68.98e9},
-        {"llama-3-8b", 8.03e9}, {"tinyllama-1.1b", 1.10e9}};
+     * Meta Llama 3 8B (8.03B), TinyLlama (1.10B), and the Hugging Face
+     * counts of Llama-3-70B (70.55B), Llama-3.2-1B (1.24B: 1,235,814,400)
+     * and Llama-3.2-3B (3.21B), the last two with tied embeddings (tied
+     * tells which: counted twice they would be 21% and 12% over). */
+    static const struct { const char *file; double params; int tied; } cards[] = {
+        {"llama-2-7b", 6.74e9, 0}, {"llama-2-13b", 13.02e9, 0},
+        {"llama-2-70b", 68.98e9, 0}, {"llama-3-8b", 8.03e9, 0},
+        {"tinyllama-1.1b", 1.10e9, 0}, {"llama-3-70b", 70.55e9, 0},
+        {"llama-3.2-1b", 1.236e9, 1}, {"llama-3.2-3b", 3.21e9, 1}};
     for (size_t i = 0; i < sizeof cards / sizeof *cards; i++) {
         char path[512];
         snprintf(path, sizeof path, ROOT "models/llm/%s.yaml", cards[i].file);
@@ -37,6 +42,7 @@ static void test_llm_cards(void)
         CHECK(rc == 0);
         CHECK_STR(m.name, cards[i].file);
         CHECK(m.gated_mlp == 1);
+        CHECK(m.tied_embeddings == cards[i].tied);
         CHECK(m.source[0] != 0);
         CHECK_REL(llm_params(&m), cards[i].params, 0.01);
     }
@@ -249,6 +255,33 @@ static void test_card_round_trip(void)
     CHECK(a.bw_eff == b.bw_eff && a.flops_eff == b.flops_eff);
 }
 
+/* tied_embeddings is written back when true and read back; an untied card
+ * writes no such key (cards and scenarios written before it stay as they
+ * were). */
+static void test_llm_tied_round_trip(void)
+{
+    static const char *const files[] = {"llama-3.2-3b", "llama-3-70b"};
+    for (int i = 0; i < 2; i++) {
+        char path[512], ref[512];
+        snprintf(path, sizeof path, ROOT "models/llm/%s.yaml", files[i]);
+        llm_card_t a, b;
+        err_t err = {0};
+        CHECK(cards_load_llm_file(path, &a, &err) == 0);
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        CHECK(f && cards_write_llm(f, &a, 0) == 0);
+        if (f) fclose(f);
+        CHECK(buf && (strstr(buf, "tied_embeddings: true") != NULL) == (i == 0));
+        CHECK(buf && (strstr(buf, "tied_embeddings") != NULL) == (i == 0));
+        ynode_t *n = buf ? parse(buf) : NULL;
+        CHECK(n && cards_llm_from_node(n, "k", &b, ref, sizeof ref, &err) == 0);
+        if (n) CHECK(b.tied_embeddings == a.tied_embeddings && b.vocab == a.vocab);
+        ynode_free(n);
+        free(buf);
+    }
+}
+
 /* An engine's efficiency set is written back and read back; applying it
  * replaces only what it gives; a card without the set refuses it. */
 static void test_engines(void)
@@ -297,6 +330,7 @@ int main(void)
     RUN(test_inline_and_base);
     RUN(test_card_file_errors);
     RUN(test_card_round_trip);
+    RUN(test_llm_tied_round_trip);
     RUN(test_engines);
     RUN(test_card_round_trip_line_breaks);
     return check_done();

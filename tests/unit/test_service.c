@@ -224,6 +224,34 @@ static void test_weight_bytes_llama2_7b(void)
  * token attends causally to half of itself) 4·1·(0 + 1/2)·256·2 = 1024 FLOP;
  * total 2872320 FLOP.
  *   fp16 and w4a16 (fp16 compute): / 5e12;  w4a4: / 2e13;  fp32: / 5e11. */
+/* Tied embeddings (Llama-3.2-1B: 1,235,814,400 parameters by the Hugging
+ * Face count, of which 67,584 are RMSNorm weights, 2·16·2048 + 2048): the
+ * lm_head is the embedding table, held once, so the fp16 footprint is
+ * 2 B × the rest exactly; untied, the fp16 embedding table adds
+ * 2·vocab·hidden. A step reads the lm_head whole either way: its time does
+ * not change. */
+static void test_weight_bytes_tied(void)
+{
+    llm_card_t m = {.name = "llama-3.2-1b", .layers = 16, .hidden = 2048, .heads = 32,
+                    .kv_heads = 8, .ffn = 8192, .vocab = 128256, .gated_mlp = 1,
+                    .tied_embeddings = 1};
+    hw_card_t h = device();
+    err_t e;
+    service_t *tied = service_create(&h, &m, PREC_FP16, NULL, 0, &e);
+    m.tied_embeddings = 0;
+    service_t *untied = service_create(&h, &m, PREC_FP16, NULL, 0, &e);
+    CHECK(tied != NULL && untied != NULL);
+    if (tied && untied) {
+        CHECK_REL(service_weight_bytes(tied), 2.0 * (1235814400.0 - 67584.0), 1e-15);
+        CHECK_REL(service_weight_bytes(untied) - service_weight_bytes(tied),
+                  2.0 * 128256 * 2048, 1e-15);
+        service_job_t j = {1, 512, 0};
+        CHECK(service_iter_time(tied, &j, 1) == service_iter_time(untied, &j, 1));
+    }
+    service_free(tied);
+    service_free(untied);
+}
+
 static void test_rates_by_precision(void)
 {
     llm_card_t m = tiny();
@@ -777,6 +805,7 @@ int main(void)
     RUN(test_ridge_switch);
     RUN(test_kv_bytes_gqa);
     RUN(test_weight_bytes_llama2_7b);
+    RUN(test_weight_bytes_tied);
     RUN(test_rates_by_precision);
     RUN(test_bad_cards);
     RUN(test_table_interpolation);
