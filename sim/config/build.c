@@ -209,23 +209,31 @@ static int build_links(bctx_t *x)
 /* The keys a service is built from, as written. */
 typedef struct svc_keys {
     char hw[KEYTAB_KEY_MAX], model[KEYTAB_KEY_MAX], table[KEYTAB_KEY_MAX];
-    char prec[KEYTAB_KEY_MAX];
+    char prec[KEYTAB_KEY_MAX], engine[KEYTAB_KEY_MAX];
 } svc_keys_t;
 
 /* Builds one service model, each input's error at that input's key: the
  * cards first, then the calibration table against them. A card that serves
  * fp16 but lacks the peak of the precision asked for (fp8, w4a4) is the
  * precision's key's error, not the card's. */
-static int build_service(bctx_t *x, const hw_card_t *hw, const llm_card_t *m, int prec,
-                         const char *table, double overhead, int tp, const svc_keys_t *k,
-                         service_t **out)
+static int build_service(bctx_t *x, const hw_card_t *card, int engine, int format,
+                         const llm_card_t *m, const char *table, double overhead, int tp,
+                         const svc_keys_t *k, service_t **out)
 {
     if (service_check_model(m, x->err) != 0) return blame(x, k->model);
-    if (service_check_hardware(hw, prec, x->err) != 0) {
+    /* The engine's efficiency set and the weight format's precision and
+     * bytes, exactly as `specsim step --engine --precision` applies them;
+     * only a card without the engine's set fails here. */
+    hw_card_t hw = *card;
+    int prec;
+    double wb;
+    if (cards_serving_setup(&hw, engine - 1, format, &prec, &wb, x->err) != 0)
+        return blame(x, k->engine);
+    if (service_check_hardware(&hw, prec, x->err) != 0) {
         err_t fp16 = {0, {0}};
-        return blame(x, service_check_hardware(hw, PREC_FP16, &fp16) == 0 ? k->prec : k->hw);
+        return blame(x, service_check_hardware(&hw, PREC_FP16, &fp16) == 0 ? k->prec : k->hw);
     }
-    *out = service_create_in(hw, m, prec, table, overhead, tp, x->files, x->err);
+    *out = service_create_wb(&hw, m, prec, wb, table, overhead, tp, x->files, x->err);
     return *out ? 0 : blame(x, k->table);
 }
 
@@ -243,8 +251,9 @@ static int build_edge_services(bctx_t *x)
         group_key(x, g, "edge.draft", k.model);
         group_key(x, g, "edge.calibration", k.table);
         group_key(x, g, "edge.quant", k.prec);
-        if (build_service(x, &e->device, &e->draft, e->quant, e->calibration, e->overhead,
-                          1, &k, &x->b->edge[g]) != 0)
+        group_key(x, g, "edge.engine", k.engine);
+        if (build_service(x, &e->device, e->engine, e->quant, &e->draft, e->calibration,
+                          e->overhead, 1, &k, &x->b->edge[g]) != 0)
             return -1;
     }
     return 0;
@@ -294,10 +303,16 @@ static int build_cloud_draft(bctx_t *x, const cloud_cfg_t *c, int k, build_repli
     if (!proto_any_cloud_drafts(x->s) || c->has_draft_time) return 0;
     if (heads) {
         r->has_heads = 1;
-        if (service_heads_init(&r->heads, &c->gpu, c->precision, h->params,
-                               h->flops_per_token, c->overhead, x->err) == 0)
+        if (service_heads_serving(&r->heads, &c->gpu, c->engine - 1, c->precision, h->params,
+                                  h->flops_per_token, c->overhead, x->err) == 0)
             return 0;
-        cloud_key(x, k, "gpu", key);
+        /* A card without the engine's set is the engine key's error. */
+        hw_card_t hw = c->gpu;
+        int prec;
+        double wb;
+        err_t e2 = {0, {0}};
+        cloud_key(x, k, cards_serving_setup(&hw, c->engine - 1, c->precision, &prec, &wb,
+                                            &e2) != 0 ? "engine" : "gpu", key);
         return blame(x, key);
     }
     if (!c->draft_ref[0]) {
@@ -311,8 +326,9 @@ static int build_cloud_draft(bctx_t *x, const cloud_cfg_t *c, int k, build_repli
     key_of(x, "cloud.draft", sk.model);
     key_of(x, "cloud.draft", sk.table);
     key_of(x, "cloud.draft_precision", sk.prec);
-    return build_service(x, &c->gpu, &c->draft, c->draft_precision, NULL, c->overhead, 1,
-                         &sk, &r->dsv);
+    cloud_key(x, k, "engine", sk.engine);
+    return build_service(x, &c->gpu, c->engine, c->draft_precision, &c->draft, NULL,
+                         c->overhead, 1, &sk, &r->dsv);
 }
 
 /* The cloud's iterations come from the model without a verify_time; its KV
@@ -330,6 +346,7 @@ static int build_replica(bctx_t *x, const cloud_cfg_t *c, int k, build_replica_t
     cloud_key(x, k, "calibration", sk.table);
     key_of(x, "cloud.target", sk.model);
     key_of(x, "cloud.precision", sk.prec);
+    cloud_key(x, k, "engine", sk.engine);
     *r = (build_replica_t){.kv_capacity = INFINITY};
     /* Checked even without the model: the GPU count feeds the cost metrics. */
     if (service_check_parallel(&c->gpu, &c->target, tp,
@@ -337,8 +354,8 @@ static int build_replica(bctx_t *x, const cloud_cfg_t *c, int k, build_replica_t
         return blame(x, tpk);
     if (build_cloud_draft(x, c, k, r) != 0) return -1;
     if (c->has_verify_time && !(uses_cloud && c->kv_capacity_bytes > 0)) return 0;
-    if (build_service(x, &c->gpu, &c->target, c->precision, c->calibration, c->overhead, tp,
-                      &sk, &r->sv) != 0)
+    if (build_service(x, &c->gpu, c->engine, c->precision, &c->target, c->calibration,
+                      c->overhead, tp, &sk, &r->sv) != 0)
         return -1;
     /* The cloud's draft model shares the GPUs' memory with the target. */
     double w = service_weight_bytes(r->sv) + (r->dsv ? service_weight_bytes(r->dsv) : 0) +
@@ -452,7 +469,7 @@ static int check_edge_memory(bctx_t *x)
         return refuse(x, key,
                       "%s at %s does not fit in edge.device %s: %.3g GB of weights "
                       "+ %.3g GB of KV for %.0f tokens (%s context) = %.3g GB, "
-                      "the device has %.3g GB", e->draft.name, precision_name(e->quant),
+                      "the device has %.3g GB", e->draft.name, cards_weight_format_names[e->quant],
                       e->device.name, w / 1e9, kv / 1e9, ctx,
                       bounded ? "the longest" : "a mean", (w + kv) / 1e9,
                       e->device.mem_bytes / 1e9);

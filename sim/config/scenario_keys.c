@@ -295,8 +295,15 @@ static const keytab_key_t EDGE_KEYS[] = {
      .aux = KEYTAB_CHARS(edge_cfg_t, draft_ref), .parse = parse_llm,
      .write = write_llm,
      .def = "models/llm/llama-2-7b.yaml"},
-    {.name = "quant", KEYTAB_ENUM(edge_cfg_t, quant, int), .sub = precision_names,
+    /* A precision or a named weight format (cards_weight_format_names), as
+     * `specsim step --precision` takes them. */
+    {.name = "quant", KEYTAB_ENUM(edge_cfg_t, quant, int), .sub = cards_weight_format_names,
      .def = "w4a16"},
+    /* The device card's engines.NAME efficiency set (none: the card's own
+     * efficiencies). Written back even when none: a tenant group's
+     * `engine: none` must survive over a shared engine. */
+    {.name = "engine", KEYTAB_ENUM(edge_cfg_t, engine, int), .sub = cards_engine_key_names,
+     .def = "none"},
     {.name = "calibration", KEYTAB_PATH(edge_cfg_t, calibration),
      .flags = KF_SKIPEMPTY},
     {.name = "draft_time", KEYTAB_DIST(edge_cfg_t, draft_time),
@@ -499,8 +506,11 @@ const keytab_key_t scenario_keys_cloud[] = {
     {.name = "target", KEYTAB_CUSTOM(cloud_cfg_t, target, llm_card_t),
      .aux = KEYTAB_CHARS(cloud_cfg_t, target_ref), .parse = parse_llm,
      .write = write_llm, .def = "models/llm/llama-2-7b.yaml"},
-    {.name = "precision", KEYTAB_ENUM(cloud_cfg_t, precision, int), .sub = precision_names,
-     .def = "fp16"},
+    {.name = "precision", KEYTAB_ENUM(cloud_cfg_t, precision, int),
+     .sub = cards_weight_format_names, .def = "fp16"},
+    /* cloud.engine is also every replica group's default (RGROUP_OWN_KEYS). */
+    {.name = "engine", KEYTAB_ENUM(cloud_cfg_t, engine, int), .sub = cards_engine_key_names,
+     .def = "none"},
     {.name = "calibration", KEYTAB_PATH(cloud_cfg_t, calibration),
      .flags = KF_SKIPEMPTY},
     {.name = "pinning", KEYTAB_ENUM(cloud_cfg_t, pinning, enum pin_policy),
@@ -521,7 +531,7 @@ const keytab_key_t scenario_keys_cloud[] = {
      .aux = KEYTAB_CHARS(cloud_cfg_t, draft_ref), .parse = parse_llm,
      .write = write_llm, .flags = KF_SKIPEMPTY},
     {.name = "draft_precision", KEYTAB_ENUM(cloud_cfg_t, draft_precision, int),
-     .sub = precision_names, .aux = KEYTAB_OFF(cloud_cfg_t, has_draft_precision, int),
+     .sub = cards_weight_format_names, .aux = KEYTAB_OFF(cloud_cfg_t, has_draft_precision, int),
      .flags = KF_HAS, .def = "fp16"},
     {.name = "draft_time", KEYTAB_DIST(cloud_cfg_t, draft_time),
      .aux = KEYTAB_OFF(cloud_cfg_t, has_draft_time, int), .unit = UNIT_DURATION,
@@ -679,7 +689,9 @@ static const keytab_key_t RGROUP_BATCH_KEYS[] = {
      .aux = KEYTAB_OFF(replica_group_t, has_verify_time, int), .unit = UNIT_DURATION,    \
      .max = BIG, .flags = KF_HAS},                                                       \
     {.name = "batching", KEYTAB_SECTION(replica_group_t, batching, rgroup_batching_t),   \
-     .sub = RGROUP_BATCH_KEYS}
+     .sub = RGROUP_BATCH_KEYS},                                                          \
+    {.name = "engine", KEYTAB_ENUM(replica_group_t, engine, int),                        \
+     .sub = cards_engine_key_names, .def = "none"}
 
 const keytab_key_t scenario_keys_rgroup[] = {RGROUP_OWN_KEYS, END};
 

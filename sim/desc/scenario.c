@@ -62,6 +62,7 @@ void scenario_replica_group_view(const scenario_t *s, int k, cloud_cfg_t *out)
     out->has_verify_time = g->has_verify_time;
     out->verify_time = g->verify_time;
     out->batching.order = g->batching.order;
+    out->engine = g->engine;
 }
 
 const char *scenario_replica_group_name(const scenario_t *s, int k)

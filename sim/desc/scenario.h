@@ -64,7 +64,12 @@ typedef struct edge_cfg {
     hw_card_t device;
     char draft_ref[SCEN_PATH_MAX];
     llm_card_t draft;               /* draft model */
-    int quant;                      /* enum precision, default PREC_W4A16 */
+    int quant;                      /* weight format: an index into
+                                       cards_weight_format_names (below
+                                       PREC_COUNT: that enum precision);
+                                       default PREC_W4A16 */
+    int engine;                     /* index into cards_engine_key_names:
+                                       0 none, i: enum serving_engine i - 1 */
     char calibration[SCEN_PATH_MAX];/* "" = none */
     int has_draft_time;             /* draft_time given: overrides the model */
     dist_t draft_time;              /* seconds per drafted token */
@@ -160,6 +165,7 @@ typedef struct replica_group {
     int has_verify_time;
     dist_t verify_time;      /* owned */
     rgroup_batching_t batching; /* batching.order */
+    int engine;              /* as cloud.engine, for this group's gpu */
     unsigned given;          /* bit k: the group wrote key k itself */
 } replica_group_t;
 
@@ -186,7 +192,8 @@ typedef struct cloud_cfg {
     hw_card_t gpu;
     char target_ref[SCEN_PATH_MAX];
     llm_card_t target;
-    int precision;           /* enum precision, default PREC_FP16 */
+    int precision;           /* weight format (as edge.quant), default PREC_FP16 */
+    int engine;              /* as edge.engine: the gpu's efficiency set */
     char calibration[SCEN_PATH_MAX];
     batching_cfg_t batching;
     enum pin_policy pinning;
@@ -200,7 +207,7 @@ typedef struct cloud_cfg {
      * on every replica's GPU next to the target; none given: "" / 0. */
     char draft_ref[SCEN_PATH_MAX]; /* cloud.draft as written ("" = none) */
     llm_card_t draft;        /* its model card */
-    int draft_precision;     /* cloud.draft_precision (enum precision) */
+    int draft_precision;     /* cloud.draft_precision (weight format, as edge.quant) */
     int has_draft_precision;
     int has_draft_time;      /* cloud.draft_time given: every draft step
                                 of an iteration takes it */

@@ -88,6 +88,38 @@ int cards_weight_format_parse(const char *s, int *prec, double *bytes)
     return -1;
 }
 
+/* Written out (a static initializer cannot read precision_names and
+ * cards_weight_formats); tests/unit/test_cards.c checks that it lists
+ * exactly those, in that order. */
+const char *const cards_weight_format_names[] = {
+    "fp32", "fp16", "w8a16", "w4a16", "w4a4", "fp8",
+    "q4_0", "q4_1", "q8_0", "q4_K_M", "q4f16_1", "int4-g32", "int4-g128", "int8-ch",
+    NULL};
+
+int cards_weight_format_index(const char *s)
+{
+    for (int i = 0; cards_weight_format_names[i]; i++)
+        if (strcmp(s, cards_weight_format_names[i]) == 0) return i;
+    return -1;
+}
+
+const char *const cards_engine_key_names[ENGINE_COUNT + 2] = {
+    "none", "llamacpp_cpu", "llamacpp_gpu", "mlc", "qnn", NULL};
+
+int cards_serving_setup(hw_card_t *hw, int engine, int format, int *prec, double *bytes,
+                        err_t *err)
+{
+    if (engine >= 0 && cards_hw_apply_engine(hw, engine, err) != 0) return -1;
+    int n = 0;
+    while (cards_weight_format_names[n]) n++;
+    if (format < 0 || format >= n)
+        return err_set(err, ERR_INPUT, "unknown weight format %d", format);
+    if (cards_weight_format_parse(cards_weight_format_names[format], prec, bytes) != 0)
+        return err_set(err, ERR_INPUT, "weight format '%s' is not known to "
+                       "cards_weight_format_parse", cards_weight_format_names[format]);
+    return 0;
+}
+
 const char *const cards_engine_names[ENGINE_COUNT + 1] = {"llamacpp_cpu", "llamacpp_gpu",
                                                     "mlc", "qnn", NULL};
 

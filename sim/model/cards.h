@@ -137,6 +137,14 @@ extern const weight_format_t cards_weight_formats[];
 /* A precision name ("w4a16": its own bytes) or a format name ("q4_0"): 0
  * with *prec and *bytes (per weight) set, or -1 when neither. */
 int cards_weight_format_parse(const char *s, int *prec, double *bytes);
+/* Every name cards_weight_format_parse takes, NULL-terminated: the
+ * precisions in enum precision's order (so an index below PREC_COUNT is
+ * that precision), then the formats in cards_weight_formats' order. The
+ * names of a scenario key that takes a weight format (tenants.edge.quant,
+ * cloud.precision, cloud.draft_precision), which stores the index. */
+extern const char *const cards_weight_format_names[];
+/* The index of s in cards_weight_format_names, or -1. */
+int cards_weight_format_index(const char *s);
 
 /* Engine names in enum serving_engine's order, NULL-terminated ("llamacpp_cpu",
  * "llamacpp_gpu", "mlc", "qnn"); cards_engine_parse: the index, -1 if unknown. */
@@ -147,6 +155,21 @@ int cards_engine_parse(const char *s);
  * card's). 0, or -1 with err (ERR_INPUT) when the card gives no set for
  * the engine. */
 int cards_hw_apply_engine(hw_card_t *hw, int engine, err_t *err);
+/* "none", then cards_engine_names, NULL-terminated: the names of a scenario
+ * key that names an engine (tenants.edge.engine, cloud.engine), which
+ * stores the index: 0 none, i engine i - 1. */
+extern const char *const cards_engine_key_names[ENGINE_COUNT + 2];
+
+/* What a service model is built from when a caller names an engine and a
+ * weight format: `specsim step --engine E --precision NAME` and a
+ * scenario's engine and quant/precision keys alike. hw (changed in place)
+ * takes the engine's efficiency set (engine < 0: none, hw stays the
+ * card's; cards_hw_apply_engine), *prec and *bytes are the format's
+ * (format: an index into cards_weight_format_names;
+ * cards_weight_format_parse). 0, or -1 with err (ERR_INPUT): the card gives
+ * no set for the engine, or format is out of range. */
+int cards_serving_setup(hw_card_t *hw, int engine, int format, int *prec, double *bytes,
+                        err_t *err);
 
 /* Writes into out (size outsz) the path to open for a card reference
  * given on the command line: datapath_resolve from the working directory

@@ -1012,6 +1012,18 @@ service_t *service_create_in(const hw_card_t *hw, const llm_card_t *model,
                              files, err);
 }
 
+service_t *service_create_serving(const hw_card_t *hw, int engine, int format,
+                                  const llm_card_t *model, const char *calibration,
+                                  double overhead_s, int tp, struct infiles *files,
+                                  err_t *err)
+{
+    hw_card_t eff = *hw;
+    int prec;
+    double wb;
+    if (cards_serving_setup(&eff, engine, format, &prec, &wb, err) != 0) return NULL;
+    return service_create_wb(&eff, model, prec, wb, calibration, overhead_s, tp, files, err);
+}
+
 service_t *service_create_wb(const hw_card_t *hw, const llm_card_t *model,
                              int precision, double weight_bytes,
                              const char *calibration, double overhead_s, int tp,
@@ -1117,13 +1129,37 @@ int service_heads_init(service_heads_t *h, const hw_card_t *hw, int precision,
                        double params, double flops_per_token, double overhead_s,
                        err_t *err)
 {
+    return service_heads_init_wb(h, hw, precision, 0, params, flops_per_token, overhead_s,
+                                 err);
+}
+
+int service_heads_serving(service_heads_t *h, const hw_card_t *hw, int engine, int format,
+                          double params, double flops_per_token, double overhead_s,
+                          err_t *err)
+{
+    hw_card_t eff = *hw;
+    int prec;
+    double wb;
+    if (cards_serving_setup(&eff, engine, format, &prec, &wb, err) != 0) return -1;
+    return service_heads_init_wb(h, &eff, prec, wb, params, flops_per_token, overhead_s,
+                                 err);
+}
+
+int service_heads_init_wb(service_heads_t *h, const hw_card_t *hw, int precision,
+                          double weight_bytes, double params, double flops_per_token,
+                          double overhead_s, err_t *err)
+{
+    if (!(weight_bytes >= 0) || !isfinite(weight_bytes))
+        return err_set(err, ERR_INPUT, "draft heads: bytes per weight must be finite "
+                       "and >= 0");
     if (!(params > 0) || !isfinite(params) || !(flops_per_token > 0) ||
         !isfinite(flops_per_token))
         return err_set(err, ERR_INPUT, "draft heads: params and flops_per_token must "
                        "both be positive and finite");
     if (service_check_hardware(hw, precision, err) != 0) return -1;
     int cp = compute_prec(precision);
-    *h = (service_heads_t){.bytes = params * precision_weight_bytes(precision),
+    double wb = weight_bytes > 0 ? weight_bytes : precision_weight_bytes(precision);
+    *h = (service_heads_t){.bytes = params * wb,
                            .flops_per_token = flops_per_token,
                            .bw = hw->mem_bw * service_bw_eff(hw, precision),
                            .rate = hw->flops[cp] * service_flops_eff(hw, precision),

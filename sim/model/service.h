@@ -110,6 +110,15 @@ service_t *service_create_opts(const hw_card_t *hw, const llm_card_t *model,
 /* Bytes per K or V element of a KV-cache precision named as `specsim step
  * --kv-precision` takes it: "fp16" 2, "fp8" 1; 0 for any other name. */
 double service_kv_precision_bytes(const char *name);
+/* The same with hw under an engine's efficiency set and the weights in a
+ * named format, as cards_serving_setup applies them (engine < 0: the
+ * card's own; format: an index into cards_weight_format_names): what
+ * `specsim step --engine E --precision NAME` builds and what a scenario's
+ * engine and quant/precision keys build. hw is not changed. */
+service_t *service_create_serving(const hw_card_t *hw, int engine, int format,
+                                  const llm_card_t *model, const char *calibration,
+                                  double overhead_s, int tp, struct infiles *files,
+                                  err_t *err);
 /* tp >= 1; for tp > 1: tp divides heads and kv_heads, the card has an
  * interconnect_bw, and no calibration table is given. 0, or -1 with err
  * (ERR_INPUT, the message names the card at fault). */
@@ -250,6 +259,16 @@ typedef struct service_heads {
 int service_heads_init(service_heads_t *h, const hw_card_t *hw, int precision,
                        double params, double flops_per_token, double overhead_s,
                        err_t *err);
+/* The same with the weights at weight_bytes per weight (0: the precision's
+ * own), and hw under an engine and a named format: service_heads_serving
+ * (engine < 0: none; format: an index into cards_weight_format_names, as
+ * service_create_serving). */
+int service_heads_init_wb(service_heads_t *h, const hw_card_t *hw, int precision,
+                          double weight_bytes, double params, double flops_per_token,
+                          double overhead_s, err_t *err);
+int service_heads_serving(service_heads_t *h, const hw_card_t *hw, int engine, int format,
+                          double params, double flops_per_token, double overhead_s,
+                          err_t *err);
 /* A step of m drafted tokens (overhead included); 0 when m <= 0. */
 double service_heads_time(const service_heads_t *h, int m);
 /* Its pure roofline time at the datasheet peaks, no overhead. */

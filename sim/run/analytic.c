@@ -25,15 +25,17 @@ static double nan_terms(service_terms_t *t)
 
 /* Fills the model-path figures of one side. A model that cannot be built is
  * an error only when the times depend on it (need = 1). */
-static int side_times(const hw_card_t *hw, const llm_card_t *m, int prec,
+static int side_times(const hw_card_t *hw, int engine, int format, const llm_card_t *m,
                       const char *cal, double overhead, int tp, int need, int draft,
                       service_job_t job, double *time, double *datasheet,
                       service_terms_t *terms, char *source, size_t srcsz,
                       double *cloud_iter, err_t *err)
 {
     err_t e2;
-    service_t *sv = service_create_tp(hw, m, prec, need ? cal : NULL, overhead, tp,
-                                      need ? err : &e2);
+    /* engine: a scenario key's index (0: none); format: its weight format,
+     * both applied as `specsim step` applies them. */
+    service_t *sv = service_create_serving(hw, engine - 1, format, m, need ? cal : NULL,
+                                           overhead, tp, NULL, need ? err : &e2);
     if (!sv) {
         if (need) return -1;
         *datasheet = nan_terms(terms);
@@ -71,8 +73,8 @@ static int tree_block_draft(const edge_cfg_t *ed, int ctx, const tree_t *t, doub
 {
     *out = t->depth * step;
     if (ed->has_draft_time) return 0;
-    service_t *sv = service_create(&ed->device, &ed->draft, ed->quant, ed->calibration,
-                                   ed->overhead, err);
+    service_t *sv = service_create_serving(&ed->device, ed->engine - 1, ed->quant, &ed->draft,
+                                           ed->calibration, ed->overhead, 1, NULL, err);
     if (!sv) return -1;
     *out = 0;
     for (int d = 0; d < t->depth; d++)
@@ -93,13 +95,14 @@ static int cloud_draft_step(const cloud_cfg_t *cl, int ctx, int width, double *o
         *out = dist_mean(&cl->draft_time);
     } else if (cl->draft_heads.params > 0) {
         service_heads_t h;
-        if (service_heads_init(&h, &cl->gpu, cl->precision, cl->draft_heads.params,
-                               cl->draft_heads.flops_per_token, cl->overhead, err) != 0)
+        if (service_heads_serving(&h, &cl->gpu, cl->engine - 1, cl->precision,
+                                  cl->draft_heads.params, cl->draft_heads.flops_per_token,
+                                  cl->overhead, err) != 0)
             return -1;
         *out = service_heads_time(&h, width);
     } else if (cl->draft_ref[0]) {
-        service_t *dsv = service_create(&cl->gpu, &cl->draft, cl->draft_precision, NULL,
-                                        cl->overhead, err);
+        service_t *dsv = service_create_serving(&cl->gpu, cl->engine - 1, cl->draft_precision,
+                                                &cl->draft, NULL, cl->overhead, 1, NULL, err);
         if (!dsv) return -1;
         service_job_t one = {width, ctx, 0};
         *out = service_iter_time(dsv, &one, 1);
@@ -283,7 +286,7 @@ static int compute(const scenario_t *s, analytic_t *out, err_t *err)
         out->draft_time_s = dist_mean(&ed->draft_time);
         snprintf(out->edge_source, sizeof out->edge_source, "%s", dist_source(&ed->draft_time));
     }
-    if (side_times(&ed->device, &ed->draft, ed->quant, ed->calibration, ed->overhead, 1,
+    if (side_times(&ed->device, ed->engine, ed->quant, &ed->draft, ed->calibration, ed->overhead, 1,
                    !ed->has_draft_time, 1, djob, &out->draft_time_s,
                    &out->draft_time_datasheet_s, &out->draft_terms, out->edge_source,
                    sizeof out->edge_source, NULL, err) != 0)
@@ -298,7 +301,7 @@ static int compute(const scenario_t *s, analytic_t *out, err_t *err)
                  dist_source(&cl->verify_time));
     }
     out->tensor_parallel = scenario_tensor_parallel(s);
-    if (side_times(&cl->gpu, &cl->target, cl->precision, cl->calibration, cl->overhead,
+    if (side_times(&cl->gpu, cl->engine, cl->precision, &cl->target, cl->calibration, cl->overhead,
                    out->tensor_parallel, !cl->has_verify_time, 0, vjob, &out->verify_time_s,
                    &out->verify_time_datasheet_s, &out->verify_terms, out->cloud_source,
                    sizeof out->cloud_source, &cloud_iter, err) != 0)

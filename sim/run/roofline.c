@@ -92,9 +92,10 @@ int roofline_curve(FILE *f, const scenario_t *s, int bmax, int context, int poin
     const cloud_cfg_t *c = &view;
     /* A tensor-parallel replica's curve: one GPU's share of the work plus
      * the all-reduces, as the simulation times its iterations. */
-    service_t *sv = service_create_tp(&c->gpu, &c->target, c->precision, c->calibration,
-                                      c->overhead,
-                                      c->tensor_parallel > 1 ? c->tensor_parallel : 1, err);
+    service_t *sv = service_create_serving(&c->gpu, c->engine - 1, c->precision, &c->target,
+                                           c->calibration, c->overhead,
+                                           c->tensor_parallel > 1 ? c->tensor_parallel : 1,
+                                           NULL, err);
     if (!sv) return -1;
     int q = s->protocol.gamma + 1;
     service_job_t *jobs = malloc((size_t)bmax * sizeof *jobs);

@@ -55,24 +55,30 @@ static int read_inputs(const step_setup_t *in, hw_card_t *hw, llm_card_t *m, int
     if (resolve_card(in->model, "llm", "model", path, sizeof path, err) != 0 ||
         cards_load_llm_file(path, m, err) != 0 || service_check_model(m, err) != 0)
         return -1;
-    /* An engine's efficiency set replaces the card's before anything is
-     * checked or derived from them. */
+    /* The engine and the weight format by name; cards_serving_setup then
+     * applies them exactly as a scenario's engine and quant/precision keys
+     * are applied (sim/config/build.c). */
+    int e = -1;
     if (in->engine) {
         *bad = STEP_IN_ENGINE;
-        int e = cards_engine_parse(in->engine);
+        e = cards_engine_parse(in->engine);
         if (e < 0)
             return err_set(err, ERR_INPUT, "unknown engine '%s' (llamacpp_cpu, "
                            "llamacpp_gpu, mlc or qnn)", in->engine);
-        if (cards_hw_apply_engine(hw, e, err) != 0) return -1;
     }
     *bad = STEP_IN_PRECISION;
     const char *p = in->precision ? in->precision : "fp16";
     /* A named weight format (q4_0, q4_K_M, ...) computes at its precision
      * and is read at its own bytes per weight (cards.h). */
-    if (cards_weight_format_parse(p, prec, wbytes) != 0)
+    int format = cards_weight_format_index(p);
+    if (format < 0)
         return err_set(err, ERR_INPUT, "unknown precision '%s' (fp32, fp16, w8a16, "
                        "w4a16, w4a4, fp8, or a weight format: q4_0, q4_1, q8_0, "
                        "q4_K_M, q4f16_1, int4-g32, int4-g128, int8-ch)", p);
+    /* The engine's efficiency set replaces the card's before anything is
+     * checked or derived from them; only the engine can fail here. */
+    *bad = STEP_IN_ENGINE;
+    if (cards_serving_setup(hw, e, format, prec, wbytes, err) != 0) return -1;
     /* A card the model cannot use at any precision is the card's fault; one
      * that lacks this precision's peak, the precision's. */
     *bad = service_check_hardware(hw, PREC_FP16, err) != 0 ? STEP_IN_HARDWARE

@@ -128,6 +128,43 @@ static void test_weight_formats(void)
         CHECK(f->prec == PREC_W4A16 || f->prec == PREC_W8A16);
 }
 
+/* The names a scenario's weight-format keys take are exactly the
+ * precisions, in enum order (an index below PREC_COUNT is that precision),
+ * then the formats; the engine keys' names are none then the engines. */
+static void test_scenario_name_lists(void)
+{
+    int n = 0;
+    for (; cards_weight_format_names[n]; n++) {
+        const char *want = n < PREC_COUNT ? precision_names[n]
+                                          : cards_weight_formats[n - PREC_COUNT].name;
+        CHECK(want && strcmp(cards_weight_format_names[n], want) == 0);
+        CHECK(cards_weight_format_index(cards_weight_format_names[n]) == n);
+    }
+    int nf = 0;
+    while (cards_weight_formats[nf].name) nf++;
+    CHECK(n == PREC_COUNT + nf);
+    CHECK(cards_weight_format_index("q4_k_m") == -1);
+    CHECK_STR(cards_engine_key_names[0], "none");
+    for (int e = 0; e < ENGINE_COUNT; e++)
+        CHECK_STR(cards_engine_key_names[e + 1], cards_engine_names[e]);
+    CHECK(cards_engine_key_names[ENGINE_COUNT + 1] == NULL);
+    /* cards_serving_setup: the format's precision and bytes, the engine's
+     * set, and a card without the set refused. */
+    hw_card_t hw;
+    err_t err = {0};
+    int prec = -1;
+    double b = 0;
+    CHECK(cards_load_hw_file(ROOT "models/hardware/jetson-orin-nano.yaml", &hw, &err) == 0);
+    hw_card_t plain = hw;
+    CHECK(cards_serving_setup(&hw, -1, cards_weight_format_index("q4_K_M"), &prec, &b,
+                              &err) == 0);
+    CHECK(prec == PREC_W4A16 && b == 4.85 / 8 && hw.bw_eff == plain.bw_eff);
+    CHECK(cards_serving_setup(&hw, ENGINE_MLC, PREC_FP16, &prec, &b, &err) == 0);
+    CHECK(prec == PREC_FP16 && b == 2.0);
+    CHECK(cards_serving_setup(&hw, ENGINE_QNN, PREC_FP16, &prec, &b, &err) == -1);
+    CHECK(cards_serving_setup(&plain, -1, n, &prec, &b, &err) == -1);
+}
+
 static ynode_t *parse(const char *text)
 {
     ynode_t *n = NULL;
@@ -327,6 +364,7 @@ int main(void)
     RUN(test_hw_cards);
     RUN(test_precision);
     RUN(test_weight_formats);
+    RUN(test_scenario_name_lists);
     RUN(test_inline_and_base);
     RUN(test_card_file_errors);
     RUN(test_card_round_trip);

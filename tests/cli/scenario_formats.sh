@@ -1,0 +1,121 @@
+# Scenario keys for weight formats and engines (issue 23; docs/formats.md
+# tenants.edge.quant/engine, cloud.precision/engine):
+#   formats_check_roundtrip  `check` prints quant: q4f16_1, engine: mlc,
+#                            precision: q4_K_M, and its output reads back to
+#                            the same output;
+#   formats_edge_as_step     the edge draft step `analytic` prices equals
+#                            `specsim step decode --precision q4f16_1
+#                            --engine mlc` at the same context, to the digit;
+#   formats_cloud_as_step    the cloud's verify of gamma + 1 tokens equals
+#                            `step decode --tokens 5 --precision q4_K_M
+#                            --engine mlc --overhead 0.5ms`;
+#   formats_engine_changes   without `engine:` the verify time is step's
+#                            without --engine, and differs from it with;
+#   formats_run_uses_them    `run` (sim/config/build.c) takes the same draft:
+#                            its edge-only ITL is within 0.1% of step's
+#                            decode time, and moves with the engine;
+#   formats_bad_*            an unknown format, an unknown engine and an
+#                            engine the card lacks are refused at
+#                            FILE:LINE:COL naming the key, exit status 2.
+. tests/cli/lib.sh
+
+cat >"$TMP/s.yaml" <<'YAML'
+protocol: {mode: sync, gamma: 4}
+tenants:
+  count: 1
+  edge:
+    device: models/hardware/jetson-orin-nano.yaml
+    draft: models/llm/llama-3.2-1b.yaml
+    quant: q4f16_1
+    engine: mlc
+  workload: {prompt_tokens: 100, output_tokens: 100}
+cloud:
+  gpu: models/hardware/rtx-4090.yaml
+  target: models/llm/llama-3-8b.yaml
+  precision: q4_K_M
+  engine: mlc
+YAML
+
+# analytic's JSON value of NAME (one line of "name": value pairs).
+js() { tr ',' '\n' <"$1" | awk -F': ' -v n="\"$2\"" '$1 ~ n"$" { print $2 }'; }
+# Step's time_s for the rest of the arguments.
+step_t() { "$SPECSIM" step decode --batch 1 "$@" >"$TMP/step" 2>"$TMP/err" && col "$TMP/step" time_s; }
+
+if "$SPECSIM" check "$TMP/s.yaml" >"$TMP/c1" 2>"$TMP/err" &&
+   grep -q '^    quant: q4f16_1$' "$TMP/c1" && grep -q '^    engine: mlc$' "$TMP/c1" &&
+   grep -q '^  precision: q4_K_M$' "$TMP/c1" && grep -q '^  engine: mlc$' "$TMP/c1" &&
+   "$SPECSIM" check "$TMP/c1" >"$TMP/c2" 2>>"$TMP/err" &&
+   grep -v '^#' "$TMP/c1" | sed 's/ *#.*//' >"$TMP/c1s" &&
+   grep -v '^#' "$TMP/c2" | sed 's/ *#.*//' >"$TMP/c2s" &&
+   cmp -s "$TMP/c1s" "$TMP/c2s"; then
+    pass formats_check_roundtrip
+else fail formats_check_roundtrip "$(head -c 400 "$TMP/err"; diff "$TMP/c1s" "$TMP/c2s" | head -5)"; fi
+
+"$SPECSIM" analytic "$TMP/s.yaml" --json >"$TMP/a" 2>"$TMP/err"
+ctx=$(js "$TMP/a" context_tokens)
+got=$(js "$TMP/a" draft_time_s)
+want=$(step_t --hardware jetson-orin-nano --model llama-3.2-1b --precision q4f16_1 \
+              --engine mlc --context "$ctx")
+if [ -n "$got" ] && [ "$got" = "$want" ]; then pass formats_edge_as_step
+else fail formats_edge_as_step "analytic $got, step $want (context $ctx)"; fi
+
+got=$(js "$TMP/a" verify_time_s)
+want=$(step_t --hardware rtx-4090 --model llama-3-8b --precision q4_K_M --engine mlc \
+              --tokens 5 --context "$ctx" --overhead 0.5ms)
+if [ -n "$got" ] && [ "$got" = "$want" ]; then pass formats_cloud_as_step
+else fail formats_cloud_as_step "analytic $got, step $want"; fi
+
+grep -v '^  engine: mlc$' "$TMP/s.yaml" >"$TMP/n.yaml"
+"$SPECSIM" analytic "$TMP/n.yaml" --json >"$TMP/an" 2>"$TMP/err"
+plain=$(js "$TMP/an" verify_time_s)
+want=$(step_t --hardware rtx-4090 --model llama-3-8b --precision q4_K_M \
+              --tokens 5 --context "$ctx" --overhead 0.5ms)
+if [ -n "$plain" ] && [ "$plain" = "$want" ] && [ "$plain" != "$got" ]; then
+    pass formats_engine_changes
+else fail formats_engine_changes "no engine: analytic $plain, step $want; with mlc $got"; fi
+
+# The simulation's own build of the edge service (edge-only: every token
+# one draft step, its context growing from the prompt's 64 tokens).
+edge_run() { # ENGINE_LINE
+    cat <<YAML
+protocol: {mode: edge-only}
+replications: 1
+tenants:
+  count: 1
+  edge:
+    device: models/hardware/jetson-orin-nano.yaml
+    draft: models/llm/llama-3.2-1b.yaml
+    quant: q4f16_1
+$1
+  workload: {prompt_tokens: 64, output_tokens: 2}
+YAML
+}
+edge_run "    engine: mlc" >"$TMP/e1.yaml"
+edge_run "" >"$TMP/e0.yaml"
+itl() { "$SPECSIM" run "$1" --json --quiet 2>"$TMP/err" |
+        awk -F': ' '/"itl_mean_s"/ { sub(/,$/, "", $2); print $2; exit }'; }
+i1=$(itl "$TMP/e1.yaml")
+i0=$(itl "$TMP/e0.yaml")
+s1=$(step_t --hardware jetson-orin-nano --model llama-3.2-1b --precision q4f16_1 \
+            --engine mlc --context 64)
+s0=$(step_t --hardware jetson-orin-nano --model llama-3.2-1b --precision q4f16_1 --context 64)
+if awk -v a="$i1" -v b="$s1" -v c="$i0" -v d="$s0" 'BEGIN {
+        r1 = a / b - 1; r0 = c / d - 1
+        exit !(a > 0 && c > 0 && r1 < 1e-3 && r1 > -1e-3 && r0 < 1e-3 && r0 > -1e-3 &&
+               (a - c) * (b - d) > 0) }'; then
+    pass formats_run_uses_them
+else fail formats_run_uses_them "run ITL $i1 (mlc) $i0 (none); step $s1 $s0"; fi
+
+# Refusals: the key at FILE:LINE:COL, exit status 2, nothing on stdout.
+bad() { # NAME SED KEY
+    sed "$2" "$TMP/s.yaml" >"$TMP/b.yaml"
+    "$SPECSIM" check "$TMP/b.yaml" >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    if [ "$rc" -eq 2 ] && [ ! -s "$TMP/out" ] &&
+       grep -q "b.yaml:[0-9]*:[0-9]*: $3:" "$TMP/err"; then pass "$1"
+    else fail "$1" "exit $rc; $(head -c 300 "$TMP/err")"; fi
+}
+bad formats_bad_format 's/quant: q4f16_1/quant: q5_X/' tenants.edge.quant
+bad formats_bad_cloud_format 's/precision: q4_K_M/precision: q4_k_m/' cloud.precision
+bad formats_bad_engine 's/    engine: mlc/    engine: vllm/' tenants.edge.engine
+bad formats_bad_engine_card 's/^  engine: mlc/  engine: llamacpp_gpu/' cloud.engine
