@@ -217,8 +217,8 @@ typedef struct svc_keys {
  * fp16 but lacks the peak of the precision asked for (fp8, w4a4) is the
  * precision's key's error, not the card's. */
 static int build_service(bctx_t *x, const hw_card_t *card, int engine, int format,
-                         const llm_card_t *m, const char *table, double overhead, int tp,
-                         const svc_keys_t *k, service_t **out)
+                         double kv_bytes, const llm_card_t *m, const char *table,
+                         double overhead, int tp, const svc_keys_t *k, service_t **out)
 {
     if (service_check_model(m, x->err) != 0) return blame(x, k->model);
     /* The engine's efficiency set and the weight format's precision and
@@ -233,7 +233,11 @@ static int build_service(bctx_t *x, const hw_card_t *card, int engine, int forma
         err_t fp16 = {0, {0}};
         return blame(x, service_check_hardware(&hw, PREC_FP16, &fp16) == 0 ? k->prec : k->hw);
     }
-    *out = service_create_wb(&hw, m, prec, wb, table, overhead, tp, x->files, x->err);
+    service_opts_t o = {.precision = prec, .weight_bytes = wb, .kv_bytes = kv_bytes,
+                        .calibration = table, .overhead_s = overhead, .tp = tp,
+                        .files = x->files};
+    *out = service_create_opts(&hw, m, &o, x->err);
+    /* An fp8 cache refuses a calibration table: the table's key says so. */
     return *out ? 0 : blame(x, k->table);
 }
 
@@ -252,7 +256,7 @@ static int build_edge_services(bctx_t *x)
         group_key(x, g, "edge.calibration", k.table);
         group_key(x, g, "edge.quant", k.prec);
         group_key(x, g, "edge.engine", k.engine);
-        if (build_service(x, &e->device, e->engine, e->quant, &e->draft, e->calibration,
+        if (build_service(x, &e->device, e->engine, e->quant, 0, &e->draft, e->calibration,
                           e->overhead, 1, &k, &x->b->edge[g]) != 0)
             return -1;
     }
@@ -327,7 +331,7 @@ static int build_cloud_draft(bctx_t *x, const cloud_cfg_t *c, int k, build_repli
     key_of(x, "cloud.draft", sk.table);
     key_of(x, "cloud.draft_precision", sk.prec);
     cloud_key(x, k, "engine", sk.engine);
-    return build_service(x, &c->gpu, c->engine, c->draft_precision, &c->draft, NULL,
+    return build_service(x, &c->gpu, c->engine, c->draft_precision, 0, &c->draft, NULL,
                          c->overhead, 1, &sk, &r->dsv);
 }
 
@@ -354,8 +358,9 @@ static int build_replica(bctx_t *x, const cloud_cfg_t *c, int k, build_replica_t
         return blame(x, tpk);
     if (build_cloud_draft(x, c, k, r) != 0) return -1;
     if (c->has_verify_time && !(uses_cloud && c->kv_capacity_bytes > 0)) return 0;
-    if (build_service(x, &c->gpu, c->engine, c->precision, &c->target, c->calibration,
-                      c->overhead, tp, &sk, &r->sv) != 0)
+    if (build_service(x, &c->gpu, c->engine, c->precision,
+                      service_kv_precision_bytes(service_kv_precision_names[c->kv_precision]),
+                      &c->target, c->calibration, c->overhead, tp, &sk, &r->sv) != 0)
         return -1;
     /* The cloud's draft model shares the GPUs' memory with the target. */
     double w = service_weight_bytes(r->sv) + (r->dsv ? service_weight_bytes(r->dsv) : 0) +

@@ -11,6 +11,7 @@
 #include "model/drift.h"
 #include "model/gamma.h"
 #include "model/order.h"
+#include "model/service.h"
 #include "model/tree.h"
 #include "stat/metrics.h"
 
@@ -511,6 +512,10 @@ const keytab_key_t scenario_keys_cloud[] = {
     /* cloud.engine is also every replica group's default (RGROUP_OWN_KEYS). */
     {.name = "engine", KEYTAB_ENUM(cloud_cfg_t, engine, int), .sub = cards_engine_key_names,
      .def = "none"},
+    /* The target's K,V cache; fp8 halves the bytes attention reads and each
+     * cached token holds (service_opts_t.kv_bytes). Every replica group's. */
+    {.name = "kv_precision", KEYTAB_ENUM(cloud_cfg_t, kv_precision, int),
+     .sub = service_kv_precision_names, .def = "fp16"},
     {.name = "calibration", KEYTAB_PATH(cloud_cfg_t, calibration),
      .flags = KF_SKIPEMPTY},
     {.name = "pinning", KEYTAB_ENUM(cloud_cfg_t, pinning, enum pin_policy),

@@ -194,6 +194,8 @@ typedef struct cloud_cfg {
     llm_card_t target;
     int precision;           /* weight format (as edge.quant), default PREC_FP16 */
     int engine;              /* as edge.engine: the gpu's efficiency set */
+    int kv_precision;        /* the target's K,V cache: index into
+                                service_kv_precision_names (0 fp16, 1 fp8) */
     char calibration[SCEN_PATH_MAX];
     batching_cfg_t batching;
     enum pin_policy pinning;

@@ -1017,12 +1017,24 @@ service_t *service_create_serving(const hw_card_t *hw, int engine, int format,
                                   double overhead_s, int tp, struct infiles *files,
                                   err_t *err)
 {
-    hw_card_t eff = *hw;
-    int prec;
-    double wb;
-    if (cards_serving_setup(&eff, engine, format, &prec, &wb, err) != 0) return NULL;
-    return service_create_wb(&eff, model, prec, wb, calibration, overhead_s, tp, files, err);
+    return service_create_serving_kv(hw, engine, format, 0, model, calibration, overhead_s,
+                                     tp, files, err);
 }
+
+service_t *service_create_serving_kv(const hw_card_t *hw, int engine, int format,
+                                     double kv_bytes, const llm_card_t *model,
+                                     const char *calibration, double overhead_s, int tp,
+                                     struct infiles *files, err_t *err)
+{
+    hw_card_t eff = *hw;
+    service_opts_t o = {.kv_bytes = kv_bytes, .calibration = calibration,
+                        .overhead_s = overhead_s, .tp = tp, .files = files};
+    if (cards_serving_setup(&eff, engine, format, &o.precision, &o.weight_bytes, err) != 0)
+        return NULL;
+    return service_create_opts(&eff, model, &o, err);
+}
+
+const char *const service_kv_precision_names[3] = {"fp16", "fp8", NULL};
 
 service_t *service_create_wb(const hw_card_t *hw, const llm_card_t *model,
                              int precision, double weight_bytes,

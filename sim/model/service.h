@@ -110,6 +110,9 @@ service_t *service_create_opts(const hw_card_t *hw, const llm_card_t *model,
 /* Bytes per K or V element of a KV-cache precision named as `specsim step
  * --kv-precision` takes it: "fp16" 2, "fp8" 1; 0 for any other name. */
 double service_kv_precision_bytes(const char *name);
+/* The names service_kv_precision_bytes takes, in the order a scenario key
+ * indexes them (cloud.kv_precision), NULL-terminated. */
+extern const char *const service_kv_precision_names[3];
 /* The same with hw under an engine's efficiency set and the weights in a
  * named format, as cards_serving_setup applies them (engine < 0: the
  * card's own; format: an index into cards_weight_format_names): what
@@ -119,6 +122,11 @@ service_t *service_create_serving(const hw_card_t *hw, int engine, int format,
                                   const llm_card_t *model, const char *calibration,
                                   double overhead_s, int tp, struct infiles *files,
                                   err_t *err);
+/* The same with the K,V cache's bytes per element (service_opts_t). */
+service_t *service_create_serving_kv(const hw_card_t *hw, int engine, int format,
+                                     double kv_bytes, const llm_card_t *model,
+                                     const char *calibration, double overhead_s, int tp,
+                                     struct infiles *files, err_t *err);
 /* tp >= 1; for tp > 1: tp divides heads and kv_heads, the card has an
  * interconnect_bw, and no calibration table is given. 0, or -1 with err
  * (ERR_INPUT, the message names the card at fault). */

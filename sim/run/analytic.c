@@ -25,7 +25,8 @@ static double nan_terms(service_terms_t *t)
 
 /* Fills the model-path figures of one side. A model that cannot be built is
  * an error only when the times depend on it (need = 1). */
-static int side_times(const hw_card_t *hw, int engine, int format, const llm_card_t *m,
+static int side_times(const hw_card_t *hw, int engine, int format, double kv,
+                      const llm_card_t *m,
                       const char *cal, double overhead, int tp, int need, int draft,
                       service_job_t job, double *time, double *datasheet,
                       service_terms_t *terms, char *source, size_t srcsz,
@@ -33,9 +34,11 @@ static int side_times(const hw_card_t *hw, int engine, int format, const llm_car
 {
     err_t e2;
     /* engine: a scenario key's index (0: none); format: its weight format,
-     * both applied as `specsim step` applies them. */
-    service_t *sv = service_create_serving(hw, engine - 1, format, m, need ? cal : NULL,
-                                           overhead, tp, NULL, need ? err : &e2);
+     * both applied as `specsim step` applies them; kv: bytes per cached K or
+     * V element (0: fp16). */
+    service_t *sv = service_create_serving_kv(hw, engine - 1, format, kv, m,
+                                              need ? cal : NULL, overhead, tp, NULL,
+                                              need ? err : &e2);
     if (!sv) {
         if (need) return -1;
         *datasheet = nan_terms(terms);
@@ -286,7 +289,7 @@ static int compute(const scenario_t *s, analytic_t *out, err_t *err)
         out->draft_time_s = dist_mean(&ed->draft_time);
         snprintf(out->edge_source, sizeof out->edge_source, "%s", dist_source(&ed->draft_time));
     }
-    if (side_times(&ed->device, ed->engine, ed->quant, &ed->draft, ed->calibration, ed->overhead, 1,
+    if (side_times(&ed->device, ed->engine, ed->quant, 0, &ed->draft, ed->calibration, ed->overhead, 1,
                    !ed->has_draft_time, 1, djob, &out->draft_time_s,
                    &out->draft_time_datasheet_s, &out->draft_terms, out->edge_source,
                    sizeof out->edge_source, NULL, err) != 0)
@@ -301,7 +304,8 @@ static int compute(const scenario_t *s, analytic_t *out, err_t *err)
                  dist_source(&cl->verify_time));
     }
     out->tensor_parallel = scenario_tensor_parallel(s);
-    if (side_times(&cl->gpu, cl->engine, cl->precision, &cl->target, cl->calibration, cl->overhead,
+    double kv = service_kv_precision_bytes(service_kv_precision_names[cl->kv_precision]);
+    if (side_times(&cl->gpu, cl->engine, cl->precision, kv, &cl->target, cl->calibration, cl->overhead,
                    out->tensor_parallel, !cl->has_verify_time, 0, vjob, &out->verify_time_s,
                    &out->verify_time_datasheet_s, &out->verify_terms, out->cloud_source,
                    sizeof out->cloud_source, &cloud_iter, err) != 0)

@@ -92,10 +92,11 @@ int roofline_curve(FILE *f, const scenario_t *s, int bmax, int context, int poin
     const cloud_cfg_t *c = &view;
     /* A tensor-parallel replica's curve: one GPU's share of the work plus
      * the all-reduces, as the simulation times its iterations. */
-    service_t *sv = service_create_serving(&c->gpu, c->engine - 1, c->precision, &c->target,
-                                           c->calibration, c->overhead,
-                                           c->tensor_parallel > 1 ? c->tensor_parallel : 1,
-                                           NULL, err);
+    service_t *sv = service_create_serving_kv(
+        &c->gpu, c->engine - 1, c->precision,
+        service_kv_precision_bytes(service_kv_precision_names[c->kv_precision]), &c->target,
+        c->calibration, c->overhead, c->tensor_parallel > 1 ? c->tensor_parallel : 1, NULL,
+        err);
     if (!sv) return -1;
     int q = s->protocol.gamma + 1;
     service_job_t *jobs = malloc((size_t)bmax * sizeof *jobs);

@@ -118,4 +118,32 @@ bad() { # NAME SED KEY
 bad formats_bad_format 's/quant: q4f16_1/quant: q5_X/' tenants.edge.quant
 bad formats_bad_cloud_format 's/precision: q4_K_M/precision: q4_k_m/' cloud.precision
 bad formats_bad_engine 's/    engine: mlc/    engine: vllm/' tenants.edge.engine
-bad formats_bad_engine_card 's/^  engine: mlc/  engine: llamacpp_gpu/' cloud.engine
+bad formats_bad_engine_card 's/^  engine: mlc/  engine: qnn/' cloud.engine
+
+# cloud.kv_precision (the target's K,V cache): fp8 prices the verify as
+# `step --kv-precision fp8` does, to the digit, and below fp16's; `run`
+# sizes KV from it (half the bytes a cached token holds, so kv_capacity
+# over the same memory fits twice the tokens: `step --batch max` doubles
+# likewise, step.sh step_kv_fp8_capacity); a value it does not know, and
+# fp8 over a calibration table (timed over an fp16 cache), are refused at
+# the key.
+# A long context, so that attention's reads pass the kernel floor.
+sed 's/^  engine: mlc$/  engine: mlc\n  kv_precision: fp8/; s/prompt_tokens: 100/prompt_tokens: 16000/' \
+    "$TMP/s.yaml" >"$TMP/k.yaml"
+sed 's/prompt_tokens: 100/prompt_tokens: 16000/' "$TMP/s.yaml" >"$TMP/k16.yaml"
+"$SPECSIM" analytic "$TMP/k.yaml" --json >"$TMP/ak" 2>"$TMP/err"
+"$SPECSIM" analytic "$TMP/k16.yaml" --json >"$TMP/ak16" 2>>"$TMP/err"
+kctx=$(js "$TMP/ak" context_tokens)
+got8=$(js "$TMP/ak" verify_time_s)
+got16=$(js "$TMP/ak16" verify_time_s)
+want8=$(step_t --hardware rtx-4090 --model llama-3-8b --precision q4_K_M --engine mlc \
+               --tokens 5 --context "$kctx" --overhead 0.5ms --kv-precision fp8)
+if [ -n "$got8" ] && [ "$got8" = "$want8" ] &&
+   awk -v a="$got8" -v b="$got16" 'BEGIN { exit !(a < b) }' &&
+   "$SPECSIM" check "$TMP/k.yaml" 2>/dev/null | grep -q '^  kv_precision: fp8$'; then
+    pass formats_kv_fp8_as_step
+else fail formats_kv_fp8_as_step "analytic $got8, step $want8, fp16 $got16; $(head -c 200 "$TMP/err")"; fi
+bad formats_bad_kv 's/^  engine: mlc$/  engine: mlc\n  kv_precision: int8/' cloud.kv_precision
+bad formats_kv_fp8_table \
+    's|^  engine: mlc$|  engine: mlc\n  kv_precision: fp8\n  calibration: results/calibration/nvidia-h200-llama-2-7b-fp16.yaml|' \
+    cloud.calibration
