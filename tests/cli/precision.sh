@@ -102,3 +102,19 @@ if grep -q "\"best\": {\"protocol.window\": 1, \"replications\": $near, " "$TMP/
    grep -q "\"frontier\": \[{\"protocol.window\": 1, \"replications\": $near, " "$TMP/near.json"
 then pass optimize_replications_json; else
     fail optimize_replications_json "$(head -c 300 "$TMP/near.json")"; fi
+
+# The replications column survives sharding, merging and resuming: two
+# shards merged, and a file cut after its first row resumed, equal the
+# unsharded sweep byte for byte.
+PS="$SPECSIM sweep $TMP/p.yaml --quiet --precision 3% --set precision.metrics=accepted_len_mean"
+$PS --out "$TMP/full.csv" >/dev/null 2>&1
+$PS --shard 0/2 --out "$TMP/sh0.csv" >/dev/null 2>&1
+$PS --shard 1/2 --out "$TMP/sh1.csv" >/dev/null 2>&1
+head -2 "$TMP/full.csv" >"$TMP/part.csv"
+cp "$TMP/full.scenario.yaml" "$TMP/part.scenario.yaml"
+if $SPECSIM merge "$TMP/m.csv" "$TMP/sh0.csv" "$TMP/sh1.csv" --quiet 2>"$TMP/err" &&
+   cmp -s "$TMP/m.csv" "$TMP/full.csv" &&
+   $PS --out "$TMP/part.csv" --resume >/dev/null 2>>"$TMP/err" &&
+   cmp -s "$TMP/part.csv" "$TMP/full.csv"; then
+    pass precision_sweep_shard_merge_resume; else
+    fail precision_sweep_shard_merge_resume "$(head -c 300 "$TMP/err")"; fi
