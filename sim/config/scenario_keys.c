@@ -710,6 +710,7 @@ const keytab_key_t scenario_keys_rgroup_layer[] = {
     {.name = "draft_time", .type = KT_SKIP},
     {.name = "draft_heads", .type = KT_SKIP},
     {.name = "precision", .type = KT_SKIP},
+    {.name = "kv_precision", .type = KT_SKIP},
     {.name = "pinning", .type = KT_SKIP},
     {.name = "prefix_cache", .type = KT_SKIP},
     {.name = "replica_groups", .type = KT_SKIP},

@@ -147,3 +147,15 @@ bad formats_bad_kv 's/^  engine: mlc$/  engine: mlc\n  kv_precision: int8/' clou
 bad formats_kv_fp8_table \
     's|^  engine: mlc$|  engine: mlc\n  kv_precision: fp8\n  calibration: results/calibration/nvidia-h200-llama-2-7b-fp16.yaml|' \
     cloud.calibration
+
+# With replica groups the cloud: layer holds the groups' defaults, and
+# kv_precision (cloud-wide) must still load there and survive `check`'s
+# write-back (a defect: the layer refused it as an unknown key).
+sed 's/^cloud:$/cloud:\n  kv_precision: fp8/' scenarios/examples/hetero-replicas.yaml >"$TMP/hr.yaml"
+if "$SPECSIM" check "$TMP/hr.yaml" >"$TMP/h1" 2>"$TMP/err" &&
+   grep -q '^  kv_precision: fp8$' "$TMP/h1" &&
+   "$SPECSIM" check "$TMP/h1" >"$TMP/h2" 2>>"$TMP/err" &&
+   grep -v '^#' "$TMP/h1" | sed 's/ *#.*//' >"$TMP/h1s" &&
+   grep -v '^#' "$TMP/h2" | sed 's/ *#.*//' >"$TMP/h2s" && cmp -s "$TMP/h1s" "$TMP/h2s"; then
+    pass formats_kv_replica_groups_roundtrip
+else fail formats_kv_replica_groups_roundtrip "$(head -c 300 "$TMP/err")"; fi
