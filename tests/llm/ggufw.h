@@ -171,4 +171,21 @@ static inline int tiny_model(const char *path, const tiny_spec_t *t)
     return ggufw_save(&w, path);
 }
 
+/* A test's scratch directory made from tmpl (mkdtemp: rewritten in place)
+ * with t's model in it as tiny.gguf, whose path goes to path (n bytes).
+ * 0, or -1. tiny_dir_remove(tmpl) removes the directory and all in it. */
+static inline int tiny_dir_model(char *tmpl, char *path, size_t n, const tiny_spec_t *t)
+{
+    if (!mkdtemp(tmpl)) return -1;
+    snprintf(path, n, "%s/tiny.gguf", tmpl);
+    return tiny_model(path, t);
+}
+
+static inline int tiny_dir_remove(const char *dir)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
 #endif

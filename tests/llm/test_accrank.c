@@ -318,17 +318,13 @@ static void test_ranks_round_trip(void)
 
 int main(void)
 {
-    if (!mkdtemp(dir)) return 1;
-    snprintf(path, sizeof path, "%s/tiny.gguf", dir);
-    if (tiny_model(path, &SPEC) != 0) return 1;
+    if (tiny_dir_model(dir, path, sizeof path, &SPEC) != 0) return 1;
     RUN(test_rank_by_hand);
     RUN(test_counts_by_hand);
     RUN(test_profile_loads);
     RUN(test_replay_by_hand);
     RUN(test_ranks_round_trip);
     RUN(test_ranks_reference_and_chain);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0) return 1;
+    if (tiny_dir_remove(dir) != 0) return 1;
     return check_done();
 }

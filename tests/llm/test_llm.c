@@ -366,16 +366,12 @@ static void test_bad_models(void)
 
 int main(void)
 {
-    if (!mkdtemp(dir)) return 1;
-    snprintf(path, sizeof path, "%s/tiny.gguf", dir);
-    if (tiny_model(path, &SPEC) != 0) return 1;
+    if (tiny_dir_model(dir, path, sizeof path, &SPEC) != 0) return 1;
     RUN(test_against_reference);
     RUN(test_batch_invariant);
     RUN(test_w4a16);
     RUN(test_early_exit_name);
     RUN(test_bad_models);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0) return 1;
+    if (tiny_dir_remove(dir) != 0) return 1;
     return check_done();
 }

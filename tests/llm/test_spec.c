@@ -312,9 +312,7 @@ static void test_accstat_by_hand(void)
 
 int main(void)
 {
-    if (!mkdtemp(dir)) return 1;
-    snprintf(path, sizeof path, "%s/tiny.gguf", dir);
-    if (tiny_model(path, &SPEC) != 0) return 1;
+    if (tiny_dir_model(dir, path, sizeof path, &SPEC) != 0) return 1;
     RUN(test_argmax);
     RUN(test_greedy_verify);
     RUN(test_sample_rule);
@@ -322,8 +320,6 @@ int main(void)
     RUN(test_greedy_lossless);
     RUN(test_tforce_is_async);
     RUN(test_sampled_lossless);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0) return 1;
+    if (tiny_dir_remove(dir) != 0) return 1;
     return check_done();
 }
