@@ -275,6 +275,16 @@ static int parse_quantity(keytab_ctx_t *c, const ynode_t *node, const char *key,
     return keytab_parse_number(c, node, key, &k, out);
 }
 
+int keytab_read_data_file(keytab_ctx_t *c, const ynode_t *node, const char *key,
+                          char *path, size_t n, char **text, size_t *len)
+{
+    if (parse_path(c, node, key, path, n) != 0) return -1;
+    err_t rerr;
+    if (infiles_read(c->files, path, INFILE_DATA_MAX, text, len, &rerr) != 0)
+        return keytab_err(c, node, key, "cannot read: %s", rerr.msg);
+    return 0;
+}
+
 /* Reads an empirical file: one value per line (with the unit of the key for
  * times), blank lines and #-comments skipped. */
 static int read_values_file(keytab_ctx_t *c, const ynode_t *node,
@@ -282,12 +292,10 @@ static int read_values_file(keytab_ctx_t *c, const ynode_t *node,
                             double **vals, size_t *nvals)
 {
     char path[KEYTAB_PATH_MAX];
-    if (parse_path(c, node, key, path, sizeof path) != 0) return -1;
     char *text;
     size_t len;
-    err_t rerr;
-    if (infiles_read(c->files, path, INFILE_DATA_MAX, &text, &len, &rerr) != 0)
-        return keytab_err(c, node, key, "cannot read: %s", rerr.msg);
+    if (keytab_read_data_file(c, node, key, path, sizeof path, &text, &len) != 0)
+        return -1;
     size_t cap = 0, n = 0;
     double *v = NULL;
     int rc = 0, line = 0, col = 0;

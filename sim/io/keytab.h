@@ -206,6 +206,13 @@ int keytab_parse_choice(keytab_ctx_t *c, const ynode_t *node, const char *key,
 int keytab_find_file(const keytab_ctx_t *c, const char *ref, char *out,
                      size_t outsz);
 
+/* A data file named by node (a scalar path, found as keytab_find_file
+ * finds it): its path in path (n bytes) and its whole text, read through
+ * c->files, in *text (malloc'ed, the caller frees) and *len. 0, or -1 with
+ * the error at node and key. */
+int keytab_read_data_file(keytab_ctx_t *c, const ynode_t *node, const char *key,
+                          char *path, size_t n, char **text, size_t *len);
+
 /* YAML text for a string: plain when safe, else double-quoted. */
 int keytab_write_string(FILE *f, const char *s);
 /* A data file's path as keytab_write_string writes it, made absolute

@@ -51,7 +51,6 @@
 #include <string.h>
 
 #include "model/accept.h"
-#include "base/datapath.h"
 #include "io/infile.h"
 #include "io/keytab.h"
 #include "io/textline.h"
@@ -230,18 +229,10 @@ static int parse_file(keytab_ctx_t *c, const ynode_t *node, const char *key,
 {
     (void)k;
     replay_par_t *t = base;
-    if (node->kind != YNODE_SCALAR)
-        return keytab_err(c, node, key, "expected a file path, got %s",
-                          ynode_kind_name(node));
-    if (keytab_find_file(c, node->str, t->file, sizeof t->file) != 0)
-        return keytab_err(c, node, key,
-                          "file '%s' not found (%s)", node->str,
-                          datapath_where(c->dir));
     char *text;
     size_t len;
-    err_t rerr;
-    if (infiles_read(c->files, t->file, INFILE_DATA_MAX, &text, &len, &rerr) != 0)
-        return keytab_err(c, node, key, "cannot read: %s", rerr.msg);
+    if (keytab_read_data_file(c, node, key, t->file, sizeof t->file, &text, &len) != 0)
+        return -1;
     replay_par_fini(t);
     t->n = t->nbits = t->positions = t->gamma_recorded = t->gamma_line = t->nseg = 0;
     reader_t r = {c, key, t->file, t, 0, 0, 0};

@@ -40,7 +40,6 @@
 #include "model/accept.h"
 #include "model/tree.h"
 #include "engine/rng.h"
-#include "base/datapath.h"
 #include "io/infile.h"
 #include "io/keytab.h"
 #include "io/textline.h"
@@ -227,14 +226,10 @@ static int tree_parse_profile(keytab_ctx_t *c, const ynode_t *node, const char *
         return keytab_err(c, node, key, "expected a file path, got %s", ynode_kind_name(node));
     if (t->p_given)
         return keytab_err(c, node, key, "give p or profile, not both");
-    if (keytab_find_file(c, node->str, t->profile, sizeof t->profile) != 0)
-        return keytab_err(c, node, key, "file '%s' not found (%s)", node->str,
-                          datapath_where(c->dir));
     char *text;
     size_t len;
-    err_t rerr;
-    if (infiles_read(c->files, t->profile, INFILE_DATA_MAX, &text, &len, &rerr) != 0)
-        return keytab_err(c, node, key, "cannot read: %s", rerr.msg);
+    if (keytab_read_data_file(c, node, key, t->profile, sizeof t->profile, &text, &len) != 0)
+        return -1;
     tree_probs_t pr = {0};
     profile_rd_t r = {c, key, t->profile, &pr};
     int nl, nc, rc;
