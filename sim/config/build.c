@@ -359,7 +359,7 @@ static int build_replica(bctx_t *x, const cloud_cfg_t *c, int k, build_replica_t
     if (build_cloud_draft(x, c, k, r) != 0) return -1;
     if (c->has_verify_time && !(uses_cloud && c->kv_capacity_bytes > 0)) return 0;
     if (build_service(x, &c->gpu, c->engine, c->precision,
-                      service_kv_precision_bytes(service_kv_precision_names[c->kv_precision]),
+                      service_kv_precision_bytes_at(c->kv_precision),
                       &c->target, c->calibration, c->overhead, tp, &sk, &r->sv) != 0)
         return -1;
     /* The cloud's draft model shares the GPUs' memory with the target. */

@@ -1036,6 +1036,11 @@ service_t *service_create_serving_kv(const hw_card_t *hw, int engine, int format
 
 const char *const service_kv_precision_names[3] = {"fp16", "fp8", NULL};
 
+double service_kv_precision_bytes_at(int i)
+{
+    return i >= 0 && i < 2 ? service_kv_precision_bytes(service_kv_precision_names[i]) : 0;
+}
+
 service_t *service_create_wb(const hw_card_t *hw, const llm_card_t *model,
                              int precision, double weight_bytes,
                              const char *calibration, double overhead_s, int tp,

@@ -113,6 +113,9 @@ double service_kv_precision_bytes(const char *name);
 /* The names service_kv_precision_bytes takes, in the order a scenario key
  * indexes them (cloud.kv_precision), NULL-terminated. */
 extern const char *const service_kv_precision_names[3];
+/* Bytes per K or V element of the i-th of those names (a scenario's
+ * cloud.kv_precision); 0 out of range. */
+double service_kv_precision_bytes_at(int i);
 /* The same with hw under an engine's efficiency set and the weights in a
  * named format, as cards_serving_setup applies them (engine < 0: the
  * card's own; format: an index into cards_weight_format_names): what

@@ -304,7 +304,7 @@ static int compute(const scenario_t *s, analytic_t *out, err_t *err)
                  dist_source(&cl->verify_time));
     }
     out->tensor_parallel = scenario_tensor_parallel(s);
-    double kv = service_kv_precision_bytes(service_kv_precision_names[cl->kv_precision]);
+    double kv = service_kv_precision_bytes_at(cl->kv_precision);
     if (side_times(&cl->gpu, cl->engine, cl->precision, kv, &cl->target, cl->calibration, cl->overhead,
                    out->tensor_parallel, !cl->has_verify_time, 0, vjob, &out->verify_time_s,
                    &out->verify_time_datasheet_s, &out->verify_terms, out->cloud_source,

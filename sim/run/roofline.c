@@ -94,7 +94,7 @@ int roofline_curve(FILE *f, const scenario_t *s, int bmax, int context, int poin
      * the all-reduces, as the simulation times its iterations. */
     service_t *sv = service_create_serving_kv(
         &c->gpu, c->engine - 1, c->precision,
-        service_kv_precision_bytes(service_kv_precision_names[c->kv_precision]), &c->target,
+        service_kv_precision_bytes_at(c->kv_precision), &c->target,
         c->calibration, c->overhead, c->tensor_parallel > 1 ? c->tensor_parallel : 1, NULL,
         err);
     if (!sv) return -1;
