@@ -170,11 +170,14 @@ static int check_mode(const step_cmd_t *c)
     else if (!lin && c->op) stray = "--op";
     else if (lin && c->has_batch) stray = "--batch";
     else if (lin && c->setup.overhead) stray = "--overhead";   /* one kernel, no iteration */
+    /* A linear operator reads weights and activations, no K,V: the cache's
+     * precision would change nothing in its row. */
+    else if (lin && c->setup.kv_precision) stray = "--kv-precision";
     if (stray)
         return cli_opt_usage_error("step", "%s does not go with %s (decode takes "
                                    "--tokens and --context; prefill --prompt; batch "
                                    "--prompt and --generate; linear --op and --tokens, "
-                                   "no --batch or --overhead)", stray, m);
+                                   "no --batch, --overhead or --kv-precision)", stray, m);
     if (lin && (!c->op || !c->has_tokens))
         return cli_opt_usage_error("step", "linear needs --op NAME and --tokens M");
     if (c->batch_max && c->mode != MODE_BATCH)

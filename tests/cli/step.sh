@@ -306,6 +306,7 @@ bad op_decode "--op does not go with decode" decode $cards --op o
 bad tokens_prefill "--tokens does not go with prefill" prefill $cards --prompt 4 --tokens 2
 bad tokens_zero "--tokens needs an integer from 1" decode $cards --tokens 0
 bad linear_overhead "--overhead does not go with linear" linear $cards --op o --tokens 4 --overhead 1ms
+bad linear_kv_precision "--kv-precision does not go with linear" linear $cards --op o --tokens 4 --kv-precision fp8
 bad two_modes "more than one mode given ('prefill')" decode prefill $cards
 bad no_hardware "no --hardware CARD given" decode --model "$TMP/llm.yaml"
 bad no_model "no --model CARD given" decode --hardware "$TMP/hw.yaml"
