@@ -107,13 +107,13 @@ typedef struct step_cmd {
     mode_kind_t mode;
 } step_cmd_t;
 
-/* An integer from lo to hi: 0, or the exit status of bad usage. */
+/* An integer from lo to hi (lo >= 0): 0, or the exit status of bad usage.
+ * Digits only, as every command reads its counts (cli_opt_u64): strtol would
+ * take ' 2' and '+2', which --reps and -j refuse. */
 static int int_opt(const cli_opt_arg_t *a, long lo, long hi, int *out)
 {
-    char *end;
-    errno = 0;
-    long x = strtol(a->value, &end, 10);
-    if (end != a->value && !*end && errno == 0 && x >= lo && x <= hi) {
+    uint64_t x;
+    if (cli_opt_u64(a->value, &x) == 0 && x >= (uint64_t)lo && x <= (uint64_t)hi) {
         *out = (int)x;
         return 0;
     }

@@ -325,6 +325,8 @@ bad tp_zero "--tp needs an integer from 1" decode $cards --tp 0
 bad batch_zero "--batch needs an integer from 1" decode $cards --batch 0
 bad batch_word "--batch needs an integer from 1" batch $cards --batch most --prompt 1 --generate 1
 bad context_negative "--context needs an integer from 0" decode $cards --context -1
+bad tp_blank "--tp needs an integer from 1" decode $cards --tp ' 2'
+bad batch_plus "--batch needs an integer from 1" decode $cards --batch +2
 bad overhead "--overhead: '5' needs a unit" decode $cards --overhead 5
 bad context_prefill "--context does not go with prefill" prefill $cards --prompt 8 --context 8
 bad prompt_decode "--prompt does not go with decode" decode $cards --prompt 8
