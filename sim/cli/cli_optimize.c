@@ -107,20 +107,10 @@ static int add_set_arg(cmd_t *c, const char *arg)
     return add_set(c, own, own + (eq - arg) + 1, NULL);
 }
 
-static int parse_count(const char *v, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long x = strtol(v, &end, 10);
-    if (!*v || *end || errno || x < lo || x > hi) return -1;
-    *out = x;
-    return 0;
-}
-
 /* One option; 0 or an exit status. */
 static int take(cmd_t *c, const cli_opt_arg_t *a)
 {
-    long x;
+    uint64_t u;
     switch (a->id) {
     case OPT_JSON: c->json = 1; return 0;
     case OPT_FORCE: c->force = 1; return 0;
@@ -151,7 +141,9 @@ static int take(cmd_t *c, const cli_opt_arg_t *a)
     case OPT_PRECISION: return add_set(c, "precision.relative", a->value, "--precision");
     case OPT_SEED:
     case OPT_REPS:
-        if (parse_count(a->value, 0, 1000000000L, &x))
+        /* Read as run, sweep and compare read them (cli_opt_u64): a seed is
+         * any 64-bit value, and the loader bounds replications itself. */
+        if (cli_opt_u64(a->value, &u))
             return cli_opt_usage_error("optimize", "%s needs a non-negative integer, got '%s'",
                                        cli_opt_name(a->id), a->value);
         return add_set(c, a->id == OPT_SEED ? "seed" : "replications", a->value,

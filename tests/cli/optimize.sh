@@ -158,6 +158,17 @@ flag_bad no_objective "--max: optimize.max or min: missing" --knob tenants.count
 flag_bad no_knobs "--knob: optimize.knobs: missing" --max goodput_tok_s
 expect_exit optimize_flag_two_objectives 2 "$SPECSIM" optimize "$S" --max goodput_tok_s \
     --min ttft_mean_s
+# --seed takes any 64-bit seed, as on run, sweep and compare: it is
+# --set seed=N (it was refused above 10^9 as "not a non-negative integer").
+if "$SPECSIM" optimize "$TMP/plain.yaml" --json -j 2 --knob tenants.count=1,2 \
+       --max tenants.count --seed 5000000000 >"$TMP/seed.json" 2>"$TMP/err" &&
+   "$SPECSIM" optimize "$TMP/plain.yaml" --json -j 2 --knob tenants.count=1,2 \
+       --max tenants.count --set seed=5000000000 >"$TMP/seedset.json" 2>>"$TMP/err" &&
+   cmp -s "$TMP/seed.json" "$TMP/seedset.json"; then
+    pass optimize_flag_seed_64bit
+else
+    fail optimize_flag_seed_64bit "$(head -c 300 "$TMP/err")"
+fi
 
 # The scenario's output: section: output.file is the default --out (as for
 # sweep); output.trace is refused, not ignored, before anything runs.
