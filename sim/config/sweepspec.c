@@ -563,6 +563,15 @@ void sweepspec_fini(sweepspec_t *sp)
     sp->naxes = 0;
 }
 
+int sweepspec_sets_precision(const sweepspec_t *sp)
+{
+    for (int a = 0; a < sp->naxes; a++) {
+        const char *p = sp->axes[a].path;
+        if (strncmp(p, "precision", 9) == 0 && (p[9] == '\0' || p[9] == '.')) return 1;
+    }
+    return 0;
+}
+
 void sweepspec_point_index(const sweepspec_t *sp, uint64_t point, int *idx)
 {
     if (sp->zip) {

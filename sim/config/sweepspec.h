@@ -90,6 +90,11 @@ SPECSIM_API void sweepspec_point(const sweepspec_t *sp, uint64_t point,
                      const char **values);
 void sweepspec_point_index(const sweepspec_t *sp, uint64_t point, int *idx);
 
+/* 1 when an axis sets the precision: section (the whole section, as
+ * `precision`, or one of its keys, `precision.relative`): every point then
+ * stops at a precision, each at its own count. Else 0. */
+int sweepspec_sets_precision(const sweepspec_t *sp);
+
 /* The override that sets axis a to its value i. It is marked where the
  * sweep: section wrote them, so the loader's messages point at the axis key
  * or value in the file (not at a `--set` the user never gave). Its strings

@@ -902,9 +902,7 @@ static int precheck(const scenario_override_t *sets, int nsets, const scenario_s
     scenario_t base;
     if (scenario_src_load(src, sets, nsets, &base, err) != 0) return -1;
     int reps = base.replications;
-    *precision = base.precision.relative > 0;
-    for (int a = 0; a < sp->knobs.naxes; a++)
-        *precision |= strncmp(sp->knobs.axes[a].path, "precision.", 10) == 0;
+    *precision = base.precision.relative > 0 || sweepspec_sets_precision(&sp->knobs);
     /* Any group's SLO (the top-level slo: is every group's default), so
      * that an SLO metric without a value can be explained. */
     *has_slo = 0;

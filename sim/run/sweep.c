@@ -746,11 +746,9 @@ int sweep_run(const sweep_opts_t *o, err_t *err)
         p.base = &base;
         p.ngroups = base.ngroups;
     }
-    /* With precision: (the base's, or an axis over its keys) points stop
-     * at different counts: each row says its own. */
-    p.precision = base.precision.relative > 0;
-    for (int a = 0; a < sp.naxes; a++)
-        p.precision |= strncmp(sp.axes[a].path, "precision.", 10) == 0;
+    /* With precision: (the base's, or an axis over the section or its
+     * keys) points stop at different counts: each row says its own. */
+    p.precision = base.precision.relative > 0 || sweepspec_sets_precision(&sp);
     if (!(header = sweepfile_header(&sp, o->per_group ? &base : NULL, p.precision, err)))
         goto out;
     if (!(sidecar = sweepfile_sidecar_inputs(&base, &sp, scenario_src_files(src), err)))

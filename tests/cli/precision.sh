@@ -70,6 +70,22 @@ if [ -n "$reps1" ] && [ "$reps1" = "$n1" ] && [ "$reps1" -ge 10 ] &&
     pass precision_sweep_replications_column; else
     fail precision_sweep_replications_column "csv '$reps1' run '$n1': $(head -c 120 "$TMP/s.csv")"; fi
 
+# An axis over the whole section sets the precision as one over its keys
+# does: the replications column is there too (it was left out, the rows not
+# saying how many replications each point took); so is optimize's, for a
+# knob over the section.
+{ sed '/^sweep:/,$d' "$TMP/p.yaml"
+  echo 'sweep: {precision: [{relative: 3%, metrics: accepted_len_mean}, {relative: 20%}]}'
+} >"$TMP/ps.yaml"
+if $SPECSIM sweep "$TMP/ps.yaml" --quiet --out "$TMP/ps.csv" >/dev/null 2>"$TMP/err" &&
+   head -1 "$TMP/ps.csv" | grep -q '^point,precision,replications,itl_mean_s,' &&
+   $SPECSIM optimize "$TMP/ps.yaml" --quiet --max throughput_tok_s --search grid \
+       --knob 'precision=[{relative: 3%, metrics: accepted_len_mean}]' --reps 2 \
+       --out "$TMP/po.csv" >/dev/null 2>>"$TMP/err" &&
+   head -1 "$TMP/po.csv" | grep -q '^point,precision,replications,itl_mean_s,'; then
+    pass precision_sweep_section_axis_replications; else
+    fail precision_sweep_section_axis_replications "$(head -c 200 "$TMP/err" "$TMP/ps.csv")"; fi
+
 # A point that reaches the cap short of its target says so (its row holds
 # its values).
 $SPECSIM sweep "$TMP/p.yaml" --quiet --precision 0.01% --set precision.max_replications=12 \
