@@ -927,8 +927,11 @@ static int precheck(const scenario_override_t *sets, int nsets, const scenario_s
                            ax->vcol[i], ax->values[i]);
         }
     }
+    /* With precision: at every point (the base's, or a knob over it) a
+     * point's first round is at least 2 whatever the base's replications
+     * (scenario_resolve refuses fewer, sim.c runs at least 10). */
     char at[YNODE_WHERE_MAX];
-    if (sp->ncons > 0 && reps < 2)
+    if (sp->ncons > 0 && reps < 2 && !*precision)
         return err_set(err, ERR_INPUT, "%s: optimize.constraints: a constraint is "
                        "met only when its 95%% CI says so, which needs replications >= 2 "
                        "(the scenario has %d; set replications: or --reps)",

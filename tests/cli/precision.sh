@@ -119,6 +119,15 @@ if grep -q "\"best\": {\"protocol.window\": 1, \"replications\": $near, " "$TMP/
 then pass optimize_replications_json; else
     fail optimize_replications_json "$(head -c 300 "$TMP/near.json")"; fi
 
+# A knob over precision.relative gives every point a first round of 10, so
+# constraints are judged on a CI even where the base has 1 replication (it
+# was refused: "needs replications >= 2 (the scenario has 1)").
+if $SPECSIM optimize "$TMP/o.yaml" --quiet --knob 'precision.relative=[5%, 10%]' \
+       --max throughput_tok_s --constraint 'accepted_len_mean >= 2.4958' >"$TMP/kp" 2>&1 &&
+   grep -q '^  replications [0-9][0-9]*$' "$TMP/kp"; then
+    pass optimize_precision_knob_constraints; else
+    fail optimize_precision_knob_constraints "$(head -c 300 "$TMP/kp")"; fi
+
 # The replications column survives sharding, merging and resuming: two
 # shards merged, and a file cut after its first row resumed, equal the
 # unsharded sweep byte for byte.
