@@ -254,12 +254,16 @@ static int resolve_acceptance(sctx_t *x)
 }
 
 /* A key of group item gi (dotted `prefix`) that only the whole cloud may
- * set: every replica serves one target at one precision, and routing and
- * when batches form are the cluster's. */
+ * set: every replica serves one target at one precision with one K,V cache
+ * layout and one cloud-spec draft, routing, prefix caching and when batches
+ * form are the cluster's. Named here so that the message says where the key
+ * goes, not that the key is unknown. */
 static int rgroup_cloud_wide(sctx_t *x, const ynode_t *gi, const char *prefix)
 {
     static const char *const wide[] = {"replicas", "target", "precision", "pinning",
-                                       "replica_groups"};
+                                       "replica_groups", "kv_precision", "draft",
+                                       "draft_precision", "draft_heads", "draft_time",
+                                       "prefix_cache"};
     char key[KEYTAB_KEY_MAX];
     for (size_t i = 0; i < sizeof wide / sizeof *wide; i++) {
         const ynode_pair_t *p = ynode_find(gi, wide[i]);

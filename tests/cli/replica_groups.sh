@@ -29,6 +29,17 @@ sed '/^# read /d; /^# specsim scenario, fully resolved from /d; s/:  # .*$/:/' \
 if [ $rc -eq 0 ] && cmp -s "$TMP/a" "$TMP/b"; then pass check_round_trip
 else fail check_round_trip "rc $rc: $(diff "$TMP/a" "$TMP/b" | head -5)"; fi
 
+# A cloud-wide key inside a group is refused as cloud-wide, with the same
+# message as precision (kv_precision, the draft keys and prefix_cache were
+# "unknown key", as if the cloud had no such key).
+for k in precision=fp8 kv_precision=fp8 draft_precision=fp8 prefix_cache.policy=lru; do
+    "$SPECSIM" check "$EX" --set "cloud.replica_groups.l4.$k" >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    if [ $rc -eq 2 ] && [ ! -s "$TMP/out" ] && grep -q "cloud.replica_groups.1.${k%%[.=]*}: is cloud-wide: give it under cloud:" "$TMP/err"; then
+        pass "group_cloud_wide_${k%%[.=]*}"
+    else fail "group_cloud_wide_${k%%[.=]*}" "exit $rc: $(head -c 300 "$TMP/err")"; fi
+done
+
 # --- analytic and roofline: never a number that is not exact -------------
 for cmd in analytic roofline; do
     "$SPECSIM" $cmd "$EX" >"$TMP/out" 2>"$TMP/err"

@@ -98,7 +98,7 @@ static void test_key_errors(void)
     /* The draft's keys are cloud-wide, not a replica group's. */
     expect_error("protocol: {mode: cloud-spec}\ncloud:\n  draft_time: 1ms\n"
                  "  replica_groups:\n    - {name: a, count: 1, draft_time: 2ms}\n",
-                 "cs.yaml:5:27: cloud.replica_groups.0.draft_time:", "unknown key");
+                 "cs.yaml:5:27: cloud.replica_groups.0.draft_time:", "is cloud-wide");
 }
 
 /* Given keys are written back (and load again); keys not given are not
