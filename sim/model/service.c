@@ -1087,6 +1087,17 @@ service_t *service_create_opts(const hw_card_t *hw, const llm_card_t *model,
                 "an fp16 K,V cache; an fp8 cache uses the datasheet roofline only");
         return NULL;
     }
+    /* Likewise its linear rows were timed on the precision's reference
+     * layout: a weight format of other bits per weight (q4_K_M, int4-g32)
+     * would read its own bytes on the datasheet roofline but take the
+     * table's times unchanged, its layout silently dropped. */
+    double ref_bytes = precision_weight_bytes(precision);
+    if (weight_bytes > 0 && weight_bytes != ref_bytes && calibration && calibration[0]) {
+        err_set(err, ERR_INPUT, "service: a calibration table times %s weights at %.4g "
+                "bits each; a weight format of %.4g bits uses the datasheet roofline "
+                "only", precision_name(precision), ref_bytes * 8, weight_bytes * 8);
+        return NULL;
+    }
     if (service_check_model(model, err) != 0 ||
         service_check_hardware(hw, precision, err) != 0 ||
         service_check_parallel(hw, model, tp, calibration, err) != 0)

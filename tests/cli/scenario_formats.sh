@@ -148,6 +148,39 @@ bad formats_kv_fp8_table \
     's|^  engine: mlc$|  engine: mlc\n  kv_precision: fp8\n  calibration: results/calibration/nvidia-h200-llama-2-7b-fp16.yaml|' \
     cloud.calibration
 
+# A calibration table's linear rows were timed on its precision's reference
+# layout (w4a16: 4.156 bits a weight), so a weight format of other bits over
+# it is refused at the table's key, as fp8 K,V is (the table's times were
+# taken unchanged, the format's bits silently dropped: q4_K_M, q4_0 and
+# int4-g32 priced alike); int4-g128, which is that layout, is taken.
+cat >"$TMP/t.yaml" <<'YAML'
+protocol: {mode: sync, gamma: 4}
+tenants:
+  count: 1
+  edge:
+    draft: models/llm/llama-2-7b.yaml
+    quant: w4a16
+    calibration: results/calibration/cpu-amd-epyc-llama-2-7b-w4a16.yaml
+cloud:
+  target: models/llm/llama-2-7b.yaml
+  precision: w4a16
+  calibration: results/calibration/nvidia-h200-llama-2-7b-w4a16.yaml
+YAML
+tbad() { # NAME SED KEY
+    sed "$2" "$TMP/t.yaml" >"$TMP/b.yaml"
+    "$SPECSIM" check "$TMP/b.yaml" >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    if [ "$rc" -eq 2 ] && [ ! -s "$TMP/out" ] &&
+       grep -q "b.yaml:[0-9]*:[0-9]*: $3: .*a weight format of $4 bits uses the datasheet" "$TMP/err"
+    then pass "$1"
+    else fail "$1" "exit $rc; $(head -c 300 "$TMP/err")"; fi
+}
+tbad formats_format_table_cloud 's/precision: w4a16/precision: q4_K_M/' cloud.calibration 4.85
+tbad formats_format_table_edge 's/quant: w4a16/quant: q4_0/' tenants.edge.calibration 4.5
+sed 's/precision: w4a16/precision: int4-g128/; s/quant: w4a16/quant: int4-g128/' "$TMP/t.yaml" >"$TMP/g.yaml"
+if "$SPECSIM" check "$TMP/g.yaml" >/dev/null 2>"$TMP/err"; then pass formats_format_table_same_layout
+else fail formats_format_table_same_layout "$(head -c 300 "$TMP/err")"; fi
+
 # With replica groups the cloud: layer holds the groups' defaults, and
 # kv_precision (cloud-wide) must still load there and survive `check`'s
 # write-back (a defect: the layer refused it as an unknown key).
