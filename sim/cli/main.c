@@ -643,15 +643,30 @@ static int cmd_run(int argc, char **argv)
     return rc;
 }
 
+/* A side that fails to load where the scenario without --a and --b loaded:
+ * its options made the error even when it is located elsewhere (a table in
+ * --set refusing --b's fp8 K,V cache), so say which side, unless the error
+ * is located at that side's option already; the message keeps its
+ * location first. Returns -1. */
+static int side_blame(err_t *err, const char *side)
+{
+    char opt[8], msg[sizeof err->msg];
+    snprintf(opt, sizeof opt, "--%s:", side);
+    if (strncmp(err->msg, opt, strlen(opt)) == 0) return -1;
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    err_set(err, err->code, "%s (side %s, with its --%s options)", msg, side, side);
+    return -1;
+}
+
 /* compare's two sides: the scenario src with the --set options, then each
  * side's own. 0, or -1 with err (*a and *b empty). */
 static int load_sides(const cli_t *c, const scenario_src_t *src, scenario_t *a,
                       scenario_t *b, err_t *err)
 {
-    if (compare_load(src, &c->sets, &c->a, a, err) != 0) return -1;
+    if (compare_load(src, &c->sets, &c->a, a, err) != 0) return side_blame(err, "a");
     if (compare_load(src, &c->sets, &c->b, b, err) == 0) return 0;
     scenario_fini(a);
-    return -1;
+    return side_blame(err, "b");
 }
 
 /* Runs the sides, writes --out and prints the comparison. 0, or the exit

@@ -35,6 +35,11 @@ expect_msg compare_set_counts_apart "--set:3:10: protocol.gama" \
     $C --a protocol.gamma=2 --set protocol.gama=1 --b protocol.gamma=3
 expect_msg compare_reps_differ "different numbers of replications" \
     $C --a replications=3 --b replications=4
+# An error one side's options cause where it is located elsewhere (the
+# table --set gives refuses --b's fp8 cache) says which side (it did not).
+expect_msg compare_side_named "datasheet roofline only (side b, with its --b options)" \
+    $C --set cloud.calibration=results/calibration/nvidia-h200-llama-2-7b-fp16.yaml \
+    --a cloud.kv_precision=fp16 --b cloud.kv_precision=fp8
 expect_msg compare_bad_out "unknown output format" \
     $C --a protocol.gamma=2 --b protocol.gamma=3 --out "$TMP/x.txt"
 expect_msg compare_a_not_for_run "unknown option '--a'" \
