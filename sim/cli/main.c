@@ -567,11 +567,15 @@ static int run_preflight(const cli_t *c, const scenario_t *s, infiles_t *read)
     if (c->trace_rep >= 0 && !c->trace)
         return cli_opt_usage_error("run", "--trace-rep picks the replication "
                                    "--trace shows; give --trace too");
-    if (c->trace_rep >= s->replications)
+    /* With precision: the run makes at least its first round (10), not
+     * just the replications the scenario gives. */
+    int first = sim_first_round(s);
+    if (c->trace_rep >= first)
         return cli_opt_usage_error("run", "--trace-rep %ld: the run has %d "
-                                   "replication%s (0 .. %d)", c->trace_rep,
-                                   s->replications, s->replications == 1 ? "" : "s",
-                                   s->replications - 1);
+                                   "replication%s (0 .. %d)%s", c->trace_rep, first,
+                                   first == 1 ? "" : "s", first - 1,
+                                   s->precision.relative > 0
+                                       ? " before precision: may stop it" : "");
     /* (A scenario's own output.file is checked, at its line, with the rest
      * of the scenario.) */
     err_t err = {0, {0}};

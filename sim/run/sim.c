@@ -762,11 +762,16 @@ static int run_rounds(run_ctx_t *c, int jobs_asked, double *wall, err_t *err)
     return 0;
 }
 
+int sim_first_round(const scenario_t *s)
+{
+    return s->precision.relative > 0 ? precision_first(&s->precision, s->replications)
+                                     : s->replications;
+}
+
 static int run_reps(const scenario_t *s, const sim_options_t *opt,
                     metrics_summary_t *out, tally_totals_t *tot, err_t *err)
 {
-    int R = s->precision.relative > 0 ? precision_first(&s->precision, s->replications)
-                                      : s->replications;
+    int R = sim_first_round(s);
     int rc = 0;
     if (opt && opt->trace && (opt->trace_rep < 0 || opt->trace_rep >= R))
         return err_set(err, ERR_INPUT, "--trace-rep: %d is not a replication "

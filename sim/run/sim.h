@@ -58,6 +58,11 @@ typedef struct sim_precision {
 SPECSIM_API void sim_precision_text(const scenario_t *s, const sim_precision_t *p,
                                     char *buf, size_t n);
 
+/* The replications every run of s makes: s->replications, or with
+ * precision: its first round (at least 10, at most the cap), which the
+ * run never stops before. --trace-rep may pick any of them. */
+SPECSIM_API int sim_first_round(const scenario_t *s);
+
 typedef struct sim_options {
     FILE *trace;      /* per-event timeline of one replication, or NULL */
     const struct trace_ops *trace_format; /* its sink (sim/io/trace.h); NULL:

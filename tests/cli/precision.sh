@@ -40,6 +40,20 @@ expect_exit precision_bad_value 2 $P --precision 150%
 if grep -qF -- "--precision: precision.relative: '150%' is not a fraction" "$TMP/err"; then
     pass precision_bad_value_msg; else fail precision_bad_value_msg "$(cat "$TMP/err")"; fi
 
+# --trace-rep may pick any replication of the first round (10), not only
+# those of the scenario's replications (3 here: 5 was refused as "the run
+# has 3 replications"); the trace is that replication's, as in a run of 10.
+$P --precision 2% --set replications=3 --trace-rep 5 --trace "$TMP/t5.csv" >/dev/null 2>"$TMP/err"
+rc=$?
+$SPECSIM run "$TMP/p.yaml" --quiet --reps 10 --trace-rep 5 --trace "$TMP/t10.csv" >/dev/null 2>>"$TMP/err"
+if [ "$rc" -eq 0 ] && [ -s "$TMP/t5.csv" ] && cmp -s "$TMP/t5.csv" "$TMP/t10.csv"; then
+    pass precision_trace_rep_first_round; else
+    fail precision_trace_rep_first_round "exit $rc: $(head -c 300 "$TMP/err")"; fi
+expect_exit precision_trace_rep_past_first 2 $P --precision 2% --trace-rep 10 --trace "$TMP/t.csv"
+if grep -qF -- "--trace-rep 10: the run has 10 replications (0 .. 9) before precision: may stop it" "$TMP/err"; then
+    pass precision_trace_rep_past_first_msg; else
+    fail precision_trace_rep_past_first_msg "$(cat "$TMP/err")"; fi
+
 # The sidecar keeps precision:, so its rerun stops at the same count.
 $P --precision 2% --out "$TMP/r.json" >/dev/null 2>&1
 $SPECSIM run "$TMP/r.scenario.yaml" --quiet --json >"$TMP/j2" 2>/dev/null
