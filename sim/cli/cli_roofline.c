@@ -50,11 +50,12 @@ typedef struct roofline_cmd {
     int help, version;
 } roofline_cmd_t;
 
+/* Digits only, as every command reads its counts (cli_opt_u64): strtol
+ * would take ' 8' and '+8', which --reps and -j refuse. lo >= 0. */
 static int parse_int(const char *v, int lo, int hi, int *out)
 {
-    char *end;
-    long x = strtol(v, &end, 10);
-    if (end == v || *end || x < lo || x > hi) return -1;
+    uint64_t x;
+    if (cli_opt_u64(v, &x) != 0 || x < (uint64_t)lo || x > (uint64_t)hi) return -1;
     *out = (int)x;
     return 0;
 }

@@ -35,6 +35,10 @@ expect_exit two_scenarios 2 "$SPECSIM" analytic scenarios/default.yaml scenarios
 
 # roofline's usage errors.
 expect_exit roofline_bmax_zero 2 "$SPECSIM" roofline scenarios/paper/roofline.yaml --b-max 0
+# Counts are digits only, as --reps and -j read them (' 3' and '+4' were
+# taken by strtol).
+expect_exit roofline_points_blank 2 "$SPECSIM" roofline scenarios/paper/roofline.yaml --points ' 3'
+expect_exit roofline_bmax_plus 2 "$SPECSIM" roofline scenarios/paper/roofline.yaml --b-max +4
 expect_exit roofline_no_scenario 2 "$SPECSIM" roofline
 tab=results/calibration/cpu-amd-epyc-llama-2-7b-w4a16.yaml
 expect_exit roofline_measured_and_scenario 2 "$SPECSIM" roofline --measured "$tab" \
