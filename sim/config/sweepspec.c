@@ -572,6 +572,22 @@ int sweepspec_sets_precision(const sweepspec_t *sp)
     return 0;
 }
 
+int sweepspec_refuse_replications_axis(const sweepspec_t *sp, const char *section,
+                                       err_t *err)
+{
+    for (int a = 0; a < sp->naxes; a++) {
+        const sweep_axis_t *ax = &sp->axes[a];
+        if (strcmp(ax->path, "replications") != 0) continue;
+        return err_set(err, ERR_INPUT, "%s:%d:%d: %s.replications: with precision: "
+                       "each point runs until its targets are met, and the CSV's "
+                       "replications column says how many; an axis over replications "
+                       "(only the first round) would write a second column of that "
+                       "name: vary precision.relative or precision.max_replications",
+                       sp->file, ax->line, ax->col, section);
+    }
+    return 0;
+}
+
 void sweepspec_point_index(const sweepspec_t *sp, uint64_t point, int *idx)
 {
     if (sp->zip) {

@@ -94,6 +94,12 @@ void sweepspec_point_index(const sweepspec_t *sp, uint64_t point, int *idx);
  * `precision`, or one of its keys, `precision.relative`): every point then
  * stops at a precision, each at its own count. Else 0. */
 int sweepspec_sets_precision(const sweepspec_t *sp);
+/* With precision: the CSV gives every point a `replications` column (what
+ * it ran), and an axis over `replications` (its first round) would write a
+ * second column of that name: 0 when sp has none, else -1 with err at the
+ * axis key; `section` names it in the message ("sweep", "optimize.knobs"). */
+int sweepspec_refuse_replications_axis(const sweepspec_t *sp, const char *section,
+                                       err_t *err);
 
 /* The override that sets axis a to its value i. It is marked where the
  * sweep: section wrote them, so the loader's messages point at the axis key

@@ -903,6 +903,10 @@ static int precheck(const scenario_override_t *sets, int nsets, const scenario_s
     if (scenario_src_load(src, sets, nsets, &base, err) != 0) return -1;
     int reps = base.replications;
     *precision = base.precision.relative > 0 || sweepspec_sets_precision(&sp->knobs);
+    if (*precision && sweepspec_refuse_replications_axis(&sp->knobs, "optimize.knobs", err)) {
+        scenario_fini(&base);
+        return -1;
+    }
     /* Any group's SLO (the top-level slo: is every group's default), so
      * that an SLO metric without a value can be explained. */
     *has_slo = 0;

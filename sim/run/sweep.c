@@ -749,6 +749,7 @@ int sweep_run(const sweep_opts_t *o, err_t *err)
     /* With precision: (the base's, or an axis over the section or its
      * keys) points stop at different counts: each row says its own. */
     p.precision = base.precision.relative > 0 || sweepspec_sets_precision(&sp);
+    if (p.precision && sweepspec_refuse_replications_axis(&sp, "sweep", err) != 0) goto out;
     if (!(header = sweepfile_header(&sp, o->per_group ? &base : NULL, p.precision, err)))
         goto out;
     if (!(sidecar = sweepfile_sidecar_inputs(&base, &sp, scenario_src_files(src), err)))

@@ -100,6 +100,25 @@ if $SPECSIM sweep "$TMP/ps.yaml" --quiet --out "$TMP/ps.csv" >/dev/null 2>"$TMP/
     pass precision_sweep_section_axis_replications; else
     fail precision_sweep_section_axis_replications "$(head -c 200 "$TMP/err" "$TMP/ps.csv")"; fi
 
+# Under precision the CSV's replications column says what each point ran;
+# an axis or knob over replications (the first round) would write a second
+# column of that name, so it is refused at the axis key (exit 2, no CSV).
+{ sed '/^sweep:/,$d' "$TMP/p.yaml"; printf 'sweep:\n  replications: [10, 20]\n'; } >"$TMP/pr2.yaml"
+rm -f "$TMP/pr.csv"
+if $SPECSIM sweep "$TMP/pr2.yaml" --quiet --precision 5% --out "$TMP/pr.csv" >/dev/null 2>"$TMP/err"; then
+    fail precision_sweep_replications_axis_refused "accepted; header: $(head -1 "$TMP/pr.csv")"
+elif [ $? -eq 2 ] && grep -q "pr2.yaml:[0-9]*:[0-9]*: sweep.replications: with precision" "$TMP/err" &&
+     [ ! -e "$TMP/pr.csv" ]; then
+    pass precision_sweep_replications_axis_refused
+else fail precision_sweep_replications_axis_refused "$(head -c 300 "$TMP/err")"; fi
+sed '/^sweep:/,$d' "$TMP/p.yaml" >"$TMP/or.yaml"
+if $SPECSIM optimize "$TMP/or.yaml" --quiet --knob 'replications=[10, 20]' --max throughput_tok_s \
+       --precision 5% >/dev/null 2>"$TMP/err"; then
+    fail precision_optimize_replications_knob_refused "accepted"
+elif [ $? -eq 2 ] && grep -q "optimize.knobs.replications: with precision" "$TMP/err"; then
+    pass precision_optimize_replications_knob_refused
+else fail precision_optimize_replications_knob_refused "$(head -c 300 "$TMP/err")"; fi
+
 # A point that reaches the cap short of its target says so (its row holds
 # its values).
 $SPECSIM sweep "$TMP/p.yaml" --quiet --precision 0.01% --set precision.max_replications=12 \
