@@ -130,14 +130,20 @@ int cards_engine_parse(const char *s)
     return -1;
 }
 
+/* Whether a set gives any efficiency (0 in every key: none). */
+static int engine_set_given(const engine_eff_t *e)
+{
+    int given = e->bw_eff > 0 || e->flops_eff > 0;
+    for (int p = 0; p < PREC_COUNT; p++) given |= e->bw_eff_prec[p] > 0;
+    return given;
+}
+
 int cards_hw_apply_engine(hw_card_t *hw, int engine, err_t *err)
 {
     if ((unsigned)engine >= ENGINE_COUNT)
         return err_set(err, ERR_INPUT, "unknown engine %d", engine);
     const engine_eff_t *e = &hw->engines[engine];
-    int given = e->bw_eff > 0 || e->flops_eff > 0;
-    for (int p = 0; p < PREC_COUNT; p++) given |= e->bw_eff_prec[p] > 0;
-    if (!given)
+    if (!engine_set_given(e))
         return err_set(err, ERR_INPUT, "hardware card '%s' gives no engines.%s "
                        "(efficiencies for that engine)", hw->name, cards_engine_names[engine]);
     /* The set replaces the card's as a whole: an engine's bw_eff (flops_eff)
@@ -560,6 +566,29 @@ static int llm_post(card_load_t *L, llm_card_t *m)
     return 0;
 }
 
+/* An engine set written with no efficiency above 0 (`mlc: {}`) would be
+ * taken for no set, and naming the engine would fail far from the card:
+ * refused where it is written (the topmost layer that names it). */
+static int hw_check_engines(card_load_t *L, const hw_card_t *h)
+{
+    for (int e = 0; e < ENGINE_COUNT; e++) {
+        if (engine_set_given(&h->engines[e])) continue;
+        for (int l = L->nl - 1; l >= 0; l--) {
+            const ynode_t *es = ynode_get(L->layers[l].map, "engines");
+            const ynode_t *n = es && es->kind == YNODE_MAP
+                                   ? ynode_get(es, cards_engine_names[e]) : NULL;
+            if (!n) continue;
+            char sec[KEYTAB_KEY_MAX], key[KEYTAB_KEY_MAX];
+            keytab_join(sec, L->layers[l].prefix, "engines");
+            keytab_join(key, sec, cards_engine_names[e]);
+            return keytab_err(&L->c, n, key, "gives no efficiency above 0 (bw_eff, "
+                              "flops_eff or bw_eff_by_precision); an empty set would "
+                              "be taken for none: give one or drop the set");
+        }
+    }
+    return 0;
+}
+
 static int hw_post(card_load_t *L, hw_card_t *h)
 {
     if (require_source(L) != 0) return -1;
@@ -570,7 +599,7 @@ static int hw_post(card_load_t *L, hw_card_t *h)
     if (h->has_thermal && !(h->power_w > 0))
         return layer_err(L, "thermal", "needs power_w, the power that heats the "
                          "device while it computes");
-    return 0;
+    return hw_check_engines(L, h);
 }
 
 static int card_from_node(enum card_kind kind, const keytab_ctx_t *c,

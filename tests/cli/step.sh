@@ -319,6 +319,12 @@ bad kv_precision "--kv-precision: unknown KV-cache precision 'int8' (fp16 or fp8
 bad kv_precision_empty "option '--kv-precision' needs a non-empty value" decode $cards --kv-precision ''
 bad engine_unknown "--engine: unknown engine 'tvm'" decode $cards --engine tvm
 bad engine_not_on_card "--engine: hardware card 'toy-gpu' gives no engines.qnn" decode $cards --engine qnn
+# A set written with no efficiency above 0 is refused where it is written,
+# whether or not --engine names it (it was taken for no set, silently).
+{ cat "$TMP/hw.yaml"; printf 'engines:\n  mlc: {}\n'; } >"$TMP/hw-empty.yaml"
+line=$(grep -n '^  mlc:' "$TMP/hw-empty.yaml" | cut -d: -f1)
+bad engine_empty_set "$TMP/hw-empty.yaml:$line:8: engines.mlc: gives no efficiency above 0" \
+    decode --hardware "$TMP/hw-empty.yaml" --model "$TMP/llm.yaml"
 bad tp_heads "--tp: 3 does not divide" decode $cards --tp 3
 bad tp_link "--tp: 2 GPUs need an interconnect" decode --hardware apple-m2 --model "$TMP/llm.yaml" --tp 2
 bad tp_zero "--tp needs an integer from 1" decode $cards --tp 0
