@@ -83,7 +83,8 @@ static const char usage[] =
     "                   one GPU's share of the work plus two all-reduces a layer\n"
     "  --batch B        jobs (default 1), 1 to 1048576; batch also takes max:\n"
     "                   the largest B whose K,V of N + G tokens a job fits in\n"
-    "                   the memory the weights leave\n"
+    "                   the memory the weights leave (at most 1048576, with a\n"
+    "                   warning when more would fit)\n"
     "  --context C      decode: cached tokens per job (default 0)\n"
     "  --tokens Q       decode: new tokens per job (default 1); linear: rows M\n"
     "  --op NAME        linear: qkv, o, gate_up, down or lm_head\n"
@@ -264,6 +265,11 @@ static int answer(const step_cmd_t *c, const step_t *st, err_t *err)
             return err_set(err, ERR_INPUT, "--batch max: the K,V of one job of %d + %d "
                            "tokens does not fit in the memory the weights leave",
                            c->prompt, c->generate);
+        /* The row would read as the largest batch that fits; it is the
+         * largest step takes, so say so rather than print it as found. */
+        if (b == STEP_BATCH_MAX)
+            fprintf(stderr, "specsim step: warning: --batch max: %d jobs or more fit; "
+                    "the batch is capped at %d, the most step takes\n", b, b);
     }
     int rc;
     switch (c->mode) {

@@ -319,6 +319,13 @@ bad kv_precision "--kv-precision: unknown KV-cache precision 'int8' (fp16 or fp8
 bad kv_precision_empty "option '--kv-precision' needs a non-empty value" decode $cards --kv-precision ''
 bad engine_unknown "--engine: unknown engine 'tvm'" decode $cards --engine tvm
 bad engine_not_on_card "--engine: hardware card 'toy-gpu' gives no engines.qnn" decode $cards --engine qnn
+# --batch max that reaches step's largest batch (1048576 jobs: a tiny
+# model's K,V leaves room for more on an H200) says it is capped, not found.
+if "$SPECSIM" step batch --hardware h200 --model smollm2-135m --batch max --prompt 1 \
+       --generate 1 >"$TMP/out" 2>"$TMP/err" && [ "$(col "$TMP/out" batch)" = 1048576 ] &&
+   grep -q "warning: --batch max: 1048576 jobs or more fit; the batch is capped" "$TMP/err"
+then pass step_batch_max_capped_warned
+else fail step_batch_max_capped_warned "$(cat "$TMP/out" "$TMP/err" | head -c 300)"; fi
 # A set written with no efficiency above 0 is refused where it is written,
 # whether or not --engine names it (it was taken for no set, silently).
 { cat "$TMP/hw.yaml"; printf 'engines:\n  mlc: {}\n'; } >"$TMP/hw-empty.yaml"
