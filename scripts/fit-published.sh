@@ -30,6 +30,12 @@ for a in "$@"; do
     [a-z_]*=?*) ;;
     *) echo "fit-published: '$a': expected KEY=V1,V2,..." >&2; exit 2 ;;
     esac
+    # Values go into a sed replacement: letters, digits and . + - only.
+    case ${a#*=} in
+    *[!A-Za-z0-9.,+-]*|*,,*|,*|*,)
+        echo "fit-published: '$a': values are numbers or durations, comma-separated" >&2
+        exit 2 ;;
+    esac
 done
 
 tmp=$(mktemp -d)

@@ -26,3 +26,5 @@ fi
 expect_exit fit_grid_bad_none 2 sh scripts/fit-published.sh "$SPECSIM"
 expect_exit fit_grid_bad_key 2 sh scripts/fit-published.sh "$SPECSIM" no_such_key=1
 expect_exit fit_grid_bad_arg 2 sh scripts/fit-published.sh "$SPECSIM" roofline_p
+expect_exit fit_grid_bad_value 2 sh scripts/fit-published.sh "$SPECSIM" 'roofline_p=2|x'
+expect_exit fit_grid_bad_empty 2 sh scripts/fit-published.sh "$SPECSIM" 'roofline_p=2,'
