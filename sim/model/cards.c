@@ -134,7 +134,7 @@ int cards_engine_parse(const char *s)
 static int engine_set_given(const engine_eff_t *e)
 {
     int given = e->bw_eff > 0 || e->flops_eff > 0;
-    for (int p = 0; p < PREC_COUNT; p++) given |= e->bw_eff_prec[p] > 0;
+    for (int p = 0; p < PREC_COUNT; p++) given |= e->bw_eff_prec[p] > 0 || e->flops[p] > 0;
     return given;
 }
 
@@ -158,8 +158,13 @@ int cards_hw_apply_engine(hw_card_t *hw, int engine, err_t *err)
         hw->flops_eff = e->flops_eff;
         memset(hw->flops_eff_prec, 0, sizeof hw->flops_eff_prec);
     }
-    for (int p = 0; p < PREC_COUNT; p++)
+    for (int p = 0; p < PREC_COUNT; p++) {
         if (e->bw_eff_prec[p] > 0) hw->bw_eff_prec[p] = e->bw_eff_prec[p];
+        if (e->flops[p] > 0) hw->flops[p] = e->flops[p];
+    }
+    /* Weight-only formats compute in fp16 after dequantising. */
+    if (e->flops[PREC_FP16] > 0)
+        hw->flops[PREC_W8A16] = hw->flops[PREC_W4A16] = e->flops[PREC_FP16];
     return 0;
 }
 
@@ -234,6 +239,20 @@ static const keytab_key_t FLOPSEFF_KEYS[] = {
     FLOPSEFF_KEY("fp8", PREC_FP8),
     {.name = NULL, .type = KT_END}};
 
+#define ENGINE_FLOPS_KEY(n, p)                                                    \
+    {.name = n, .type = KT_NUM, .off = (p) * sizeof(double), .unit = UNIT_FLOPS,   \
+     .max = 1e21, .flags = KF_SKIPEMPTY, .def = "0", .zero_means = "0: the card's"}
+
+/* engines.NAME.flops: the engine's own compute unit (engine_eff_t), by
+ * the precisions the service model computes at: w8a16 and w4a16 compute
+ * in fp16, so they take the fp16 rate and are not keys here. */
+static const keytab_key_t ENGINE_FLOPS_KEYS[] = {
+    ENGINE_FLOPS_KEY("fp32", PREC_FP32),
+    ENGINE_FLOPS_KEY("fp16", PREC_FP16),
+    ENGINE_FLOPS_KEY("w4a4", PREC_W4A4),
+    ENGINE_FLOPS_KEY("fp8", PREC_FP8),
+    {.name = NULL, .type = KT_END}};
+
 /* engines.NAME: one engine's efficiencies; 0 or absent: the card's. */
 static const keytab_key_t ENGINE_KEYS[] = {
     {.name = "bw_eff", KEYTAB_NUM(engine_eff_t, bw_eff), .max = 1, .flags = KF_SKIPEMPTY,
@@ -242,6 +261,8 @@ static const keytab_key_t ENGINE_KEYS[] = {
      .flags = KF_SKIPEMPTY, .def = "0", .zero_means = "0: the card's"},
     {.name = "bw_eff_by_precision", KEYTAB_SECTION(engine_eff_t, bw_eff_prec, double *),
      .sub = BWEFF_KEYS, .flags = KF_SKIPEMPTY},
+    {.name = "flops", KEYTAB_SECTION(engine_eff_t, flops, double *),
+     .sub = ENGINE_FLOPS_KEYS, .flags = KF_SKIPEMPTY},
     {.name = NULL, .type = KT_END}};
 
 #define ENGINE_KEY(n, e)                                                          \
@@ -582,7 +603,7 @@ static int hw_check_engines(card_load_t *L, const hw_card_t *h)
             keytab_join(sec, L->layers[l].prefix, "engines");
             keytab_join(key, sec, cards_engine_names[e]);
             return keytab_err(&L->c, n, key, "gives no efficiency above 0 (bw_eff, "
-                              "flops_eff or bw_eff_by_precision); an empty set would "
+                              "flops_eff, bw_eff_by_precision or flops); an empty set would "
                               "be taken for none: give one or drop the set");
         }
     }

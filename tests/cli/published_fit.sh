@@ -3,7 +3,9 @@
 #   published_fit_runs     the script runs and predicts every row it has
 #                          cards for (exit status 0);
 #   published_fit_GROUP    the held-out median |error| of GROUP (and of all
-#                          held-out rows) stays at or below its limit.
+#                          held-out rows) stays at or below its limit: the
+#                          guard below, or the issue's target where the
+#                          group meets it.
 # The limits are GUARDS recorded from the fit of docs/validation.md ("The
 # fit": the held-out medians that run reached, plus 2 percentage points),
 # not targets: they make a later change that undoes the fit fail here.
@@ -59,24 +61,34 @@ fi
 # 13.3 -> 9.6 (six held-out rows on A100, H100 and RTX 4090 beside the
 # four llama.cpp ones), prefill 13.2 -> 12.2, quant 26.0 -> 27.9 (TinyChat's
 # AWQ rows on the RTX 4090, 1.4-1.7x faster than predicted), all 19.1 -> 18.0.
-limits="decode|9.6
-verify|17.6
-prefill|12.2
-mixed|9.4
-tp|7.4
-quant|27.9
-fp8|22.8
-edge: llama.cpp, Ollama|14.7
-edge: QNN|38.4
-all|18.0"
-echo "$limits" | while IFS='|' read -r group reached; do
+# Then tightened when three edge sources were added (llamacpp-d4167 and
+# aihub-2024b fit, normiebench held out) and the llamacpp_gpu sets of the
+# Apple cards and the NPU rates of the Snapdragon qnn sets were fitted on
+# them (docs/validation.md "Engine profiles"): edge llama.cpp 14.7 -> 7.9,
+# QNN 38.4 -> 9.8, all 18.0 -> 13.7.
+# group|held-out median reached|the issue's target (- for "all"). A group
+# that meets its target is held to it: its limit is the lesser of the
+# guard and the target.
+limits="decode|9.6|5
+verify|17.6|5
+prefill|12.2|10
+mixed|9.4|10
+tp|7.4|10
+quant|27.9|10
+fp8|22.8|10
+edge: llama.cpp, Ollama|7.9|10
+edge: QNN|9.8|10
+all|13.7|-"
+echo "$limits" | while IFS='|' read -r group reached target; do
     name=published_fit_$(echo "$group" | tr "A-Z" "a-z" | sed 's/[^a-z0-9]\{1,\}/_/g; s/_$//')
     got=$(awk -F' *[|] *' -v g="$group" '$2 == g && $3 == "holdout" { print $7 }' "$TMP/out")
+    lim=$(awk -v r="$reached" -v t="$target" 'BEGIN {
+        l = r + 2.0; if (t != "-" && r <= t && t < l) l = t; print l }')
     if [ -z "$got" ] || [ "$got" = - ]; then
         fail "$name" "no held-out median for group '$group' in the script's summary"
-    elif awk -v got="$got" -v lim="$reached" 'BEGIN { exit !(got <= lim + 2.0) }'; then
+    elif awk -v got="$got" -v lim="$lim" 'BEGIN { exit !(got <= lim) }'; then
         pass "$name"
     else
-        fail "$name" "held-out median |error| $got% > $reached% + 2 (the fit's guard)"
+        fail "$name" "held-out median |error| $got% > $lim% (the fit's guard: $reached% + 2, or the target $target% the group meets)"
     fi
 done

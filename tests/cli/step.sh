@@ -25,6 +25,9 @@
 #   step_batch_max          --batch max is the largest batch whose K,V fits
 #                           the memory the weights leave: one more does not;
 #   step_fits               70B fp16 weights do not fit one 80GB card;
+#   step_engine_flops       an engine set's own compute rate (engines.E.flops)
+#                           times the efficiency in force is a compute-bound
+#                           layer's rate exactly, at fp16 and w4a16;
 #   step_bare_names         a bare card name is its file under models/, from
 #                           any directory;
 #   step_bad_*              bad usage exits 2 with a message naming the option;
@@ -214,6 +217,25 @@ if step decode $engcards --precision w4a16 && m0=$(col "$TMP/out" memory_s) &&
     pass step_engine
 else fail step_engine "memory_s without $m0, with --engine mlc $m1: $(cat "$TMP/err")"; fi
 
+# An engine's own compute unit (engines.E.flops: QNN on a phone's NPU):
+# a compute-bound linear layer's compute time is its FLOPs over that rate
+# times the efficiency in force, exactly, at fp16 and at w4a16 (which
+# computes in fp16); without --engine the card's rate; a set that gives
+# only flops is a set.
+cp "$TMP/hw.yaml" "$TMP/hw-npu.yaml"
+printf 'engines:\n  qnn:\n    flops:\n      fp16: 400TFLOPS\n' >>"$TMP/hw-npu.yaml"
+npucards="--hardware $TMP/hw-npu.yaml --model $TMP/llm.yaml"
+oknpu=1
+for e in -:100e12:fp16 qnn:400e12:fp16 qnn:400e12:w4a16; do
+    name=${e%%:*} rest=${e#*:}; rate=${rest%%:*} prec=${rest#*:}
+    if [ "$name" = - ]; then set --; else set -- --engine "$name"; fi
+    if step linear $npucards --precision "$prec" --op gate_up --tokens 4096 "$@" &&
+       same "$(col "$TMP/out" compute_s)" "$(awk -v f="$(col "$TMP/out" flops)" -v r="$rate" \
+           'BEGIN { printf "%.17g", f / (r * 0.5) }')"; then :
+    else oknpu=0; echo "engine $name $prec: want $rate FLOP/s x 0.5; got $(cat "$TMP/out" "$TMP/err")"; fi
+done
+[ $oknpu = 1 ] && pass step_engine_flops || fail step_engine_flops "see above"
+
 # --- relations between the modes -------------------------------------------
 if step prefill $cards --prompt 1 &&
    [ "$(col "$TMP/out" time_s)" = "$(col "$TMP/decode0" time_s)" ]; then
@@ -332,6 +354,12 @@ else fail step_batch_max_capped_warned "$(cat "$TMP/out" "$TMP/err" | head -c 30
 line=$(grep -n '^  mlc:' "$TMP/hw-empty.yaml" | cut -d: -f1)
 bad engine_empty_set "$TMP/hw-empty.yaml:$line:8: engines.mlc: gives no efficiency above 0" \
     decode --hardware "$TMP/hw-empty.yaml" --model "$TMP/llm.yaml"
+# w4a16 computes at the fp16 rate, so an engine's flops take no w4a16 key:
+# refused at it, not ignored.
+{ cat "$TMP/hw.yaml"; printf 'engines:\n  qnn:\n    flops:\n      w4a16: 9TFLOPS\n'; } >"$TMP/hw-npu-bad.yaml"
+line=$(grep -n '^      w4a16:' "$TMP/hw-npu-bad.yaml" | cut -d: -f1)
+bad engine_flops_w4a16 "$TMP/hw-npu-bad.yaml:$line:7: engines.qnn.flops.w4a16" \
+    decode --hardware "$TMP/hw-npu-bad.yaml" --model "$TMP/llm.yaml"
 bad tp_heads "--tp: 3 does not divide" decode $cards --tp 3
 bad tp_link "--tp: 2 GPUs need an interconnect" decode --hardware apple-m2 --model "$TMP/llm.yaml" --tp 2
 bad tp_zero "--tp needs an integer from 1" decode $cards --tp 0
