@@ -156,7 +156,8 @@ function has_engine(name, e,    f, line, in_) {
     args = "--hardware " hwc " --model " mc " --precision " p (kv != "" ? " --kv-precision " kv : "") \
            " --tp " tp " " args \
            " --overhead " (v("group") == "edge" ? "0s" : "0.5ms") (eng != "" ? " --engine " eng : "")
-    factor = unit == "ms" ? 1000 : unit == "us" ? 1e6 : unit == "tok/s/GPU" ? 1 / tp : 1
+    factor = unit == "ms" ? 1000 : unit == "us" ? 1e6 : unit == "ns" ? 1e9 \
+           : unit == "tok/s/GPU" ? 1 / tp : 1
     if (why != "") { mode = "none"; args = "no card: " why; setting = "-" }
     print id, group, v("split"), setting, metric, unit, v("value"), mode, args, column,
           inverse, factor, (assumed == "" ? "-" : assumed)

@@ -63,7 +63,7 @@ else pass published_groups; fi
 awk -F, '
     $21 !~ /^(decode_tok_s|output_tok_s|output_tok_s_per_gpu|prefill_tok_s|ttft|itl|e2e_latency|step_time)$/ {
         print $1 " metric=" $21 }
-    $24 !~ /^(tok\/s|tok\/s\/GPU|ms|s|us)$/ { print $1 " unit=" $24 }
+    $24 !~ /^(tok\/s|tok\/s\/GPU|ms|s|us|ns)$/ { print $1 " unit=" $24 }
     $22 == "" { print $1 " metric_as_published empty" }' \
     "$TMP/rows" >"$TMP/bad"
 if [ -s "$TMP/bad" ]; then fail published_metrics "$(tr '\n' ';' <"$TMP/bad")"

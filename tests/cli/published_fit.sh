@@ -66,19 +66,24 @@ fi
 # Apple cards and the NPU rates of the Snapdragon qnn sets were fitted on
 # them (docs/validation.md "Engine profiles"): edge llama.cpp 14.7 -> 7.9,
 # QNN 38.4 -> 9.8, all 18.0 -> 13.7.
+# Then re-recorded when verify-regime rows were added, with no fit changed
+# (docs/validation.md "Verify-regime rows added later"): dli-trtllm09 on
+# the fit side, dli-nim's first tokens held out (timed through NIM's HTTP
+# server, 1.3-2.1x optimistic): verify 17.6 -> 21.5, tp 7.4 -> 29.3 (the
+# group no longer meets its target), fp8 22.8 -> 26.6, all 13.7 -> 17.5.
 # group|held-out median reached|the issue's target (- for "all"). A group
 # that meets its target is held to it: its limit is the lesser of the
 # guard and the target.
 limits="decode|9.6|5
-verify|17.6|5
+verify|21.5|5
 prefill|12.2|10
 mixed|9.4|10
-tp|7.4|10
+tp|29.3|10
 quant|27.9|10
-fp8|22.8|10
+fp8|26.6|10
 edge: llama.cpp, Ollama|7.9|10
 edge: QNN|9.8|10
-all|13.7|-"
+all|17.5|-"
 echo "$limits" | while IFS='|' read -r group reached target; do
     name=published_fit_$(echo "$group" | tr "A-Z" "a-z" | sed 's/[^a-z0-9]\{1,\}/_/g; s/_$//')
     got=$(awk -F' *[|] *' -v g="$group" '$2 == g && $3 == "holdout" { print $7 }' "$TMP/out")
