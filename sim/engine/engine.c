@@ -81,6 +81,12 @@ struct engine {
     void *ctx[ENGINE_MAX_TYPES];
     engine_hint_fn hint[ENGINE_MAX_TYPES];
     int hints;              /* some type has a hint: look ahead */
+    /* Timers (engine_timers): a binary heap of at most one event per slot,
+     * tpos[slot] its place there (TIMER_NONE: none pending). */
+    engine_event_t *tq;
+    uint32_t *tpos;
+    size_t tn, tslots;
+    uint32_t ttype;
     chunk_t *b[NBUCKET];    /* [0] unused: bucket 0 is `first` */
 };
 
@@ -140,6 +146,8 @@ void engine_free(engine_t *e)
     free(e->first);
     free(e->heap);
     free(e->ring);
+    free(e->tq);
+    free(e->tpos);
     free(e);
 }
 
@@ -405,6 +413,81 @@ static void heap_pop(engine_t *e)
     h[i] = last;
 }
 
+/* ---- timers ------------------------------------------------------------ */
+
+#define TIMER_NONE UINT32_MAX
+
+int engine_timers(engine_t *e, uint32_t type, size_t slots)
+{
+    if (type >= ENGINE_MAX_TYPES || e->tslots || slots == 0 || slots >= TIMER_NONE) return -1;
+    if (e->radix) return 1;
+    e->tq = malloc(slots * sizeof *e->tq);
+    e->tpos = malloc(slots * sizeof *e->tpos);
+    if (!e->tq || !e->tpos) {
+        free(e->tq);
+        free(e->tpos);
+        e->tq = NULL;
+        e->tpos = NULL;
+        return -1;
+    }
+    for (size_t k = 0; k < slots; k++) e->tpos[k] = TIMER_NONE;
+    e->tslots = slots;
+    e->ttype = type;
+    return 0;
+}
+
+/* Places ev at hole i of the timer heap, moving it up or down as its key
+ * asks; every event moved has its place recorded. */
+static void timer_place(engine_t *e, size_t i, const engine_event_t *ev)
+{
+    engine_event_t *h = e->tq;
+    uint32_t *pos = e->tpos;
+    size_t n = e->tn;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!before(ev, &h[p])) break;
+        h[i] = h[p];
+        pos[h[i].a] = (uint32_t)i;
+        i = p;
+    }
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && before(&h[c + 1], &h[c])) c++;
+        if (!before(&h[c], ev)) break;
+        h[i] = h[c];
+        pos[h[i].a] = (uint32_t)i;
+        i = c;
+    }
+    h[i] = *ev;
+    pos[ev->a] = (uint32_t)i;
+}
+
+/* Takes the event at place i out of the timer heap. */
+static void timer_remove(engine_t *e, size_t i)
+{
+    e->tpos[e->tq[i].a] = TIMER_NONE;
+    size_t n = --e->tn;
+    if (i == n) return;
+    engine_event_t last = e->tq[n];
+    timer_place(e, i, &last);
+}
+
+int engine_timer_set(engine_t *e, uint32_t slot, double t, uint64_t b)
+{
+    if (!(t >= e->clock.now) || slot >= e->tslots) return -1;
+    engine_event_t ev = {t + 0.0, e->seq++, e->ttype, slot, b};
+    uint32_t p = e->tpos[slot];
+    if (p == TIMER_NONE) p = (uint32_t)e->tn++;
+    timer_place(e, p, &ev);
+    return 0;
+}
+
+void engine_timer_cancel(engine_t *e, uint32_t slot)
+{
+    if (slot < e->tslots && e->tpos[slot] != TIMER_NONE) timer_remove(e, e->tpos[slot]);
+}
+
 int engine_schedule(engine_t *e, double t, uint32_t type, uint32_t a,
                     uint64_t b)
 {
@@ -454,17 +537,23 @@ static inline const engine_event_t *peek(engine_t *e, int *fail)
     if (!e->radix) {
         if (e->hn) h = &e->heap[0];
     } else if (e->n) {
-        if (e->nfirst == 0 && e->rn && !e->broken && ring_first(e))
-            return &e->ring[e->rhead];
+        if (e->nfirst == 0 && e->rn && !e->broken && ring_first(e)) {
+            h = &e->ring[e->rhead];
+            goto timers;
+        }
         if (e->nfirst == 0 && (e->broken || refill(e))) {
             *fail = 1;
             return NULL;
         }
         h = &e->first[e->nfirst - 1];
     }
-    if (e->rn == 0) return h;
-    const engine_event_t *r = &e->ring[e->rhead];
-    return h && before(h, r) ? h : r;
+    if (e->rn) {
+        const engine_event_t *r = &e->ring[e->rhead];
+        h = h && before(h, r) ? h : r;
+    }
+timers:
+    if (e->tn && (!h || before(&e->tq[0], h))) h = &e->tq[0];
+    return h;
 }
 
 /* Removes next, what peek() returned, into *out. The ring is sorted by
@@ -473,6 +562,10 @@ static inline const engine_event_t *peek(engine_t *e, int *fail)
 static inline void take(engine_t *e, const engine_event_t *next, engine_event_t *out)
 {
     *out = *next;
+    if (next == e->tq) {
+        timer_remove(e, 0);
+        return;
+    }
     if (e->rn && next == &e->ring[e->rhead]) {
         e->rhead = (e->rhead + 1) & e->rmask;
         e->rn--;
@@ -544,6 +637,7 @@ double engine_next_time(const engine_t *e)
                 if (c->v[j].time < t) t = c->v[j].time;
     }
     if (e->rn && e->ring[e->rhead].time < t) t = e->ring[e->rhead].time;
+    if (e->tn && e->tq[0].time < t) t = e->tq[0].time;
     return t;
 }
 
@@ -563,8 +657,8 @@ int engine_step(engine_t *e, double now)
 }
 
 uint64_t engine_events(const engine_t *e) { return e->events; }
-size_t engine_pending(const engine_t *e) { return e->n + e->hn + e->rn; }
+size_t engine_pending(const engine_t *e) { return e->n + e->hn + e->rn + e->tn; }
 size_t engine_capacity(const engine_t *e)
 {
-    return e->nchunks * CHUNK + e->capfirst + e->hcap + e->rmask + 1;
+    return e->nchunks * CHUNK + e->capfirst + e->hcap + e->rmask + 1 + e->tslots;
 }

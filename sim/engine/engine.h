@@ -11,7 +11,9 @@
  * when the storage runs dry, not per event once warm. Models
  * register one handler per event type;
  * cancellation is the model's business (a generation number in the payload,
- * checked by the handler), which keeps the heap free of deletions.
+ * checked by the handler), which keeps the heap free of deletions, except
+ * for timers (engine_timers, below): one event per slot, kept in a small
+ * indexed heap of their own, which a model reschedules or cancels.
  */
 #ifndef SPECSIM_ENGINE_H
 #define SPECSIM_ENGINE_H
@@ -106,6 +108,19 @@ static inline double engine_now(const engine_t *e)
  * now must not be before the clock. Returns 1 when an event ran, 0 when
  * none was due, -1 when its handler failed or it has none. */
 double engine_next_time(const engine_t *e);
+
+/* Timers: events of one type that a model reschedules or cancels, at most
+ * one pending per slot (0 .. slots - 1, the event's a). engine_timers makes
+ * `slots` of them for events of `type` (once; 0, or -1 when out of memory
+ * or called again). engine_timer_set schedules slot's event at t >= now
+ * with payload b, replacing the one pending if any; it takes the next seq
+ * as engine_schedule would, so events run in the same (time, seq) order
+ * as if the replaced one had stayed and been ignored by its handler. 0, or
+ * -1 for t before now or a slot out of range. engine_timer_cancel drops
+ * slot's pending event, if any. */
+int engine_timers(engine_t *e, uint32_t type, size_t slots);
+int engine_timer_set(engine_t *e, uint32_t slot, double t, uint64_t b);
+void engine_timer_cancel(engine_t *e, uint32_t slot);
 int engine_step(engine_t *e, double now);
 uint64_t engine_events(const engine_t *e);   /* events run so far */
 size_t engine_pending(const engine_t *e);

@@ -379,6 +379,7 @@ static void discard_pending(repl_t *r, edge_tenant_t *T)
     T->zeros = 0;
     T->drafting = 0;
     T->draft_gen++;   /* the pending draft event is now moot */
+    if (r->draft_timers) engine_timer_cancel(r->eng, (uint32_t)edge_index(r, T));
 }
 
 /* protocol.fallback, below. */
@@ -588,6 +589,12 @@ static int draft_begin(repl_t *r, edge_tenant_t *T, int n, int block)
     if (r->draft_time) {
         s = r->draft_time(r->draft_ctx, edge_index(r, T), ctx, n, s);
         if (isinf(s)) return 0;   /* its runner ends it */
+    }
+    if (r->draft_timers) {
+        /* Replaces the event of a draft abandoned, if still pending. */
+        if (engine_timer_set(r->eng, (uint32_t)edge_index(r, T), now + s, T->draft_gen))
+            return repl_fail(r, REPL_SCHED_FAIL);
+        return 0;
     }
     if (engine_schedule(r->eng, now + s, EV_DRAFT, (uint32_t)edge_index(r, T),
                         T->draft_gen))

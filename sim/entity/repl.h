@@ -105,6 +105,8 @@ typedef struct repl {
      * draft_gen) when the draft really ends. */
     double (*draft_time)(void *ctx, int tenant, int context, int n, double model_s);
     void *draft_ctx;
+    int draft_timers;          /* EV_DRAFT is an engine timer, slot = tenant
+                                  (world.c): a draft abandoned cancels it */
     uint64_t waiting;          /* arrivals waiting for their tenant, all
                                   tenants (sim/run/guard.h bounds it) */
 } repl_t;

@@ -56,6 +56,13 @@ static int handle_events(repl_t *r)
         engine_on(e, EV_DRAFT, route_draft, r) || engine_on(e, EV_UP, route_up, r) ||
         engine_on(e, EV_DOWN, route_down, r) || engine_on(e, EV_LINK, route_link, r))
         return repl_fail(r, "event types");
+    /* A draft's end is a timer, so that one abandoned (a verdict rejected
+     * the block it built on) is cancelled, not run as a no-op. */
+    if (!r->draft_time) {
+        int rc = engine_timers(e, EV_DRAFT, (size_t)r->n);
+        if (rc < 0) return repl_fail(r, "out of memory");
+        r->draft_timers = rc == 0;
+    }
     /* Prefetching only pays once the tenants outgrow the caches; for a few
      * dozen tenants it is pure overhead (measured ~2% on the default). */
     static const uint32_t edge_events[] = {EV_ARRIVE, EV_EDGE_PREFILL, EV_DRAFT,
