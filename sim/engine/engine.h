@@ -112,7 +112,9 @@ double engine_next_time(const engine_t *e);
 /* Timers: events of one type that a model reschedules or cancels, at most
  * one pending per slot (0 .. slots - 1, the event's a). engine_timers makes
  * `slots` of them for events of `type` (once; 0, or -1 when out of memory
- * or called again). engine_timer_set schedules slot's event at t >= now
+ * or called again, or 1 when the queue is a radix heap, which declines
+ * them: a heap of thousands of slots misses the cache, so schedule those
+ * events with engine_schedule). engine_timer_set schedules slot's event at t >= now
  * with payload b, replacing the one pending if any; it takes the next seq
  * as engine_schedule would, so events run in the same (time, seq) order
  * as if the replaced one had stayed and been ignored by its handler. 0, or
