@@ -158,13 +158,12 @@ int cards_hw_apply_engine(hw_card_t *hw, int engine, err_t *err)
         hw->flops_eff = e->flops_eff;
         memset(hw->flops_eff_prec, 0, sizeof hw->flops_eff_prec);
     }
+    /* w8a16 and w4a16 are timed at the fp16 rate (service.c, compute_prec),
+     * so the set's fp16 rate serves them too. */
     for (int p = 0; p < PREC_COUNT; p++) {
         if (e->bw_eff_prec[p] > 0) hw->bw_eff_prec[p] = e->bw_eff_prec[p];
         if (e->flops[p] > 0) hw->flops[p] = e->flops[p];
     }
-    /* Weight-only formats compute in fp16 after dequantising. */
-    if (e->flops[PREC_FP16] > 0)
-        hw->flops[PREC_W8A16] = hw->flops[PREC_W4A16] = e->flops[PREC_FP16];
     return 0;
 }
 
@@ -602,9 +601,39 @@ static int hw_check_engines(card_load_t *L, const hw_card_t *h)
             char sec[KEYTAB_KEY_MAX], key[KEYTAB_KEY_MAX];
             keytab_join(sec, L->layers[l].prefix, "engines");
             keytab_join(key, sec, cards_engine_names[e]);
-            return keytab_err(&L->c, n, key, "gives no efficiency above 0 (bw_eff, "
+            return keytab_err(&L->c, n, key, "gives no value above 0 (bw_eff, "
                               "flops_eff, bw_eff_by_precision or flops); an empty set would "
                               "be taken for none: give one or drop the set");
+        }
+    }
+    return 0;
+}
+
+/* engines.E.flops takes no w8a16 or w4a16 rate: those formats compute at
+ * the fp16 rate after dequantising, so a rate of their own would be
+ * ignored. Refused before the keys are read, with why (the key table would
+ * only call them unknown). */
+static int hw_refuse_engine_wo_flops(card_load_t *L)
+{
+    static const char *const wo[] = {"w8a16", "w4a16"};
+    for (int l = 0; l < L->nl; l++) {
+        const ynode_t *es = ynode_get(L->layers[l].map, "engines");
+        if (!es || es->kind != YNODE_MAP) continue;
+        for (int e = 0; e < ENGINE_COUNT; e++) {
+            const ynode_t *set = ynode_get(es, cards_engine_names[e]);
+            const ynode_t *fl = set && set->kind == YNODE_MAP ? ynode_get(set, "flops") : NULL;
+            if (!fl || fl->kind != YNODE_MAP) continue;
+            for (size_t k = 0; k < sizeof wo / sizeof *wo; k++) {
+                const ynode_t *v = ynode_get(fl, wo[k]);
+                if (!v) continue;
+                char a[KEYTAB_KEY_MAX], b[KEYTAB_KEY_MAX], key[KEYTAB_KEY_MAX];
+                keytab_join(a, L->layers[l].prefix, "engines");
+                keytab_join(b, a, cards_engine_names[e]);
+                keytab_join(a, b, "flops");
+                keytab_join(key, a, wo[k]);
+                return keytab_err(&L->c, v, key, "w8a16 and w4a16 compute at the "
+                                  "fp16 rate after dequantising: give the unit's fp16");
+            }
         }
     }
     return 0;
@@ -638,7 +667,8 @@ static int card_from_node(enum card_kind kind, const keytab_ctx_t *c,
         hw_card_t *h = out;
         memset(h, 0, sizeof *h);
         h->flops[PREC_W8A16] = h->flops[PREC_W4A16] = -1;
-        rc = keytab_resolve(&L.c, HW_KEYS, L.layers, L.nl, h);
+        rc = hw_refuse_engine_wo_flops(&L);
+        if (rc == 0) rc = keytab_resolve(&L.c, HW_KEYS, L.layers, L.nl, h);
         if (rc == 0) rc = hw_post(&L, h);
     }
     if (L.owns_root) ynode_free(L.file_root);

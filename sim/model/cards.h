@@ -58,8 +58,8 @@ enum serving_engine {
 /* One engine's efficiencies on a card; 0 = not given: the card's own.
  * flops: the peak FLOP/s of the unit the engine computes on, where that
  * is not the one the card's own `flops:` describe (QNN runs prompts on a
- * phone's NPU, the card gives its GPU); w8a16 and w4a16 compute at its
- * fp16 rate. */
+ * phone's NPU, the card gives its GPU); w8a16 and w4a16 are timed at its
+ * fp16 rate, as everywhere (service.c, compute_prec). */
 typedef struct engine_eff {
     double bw_eff, flops_eff;
     double bw_eff_prec[PREC_COUNT];

@@ -6,11 +6,13 @@
 #                          held-out rows) stays at or below its limit: the
 #                          guard below, or the issue's target where the
 #                          group meets it.
-# The limits are GUARDS recorded from the fit of docs/validation.md ("The
-# fit": the held-out medians that run reached, plus 2 percentage points),
-# not targets: they make a later change that undoes the fit fail here.
-# A change that improves the model may lower them, with the new table in
-# docs/validation.md.
+# A group's limit is its GUARD, the held-out median the fit of
+# docs/validation.md reached plus 2 percentage points, so that a later
+# change that undoes the fit fails here; but a group that meets the
+# issue's target (10%, 5% for decode and verify) is held to the target
+# when that is the lower: today mixed (9.4%), edge llama.cpp (7.9%) and
+# QNN (9.8%). A change that improves the model may lower the guards, with
+# the new table in docs/validation.md.
 . tests/cli/lib.sh
 
 if sh scripts/validate-published.sh "$SPECSIM" >"$TMP/out" 2>"$TMP/err"; then

@@ -352,13 +352,13 @@ else fail step_batch_max_capped_warned "$(cat "$TMP/out" "$TMP/err" | head -c 30
 # whether or not --engine names it (it was taken for no set, silently).
 { cat "$TMP/hw.yaml"; printf 'engines:\n  mlc: {}\n'; } >"$TMP/hw-empty.yaml"
 line=$(grep -n '^  mlc:' "$TMP/hw-empty.yaml" | cut -d: -f1)
-bad engine_empty_set "$TMP/hw-empty.yaml:$line:8: engines.mlc: gives no efficiency above 0" \
+bad engine_empty_set "$TMP/hw-empty.yaml:$line:8: engines.mlc: gives no value above 0" \
     decode --hardware "$TMP/hw-empty.yaml" --model "$TMP/llm.yaml"
 # w4a16 computes at the fp16 rate, so an engine's flops take no w4a16 key:
-# refused at it, not ignored.
+# refused at it, saying why, not ignored.
 { cat "$TMP/hw.yaml"; printf 'engines:\n  qnn:\n    flops:\n      w4a16: 9TFLOPS\n'; } >"$TMP/hw-npu-bad.yaml"
 line=$(grep -n '^      w4a16:' "$TMP/hw-npu-bad.yaml" | cut -d: -f1)
-bad engine_flops_w4a16 "$TMP/hw-npu-bad.yaml:$line:7: engines.qnn.flops.w4a16" \
+bad engine_flops_w4a16 "$TMP/hw-npu-bad.yaml:$line:14: engines.qnn.flops.w4a16: w8a16 and w4a16 compute at the fp16 rate" \
     decode --hardware "$TMP/hw-npu-bad.yaml" --model "$TMP/llm.yaml"
 bad tp_heads "--tp: 3 does not divide" decode $cards --tp 3
 bad tp_link "--tp: 2 GPUs need an interconnect" decode --hardware apple-m2 --model "$TMP/llm.yaml" --tp 2

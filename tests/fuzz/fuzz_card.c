@@ -53,14 +53,19 @@ static int same_hw(const hw_card_t *a, const hw_card_t *b)
         (a->has_thermal && !same_thermal(&a->thermal, &b->thermal)))
         return 0;
     for (int i = 0; i < PREC_COUNT; i++)
-        if (a->flops[i] != b->flops[i]) return 0;
-    /* the engines' efficiency sets (a zero entry is not written: the same) */
+        if (a->flops[i] != b->flops[i] || a->bw_eff_prec[i] != b->bw_eff_prec[i] ||
+            a->flops_eff_prec[i] != b->flops_eff_prec[i])
+            return 0;
+    /* the engines' sets (a zero entry is not written: the same) */
     for (int e = 0; e < ENGINE_COUNT; e++) {
         const engine_eff_t *x = &a->engines[e], *y = &b->engines[e];
         if (x->bw_eff != y->bw_eff || x->flops_eff != y->flops_eff) return 0;
         for (int i = 0; i < PREC_COUNT; i++)
-            if (x->bw_eff_prec[i] != y->bw_eff_prec[i]) return 0;
+            if (x->bw_eff_prec[i] != y->bw_eff_prec[i] || x->flops[i] != y->flops[i]) return 0;
     }
+    if (a->kernel_floor != b->kernel_floor || a->roofline_p != b->roofline_p ||
+        a->interconnect_step_latency != b->interconnect_step_latency)
+        return 0;
     return !strcmp(a->name, b->name) && !strcmp(a->kind, b->kind) &&
            !strcmp(a->source, b->source) && a->mem_bw == b->mem_bw &&
            a->mem_bytes == b->mem_bytes && a->bw_eff == b->bw_eff &&
