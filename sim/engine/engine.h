@@ -108,22 +108,23 @@ static inline double engine_now(const engine_t *e)
  * now must not be before the clock. Returns 1 when an event ran, 0 when
  * none was due, -1 when its handler failed or it has none. */
 double engine_next_time(const engine_t *e);
+int engine_step(engine_t *e, double now);
 
 /* Timers: events of one type that a model reschedules or cancels, at most
  * one pending per slot (0 .. slots - 1, the event's a). engine_timers makes
- * `slots` of them for events of `type` (once; 0, or -1 when out of memory
- * or called again, or 1 when the queue is a radix heap, which declines
- * them: a heap of thousands of slots misses the cache, so schedule those
- * events with engine_schedule). engine_timer_set schedules slot's event at t >= now
- * with payload b, replacing the one pending if any; it takes the next seq
- * as engine_schedule would, so events run in the same (time, seq) order
- * as if the replaced one had stayed and been ignored by its handler. 0, or
- * -1 for t before now or a slot out of range. engine_timer_cancel drops
+ * `slots` of them for events of `type`, once: 0; 1 when the queue is a
+ * radix heap, which declines them (a heap of thousands of slots misses the
+ * cache: schedule those events with engine_schedule); -1 when out of
+ * memory, called again, or given no slots or a type out of range.
+ * engine_timer_set schedules slot's event at t >= now with payload b,
+ * replacing the one pending if any; it takes the next seq as
+ * engine_schedule would, so events run in the same (time, seq) order as
+ * if the replaced one had stayed and been ignored by its handler. 0, or -1
+ * for t before now or a slot out of range. engine_timer_cancel drops
  * slot's pending event, if any. */
 int engine_timers(engine_t *e, uint32_t type, size_t slots);
 int engine_timer_set(engine_t *e, uint32_t slot, double t, uint64_t b);
 void engine_timer_cancel(engine_t *e, uint32_t slot);
-int engine_step(engine_t *e, double now);
 uint64_t engine_events(const engine_t *e);   /* events run so far */
 size_t engine_pending(const engine_t *e);
 size_t engine_capacity(const engine_t *e);   /* allocated event slots */
