@@ -340,6 +340,16 @@ static void test_engines(void)
     CHECK(cards_hw_apply_engine(&m, ENGINE_MLC, &err) == 0);
     CHECK(m.bw_eff_prec[PREC_W4A16] == 0.75 && m.bw_eff == b.bw_eff &&
           m.flops_eff == b.flops_eff && m.bw_eff_prec[PREC_W8A16] == b.bw_eff_prec[PREC_W8A16]);
+    /* engines.E.flops, an engine's own unit: round-trips, replaces only the
+     * rates it gives (an fp8 rate on a card without one; fp16 kept), and a
+     * set that gives only rates is a set. */
+    a.engines[ENGINE_LLAMACPP_GPU].flops[PREC_FP8] = 7e12;
+    if (hw_round_trip(&a, &b) != 0) return;
+    CHECK(b.engines[ENGINE_LLAMACPP_GPU].flops[PREC_FP8] == 7e12 && b.flops[PREC_FP8] == 0);
+    m = b;
+    CHECK(cards_hw_apply_engine(&m, ENGINE_LLAMACPP_GPU, &err) == 0);
+    CHECK(m.flops[PREC_FP8] == 7e12 && m.flops[PREC_FP16] == b.flops[PREC_FP16] &&
+          m.flops_eff == b.flops_eff && m.bw_eff == b.bw_eff);
 }
 
 /* Text with YAML's Unicode line breaks NEL, LS and PS (U+0085, U+2028,
