@@ -242,14 +242,29 @@ static const keytab_key_t FLOPSEFF_KEYS[] = {
     {.name = n, .type = KT_NUM, .off = (p) * sizeof(double), .unit = UNIT_FLOPS,   \
      .max = 1e21, .flags = KF_SKIPEMPTY, .def = "0", .zero_means = "0: the card's"}
 
+/* w8a16 and w4a16 compute at the fp16 rate after dequantising (service.c,
+ * compute_prec): a rate of their own would be ignored, so it is refused,
+ * saying why (as an unknown key it would be taken for a misspelling). */
+static int refuse_weight_only_rate(keytab_ctx_t *c, const ynode_t *node, const char *key,
+                                   const keytab_key_t *k, void *base)
+{
+    (void)k;
+    (void)base;
+    return keytab_err(c, node, key, "w8a16 and w4a16 compute at the fp16 rate after "
+                      "dequantising: give the unit's fp16");
+}
+
+#define ENGINE_FLOPS_REFUSED(n)                                                       {.name = n, .type = KT_CUSTOM, .parse = refuse_weight_only_rate, .flags = KF_NOWRITE}
+
 /* engines.NAME.flops: the engine's own compute unit (engine_eff_t), by
- * the precisions the service model computes at: w8a16 and w4a16 compute
- * in fp16, so they take the fp16 rate and are not keys here. */
+ * the precisions the service model computes at. */
 static const keytab_key_t ENGINE_FLOPS_KEYS[] = {
     ENGINE_FLOPS_KEY("fp32", PREC_FP32),
     ENGINE_FLOPS_KEY("fp16", PREC_FP16),
     ENGINE_FLOPS_KEY("w4a4", PREC_W4A4),
     ENGINE_FLOPS_KEY("fp8", PREC_FP8),
+    ENGINE_FLOPS_REFUSED("w8a16"),
+    ENGINE_FLOPS_REFUSED("w4a16"),
     {.name = NULL, .type = KT_END}};
 
 /* engines.NAME: one engine's efficiencies; 0 or absent: the card's. */
@@ -609,36 +624,6 @@ static int hw_check_engines(card_load_t *L, const hw_card_t *h)
     return 0;
 }
 
-/* engines.E.flops takes no w8a16 or w4a16 rate: those formats compute at
- * the fp16 rate after dequantising, so a rate of their own would be
- * ignored. Refused before the keys are read, with why (the key table would
- * only call them unknown). */
-static int hw_refuse_engine_wo_flops(card_load_t *L)
-{
-    static const char *const wo[] = {"w8a16", "w4a16"};
-    for (int l = 0; l < L->nl; l++) {
-        const ynode_t *es = ynode_get(L->layers[l].map, "engines");
-        if (!es || es->kind != YNODE_MAP) continue;
-        for (int e = 0; e < ENGINE_COUNT; e++) {
-            const ynode_t *set = ynode_get(es, cards_engine_names[e]);
-            const ynode_t *fl = set && set->kind == YNODE_MAP ? ynode_get(set, "flops") : NULL;
-            if (!fl || fl->kind != YNODE_MAP) continue;
-            for (size_t k = 0; k < sizeof wo / sizeof *wo; k++) {
-                const ynode_t *v = ynode_get(fl, wo[k]);
-                if (!v) continue;
-                char a[KEYTAB_KEY_MAX], b[KEYTAB_KEY_MAX], key[KEYTAB_KEY_MAX];
-                keytab_join(a, L->layers[l].prefix, "engines");
-                keytab_join(b, a, cards_engine_names[e]);
-                keytab_join(a, b, "flops");
-                keytab_join(key, a, wo[k]);
-                return keytab_err(&L->c, v, key, "w8a16 and w4a16 compute at the "
-                                  "fp16 rate after dequantising: give the unit's fp16");
-            }
-        }
-    }
-    return 0;
-}
-
 static int hw_post(card_load_t *L, hw_card_t *h)
 {
     if (require_source(L) != 0) return -1;
@@ -667,8 +652,7 @@ static int card_from_node(enum card_kind kind, const keytab_ctx_t *c,
         hw_card_t *h = out;
         memset(h, 0, sizeof *h);
         h->flops[PREC_W8A16] = h->flops[PREC_W4A16] = -1;
-        rc = hw_refuse_engine_wo_flops(&L);
-        if (rc == 0) rc = keytab_resolve(&L.c, HW_KEYS, L.layers, L.nl, h);
+        rc = keytab_resolve(&L.c, HW_KEYS, L.layers, L.nl, h);
         if (rc == 0) rc = hw_post(&L, h);
     }
     if (L.owns_root) ynode_free(L.file_root);
